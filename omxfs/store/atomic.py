@@ -1,0 +1,165 @@
+"""Durable, atomic file writes and cross-process locks: the only place the store touches raw I/O policy.
+
+Every mutation writes a temporary file under ``WS/.omxfs/tmp/`` (same filesystem, invisible in the zones),
+fsyncs it, renames it over the target and fsyncs the target's directory. A process killed at any point leaves
+either the old or the new file, never a half one. Compare-and-swap sections hold an ``flock`` on a lock file
+under ``WS/.omxfs/locks/``; flock is per open file description, so it serialises threads of one process as well
+as separate processes and daemons sharing the store.
+
+Paths are walked without following symlinks (``O_NOFOLLOW`` on every component), so a symlink planted inside a
+zone can never redirect a store write outside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from omxfs.errors import InvalidInput, NotFound, OmxError
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class DiskError(OmxError):
+    """An OS error while writing (ENOSPC, EIO, EDQUOT…), carrying the OS errno so the edges report it as is."""
+
+    def __init__(self, message: str, os_errno: int) -> None:
+        super().__init__(message)
+        self.errno = os_errno
+
+
+def _os_error(exc: OSError, what: Path) -> OmxError:
+    if exc.errno == errno.ENOENT:
+        return NotFound(f"{what}: no such file or directory")
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return InvalidInput(f"{what}: a symlink or non-directory is in the way")
+    return DiskError(f"{what}: {os.strerror(exc.errno or errno.EIO)}", exc.errno or errno.EIO)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, _DIR_FLAGS)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> int:
+    """A descriptor of ``root/relative``, walked one component at a time without following symlinks."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _os_error(exc, root) from exc
+    walked = root
+    for part in relative.parts:
+        walked = walked / part
+        try:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            os.close(fd)
+            raise _os_error(exc, walked) from exc
+        os.close(fd)
+        fd = child
+    return fd
+
+
+def read_bytes(root: Path, relative: PurePosixPath) -> bytes:
+    """The content of the regular file ``root/relative``; symlinks anywhere on the way are refused."""
+    dir_fd = open_dir(root, relative.parent)
+    try:
+        fd = os.open(relative.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _os_error(exc, root / relative) from exc
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotFound(f"{root / relative}: not a regular file")
+        return f.read()
+
+
+def exists(root: Path, relative: PurePosixPath) -> bool:
+    try:
+        dir_fd = open_dir(root, relative.parent)
+    except OmxError:
+        return False
+    try:
+        os.stat(relative.name, dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(dir_fd)
+
+
+def list_files(root: Path) -> list[PurePosixPath]:
+    """Every regular file below ``root`` as paths relative to it; symlinks are not followed."""
+    found: list[PurePosixPath] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = PurePosixPath(os.path.relpath(dirpath, root))
+        for name in filenames:
+            if stat.S_ISREG(os.lstat(os.path.join(dirpath, name)).st_mode):
+                found.append(PurePosixPath(name) if rel_dir == PurePosixPath(".") else rel_dir / name)
+        dirnames.sort()
+    return found
+
+
+class AtomicWriter:
+    """Writes files atomically into a store whose scratch directory is ``tmp_dir``."""
+
+    def __init__(self, tmp_dir: Path) -> None:
+        self.tmp_dir = tmp_dir
+
+    def write(self, root: Path, relative: PurePosixPath, data: bytes, *, mode: int = 0o644) -> None:
+        """Replace ``root/relative`` with ``data``: temp file, fsync, rename, directory fsync.
+
+        The rename goes through a descriptor of the target's directory, so a symlink on the way is refused and
+        a symlink at the target itself is replaced, never followed.
+        """
+        dir_fd = open_dir(root, relative.parent, create=True)
+        tmp = self.tmp_dir / f"{relative.name[:40]}.{secrets.token_hex(8)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, relative.name, dst_dir_fd=dir_fd)
+            os.fsync(dir_fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise _os_error(exc, root / relative) from exc
+        finally:
+            os.close(dir_fd)
+
+
+class Locks:
+    """Named exclusive locks shared by every process using one store."""
+
+    def __init__(self, lock_dir: Path) -> None:
+        self.lock_dir = lock_dir
+
+    @contextlib.contextmanager
+    def hold(self, name: str) -> Iterator[None]:
+        # Lock files are named by a hash so that any resource name (paths with slashes, long names) fits.
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        fd = os.open(self.lock_dir / f"{digest}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock

@@ -1,0 +1,202 @@
+"""The collaborative zone: version-controlled files with compare-and-swap (SPEC §4, seed FR-3).
+
+On disk, for a file ``<path>``::
+
+    collaborative/current/<path>                  the current content (for people and tools with no omx code)
+    collaborative/.versions/<path>/v<N>.txt       every version, immutable
+    collaborative/.versions/<path>/history.json   [{version, author, message, timestamp, sha256}], ascending
+    collaborative/.conflicts/<agent>/<path>       the last rejected content of <agent> for <path>
+    collaborative/.conflicts/<agent>/<path>.json  what that writer needs to recover
+
+A commit holds the file's OS lock while it checks the caller's expected version against the history and
+writes, in this order, the version file, the history and the current file. ``history.json`` is therefore the
+truth: a reader takes its last entry and reads that version's file, which always exists by then, so readers
+need no lock, and a crash at any point leaves the previous version fully readable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from omxfs.errors import Conflict, InvalidInput, NotFound
+from omxfs.store.atomic import exists, list_files, read_bytes
+from omxfs.store.names import check_agent, relative_path
+from omxfs.store.records import VersionEntry, dump_history, dump_json, load_history, sha256, utc_now
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
+
+NO_CHECK = -1  # expected_version that skips the check (seed C-8)
+HISTORY = "history.json"
+
+
+@dataclass(frozen=True)
+class CollabFile:
+    path: str
+    content: bytes
+    entry: VersionEntry
+
+    @property
+    def version(self) -> int:
+        return self.entry.version
+
+
+def version_name(n: int) -> str:
+    return f"v{n}.txt"
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+class CollabZone:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.dir = ws.root / "collaborative"
+        self.current_dir = self.dir / "current"
+        self.versions_dir = self.dir / ".versions"
+        self.conflicts_dir = self.dir / ".conflicts"
+
+    # -- reading (lock-free) ------------------------------------------------------------------------------------
+
+    def history(self, path: str) -> list[VersionEntry]:
+        """Every commit of ``path``, ascending; empty if the file was never committed."""
+        rel = relative_path(path)
+        try:
+            raw = read_bytes(self.versions_dir, rel / HISTORY)
+        except NotFound:
+            return []
+        return load_history(raw, f"collaborative/.versions/{rel}/{HISTORY}")
+
+    def current_version(self, path: str) -> int:
+        """The latest version number, 0 if the file does not exist."""
+        history = self.history(path)
+        return history[-1].version if history else 0
+
+    def read(self, path: str) -> CollabFile:
+        """The current content with its version (seed C-2, FR-3.2)."""
+        history = self.history(path)
+        if not history:
+            raise NotFound(f"collaborative/{relative_path(path)}: no such file")
+        entry = history[-1]
+        return CollabFile(str(relative_path(path)), self.read_version(path, entry.version), entry)
+
+    def read_version(self, path: str, version: int) -> bytes:
+        rel = relative_path(path)
+        if not isinstance(version, int) or version < 1:
+            raise InvalidInput(f"version must be a positive integer, not {version!r}")
+        try:
+            return read_bytes(self.versions_dir, rel / version_name(version))
+        except NotFound:
+            raise NotFound(f"collaborative/{rel} has no version {version}") from None
+
+    def list(self) -> list[str]:
+        """Every collaborative file (those with a history), sorted."""
+        return sorted(str(p.parent) for p in list_files(self.versions_dir) if p.name == HISTORY)
+
+    # -- committing (under the file's lock) ---------------------------------------------------------------------
+
+    def write(
+        self,
+        actor: str,
+        path: str,
+        content: bytes,
+        *,
+        expected_version: int,
+        message: str | None = None,
+        provenance: dict[str, str] | None = None,
+    ) -> VersionEntry:
+        """Commit ``content`` as the next version if ``expected_version`` is the current one (or ``-1``).
+
+        On a mismatch raises ``Conflict`` with the recovery info, keeps the rejected content under
+        ``.conflicts/<actor>/`` and leaves the file unchanged (seed C-3).
+        """
+        rel = relative_path(path)
+        self.ws.require_actor(actor)
+        if not isinstance(expected_version, int) or expected_version < NO_CHECK:
+            raise InvalidInput(f"expected_version must be an integer >= -1, not {expected_version!r}")
+        self._check_shape(rel)
+        with self.ws.locks.hold(f"collab:{rel}"):
+            history = self.history(str(rel))
+            current = history[-1].version if history else 0
+            if expected_version != NO_CHECK and expected_version != current:
+                raise self._conflict(actor, rel, content, expected_version, history)
+            entry = VersionEntry(
+                version=current + 1,
+                author=actor,
+                message=message if message is not None else f"write by {actor}",
+                timestamp=utc_now(),
+                sha256=sha256(content),
+                provenance=provenance,
+            )
+            self.ws.writer.write(self.versions_dir, rel / version_name(entry.version), content, mode=0o444)
+            self.ws.writer.write(self.versions_dir, rel / HISTORY, dump_history([*history, entry]))
+            self.ws.writer.write(self.current_dir, rel, content)
+        return entry
+
+    def rollback(
+        self, actor: str, path: str, to_version: int, *, message: str | None = None, expected_version: int = NO_CHECK
+    ) -> VersionEntry:
+        """A new version whose content is an old one's; history is never rewritten (seed C-6)."""
+        old = self.read_version(path, to_version)
+        note = message if message is not None else f"rollback to version {to_version}"
+        return self.write(actor, path, old, expected_version=expected_version, message=note)
+
+    def conflict_record(self, agent: str, path: str) -> dict[str, Any]:
+
+
+        rel = relative_path(path)
+        raw = read_bytes(self.conflicts_dir, PurePosixPath(check_agent(agent)) / rel.with_name(rel.name + ".json"))
+        record: dict[str, Any] = json.loads(raw)
+        return record
+
+    # -- helpers ------------------------------------------------------------------------------------------------
+
+    def _check_shape(self, rel: PurePosixPath) -> None:
+        """A collaborative path cannot be both a file and a directory of other files."""
+        for parent in list(reversed(rel.parents))[1:]:
+            if exists(self.versions_dir, parent / HISTORY):
+                raise InvalidInput(f"collaborative/{parent} is a file, so {rel} cannot be created under it")
+        target = self.current_dir / rel
+        if target.is_dir() and not target.is_symlink():
+            raise InvalidInput(f"collaborative/{rel} is a directory")
+
+    def _conflict(
+        self, actor: str, rel: PurePosixPath, content: bytes, base: int, history: list[VersionEntry]
+    ) -> Conflict:
+        if history:
+            head = history[-1]
+            current_content = _text(self.read_version(str(rel), head.version))
+            suggestion = (
+                f"{rel} is at version {head.version} (by {head.author}) but you wrote on version {base}. "
+                f"Read the current version (current_content), merge your changes into it, and write again "
+                f"with expected_version={head.version}. "
+                f"Your rejected content is kept in collaborative/.conflicts/{actor}/{rel}."
+            )
+            current_version, current_author = head.version, head.author
+        else:
+            current_content, current_version, current_author = "", 0, ""
+            suggestion = (
+                f"{rel} does not exist yet, but you wrote expecting version {base}. "
+                f"Write again with expected_version=0 (create) or -1 (no check)."
+            )
+        info: dict[str, Any] = {
+            "path": str(rel),
+            "current_version": current_version,
+            "current_content": current_content,
+            "current_author": current_author,
+            "your_content": _text(content),
+            "your_base": base,
+            "suggestion": suggestion,
+            "timestamp": utc_now(),
+        }
+        kept = PurePosixPath(actor) / rel
+        self.ws.writer.write(self.conflicts_dir, kept, content)
+        self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
+        return Conflict(f"conflict on collaborative/{rel}: {suggestion}", info)
+
+
+__all__ = ["NO_CHECK", "CollabFile", "CollabZone", "version_name"]

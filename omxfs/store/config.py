@@ -1,0 +1,68 @@
+"""The workspace configuration, ``WS/.omxfs/config.toml``: who the agents are and who may write anywhere.
+
+It is read with the standard library's tomllib; it is small and fixed in shape, so it is written here by hand
+rather than with another dependency.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+
+from omxfs.errors import InvalidInput
+from omxfs.store.names import check_agent
+
+
+@dataclass(frozen=True)
+class Config:
+    agents: tuple[str, ...] = ()
+    #: may write in every zone; each such write is recorded in the audit log with their name
+    supervisors: tuple[str, ...] = ()
+    #: kernel uid → agent: the only identity the mount cannot be lied to about (SPEC §3)
+    uids: dict[int, str] = field(default_factory=dict)
+
+    def knows(self, agent: str) -> bool:
+        return agent in self.agents or agent in self.supervisors
+
+    def with_agents(self, agents: list[str], supervisors: list[str]) -> Config:
+        merged = tuple(dict.fromkeys([*self.agents, *agents]))
+        merged_sup = tuple(dict.fromkeys([*self.supervisors, *supervisors]))
+        return Config(agents=merged, supervisors=merged_sup, uids=dict(self.uids))
+
+
+def parse_config(text: str) -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"config.toml: {exc}") from exc
+    agents = data.get("agents", [])
+    supervisors = data.get("supervisors", [])
+    uids = data.get("uids", {})
+    if not isinstance(agents, list) or not isinstance(supervisors, list) or not isinstance(uids, dict):
+        raise InvalidInput("config.toml: agents and supervisors must be lists, uids a table")
+    try:
+        uid_map = {int(uid): check_agent(name) for uid, name in uids.items()}
+    except ValueError as exc:
+        raise InvalidInput(f"config.toml: uids: {exc}") from exc
+    return Config(
+        agents=tuple(check_agent(a) for a in agents),
+        supervisors=tuple(check_agent(s) for s in supervisors),
+        uids=uid_map,
+    )
+
+
+def render_config(config: Config) -> str:
+    def names(values: tuple[str, ...]) -> str:
+        return "[" + ", ".join(f'"{v}"' for v in values) + "]"
+
+    lines = [
+        "# omx workspace configuration. Read-only through the mount: edit it on the store directly.",
+        "# agents: names that may act here. supervisors: may write in every zone (each such write is audited).",
+        f"agents = {names(config.agents)}",
+        f"supervisors = {names(config.supervisors)}",
+        "",
+        "# uid = agent: requests from this kernel uid are this agent, whatever the process claims.",
+        "[uids]",
+        *(f'{uid} = "{name}"' for uid, name in sorted(config.uids.items())),
+    ]
+    return "\n".join(lines) + "\n"

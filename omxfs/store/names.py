@@ -1,0 +1,75 @@
+"""Validation of every name and path that comes from outside the store.
+
+A path given to the store is always relative to a zone. It is split into components and each component is
+checked here, so that no caller can reach outside its zone with ``..``, an absolute path, an empty or
+odd component (NUL, newline, control characters) or a name the kernel would refuse (over 255 bytes).
+Symlinks are the other way out; the store's I/O refuses to follow them (see ``atomic.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from omxfs.errors import InvalidInput, NameTooLong
+
+AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+DOC_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+NAME_MAX = 255  # bytes, as in Linux and macOS
+PATH_MAX = 4096  # bytes
+
+
+def check_agent(name: str) -> str:
+    """An agent name per SPEC §2 (no underscore, so ``<from>_to_<to>`` splits one way only)."""
+    if not isinstance(name, str) or not AGENT_NAME.fullmatch(name):
+        raise InvalidInput(f"invalid agent name {name!r}: use 1-63 of a-z, 0-9 and '-', starting with a letter or digit")
+    return name
+
+
+def check_doc_id(doc_id: str) -> str:
+    if not isinstance(doc_id, str) or not DOC_ID.fullmatch(doc_id) or doc_id.endswith(".crdt.json"):
+        raise InvalidInput(f"invalid document id {doc_id!r}: use 1-128 of A-Z a-z 0-9 _ . -, not starting with '.'")
+    return doc_id
+
+
+def check_component(part: str) -> str:
+    """One path component: not empty, not ``.``/``..``, no slash, NUL or control character, at most 255 bytes."""
+    if part in ("", ".", ".."):
+        raise InvalidInput(f"invalid path component {part!r}")
+    if "/" in part or any(ord(c) < 0x20 or ord(c) == 0x7F for c in part):
+        raise InvalidInput(f"invalid character in name {part!r}")
+    try:
+        encoded = part.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"name {part!r} is not valid UTF-8") from None
+    if len(encoded) > NAME_MAX:
+        raise NameTooLong(f"name is {len(encoded)} bytes, the limit is {NAME_MAX}")
+    return part
+
+
+def relative_path(path: str) -> PurePosixPath:
+    """A clean relative path inside a zone; refuses absolute paths, ``..`` and odd components."""
+    if not isinstance(path, str) or path == "":
+        raise InvalidInput("empty path")
+    if path.startswith("/"):
+        raise InvalidInput(f"absolute path {path!r}: paths are relative to the zone")
+    if len(path.encode("utf-8", "surrogateescape")) > PATH_MAX:
+        raise NameTooLong(f"path is longer than {PATH_MAX} bytes")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts:
+        raise InvalidInput(f"path {path!r} names no file")
+    for part in parts:
+        check_component(part)
+    return PurePosixPath(*parts)
+
+
+def handoff_dir_name(sender: str, recipient: str) -> str:
+    return f"{check_agent(sender)}_to_{check_agent(recipient)}"
+
+
+def parse_handoff_dir(name: str) -> tuple[str, str] | None:
+    """``alice_to_bob`` → ("alice", "bob"); None for anything that is not a valid handoff directory name."""
+    sender, sep, recipient = name.partition("_to_")
+    if not sep or not AGENT_NAME.fullmatch(sender) or not AGENT_NAME.fullmatch(recipient):
+        return None
+    return sender, recipient

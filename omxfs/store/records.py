@@ -1,0 +1,84 @@
+"""The JSON records the store keeps on disk, as pydantic models so that every read validates them.
+
+They are the store's public format: a person with ``cat`` and ``jq`` reads them, ``omxfs fsck`` checks them.
+``provenance`` optionally says what produced a record (for ``omx``: the run id and the step), so a person can
+go from any version or delivery back to the step that wrote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from omxfs.errors import StoreCorrupt
+
+
+def utc_now(epoch: float | None = None) -> str:
+    """An ISO 8601 UTC timestamp with microseconds, sortable as text: now, or of a Unix time."""
+    moment = datetime.now(UTC) if epoch is None else datetime.fromtimestamp(epoch, UTC)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def dump_json(data: Any) -> bytes:
+    """Pretty, stable JSON for files people read."""
+    return (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class VersionEntry(Record):
+    """One line of ``history.json``: a commit of a collaborative file."""
+
+    version: int = Field(ge=1)
+    author: str
+    message: str
+    timestamp: str
+    sha256: str
+    provenance: dict[str, str] | None = None
+
+
+class HandoffMeta(Record):
+    """``<file>.meta.json`` of a delivery."""
+
+    sender: str = Field(alias="from")
+    recipient: str = Field(alias="to")
+    filename: str
+    timestamp: str
+    message: str
+    sha256: str
+    provenance: dict[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+def load_history(raw: bytes, where: str) -> list[VersionEntry]:
+    try:
+        entries = [VersionEntry.model_validate(item) for item in json.loads(raw)]
+    except (ValueError, TypeError, ValidationError) as exc:
+        raise StoreCorrupt(f"{where}: unreadable history: {exc}") from exc
+    for expected, entry in enumerate(entries, start=1):
+        if entry.version != expected:
+            raise StoreCorrupt(f"{where}: history has version {entry.version} where {expected} belongs")
+    return entries
+
+
+def dump_history(entries: list[VersionEntry]) -> bytes:
+    return dump_json([e.model_dump(exclude_none=True) for e in entries])
+
+
+def load_handoff_meta(raw: bytes, where: str) -> HandoffMeta:
+    try:
+        return HandoffMeta.model_validate(json.loads(raw))
+    except (ValueError, TypeError, ValidationError) as exc:
+        raise StoreCorrupt(f"{where}: unreadable handoff metadata: {exc}") from exc

@@ -1,0 +1,119 @@
+"""``Workspace(root)``: the shared workspace on disk, the single place that knows every rule (SPEC §2-§5).
+
+The store works with no FUSE at all; the mount, the CLI conveniences and the agent tools all go through it,
+so they agree. Each zone is an object of its own module (``ws.private``, ``ws.handoff``, ``ws.collab``,
+``ws.realtime``); every mutating call names the acting agent first, and the zone decides whether it may.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from omxfs.errors import NotFound, ZoneDenied
+from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir
+from omxfs.store.collab import CollabZone
+from omxfs.store.config import Config, parse_config, render_config
+from omxfs.store.handoff import HandoffZone
+from omxfs.store.names import AGENT_NAME, check_agent
+from omxfs.store.private import PrivateZone
+from omxfs.store.realtime import RealtimeZone
+from omxfs.store.records import utc_now
+
+META_DIR = ".omxfs"
+CONFIG = PurePosixPath("config.toml")
+ZONE_DIRS = (
+    "agents",
+    "handoff",
+    "collaborative/current",
+    "collaborative/.versions",
+    "collaborative/.conflicts",
+    "realtime/.crdt_state",
+)
+
+
+class Workspace:
+    """A workspace directory laid out as SPEC §2 says. Create one with ``Workspace.init``."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.meta = self.root / META_DIR
+        if not (self.meta / CONFIG).is_file():
+            raise NotFound(f"{self.root} is not an omx workspace (no {META_DIR}/config.toml): run `omxfs init {root}`")
+        self.writer = AtomicWriter(self.meta / "tmp")
+        self.locks = Locks(self.meta / "locks")
+        self._config: tuple[int, Config] | None = None
+        self.private = PrivateZone(self)
+        self.handoff = HandoffZone(self)
+        self.collab = CollabZone(self)
+        self.realtime = RealtimeZone(self)
+
+    @classmethod
+    def init(cls, root: str | os.PathLike[str], agents: Sequence[str] = (), supervisors: Sequence[str] = ()) -> Workspace:
+        """Create the layout, or complete it; idempotent. Listed agents are added to the config."""
+        root = Path(root)
+        for name in [*agents, *supervisors]:
+            check_agent(name)
+        meta = root / META_DIR
+        for sub in (*ZONE_DIRS, f"{META_DIR}/tmp", f"{META_DIR}/locks", f"{META_DIR}/logs"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        config_path = meta / "config.toml"
+        old = parse_config(config_path.read_text("utf-8")) if config_path.exists() else None
+        new = (old or Config()).with_agents(list(agents), list(supervisors))
+        if new != old:
+            AtomicWriter(meta / "tmp").write(meta, CONFIG, render_config(new).encode("utf-8"))
+        for agent in new.agents:
+            (root / "agents" / agent).mkdir(exist_ok=True)
+        fsync_dir(root / "agents")
+        return cls(root)
+
+    # -- identity ---------------------------------------------------------------------------------------------
+
+    @property
+    def config(self) -> Config:
+        """The config, re-read when the file changes (another process may add agents)."""
+        path = self.meta / "config.toml"
+        stamp = path.stat().st_mtime_ns
+        if self._config is None or self._config[0] != stamp:
+            self._config = (stamp, parse_config(path.read_text("utf-8")))
+        return self._config[1]
+
+    def add_agent(self, name: str, *, supervisor: bool = False) -> None:
+        check_agent(name)
+        with self.locks.hold("config"):
+            config = self.config.with_agents([] if supervisor else [name], [name] if supervisor else [])
+            self.writer.write(self.meta, CONFIG, render_config(config).encode("utf-8"))
+            self._config = None
+        (self.root / "agents" / name).mkdir(exist_ok=True)
+
+    def agents(self) -> list[str]:
+        return sorted(self.config.agents)
+
+    def require_actor(self, actor: str) -> str:
+        """The acting agent must be well-formed and known; anything else is refused, never guessed (SPEC §3)."""
+        if not isinstance(actor, str) or not AGENT_NAME.fullmatch(actor) or not self.config.knows(actor):
+            raise ZoneDenied(f"unknown agent {actor!r}: add it with `omxfs init {self.root} --agent NAME`")
+        return actor
+
+    def require_known(self, agent: str) -> str:
+        """A named agent (a recipient, a zone owner) must exist."""
+        check_agent(agent)
+        if not self.config.knows(agent):
+            raise NotFound(f"no agent named {agent!r} in this workspace")
+        return agent
+
+    def is_supervisor(self, agent: str) -> bool:
+        return agent in self.config.supervisors
+
+    def audit(self, actor: str, action: str, path: str) -> None:
+        """Record a supervisor's write outside their own zone (SPEC §3)."""
+        line = json.dumps({"timestamp": utc_now(), "agent": actor, "action": action, "path": path}) + "\n"
+        fd = os.open(self.meta / "logs" / "audit.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+

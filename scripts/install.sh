@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install omx on a Debian/Ubuntu machine: FUSE 3 and its headers (pyfuse3 compiles against them), then a
+# Python virtual environment in .venv with omx installed in it. Re-running it is safe.
+#
+#   scripts/install.sh          the product
+#   scripts/install.sh --dev    plus the test, lint and benchmark tools
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras=""
+case "${1:-}" in
+  --dev) extras="[dev,bench]" ;;
+  "") ;;
+  *) echo "usage: scripts/install.sh [--dev]" >&2; exit 2 ;;
+esac
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if command -v apt-get >/dev/null 2>&1; then
+  echo "==> system packages: fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr >/dev/null
+elif [ "$(uname)" = Darwin ]; then
+  echo "==> macOS: install macFUSE, Python and pkg-config with 'brew bundle' (see Brewfile); the mount is Linux-only today" >&2
+else
+  echo "==> no apt-get: install FUSE 3 (fuse3, libfuse3-dev), pkg-config and Python 3.11+ yourself" >&2
+fi
+
+python=${PYTHON:-python3}
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+  echo "omx needs Python 3.11 or newer; $("$python" --version 2>&1) found (set PYTHON=/path/to/python3.11)" >&2
+  exit 1
+}
+echo "==> Python environment in .venv" >&2
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".${extras}"
+echo "==> done: .venv/bin/omxfs --help" >&2
