@@ -32,7 +32,11 @@ def main() -> None:
 @click.argument("workspace", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--agent", "agents", multiple=True, metavar="NAME", help="An agent that may act here (repeatable).")
 @click.option(
-    "--supervisor", "supervisors", multiple=True, metavar="NAME", help="An agent that may write in every zone, audited."
+    "--supervisor",
+    "supervisors",
+    multiple=True,
+    metavar="NAME",
+    help="An agent that may write in every zone, audited.",
 )
 def init(workspace: Path, agents: tuple[str, ...], supervisors: tuple[str, ...]) -> None:
     """Create the workspace layout in WORKSPACE (idempotent: re-run it to add agents).

@@ -120,11 +120,14 @@ class AtomicWriter:
     def __init__(self, tmp_dir: Path) -> None:
         self.tmp_dir = tmp_dir
 
-    def write(self, root: Path, relative: PurePosixPath, data: bytes, *, mode: int = 0o644) -> None:
+    def write(
+        self, root: Path, relative: PurePosixPath, data: bytes, *, mode: int = 0o644, sync_dir: bool = True
+    ) -> None:
         """Replace ``root/relative`` with ``data``: temp file, fsync, rename, directory fsync.
 
         The rename goes through a descriptor of the target's directory, so a symlink on the way is refused and
-        a symlink at the target itself is replaced, never followed.
+        a symlink at the target itself is replaced, never followed. ``sync_dir=False`` leaves the directory's
+        fsync to a following write into the same directory, which makes both renames durable at once.
         """
         dir_fd = open_dir(root, relative.parent, create=True)
         tmp = self.tmp_dir / f"{relative.name[:40]}.{secrets.token_hex(8)}.tmp"
@@ -138,7 +141,8 @@ class AtomicWriter:
             finally:
                 os.close(fd)
             os.replace(tmp, relative.name, dst_dir_fd=dir_fd)
-            os.fsync(dir_fd)
+            if sync_dir:
+                os.fsync(dir_fd)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -16,6 +16,7 @@ need no lock, and a crash at any point leaves the previous version fully readabl
 
 from __future__ import annotations
 
+import builtins
 import json
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -24,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 from omxfs.errors import Conflict, InvalidInput, NotFound
 from omxfs.store.atomic import exists, list_files, read_bytes
 from omxfs.store.names import check_agent, relative_path
-from omxfs.store.records import VersionEntry, dump_history, dump_json, load_history, sha256, utc_now
+from omxfs.store.records import VersionEntry, append_history, dump_history, dump_json, load_history, sha256, utc_now
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
 NO_CHECK = -1  # expected_version that skips the check (seed C-8)
 HISTORY = "history.json"
+HISTORY_CACHE_SIZE = 256  # parsed histories kept per zone object
 
 
 @dataclass(frozen=True)
@@ -59,30 +61,42 @@ class CollabZone:
         self.current_dir = self.dir / "current"
         self.versions_dir = self.dir / ".versions"
         self.conflicts_dir = self.dir / ".conflicts"
+        self._parsed: dict[PurePosixPath, tuple[bytes, tuple[VersionEntry, ...]]] = {}
 
     # -- reading (lock-free) ------------------------------------------------------------------------------------
 
-    def history(self, path: str) -> list[VersionEntry]:
+    def history(self, path: str) -> builtins.list[VersionEntry]:
         """Every commit of ``path``, ascending; empty if the file was never committed."""
-        rel = relative_path(path)
+        return list(self._history(relative_path(path))[1])
+
+    def _history(self, rel: PurePosixPath) -> tuple[bytes, tuple[VersionEntry, ...]]:
+        """The raw history file and its entries; parsing is cached on the raw bytes, which every commit changes."""
         try:
             raw = read_bytes(self.versions_dir, rel / HISTORY)
         except NotFound:
-            return []
-        return load_history(raw, f"collaborative/.versions/{rel}/{HISTORY}")
+            return b"", ()
+        cached = self._parsed.get(rel)
+        if cached is not None and cached[0] == raw:
+            return cached
+        parsed = raw, tuple(load_history(raw, f"collaborative/.versions/{rel}/{HISTORY}"))
+        if len(self._parsed) >= HISTORY_CACHE_SIZE:
+            self._parsed.pop(next(iter(self._parsed)))
+        self._parsed[rel] = parsed
+        return parsed
 
     def current_version(self, path: str) -> int:
         """The latest version number, 0 if the file does not exist."""
-        history = self.history(path)
+        history = self._history(relative_path(path))[1]
         return history[-1].version if history else 0
 
     def read(self, path: str) -> CollabFile:
         """The current content with its version (seed C-2, FR-3.2)."""
-        history = self.history(path)
+        rel = relative_path(path)
+        history = self._history(rel)[1]
         if not history:
-            raise NotFound(f"collaborative/{relative_path(path)}: no such file")
+            raise NotFound(f"collaborative/{rel}: no such file")
         entry = history[-1]
-        return CollabFile(str(relative_path(path)), self.read_version(path, entry.version), entry)
+        return CollabFile(str(rel), self.read_version(path, entry.version), entry)
 
     def read_version(self, path: str, version: int) -> bytes:
         rel = relative_path(path)
@@ -120,7 +134,7 @@ class CollabZone:
             raise InvalidInput(f"expected_version must be an integer >= -1, not {expected_version!r}")
         self._check_shape(rel)
         with self.ws.locks.hold(f"collab:{rel}"):
-            history = self.history(str(rel))
+            raw, history = self._history(rel)
             current = history[-1].version if history else 0
             if expected_version != NO_CHECK and expected_version != current:
                 raise self._conflict(actor, rel, content, expected_version, history)
@@ -132,13 +146,24 @@ class CollabZone:
                 sha256=sha256(content),
                 provenance=provenance,
             )
-            self.ws.writer.write(self.versions_dir, rel / version_name(entry.version), content, mode=0o444)
-            self.ws.writer.write(self.versions_dir, rel / HISTORY, dump_history([*history, entry]))
+            # The version file and the history share a directory: the history's directory fsync covers both.
+            self.ws.writer.write(
+                self.versions_dir, rel / version_name(entry.version), content, mode=0o444, sync_dir=False
+            )
+            self.ws.writer.write(
+                self.versions_dir, rel / HISTORY, append_history(raw, entry) if raw else dump_history([entry])
+            )
             self.ws.writer.write(self.current_dir, rel, content)
         return entry
 
     def rollback(
-        self, actor: str, path: str, to_version: int, *, message: str | None = None, expected_version: int = NO_CHECK
+        self,
+        actor: str,
+        path: str,
+        to_version: int,
+        *,
+        message: str | None = None,
+        expected_version: int = NO_CHECK,
     ) -> VersionEntry:
         """A new version whose content is an old one's; history is never rewritten (seed C-6)."""
         old = self.read_version(path, to_version)
@@ -146,7 +171,6 @@ class CollabZone:
         return self.write(actor, path, old, expected_version=expected_version, message=note)
 
     def conflict_record(self, agent: str, path: str) -> dict[str, Any]:
-
 
         rel = relative_path(path)
         raw = read_bytes(self.conflicts_dir, PurePosixPath(check_agent(agent)) / rel.with_name(rel.name + ".json"))
@@ -165,7 +189,7 @@ class CollabZone:
             raise InvalidInput(f"collaborative/{rel} is a directory")
 
     def _conflict(
-        self, actor: str, rel: PurePosixPath, content: bytes, base: int, history: list[VersionEntry]
+        self, actor: str, rel: PurePosixPath, content: bytes, base: int, history: tuple[VersionEntry, ...]
     ) -> Conflict:
         if history:
             head = history[-1]

@@ -137,4 +137,3 @@ class HandoffZone:
                     except StoreCorrupt:
                         continue  # fsck reports it; one bad record must not hide the other deliveries
         return sorted(found, key=lambda m: (m.timestamp, m.sender, m.filename))
-

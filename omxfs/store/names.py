@@ -22,7 +22,9 @@ PATH_MAX = 4096  # bytes
 def check_agent(name: str) -> str:
     """An agent name per SPEC §2 (no underscore, so ``<from>_to_<to>`` splits one way only)."""
     if not isinstance(name, str) or not AGENT_NAME.fullmatch(name):
-        raise InvalidInput(f"invalid agent name {name!r}: use 1-63 of a-z, 0-9 and '-', starting with a letter or digit")
+        raise InvalidInput(
+            f"invalid agent name {name!r}: use 1-63 of a-z, 0-9 and '-', starting with a letter or digit"
+        )
     return name
 
 

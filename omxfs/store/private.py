@@ -55,4 +55,3 @@ class PrivateZone:
         """Every regular file in the zone, as sorted paths relative to it (symlinks are not followed)."""
         self.ws.require_known(owner)
         return sorted(str(p) for p in list_files(self.dir / owner))
-

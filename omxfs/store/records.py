@@ -63,6 +63,7 @@ class HandoffMeta(Record):
 
 
 def load_history(raw: bytes, where: str) -> list[VersionEntry]:
+    """Parse and check ``history.json``: every entry valid, versions 1..N in order."""
     try:
         entries = [VersionEntry.model_validate(item) for item in json.loads(raw)]
     except (ValueError, TypeError, ValidationError) as exc:
@@ -73,8 +74,20 @@ def load_history(raw: bytes, where: str) -> list[VersionEntry]:
     return entries
 
 
+def _history_line(entry: VersionEntry) -> bytes:
+    return json.dumps(entry.model_dump(exclude_none=True), ensure_ascii=False).encode("utf-8")
+
+
 def dump_history(entries: list[VersionEntry]) -> bytes:
-    return dump_json([e.model_dump(exclude_none=True) for e in entries])
+    """A JSON array with one entry per line: valid JSON for tools, one line per version for grep and diff."""
+    return b"[\n" + b",\n".join(_history_line(e) for e in entries) + b"\n]\n" if entries else b"[]\n"
+
+
+def append_history(raw: bytes, entry: VersionEntry) -> bytes:
+    """``raw`` (as ``dump_history`` wrote it) with one more entry, without re-serialising the others."""
+    if raw.endswith(b"\n]\n") and raw.startswith(b"[\n"):
+        return raw[:-3] + b",\n" + _history_line(entry) + b"\n]\n"
+    return dump_history([*load_history(raw, "history.json"), entry])
 
 
 def load_handoff_meta(raw: bytes, where: str) -> HandoffMeta:

@@ -51,7 +51,9 @@ class Workspace:
         self.realtime = RealtimeZone(self)
 
     @classmethod
-    def init(cls, root: str | os.PathLike[str], agents: Sequence[str] = (), supervisors: Sequence[str] = ()) -> Workspace:
+    def init(
+        cls, root: str | os.PathLike[str], agents: Sequence[str] = (), supervisors: Sequence[str] = ()
+    ) -> Workspace:
         """Create the layout, or complete it; idempotent. Listed agents are added to the config."""
         root = Path(root)
         for name in [*agents, *supervisors]:
@@ -116,4 +118,3 @@ class Workspace:
             os.fsync(fd)
         finally:
             os.close(fd)
-

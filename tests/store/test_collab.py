@@ -60,7 +60,11 @@ def test_C_4_recover_after_conflict(ws: Workspace) -> None:
     latest = ws.collab.read("plan.md")
     assert latest.version == 2 and latest.content.decode() == "Alice的修改"
     entry = ws.collab.write(
-        "bob", "plan.md", "合并后的内容".encode(), expected_version=latest.version, message="合并Alice和Bob的修改"
+        "bob",
+        "plan.md",
+        "合并后的内容".encode(),
+        expected_version=latest.version,
+        message="合并Alice和Bob的修改",
     )
     assert entry.version == 3
     assert ws.collab.read("plan.md").content.decode() == "合并后的内容"

@@ -45,7 +45,7 @@ def test_A_5_write_other_zone_is_denied_and_changes_nothing(ws: Workspace) -> No
 
 
 def test_A_6_read_missing_file(ws: Workspace) -> None:
-    with pytest.raises(NotFound, match="nonexistent.md"):
+    with pytest.raises(NotFound, match=r"nonexistent\.md"):
         ws.private.read("alice", "nonexistent.md")
 
 

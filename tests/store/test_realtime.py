@@ -10,7 +10,13 @@ from omxfs.crdt import Document, PNCounter
 from omxfs.errors import AlreadyExists, InvalidInput, NotFound
 from omxfs.store import Workspace
 
-BOARD = {"title": "lww_register", "body": "rga", "members": "or_set", "settings": "lww_map", "view_count": "pn_counter"}
+BOARD = {
+    "title": "lww_register",
+    "body": "rga",
+    "members": "or_set",
+    "settings": "lww_map",
+    "view_count": "pn_counter",
+}
 
 
 def fill_board(ws: Workspace) -> None:
