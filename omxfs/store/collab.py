@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from omxfs.errors import Conflict, InvalidInput, NotFound
-from omxfs.store.atomic import exists, list_files, read_bytes
+from omxfs.errors import Conflict, InvalidInput, NotFound, StoreCorrupt
+from omxfs.store.atomic import DiskError, exists, list_files, read_bytes
 from omxfs.store.names import check_agent, relative_path
 from omxfs.store.records import VersionEntry, append_history, dump_history, dump_json, load_history, sha256, utc_now
 
@@ -48,6 +48,11 @@ class CollabFile:
 
 def version_name(n: int) -> str:
     return f"v{n}.txt"
+
+
+def _is_int(value: object) -> bool:
+    """An int that is not a bool: ``True`` is no version number."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _text(data: bytes) -> str:
@@ -100,7 +105,7 @@ class CollabZone:
 
     def read_version(self, path: str, version: int) -> bytes:
         rel = relative_path(path)
-        if not isinstance(version, int) or version < 1:
+        if not _is_int(version) or version < 1:
             raise InvalidInput(f"version must be a positive integer, not {version!r}")
         try:
             return read_bytes(self.versions_dir, rel / version_name(version))
@@ -130,7 +135,7 @@ class CollabZone:
         """
         rel = relative_path(path)
         self.ws.require_actor(actor)
-        if not isinstance(expected_version, int) or expected_version < NO_CHECK:
+        if not _is_int(expected_version) or expected_version < NO_CHECK:
             raise InvalidInput(f"expected_version must be an integer >= -1, not {expected_version!r}")
         self._check_shape(rel)
         with self.ws.locks.hold(f"collab:{rel}"):
@@ -171,7 +176,7 @@ class CollabZone:
         return self.write(actor, path, old, expected_version=expected_version, message=note)
 
     def conflict_record(self, agent: str, path: str) -> dict[str, Any]:
-
+        """The recovery info of ``agent``'s last rejected write to ``path``, as kept on disk."""
         rel = relative_path(path)
         raw = read_bytes(self.conflicts_dir, PurePosixPath(check_agent(agent)) / rel.with_name(rel.name + ".json"))
         record: dict[str, Any] = json.loads(raw)
@@ -198,7 +203,7 @@ class CollabZone:
                 f"{rel} is at version {head.version} (by {head.author}) but you wrote on version {base}. "
                 f"Read the current version (current_content), merge your changes into it, and write again "
                 f"with expected_version={head.version}. "
-                f"Your rejected content is kept in collaborative/.conflicts/{actor}/{rel}."
+                "Your rejected content is kept (see kept_at)."
             )
             current_version, current_author = head.version, head.author
         else:
@@ -217,10 +222,26 @@ class CollabZone:
             "suggestion": suggestion,
             "timestamp": utc_now(),
         }
-        kept = PurePosixPath(actor) / rel
-        self.ws.writer.write(self.conflicts_dir, kept, content)
-        self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
+        self._keep_rejected(actor, rel, content, info)
         return Conflict(f"conflict on collaborative/{rel}: {suggestion}", info)
+
+    def _keep_rejected(self, actor: str, rel: PurePosixPath, content: bytes, info: dict[str, Any]) -> None:
+        """Keep the rejected write and note where in ``info["kept_at"]``; nothing is lost, even when the usual
+        place cannot hold it.
+
+        Records live at ``.conflicts/<agent>/<path>``, but paths that never became files can clash there (a
+        rejected ``a/b`` makes ``a`` a directory, and a later rejected ``a`` cannot be a file): such a record
+        is kept under a flat name instead.
+        """
+        for kept in (PurePosixPath(actor) / rel, PurePosixPath(actor) / (str(rel).replace("/", "%2F") + ".conflict")):
+            try:
+                self.ws.writer.write(self.conflicts_dir, kept, content)
+            except (InvalidInput, DiskError):
+                continue
+            info["kept_at"] = f"collaborative/.conflicts/{kept}"
+            self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
+            return
+        raise StoreCorrupt(f"collaborative/.conflicts/{actor}/ cannot hold the rejected write of {rel}")
 
 
 __all__ = ["NO_CHECK", "CollabFile", "CollabZone", "version_name"]

@@ -55,13 +55,11 @@ def relative_path(path: str) -> PurePosixPath:
         raise InvalidInput("empty path")
     if path.startswith("/"):
         raise InvalidInput(f"absolute path {path!r}: paths are relative to the zone")
-    if len(path.encode("utf-8", "surrogateescape")) > PATH_MAX:
-        raise NameTooLong(f"path is longer than {PATH_MAX} bytes")
-    parts = [p for p in path.split("/") if p not in ("", ".")]
+    parts = [check_component(p) for p in path.split("/") if p not in ("", ".")]
     if not parts:
         raise InvalidInput(f"path {path!r} names no file")
-    for part in parts:
-        check_component(part)
+    if len(path.encode("utf-8")) > PATH_MAX:  # every component encoded above, so this cannot raise
+        raise NameTooLong(f"path is longer than {PATH_MAX} bytes")
     return PurePosixPath(*parts)
 
 

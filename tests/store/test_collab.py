@@ -147,3 +147,25 @@ def test_bad_expected_version_is_invalid(ws: Workspace) -> None:
         ws.collab.write("alice", "a.md", b"x", expected_version=-2)
     with pytest.raises(InvalidInput):
         ws.collab.read_version("a.md", 0)
+
+
+def test_rejected_write_is_kept_even_where_its_usual_place_is_taken(ws: Workspace) -> None:
+    """Regression: a rejected ``a/b`` made ``.conflicts/alice/a`` a directory; a rejected ``a`` is still kept."""
+    with pytest.raises(Conflict):
+        ws.collab.write("alice", "a/b", b"first", expected_version=3)
+    ws.collab.write("bob", "a", b"bob's", expected_version=0)
+    with pytest.raises(Conflict) as err:
+        ws.collab.write("alice", "a", b"second", expected_version=0)
+    kept = ws.root / err.value.info["kept_at"]
+    assert kept.read_bytes() == b"second"
+    assert json.loads(kept.with_name(kept.name + ".json").read_text("utf-8"))["your_content"] == "second"
+    assert (ws.root / "collaborative/.conflicts/alice/a/b").read_bytes() == b"first"
+
+
+def test_booleans_are_not_version_numbers(ws: Workspace) -> None:
+    ws.collab.write("alice", "a.md", b"x", expected_version=-1)
+    with pytest.raises(InvalidInput):
+        ws.collab.write("alice", "a.md", b"y", expected_version=True)
+    with pytest.raises(InvalidInput):
+        ws.collab.read_version("a.md", True)
+    assert ws.collab.current_version("a.md") == 1

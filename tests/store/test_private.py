@@ -84,7 +84,7 @@ def test_unknown_or_malformed_actor_is_refused(ws: Workspace, actor: str) -> Non
 
 @pytest.mark.parametrize(
     "path",
-    ["../bob/x.md", "a/../../bob/x.md", "/etc/passwd", "", "a\x00b", "line\nbreak", "x" * 256, "a//../b"],
+    ["../bob/x.md", "a/../../bob/x.md", "/etc/passwd", "", "a\x00b", "line\nbreak", "x" * 256, "a//../b", "\ud800"],
 )
 def test_paths_cannot_escape_the_zone(ws: Workspace, path: str) -> None:
     with pytest.raises(InvalidInput):

@@ -1,0 +1,210 @@
+"""``StoreBackend``: the workspace tools served by the store itself, for agents running beside the workspace.
+
+Every call goes to ``omxfs.store`` as ``agent``, so the store decides what the agent may do, exactly as it does
+for the mount. Realtime changes run inside ``RealtimeZone.update``: on the latest state, under the document's
+lock, persisted before the lock is released, so agents in other threads and processes never lose an operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from agent.workspace_tools.backend import (
+    Delivery,
+    FieldChange,
+    FieldValue,
+    HandoffNote,
+    TextEdit,
+    VersionedText,
+    VersionInfo,
+)
+from omxfs.crdt import CRDT, RGA, Document, LWWMap, LWWRegister, ORSet, PNCounter
+from omxfs.errors import InvalidInput
+from omxfs.store import Workspace
+from omxfs.store.names import relative_path
+from omxfs.store.records import HandoffMeta, VersionEntry
+
+C = TypeVar("C", bound=CRDT)
+
+
+def _encode(text: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{what} is not valid Unicode text (it has a lone surrogate)") from None
+
+
+def _check_text(text: str, what: str) -> str:
+    _encode(text, what)
+    return text
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _version(entry: VersionEntry) -> VersionInfo:
+    return VersionInfo(entry.version, entry.author, entry.message, entry.timestamp)
+
+
+def _note(meta: HandoffMeta) -> HandoffNote:
+    return HandoffNote(meta.sender, meta.recipient, meta.filename, meta.message, meta.timestamp)
+
+
+def _assign(field: CRDT, value: Any, replica: str) -> None:
+    """Make ``value`` the field's whole value with the type's own operations, so that it merges as edits do."""
+    if isinstance(field, LWWRegister | RGA) and not isinstance(value, str):
+        raise InvalidInput(f"a {field.TYPE} field takes a string, not {type(value).__name__}")
+    if isinstance(field, LWWRegister):
+        field.set(value, replica)
+    elif isinstance(field, RGA):
+        field.write_text(field.base(), value, replica)
+    elif isinstance(field, ORSet):
+        if not isinstance(value, list) or not all(isinstance(e, str) for e in value):
+            raise InvalidInput("an or_set field takes a list of strings")
+        for element in value:
+            if not field.contains(element):
+                field.add(element, replica)
+        for element in set(field.elements()) - set(value):
+            field.remove(element)
+    elif isinstance(field, LWWMap):
+        if not isinstance(value, dict):
+            raise InvalidInput(f"an lww_map field takes an object, not {type(value).__name__}")
+        for key, item in value.items():
+            if key not in field or field.get(key) != item:
+                field.set(key, item, replica)
+        for key in set(field.keys()) - set(value):
+            field.delete(key, replica)
+    elif isinstance(field, PNCounter):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidInput(f"a pn_counter field takes an integer, not {type(value).__name__}")
+        field.add(replica, value - field.value())
+    else:
+        raise TypeError(f"no assignment for field type {field.TYPE}")
+
+
+class StoreBackend:
+    """The ``WorkspaceBackend`` of one agent on a ``Workspace``."""
+
+    def __init__(self, ws: Workspace, agent: str) -> None:
+        self.ws = ws
+        self._agent = agent
+
+    @property
+    def agent(self) -> str:
+        return self._agent
+
+    # -- private zone -------------------------------------------------------------------------------------------
+
+    def write_private(self, filename: str, content: str) -> str:
+        self.ws.private.write(self.agent, self.agent, filename, _encode(content, "content"))
+        return f"agents/{self.agent}/{relative_path(filename)}"
+
+    def read_private(self, owner: str, filename: str) -> str:
+        return _decode(self.ws.private.read(owner, filename))
+
+    def list_private(self, owner: str) -> list[str]:
+        return self.ws.private.list(owner)
+
+    # -- handoff zone -------------------------------------------------------------------------------------------
+
+    def deliver(self, recipient: str, filename: str, content: str, message: str) -> HandoffNote:
+        data = _encode(content, "content")
+        return _note(self.ws.handoff.deliver(self.agent, recipient, filename, data, _check_text(message, "message")))
+
+    def inbox(self) -> list[HandoffNote]:
+        return [_note(meta) for meta in self.ws.handoff.inbox(self.agent)]
+
+    def read_delivery(self, sender: str, filename: str) -> Delivery:
+        delivery = self.ws.handoff.read(sender, self.agent, filename)
+        return Delivery(_note(delivery.meta), _decode(delivery.content))
+
+    # -- collaborative zone -------------------------------------------------------------------------------------
+
+    def collab_read(self, path: str) -> VersionedText:
+        file = self.ws.collab.read(path)
+        return VersionedText(_decode(file.content), _version(file.entry))
+
+    def collab_write(self, path: str, content: str, message: str, expected_version: int) -> VersionInfo:
+        data = _encode(content, "content")
+        entry = self.ws.collab.write(
+            self.agent, path, data, expected_version=expected_version, message=_check_text(message, "message") or None
+        )
+        return _version(entry)
+
+    def collab_history(self, path: str) -> list[VersionInfo]:
+        return [_version(entry) for entry in self.ws.collab.history(path)]
+
+    def collab_rollback(self, path: str, to_version: int) -> VersionInfo:
+        return _version(self.ws.collab.rollback(self.agent, path, to_version))
+
+    # -- realtime documents -------------------------------------------------------------------------------------
+
+    def realtime_create(self, doc_id: str, schema: Mapping[str, str]) -> dict[str, str]:
+        return self.ws.realtime.create(self.agent, doc_id, schema).schema
+
+    def realtime_get(self, doc_id: str, field: str) -> FieldValue:
+        value = self.ws.realtime.load(doc_id).field(field)
+        return FieldValue(value.TYPE, value.value())
+
+    def realtime_set(self, doc_id: str, field: str, value: Any) -> FieldChange:
+        def assign(doc: Document) -> FieldChange:
+            target = doc.field(field)
+            before = target.value()
+            _assign(target, value, self.agent)
+            return FieldChange(before != target.value(), target.value())
+
+        return self.ws.realtime.update(self.agent, doc_id, assign)
+
+    def realtime_splice_text(self, doc_id: str, field: str, start: int, end: int, text: str) -> TextEdit:
+        def splice(doc: Document) -> TextEdit:
+            rga = doc.typed(field, RGA)
+            length = len(rga)
+            lo, hi = min(start, length), min(end, length)  # seed E-7: a position past the end is the end
+            if lo == hi:
+                deleted = 0
+                if text:
+                    rga.insert(lo, text, self.agent)
+            elif text:
+                rga.replace(lo, hi, text, self.agent)
+                deleted = hi - lo
+            else:
+                deleted = rga.delete(lo, hi)
+            return TextEdit(deleted, rga.text())
+
+        _check_text(text, "text")
+        return self.ws.realtime.update(self.agent, doc_id, splice)
+
+    def realtime_set_add(self, doc_id: str, field: str, element: str) -> FieldChange:
+        return self._change(doc_id, field, ORSet, lambda s: s.add(element, self.agent))
+
+    def realtime_set_remove(self, doc_id: str, field: str, element: str) -> FieldChange:
+        return self._change(doc_id, field, ORSet, lambda s: s.remove(element))
+
+    def realtime_set_contains(self, doc_id: str, field: str, element: str) -> bool:
+        return self.ws.realtime.load(doc_id).typed(field, ORSet).contains(element)
+
+    def realtime_map_set(self, doc_id: str, field: str, key: str, value: Any) -> FieldChange:
+        return self._change(doc_id, field, LWWMap, lambda m: m.set(key, value, self.agent))
+
+    def realtime_map_delete(self, doc_id: str, field: str, key: str) -> FieldChange:
+        return self._change(doc_id, field, LWWMap, lambda m: m.delete(key, self.agent))
+
+    def realtime_counter_add(self, doc_id: str, field: str, delta: int) -> FieldChange:
+        return self._change(doc_id, field, PNCounter, lambda c: c.add(self.agent, delta))
+
+    def realtime_snapshot(self, doc_id: str) -> dict[str, Any]:
+        return self.ws.realtime.snapshot(doc_id)
+
+    def _change(self, doc_id: str, field: str, cls: type[C], operation: Callable[[C], object]) -> FieldChange:
+        """Apply ``operation`` to a field of type ``cls`` on the latest state, and report what it did."""
+
+        def change(doc: Document) -> FieldChange:
+            target = doc.typed(field, cls)
+            before = target.value()
+            operation(target)
+            after = target.value()
+            return FieldChange(before != after, after)
+
+        return self.ws.realtime.update(self.agent, doc_id, change)
