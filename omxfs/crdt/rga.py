@@ -1,0 +1,820 @@
+"""Collaborative text: a replicated growable array (RGA) of characters, fast enough for real editing traces.
+
+The CRDT. Every character ever inserted is an element with an id ``(replica, counter)`` (as in Yjs) and an
+*origin*, the id of the character left of it when it was typed (``None``: the start). Counters are Lamport
+clocks: a new element's counter is one more than the highest this state has seen, so it exceeds its origin's.
+Deleting only flags an element (a tombstone), and tombstones stay, so positions anchored on them survive.
+The order is classic RGA: an element sits right after its origin, and siblings (same origin) go by
+``(counter, replica)``, highest first. To integrate an element, scan right from its origin, skip every element
+greater than it, stop at the first smaller one; since descendants are greater than their ancestors, that skips
+exactly the subtrees of greater siblings. A state is the set of elements with their deleted flags; the order
+follows from it, so merge (union, a tombstone wins) is commutative, associative and idempotent.
+
+The structure. Characters typed in one go are one *item* (a run: consecutive counters of one replica, each
+origin the previous one) with its text, or ``""`` and a length once deleted; typing at the end of a run extends
+it in place and deleting splits it (a deleted piece joins the tombstone of its run next to it, so backspacing
+leaves one tombstone). Items live in a list of blocks of at most ``_BLOCK_MAX`` items, each block with its
+visible length, and blocks in groups of 16 with theirs, so a position is found by skipping groups, blocks, then
+items, each from the nearer end. A cursor remembers the last edit, and since edits cluster, most lookups walk
+an item or two from it. Ids are found through a per-replica index of item starts (bisect), which merges and
+``write_text`` need but local typing does not: local edits drop it and the next id lookup rebuilds it.
+Python's own objects and loops are the cost here, so the hot paths (``insert``, ``delete``, ``_locate``,
+``_kill``) are written flat, with few calls.
+
+The JSON form lists maximal runs in document order with replica names in a table, tombstones by length only;
+see ``to_json``. ``from_json`` checks that the runs are in the order RGA would give them, in one pass with a
+stack of the path from the start (each origin must be an ancestor of the previous element, siblings descend).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+from typing import Any, ClassVar, Self
+
+from omxfs.crdt.text_diff import diff_spans
+from omxfs.errors import InvalidInput
+
+#: items per block before it splits: small enough that a scan or ``list.insert`` inside one is cheap, large
+#: enough that skipping blocks by their visible length is cheap too
+_BLOCK_MAX = 64
+_GROUP_BITS = 4  # blocks come in groups of 16 with their visible length, so a far jump skips groups first
+_MAX_COUNTER = 2**53  # JSON numbers beyond this lose precision elsewhere
+
+Id = tuple[str, int]
+
+
+class _Item:
+    """A run of ``n`` elements ``(rep, ctr) … (rep, ctr + n - 1)``, the first one's origin ``(orep, octr)``."""
+
+    __slots__ = ("blk", "ctr", "n", "octr", "orep", "rep", "text")
+
+    def __init__(self, rep: str, ctr: int, n: int, orep: str | None, octr: int, text: str) -> None:
+        self.rep = rep
+        self.ctr = ctr
+        self.n = n
+        self.orep = orep  # None: the start of the text (octr is then 0)
+        self.octr = octr
+        self.text = text  # the run's characters, or "" once deleted (a tombstone)
+        self.blk: list[_Item]  # the block holding it; only kept up to date while the id index exists
+
+    def continues(self, prev: _Item) -> bool:
+        """Whether this run could be the tail of ``prev``: next counters, and its origin is ``prev``'s last."""
+        return (
+            self.rep == prev.rep
+            and self.ctr == prev.ctr + prev.n
+            and self.octr == self.ctr - 1
+            and self.orep == prev.rep
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RGABase:
+    """What a reader saw: the text, and the ids of its characters as runs ``(reps[i], ctrs[i]…, lens[i])``."""
+
+    text: str
+    reps: tuple[str, ...]
+    ctrs: tuple[int, ...]
+    lens: tuple[int, ...]
+
+
+def _check_replica(replica: object) -> str:
+    if not isinstance(replica, str) or not replica:
+        raise InvalidInput(f"replica must be a non-empty string, not {replica!r}")
+    return replica
+
+
+def _check_int(value: object, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(f"{what} must be an integer, not {value!r}")
+    return value
+
+
+def _check_str(value: object, what: str) -> str:
+    """A string that can be written out: lone surrogates would break the file and the JSON."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
+    if not value.isascii():  # O(1), so typing pays nothing for the check below
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidInput(f"{what} is not valid Unicode: {value!r}") from e
+    return value
+
+
+class RGA:
+    """A text field many replicas edit at once (seed E-1…E-7); see the module docstring."""
+
+    TYPE: ClassVar[str] = "rga"
+
+    def __init__(self) -> None:
+        self._blocks: list[list[_Item]] = [[]]
+        self._bvis: list[int] = [0]  # visible characters per block
+        self._gvis: list[int] = [0]  # visible characters per group of blocks
+        self._len = 0
+        self._max = 0  # the highest counter seen: the Lamport clock
+        # the cursor: block, item in it, visible position of that item, visible position of that block
+        self._cb = self._ci = self._cp = self._cbp = 0
+        self._index: dict[str, tuple[list[int], list[_Item]]] | None = None  # replica → item starts, items
+        self._bpos: dict[int, int] | None = None  # id(block) → its index, while the id index exists
+        self._text: str | None = ""
+        self._base: RGABase | None = None
+
+    # -- typed operations ---------------------------------------------------------------------------------
+
+    def insert(self, position: int, text: str, replica: str) -> None:
+        """Insert ``text`` before visible position ``position`` (clamped into ``[0, len]``)."""
+        if (
+            type(position) is not int
+            or type(text) is not str
+            or not text.isascii()
+            or type(replica) is not str
+            or not replica
+        ):
+            _check_int(position, "position")  # the slow checks, for the error (or a subclass, which is fine)
+            _check_str(text, "text")
+            _check_replica(replica)
+        m = len(text)
+        if not m:
+            return
+        pos = 0 if position < 0 else min(position, self._len)
+        self._local_edit()
+        c = self._max + 1
+        self._max += m
+        # a new element is greater than every other, so it goes right after its origin, before any tombstones
+        if pos == 0:
+            self._blocks[0].insert(0, _Item(replica, c, m, None, 0, text))
+            cb = self._cb = self._ci = self._cp = self._cbp = 0
+        else:
+            cb, ci, cp = self._locate(pos - 1)
+            blk = self._blocks[cb]
+            it = blk[ci]
+            k = pos - cp
+            if k < it.n:
+                blk.insert(ci + 1, self._split(it, k))
+            elif it.ctr + k == c and it.rep == replica:  # typing on at the end of our own latest run
+                it.text += text
+                it.n += m
+                k = 0
+            if k:
+                blk.insert(ci + 1, _Item(replica, c, m, it.rep, it.ctr + k - 1, text))
+                self._ci, self._cp = ci + 1, pos
+        self._bvis[cb] += m
+        self._gvis[cb >> _GROUP_BITS] += m
+        self._len += m
+        if len(self._blocks[cb]) > _BLOCK_MAX:
+            self._split_block(cb)
+
+    def delete(self, start: int, end: int) -> int:
+        """Delete the visible range ``[start, end)`` (clamped); returns how many characters were deleted."""
+        if type(start) is not int or type(end) is not int:
+            _check_int(start, "start")
+            _check_int(end, "end")
+        if start < 0:
+            start = 0
+        if end > self._len:
+            end = self._len
+        if end <= start:
+            return 0
+        self._local_edit()
+        cb, ci, cp = self._locate(start)
+        cb0, cbp = cb, self._cbp
+        blk, k, left = self._blocks[cb], start - cp, end - start
+        while True:
+            it = blk[ci]
+            if it.text:
+                d = min(it.n - k, left)
+                ci = self._kill(blk, ci, k, d)
+                self._bvis[cb] -= d
+                self._gvis[cb >> _GROUP_BITS] -= d
+                left -= d
+                if not left:
+                    break
+                k = 0
+            ci += 1
+            while ci == len(blk):
+                cb, ci = cb + 1, 0
+                blk = self._blocks[cb]
+        self._len -= end - start
+        # the item holding the last deleted character now sits at visible position ``start``
+        self._cb, self._ci, self._cp = cb, ci, start
+        self._cbp = cbp if cb == cb0 else start
+        if len(blk) > _BLOCK_MAX or cb != cb0:
+            for b in range(cb, cb0 - 1, -1):  # splits added items; backwards keeps the indices valid
+                if len(self._blocks[b]) > _BLOCK_MAX:
+                    self._split_block(b)
+        return end - start
+
+    def replace(self, start: int, end: int, text: str, replica: str) -> None:
+        """Replace the visible range ``[start, end)`` (clamped) with ``text``."""
+        _check_str(text, "text")
+        _check_replica(replica)
+        start = max(_check_int(start, "start"), 0)
+        self.delete(start, end)
+        self.insert(start, text, replica)
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "".join([it.text for blk in self._blocks for it in blk])
+        return self._text
+
+    def __len__(self) -> int:
+        return self._len
+
+    # -- the CRDT protocol --------------------------------------------------------------------------------
+
+    def merge(self, other: Self) -> None:
+        """Integrate the runs of ``other`` this state lacks, in counter order, and take its tombstones."""
+        if not isinstance(other, RGA):
+            raise InvalidInput(f"cannot merge {type(other).__name__} into {self.TYPE}")
+        if other is self:
+            return
+        if len(self._blocks) == 1 and not self._blocks[0]:  # nothing here yet: a copy is much faster
+            self._load(other._cloned_blocks(), other._max)
+            return
+        self._ensure_index()
+        kills: list[tuple[str, int, int]] = []
+        missing: list[tuple[int, str, int, str | None, int, str]] = []
+        for blk in other._blocks:
+            for it in blk:
+                rep, c, n = it.rep, it.ctr, it.n
+                # an element's origin is in every state holding it, so we hold a prefix of each run of other
+                have = self._held(rep, c, n)
+                if have and not it.text:
+                    kills.append((rep, c, have))
+                if have < n:
+                    if self._holds_any(rep, c + have, c + n):
+                        raise InvalidInput(f"cannot merge: the states disagree about ({rep!r}, {c + have})")
+                    orep, octr = (rep, c + have - 1) if have else (it.orep, it.octr)
+                    missing.append((c + have, rep, n - have, orep, octr, it.text[have:]))
+        for rep, c, n in kills:
+            self._kill_ids(rep, c, n)
+        missing.sort()  # origins have lower counters, so each run's origin is in place before it
+        for c, rep, n, orep, octr, text in missing:
+            self._integrate(rep, c, n, orep, octr, text)
+        self._max = max(self._max, other._max)
+        self._id_edit()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"reps": [replica, ...], "runs": [run, ...]}``, the maximal runs in document order.
+
+        A run is ``[payload]`` when it continues the previous run (next counter, origin its last element; only
+        the deleted flag differs), ``[payload, rep, ctr]`` when its origin is the element just before it (or
+        the start, for the first run), else ``[payload, rep, ctr, orep, octr]``, or ``[payload, rep, ctr,
+        null]`` for the start. ``rep``/``orep`` index ``reps`` (in order of first appearance); the payload is
+        the text, or for a tombstone its length.
+        """
+        reps: dict[str, int] = {}
+        runs: list[list[Any]] = []
+        prev: _Item | None = None  # the last run written, as an item
+        for cur in self._maximal_runs():
+            payload: str | int = cur.text or cur.n
+            ri = reps.setdefault(cur.rep, len(reps))
+            implied = (prev.rep, prev.ctr + prev.n - 1) if prev is not None else (None, 0)
+            if prev is not None and cur.continues(prev):
+                runs.append([payload])
+            elif (cur.orep, cur.octr) == implied:
+                runs.append([payload, ri, cur.ctr])
+            elif cur.orep is None:
+                runs.append([payload, ri, cur.ctr, None])
+            else:
+                runs.append([payload, ri, cur.ctr, reps[cur.orep], cur.octr])
+            prev = cur
+        return {"reps": list(reps), "runs": runs}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        if not isinstance(data, dict) or set(data) != {"reps", "runs"}:
+            raise InvalidInput("rga state must be an object with keys reps, runs")
+        reps, runs = data["reps"], data["runs"]
+        if not isinstance(reps, list) or not isinstance(runs, list):
+            raise InvalidInput("rga state: reps and runs must be lists")
+        for rep in reps:
+            _check_replica(rep)
+        if len(set(reps)) != len(reps):
+            raise InvalidInput("rga state: reps lists a replica twice")
+        items = _decode_runs(runs, reps)
+        _check_ids_unique(items)
+        _check_order(items)
+        rga = cls()
+        half = _BLOCK_MAX // 2
+        rga._load([items[i : i + half] for i in range(0, len(items), half)], max(_ends(items), default=0))
+        return rga
+
+    def copy(self) -> Self:
+        twin = type(self)()
+        twin._load(self._cloned_blocks(), self._max)
+        return twin
+
+    def value(self) -> str:
+        return self.text()
+
+    def render(self) -> str:
+        return self.text()
+
+    def base(self) -> RGABase:
+        """The text and its characters' ids, as runs; cached until the next change (reads are frequent)."""
+        if self._base is None:
+            reps: list[str] = []
+            ctrs: list[int] = []
+            lens: list[int] = []
+            end, last = -1, ""  # the counter after the last run's, and its replica
+            for blk in self._blocks:
+                for it in blk:
+                    if not it.text:
+                        continue
+                    if it.ctr == end and it.rep == last:
+                        lens[-1] += it.n
+                    else:
+                        last = it.rep
+                        reps.append(last)
+                        ctrs.append(it.ctr)
+                        lens.append(it.n)
+                    end = it.ctr + it.n
+            self._base = RGABase(self.text(), tuple(reps), tuple(ctrs), tuple(lens))
+        return self._base
+
+    def write_text(self, base: Any, text: str, replica: str, timestamp: int | None = None) -> None:
+        """Diff ``base`` → ``text`` and apply it to the current state, anchored on the characters read.
+
+        Deletions remove the very characters the writer saw; insertions go right after the character read
+        left of them. So whatever others did meanwhile (inserted, deleted) is kept. ``timestamp`` is unused:
+        text merges by position, not by time.
+        """
+        if not isinstance(base, RGABase):
+            raise InvalidInput("rga base must be what base() returned")
+        _check_str(text, "text")
+        _check_replica(replica)
+        if sum(base.lens) != len(base.text) or not len(base.reps) == len(base.ctrs) == len(base.lens):
+            raise InvalidInput("rga base is inconsistent")
+        spans = diff_spans(base.text, text)
+        if not spans:
+            return
+        self._ensure_index()
+        starts = list(accumulate(base.lens, initial=0))
+        kills: list[tuple[str, int, int]] = []
+        inserts: list[tuple[Id | None, str]] = []
+        for i1, i2, j1, j2 in spans:
+            kills.extend(_base_ids(base, starts, i1, i2))
+            if j2 > j1:
+                origin = next(_base_ids(base, starts, i1 - 1, i1))[:2] if i1 else None
+                inserts.append((origin, text[j1:j2]))
+        # check every id first, so a base from elsewhere fails before anything changed
+        for rep, c, n in kills:
+            if self._held(rep, c, n) < n:
+                raise InvalidInput("rga base refers to characters this state does not have")
+        for origin, _ in inserts:
+            if origin is not None and not self._held(*origin, 1):
+                raise InvalidInput("rga base refers to characters this state does not have")
+        for rep, c, n in kills:
+            self._kill_ids(rep, c, n)
+        for origin, chunk in inserts:
+            c = self._max + 1
+            self._max += len(chunk)
+            orep, octr = origin if origin is not None else (None, 0)
+            self._integrate(replica, c, len(chunk), orep, octr, chunk)
+        self._id_edit()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RGA):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        text = self.text()
+        return f"RGA({text[:40]!r}{'…' if len(text) > 40 else ''}, len={self._len})"
+
+    # -- positions --------------------------------------------------------------------------------------
+
+    def _local_edit(self) -> None:
+        """A positional edit is coming: drop caches, and the id index rather than pay to keep it."""
+        self._text = None
+        self._base = None
+        self._index = None
+        self._bpos = None
+
+    def _id_edit(self) -> None:
+        """An edit by ids happened: the cursor may point anywhere, so restart it at the beginning."""
+        self._text = None
+        self._base = None
+        self._cb = self._ci = self._cp = self._cbp = 0
+
+    def _locate(self, p: int) -> tuple[int, int, int]:
+        """Block, item index and visible start of the item holding visible character ``p`` (0 <= p < len).
+
+        Starts from the cursor and leaves it on the result: edits cluster, so this is usually a step or two.
+        Otherwise it finds the block through the groups and scans it from its nearer end.
+        """
+        cb, cbp, bvis = self._cb, self._cbp, self._bvis
+        if cbp <= p < cbp + bvis[cb]:
+            ci, cp = self._ci, self._cp
+            if p < cp and p - cbp < cp - p:
+                ci, cp = 0, cbp
+        else:
+            cb, cbp = self._find_block(p)
+            end = cbp + bvis[cb]
+            ci, cp = (len(self._blocks[cb]), end) if end - p < p - cbp else (0, cbp)
+        blk = self._blocks[cb]
+        if p < cp:
+            while p < cp:
+                ci -= 1
+                cp -= len(blk[ci].text)
+        else:
+            while True:
+                it = blk[ci]
+                if it.text:
+                    e = cp + it.n
+                    if p < e:
+                        break
+                    cp = e
+                ci += 1
+        self._cb, self._ci, self._cp, self._cbp = cb, ci, cp, cbp
+        return cb, ci, cp
+
+    def _find_block(self, p: int) -> tuple[int, int]:
+        """The block holding visible character ``p``, and its visible start: groups first, from the nearer end."""
+        gvis, bvis = self._gvis, self._bvis
+        if p < self._len >> 1:
+            g = gp = 0
+            while p >= gp + gvis[g]:
+                gp += gvis[g]
+                g += 1
+        else:
+            g = len(gvis) - 1
+            gp = self._len - gvis[g]
+            while p < gp:
+                g -= 1
+                gp -= gvis[g]
+        if p - gp < gvis[g] >> 1:
+            cb, cbp = g << _GROUP_BITS, gp
+            while p >= cbp + bvis[cb]:
+                cbp += bvis[cb]
+                cb += 1
+        else:
+            cb = min((g + 1) << _GROUP_BITS, len(bvis)) - 1
+            cbp = gp + gvis[g] - bvis[cb]
+            while p < cbp:
+                cb -= 1
+                cbp -= bvis[cb]
+        return cb, cbp
+
+    def _split(self, it: _Item, k: int) -> _Item:
+        """Cut ``it`` after its ``k``-th element; returns the tail, which the caller puts right after it."""
+        tail = _Item(it.rep, it.ctr + k, it.n - k, it.rep, it.ctr + k - 1, it.text[k:])
+        it.n = k
+        it.text = it.text[:k]
+        if self._index is not None:
+            self._ix_add(tail, it.blk)
+        return tail
+
+    def _kill(self, blk: list[_Item], ci: int, k: int, d: int) -> int:
+        """Delete elements ``k … k+d-1`` of the visible item ``blk[ci]``; returns where the last one now is.
+
+        Deleted pieces join a neighbouring tombstone of the same run when there is one, so that backspacing
+        through a run leaves one tombstone, not one per keystroke.
+        """
+        it = blk[ci]
+        n = it.n
+        if k:
+            if k + d < n:  # a hole in the middle
+                tail = self._split(it, k + d)
+                blk.insert(ci + 1, tail)
+            nxt = blk[ci + 1] if ci + 1 < len(blk) else None
+            if nxt is not None and not nxt.text and nxt.continues(it) and k + d == n:
+                old = nxt.ctr
+                nxt.ctr, nxt.n, nxt.octr = old - d, nxt.n + d, nxt.octr - d
+                it.text, it.n = it.text[:k], k
+                if self._index is not None:
+                    self._ix_rekey(nxt, old)
+            else:
+                dead = self._split(it, k)
+                dead.text = ""
+                blk.insert(ci + 1, dead)
+            return ci + 1
+        prev = blk[ci - 1] if ci else None
+        if prev is not None and not prev.text and it.continues(prev):
+            if d < n:  # the dead head joins the tombstone before it
+                old = it.ctr
+                prev.n += d
+                it.ctr, it.n, it.octr, it.text = old + d, n - d, it.octr + d, it.text[d:]
+                if self._index is not None:
+                    self._ix_rekey(it, old)
+                return ci - 1
+            prev.n += n
+            self._drop(blk, ci)
+            ci -= 1
+        elif d < n:
+            tail = self._split(it, d)
+            blk.insert(ci + 1, tail)
+            it.text = ""
+        else:
+            it.text = ""
+        it = blk[ci]
+        nxt = blk[ci + 1] if ci + 1 < len(blk) else None
+        if nxt is not None and not nxt.text and nxt.continues(it):
+            it.n += nxt.n
+            self._drop(blk, ci + 1)
+        return ci
+
+    def _drop(self, blk: list[_Item], ci: int) -> None:
+        """Remove an item whose elements a neighbour has just absorbed."""
+        it = blk.pop(ci)
+        if self._index is not None:
+            starts, items = self._index[it.rep]
+            j = bisect_right(starts, it.ctr) - 1
+            del starts[j], items[j]
+
+    def _load(self, blocks: list[list[_Item]], max_counter: int) -> None:
+        """Take these blocks as the whole state (and forget the cursor, caches and index of any other)."""
+        self._blocks = blocks or [[]]
+        self._bvis = [sum(len(it.text) for it in blk) for blk in self._blocks]
+        self._regroup()
+        self._len = sum(self._bvis)
+        self._max = max_counter
+        self._cb = self._ci = self._cp = self._cbp = 0
+        self._index = self._bpos = None
+        self._text = self._base = None
+
+    def _cloned_blocks(self) -> list[list[_Item]]:
+        return [[_Item(it.rep, it.ctr, it.n, it.orep, it.octr, it.text) for it in blk] for blk in self._blocks]
+
+    def _regroup(self) -> None:
+        size = 1 << _GROUP_BITS
+        self._gvis = [sum(self._bvis[i : i + size]) for i in range(0, len(self._bvis), size)]
+
+    def _split_block(self, cb: int) -> None:
+        blk = self._blocks[cb]
+        half = len(blk) // 2
+        right = blk[half:]
+        del blk[half:]
+        vis = sum(len(it.text) for it in right)
+        self._blocks.insert(cb + 1, right)
+        self._bvis.insert(cb + 1, vis)
+        self._bvis[cb] -= vis
+        self._regroup()
+        if self._cb > cb:
+            self._cb += 1
+        elif self._cb == cb and self._ci >= half:
+            self._cb, self._ci, self._cbp = cb + 1, self._ci - half, self._cbp + self._bvis[cb]
+        if self._index is not None:
+            for it in right:
+                it.blk = right
+            self._bpos = None
+
+    # -- ids --------------------------------------------------------------------------------------------
+
+    def _ensure_index(self) -> None:
+        if self._index is not None:
+            return
+        by_rep: dict[str, list[_Item]] = {}
+        for blk in self._blocks:
+            for it in blk:
+                it.blk = blk
+                by_rep.setdefault(it.rep, []).append(it)
+        index: dict[str, tuple[list[int], list[_Item]]] = {}
+        for rep, items in by_rep.items():
+            items.sort(key=lambda it: it.ctr)
+            index[rep] = ([it.ctr for it in items], items)
+        self._index = index
+
+    def _ix_add(self, it: _Item, blk: list[_Item]) -> None:
+        assert self._index is not None
+        it.blk = blk
+        starts, items = self._index.setdefault(it.rep, ([], []))
+        j = bisect_right(starts, it.ctr)
+        starts.insert(j, it.ctr)
+        items.insert(j, it)
+
+    def _ix_rekey(self, it: _Item, old: int) -> None:
+        """``it`` now starts at another counter; no other run of its replica lies in between."""
+        assert self._index is not None
+        starts, _ = self._index[it.rep]
+        starts[bisect_right(starts, old) - 1] = it.ctr
+
+    def _find(self, rep: str, c: int) -> _Item | None:
+        assert self._index is not None
+        entry = self._index.get(rep)
+        if entry is None:
+            return None
+        starts, items = entry
+        j = bisect_right(starts, c) - 1
+        if j < 0:
+            return None
+        it = items[j]
+        return it if c < it.ctr + it.n else None
+
+    def _held(self, rep: str, c: int, n: int) -> int:
+        """How many of the elements ``(rep, c) … (rep, c + n - 1)`` this state holds, from the first on."""
+        have = 0
+        while have < n:
+            it = self._find(rep, c + have)
+            if it is None:
+                break
+            have = it.ctr + it.n - c
+        return min(have, n)
+
+    def _holds_any(self, rep: str, lo: int, hi: int) -> bool:
+        """Whether any element ``(rep, lo) … (rep, hi - 1)`` is here."""
+        assert self._index is not None
+        entry = self._index.get(rep)
+        if entry is None:
+            return False
+        starts, items = entry
+        j = bisect_right(starts, hi - 1) - 1
+        return j >= 0 and items[j].ctr + items[j].n > lo
+
+    def _where(self, it: _Item) -> tuple[int, int]:
+        if self._bpos is None:
+            self._bpos = {id(blk): i for i, blk in enumerate(self._blocks)}
+        return self._bpos[id(it.blk)], it.blk.index(it)
+
+    def _kill_ids(self, rep: str, c: int, n: int) -> None:
+        """Delete elements ``(rep, c) … (rep, c + n - 1)``, all held here, wherever they are now."""
+        end = c + n
+        while c < end:
+            it = self._find(rep, c)
+            assert it is not None
+            d = min(it.ctr + it.n, end) - c
+            if it.text:
+                cb, ci = self._where(it)
+                self._kill(it.blk, ci, c - it.ctr, d)
+                self._bvis[cb] -= d
+                self._gvis[cb >> _GROUP_BITS] -= d
+                self._len -= d
+                if len(self._blocks[cb]) > _BLOCK_MAX:
+                    self._split_block(cb)
+            c += d
+
+    def _integrate(self, rep: str, c: int, n: int, orep: str | None, octr: int, text: str) -> None:
+        """Place a run this state lacks by the RGA rule: after its origin, skipping every greater element."""
+        cb, ci, scan = 0, 0, True
+        if orep is not None:
+            o = self._find(orep, octr)
+            assert o is not None
+            cb, ci = self._where(o)
+            ci += 1
+            k = octr - o.ctr + 1
+            # the rest of o's run is greater than us iff its first element is, and then we skip it all
+            if k < o.n and (c > o.ctr + k or (c == o.ctr + k and rep > o.rep)):
+                o.blk.insert(ci, self._split(o, k))
+                scan = False
+        if scan:
+            blk = self._blocks[cb]
+            while True:
+                if ci == len(blk):
+                    if cb + 1 == len(self._blocks):
+                        break
+                    cb, ci = cb + 1, 0
+                    blk = self._blocks[cb]
+                    continue
+                x = blk[ci]
+                if x.ctr < c or (x.ctr == c and x.rep < rep):
+                    break
+                ci += 1
+        blk = self._blocks[cb]
+        prev = blk[ci - 1] if ci else None
+        if (
+            prev is not None
+            and prev.rep == rep
+            and prev.ctr + prev.n == c
+            and orep == rep
+            and octr == c - 1
+            and (bool(prev.text) == bool(text))
+        ):
+            prev.text += text
+            prev.n += n
+        else:
+            it = _Item(rep, c, n, orep, octr, text)
+            blk.insert(ci, it)
+            self._ix_add(it, blk)
+        self._bvis[cb] += len(text)
+        self._gvis[cb >> _GROUP_BITS] += len(text)
+        self._len += len(text)
+        if len(blk) > _BLOCK_MAX:
+            self._split_block(cb)
+
+    def _maximal_runs(self) -> list[_Item]:
+        """The items in order with every run that continues the one before (same deleted flag) joined."""
+        runs: list[_Item] = []
+        prev: _Item | None = None
+        for blk in self._blocks:
+            for it in blk:
+                if prev is not None and bool(it.text) == bool(prev.text) and it.continues(prev):
+                    prev = _Item(prev.rep, prev.ctr, prev.n + it.n, prev.orep, prev.octr, prev.text + it.text)
+                    runs[-1] = prev
+                else:
+                    prev = it
+                    runs.append(it)
+        return runs
+
+
+# -- decoding ----------------------------------------------------------------------------------------------
+
+
+def _base_ids(base: RGABase, starts: list[int], i1: int, i2: int) -> Iterator[tuple[str, int, int]]:
+    """The ids of the base's characters ``i1 … i2-1``, as ``(replica, counter, count)`` runs."""
+    j = bisect_right(starts, i1) - 1
+    while i1 < i2:
+        take = min(starts[j + 1], i2) - i1
+        yield base.reps[j], base.ctrs[j] + i1 - starts[j], take
+        i1 += take
+        j += 1
+
+
+def _ends(items: list[_Item]) -> Iterator[int]:
+    return (it.ctr + it.n - 1 for it in items)
+
+
+def _decode_runs(runs: list[Any], reps: list[str]) -> list[_Item]:
+    items: list[_Item] = []
+    prev: _Item | None = None
+    for run in runs:
+        if not isinstance(run, list) or len(run) not in (1, 3, 4, 5):
+            raise InvalidInput(f"rga state: a run must be a list of 1, 3, 4 or 5 values, not {run!r}")
+        text, n = _decode_payload(run[0])
+        orep: str | None
+        if len(run) == 1:
+            if prev is None:
+                raise InvalidInput("rga state: the first run cannot continue a previous one")
+            rep, ctr = prev.rep, prev.ctr + prev.n
+            orep, octr = rep, ctr - 1
+        else:
+            rep, ctr = _decode_rep(run[1], reps), _decode_counter(run[2])
+            if len(run) == 3:
+                orep, octr = (prev.rep, prev.ctr + prev.n - 1) if prev is not None else (None, 0)
+            elif len(run) == 4:
+                if run[3] is not None:
+                    raise InvalidInput(f"rga state: a 4-value run must end in null (the start), not {run!r}")
+                orep, octr = None, 0
+            else:
+                orep, octr = _decode_rep(run[3], reps), _decode_counter(run[4])
+        if ctr + n - 1 > _MAX_COUNTER:
+            raise InvalidInput(f"rga state: counters must stay below {_MAX_COUNTER}")
+        prev = _Item(rep, ctr, n, orep, octr, text)
+        items.append(prev)
+    return items
+
+
+def _decode_payload(payload: object) -> tuple[str, int]:
+    if isinstance(payload, str) and payload:
+        return _check_str(payload, "rga state: a run's text"), len(payload)
+    if isinstance(payload, int) and not isinstance(payload, bool) and 0 < payload <= _MAX_COUNTER:
+        return "", payload
+    raise InvalidInput(f"rga state: a run holds a non-empty text or a positive length, not {payload!r}")
+
+
+def _decode_rep(value: object, reps: list[str]) -> str:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(reps):
+        raise InvalidInput(f"rga state: {value!r} is not an index into reps")
+    return reps[value]
+
+
+def _decode_counter(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= _MAX_COUNTER:
+        raise InvalidInput(f"rga state: a counter must be a positive integer, not {value!r}")
+    return value
+
+
+def _check_ids_unique(items: list[_Item]) -> None:
+    ranges = sorted((it.rep, it.ctr, it.ctr + it.n) for it in items)
+    for (rep, _, end), (next_rep, start, _) in pairwise(ranges):
+        if rep == next_rep and start < end:
+            raise InvalidInput(f"rga state: the id ({rep!r}, {start}) occurs twice")
+
+
+def _check_order(items: list[_Item]) -> None:
+    """Check that the runs are in RGA order: a pre-order walk of the origin tree, siblings descending.
+
+    ``path`` holds the elements from the start to the previous one, as ``[rep, first, last]`` chains. An
+    element's origin must be on that path (else it is unknown, or not before it); the element of the path
+    just after the origin is then its previous sibling, which must be greater.
+    """
+    path: list[list[Any]] = []
+    for it in items:
+        key = (it.ctr, it.rep)
+        sibling: tuple[int, str] | None = None
+        if it.orep is None:
+            if path:
+                sibling = (path[0][1], path[0][0])
+            path.clear()
+        else:
+            above: list[Any] | None = None
+            while path and not (path[-1][0] == it.orep and path[-1][1] <= it.octr <= path[-1][2]):
+                above = path.pop()
+            if not path:
+                raise InvalidInput(f"rga state: origin ({it.orep!r}, {it.octr}) is unknown or not before its run")
+            top = path[-1]
+            if it.octr < top[2]:
+                sibling = (it.octr + 1, top[0])
+                top[2] = it.octr
+            elif above is not None:
+                sibling = (above[1], above[0])
+            if it.ctr <= it.octr:
+                raise InvalidInput(f"rga state: ({it.rep!r}, {it.ctr}) has a counter not above its origin's")
+        if sibling is not None and sibling < key:
+            raise InvalidInput(f"rga state: ({it.rep!r}, {it.ctr}) is out of order")
+        path.append([it.rep, it.ctr, it.ctr + it.n - 1])
