@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple, Self
 
 from omxfs.crdt.base import now_ns
+from omxfs.crdt.checks import check_replica, check_text, check_timestamp
 from omxfs.errors import InvalidInput
 
 
@@ -27,28 +28,6 @@ class _Write(NamedTuple):
     encoded: str
 
 
-def _check_replica(replica: object) -> str:
-    if not isinstance(replica, str) or not replica:
-        raise InvalidInput(f"replica must be a non-empty string, not {replica!r}")
-    return replica
-
-
-def _check_timestamp(timestamp: object) -> int:
-    if not isinstance(timestamp, int) or isinstance(timestamp, bool) or timestamp < 0:
-        raise InvalidInput(f"timestamp must be a non-negative integer, not {timestamp!r}")
-    return timestamp
-
-
-def _check_text(text: object, what: str) -> str:
-    if not isinstance(text, str):
-        raise InvalidInput(f"{what} must be a string, not {type(text).__name__}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise InvalidInput(f"{what} is not valid Unicode: {text!r}") from e
-    return text
-
-
 def _check_json(value: object) -> None:
     """Only what JSON can carry and UTF-8 can store: the map is rendered as a JSON file."""
     if value is None or isinstance(value, bool | int):
@@ -57,13 +36,13 @@ def _check_json(value: object) -> None:
         if not math.isfinite(value):
             raise InvalidInput(f"lww_map values must be finite numbers, not {value!r}")
     elif isinstance(value, str):
-        _check_text(value, "a lww_map string")
+        check_text(value, "a lww_map string")
     elif isinstance(value, list):
         for item in value:
             _check_json(item)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_text(key, "a lww_map object key")
+            check_text(key, "a lww_map object key")
             _check_json(item)
     else:
         raise InvalidInput(f"lww_map values must be JSON values, not {type(value).__name__}")
@@ -96,13 +75,13 @@ class LWWMap:
 
     def set(self, key: str, value: Any, replica: str, timestamp: int | None = None) -> None:
         """Write one key; timestamps work as in ``LWWRegister.set``."""
-        _check_text(key, "lww_map key")
+        check_text(key, "lww_map key")
         encoded = _encode(value)
         self._write(key, replica, timestamp, True, encoded)
 
     def delete(self, key: str, replica: str, timestamp: int | None = None) -> bool:
         """Write a tombstone for ``key``; returns whether the key was present."""
-        _check_text(key, "lww_map key")
+        check_text(key, "lww_map key")
         present = key in self
         self._write(key, replica, timestamp, False, "")
         return present
@@ -122,12 +101,12 @@ class LWWMap:
         return sum(write.live for write in self._writes.values())
 
     def _write(self, key: str, replica: str, timestamp: int | None, live: bool, encoded: str) -> None:
-        _check_replica(replica)
+        check_replica(replica)
         current = self._writes.get(key)
         if timestamp is None:
             timestamp = max(now_ns(), current.timestamp + 1 if current is not None else 0)
         else:
-            _check_timestamp(timestamp)
+            check_timestamp(timestamp)
         self._adopt(key, _Write(timestamp, replica, live, encoded))
 
     def _adopt(self, key: str, write: _Write) -> None:
@@ -160,7 +139,7 @@ class LWWMap:
             raise InvalidInput("lww_map state must be an object with one key, entries, holding an object")
         writes: dict[str, _Write] = {}
         for key, entry in data["entries"].items():
-            _check_text(key, "lww_map key")
+            check_text(key, "lww_map key")
             if not isinstance(entry, dict):
                 raise InvalidInput(f"lww_map state: entry {key!r} must be an object")
             if set(entry) == {"timestamp", "replica", "value"}:
@@ -171,7 +150,7 @@ class LWWMap:
                 raise InvalidInput(
                     f"lww_map state: entry {key!r} needs timestamp, replica and either value or deleted: true"
                 )
-            timestamp, replica = _check_timestamp(entry["timestamp"]), _check_replica(entry["replica"])
+            timestamp, replica = check_timestamp(entry["timestamp"]), check_replica(entry["replica"])
             writes[key] = _Write(timestamp, replica, live, encoded)
         lwwmap = cls()
         lwwmap._writes = writes
@@ -198,9 +177,9 @@ class LWWMap:
             raise InvalidInput("lww_map base must be what base() returned")
         if not isinstance(text, str):
             raise InvalidInput(f"lww_map text must be a string, not {type(text).__name__}")
-        _check_replica(replica)
+        check_replica(replica)
         if timestamp is not None:
-            _check_timestamp(timestamp)
+            check_timestamp(timestamp)
         try:
             parsed = json.loads(text, parse_constant=_reject_constant)
         except (ValueError, RecursionError) as e:
@@ -209,7 +188,7 @@ class LWWMap:
             raise InvalidInput(f"lww_map text must be a JSON object, not {type(parsed).__name__}")
         changed = {}
         for key, item in parsed.items():
-            _check_text(key, "lww_map key")
+            check_text(key, "lww_map key")
             encoded = _encode(item)
             if base.get(key) != encoded:
                 changed[key] = encoded

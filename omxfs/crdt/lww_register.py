@@ -11,29 +11,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Self
 
 from omxfs.crdt.base import now_ns
+from omxfs.crdt.checks import check_replica, check_text, check_timestamp
 from omxfs.errors import InvalidInput
-
-
-def _check_replica(replica: object) -> str:
-    if not isinstance(replica, str) or not replica:
-        raise InvalidInput(f"replica must be a non-empty string, not {replica!r}")
-    return replica
-
-
-def _check_timestamp(timestamp: object) -> int:
-    if not isinstance(timestamp, int) or isinstance(timestamp, bool) or timestamp < 0:
-        raise InvalidInput(f"timestamp must be a non-negative integer, not {timestamp!r}")
-    return timestamp
-
-
-def _check_value(value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"lww_register value must be a string, not {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise InvalidInput(f"lww_register value is not valid Unicode: {value!r}") from e
-    return value
 
 
 class LWWRegister:
@@ -55,12 +34,12 @@ class LWWRegister:
         set always beats what it observed even if the clock lags. With an explicit timestamp the write is
         merged like a remote one: it takes effect only if it orders after the current write.
         """
-        _check_value(value)
-        _check_replica(replica)
+        check_text(value, "lww_register value")
+        check_replica(replica)
         if timestamp is None:
             timestamp = max(now_ns(), self._timestamp + 1)
         else:
-            _check_timestamp(timestamp)
+            check_timestamp(timestamp)
         self._adopt(timestamp, replica, value)
 
     @property
@@ -94,13 +73,13 @@ class LWWRegister:
         if not isinstance(data, dict) or set(data) != {"value", "timestamp", "replica"}:
             raise InvalidInput("lww_register state must be an object with keys value, timestamp, replica")
         value, timestamp, replica = data["value"], data["timestamp"], data["replica"]
-        _check_value(value)
-        _check_timestamp(timestamp)
+        check_text(value, "lww_register value")
+        check_timestamp(timestamp)
         if replica == "":
             if timestamp != 0 or value != "":
                 raise InvalidInput("lww_register state: a write needs a replica")
         else:
-            _check_replica(replica)
+            check_replica(replica)
         register = cls()
         register._value, register._timestamp, register._replica = value, timestamp, replica
         return register

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
+from omxfs.crdt.checks import check_replica, check_text
 from omxfs.errors import InvalidInput
 
 #: who added an element, and that replica's how-many-th add it was
@@ -19,25 +20,14 @@ Tag = tuple[str, int]
 _Entry = tuple[str, str, int]
 
 
-def _check_replica(replica: object) -> str:
-    if not isinstance(replica, str) or not replica:
-        raise InvalidInput(f"replica must be a non-empty string, not {replica!r}")
-    return replica
-
-
 def _check_element(element: object) -> str:
     """The file form is one element per line, so an element is one non-blank line."""
-    if not isinstance(element, str):
-        raise InvalidInput(f"or_set element must be a string, not {type(element).__name__}")
-    if not element.strip():
+    text = check_text(element, "or_set element")
+    if not text.strip():
         raise InvalidInput(f"or_set element must not be empty or blank: {element!r}")
-    if "\n" in element or "\r" in element:
-        raise InvalidInput(f"or_set element must not contain a line break: {element!r}")
-    try:
-        element.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise InvalidInput(f"or_set element is not valid Unicode: {element!r}") from e
-    return element
+    if "\n" in text or "\r" in text:
+        raise InvalidInput(f"or_set element must not contain a line break: {text!r}")
+    return text
 
 
 def _entries_from_json(data: Any, name: str) -> set[_Entry]:
@@ -52,7 +42,7 @@ def _entries_from_json(data: Any, name: str) -> set[_Entry]:
             if not isinstance(tag, list) or len(tag) != 2:
                 raise InvalidInput(f"or_set state: a tag must be [replica, counter], not {tag!r}")
             replica, counter = tag
-            _check_replica(replica)
+            check_replica(replica)
             if not isinstance(counter, int) or isinstance(counter, bool) or counter < 1:
                 raise InvalidInput(f"or_set state: a tag counter must be a positive integer, not {counter!r}")
             entries.add((element, replica, counter))
@@ -93,7 +83,7 @@ class ORSet:
     def add(self, element: str, replica: str) -> None:
         """Add under a fresh tag, even when present: that tag outlives removes made elsewhere meanwhile."""
         _check_element(element)
-        _check_replica(replica)
+        check_replica(replica)
         counters = [c for _, r, c in self._live | self._tombstones if r == replica]
         self._live.add((element, replica, max(counters, default=0) + 1))
 
@@ -165,7 +155,7 @@ class ORSet:
         """Lines new since ``base`` are added; elements of ``base`` no longer listed lose the tags read."""
         if not isinstance(text, str):
             raise InvalidInput(f"or_set text must be a string, not {type(text).__name__}")
-        _check_replica(replica)
+        check_replica(replica)
         wanted: set[str] = set()
         for line in text.split("\n"):
             line = line.removesuffix("\r")

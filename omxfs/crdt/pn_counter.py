@@ -9,15 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Self
 
+from omxfs.crdt.checks import check_replica
 from omxfs.errors import InvalidInput
 
 _WRITE = re.compile(r"([+-]?)([0-9]+)")
-
-
-def _check_replica(replica: object) -> str:
-    if not isinstance(replica, str) or not replica:
-        raise InvalidInput(f"replica must be a non-empty string, not {replica!r}")
-    return replica
 
 
 def _check_amount(n: object) -> int:
@@ -31,7 +26,7 @@ def _tallies_from_json(data: Any, name: str) -> dict[str, int]:
         raise InvalidInput(f"pn_counter state: {name} must be an object of replica → count")
     tallies: dict[str, int] = {}
     for replica, count in data.items():
-        _check_replica(replica)
+        check_replica(replica)
         if _check_amount(count):
             tallies[replica] = count
     return tallies
@@ -49,12 +44,12 @@ class PNCounter:
     # -- typed operations ---------------------------------------------------------------------------------
 
     def increment(self, replica: str, n: int = 1) -> None:
-        _check_replica(replica)
+        check_replica(replica)
         if _check_amount(n):
             self._p[replica] = self._p.get(replica, 0) + n
 
     def decrement(self, replica: str, n: int = 1) -> None:
-        _check_replica(replica)
+        check_replica(replica)
         if _check_amount(n):
             self._n[replica] = self._n.get(replica, 0) + n
 
@@ -112,7 +107,7 @@ class PNCounter:
         """
         if not isinstance(base, int) or isinstance(base, bool):
             raise InvalidInput(f"pn_counter base must be the integer that was read, not {base!r}")
-        _check_replica(replica)
+        check_replica(replica)
         match = _WRITE.fullmatch(text.strip()) if isinstance(text, str) else None
         if match is None:
             raise InvalidInput(f"pn_counter expects an integer, N, +K or -K, not {text!r}")

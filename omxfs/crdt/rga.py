@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import Any, ClassVar, Self
 
+from omxfs.crdt.checks import check_int, check_replica, check_text
 from omxfs.crdt.text_diff import diff_spans
 from omxfs.errors import InvalidInput
 
@@ -80,30 +81,6 @@ class RGABase:
     lens: tuple[int, ...]
 
 
-def _check_replica(replica: object) -> str:
-    if not isinstance(replica, str) or not replica:
-        raise InvalidInput(f"replica must be a non-empty string, not {replica!r}")
-    return replica
-
-
-def _check_int(value: object, what: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidInput(f"{what} must be an integer, not {value!r}")
-    return value
-
-
-def _check_str(value: object, what: str) -> str:
-    """A string that can be written out: lone surrogates would break the file and the JSON."""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
-    if not value.isascii():  # O(1), so typing pays nothing for the check below
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InvalidInput(f"{what} is not valid Unicode: {value!r}") from e
-    return value
-
-
 class RGA:
     """A text field many replicas edit at once (seed E-1…E-7); see the module docstring."""
 
@@ -133,9 +110,9 @@ class RGA:
             or type(replica) is not str
             or not replica
         ):
-            _check_int(position, "position")  # the slow checks, for the error (or a subclass, which is fine)
-            _check_str(text, "text")
-            _check_replica(replica)
+            check_int(position, "position")  # the slow checks, for the error (or a subclass, which is fine)
+            check_text(text, "text")
+            check_replica(replica)
         m = len(text)
         if not m:
             return
@@ -170,8 +147,8 @@ class RGA:
     def delete(self, start: int, end: int) -> int:
         """Delete the visible range ``[start, end)`` (clamped); returns how many characters were deleted."""
         if type(start) is not int or type(end) is not int:
-            _check_int(start, "start")
-            _check_int(end, "end")
+            check_int(start, "start")
+            check_int(end, "end")
         if start < 0:
             start = 0
         if end > self._len:
@@ -209,9 +186,9 @@ class RGA:
 
     def replace(self, start: int, end: int, text: str, replica: str) -> None:
         """Replace the visible range ``[start, end)`` (clamped) with ``text``."""
-        _check_str(text, "text")
-        _check_replica(replica)
-        start = max(_check_int(start, "start"), 0)
+        check_text(text, "text")
+        check_replica(replica)
+        start = max(check_int(start, "start"), 0)
         self.delete(start, end)
         self.insert(start, text, replica)
 
@@ -292,7 +269,7 @@ class RGA:
         if not isinstance(reps, list) or not isinstance(runs, list):
             raise InvalidInput("rga state: reps and runs must be lists")
         for rep in reps:
-            _check_replica(rep)
+            check_replica(rep)
         if len(set(reps)) != len(reps):
             raise InvalidInput("rga state: reps lists a replica twice")
         items = _decode_runs(runs, reps)
@@ -345,8 +322,8 @@ class RGA:
         """
         if not isinstance(base, RGABase):
             raise InvalidInput("rga base must be what base() returned")
-        _check_str(text, "text")
-        _check_replica(replica)
+        check_text(text, "text")
+        check_replica(replica)
         if sum(base.lens) != len(base.text) or not len(base.reps) == len(base.ctrs) == len(base.lens):
             raise InvalidInput("rga base is inconsistent")
         spans = diff_spans(base.text, text)
@@ -761,7 +738,7 @@ def _decode_runs(runs: list[Any], reps: list[str]) -> list[_Item]:
 
 def _decode_payload(payload: object) -> tuple[str, int]:
     if isinstance(payload, str) and payload:
-        return _check_str(payload, "rga state: a run's text"), len(payload)
+        return check_text(payload, "rga state: a run's text"), len(payload)
     if isinstance(payload, int) and not isinstance(payload, bool) and 0 < payload <= _MAX_COUNTER:
         return "", payload
     raise InvalidInput(f"rga state: a run holds a non-empty text or a positive length, not {payload!r}")
