@@ -1,0 +1,57 @@
+"""The ``omxfs`` command as a user runs it: clear output, clear errors, no tracebacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cli.omx import main as omx_main
+from cli.omxfs import main
+from omxfs.store import Workspace
+
+
+def test_init_creates_the_layout_and_is_idempotent(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["init", str(tmp_path / "ws"), "--agent", "alice", "--agent", "bob"])
+    assert result.exit_code == 0, result.output
+    assert "agents: alice, bob" in result.output
+    for sub in ("agents/alice", "agents/bob", "handoff", "collaborative/current", "realtime/.crdt_state"):
+        assert (tmp_path / "ws" / sub).is_dir()
+    again = runner.invoke(main, ["init", str(tmp_path / "ws"), "--agent", "carol", "--supervisor", "boss"])
+    assert again.exit_code == 0, again.output
+    assert Workspace(tmp_path / "ws").agents() == ["alice", "bob", "carol"]
+    assert "supervisors: boss" in again.output
+
+
+def test_init_refuses_a_bad_agent_name_with_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["init", str(tmp_path / "ws"), "--agent", "Bad_Name"])
+    assert result.exit_code == 1
+    assert "invalid agent name 'Bad_Name'" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "ws").exists()
+
+
+def test_status_lists_what_the_zones_hold(tmp_path: Path) -> None:
+    ws = Workspace.init(tmp_path / "ws", agents=["alice", "bob"])
+    ws.private.write("alice", "alice", "a.md", b"x")
+    ws.handoff.deliver("alice", "bob", "d.csv", b"1", "m")
+    ws.collab.write("bob", "plan.md", b"p", expected_version=-1)
+    ws.realtime.create("alice", "board", {"title": "lww_register"})
+    result = CliRunner().invoke(main, ["status", str(ws.root)])
+    assert result.exit_code == 0, result.output
+    assert "alice: 1 private file(s), 0 handoff(s) received" in result.output
+    assert "bob: 0 private file(s), 1 handoff(s) received" in result.output
+    assert "collaborative/plan.md: version 1" in result.output
+    assert "realtime/board: title:lww_register" in result.output
+
+
+def test_status_of_a_plain_directory_says_what_to_do(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["status", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "is not an omx workspace" in result.output and "omxfs init" in result.output
+
+
+def test_omx_says_plainly_that_it_is_not_built_yet() -> None:
+    result = CliRunner().invoke(omx_main, ["summarise notes"])
+    assert result.exit_code == 1 and "not built yet" in result.output
