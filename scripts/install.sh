@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras=""
+dev_packages=""
 case "${1:-}" in
-  --dev) extras="[dev,bench]" ;;
+  --dev) extras="[dev,bench]"; dev_packages="vim nano git sqlite3" ;;
   "") ;;
   *) echo "usage: scripts/install.sh [--dev]" >&2; exit 2 ;;
 esac
@@ -17,10 +18,12 @@ esac
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 if command -v apt-get >/dev/null 2>&1; then
-  echo "==> system packages: fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr" >&2
+  # The tests drive real editors and tools through the mount: vim, nano, git, sqlite3.
+  echo "==> system packages: fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr $dev_packages" >&2
   as_root apt-get update -qq
+  # shellcheck disable=SC2086  # dev_packages is a list of words
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr >/dev/null
+    fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr $dev_packages >/dev/null
 elif [ "$(uname)" = Darwin ]; then
   echo "==> macOS: install macFUSE, Python and pkg-config with 'brew bundle' (see Brewfile); the mount is Linux-only today" >&2
 else

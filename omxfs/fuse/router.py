@@ -1,0 +1,71 @@
+"""Which zone handler serves a view path: the one place that knows the top-level layout (SPEC §2).
+
+.                                  layout (the root: the zone directories, nothing else may be created)
+agents/ and below                  private
+handoff/ and below                 handoff
+collaborative/, collaborative/current/ and below
+                                   collaborative
+collaborative/.versions/, collaborative/.conflicts/ and below, .omxfs/ and below
+                                   read-only passthrough
+realtime/ and below                realtime (documents as directories, .crdt_state/)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from omxfs.errors import NotFound
+from omxfs.fuse.zones.base import ROOT, CrossZone, ViewPath, ZoneHandler
+
+TOP_LEVEL = ("agents", "handoff", "collaborative", "realtime", ".omxfs")
+READ_ONLY_COLLAB = (".versions", ".conflicts")
+
+
+@dataclass(frozen=True)
+class Router:
+    layout: ZoneHandler
+    private: ZoneHandler
+    handoff: ZoneHandler
+    collab: ZoneHandler
+    realtime: ZoneHandler
+    read_only: ZoneHandler
+
+    def route(self, path: ViewPath) -> ZoneHandler:
+        """The handler of ``path``; handlers receive the whole view path."""
+        parts = path.parts
+        if path == ROOT or not parts:
+            return self.layout
+        top = parts[0]
+        if top == "agents":
+            return self.private
+        if top == "handoff":
+            return self.handoff
+        if top == "collaborative":
+            if len(parts) > 1 and parts[1] in READ_ONLY_COLLAB:
+                return self.read_only
+            return self.collab
+        if top == "realtime":
+            return self.realtime
+        if top == ".omxfs":
+            return self.read_only
+        # Only lookups of names that do not exist reach here: the layout handler answers ENOENT or EACCES.
+        return self.layout
+
+    def route_pair(self, old: ViewPath, new: ViewPath) -> ZoneHandler:
+        """The handler of a rename; a rename between zones is refused so tools fall back to copy + delete."""
+        handler = self.route(old)
+        if self.route(new) is not handler:
+            raise CrossZone(f"cannot rename {old} to {new}: they are in different zones")
+        return handler
+
+
+def view_path(parent: ViewPath, name: bytes) -> ViewPath:
+    """The view path of ``name`` in ``parent``; names are checked by the handlers, not here."""
+    if b"/" in name or name in (b"", b".", b".."):
+        raise NotFound(f"no entry {name!r}")
+    return (
+        PurePosixPath(parent, name.decode("utf-8", "surrogateescape"))
+        if parent != ROOT
+        else PurePosixPath(name.decode("utf-8", "surrogateescape"))
+    )

@@ -1,0 +1,240 @@
+"""What every zone handler offers: the synchronous semantics of the nodes of one zone.
+
+The async ops layer resolves the caller and the view path, asks the router for the handler, and calls it in a
+worker thread. Handlers talk to the store (never to pyfuse3) and raise ``omxfs.errors`` exceptions; the ops
+layer maps those to errnos. A view path is a ``PurePosixPath`` relative to the mount's root (``PurePosixPath(".")``
+is the root itself).
+
+Handles are the open files. pyfuse3 gives no request context to read, write, flush and release, so a handle
+remembers its caller from open/create. ``flush`` is the commit point of zones whose writes are staged
+(handoff, collaborative, realtime): its error reaches the ``close()`` of the program that wrote.
+"""
+
+from __future__ import annotations
+
+import errno
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Protocol
+
+from omxfs.errors import OmxError, ZoneDenied
+
+ViewPath = PurePosixPath
+ROOT = PurePosixPath(".")
+
+
+class NoAttribute(OmxError):
+    """The extended attribute does not exist (ENODATA, which getfattr shows as "No such attribute")."""
+
+    errno = errno.ENODATA
+
+
+class NotSupported(OmxError):
+    errno = errno.EOPNOTSUPP
+
+
+class CrossZone(OmxError):
+    """A rename between zones: programs such as ``mv`` then fall back to copy and delete, under the rules."""
+
+    errno = errno.EXDEV
+
+
+class IsADirectory(OmxError):
+    errno = errno.EISDIR
+
+
+class NotEmpty(OmxError):
+    errno = errno.ENOTEMPTY
+
+
+def read_only(path: ViewPath, why: str = "read-only") -> ZoneDenied:
+    return ZoneDenied(f"{path}: {why}")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a request: the agent the identity resolver settled on, and the kernel's view of the process."""
+
+    agent: str
+    uid: int
+    gid: int
+    pid: int
+    umask: int = 0o022
+
+
+@dataclass(frozen=True)
+class Attr:
+    """The attributes of a node, as the ops layer turns them into ``EntryAttributes``.
+
+    ``stable`` says the content cannot change behind the kernel's back except through this mount, so the kernel
+    may cache attributes and pages for long (timeouts, keep_cache); nodes that other daemons, processes on the
+    store or CRDT merges can change are not stable.
+    """
+
+    mode: int
+    size: int = 0
+    mtime_ns: int = 0
+    ctime_ns: int = 0
+    atime_ns: int = 0
+    nlink: int = 1
+    uid: int = 0
+    gid: int = 0
+    stable: bool = False
+
+    @property
+    def is_dir(self) -> bool:
+        return stat.S_ISDIR(self.mode)
+
+
+def dir_attr(mtime_ns: int = 0, *, writable: bool = False, uid: int = 0, gid: int = 0) -> Attr:
+    return Attr(
+        mode=stat.S_IFDIR | (0o755 if writable else 0o555),
+        nlink=2,
+        mtime_ns=mtime_ns,
+        ctime_ns=mtime_ns,
+        atime_ns=mtime_ns,
+        uid=uid,
+        gid=gid,
+    )
+
+
+@dataclass(frozen=True)
+class AttrChanges:
+    """What a setattr asks to change (None: leave it)."""
+
+    size: int | None = None
+    mode: int | None = None
+    uid: int | None = None
+    gid: int | None = None
+    atime_ns: int | None = None
+    mtime_ns: int | None = None
+
+
+class Handle(Protocol):
+    """An open file."""
+
+    caller: Caller
+    #: keep the kernel's page cache across opens (content cannot change behind its back)
+    keep_cache: bool
+    #: bypass the page cache (content is generated or can change at any time)
+    direct_io: bool
+
+    def read(self, offset: int, size: int) -> bytes: ...
+
+    def write(self, offset: int, data: bytes) -> int: ...
+
+    def truncate(self, size: int) -> None: ...
+
+    def flush(self) -> None:
+        """Commit staged writes; called at every close() of a descriptor of this open file."""
+
+    def fsync(self, datasync: bool) -> None: ...
+
+    def release(self) -> None:
+        """The last descriptor is gone; free everything (after a final flush, which already committed)."""
+
+    def getattr(self) -> Attr: ...
+
+
+class ZoneHandler(Protocol):
+    """The nodes of one zone. Every method may raise ``OmxError``; none may block forever."""
+
+    def getattr(self, path: ViewPath) -> Attr: ...
+
+    def listdir(self, caller: Caller, path: ViewPath) -> list[str]: ...
+
+    def readlink(self, path: ViewPath) -> bytes: ...
+
+    def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle: ...
+
+    def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle: ...
+
+    def mkdir(self, caller: Caller, path: ViewPath, mode: int) -> None: ...
+
+    def unlink(self, caller: Caller, path: ViewPath) -> None: ...
+
+    def rmdir(self, caller: Caller, path: ViewPath) -> None: ...
+
+    def rename(self, caller: Caller, old: ViewPath, new: ViewPath, flags: int) -> None:
+        """Both paths are in this handler's zone (the router refuses others with CrossZone)."""
+
+    def symlink(self, caller: Caller, path: ViewPath, target: bytes) -> None: ...
+
+    def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None: ...
+
+    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None: ...
+
+    def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes: ...
+
+    def setxattr(self, caller: Caller, path: ViewPath, name: str, value: bytes) -> None: ...
+
+    def listxattr(self, caller: Caller, path: ViewPath) -> list[str]: ...
+
+    def removexattr(self, caller: Caller, path: ViewPath, name: str) -> None: ...
+
+
+@dataclass
+class BufferHandle:
+    """A handle over bytes in memory: generated content to read, or staged writes committed by ``on_flush``.
+
+    Zones whose writes are commits (handoff, collaborative, realtime) stage a whole new content here and turn
+    it into one store operation when the program closes the file.
+    """
+
+    caller: Caller
+    data: bytearray
+    attr_template: Attr
+    writable: bool = False
+    keep_cache: bool = False
+    direct_io: bool = True
+    dirty: bool = False
+    on_flush: Callable[[BufferHandle], None] | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def read(self, offset: int, size: int) -> bytes:
+        return bytes(self.data[offset : offset + size])
+
+    def write(self, offset: int, data: bytes) -> int:
+        if not self.writable:
+            raise ZoneDenied("this file is not open for writing")
+        if offset > len(self.data):
+            self.data.extend(b"\0" * (offset - len(self.data)))
+        self.data[offset : offset + len(data)] = data
+        self.dirty = True
+        return len(data)
+
+    def truncate(self, size: int) -> None:
+        if not self.writable:
+            raise ZoneDenied("this file is not open for writing")
+        if size < len(self.data):
+            del self.data[size:]
+        else:
+            self.data.extend(b"\0" * (size - len(self.data)))
+        self.dirty = True
+
+    def flush(self) -> None:
+        if self.dirty and self.on_flush is not None:
+            self.on_flush(self)
+            self.dirty = False
+
+    def fsync(self, datasync: bool) -> None:
+        self.flush()
+
+    def release(self) -> None:
+        self.data = bytearray()
+
+    def getattr(self) -> Attr:
+        t = self.attr_template
+        return Attr(
+            mode=t.mode,
+            size=len(self.data),
+            mtime_ns=t.mtime_ns,
+            ctime_ns=t.ctime_ns,
+            atime_ns=t.atime_ns,
+            nlink=t.nlink,
+            uid=t.uid,
+            gid=t.gid,
+            stable=t.stable,
+        )
