@@ -22,8 +22,7 @@ Python's own objects and loops are the cost here, so the hot paths (``insert``, 
 ``_kill``) are written flat, with few calls.
 
 The JSON form lists maximal runs in document order with replica names in a table, tombstones by length only;
-see ``to_json``. ``from_json`` checks that the runs are in the order RGA would give them, in one pass with a
-stack of the path from the start (each origin must be an ancestor of the previous element, siblings descend).
+see ``rga_state``, which also checks, in one pass, that a loaded state is in the order RGA would give it.
 """
 
 from __future__ import annotations
@@ -31,10 +30,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate, pairwise
+from itertools import accumulate
 from typing import Any, ClassVar, Self
 
 from omxfs.crdt.checks import check_int, check_replica, check_text
+from omxfs.crdt.rga_state import Run, decode, encode, ends
 from omxfs.crdt.text_diff import diff_spans
 from omxfs.errors import InvalidInput
 
@@ -42,33 +42,8 @@ from omxfs.errors import InvalidInput
 #: enough that skipping blocks by their visible length is cheap too
 _BLOCK_MAX = 64
 _GROUP_BITS = 4  # blocks come in groups of 16 with their visible length, so a far jump skips groups first
-_MAX_COUNTER = 2**53  # JSON numbers beyond this lose precision elsewhere
 
 Id = tuple[str, int]
-
-
-class _Item:
-    """A run of ``n`` elements ``(rep, ctr) … (rep, ctr + n - 1)``, the first one's origin ``(orep, octr)``."""
-
-    __slots__ = ("blk", "ctr", "n", "octr", "orep", "rep", "text")
-
-    def __init__(self, rep: str, ctr: int, n: int, orep: str | None, octr: int, text: str) -> None:
-        self.rep = rep
-        self.ctr = ctr
-        self.n = n
-        self.orep = orep  # None: the start of the text (octr is then 0)
-        self.octr = octr
-        self.text = text  # the run's characters, or "" once deleted (a tombstone)
-        self.blk: list[_Item]  # the block holding it; only kept up to date while the id index exists
-
-    def continues(self, prev: _Item) -> bool:
-        """Whether this run could be the tail of ``prev``: next counters, and its origin is ``prev``'s last."""
-        return (
-            self.rep == prev.rep
-            and self.ctr == prev.ctr + prev.n
-            and self.octr == self.ctr - 1
-            and self.orep == prev.rep
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +62,14 @@ class RGA:
     TYPE: ClassVar[str] = "rga"
 
     def __init__(self) -> None:
-        self._blocks: list[list[_Item]] = [[]]
+        self._blocks: list[list[Run]] = [[]]
         self._bvis: list[int] = [0]  # visible characters per block
         self._gvis: list[int] = [0]  # visible characters per group of blocks
         self._len = 0
         self._max = 0  # the highest counter seen: the Lamport clock
         # the cursor: block, item in it, visible position of that item, visible position of that block
         self._cb = self._ci = self._cp = self._cbp = 0
-        self._index: dict[str, tuple[list[int], list[_Item]]] | None = None  # replica → item starts, items
+        self._index: dict[str, tuple[list[int], list[Run]]] | None = None  # replica → item starts, items
         self._bpos: dict[int, int] | None = None  # id(block) → its index, while the id index exists
         self._text: str | None = ""
         self._base: RGABase | None = None
@@ -122,7 +97,7 @@ class RGA:
         self._max += m
         # a new element is greater than every other, so it goes right after its origin, before any tombstones
         if pos == 0:
-            self._blocks[0].insert(0, _Item(replica, c, m, None, 0, text))
+            self._blocks[0].insert(0, Run(replica, c, m, None, 0, text))
             cb = self._cb = self._ci = self._cp = self._cbp = 0
         else:
             cb, ci, cp = self._locate(pos - 1)
@@ -136,7 +111,7 @@ class RGA:
                 it.n += m
                 k = 0
             if k:
-                blk.insert(ci + 1, _Item(replica, c, m, it.rep, it.ctr + k - 1, text))
+                blk.insert(ci + 1, Run(replica, c, m, it.rep, it.ctr + k - 1, text))
                 self._ci, self._cp = ci + 1, pos
         self._bvis[cb] += m
         self._gvis[cb >> _GROUP_BITS] += m
@@ -235,49 +210,15 @@ class RGA:
         self._id_edit()
 
     def to_json(self) -> dict[str, Any]:
-        """``{"reps": [replica, ...], "runs": [run, ...]}``, the maximal runs in document order.
-
-        A run is ``[payload]`` when it continues the previous run (next counter, origin its last element; only
-        the deleted flag differs), ``[payload, rep, ctr]`` when its origin is the element just before it (or
-        the start, for the first run), else ``[payload, rep, ctr, orep, octr]``, or ``[payload, rep, ctr,
-        null]`` for the start. ``rep``/``orep`` index ``reps`` (in order of first appearance); the payload is
-        the text, or for a tombstone its length.
-        """
-        reps: dict[str, int] = {}
-        runs: list[list[Any]] = []
-        prev: _Item | None = None  # the last run written, as an item
-        for cur in self._maximal_runs():
-            payload: str | int = cur.text or cur.n
-            ri = reps.setdefault(cur.rep, len(reps))
-            implied = (prev.rep, prev.ctr + prev.n - 1) if prev is not None else (None, 0)
-            if prev is not None and cur.continues(prev):
-                runs.append([payload])
-            elif (cur.orep, cur.octr) == implied:
-                runs.append([payload, ri, cur.ctr])
-            elif cur.orep is None:
-                runs.append([payload, ri, cur.ctr, None])
-            else:
-                runs.append([payload, ri, cur.ctr, reps[cur.orep], cur.octr])
-            prev = cur
-        return {"reps": list(reps), "runs": runs}
+        """The maximal runs in document order; see ``rga_state.encode``."""
+        return encode(self._maximal_runs())
 
     @classmethod
     def from_json(cls, data: Any) -> Self:
-        if not isinstance(data, dict) or set(data) != {"reps", "runs"}:
-            raise InvalidInput("rga state must be an object with keys reps, runs")
-        reps, runs = data["reps"], data["runs"]
-        if not isinstance(reps, list) or not isinstance(runs, list):
-            raise InvalidInput("rga state: reps and runs must be lists")
-        for rep in reps:
-            check_replica(rep)
-        if len(set(reps)) != len(reps):
-            raise InvalidInput("rga state: reps lists a replica twice")
-        items = _decode_runs(runs, reps)
-        _check_ids_unique(items)
-        _check_order(items)
+        items = decode(data)
         rga = cls()
         half = _BLOCK_MAX // 2
-        rga._load([items[i : i + half] for i in range(0, len(items), half)], max(_ends(items), default=0))
+        rga._load([items[i : i + half] for i in range(0, len(items), half)], max(ends(items), default=0))
         return rga
 
     def copy(self) -> Self:
@@ -439,16 +380,16 @@ class RGA:
                 cbp -= bvis[cb]
         return cb, cbp
 
-    def _split(self, it: _Item, k: int) -> _Item:
+    def _split(self, it: Run, k: int) -> Run:
         """Cut ``it`` after its ``k``-th element; returns the tail, which the caller puts right after it."""
-        tail = _Item(it.rep, it.ctr + k, it.n - k, it.rep, it.ctr + k - 1, it.text[k:])
+        tail = Run(it.rep, it.ctr + k, it.n - k, it.rep, it.ctr + k - 1, it.text[k:])
         it.n = k
         it.text = it.text[:k]
         if self._index is not None:
             self._ix_add(tail, it.blk)
         return tail
 
-    def _kill(self, blk: list[_Item], ci: int, k: int, d: int) -> int:
+    def _kill(self, blk: list[Run], ci: int, k: int, d: int) -> int:
         """Delete elements ``k … k+d-1`` of the visible item ``blk[ci]``; returns where the last one now is.
 
         Deleted pieces join a neighbouring tombstone of the same run when there is one, so that backspacing
@@ -497,7 +438,7 @@ class RGA:
             self._drop(blk, ci + 1)
         return ci
 
-    def _drop(self, blk: list[_Item], ci: int) -> None:
+    def _drop(self, blk: list[Run], ci: int) -> None:
         """Remove an item whose elements a neighbour has just absorbed."""
         it = blk.pop(ci)
         if self._index is not None:
@@ -505,7 +446,7 @@ class RGA:
             j = bisect_right(starts, it.ctr) - 1
             del starts[j], items[j]
 
-    def _load(self, blocks: list[list[_Item]], max_counter: int) -> None:
+    def _load(self, blocks: list[list[Run]], max_counter: int) -> None:
         """Take these blocks as the whole state (and forget the cursor, caches and index of any other)."""
         self._blocks = blocks or [[]]
         self._bvis = [sum(len(it.text) for it in blk) for blk in self._blocks]
@@ -516,8 +457,8 @@ class RGA:
         self._index = self._bpos = None
         self._text = self._base = None
 
-    def _cloned_blocks(self) -> list[list[_Item]]:
-        return [[_Item(it.rep, it.ctr, it.n, it.orep, it.octr, it.text) for it in blk] for blk in self._blocks]
+    def _cloned_blocks(self) -> list[list[Run]]:
+        return [[Run(it.rep, it.ctr, it.n, it.orep, it.octr, it.text) for it in blk] for blk in self._blocks]
 
     def _regroup(self) -> None:
         size = 1 << _GROUP_BITS
@@ -547,18 +488,18 @@ class RGA:
     def _ensure_index(self) -> None:
         if self._index is not None:
             return
-        by_rep: dict[str, list[_Item]] = {}
+        by_rep: dict[str, list[Run]] = {}
         for blk in self._blocks:
             for it in blk:
                 it.blk = blk
                 by_rep.setdefault(it.rep, []).append(it)
-        index: dict[str, tuple[list[int], list[_Item]]] = {}
+        index: dict[str, tuple[list[int], list[Run]]] = {}
         for rep, items in by_rep.items():
             items.sort(key=lambda it: it.ctr)
             index[rep] = ([it.ctr for it in items], items)
         self._index = index
 
-    def _ix_add(self, it: _Item, blk: list[_Item]) -> None:
+    def _ix_add(self, it: Run, blk: list[Run]) -> None:
         assert self._index is not None
         it.blk = blk
         starts, items = self._index.setdefault(it.rep, ([], []))
@@ -566,13 +507,13 @@ class RGA:
         starts.insert(j, it.ctr)
         items.insert(j, it)
 
-    def _ix_rekey(self, it: _Item, old: int) -> None:
+    def _ix_rekey(self, it: Run, old: int) -> None:
         """``it`` now starts at another counter; no other run of its replica lies in between."""
         assert self._index is not None
         starts, _ = self._index[it.rep]
         starts[bisect_right(starts, old) - 1] = it.ctr
 
-    def _find(self, rep: str, c: int) -> _Item | None:
+    def _find(self, rep: str, c: int) -> Run | None:
         assert self._index is not None
         entry = self._index.get(rep)
         if entry is None:
@@ -604,7 +545,7 @@ class RGA:
         j = bisect_right(starts, hi - 1) - 1
         return j >= 0 and items[j].ctr + items[j].n > lo
 
-    def _where(self, it: _Item) -> tuple[int, int]:
+    def _where(self, it: Run) -> tuple[int, int]:
         if self._bpos is None:
             self._bpos = {id(blk): i for i, blk in enumerate(self._blocks)}
         return self._bpos[id(it.blk)], it.blk.index(it)
@@ -665,7 +606,7 @@ class RGA:
             prev.text += text
             prev.n += n
         else:
-            it = _Item(rep, c, n, orep, octr, text)
+            it = Run(rep, c, n, orep, octr, text)
             blk.insert(ci, it)
             self._ix_add(it, blk)
         self._bvis[cb] += len(text)
@@ -674,14 +615,14 @@ class RGA:
         if len(blk) > _BLOCK_MAX:
             self._split_block(cb)
 
-    def _maximal_runs(self) -> list[_Item]:
+    def _maximal_runs(self) -> list[Run]:
         """The items in order with every run that continues the one before (same deleted flag) joined."""
-        runs: list[_Item] = []
-        prev: _Item | None = None
+        runs: list[Run] = []
+        prev: Run | None = None
         for blk in self._blocks:
             for it in blk:
                 if prev is not None and bool(it.text) == bool(prev.text) and it.continues(prev):
-                    prev = _Item(prev.rep, prev.ctr, prev.n + it.n, prev.orep, prev.octr, prev.text + it.text)
+                    prev = Run(prev.rep, prev.ctr, prev.n + it.n, prev.orep, prev.octr, prev.text + it.text)
                     runs[-1] = prev
                 else:
                     prev = it
@@ -700,98 +641,3 @@ def _base_ids(base: RGABase, starts: list[int], i1: int, i2: int) -> Iterator[tu
         yield base.reps[j], base.ctrs[j] + i1 - starts[j], take
         i1 += take
         j += 1
-
-
-def _ends(items: list[_Item]) -> Iterator[int]:
-    return (it.ctr + it.n - 1 for it in items)
-
-
-def _decode_runs(runs: list[Any], reps: list[str]) -> list[_Item]:
-    items: list[_Item] = []
-    prev: _Item | None = None
-    for run in runs:
-        if not isinstance(run, list) or len(run) not in (1, 3, 4, 5):
-            raise InvalidInput(f"rga state: a run must be a list of 1, 3, 4 or 5 values, not {run!r}")
-        text, n = _decode_payload(run[0])
-        orep: str | None
-        if len(run) == 1:
-            if prev is None:
-                raise InvalidInput("rga state: the first run cannot continue a previous one")
-            rep, ctr = prev.rep, prev.ctr + prev.n
-            orep, octr = rep, ctr - 1
-        else:
-            rep, ctr = _decode_rep(run[1], reps), _decode_counter(run[2])
-            if len(run) == 3:
-                orep, octr = (prev.rep, prev.ctr + prev.n - 1) if prev is not None else (None, 0)
-            elif len(run) == 4:
-                if run[3] is not None:
-                    raise InvalidInput(f"rga state: a 4-value run must end in null (the start), not {run!r}")
-                orep, octr = None, 0
-            else:
-                orep, octr = _decode_rep(run[3], reps), _decode_counter(run[4])
-        if ctr + n - 1 > _MAX_COUNTER:
-            raise InvalidInput(f"rga state: counters must stay below {_MAX_COUNTER}")
-        prev = _Item(rep, ctr, n, orep, octr, text)
-        items.append(prev)
-    return items
-
-
-def _decode_payload(payload: object) -> tuple[str, int]:
-    if isinstance(payload, str) and payload:
-        return check_text(payload, "rga state: a run's text"), len(payload)
-    if isinstance(payload, int) and not isinstance(payload, bool) and 0 < payload <= _MAX_COUNTER:
-        return "", payload
-    raise InvalidInput(f"rga state: a run holds a non-empty text or a positive length, not {payload!r}")
-
-
-def _decode_rep(value: object, reps: list[str]) -> str:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(reps):
-        raise InvalidInput(f"rga state: {value!r} is not an index into reps")
-    return reps[value]
-
-
-def _decode_counter(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= _MAX_COUNTER:
-        raise InvalidInput(f"rga state: a counter must be a positive integer, not {value!r}")
-    return value
-
-
-def _check_ids_unique(items: list[_Item]) -> None:
-    ranges = sorted((it.rep, it.ctr, it.ctr + it.n) for it in items)
-    for (rep, _, end), (next_rep, start, _) in pairwise(ranges):
-        if rep == next_rep and start < end:
-            raise InvalidInput(f"rga state: the id ({rep!r}, {start}) occurs twice")
-
-
-def _check_order(items: list[_Item]) -> None:
-    """Check that the runs are in RGA order: a pre-order walk of the origin tree, siblings descending.
-
-    ``path`` holds the elements from the start to the previous one, as ``[rep, first, last]`` chains. An
-    element's origin must be on that path (else it is unknown, or not before it); the element of the path
-    just after the origin is then its previous sibling, which must be greater.
-    """
-    path: list[list[Any]] = []
-    for it in items:
-        key = (it.ctr, it.rep)
-        sibling: tuple[int, str] | None = None
-        if it.orep is None:
-            if path:
-                sibling = (path[0][1], path[0][0])
-            path.clear()
-        else:
-            above: list[Any] | None = None
-            while path and not (path[-1][0] == it.orep and path[-1][1] <= it.octr <= path[-1][2]):
-                above = path.pop()
-            if not path:
-                raise InvalidInput(f"rga state: origin ({it.orep!r}, {it.octr}) is unknown or not before its run")
-            top = path[-1]
-            if it.octr < top[2]:
-                sibling = (it.octr + 1, top[0])
-                top[2] = it.octr
-            elif above is not None:
-                sibling = (above[1], above[0])
-            if it.ctr <= it.octr:
-                raise InvalidInput(f"rga state: ({it.rep!r}, {it.ctr}) has a counter not above its origin's")
-        if sibling is not None and sibling < key:
-            raise InvalidInput(f"rga state: ({it.rep!r}, {it.ctr}) is out of order")
-        path.append([it.rep, it.ctr, it.ctr + it.n - 1])
