@@ -92,7 +92,13 @@ def test_kill_mid_write_leaves_previous_state_intact(tmp_path: Path) -> None:
     for round_no in range(6):
         p = ctx.Process(target=churn, args=(str(ws.root), round_no))
         p.start()
-        time.sleep(0.3 + rng.random() * 0.5)
+        # Kill at a random moment once the child is writing (it may take long to start on a loaded machine).
+        started = ws.collab.current_version("log.md")
+        deadline = time.monotonic() + 60
+        while ws.collab.current_version("log.md") == started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ws.collab.current_version("log.md") > started, "the writer never got going"
+        time.sleep(rng.random() * 0.5)
         assert p.pid is not None
         os.kill(p.pid, signal.SIGKILL)
         p.join()
