@@ -1,0 +1,250 @@
+"""Model access: one small ``Model`` protocol, litellm behind it, and a scripted model for tests (seed 000 LLM).
+
+Everything above this module talks to ``Model.complete`` and gets a ``ModelReply`` back, so the planner, the
+agent loop and the tests never see litellm. litellm costs about two seconds to import and fetches a price list
+from the internet unless told not to, so it is imported on the first real call, never at module import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib.util
+import json
+import logging
+import os
+import uuid
+import warnings
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from agent.llm_errors import LLMError, redact, translate
+
+__all__ = ["LLM", "LLMError", "LiteLLMModel", "Model", "ModelReply", "ScriptedModel", "ToolCall", "Usage"]
+__all__ += ["model_from_settings"]
+
+log = logging.getLogger("omx.llm")
+
+#: seed 000 LLM.call precondition: a prompt is shorter than this
+CALL_LIMIT = 10_000
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens served from the provider's cache (KV-cache hit)
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: str  # the JSON text the model sent, unparsed: the caller reports bad JSON back to the model
+
+
+class ModelReply(BaseModel):
+    content: str | None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    request_id: str
+    model: str
+
+
+class Model(Protocol):
+    def complete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+    ) -> ModelReply: ...
+
+
+def new_request_id() -> str:
+    """A unique id per call, sent as X-Request-ID and written to the trace, so a run can be matched to server logs."""
+    return f"omx-{uuid.uuid4().hex[:16]}"
+
+
+def _import_litellm() -> Any:
+    """Import litellm offline (local price list) and quiet: its records go to omx's logging, not its own console."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    quiet = "LITELLM_LOG" not in os.environ  # a user who sets LITELLM_LOG asked for litellm's own output
+    if quiet:
+        for name in _LITELLM_LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
+    with _litellm_warnings_ignored():
+        import litellm
+    litellm.suppress_debug_info = True
+    if quiet:
+        for name in _LITELLM_LOGGERS:
+            logging.getLogger(name).handlers.clear()
+    return litellm
+
+
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+@contextlib.contextmanager
+def _litellm_warnings_ignored() -> Iterator[None]:
+    """litellm's own deprecations, and pydantic's remarks on litellm's types, are not the user's to fix."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", category=PendingDeprecationWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"pydantic\.")
+        yield
+
+
+class LiteLLMModel:
+    """A ``Model`` over ``litellm.completion``: any provider litellm knows, or any OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60,
+        max_input_chars: int = 200_000,
+        temperature: float = 0,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.model, self.api_base, self.timeout = model, api_base, timeout
+        self.max_input_chars, self.temperature, self.max_tokens = max_input_chars, temperature, max_tokens
+        self._api_key = api_key  # kept private and out of repr and logs
+
+    def __repr__(self) -> str:
+        return f"LiteLLMModel({self.model!r}, api_base={self.api_base!r})"
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+    ) -> ModelReply:
+        request_id = new_request_id()
+        size = sum(len(str(m.get("content") or "")) for m in messages)
+        if size > self.max_input_chars:
+            raise LLMError(
+                f"LLM error: input too long: {size} characters, the limit is {self.max_input_chars}; shorten the input",
+                request_id=request_id,
+            )
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "timeout": self.timeout}
+        kwargs.update(temperature=self.temperature, extra_headers={"X-Request-ID": request_id}, max_retries=0)
+        optional = {
+            "api_base": self.api_base,
+            "api_key": self._api_key,
+            "max_tokens": self.max_tokens,
+            "tools": tools or None,
+        }
+        kwargs.update({k: v for k, v in optional.items() if v is not None})
+        if json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        litellm = _import_litellm()  # before find_spec below, which would import litellm without our settings
+        if tools and importlib.util.find_spec("litellm.responses.mcp") is not None:
+            kwargs["_skip_mcp_handler"] = True  # litellm 1.7x+ imports the optional `mcp` package for any tools
+        log.debug("request %s: %s, %d messages, %d characters", request_id, self.model, len(messages), size)
+        try:
+            with _litellm_warnings_ignored(), ThreadPoolExecutor(1, thread_name_prefix="omx-llm") as pool:
+                # off the main thread: there litellm's sync logging adopts a main-thread event loop it never closes
+                response = pool.submit(litellm.completion, **kwargs).result()
+        except Exception as exc:
+            secrets = [self._api_key, *(v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")))]
+            error = translate(exc, model=self.model, api_base=self.api_base, timeout=self.timeout,
+                              request_id=request_id, secrets=secrets)  # fmt: skip
+            log.debug("request %s failed: %s", request_id, redact(repr(exc), secrets))
+            raise error from None
+        return _reply(response, request_id=request_id, model=self.model)
+
+
+def _reply(response: Any, *, request_id: str, model: str) -> ModelReply:
+    """Read the parts omx uses from litellm's OpenAI-shaped response."""
+    message = response.choices[0].message
+    calls = [
+        ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "{}")
+        for i, c in enumerate(getattr(message, "tool_calls", None) or [])
+    ]
+    raw = getattr(response, "usage", None)
+    details = getattr(raw, "prompt_tokens_details", None)
+    usage = Usage(
+        prompt_tokens=getattr(raw, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(raw, "completion_tokens", 0) or 0,
+        cached_tokens=getattr(details, "cached_tokens", 0) or 0,
+    )
+    return ModelReply(content=message.content, tool_calls=calls, usage=usage, request_id=request_id, model=model)
+
+
+class ScriptedModel:
+    """A ``Model`` for tests (STYLE lesson 9): replies in the given order, and a record of every request."""
+
+    def __init__(self, replies: Iterable[ModelReply | str | dict[str, Any]] = ()) -> None:
+        self._replies: list[ModelReply] = []
+        self._made = 0
+        self.requests: list[dict[str, Any]] = []
+        self.enqueue(*replies)
+
+    def enqueue(self, *replies: ModelReply | str | dict[str, Any]) -> None:
+        """Add replies: a ModelReply, a str (text) or {"content", "tool_calls": [{"name", "arguments"}], "usage"}."""
+        self._replies.extend(self._coerce(r) for r in replies)
+
+    def _coerce(self, reply: ModelReply | str | dict[str, Any]) -> ModelReply:
+        n = self._made = self._made + 1
+        if isinstance(reply, ModelReply):
+            return reply
+        if isinstance(reply, str):
+            reply = {"content": reply}
+        calls = [
+            ToolCall(id=c.get("id", f"call_{n}_{i}"), name=c["name"], arguments=_json_text(c.get("arguments", {})))
+            for i, c in enumerate(reply.get("tool_calls") or [])
+        ]
+        usage = Usage(**reply.get("usage", {}))
+        return ModelReply(content=reply.get("content"), tool_calls=calls, usage=usage, request_id=f"scripted-{n}",
+                          model="scripted")  # fmt: skip
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+    ) -> ModelReply:
+        self.requests.append({"messages": copy.deepcopy(messages), "tools": tools, "json_mode": json_mode})
+        if not self._replies:
+            raise LLMError(f"LLM error: the scripted model has no reply left for request {len(self.requests)}")
+        return self._replies.pop(0)
+
+
+def _json_text(arguments: str | dict[str, Any]) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def model_from_settings(model: str | None, api_base: str | None) -> Model:
+    """The model the user chose: --model / OMX_MODEL, --api-base / OMX_API_BASE; provider keys from their variables."""
+    name = model or os.environ.get("OMX_MODEL")
+    base = api_base or os.environ.get("OMX_API_BASE")
+    if not name:
+        raise LLMError(
+            "LLM error: no model configured; pass --model or set OMX_MODEL (for example openai/gpt-4o-mini, "
+            "or ollama/llama3.1, or openai/<name> with --api-base http://127.0.0.1:8000/v1 for a local server)"
+        )
+    key = os.environ.get("OMX_API_KEY")
+    if key is None and base and name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+        key = "no-key"  # local OpenAI-compatible servers ignore the key, but the OpenAI client insists on one
+    return LiteLLMModel(name, api_base=base, api_key=key)
+
+
+class LLM:
+    """Seed 000's ``LLM.call(prompt) -> str``: one user message in, the text out, errors as an "LLM error" string."""
+
+    def __init__(self, model: Model | str, *, api_key: str | None = None, api_base: str | None = None,
+                 max_tokens: int | None = None, timeout: float = 60) -> None:  # fmt: skip
+        self.model: Model = (
+            LiteLLMModel(model, api_key=api_key, api_base=api_base, max_tokens=max_tokens, timeout=timeout)
+            if isinstance(model, str)
+            else model
+        )
+        self.last_request_id: str | None = None
+
+    def call(self, prompt: str) -> str:
+        """The reply's text; a failed call returns its clear "LLM error: ..." line, as seed TC-LLM-002 asks."""
+        if not prompt:
+            raise ValueError("prompt must not be empty")
+        if len(prompt) > CALL_LIMIT:
+            raise ValueError(f"input too long: {len(prompt)} characters, the limit is {CALL_LIMIT}")
+        try:
+            reply = self.model.complete([{"role": "user", "content": prompt}])
+        except LLMError as exc:
+            self.last_request_id = exc.request_id
+            return str(exc)
+        self.last_request_id = reply.request_id
+        return reply.content or ""

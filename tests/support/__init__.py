@@ -1,0 +1,1 @@
+"""Test helpers shared across the suite: a local OpenAI-compatible stub server and its pytest fixture."""
