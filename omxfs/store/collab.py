@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ class CollabZone:
         self.versions_dir = self.dir / ".versions"
         self.conflicts_dir = self.dir / ".conflicts"
         self._parsed: dict[PurePosixPath, tuple[bytes, tuple[VersionEntry, ...]]] = {}
+        self._parsed_lock = threading.Lock()  # the mount calls the store from many worker threads
 
     # -- reading (lock-free) ------------------------------------------------------------------------------------
 
@@ -80,13 +82,15 @@ class CollabZone:
             raw = read_bytes(self.versions_dir, rel / HISTORY)
         except NotFound:
             return b"", ()
-        cached = self._parsed.get(rel)
+        with self._parsed_lock:
+            cached = self._parsed.get(rel)
         if cached is not None and cached[0] == raw:
             return cached
         parsed = raw, tuple(load_history(raw, f"collaborative/.versions/{rel}/{HISTORY}"))
-        if len(self._parsed) >= HISTORY_CACHE_SIZE:
-            self._parsed.pop(next(iter(self._parsed)))
-        self._parsed[rel] = parsed
+        with self._parsed_lock:
+            while len(self._parsed) >= HISTORY_CACHE_SIZE:
+                del self._parsed[next(iter(self._parsed))]
+            self._parsed[rel] = parsed
         return parsed
 
     def current_version(self, path: str) -> int:
