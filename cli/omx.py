@@ -1,16 +1,182 @@
-"""``omx``: the local agent (plan, confirm, execute in a sandbox, trace). Not built yet; this says so clearly."""
+"""``omx``: the local agent. Plan a task, confirm it, execute it in a sandbox, record a trace (SPEC §6, seed 004).
+
+Parsing and printing only; the flow lives in ``agent.workflow``. Nothing heavy is imported at module level
+(pydantic and litellm load when a command runs), so ``omx --help`` answers at once.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
 
+if TYPE_CHECKING:
+    from agent.llm import Model
+    from agent.sandbox import SandboxMode
+    from agent.workflow import Options, Outcome
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("task", required=False)
+EPILOG = """\b
+Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed.
+Model: --model / OMX_MODEL (e.g. openai/gpt-4o-mini, ollama/llama3.1); --api-base / OMX_API_BASE for a local
+OpenAI-compatible server, e.g. --model openai/qwen2.5 --api-base http://127.0.0.1:8080/v1."""
+
+
+def build_model(model: str | None, api_base: str | None) -> Model:
+    """The model for a run; tests replace this function to script the model."""
+    from agent.llm import model_from_settings
+
+    return model_from_settings(model, api_base)
+
+
+class ClickUI:
+    """Show text on stdout; ask on the terminal. No answer (end of input) is a no."""
+
+    def show(self, text: str) -> None:
+        click.echo(text)
+
+    def ask(self, question: str) -> bool:
+        try:
+            return click.confirm(question, default=False)
+        except click.Abort:
+            click.echo()
+            return False
+
+
+class TaskGroup(click.Group):
+    """``omx "task" ...`` is ``omx task "task" ...``: anything that is not a subcommand is a task."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version"):
+            args = ["task", *args]
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage("omx", '"TASK" [OPTIONS] | run PLAN | replay RUN_DIR')
+
+
+def _finish(outcome: Outcome) -> None:
+    if outcome.message and outcome.exit_code != 0:
+        click.echo(f"omx: {outcome.message}", err=True)
+    if outcome.run_dir is not None and outcome.exit_code != 0:
+        click.echo(f"omx: trace: {outcome.run_dir / 'trace.jsonl'}", err=True)
+    sys.exit(outcome.exit_code)
+
+
+def _options(workspace: str | None, as_agent: str | None, yes: bool, dry_run: bool, no_sandbox: bool) -> Options:
+    from agent.workflow import Options
+
+    mode: SandboxMode = "off" if no_sandbox else "auto"
+    return Options(Path(workspace) if workspace else None, as_agent, yes, dry_run, mode)
+
+
+def _guarded(run: Any) -> None:
+    """Run a command; an unexpected exception (our bug) becomes one line, or a traceback with OMX_DEBUG=1."""
+    try:
+        _finish(run())
+    except (SystemExit, click.exceptions.Exit, click.ClickException, click.Abort):
+        raise
+    except Exception as exc:
+        if os.environ.get("OMX_DEBUG"):
+            raise
+        message = f"internal error ({type(exc).__name__}: {exc}); OMX_DEBUG=1 shows the traceback"
+        raise click.ClickException(message) from exc
+
+
+_workspace = click.option("--workspace", "-w", type=click.Path(file_okay=False), help="The workspace root.")
+_as = click.option("--as", "as_agent", metavar="AGENT", help="Act as this agent (omxfs workspaces; OMX_AGENT).")
+_yes = click.option("--yes", "-y", is_flag=True, help="Run a LOW risk plan without asking (never MEDIUM or HIGH).")
+_dry = click.option("--dry-run", is_flag=True, help="Save and show the plan and its risk; execute nothing (exit 0).")
+_model = click.option("--model", "-m", metavar="M", help="litellm model name (default: $OMX_MODEL).")
+_base = click.option("--api-base", metavar="URL", help="OpenAI-compatible server (default: $OMX_API_BASE).")
+_nosb = click.option("--no-sandbox", is_flag=True, help="Run shell and python steps without an OS sandbox.")
+
+
+@click.group(cls=TaskGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.version_option(package_name="omx")
-def main(task: str | None) -> None:
-    """Run TASK with a local agent that plans, asks for confirmation, executes and records a trace.
+def main() -> None:
+    """A local agent: plans a task, asks for confirmation, executes it with sandboxed tools, records a trace.
 
-    Not available yet in this version: today omx provides the shared workspace (`omxfs`) and its Python API.
+    Every run is recorded in runs/<timestamp>/ (plan.json, trace.jsonl) in the workspace, or in
+    agents/<you>/runs/ on an omxfs mount.
     """
-    raise click.ClickException("the omx agent is not built yet in this version; see `omxfs --help` for the workspace")
+
+
+@main.command("task", epilog=EPILOG)
+@click.argument("task")
+@_yes
+@_dry
+@_as
+@_workspace
+@_model
+@_base
+@_nosb
+def task_command(
+    task: str,
+    yes: bool,
+    dry_run: bool,
+    as_agent: str | None,
+    workspace: str | None,
+    model: str | None,
+    api_base: str | None,
+    no_sandbox: bool,
+) -> None:
+    """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
+    from agent.workflow import run_task
+
+    options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
+    _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base)))
+
+
+@main.command("run", epilog=EPILOG)
+@click.argument("plan", type=click.Path(dir_okay=False))
+@_yes
+@_dry
+@_as
+@_workspace
+@_model
+@_base
+@_nosb
+def run_command(
+    plan: str,
+    yes: bool,
+    dry_run: bool,
+    as_agent: str | None,
+    workspace: str | None,
+    model: str | None,
+    api_base: str | None,
+    no_sandbox: bool,
+) -> None:
+    """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
+    from agent.workflow import run_plan_file
+
+    options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
+    _guarded(lambda: run_plan_file(Path(plan), options, ClickUI(), lambda: build_model(model, api_base)))
+
+
+@main.command("replay")
+@click.argument("run_dir", type=click.Path())
+def replay_command(run_dir: str) -> None:
+    """Show a recorded run (runs/<ts>) as a timeline: plan, model calls, steps, outcome."""
+    from agent.replay import ReplayError, render_run
+
+    try:
+        click.echo(render_run(Path(run_dir)))
+    except ReplayError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command("schema")
+def schema_command() -> None:
+    """Print the JSON schema of plan format v1 (what plan.json files follow)."""
+    import json
+
+    from agent.plan import plan_json_schema
+
+    click.echo(json.dumps(plan_json_schema(), indent=2))
+
+
+if __name__ == "__main__":
+    main()

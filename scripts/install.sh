@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install omx on a Debian/Ubuntu machine: FUSE 3 and its headers (pyfuse3 compiles against them), then a
-# Python virtual environment in .venv with omx installed in it. Re-running it is safe.
+# Install omx on a Debian/Ubuntu machine: FUSE 3 and its headers (pyfuse3 compiles against them), bubblewrap
+# (the sandbox for omx's tools where the kernel has no Landlock), then a Python virtual environment in .venv
+# with omx installed in it. Re-running it is safe.
 #
 #   scripts/install.sh          the product
 #   scripts/install.sh --dev    plus the test, lint and benchmark tools
@@ -19,11 +20,11 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 if command -v apt-get >/dev/null 2>&1; then
   # The tests drive real editors and tools through the mount: vim, nano, git, sqlite3.
-  echo "==> system packages: fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr $dev_packages" >&2
+  echo "==> system packages: fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr bubblewrap $dev_packages" >&2
   as_root apt-get update -qq
   # shellcheck disable=SC2086  # dev_packages is a list of words
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr $dev_packages >/dev/null
+    fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr bubblewrap $dev_packages >/dev/null
 elif [ "$(uname)" = Darwin ]; then
   echo "==> macOS: install macFUSE, Python and pkg-config with 'brew bundle' (see Brewfile); the mount is Linux-only today" >&2
 else

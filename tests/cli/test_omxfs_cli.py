@@ -6,7 +6,6 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli.omx import main as omx_main
 from cli.omxfs import main
 from omxfs.store import Workspace
 
@@ -51,7 +50,3 @@ def test_status_of_a_plain_directory_says_what_to_do(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "is not an omx workspace" in result.output and "omxfs init" in result.output
 
-
-def test_omx_says_plainly_that_it_is_not_built_yet() -> None:
-    result = CliRunner().invoke(omx_main, ["summarise notes"])
-    assert result.exit_code == 1 and "not built yet" in result.output

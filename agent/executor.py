@@ -1,0 +1,202 @@
+"""Run a plan's steps in order (seed 004 FR-E1/E2): resolve references, run the tool, check the output, trace it.
+
+The first failure stops the run; the remaining steps are traced as skipped, and the result carries a summary and
+a next step. There is no loop and no step limit to hit: a plan has a fixed number of steps, each run once.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent.plan import Plan, Step
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.inputs import Ref, ToolInput
+from agent.tools.registry import run_tool
+from agent.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
+
+__all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
+
+BULLETS = re.compile(r"\b(\d+)\s+bullet", re.IGNORECASE)
+
+
+class StepOutcome(BaseModel):
+    step_id: int
+    tool: str
+    status: Literal["success", "failed", "skipped"]
+    error: str | None = None
+    hint: str | None = None
+    duration_s: float = 0.0
+
+
+class CriterionCheck(BaseModel):
+    """A success criterion and what could be checked of it: only files the run produced are looked at."""
+
+    criterion: str
+    status: Literal["met", "not met", "unchecked"]
+    detail: str = ""
+
+
+class ExecutionResult(BaseModel):
+    status: Literal["success", "failed"]
+    steps_total: int
+    steps_executed: int
+    steps: list[StepOutcome] = Field(default_factory=list)
+    produced_files: list[str] = Field(default_factory=list)
+    criteria: list[CriterionCheck] = Field(default_factory=list)
+    failed_step: int | None = None
+    error: str | None = None
+    suggestion: str | None = None
+
+
+def _resolve(inputs: ToolInput, outputs: dict[int, str]) -> ToolInput:
+    """The inputs with every reference replaced by the referenced step's output (the plan guarantees it exists)."""
+    update = {name: outputs[value.step_id] for name, value in inputs.__dict__.items() if isinstance(value, Ref)}
+    return inputs.model_copy(update=update)
+
+
+def _check_output(step: Step, result: ToolResult, ctx: ToolContext) -> ToolResult:
+    """Basic output checks (seed 004 FR-E1): text was read and generated, the written file is there."""
+    if not result.ok:
+        return result
+    if step.tool in ("read_text", "llm") and not result.output.strip():
+        what = f"{result.details.get('path', 'the file')} is empty" if step.tool == "read_text" else "empty output"
+        return ToolResult.failure(what, "check the input of this step", "EmptyOutput", **result.details)
+    if step.tool == "write_text" and not (ctx.workspace / result.output).is_file():
+        return ToolResult.failure(f"{result.output} is missing after the write", "check the path", "NotWritten")
+    return result
+
+
+def _check_criteria(criteria: list[str], produced: list[Path], workspace: Path) -> list[CriterionCheck]:
+    checks = []
+    for criterion in criteria:
+        files = [p for p in produced if p.relative_to(workspace).as_posix() in criterion]
+        if not files:
+            checks.append(CriterionCheck(criterion=criterion, status="unchecked"))
+            continue
+        path = files[0]
+        if not path.is_file():
+            checks.append(CriterionCheck(criterion=criterion, status="not met", detail=f"{path} is missing"))
+            continue
+        wanted = BULLETS.search(criterion)
+        if wanted:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            count = sum(1 for line in lines if line.lstrip().startswith(("- ", "* ", "• ")))
+            status: Literal["met", "not met"] = "met" if count >= int(wanted.group(1)) else "not met"
+            checks.append(CriterionCheck(criterion=criterion, status=status, detail=f"{count} bullet lines"))
+        else:
+            checks.append(CriterionCheck(criterion=criterion, status="met", detail="the file exists"))
+    return checks
+
+
+class Executor:
+    """Executes plans in one workspace, writing each step to the run's trace."""
+
+    def __init__(self, ctx: ToolContext, recorder: RunRecorder) -> None:
+        self.ctx = ctx
+        self.recorder = recorder
+
+    def execute(self, plan: Plan) -> ExecutionResult:
+        outputs: dict[int, str] = {}
+        outcomes: list[StepOutcome] = []
+        produced: list[Path] = []
+        for index, step in enumerate(plan.steps):
+            outcome, result = self._run_step(step, outputs)
+            outcomes.append(outcome)
+            if outcome.status == "failed":
+                for rest in plan.steps[index + 1 :]:
+                    self.recorder.record(
+                        TraceEntry(
+                            step_id=rest.id,
+                            tool=rest.tool,
+                            inputs_digest=None,
+                            output_digest=None,
+                            start_time=None,
+                            end_time=None,
+                            status="skipped",
+                        )
+                    )
+                    outcomes.append(StepOutcome(step_id=rest.id, tool=rest.tool, status="skipped"))
+                return ExecutionResult(
+                    status="failed",
+                    steps_total=len(plan.steps),
+                    steps_executed=index + 1,
+                    steps=outcomes,
+                    produced_files=[str(p) for p in dict.fromkeys(produced)],
+                    failed_step=step.id,
+                    error=outcome.error,
+                    suggestion=self._suggestion(step, outcome),
+                )
+            outputs[step.id] = result.output
+            if step.tool == "write_text":
+                produced.append(Path(result.details["path"]))
+        files = list(dict.fromkeys(produced))
+        checks = _check_criteria(plan.success_criteria, files, self.ctx.workspace)
+        unmet = [c for c in checks if c.status == "not met"]
+        return ExecutionResult(
+            status="failed" if unmet else "success",
+            steps_total=len(plan.steps),
+            steps_executed=len(plan.steps),
+            steps=outcomes,
+            produced_files=[str(p) for p in files],
+            criteria=checks,
+            error=f"success criterion not met: {unmet[0].criterion} ({unmet[0].detail})" if unmet else None,
+            suggestion="look at the produced files, adjust the plan and run it again" if unmet else None,
+        )
+
+    def _run_step(self, step: Step, outputs: dict[int, str]) -> tuple[StepOutcome, ToolResult]:
+        inputs = _resolve(step.inputs, outputs)
+        dumped = inputs.model_dump(exclude_none=True)
+        if isinstance(self.ctx.model, RecordingModel):
+            self.ctx.model.purpose, self.ctx.model.step_id = "step", step.id
+        start, began = now(), time.monotonic()
+        try:
+            result = _check_output(step, run_tool(inputs, self.ctx), self.ctx)
+        except Exception as exc:  # our bug, not the model's: trace it, then let it surface
+            self.recorder.record(
+                TraceEntry(
+                    step_id=step.id,
+                    tool=step.tool,
+                    inputs_digest=digest(dumped),
+                    output_digest=None,
+                    start_time=start,
+                    end_time=now(),
+                    status="failed",
+                    error=f"internal error: {exc}",
+                    error_type=type(exc).__name__,
+                    inputs=preview(dumped),
+                )
+            )
+            raise
+        duration = round(time.monotonic() - began, 3)
+        status: Literal["success", "failed"] = "success" if result.ok else "failed"
+        self.recorder.record(
+            TraceEntry(
+                step_id=step.id,
+                tool=step.tool,
+                inputs_digest=digest(dumped),
+                output_digest=digest(result.output) if result.ok else None,
+                start_time=start,
+                end_time=now(),
+                status=status,
+                error=result.error,
+                error_type=result.error_type,
+                hint=result.hint,
+                inputs=preview(dumped),
+                output=preview(result.output) if result.ok else None,
+                details=preview(result.details),
+            )
+        )
+        outcome = StepOutcome(
+            step_id=step.id, tool=step.tool, status=status, error=result.error, hint=result.hint, duration_s=duration
+        )
+        return outcome, result
+
+    def _suggestion(self, step: Step, outcome: StepOutcome) -> str:
+        plan = self.recorder.plan_path
+        hint = f"{outcome.hint}; then " if outcome.hint else ""
+        return f"{hint}fix step {step.id} in {plan} and run it again: omx run {plan}"

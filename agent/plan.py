@@ -1,0 +1,172 @@
+"""Plan format v1 (SPEC §6): what the planner asks the model for, what ``plan.json`` holds and ``omx run`` accepts.
+
+Plans are files users keep and re-run, so the format is strict and versioned: ``version`` is required, every step
+names a known tool with exactly that tool's inputs (``extra="forbid"`` everywhere), and references may only point
+back to earlier steps. The JSON schema given to the model is generated from these models.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from agent.tools.inputs import (
+    ListDirInput,
+    LlmInput,
+    PythonInput,
+    ReadTextInput,
+    ShellInput,
+    ToolInput,
+    WriteTextInput,
+)
+
+__all__ = [
+    "Plan",
+    "PlanError",
+    "RiskLevel",
+    "Step",
+    "load_plan",
+    "parse_plan",
+    "plan_json_schema",
+    "validation_summary",
+]
+
+
+class PlanError(Exception):
+    """A plan that cannot be used: unreadable, not JSON, or not plan format v1. The message says which and where."""
+
+
+class RiskLevel(enum.StrEnum):
+    LOW = "LOW"
+    MEDIUM = "MEDIUM"
+    HIGH = "HIGH"
+
+    @property
+    def rank(self) -> int:
+        return ("LOW", "MEDIUM", "HIGH").index(self.value)
+
+    @classmethod
+    def highest(cls, *levels: RiskLevel) -> RiskLevel:
+        return max(levels, key=lambda level: level.rank, default=cls.LOW)
+
+
+def _upper(value: Any) -> Any:
+    return value.upper() if isinstance(value, str) else value
+
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: int = Field(ge=1, description="1, 2, 3, ... in order.")
+    description: str = Field(description="What the step does, for the person who confirms the plan.")
+    produces: str | None = Field(default=None, description="A name for the output, or the path of the file written.")
+
+
+class ReadTextStep(_Step):
+    tool: Literal["read_text"]
+    inputs: ReadTextInput
+
+
+class WriteTextStep(_Step):
+    tool: Literal["write_text"]
+    inputs: WriteTextInput
+
+
+class ListDirStep(_Step):
+    tool: Literal["list_dir"]
+    inputs: ListDirInput
+
+
+class ShellStep(_Step):
+    tool: Literal["shell"]
+    inputs: ShellInput
+
+
+class PythonStep(_Step):
+    tool: Literal["python"]
+    inputs: PythonInput
+
+
+class LlmStep(_Step):
+    tool: Literal["llm"]
+    inputs: LlmInput
+
+
+Step = Annotated[
+    ReadTextStep | WriteTextStep | ListDirStep | ShellStep | PythonStep | LlmStep, Field(discriminator="tool")
+]
+
+
+class Plan(BaseModel):
+    """A plan: the goal, the steps in order, and how to tell it worked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = Field(description="Always 1 (plan format v1).")
+    goal: str = Field(min_length=1)
+    risk_level: Annotated[RiskLevel, BeforeValidator(_upper)] = Field(
+        description="Your estimate: LOW (reads, new files), MEDIUM (overwrites, code), HIGH (anything destructive)."
+    )
+    workspace_root: str = Field(default=".", description="Always '.': the tools work inside the workspace.")
+    steps: list[Step] = Field(min_length=1)
+    success_criteria: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _ordered_steps_and_backward_refs(self) -> Plan:
+        seen: set[int] = set()
+        for step in self.steps:
+            if step.id in seen or (seen and step.id < max(seen)):
+                raise ValueError(f"step ids must increase: step {step.id} comes after step {max(seen)}")
+            for ref in step.inputs.refs():
+                if ref.step_id not in seen:
+                    raise ValueError(f"step {step.id} refers to {ref.ref!r}, which is not an earlier step")
+            seen.add(step.id)
+        return self
+
+    def step_inputs(self) -> list[tuple[int, str, ToolInput]]:
+        return [(step.id, step.tool, step.inputs) for step in self.steps]
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """The JSON schema of plan format v1, generated from the models (given to the model, printed by the CLI)."""
+    return Plan.model_json_schema()
+
+
+def validation_summary(error: ValidationError, limit: int = 5) -> str:
+    """The first few validation problems, one per line, each with where in the plan it is (for the model and user)."""
+    lines = []
+    for problem in error.errors()[:limit]:
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"])
+        where = where.lstrip(".") or "plan"
+        lines.append(f"{where}: {problem['msg']}")
+    more = error.error_count() - limit
+    if more > 0:
+        lines.append(f"... and {more} more")
+    return "\n".join(lines)
+
+
+def parse_plan(text: str) -> Plan:
+    """A plan from JSON text; PlanError with the problems listed when it is not JSON or not plan format v1."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        raise PlanError(f"not a valid plan (format v1):\n{validation_summary(exc)}") from None
+
+
+def load_plan(path: Path) -> Plan:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanError(f"cannot read plan {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return parse_plan(text)
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None

@@ -1,0 +1,188 @@
+"""Turn a task into a plan (seed 004 FR-P1): ask the model for plan format v1 as JSON, validate it, retry once.
+
+The retry shows the model its own reply and the validation errors, which is what it needs to fix them; a second
+invalid reply is a clear failure (``PlanningError``) rather than a loop. The model never chooses where the plan
+runs: ``workspace_root`` is set to the real workspace afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent.llm import LLMError, Model
+from agent.plan import Plan, validation_summary
+from agent.shell_policy import ALLOW_LIST
+from agent.tools.inputs import TOOL_INPUTS
+
+__all__ = ["Planner", "PlanningError", "system_prompt"]
+
+LISTING_LIMIT = 60
+SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "runs", ".omxfs", ".mypy_cache"}
+EXAMPLE = {
+    "version": 1,
+    "goal": "Summarise data/notes.txt in 3 bullets into out/summary.md",
+    "risk_level": "LOW",
+    "workspace_root": ".",
+    "steps": [
+        {
+            "id": 1,
+            "description": "Read the notes",
+            "tool": "read_text",
+            "inputs": {"path": "data/notes.txt"},
+            "produces": "notes",
+        },
+        {
+            "id": 2,
+            "description": "Summarise them",
+            "tool": "llm",
+            "inputs": {"prompt": "Summarise in 3 bullets, one '- ' line each", "input": {"ref": "step:1.output"}},
+            "produces": "summary",
+        },
+        {
+            "id": 3,
+            "description": "Write the summary",
+            "tool": "write_text",
+            "inputs": {"path": "out/summary.md", "content": {"ref": "step:2.output"}, "mode": "overwrite"},
+            "produces": "out/summary.md",
+        },
+    ],
+    "success_criteria": ["out/summary.md has 3 bullet lines"],
+}
+
+
+class PlanningError(Exception):
+    """No valid plan: the model failed, or returned an invalid plan twice. ``replies`` keeps what it said."""
+
+    def __init__(self, message: str, replies: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.replies = replies or []
+
+
+def _tool_lines() -> str:
+    lines = []
+    for name, model in TOOL_INPUTS.items():
+        fields = ", ".join(name if field.is_required() else f"{name}?" for name, field in model.model_fields.items())
+        lines.append(f"- {name} {{{fields}}}: {(model.__doc__ or '').strip()}")
+    return "\n".join(lines)
+
+
+def system_prompt() -> str:
+    return f"""You plan tasks for omx, a local assistant that runs tools in a sandboxed workspace.
+Reply with one JSON object: a plan in plan format v1 (the fields of the example below; no other fields).
+No prose, no code fences.
+
+Tools and their inputs (? = optional):
+{_tool_lines()}
+
+Rules:
+- Paths are relative to the workspace root: no absolute paths, no '..'.
+- A step's output is used by a later step as {{"ref": "step:N.output"}}, only in write_text content and llm
+  prompt/input. Paths, commands and code are literal.
+- shell runs one command without a shell; allowed: {ALLOW_LIST}. No pipes, redirections, ';', '&&' or '$(...)'.
+  Nothing may delete or move files.
+- Prefer read_text/list_dir/write_text over shell. Keep plans short: only the steps the task needs.
+- risk_level: LOW (reads, new files), MEDIUM (overwrites existing files, runs code), HIGH (anything destructive).
+- success_criteria: checks a person can make, naming the files produced.
+
+Example:
+{json.dumps(EXAMPLE)}"""
+
+
+def workspace_listing(workspace: Path, limit: int = LISTING_LIMIT) -> str:
+    """The first files of the workspace (two levels), so the model plans with real paths."""
+    entries: list[str] = []
+    try:
+        for entry in sorted(workspace.iterdir()):
+            if entry.name in SKIPPED_DIRS:
+                continue
+            entries.append(entry.name + ("/" if entry.is_dir() else ""))
+            if entry.is_dir() and not entry.is_symlink():
+                entries += [
+                    f"{entry.name}/{sub.name}" + ("/" if sub.is_dir() else "") for sub in sorted(entry.iterdir())
+                ]
+    except OSError:
+        pass
+    shown = entries[:limit]
+    more = [f"... and {len(entries) - limit} more"] if len(entries) > limit else []
+    return "\n".join(shown + more) or "(empty)"
+
+
+def _extract_json(content: str) -> Any:
+    """The JSON object in a reply: the whole text, or inside a code fence, or from the first '{' to the last '}'."""
+    text = content.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            try:
+                return json.loads(text[start : end + 1])
+            except json.JSONDecodeError:
+                pass
+        raise ValueError(f"the reply is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+
+
+def _validate(content: str | None) -> Plan:
+    if not content or not content.strip():
+        raise ValueError("the reply is empty")
+    data = _extract_json(content)
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(validation_summary(exc)) from None
+
+
+class Planner:
+    """Plans with ``model``; ``on_invalid(attempt, reply, problems)`` hears about each rejected reply (the trace)."""
+
+    def __init__(self, model: Model, *, on_invalid: Callable[[int, str, str], None] | None = None) -> None:
+        self.model = model
+        self.on_invalid = on_invalid
+
+    def plan(self, task: str, workspace: Path) -> Plan:
+        if not task.strip():
+            raise PlanningError("the task is empty: say what omx should do")
+        workspace = workspace.resolve()
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system_prompt()},
+            {"role": "user", "content": f"Task: {task}\n\nFiles in the workspace:\n{workspace_listing(workspace)}"},
+        ]
+        replies: list[str] = []
+        for attempt in (1, 2):
+            try:
+                reply = self.model.complete(messages, json_mode=True)
+            except LLMError as exc:
+                raise PlanningError(f"planning failed: {exc}", replies) from None
+            content = reply.content or ""
+            replies.append(content)
+            try:
+                plan = _validate(content)
+            except ValueError as exc:
+                problems = str(exc)
+                if self.on_invalid:
+                    self.on_invalid(attempt, content, problems)
+                if attempt == 2:
+                    first = problems.splitlines()[0]
+                    raise PlanningError(
+                        f"the model did not return a valid plan, also after one retry: {first}", replies
+                    ) from None
+                messages += [
+                    {"role": "assistant", "content": content},
+                    {
+                        "role": "user",
+                        "content": f"That plan is invalid:\n{problems}\n"
+                        "Reply with the corrected plan: one JSON object in plan format v1, nothing else.",
+                    },
+                ]
+                continue
+            return plan.model_copy(update={"workspace_root": str(workspace)})
+        raise AssertionError("unreachable")

@@ -1,0 +1,144 @@
+"""``omx replay runs/<ts>``: a recorded run as a readable timeline, from its plan.json and trace.jsonl alone.
+
+It reads the files as data (no tool runs again) and tolerates a trace cut short by a crash: unreadable lines are
+reported, not fatal.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ReplayError", "load_run", "render_run"]
+
+
+class ReplayError(Exception):
+    """Not a run directory, or its trace cannot be read."""
+
+
+def load_run(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int]:
+    """(plan or None, trace entries, number of unreadable lines) of the run in ``path`` (or of the file's run)."""
+    run_dir = path.parent if path.is_file() else path
+    trace = run_dir / "trace.jsonl"
+    if not trace.is_file():
+        raise ReplayError(f"{run_dir} is not a run directory: it has no trace.jsonl")
+    entries: list[dict[str, Any]] = []
+    bad = 0
+    try:
+        for line in trace.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                bad += 1
+                continue
+            if isinstance(entry, dict):
+                entries.append(entry)
+            else:
+                bad += 1
+        plan_file = run_dir / "plan.json"
+        plan = json.loads(plan_file.read_text(encoding="utf-8")) if plan_file.is_file() else None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReplayError(f"cannot read the run in {run_dir}: {exc}") from None
+    return plan if isinstance(plan, dict) else None, entries, bad
+
+
+def _clock(stamp: str | None) -> str:
+    if not stamp:
+        return " " * 12
+    try:
+        return _dt.datetime.fromisoformat(stamp).strftime("%H:%M:%S.%f")[:12]
+    except ValueError:
+        return stamp[:12].ljust(12)
+
+
+def _seconds(start: str | None, end: str | None) -> str:
+    try:
+        delta = _dt.datetime.fromisoformat(end or "") - _dt.datetime.fromisoformat(start or "")
+    except ValueError:
+        return ""
+    return f"{delta.total_seconds():.2f}s"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _run_line(entry: dict[str, Any]) -> list[str]:
+    data = entry.get("data", {})
+    event = entry.get("event")
+    if event == "start":
+        what = f"task {data.get('task')!r}" if data.get("command") == "task" else f"plan {data.get('plan')}"
+        sandbox = data.get("sandbox", {})
+        dry = " (dry run)" if data.get("dry_run") else ""
+        return [
+            f"run started{dry}: {what}",
+            f"workspace {data.get('workspace')}",
+            f"sandbox: {sandbox.get('mechanism')} ({sandbox.get('network') or sandbox.get('error', '')})",
+        ]
+    if event == "plan_invalid":
+        first = str(data.get("problems", "")).splitlines()[:1]
+        return [f"plan attempt {data.get('attempt')} rejected: {first[0] if first else ''}"]
+    if event == "plan":
+        return [
+            f"plan risk {data.get('risk_level')} (computed {data.get('computed')}, model said "
+            f"{data.get('model_label')})",
+            *(f"  - {r}" for r in data.get("reasons", [])),
+        ]
+    if event == "confirmation":
+        reasons = [f"  - {r}" for r in data.get("reasons", [])]
+        return [f"confirmation: {data.get('decision')}" + (f" ({data['how']})" if data.get("how") else ""), *reasons]
+    if event == "end":
+        lines = [f"run ended: {data.get('status')}, {data.get('steps_executed', 0)} step(s) executed"]
+        lines += [f"  error: {data['error']}"] if data.get("error") else []
+        lines += [f"  produced {path}" for path in data.get("produced_files", [])]
+        return lines
+    return [f"{event}: {_short(data)}"]
+
+
+def _entry_lines(entry: dict[str, Any]) -> tuple[str | None, list[str]]:
+    kind = entry.get("kind")
+    if kind == "run":
+        return entry.get("time"), _run_line(entry)
+    if kind == "model":
+        step = f" for step {entry['step_id']}" if entry.get("step_id") else ""
+        usage = (
+            f"{entry.get('prompt_tokens', 0)} prompt ({entry.get('cached_tokens', 0)} cached) + "
+            f"{entry.get('completion_tokens', 0)} completion tokens"
+        )
+        head = f"model {entry.get('purpose')}{step}: {entry.get('status')} {entry.get('duration_s', 0):.2f}s, {usage}"
+        lines = [head + f" [{entry.get('request_id')}]"]
+        return entry.get("start_time"), lines + ([f"  error: {entry['error']}"] if entry.get("error") else [])
+    if kind == "step":
+        took = _seconds(entry.get("start_time"), entry.get("end_time"))
+        lines = [f"step {entry.get('step_id')} {entry.get('tool')}: {entry.get('status')} {took}".rstrip()]
+        lines += [f"  {name}: {_short(value)}" for name, value in entry.get("inputs", {}).items()]
+        if entry.get("output") is not None:
+            lines.append(f"  -> {_short(entry['output'])}")
+        if entry.get("error"):
+            lines.append(f"  error ({entry.get('error_type')}): {entry['error']}")
+            stderr = (entry.get("details") or {}).get("stderr")
+            lines += [f"  stderr: {_short(stderr, 200)}"] if stderr else []
+            lines += [f"  hint: {entry['hint']}"] if entry.get("hint") else []
+        return entry.get("start_time"), lines
+    return None, [f"unknown entry: {_short(entry)}"]
+
+
+def render_run(path: Path) -> str:
+    plan, entries, bad = load_run(path)
+    run_dir = path.parent if path.is_file() else path
+    lines = [f"Run {run_dir}"]
+    if plan:
+        lines.append(f"Goal: {plan.get('goal')}  ({len(plan.get('steps', []))} step(s), plan.json)")
+    else:
+        lines.append("No plan.json: the run ended before a valid plan existed")
+    for entry in entries:
+        stamp, text = _entry_lines(entry)
+        lines.append(f"{_clock(stamp)}  {text[0]}")
+        lines += [f"{'':12}  {more}" for more in text[1:]]
+    if bad:
+        lines.append(f"({bad} trace line(s) could not be read: the run may have been interrupted)")
+    return "\n".join(lines)

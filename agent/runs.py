@@ -1,0 +1,152 @@
+"""Where a run's record goes: ``<workspace>/runs/<ts>/``, or ``agents/<me>/runs/<ts>/`` in an omxfs workspace.
+
+An omxfs workspace allows nothing new at its top level (SPEC §2), and an agent may only write its own private
+zone, so there the record goes into the agent's zone, where every other agent can read it. An omxfs workspace is
+recognised by its layout (``.omxfs/`` and ``agents/`` at the root); its rules are only enforced when it is served
+by the mount, found in ``/proc/self/mountinfo`` as a FUSE file system of type ``fuse.omxfs`` (or named ``omxfs``)
+mounted exactly at the workspace root. omx refuses to work on the bare store directory: plain writes there would
+bypass the zone rules and the version history.
+
+On the mount, who "I" am is decided by the mount, per process (SPEC §3): the uid map, else ``OMX_AGENT`` in the
+environment omx started with, else the mount's default identity. ``--as`` cannot change that for omx's own file
+I/O, so it must agree with it; the record then goes into that agent's zone.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import re
+from pathlib import Path
+
+from omxfs.errors import OmxError
+from omxfs.store.config import parse_config
+
+__all__ = [
+    "RunsError",
+    "agent_for",
+    "current_agent",
+    "is_omxfs_mount",
+    "is_omxfs_store",
+    "mount_identity",
+    "omxfs_mount_of",
+    "runs_root",
+]
+
+AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # SPEC §2, as in omxfs.store.names
+MOUNTINFO = Path("/proc/self/mountinfo")
+
+
+class RunsError(Exception):
+    """The workspace cannot hold a run record for this agent; the message says what to do."""
+
+
+def is_omxfs_store(workspace: Path) -> bool:
+    return (workspace / ".omxfs").is_dir() and (workspace / "agents").is_dir()
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash in paths as octal escapes (``\\040``)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def omxfs_mount_of(path: Path, mountinfo: Path = MOUNTINFO) -> Path | None:
+    """The root of the omxfs mount that ``path`` lies on, or None (Linux; None where there is no mountinfo)."""
+    try:
+        lines = mountinfo.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    target = path.resolve()
+    depth, found = -1, None  # the deepest mount point holding the path, and whether it is omxfs
+    for line in lines:  # later lines are later mounts: the last one at a mount point is the visible one
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if len(fields) < 5 or len(tail) < 2:
+            continue
+        point = Path(_unescape(fields[4]))
+        if point != target and point not in target.parents:
+            continue
+        omxfs = tail[0] == "fuse.omxfs" or (tail[0].startswith("fuse") and tail[1] == "omxfs")
+        if len(point.parts) >= depth:
+            depth, found = len(point.parts), (point if omxfs else None)
+    return found
+
+
+def is_omxfs_mount(workspace: Path, mountinfo: Path = MOUNTINFO) -> bool:
+    """Whether the omxfs FUSE view is mounted exactly at ``workspace``."""
+    return omxfs_mount_of(workspace, mountinfo) == workspace.resolve()
+
+
+def current_agent(as_agent: str | None) -> str:
+    """``--as``, else ``OMX_AGENT``, else the login name: the name omx gives its tools outside a mount."""
+    name = as_agent or os.environ.get("OMX_AGENT") or getpass.getuser()
+    return _check_name(name)
+
+
+def _check_name(name: str) -> str:
+    if not AGENT_NAME.fullmatch(name):
+        raise RunsError(f"invalid agent name {name!r}: use 1-63 of a-z, 0-9 and '-' (pass --as AGENT)")
+    return name
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def mount_identity(workspace: Path) -> str | None:
+    """The agent the omxfs mount at ``workspace`` takes this process for: uid map, OMX_AGENT, the mount's default."""
+    try:
+        config = parse_config((workspace / ".omxfs" / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, OmxError):
+        config = None
+    if config is not None and os.getuid() in config.uids:
+        return config.uids[os.getuid()]
+    if os.environ.get("OMX_AGENT"):
+        return os.environ["OMX_AGENT"]
+    records = workspace / ".omxfs" / "mounts"
+    target = str(workspace.resolve())
+    for record in sorted(records.glob("*.json")) if records.is_dir() else []:
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+            if data["mountpoint"] == target and _alive(int(data["pid"])):
+                return str(data["default_agent"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
+def agent_for(workspace: Path, as_agent: str | None, *, mounted: bool | None = None) -> str:
+    """The agent a run acts as: on an omxfs mount the mount's view of this process, which ``--as`` must match."""
+    if not is_omxfs_store(workspace) or not (is_omxfs_mount(workspace) if mounted is None else mounted):
+        return current_agent(as_agent)
+    seen = mount_identity(workspace)
+    if as_agent and seen and as_agent != seen:
+        raise RunsError(
+            f"the omxfs mount at {workspace} takes this process for {seen!r} (uid map, OMX_AGENT or the mount's "
+            f"default), not {as_agent!r}: start omx as `OMX_AGENT={as_agent} omx ...` instead of --as"
+        )
+    return _check_name(as_agent or seen or getpass.getuser())
+
+
+def runs_root(workspace: Path, as_agent: str | None, *, mounted: bool | None = None) -> Path:
+    """The directory that holds this workspace's runs for this agent (``mounted`` overrides the mount check)."""
+    if not is_omxfs_store(workspace):
+        return workspace / "runs"
+    if not (is_omxfs_mount(workspace) if mounted is None else mounted):
+        raise RunsError(
+            f"{workspace} is an omxfs store that is not mounted: its zone rules are enforced by the mount; "
+            f"run `omxfs mount {workspace}` first, then run omx there"
+        )
+    agent = agent_for(workspace, as_agent, mounted=True)
+    zone = workspace / "agents" / agent
+    if not zone.is_dir():
+        known = ", ".join(sorted(p.name for p in (workspace / "agents").iterdir() if p.is_dir())) or "none"
+        raise RunsError(f"agent {agent!r} has no private zone in {workspace} (agents: {known}); pass --as AGENT")
+    return zone / "runs"

@@ -1,0 +1,324 @@
+"""Run a tool's subprocess under the strongest OS sandbox the kernel offers: writable only in the workspace, no network.
+
+The checks of the shell policy and the file tools are the first line; this is the second, for what a permitted
+program does once it runs (``python3 -c`` can open any path and any socket). Mechanisms, in order of preference:
+
+- ``landlock`` (Linux 5.13+): ``agent/sandbox_exec.py`` restricts itself and then execs the tool. Reads and
+  execution only under the system directories, the Python installation and the workspace; writes only under the
+  workspace, a private temporary directory and a few devices (``/dev/null``…). Network: a new empty network
+  namespace when the kernel lets this user create one (root, or unprivileged user namespaces), plus Landlock's
+  TCP rules (ABI 4+) that deny every bind and connect; ABI 6+ also stops signals and abstract-socket connections
+  to processes outside the sandbox.
+- ``bubblewrap`` (when Landlock is missing and ``bwrap`` works): the same directories bind-mounted read-only, the
+  workspace and the temporary directory read-write, ``--unshare-net``.
+- none: shell and python tools are refused with a clear error (``SandboxUnavailable``), unless the user chose
+  ``--no-sandbox`` (mode ``off``), which runs them unconfined and is recorded in the trace.
+
+Every process gets a minimal environment (no API keys), its own session (a timeout kills the whole group), the
+workspace as its working directory and a bounded share of its output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from agent import sandbox_exec
+
+__all__ = ["ProcessResult", "Sandbox", "SandboxError", "SandboxInfo", "SandboxMode", "SandboxUnavailable"]
+
+SandboxMode = Literal["auto", "landlock", "bubblewrap", "off"]
+LAUNCHER = Path(sandbox_exec.__file__).resolve()
+#: bytes of stdout and of stderr kept per process; the rest is read and dropped so the tool never blocks
+OUTPUT_LIMIT = 256 * 1024
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: what ls, grep and Python read from /etc; not the whole directory, which holds credentials
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/locale.alias",
+)
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+class SandboxUnavailable(Exception):
+    """No OS sandbox on this system and the user did not choose to run tools unconfined."""
+
+
+class SandboxError(Exception):
+    """The sandbox could not be set up for this process; the tool did not run."""
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """What confines the tools of a run, as recorded in its trace."""
+
+    mechanism: Literal["landlock", "bubblewrap", "none"]
+    filesystem: str
+    network: str
+    landlock_abi: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ProcessResult:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    truncated: bool = False
+    duration: float = 0.0
+
+
+def read_paths() -> list[str]:
+    """Where a sandboxed program may read and execute: the system, this Python and its environment."""
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    python.add(str(Path(sys.executable).resolve().parent))
+    return sorted({*SYSTEM_DIRS, *ETC_FILES, *python})
+
+
+@functools.cache
+def probe_landlock(netns: bool) -> dict[str, Any]:
+    """Ask the launcher what the kernel allows (it applies everything to itself, reports, exits); once per process."""
+    config = {"landlock": True, "netns": netns, "read": read_paths(), "write": []}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(LAUNCHER), "--probe", json.dumps(config)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+        result: dict[str, Any] = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        return {"landlock_error": f"probe failed: {exc}"}
+    return result
+
+
+@functools.cache
+def probe_bubblewrap() -> str | None:
+    """The path of a working ``bwrap`` (installed and allowed to create namespaces here), else None."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    try:
+        done = subprocess.run(
+            [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--", "true"], capture_output=True, timeout=20, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bwrap if done.returncode == 0 else None
+
+
+class Sandbox:
+    """Runs argv confined to one workspace. ``mode`` picks the mechanism: "auto" takes the best one available."""
+
+    def __init__(
+        self, workspace: Path, *, mode: SandboxMode = "auto", netns: bool = True, env: dict[str, str] | None = None
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.mode = mode
+        self.netns = netns  # tests turn it off to see Landlock's own TCP rules at work
+        self.extra_env = dict(env or {})
+        self._info: SandboxInfo | None = None
+        self._landlock: dict[str, Any] = {}
+        self._bwrap: str | None = None
+
+    @property
+    def info(self) -> SandboxInfo:
+        """The mechanism this sandbox uses, detected on first use."""
+        if self._info is None:
+            self._info = self._detect()
+        return self._info
+
+    def _detect(self) -> SandboxInfo:
+        if self.mode == "off":
+            return SandboxInfo("none", "unconfined (--no-sandbox)", "unconfined (--no-sandbox)")
+        if self.mode in ("auto", "landlock"):
+            probe = probe_landlock(self.netns)
+            landlock = probe.get("landlock")
+            if landlock:
+                self._landlock = {"netns": "netns" in probe, "deny_tcp": landlock["tcp_denied"]}
+                network = [probe["netns"]] if "netns" in probe else []
+                network += ["landlock TCP deny"] if landlock["tcp_denied"] else []
+                network += ["signal and abstract-socket scoping"] if landlock["ipc_scoped"] else []
+                return SandboxInfo(
+                    "landlock",
+                    f"landlock ABI {landlock['abi']}: writes only under the workspace and a private temp dir",
+                    " + ".join(network) or "not confined (kernel offers no network restriction to this user)",
+                    landlock_abi=landlock["abi"],
+                )
+            if self.mode == "landlock":
+                raise SandboxUnavailable(f"Landlock is not available: {probe.get('landlock_error', 'unknown')}")
+        if self.mode in ("auto", "bubblewrap"):
+            self._bwrap = probe_bubblewrap()
+            if self._bwrap:
+                return SandboxInfo(
+                    "bubblewrap", "read-only system binds, workspace and temp dir writable", "bubblewrap --unshare-net"
+                )
+        raise SandboxUnavailable(
+            "no OS sandbox is available here (Landlock needs Linux 5.13+; or install bubblewrap): shell and python "
+            "tools are refused; rerun with --no-sandbox to run them unconfined"
+        )
+
+    def _environment(self, tmp: str) -> dict[str, str]:
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": tmp,
+            "TMPDIR": tmp,
+            "LANG": "C.UTF-8",
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONNOUSERSITE": "1",
+        }
+        return env | self.extra_env
+
+    def _command(self, argv: list[str], tmp: str, status_fd: int) -> list[str]:
+        info = self.info
+        workspace = str(self.workspace)
+        if info.mechanism == "landlock":
+            config = {
+                "landlock": True,
+                "read": read_paths(),
+                "write": [workspace, tmp],
+                "devices": list(DEVICES),
+                "status_fd": status_fd,
+                **self._landlock,
+            }
+            return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(config), "--", *argv]
+        if info.mechanism == "bubblewrap":
+            assert self._bwrap is not None
+            binds = [arg for path in read_paths() for arg in ("--ro-bind-try", path, path)]
+            return [
+                self._bwrap,
+                "--die-with-parent",
+                "--unshare-net",
+                "--unshare-ipc",
+                "--unshare-pid",
+                "--new-session",
+                *binds,
+                "--dev",
+                "/dev",
+                "--bind",
+                workspace,
+                workspace,
+                "--bind",
+                tmp,
+                tmp,
+                "--remount-ro",
+                "/",
+                "--chdir",
+                workspace,
+                "--",
+                *argv,
+            ]
+        return argv
+
+    def run(self, argv: list[str], *, timeout: float) -> ProcessResult:
+        """Run argv in the workspace; raises SandboxUnavailable or SandboxError when it cannot be confined."""
+        self.info  # noqa: B018  (detect first: an unavailable sandbox must fail before anything starts)
+        tmp = tempfile.mkdtemp(prefix="omx-tool-")
+        status_read, status_write = os.pipe()
+        start = time.monotonic()
+        try:
+            try:
+                proc = subprocess.Popen(
+                    self._command(argv, tmp, status_write),
+                    cwd=self.workspace,
+                    env=self._environment(tmp),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    pass_fds=(status_write,),
+                    start_new_session=True,
+                )
+            except OSError as exc:  # E2BIG (a huge argument), ENOENT (no bwrap any more)...
+                return ProcessResult(126, "", f"cannot start {argv[0]}: {exc.strerror}")
+            finally:
+                os.close(status_write)
+            result = _collect(proc, timeout)
+            result.duration = time.monotonic() - start
+            status = _read_all(status_read)
+        finally:
+            os.close(status_read)
+            shutil.rmtree(tmp, ignore_errors=True)
+        if status:
+            failure = json.loads(status)
+            if failure["stage"] == "sandbox":
+                raise SandboxError(failure["error"])
+            return ProcessResult(127, "", failure["error"], duration=result.duration)
+        return result
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _drain(stream: IO[bytes], keep: bytearray, dropped: list[bool]) -> None:
+    """Keep the first OUTPUT_LIMIT bytes and read the rest away, so a chatty tool never blocks on a full pipe."""
+    while chunk := stream.read(65536):
+        room = OUTPUT_LIMIT - len(keep)
+        keep.extend(chunk[: max(room, 0)])
+        if len(chunk) > room:
+            dropped[0] = True
+
+
+def _kill_session(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the tool and everything it started in its session, and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _collect(proc: subprocess.Popen[bytes], timeout: float) -> ProcessResult:
+    out, err, dropped = bytearray(), bytearray(), [False]
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [
+        threading.Thread(target=_drain, args=(s, b, dropped), daemon=True)
+        for s, b in ((proc.stdout, out), (proc.stderr, err))
+    ]
+    for reader in readers:
+        reader.start()
+    timed_out = False
+    try:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_session(proc)
+        except BaseException:  # Ctrl-C: the tool has its own session, so the terminal's SIGINT did not reach it
+            _kill_session(proc)
+            raise
+    finally:
+        for reader, stream in zip(readers, (proc.stdout, proc.stderr), strict=True):
+            reader.join(timeout=5)  # a child that left the session may hold the pipe: do not wait for it forever
+            if not reader.is_alive():
+                stream.close()
+    text = functools.partial(bytes.decode, encoding="utf-8", errors="replace")
+    return ProcessResult(
+        None if timed_out else proc.returncode,
+        text(bytes(out)),
+        text(bytes(err)),
+        timed_out=timed_out,
+        truncated=dropped[0],
+    )

@@ -1,0 +1,107 @@
+"""The inputs of the plan tools (SPEC §6), one pydantic model per tool: the plan schema, the model's instructions
+and the tools' argument checks all come from these, so they cannot drift apart.
+
+References (``{"ref": "step:1.output"}``) are allowed only where data flows (file content, a model's prompt and
+input). Paths, commands and code must be literal, because the risk of a plan is computed from them before
+anything runs: a path or a command that only exists at run time could not be judged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["TOOL_INPUTS", "ListDirInput", "LlmInput", "PythonInput", "ReadTextInput", "Ref", "ShellInput", "Text"]
+__all__ += ["ToolInput", "WriteTextInput"]
+
+REF_PATTERN = re.compile(r"^step:([1-9][0-9]*)\.output$")
+MAX_TIMEOUT = 600.0
+MAX_CODE = 100_000  # characters: it travels as one argument, and the kernel limits those to 128 KiB
+
+
+class Ref(BaseModel):
+    """The output of an earlier step, injected by the executor when the step runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ref: str = Field(pattern=REF_PATTERN.pattern, description="'step:<id>.output', where <id> is an earlier step")
+
+    @property
+    def step_id(self) -> int:
+        match = REF_PATTERN.match(self.ref)
+        assert match is not None  # the field's pattern guarantees it
+        return int(match.group(1))
+
+
+#: a string, or a reference to the output of an earlier step
+Text = str | Ref
+RelPath = Annotated[str, Field(description="A path relative to the workspace root, e.g. 'data/notes.txt'; no '..'.")]
+Timeout = Annotated[float, Field(gt=0, le=MAX_TIMEOUT, description="Seconds before it is killed.")] | None
+
+
+class ToolInput(BaseModel):
+    """The inputs of one tool; unknown keys make the plan invalid, so a typo is reported instead of ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool_name: ClassVar[str]
+
+    def refs(self) -> list[Ref]:
+        return [value for value in self.__dict__.values() if isinstance(value, Ref)]
+
+
+class ReadTextInput(ToolInput):
+    """Read a UTF-8 text file of the workspace; the output is its content."""
+
+    tool_name: ClassVar[str] = "read_text"
+    path: RelPath
+
+
+class WriteTextInput(ToolInput):
+    """Write text to a file of the workspace (parent directories are created); the output is the path written."""
+
+    tool_name: ClassVar[str] = "write_text"
+    path: RelPath
+    content: Text = Field(description="The text, or {'ref': 'step:N.output'}.")
+    mode: Literal["overwrite", "append"] = Field(default="overwrite", description="Replace the file or add to it.")
+
+
+class ListDirInput(ToolInput):
+    """List a directory of the workspace, one entry per line (directories end with '/')."""
+
+    tool_name: ClassVar[str] = "list_dir"
+    path: RelPath = "."
+    pattern: str | None = Field(default=None, description="A glob the names must match, e.g. '*.txt'.")
+
+
+class ShellInput(ToolInput):
+    """Run one allow-listed command (ls, cat, grep, wc, head, tail, python3 -c) without a shell; output: stdout."""
+
+    tool_name: ClassVar[str] = "shell"
+    cmd: str = Field(
+        max_length=MAX_CODE, description="One command line: no pipes, redirections, ';', '&&', '$(...)' or backquotes."
+    )
+    timeout: Timeout = None
+
+
+class PythonInput(ToolInput):
+    """Run Python code in the sandbox (workspace as working directory, no network); output: what it prints."""
+
+    tool_name: ClassVar[str] = "python"
+    code: str = Field(max_length=MAX_CODE, description="The Python source; print the result.")
+    timeout: Timeout = None
+
+
+class LlmInput(ToolInput):
+    """Ask the model once; the output is its text."""
+
+    tool_name: ClassVar[str] = "llm"
+    prompt: Text = Field(description="The instruction, e.g. 'Summarise in 3 bullets'.")
+    input: Text | None = Field(default=None, description="The material to work on, usually {'ref': 'step:N.output'}.")
+
+
+TOOL_INPUTS: dict[str, type[ToolInput]] = {
+    model.tool_name: model for model in (ReadTextInput, WriteTextInput, ListDirInput, ShellInput, PythonInput, LlmInput)
+}

@@ -1,0 +1,28 @@
+"""Tool name → implementation; ``run_tool`` is the one door the executor uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.files import list_dir, read_text, write_text
+from agent.tools.inputs import ToolInput
+from agent.tools.llm import llm
+from agent.tools.python import python
+from agent.tools.shell import shell
+
+__all__ = ["TOOLS", "run_tool"]
+
+TOOLS: dict[str, Callable[[Any, ToolContext], ToolResult]] = {
+    "read_text": read_text,
+    "write_text": write_text,
+    "list_dir": list_dir,
+    "shell": shell,
+    "python": python,
+    "llm": llm,
+}
+
+
+def run_tool(inputs: ToolInput, ctx: ToolContext) -> ToolResult:
+    return TOOLS[inputs.tool_name](inputs, ctx)

@@ -1,0 +1,73 @@
+"""The shell tool (seed 004 FR-T2): one allow-listed command, parsed, checked, run in the sandbox without a shell."""
+
+from __future__ import annotations
+
+import sys
+
+from agent.sandbox import ProcessResult, SandboxError, SandboxUnavailable
+from agent.shell_policy import ALLOW_LIST, classify
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.inputs import ShellInput
+
+__all__ = ["run_sandboxed", "shell"]
+
+STDERR_KEPT = 4000
+
+
+def run_sandboxed(ctx: ToolContext, argv: list[str], timeout: float, what: str) -> ToolResult:
+    """Run argv in the sandbox and turn every outcome into a ToolResult (shared with the python tool)."""
+    try:
+        done: ProcessResult = ctx.sandbox.run(argv, timeout=timeout)
+    except SandboxUnavailable as exc:
+        return ToolResult.failure(
+            str(exc), "use the file tools instead, or rerun with --no-sandbox", "SandboxUnavailable"
+        )
+    except SandboxError as exc:
+        return ToolResult.failure(
+            f"the sandbox could not be set up: {exc}", "rerun with --no-sandbox if you trust the plan", "SandboxError"
+        )
+    details = {
+        "exit_code": done.returncode,
+        "stderr": done.stderr[-STDERR_KEPT:],
+        "duration_s": round(done.duration, 3),
+        "truncated": done.truncated,
+        "sandbox": ctx.sandbox.info.mechanism,
+    }
+    if done.timed_out:
+        return ToolResult.failure(
+            f"{what} timed out after {timeout:g}s and was killed",
+            "make it do less, or give the step a larger timeout",
+            "Timeout",
+            stdout=done.stdout[-STDERR_KEPT:],
+            **details,
+        )
+    if done.returncode != 0:
+        last = next((line for line in reversed(done.stderr.splitlines()) if line.strip()), "no error output")
+        return ToolResult.failure(
+            f"{what} exited with status {done.returncode}: {last}",
+            "read the error, fix the step and run the plan again",
+            "NonZeroExit",
+            stdout=done.stdout[-STDERR_KEPT:],
+            **details,
+        )
+    return ToolResult(ok=True, output=done.stdout, details=details)
+
+
+def shell(inputs: ShellInput, ctx: ToolContext) -> ToolResult:
+    verdict = classify(inputs.cmd, ctx.workspace)
+    if not verdict.allowed:
+        return ToolResult.failure(
+            f"command refused: {verdict.reason}",
+            f"use one allow-listed command per step ({ALLOW_LIST}), or the file tools",
+            "CommandRefused",
+            cmd=inputs.cmd,
+        )
+    argv = list(verdict.argv)
+    if argv[0] == "python3":
+        argv[0] = sys.executable  # the Python omx runs on, wherever PATH points
+    result = run_sandboxed(ctx, argv, inputs.timeout or ctx.default_timeout, verdict.argv[0])
+    if not result.ok and result.error_type == "NonZeroExit" and argv[0] == "grep" and result.details["exit_code"] == 1:
+        return ToolResult(ok=True, output="", details=result.details | {"note": "grep found no match"})
+    if not result.ok and any(c in inputs.cmd for c in "*?[") and result.error_type == "NonZeroExit":
+        result.hint = "no shell expands wildcards here: use list_dir with a pattern, then name the files"
+    return result

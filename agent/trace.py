@@ -1,0 +1,187 @@
+"""The record of a run: ``runs/<ts>/plan.json`` and ``trace.jsonl``, one JSON object per line (seed 004 FR-R2).
+
+Three kinds of line, told apart by ``kind``: ``run`` (start, plan, confirmation, end: what was decided and why),
+``model`` (every model request: purpose, request id, token usage including cached tokens) and ``step`` (the
+seed's TraceEntry: step_id, tool, inputs_digest, output_digest, start_time, end_time, status, error, plus what a
+person needs to debug it: the inputs and output in short, stderr, the sandbox). Lines are appended and flushed
+one by one, so a run that crashes still leaves everything up to the crash.
+
+Digests are ``sha256:`` of the canonical JSON (sorted keys, no spaces, UTF-8), so the same inputs always give the
+same digest across runs and machines.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.llm import LLMError, Model, ModelReply
+from agent.plan import Plan
+
+__all__ = ["ModelCallEntry", "RecordingModel", "RunEntry", "RunRecorder", "TraceEntry", "digest", "now", "preview"]
+
+PREVIEW_CHARS = 400
+
+
+def now() -> str:
+    """Local time with its UTC offset, to the millisecond: sortable, and readable next to other logs."""
+    return _dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def preview(value: Any, limit: int = PREVIEW_CHARS) -> Any:
+    """The value with every long string cut to ``limit`` characters (the digest covers the whole value)."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + f"... [{len(value)} chars]"
+    if isinstance(value, dict):
+        return {key: preview(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [preview(item, limit) for item in value]
+    return value
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TraceEntry(_Entry):
+    """One executed (or skipped) step."""
+
+    kind: Literal["step"] = "step"
+    step_id: int
+    tool: str
+    inputs_digest: str | None
+    output_digest: str | None
+    start_time: str | None
+    end_time: str | None
+    status: Literal["success", "failed", "skipped"]
+    error: str | None = None
+    error_type: str | None = None
+    hint: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    output: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ModelCallEntry(_Entry):
+    """One request to the model, with the usage the provider reported (cached tokens show KV-cache reuse)."""
+
+    kind: Literal["model"] = "model"
+    purpose: str
+    step_id: int | None = None
+    model: str | None = None
+    request_id: str | None = None
+    start_time: str
+    end_time: str
+    duration_s: float
+    status: Literal["success", "failed"]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    error: str | None = None
+
+
+class RunEntry(_Entry):
+    """A decision or milestone of the run: start, plan, confirmation, end."""
+
+    kind: Literal["run"] = "run"
+    event: Literal["start", "plan_invalid", "plan", "confirmation", "end"]
+    time: str = Field(default_factory=now)
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+Entry = TraceEntry | ModelCallEntry | RunEntry
+
+
+class RunRecorder:
+    """Writes one run's directory. ``create`` picks a fresh ``<runs_root>/<timestamp>`` (suffixed if taken)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.plan_path = run_dir / "plan.json"
+        self.trace_path = run_dir / "trace.jsonl"
+
+    @classmethod
+    def create(cls, runs_root: Path) -> RunRecorder:
+        runs_root.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for n in range(1, 1000):
+            run_dir = runs_root / (stamp if n == 1 else f"{stamp}-{n}")
+            try:
+                run_dir.mkdir()
+            except FileExistsError:
+                continue
+            return cls(run_dir)
+        raise FileExistsError(f"cannot create a run directory in {runs_root}: 999 runs this second")
+
+    def write_plan(self, plan: Plan) -> None:
+        """plan.json, atomically: a reader never sees half a plan."""
+        tmp = self.plan_path.with_name(".plan.json.tmp")
+        tmp.write_text(plan.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+        os.replace(tmp, self.plan_path)
+
+    def record(self, entry: Entry) -> None:
+        line = entry.model_dump_json() + "\n"
+        with open(self.trace_path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+class RecordingModel:
+    """A Model that writes a ``model`` line to the trace for every request; set ``purpose``/``step_id`` per use."""
+
+    def __init__(self, model: Model, recorder: RunRecorder) -> None:
+        self.model = model
+        self.recorder = recorder
+        self.purpose = "plan"
+        self.step_id: int | None = None
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+    ) -> ModelReply:
+        start, began = now(), time.monotonic()
+        try:
+            reply = self.model.complete(messages, tools=tools, json_mode=json_mode)
+        except LLMError as exc:
+            self._record(start, began, status="failed", request_id=exc.request_id, error=str(exc))
+            raise
+        usage = reply.usage
+        self._record(
+            start,
+            began,
+            status="success",
+            model=reply.model,
+            request_id=reply.request_id,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+        )
+        return reply
+
+    def _record(self, start: str, began: float, **fields: Any) -> None:
+        duration = round(time.monotonic() - began, 3)
+        self.recorder.record(
+            ModelCallEntry(
+                purpose=self.purpose,
+                step_id=self.step_id,
+                start_time=start,
+                end_time=now(),
+                duration_s=duration,
+                **fields,
+            )
+        )

@@ -1,0 +1,265 @@
+"""The flow behind ``omx``: plan → show → confirm → execute → summarise, every run recorded in ``runs/<ts>/``.
+
+The CLI only parses arguments and prints; this module decides. It talks to the person through a ``UI`` (show
+text, ask yes/no) and returns an ``Outcome`` whose exit code is non-zero on refusal or failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent.confirm import Declined, Refused, confirm, render_plan
+from agent.executor import ExecutionResult, Executor
+from agent.llm import LLMError, Model
+from agent.plan import Plan, PlanError, RiskLevel, load_plan
+from agent.planner import Planner, PlanningError
+from agent.risk import RiskAssessment, assess
+from agent.runs import RunsError, agent_for, is_omxfs_store, omxfs_mount_of, runs_root
+from agent.sandbox import Sandbox, SandboxMode, SandboxUnavailable
+from agent.tools.base import ToolContext
+from agent.trace import RecordingModel, RunEntry, RunRecorder
+
+__all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Options", "Outcome"]
+__all__ += ["run_plan_file", "run_task", "summary_text"]
+
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_DECLINED = 0, 1, 3, 4
+ModelFactory = Callable[[], Model]
+
+
+class UI(Protocol):
+    def show(self, text: str) -> None: ...
+
+    def ask(self, question: str) -> bool: ...
+
+
+@dataclass
+class Options:
+    workspace: Path | None = None  # None: the current directory (omx "task") or the plan's root (omx run)
+    as_agent: str | None = None
+    yes: bool = False
+    dry_run: bool = False
+    sandbox_mode: SandboxMode = "auto"
+
+
+@dataclass
+class Outcome:
+    exit_code: int
+    status: str  # success, failed, refused, declined, dry_run, planning_failed, error
+    message: str | None = None
+    run_dir: Path | None = None
+    result: ExecutionResult | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+class _Stop(Exception):
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+
+
+def _workspace(path: Path) -> Path:
+    if not path.is_dir():
+        raise _Stop(Outcome(EXIT_FAILED, "error", f"workspace {path} is not a directory"))
+    if path.resolve() == Path("/"):
+        raise _Stop(Outcome(EXIT_FAILED, "error", "the workspace cannot be / : run omx in a project directory"))
+    return path.resolve()
+
+
+def _recorder(workspace: Path, options: Options) -> RunRecorder:
+    try:
+        return RunRecorder.create(runs_root(workspace, options.as_agent))
+    except RunsError as exc:
+        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
+    except OSError as exc:
+        raise _Stop(Outcome(EXIT_FAILED, "error", f"cannot create the run directory: {exc}")) from None
+
+
+def _sandbox(workspace: Path, options: Options) -> Sandbox:
+    """The tools' sandbox; its processes carry the run's agent in OMX_AGENT, so the mount knows who they are."""
+    agent = None
+    try:
+        if options.as_agent or is_omxfs_store(workspace):
+            agent = agent_for(workspace, options.as_agent)
+    except RunsError as exc:
+        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
+    return Sandbox(workspace, mode=options.sandbox_mode, env={"OMX_AGENT": agent} if agent else None)
+
+
+def _sandbox_record(sandbox: Sandbox) -> dict[str, Any]:
+    try:
+        return sandbox.info.as_dict()
+    except SandboxUnavailable as exc:
+        return {"mechanism": "unavailable", "error": str(exc)}
+
+
+def _end(recorder: RunRecorder, status: str, **data: Any) -> None:
+    recorder.record(RunEntry(event="end", data={"status": status, **data}))
+
+
+def _make_model(factory: ModelFactory) -> Model:
+    try:
+        return factory()
+    except LLMError as exc:
+        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
+
+
+def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
+    """``omx "task"``: plan it with the model, then the shared flow."""
+    try:
+        workspace = _workspace(options.workspace or Path.cwd())
+        model = _make_model(model_factory)
+        sandbox = _sandbox(workspace, options)
+        recorder = _recorder(workspace, options)
+    except _Stop as stop:
+        return stop.outcome
+    recorder.record(
+        RunEntry(
+            event="start",
+            data={
+                "command": "task",
+                "task": task,
+                "workspace": str(workspace),
+                "dry_run": options.dry_run,
+                "sandbox": _sandbox_record(sandbox),
+            },
+        )
+    )
+    recording = RecordingModel(model, recorder)
+
+    def on_invalid(attempt: int, reply: str, problems: str) -> None:
+        recorder.record(
+            RunEntry(event="plan_invalid", data={"attempt": attempt, "problems": problems, "reply": reply[:2000]})
+        )
+
+    try:
+        plan = Planner(recording, on_invalid=on_invalid).plan(task, workspace)
+    except PlanningError as exc:
+        _end(recorder, "planning_failed", error=str(exc), steps_executed=0)
+        return Outcome(EXIT_FAILED, "planning_failed", str(exc), recorder.run_dir)
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording)
+
+
+def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
+    """``omx run plan.json``: re-execute a saved plan (in its workspace unless --workspace says otherwise)."""
+    try:
+        plan = load_plan(plan_path)
+    except PlanError as exc:
+        return Outcome(EXIT_FAILED, "error", str(exc))
+    try:
+        workspace = _workspace(options.workspace or Path(plan.workspace_root))
+        needs_model = any(step.tool == "llm" for step in plan.steps)
+        model = _make_model(model_factory) if needs_model else None
+        sandbox = _sandbox(workspace, options)
+        recorder = _recorder(workspace, options)
+    except _Stop as stop:
+        return stop.outcome
+    plan = plan.model_copy(update={"workspace_root": str(workspace)})
+    recorder.record(
+        RunEntry(
+            event="start",
+            data={
+                "command": "run",
+                "plan": str(plan_path.resolve()),
+                "workspace": str(workspace),
+                "dry_run": options.dry_run,
+                "sandbox": _sandbox_record(sandbox),
+            },
+        )
+    )
+    recording = RecordingModel(model, recorder) if model is not None else None
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording)
+
+
+def _decide_and_run(
+    plan: Plan,
+    workspace: Path,
+    options: Options,
+    ui: UI,
+    recorder: RunRecorder,
+    sandbox: Sandbox,
+    model: RecordingModel | None,
+) -> Outcome:
+    recorder.write_plan(plan)
+    assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off")
+    recorder.record(RunEntry(event="plan", data=_assessment_record(assessment)))
+    ui.show(render_plan(plan, assessment))
+    if any(step.tool in ("shell", "python") for step in plan.steps):
+        ui.show(_sandbox_line(sandbox))
+    ui.show(f"Plan saved: {recorder.plan_path}")
+    if options.dry_run:
+        _end(recorder, "dry_run", steps_executed=0)
+        if assessment.level is RiskLevel.HIGH:
+            ui.show("This plan would be refused (HIGH risk):\n" + "\n".join(f"  - {r}" for r in assessment.reasons))
+        ui.show(f"Dry run: nothing was executed. Run the plan with: omx run {recorder.plan_path}")
+        return Outcome(EXIT_OK, "dry_run", run_dir=recorder.run_dir)
+    try:
+        approval = confirm(assessment, yes=options.yes, ask=ui.ask)
+    except Refused as exc:
+        recorder.record(RunEntry(event="confirmation", data={"decision": "refused", "reasons": exc.reasons}))
+        _end(recorder, "refused", steps_executed=0, reasons=exc.reasons)
+        message = "refused: the plan is HIGH risk:\n" + "\n".join(f"  - {r}" for r in exc.reasons)
+        return Outcome(EXIT_REFUSED, "refused", message, recorder.run_dir, reasons=exc.reasons)
+    except Declined as exc:
+        recorder.record(RunEntry(event="confirmation", data={"decision": "declined"}))
+        _end(recorder, "declined", steps_executed=0)
+        return Outcome(EXIT_DECLINED, "declined", str(exc), recorder.run_dir)
+    recorder.record(RunEntry(event="confirmation", data={"decision": "approved", "how": approval}))
+    ctx = ToolContext(
+        workspace=workspace, sandbox=sandbox, model=model, atomic_writes=omxfs_mount_of(workspace) is None
+    )
+    try:
+        result = Executor(ctx, recorder).execute(plan)
+    except KeyboardInterrupt:
+        _end(recorder, "interrupted")
+        raise
+    _end(
+        recorder,
+        result.status,
+        steps_executed=result.steps_executed,
+        produced_files=result.produced_files,
+        error=result.error,
+    )
+    ui.show(summary_text(result, recorder))
+    code = EXIT_OK if result.status == "success" else EXIT_FAILED
+    return Outcome(code, result.status, result.error, recorder.run_dir, result)
+
+
+def _sandbox_line(sandbox: Sandbox) -> str:
+    try:
+        info = sandbox.info
+    except SandboxUnavailable as exc:
+        return f"Sandbox: none: {exc}"
+    return f"Sandbox: {info.mechanism}; files: {info.filesystem}; network: {info.network}"
+
+
+def _assessment_record(assessment: RiskAssessment) -> dict[str, Any]:
+    return {
+        "risk_level": assessment.level.value,
+        "computed": assessment.computed.value,
+        "model_label": assessment.model_label.value,
+        "reasons": [str(f) for f in assessment.findings],
+    }
+
+
+def summary_text(result: ExecutionResult, recorder: RunRecorder) -> str:
+    """The console summary (seed 004 FR-R1): outcome, steps, criteria, produced files, where the trace is."""
+    if result.status == "success":
+        lines = [f"Result: success ({result.steps_executed}/{result.steps_total} steps)"]
+    elif result.failed_step is not None:
+        lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}: {result.error}"]
+    else:
+        lines = [f"Result: failed: {result.error}"]
+    lines += [f"  {o.step_id}. {o.tool:<10} {o.status:<8} {o.duration_s:.2f}s" for o in result.steps]
+    if result.criteria:
+        lines.append("Success criteria:")
+        lines += [f"  [{c.status}] {c.criterion}" + (f" ({c.detail})" if c.detail else "") for c in result.criteria]
+    if result.produced_files:
+        lines.append("Produced files:")
+        lines += [f"  {path}" for path in result.produced_files]
+    if result.suggestion:
+        lines.append(f"Next: {result.suggestion}")
+    lines.append(f"Trace: {recorder.trace_path}")
+    lines.append(f"Replay: omx replay {recorder.run_dir}")
+    return "\n".join(lines)

@@ -1,0 +1,223 @@
+"""The OS sandbox: a permitted program still cannot write outside the workspace, read private files or reach the
+network. Escape attempts through the plan tools are in test_executor.py (they must also be traced)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent import sandbox as sandbox_module
+from agent import sandbox_exec
+from agent.sandbox import OUTPUT_LIMIT, Sandbox, SandboxError, SandboxUnavailable, probe_bubblewrap, probe_landlock
+
+HAS_LANDLOCK = sandbox_exec.landlock_abi() >= 1
+needs_landlock = pytest.mark.skipif(not HAS_LANDLOCK, reason="this kernel has no Landlock")
+needs_bwrap = pytest.mark.skipif(probe_bubblewrap() is None, reason="bubblewrap is not installed or cannot run here")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("inside\n", encoding="utf-8")
+    return workspace
+
+
+@pytest.fixture
+def sandbox(ws: Path) -> Sandbox:
+    box = Sandbox(ws)
+    try:
+        box.info  # noqa: B018
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no OS sandbox on this machine: {exc}")
+    return box
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that the sandboxed code will try to reach."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_a_sandboxed_program_runs_in_the_workspace(sandbox: Sandbox, ws: Path) -> None:
+    done = sandbox.run(["cat", "notes.txt"], timeout=10)
+    assert (done.returncode, done.stdout, done.timed_out) == (0, "inside\n", False)
+    done = sandbox.run(py("open('made.txt', 'w').write('x'); import os; print(os.getcwd())"), timeout=10)
+    assert done.returncode == 0 and done.stdout.strip() == str(ws.resolve())
+    assert (ws / "made.txt").read_text(encoding="utf-8") == "x"
+
+
+def test_writing_outside_the_workspace_fails(sandbox: Sandbox, tmp_path: Path) -> None:
+    target = tmp_path / "outside.txt"
+    done = sandbox.run(py(f"open({str(target)!r}, 'w').write('escaped')"), timeout=10)
+    assert done.returncode != 0
+    assert "PermissionError" in done.stderr or "Read-only file system" in done.stderr
+    assert not target.exists()
+
+
+def test_a_symlink_out_of_the_workspace_does_not_lead_out(sandbox: Sandbox, ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    code = f"import os; os.symlink({str(outside)!r}, 'out'); open('out/escaped.txt', 'w').write('x')"
+    done = sandbox.run(py(code), timeout=10)
+    assert done.returncode != 0 and (ws / "out").is_symlink()
+    assert not (outside / "escaped.txt").exists()
+
+
+def test_private_files_outside_the_workspace_cannot_be_read(sandbox: Sandbox, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret", encoding="utf-8")
+    done = sandbox.run(["cat", str(secret)], timeout=10)
+    assert done.returncode != 0 and "s3cret" not in done.stdout
+
+
+def test_no_network_from_the_sandbox(sandbox: Sandbox, listener: int) -> None:
+    code = f"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=3); print('connected')"
+    done = sandbox.run(py(code), timeout=20)
+    assert done.returncode != 0 and "connected" not in done.stdout
+    assert "Error" in done.stderr
+
+
+@needs_landlock
+def test_landlock_alone_denies_tcp_connect(ws: Path, listener: int) -> None:
+    """Without the network namespace, Landlock's own TCP rules (ABI 4+) refuse the connect with EACCES."""
+    box = Sandbox(ws, netns=False)
+    if "landlock TCP deny" not in box.info.network:
+        pytest.skip(f"Landlock ABI {box.info.landlock_abi} has no network rules (needs 4+)")
+    code = f"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=3)"
+    done = box.run(py(code), timeout=20)
+    assert done.returncode != 0 and "PermissionError: [Errno 13]" in done.stderr
+
+
+@needs_landlock
+def test_what_the_kernel_offers_is_detected_and_described(ws: Path) -> None:
+    info = Sandbox(ws).info
+    assert info.mechanism == "landlock" and info.landlock_abi == sandbox_exec.landlock_abi()
+    assert "writes only under the workspace" in info.filesystem
+    if os.geteuid() == 0:
+        assert probe_landlock(True).get("netns") == "netns" and info.network.startswith("netns")
+    assert info.as_dict()["mechanism"] == "landlock"
+
+
+def test_the_environment_carries_no_secrets(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
+    done = sandbox.run(py("import os, json; print(json.dumps(dict(os.environ)))"), timeout=10)
+    env = json.loads(done.stdout)
+    assert "OPENAI_API_KEY" not in env and env["TMPDIR"] == env["HOME"]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status  # killed, waiting for its new parent to reap it
+
+
+def test_a_timeout_kills_the_whole_process_group(sandbox: Sandbox, ws: Path) -> None:
+    child = "import os, time; open('child.pid', 'w').write(str(os.getpid())); time.sleep(60)"
+    code = f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {child!r}]); time.sleep(60)"
+    done = sandbox.run(py(code), timeout=2)
+    assert done.timed_out and done.returncode is None and done.duration < 10
+    pid = int((ws / "child.pid").read_text(encoding="utf-8"))
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid)
+
+
+def test_output_is_bounded(sandbox: Sandbox) -> None:
+    done = sandbox.run(py(f"print('x' * {OUTPUT_LIMIT * 3})"), timeout=20)
+    assert done.returncode == 0 and done.truncated and len(done.stdout) == OUTPUT_LIMIT
+
+
+def test_a_missing_program_is_reported_not_raised(sandbox: Sandbox) -> None:
+    done = sandbox.run(["no-such-program-omx"], timeout=10)
+    assert done.returncode == 127 and "cannot run 'no-such-program-omx'" in done.stderr
+
+
+def test_no_sandbox_available_means_refusal(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox_module, "probe_landlock", lambda netns: {"landlock_error": "not here"})
+    monkeypatch.setattr(sandbox_module, "probe_bubblewrap", lambda: None)
+    with pytest.raises(SandboxUnavailable, match="--no-sandbox"):
+        Sandbox(ws).run(["ls"], timeout=5)
+
+
+def test_no_sandbox_mode_runs_unconfined_and_says_so(ws: Path, tmp_path: Path) -> None:
+    box = Sandbox(ws, mode="off")
+    assert box.info.mechanism == "none" and "--no-sandbox" in box.info.filesystem
+    done = box.run(py(f"open({str(tmp_path / 'free.txt')!r}, 'w').write('x')"), timeout=10)
+    assert done.returncode == 0 and (tmp_path / "free.txt").exists()
+
+
+def test_a_sandbox_that_cannot_be_set_up_fails_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher reports a setup failure on the status pipe and never runs the program."""
+    monkeypatch.setattr(sandbox_exec, "landlock_abi", lambda: 0)
+    read_fd, write_fd = os.pipe()
+    try:
+        config = {"landlock": True, "read": [], "write": [str(ws)], "status_fd": write_fd}
+        assert sandbox_exec.main([json.dumps(config), "--", "touch", str(ws / "ran")]) == 125
+        os.close(write_fd)
+        assert json.loads(os.read(read_fd, 4096)) == {
+            "stage": "sandbox",
+            "error": "Landlock is not available in this kernel",
+        }
+    finally:
+        os.close(read_fd)
+    assert not (ws / "ran").exists()
+
+
+def test_a_setup_failure_reported_by_the_launcher_raises(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fake_command(argv: list[str], tmp: str, status_fd: int) -> list[str]:
+        return py(f'import os; os.write({status_fd}, b\'{{"stage": "sandbox", "error": "boom"}}\')')
+
+    monkeypatch.setattr(sandbox, "_command", fake_command)
+    with pytest.raises(SandboxError, match="boom"):
+        sandbox.run(["ls"], timeout=10)
+
+
+@needs_bwrap
+def test_bubblewrap_fallback_confines_writes_and_network(ws: Path, tmp_path: Path, listener: int) -> None:
+    box = Sandbox(ws, mode="bubblewrap")
+    assert box.info.mechanism == "bubblewrap"
+    assert box.run(py("open('ok.txt', 'w').write('x')"), timeout=20).returncode == 0
+    assert (ws / "ok.txt").exists()
+    outside = box.run(py(f"open({str(tmp_path / 'out.txt')!r}, 'w').write('x')"), timeout=20)
+    assert outside.returncode != 0 and not (tmp_path / "out.txt").exists()
+    code = f"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=3)"
+    assert box.run(py(code), timeout=20).returncode != 0
+
+
+def test_ctrl_c_kills_the_tool_too() -> None:
+    """The tool runs in its own session, out of reach of the terminal's SIGINT: omx kills it on the way out."""
+
+    class Interrupted(subprocess.Popen[bytes]):
+        def wait(self, timeout: float | None = None) -> int:
+            if timeout is not None:
+                raise KeyboardInterrupt
+            return super().wait()
+
+    proc = Interrupted(
+        py("import time; time.sleep(60)"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    with pytest.raises(KeyboardInterrupt):
+        sandbox_module._collect(proc, 30)
+    assert proc.returncode == -9 and proc.stdout is not None and proc.stdout.closed

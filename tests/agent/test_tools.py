@@ -1,0 +1,214 @@
+"""The plan tools: confined to the workspace root, and every failure a structured result the model can act on."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from agent import sandbox as sandbox_module
+from agent.llm import ScriptedModel
+from agent.sandbox import Sandbox, SandboxUnavailable
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.inputs import ListDirInput, LlmInput, PythonInput, ReadTextInput, ShellInput, WriteTextInput
+from agent.tools.registry import TOOLS, run_tool
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    (workspace / "data").mkdir(parents=True)
+    (workspace / "data" / "notes.txt").write_text("alpha\nbeta\ngamma\n", encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("secret\n", encoding="utf-8")
+    return workspace
+
+
+@pytest.fixture
+def ctx(ws: Path) -> ToolContext:
+    return ToolContext(workspace=ws.resolve(), sandbox=Sandbox(ws), model=ScriptedModel())
+
+
+@pytest.fixture
+def sandboxed(ctx: ToolContext) -> ToolContext:
+    try:
+        ctx.sandbox.info  # noqa: B018
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no OS sandbox on this machine: {exc}")
+    return ctx
+
+
+def test_every_tool_of_the_plan_format_is_registered() -> None:
+    assert set(TOOLS) == {"read_text", "write_text", "list_dir", "shell", "python", "llm"}
+
+
+# -- files -----------------------------------------------------------------------------------------------------
+
+
+def test_read_text_returns_the_content(ctx: ToolContext) -> None:
+    result = run_tool(ReadTextInput(path="data/notes.txt"), ctx)
+    assert result.ok and result.output == "alpha\nbeta\ngamma\n" and result.error is None
+
+
+@pytest.mark.parametrize(
+    ("path", "error_type"),
+    [
+        ("/etc/passwd", "PathOutsideWorkspace"),
+        ("../secret.txt", "PathOutsideWorkspace"),
+        ("data/../../secret.txt", "PathOutsideWorkspace"),
+        ("missing.txt", "NotFound"),
+        ("data", "NotAFile"),
+        ("bad\x00name", "InvalidPath"),
+    ],
+)
+def test_read_text_failures_are_structured(ctx: ToolContext, path: str, error_type: str) -> None:
+    result = run_tool(ReadTextInput(path=path), ctx)
+    assert not result.ok and result.error_type == error_type and result.error and result.hint
+
+
+def test_a_symlink_out_of_the_root_is_refused(ctx: ToolContext, ws: Path) -> None:
+    os.symlink(ws.parent / "secret.txt", ws / "link.txt")
+    os.symlink(ws.parent, ws / "up")
+    for result in (
+        run_tool(ReadTextInput(path="link.txt"), ctx),
+        run_tool(WriteTextInput(path="up/planted.txt", content="x"), ctx),
+        run_tool(ListDirInput(path="up"), ctx),
+    ):
+        assert not result.ok and result.error_type == "PathOutsideWorkspace" and "symlink" in (result.error or "")
+    assert not (ws.parent / "planted.txt").exists()
+
+
+def test_a_symlink_inside_the_root_is_followed(ctx: ToolContext, ws: Path) -> None:
+    os.symlink("data/notes.txt", ws / "alias.txt")
+    assert run_tool(ReadTextInput(path="alias.txt"), ctx).output.startswith("alpha")
+
+
+def test_binary_and_huge_files_are_refused_with_a_hint(ctx: ToolContext, ws: Path) -> None:
+    (ws / "blob.bin").write_bytes(b"\xff\xfe\x00")
+    assert run_tool(ReadTextInput(path="blob.bin"), ctx).error_type == "NotText"
+    with open(ws / "big.txt", "wb") as f:
+        f.truncate(3 * 1024 * 1024)
+    big = run_tool(ReadTextInput(path="big.txt"), ctx)
+    assert big.error_type == "TooLarge" and "head" in (big.hint or "")
+
+
+def test_write_text_creates_parents_and_overwrites_atomically(ctx: ToolContext, ws: Path) -> None:
+    first = run_tool(WriteTextInput(path="out/summary.md", content="- one\n"), ctx)
+    assert first.ok and first.output == "out/summary.md"
+    assert first.details["path"] == str(ws.resolve() / "out" / "summary.md") and not first.details["existed"]
+    second = run_tool(WriteTextInput(path="out/summary.md", content="- two\n"), ctx)
+    assert second.details["existed"] and (ws / "out" / "summary.md").read_text(encoding="utf-8") == "- two\n"
+    assert sorted(p.name for p in (ws / "out").iterdir()) == ["summary.md"]  # no temp file left behind
+
+
+def test_write_text_appends(ctx: ToolContext, ws: Path) -> None:
+    run_tool(WriteTextInput(path="log.txt", content="a\n", mode="append"), ctx)
+    run_tool(WriteTextInput(path="log.txt", content="b\n", mode="append"), ctx)
+    assert (ws / "log.txt").read_text(encoding="utf-8") == "a\nb\n"
+
+
+def test_write_text_refuses_absolute_and_parent_paths(ctx: ToolContext, ws: Path) -> None:
+    for path in ("/tmp/omx-planted.txt", "../planted.txt"):
+        result = run_tool(WriteTextInput(path=path, content="x"), ctx)
+        assert not result.ok and result.error_type == "PathOutsideWorkspace"
+    assert not Path("/tmp/omx-planted.txt").exists() and not (ws.parent / "planted.txt").exists()
+
+
+def test_write_text_onto_a_directory_fails_clearly(ctx: ToolContext) -> None:
+    assert run_tool(WriteTextInput(path="data", content="x"), ctx).error_type == "IsADirectory"
+
+
+def test_list_dir_lists_sorted_with_directories_marked_and_filters(ctx: ToolContext, ws: Path) -> None:
+    (ws / "data" / "more.md").write_text("m", encoding="utf-8")
+    (ws / "data" / "sub").mkdir()
+    assert run_tool(ListDirInput(path="data"), ctx).output == "more.md\nnotes.txt\nsub/"
+    assert run_tool(ListDirInput(path="data", pattern="*.txt"), ctx).output == "notes.txt"
+    assert run_tool(ListDirInput(), ctx).output == "data/"
+    assert run_tool(ListDirInput(path="data/notes.txt"), ctx).error_type == "NotADirectory"
+    assert run_tool(ListDirInput(path="/"), ctx).error_type == "PathOutsideWorkspace"
+
+
+# -- shell and python ------------------------------------------------------------------------------------------
+
+
+def test_shell_runs_allow_listed_commands(sandboxed: ToolContext) -> None:
+    result = run_tool(ShellInput(cmd="grep -n beta data/notes.txt"), sandboxed)
+    assert result.ok and result.output == "2:beta\n" and result.details["exit_code"] == 0
+    assert result.details["sandbox"] == sandboxed.sandbox.info.mechanism
+    assert run_tool(ShellInput(cmd="wc -l data/notes.txt"), sandboxed).output.split()[0] == "3"
+    assert run_tool(ShellInput(cmd="python3 -c 'print(6 * 7)'"), sandboxed).output == "42\n"
+
+
+def test_shell_refusals_are_structured_and_nothing_runs(ctx: ToolContext, ws: Path) -> None:
+    for cmd in ("rm -rf .", "ls; rm -rf .", "cat $(ls)", "cat data/notes.txt > copy.txt", "cat /etc/passwd"):
+        result = run_tool(ShellInput(cmd=cmd), ctx)
+        assert not result.ok and result.error_type == "CommandRefused" and "allow-listed" in (result.hint or "")
+        assert result.details == {"cmd": cmd}
+    assert (ws / "data" / "notes.txt").exists() and not (ws / "copy.txt").exists()
+
+
+def test_grep_without_a_match_is_not_a_failure(sandboxed: ToolContext) -> None:
+    result = run_tool(ShellInput(cmd="grep zeta data/notes.txt"), sandboxed)
+    assert result.ok and result.output == "" and result.details["note"] == "grep found no match"
+
+
+def test_a_failing_command_returns_its_exit_code_and_stderr(sandboxed: ToolContext) -> None:
+    result = run_tool(ShellInput(cmd="cat missing.txt"), sandboxed)
+    assert not result.ok and result.error_type == "NonZeroExit" and result.details["exit_code"] == 1
+    assert "missing.txt" in (result.error or "") and "missing.txt" in result.details["stderr"]
+
+
+def test_wildcards_get_a_hint(sandboxed: ToolContext) -> None:
+    result = run_tool(ShellInput(cmd="cat data/*.txt"), sandboxed)
+    assert not result.ok and "list_dir" in (result.hint or "")
+
+
+def test_TC_Tool_003_python_timeout(sandboxed: ToolContext) -> None:
+    began = time.monotonic()
+    result = run_tool(PythonInput(code="import time; time.sleep(5)", timeout=1), sandboxed)
+    assert not result.ok and result.error_type == "Timeout" and "timed out after 1s" in (result.error or "")
+    assert time.monotonic() - began < 4
+
+
+def test_TC_Tool_004_python_error_is_reported(sandboxed: ToolContext) -> None:
+    result = run_tool(PythonInput(code="print(undefined_variable)"), sandboxed)
+    assert not result.ok and result.error_type == "NonZeroExit"
+    assert "NameError: name 'undefined_variable' is not defined" in (result.error or "")
+
+
+def test_python_output_is_what_it_prints(sandboxed: ToolContext) -> None:
+    result = run_tool(PythonInput(code="print(len(open('data/notes.txt').read().split()))"), sandboxed)
+    assert result.ok and result.output == "3\n"
+
+
+def test_no_sandbox_available_is_a_structured_failure(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox_module, "probe_landlock", lambda netns: {"landlock_error": "not here"})
+    monkeypatch.setattr(sandbox_module, "probe_bubblewrap", lambda: None)
+    for inputs in (ShellInput(cmd="ls"), PythonInput(code="print(1)")):
+        result = run_tool(inputs, ctx)
+        assert not result.ok and result.error_type == "SandboxUnavailable" and "--no-sandbox" in (result.hint or "")
+
+
+# -- llm -------------------------------------------------------------------------------------------------------
+
+
+def test_llm_sends_prompt_and_input_and_returns_the_text(ctx: ToolContext) -> None:
+    model = ScriptedModel(["```markdown\n- a\n- b\n- c\n```"])
+    ctx.model = model
+    result = run_tool(LlmInput(prompt="Summarise in 3 bullets", input="alpha beta gamma"), ctx)
+    assert result.ok and result.output == "- a\n- b\n- c\n"
+    sent = model.requests[0]["messages"][-1]["content"]
+    assert sent == "Summarise in 3 bullets\n\n---\nalpha beta gamma"
+
+
+def test_llm_failures_are_structured(ctx: ToolContext) -> None:
+    ctx.model = ScriptedModel(["   "])
+    assert run_tool(LlmInput(prompt="p"), ctx).error_type == "EmptyReply"
+    assert run_tool(LlmInput(prompt="p"), ctx).error_type == "LLMError"  # the scripted model has no reply left
+    ctx.model = None
+    assert run_tool(LlmInput(prompt="p"), ctx).error_type == "NoModel"
+
+
+def test_results_have_the_documented_shape() -> None:
+    assert set(ToolResult(ok=True).model_dump()) >= {"ok", "output", "error", "hint"}
