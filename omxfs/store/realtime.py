@@ -69,20 +69,23 @@ class RealtimeZone:
 
     def load(self, doc_id: str) -> Document:
         """The stored document (seed I-6: a restart restores it from disk)."""
+        return self._load(doc_id)[1]
+
+    def _load(self, doc_id: str) -> tuple[bytes, Document]:
         name = state_name(doc_id)
         try:
             raw = read_bytes(self.state_dir, name)
         except NotFound:
             raise NotFound(f"no realtime document {doc_id!r}") from None
-        return decode_state(raw, f"realtime/.crdt_state/{name}")
+        return raw, decode_state(raw, f"realtime/.crdt_state/{name}")
 
     def update(self, actor: str, doc_id: str, change: Callable[[Document], T]) -> T:
         """Run ``change`` on the latest state under the lock and persist it; the actor is the CRDT replica."""
         self.ws.require_actor(actor)
         with self.ws.locks.hold(f"realtime:{doc_id}"):
-            doc = self.load(doc_id)
+            raw, doc = self._load(doc_id)
             result = change(doc)
-            self.ws.writer.write(self.state_dir, state_name(doc_id), encode_state(doc))
+            self._save_if_changed(doc_id, raw, doc)
         return result
 
     def merge_state(self, actor: str, doc_id: str, state: Any) -> Document:
@@ -96,11 +99,17 @@ class RealtimeZone:
             raise InvalidInput(f"state is of document {remote.doc_id!r}, not {doc_id!r}")
         self.ws.require_actor(actor)
         with self.ws.locks.hold(f"realtime:{doc_id}"):
-            doc = self.load(doc_id) if self.exists(doc_id) else remote
+            raw, doc = self._load(doc_id) if self.exists(doc_id) else (b"", remote)
             if doc is not remote:
                 doc.merge(remote)
-            self.ws.writer.write(self.state_dir, state_name(doc_id), encode_state(doc))
+            self._save_if_changed(doc_id, raw, doc)
         return doc
+
+    def _save_if_changed(self, doc_id: str, raw: bytes, doc: Document) -> None:
+        """Persist ``doc`` unless it encodes to what is stored: a no-op edit costs no write and no fsync."""
+        encoded = encode_state(doc)
+        if encoded != raw:
+            self.ws.writer.write(self.state_dir, state_name(doc_id), encoded)
 
     def snapshot(self, doc_id: str) -> dict[str, Any]:
         """``{"doc_id", "fields", "field_types"}`` with every field's plain value (seed I-2)."""

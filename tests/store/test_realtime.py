@@ -97,3 +97,17 @@ def test_list_and_bad_ids(ws: Workspace) -> None:
     for bad in ["../x", ".hidden", "", "a/b"]:
         with pytest.raises(InvalidInput):
             ws.realtime.create("alice", bad, {"x": "rga"})
+
+
+def test_a_change_that_changes_nothing_is_not_written(ws: Workspace) -> None:
+    ws.realtime.create("alice", "score", {"n": "pn_counter"})
+    ws.realtime.update("alice", "score", lambda d: d.field("n").increment("alice", 1))
+    state = ws.root / "realtime/.crdt_state/score.crdt.json"
+    before = state.stat()
+    ws.realtime.update("bob", "score", lambda d: d.field("n").value())
+    ws.realtime.merge_state("bob", "score", ws.realtime.load("score").to_json())
+    after = state.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    ws.realtime.update("bob", "score", lambda d: d.field("n").increment("bob", 1))
+    assert state.stat().st_ino != before.st_ino
+    assert ws.realtime.snapshot("score")["fields"]["n"] == 2
