@@ -8,13 +8,14 @@ from the file itself (``message`` empty) rather than metadata that points at not
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
-from omxfs.store.atomic import exists, list_files, read_bytes
+from omxfs.store.atomic import exists, list_files, open_dir, read_bytes
 from omxfs.store.names import handoff_dir_name, parse_handoff_dir, relative_path
 from omxfs.store.records import HandoffMeta, dump_json, load_handoff_meta, sha256, utc_now
 
@@ -96,6 +97,27 @@ class HandoffZone:
             meta = self.meta(actor, recipient, str(rel)).model_copy(update={"message": message})
             self.ws.writer.write(self.dir, box / meta_path(rel), dump_json(meta.to_json()))
         return meta
+
+    def retract(self, actor: str, recipient: str, filename: str, *, sender: str | None = None) -> None:
+        """Withdraw a delivery: its file, then its metadata (the reverse of ``deliver``'s order, so a crash in
+        between leaves metadata that points at nothing, which no reader shows, never a half delivery)."""
+        sender = sender or actor
+        rel = self.check_write(actor, sender, recipient, filename)
+        box = PurePosixPath(handoff_dir_name(sender, recipient))
+        with self.ws.locks.hold(f"handoff:{box}/{rel}"):
+            dir_fd = open_dir(self.dir, box / rel.parent)
+            try:
+                try:
+                    os.unlink(rel.name, dir_fd=dir_fd)
+                except FileNotFoundError:
+                    raise NotFound(f"no delivery handoff/{box}/{rel}") from None
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(meta_path(rel).name, dir_fd=dir_fd)
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        if actor != sender:
+            self.ws.audit(actor, "retract", f"handoff/{box}/{rel}")
 
     def meta(self, sender: str, recipient: str, filename: str) -> HandoffMeta:
         rel = PurePosixPath(handoff_dir_name(sender, recipient)) / relative_path(filename)

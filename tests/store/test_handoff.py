@@ -82,3 +82,16 @@ def test_file_without_metadata_still_shows(ws: Workspace) -> None:
     (ws.root / "handoff/alice_to_bob/data.csv.meta.json").unlink()
     [meta] = ws.handoff.inbox("bob")
     assert meta.filename == "data.csv" and meta.message == "" and meta.sender == "alice"
+
+
+def test_sender_retracts_a_delivery(ws: Workspace) -> None:
+    ws.handoff.deliver("alice", "bob", "data.csv", b"1,2,3", "m")
+    ws.handoff.deliver("alice", "bob", "keep.csv", b"4", "m")
+    with pytest.raises(ZoneDenied):
+        ws.handoff.retract("bob", "alice", "data.csv", sender="alice")
+    ws.handoff.retract("alice", "bob", "data.csv")
+    box = ws.root / "handoff/alice_to_bob"
+    assert not (box / "data.csv").exists() and not (box / "data.csv.meta.json").exists()
+    assert [m.filename for m in ws.handoff.inbox("bob")] == ["keep.csv"]
+    with pytest.raises(NotFound):
+        ws.handoff.retract("alice", "bob", "data.csv")
