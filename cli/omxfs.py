@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import getpass
+import os
+import sys
 from pathlib import Path
 
 import click
 
+from cli import doc, mount_tools
 from cli.errors import friendly_errors
+from omxfs.errors import OmxError
+from omxfs.fuse import mounts
 from omxfs.store import Workspace
 
 
@@ -25,6 +31,7 @@ def main() -> None:
     \b
     Start with:
       omxfs init ./ws --agent alice --agent bob
+      omxfs mount ./ws --as alice        (mounted over ./ws; `omxfs umount ./ws` to stop)
     """
 
 
@@ -52,17 +59,118 @@ def init(workspace: Path, agents: tuple[str, ...], supervisors: tuple[str, ...])
 
 
 @main.command()
-@click.argument("workspace", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def status(workspace: Path) -> None:
-    """Show the agents and what each zone holds."""
+@click.argument("workspace", type=click.Path(readable=False, path_type=Path))
+@click.argument("mountpoint", required=False, type=click.Path(readable=False, path_type=Path))
+@click.option("--as", "agent", metavar="NAME", help="The identity of callers that name none (default: your login).")
+@click.option("--foreground", is_flag=True, help="Serve in this process until unmounted (Ctrl-C unmounts).")
+@click.option("--allow-other", is_flag=True, help="Let other users' processes in (needs user_allow_other).")
+@click.option("--detached", is_flag=True, hidden=True)
+@click.option("--ready-fd", type=int, hidden=True)
+def mount(
+    workspace: Path,
+    mountpoint: Path | None,
+    agent: str | None,
+    foreground: bool,
+    allow_other: bool,
+    detached: bool,
+    ready_fd: int | None,
+) -> None:
+    """Mount WORKSPACE on MOUNTPOINT (default: over WORKSPACE itself) and return once it answers.
+
+    Requests are made by an agent: the uid map of the workspace config, else the caller's OMX_AGENT,
+    else NAME given with --as. The log is WORKSPACE/.omxfs/logs/mount-<pid>.log.
+    """
+    ws_path = os.path.abspath(workspace)
+    target = os.path.abspath(mountpoint or workspace)
+    name = agent or getpass.getuser()
     with friendly_errors():
-        ws = Workspace(workspace)
+        try:
+            mounts.preflight(ws_path, target, name)
+        except OmxError as exc:
+            mounts.report_ready(ready_fd, f"error {exc.message}")
+            raise
+        if foreground:
+            from omxfs.fuse import daemon  # imports pyfuse3: only on the mount path
+
+            def ready(mounted: daemon.Mounted) -> None:
+                if not detached:
+                    click.echo(f"mounted {ws_path} at {target} as {name} (pid {mounted.pid}); Ctrl-C unmounts")
+
+            daemon.run(
+                ws_path, target, name, allow_other=allow_other, detached=detached, ready_fd=ready_fd, on_ready=ready
+            )
+            return
+        argv = [sys.executable, "-m", "cli.omxfs", "mount", ws_path, target, "--as", name, "--foreground"]
+        argv += ["--detached", *(["--allow-other"] if allow_other else [])]
+        pid, log = mounts.start_background(argv, target)
+    click.echo(f"mounted {ws_path} at {target} as {name} (pid {pid}, log {log})")
+
+
+@main.command()
+@click.argument("mountpoint", type=click.Path(readable=False, path_type=Path))
+@click.option("--lazy", is_flag=True, help="Detach now even if files are open; finish when they are closed.")
+def umount(mountpoint: Path, lazy: bool) -> None:
+    """Flush and unmount MOUNTPOINT (also a stale one whose daemon died), and wait for the daemon to exit."""
+    target = os.path.abspath(mountpoint)
+    with friendly_errors():
+        mounts.unmount(target, lazy=lazy)
+    click.echo(f"unmounted {target}")
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(readable=False, path_type=Path))
+def status(path: Path | None) -> None:
+    """Show the live mounts; with PATH (a workspace or a mount), what it holds and who serves it."""
+    with friendly_errors():
+        if path is None:
+            _print_mounts()
+            return
+        target = os.path.abspath(path)
+        if mounts.probe(target) is mounts.State.STALE:
+            raise mounts.MountError(f"{target} is a stale mount (its daemon died): run `omxfs umount {target}`")
+        ws = Workspace(path)
         click.echo(f"workspace {ws.root.resolve()}")
         for agent in ws.agents():
             files = ws.private.list(agent)
             inbox = ws.handoff.inbox(agent)
             click.echo(f"  {agent}: {len(files)} private file(s), {len(inbox)} handoff(s) received")
-        for path in ws.collab.list():
-            click.echo(f"  collaborative/{path}: version {ws.collab.current_version(path)}")
+        for rel in ws.collab.list():
+            click.echo(f"  collaborative/{rel}: version {ws.collab.current_version(rel)}")
         for doc in ws.realtime.list():
             click.echo(f"  realtime/{doc}: {', '.join(f'{k}:{v}' for k, v in ws.realtime.load(doc).schema.items())}")
+        records = mounts.read_records(ws.meta)
+        click.echo("mounts:" if records else "mounts: none")
+        for record in records:
+            _print_record(record)
+
+
+def _print_record(record: mounts.MountRecord) -> None:
+    click.echo(
+        f"  {record.mountpoint}: default agent {record.default_agent}, pid {record.pid}, since {record.started},"
+        f" log {record.store}/{record.log}"
+    )
+    for line in mounts.last_errors(Path(record.store) / record.log):
+        click.echo(f"    {line}")
+
+
+def _print_mounts() -> None:
+    found = mounts.omx_mounts()
+    if not found:
+        click.echo("no omxfs mounts")
+    for mountpoint in found:
+        if mounts.probe(mountpoint) is mounts.State.STALE:
+            click.echo(f"{mountpoint}: stale (its daemon died): run `omxfs umount {mountpoint}`")
+            continue
+        records = [r for r in mounts.read_records(Path(mountpoint, ".omxfs")) if r.mountpoint == mountpoint]
+        click.echo(f"{mountpoint}: live" + (f", store {records[0].store}" if records else ""))
+        for record in records:
+            _print_record(record)
+
+
+# The conveniences over the mount (SPEC §6), each in its own module.
+for command in (*mount_tools.COMMANDS, *doc.COMMANDS):
+    main.add_command(command)
+
+
+if __name__ == "__main__":
+    main()

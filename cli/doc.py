@@ -1,0 +1,105 @@
+"""``omxfs doc create DOC FIELD=TYPE ...``: create a realtime document the way any program would (SPEC §5, §6).
+
+Through a mount it is ``mkdir realtime/DOC`` and one write of ``realtime/DOC/.schema.json``, so the daemon
+applies its rules and logs as for every other program. On a workspace directory that is not mounted it calls
+the store directly, as the acting agent (``OMX_AGENT``, else the login name).
+"""
+
+from __future__ import annotations
+
+import errno
+import getpass
+import json
+import os
+from pathlib import Path
+
+import click
+
+from cli.errors import friendly_errors
+from omxfs.crdt import TYPES
+from omxfs.store import Workspace
+
+_WHY = {
+    errno.EINVAL: "the mount refused the name or the schema",
+    errno.EACCES: "permission denied",
+    errno.EEXIST: "it exists already, and a schema is fixed once created",
+    errno.ENOENT: "no such directory",
+}
+
+
+def _schema(fields: tuple[str, ...]) -> dict[str, str]:
+    schema: dict[str, str] = {}
+    for spec in fields:
+        name, sep, type_name = spec.partition("=")
+        if not sep or not name or not type_name:
+            raise click.BadParameter(f"{spec!r}: write FIELD=TYPE, for example title=lww_register", param_hint="FIELD")
+        if type_name not in TYPES:
+            raise click.BadParameter(
+                f"{spec!r}: unknown type {type_name!r}; one of {', '.join(sorted(TYPES))}", param_hint="FIELD"
+            )
+        if name in schema:
+            raise click.BadParameter(f"field {name!r} is given twice", param_hint="FIELD")
+        schema[name] = type_name
+    return schema
+
+
+def _fail(what: str, path: Path, exc: OSError) -> click.ClickException:
+    why = _WHY.get(exc.errno or 0, exc.strerror or "error")
+    return click.ClickException(f"cannot {what} {path}: {why} ({os.strerror(exc.errno or errno.EIO)})")
+
+
+def _create_on_mount(root: Path, doc: str, schema: dict[str, str]) -> None:
+    doc_dir = root / "realtime" / doc
+    if (doc_dir / ".schema.json").exists():
+        raise click.ClickException(f"realtime document {doc!r} exists; its schema is fixed")
+    try:
+        doc_dir.mkdir()
+    except FileExistsError:
+        pass  # made by mkdir and still waiting for its schema: finish the job
+    except OSError as exc:
+        raise _fail("create", doc_dir, exc) from exc
+    try:
+        with open(doc_dir / ".schema.json", "x", encoding="utf-8") as f:
+            f.write(json.dumps(schema, indent=2) + "\n")
+    except OSError as exc:  # the daemon answers at close: EINVAL, EEXIST…
+        raise _fail("write", doc_dir / ".schema.json", exc) from exc
+
+
+@click.group("doc")
+def doc_group() -> None:
+    """Realtime CRDT documents (realtime/<doc>/<field>)."""
+
+
+@doc_group.command("create")
+@click.argument("doc")
+@click.argument("fields", nargs=-1, required=True, metavar="FIELD=TYPE...")
+@click.option(
+    "--workspace",
+    "-w",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=".",
+    show_default="current directory",
+    help="The mount point (or an unmounted workspace directory).",
+)
+def create(doc: str, fields: tuple[str, ...], workspace: Path) -> None:
+    """Create the document DOC with fields of the given types; the schema is fixed afterwards.
+
+    \b
+    Types: lww_register (text, last writer wins), rga (text, merged), or_set (lines),
+           lww_map (JSON object, per key), pn_counter (integer).
+    Example:
+      omxfs doc create board title=lww_register body=rga members=or_set view_count=pn_counter
+    """
+    schema = _schema(fields)
+    if not (workspace / "realtime").is_dir():
+        raise click.ClickException(f"{workspace} is not an omx workspace (no realtime/ directory)")
+    if os.path.ismount(workspace):
+        _create_on_mount(workspace, doc, schema)
+    else:
+        with friendly_errors():
+            ws = Workspace(workspace)
+            ws.realtime.create(os.environ.get("OMX_AGENT") or getpass.getuser(), doc, schema)
+    click.echo(f"created realtime/{doc}: {', '.join(f'{k}={v}' for k, v in schema.items())}")
+
+
+COMMANDS: list[click.Command] = [doc_group]

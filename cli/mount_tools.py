@@ -1,0 +1,174 @@
+"""``omxfs log PATH``, ``omxfs rollback PATH N``, ``omxfs handoff FILE --to AGENT -m MSG`` (SPEC §6).
+
+Conveniences over the mount: they do what any program could, through the mount, so the daemon applies its rules
+and logs them as for everyone else. ``log`` reads ``collaborative/.versions/<path>/history.json``; ``rollback``
+reads the old version, observes the current one (``user.omx.version``), sets ``user.omx.message`` and writes the
+old content back, which commits a new version or fails with the conflict; ``handoff`` copies the file into
+``handoff/<me>_to_<agent>/`` and sets ``user.omx.message`` while it is open, so the delivery has it at once.
+
+On a workspace directory that is not mounted they call the store directly, as ``OMX_AGENT`` (else the login).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import getpass
+import json
+import os
+from pathlib import Path, PurePosixPath
+
+import click
+
+from cli.errors import friendly_errors
+from omxfs.errors import OmxError
+from omxfs.fuse.mounts import read_records
+from omxfs.store import Workspace
+from omxfs.store.config import parse_config
+
+MESSAGE, VERSION = "user.omx.message", "user.omx.version"
+_WHY = {
+    errno.EBUSY: "conflict: it changed since you read it; the rejected write is kept under collaborative/.conflicts/",
+    errno.EACCES: "permission denied",
+    errno.ENOENT: "no such file or directory",
+    errno.EINVAL: "the mount refused the name or the content",
+}
+
+
+def _fail(what: str, exc: OSError) -> click.ClickException:
+    code = exc.errno or errno.EIO
+    return click.ClickException(f"cannot {what}: {_WHY.get(code, os.strerror(code))} ({os.strerror(code)})")
+
+
+def collaborative_file(path: Path) -> tuple[Path, PurePosixPath]:
+    """The workspace root (a mount or a store directory) and the path below ``collaborative/current/``."""
+    absolute = Path(os.path.abspath(path))
+    for parent in absolute.parents:
+        if parent.name == "current" and parent.parent.name == "collaborative":
+            root = parent.parent.parent
+            if (root / "handoff").is_dir() and (root / "agents").is_dir():
+                return root, PurePosixPath(absolute.relative_to(parent).as_posix())
+    raise click.ClickException(f"{path} is not a file in collaborative/current/ of an omx workspace")
+
+
+def acting_agent(root: Path) -> str:
+    """Who the mount will take us for, in SPEC §3's order: the uid map, ``OMX_AGENT``, the mount's default."""
+    with contextlib.suppress(OSError, OmxError):
+        uids = parse_config((root / ".omxfs/config.toml").read_text("utf-8")).uids
+        if os.getuid() in uids:
+            return uids[os.getuid()]
+    if os.environ.get("OMX_AGENT"):
+        return os.environ["OMX_AGENT"]
+    here = os.path.realpath(root)
+    for record in read_records(root / ".omxfs"):
+        if os.path.realpath(record.mountpoint) == here:
+            return record.default_agent
+    return getpass.getuser()
+
+
+def _history(root: Path, rel: PurePosixPath) -> list[dict[str, object]]:
+    try:
+        raw = (root / "collaborative/.versions" / rel / "history.json").read_bytes()
+    except FileNotFoundError:
+        raise click.ClickException(f"collaborative/current/{rel} has no history: it was never written") from None
+    except OSError as exc:
+        raise _fail(f"read the history of {rel}", exc) from exc
+    entries: list[dict[str, object]] = json.loads(raw)
+    return entries
+
+
+@click.command("log")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print history.json as it is.")
+def log(path: Path, as_json: bool) -> None:
+    """Show the versions of the collaborative file PATH, oldest first."""
+    root, rel = collaborative_file(path)
+    entries = _history(root, rel)
+    if as_json:
+        click.echo(json.dumps(entries, ensure_ascii=False, indent=2))
+        return
+    for e in entries:
+        click.echo(f"v{e['version']}  {e['timestamp']}  {e['author']}  {e['message']}")
+
+
+@click.command("rollback")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("version", type=click.IntRange(min=1))
+@click.option("-m", "--message", help='The commit message (default: "rollback to version N").')
+def rollback(path: Path, version: int, message: str | None) -> None:
+    """Make a new version of PATH whose content is VERSION's; the history is kept (seed C-6)."""
+    root, rel = collaborative_file(path)
+    note = message or f"rollback to version {version}"
+    if not os.path.ismount(root):
+        with friendly_errors():
+            entry = Workspace(root).collab.rollback(acting_agent(root), str(rel), version, message=note)
+        click.echo(f"{rel}: version {entry.version} has the content of version {version}")
+        return
+    target = root / "collaborative/current" / rel
+    try:
+        old = (root / "collaborative/.versions" / rel / f"v{version}.txt").read_bytes()
+    except FileNotFoundError:
+        raise click.ClickException(f"collaborative/current/{rel} has no version {version}") from None
+    except OSError as exc:
+        raise _fail(f"read version {version} of {rel}", exc) from exc
+    try:
+        seen = int(os.getxattr(target, VERSION))  # observing the current version makes it our base
+        os.setxattr(target, MESSAGE, note.encode("utf-8"))
+        try:
+            with open(target, "wb") as f:
+                f.write(old)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.removexattr(target, MESSAGE)  # not for whatever is written next
+            raise
+        now = int(os.getxattr(target, VERSION))
+    except OSError as exc:
+        raise _fail(f"roll {rel} back to version {version}", exc) from exc
+    click.echo(f"{rel}: version {now} has the content of version {version} (was version {seen})")
+
+
+@click.command("handoff")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--to", "recipient", required=True, metavar="AGENT", help="Who receives it.")
+@click.option("-m", "--message", default="", help="What the recipient should know or do.")
+@click.option("--name", help="The name in the handoff box (default: FILE's name).")
+@click.option(
+    "--workspace",
+    "-w",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=".",
+    show_default="current directory",
+    help="The mount point (or an unmounted workspace directory).",
+)
+def handoff(file: Path, recipient: str, message: str, name: str | None, workspace: Path) -> None:
+    """Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json (seed B-1)."""
+    if not (workspace / "handoff").is_dir():
+        raise click.ClickException(f"{workspace} is not an omx workspace (no handoff/ directory)")
+    content = file.read_bytes()
+    filename = name or file.name
+    me = acting_agent(workspace)
+    if not os.path.ismount(workspace):
+        with friendly_errors():
+            Workspace(workspace).handoff.deliver(me, recipient, filename, content, message)
+        click.echo(f"delivered handoff/{me}_to_{recipient}/{filename}")
+        return
+    with contextlib.suppress(OSError, OmxError):  # the config is readable through the mount: say it plainly
+        config = parse_config((workspace / ".omxfs/config.toml").read_text("utf-8"))
+        if not config.knows(recipient):
+            raise click.ClickException(f"no agent named {recipient!r} in this workspace")
+    box = workspace / "handoff" / f"{me}_to_{recipient}"
+    try:
+        box.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise _fail(f"open the box {box} as {me} (set OMX_AGENT if you act as another agent)", exc) from exc
+    target = box / filename
+    try:
+        with open(target, "wb") as f:
+            os.setxattr(target, MESSAGE, message.encode("utf-8"))  # applies at the close, with the content
+            f.write(content)
+    except OSError as exc:
+        raise _fail(f"deliver {target}", exc) from exc
+    click.echo(f"delivered handoff/{me}_to_{recipient}/{filename}")
+
+
+COMMANDS: list[click.Command] = [log, rollback, handoff]

@@ -1,0 +1,266 @@
+"""The mount's lifecycle: store descriptor, log, ``pyfuse3.init``, the trio loop, signals, clean unmount.
+
+The order matters for a mount *in place* (the store directory is its own mountpoint). ``pyfuse3.init`` mounts at
+once, and from then on the store's path leads into the mount, so a daemon that reached the store by its path
+would call itself and deadlock. The store is therefore opened first (an ``O_PATH`` descriptor) and addressed as
+``/proc/self/fd/N``: that magic link resolves to the directory underneath, and paths below it are looked up in
+the underlying filesystem (checked after mounting by comparing device numbers). The log file is opened before
+mounting too.
+
+``serve`` follows STYLE lesson 6: it calls ``task_status.started()`` once the mount answers, and unmounts on
+SIGTERM, SIGINT or SIGHUP, or returns when someone else unmounted (``fusermount3 -u``, ``omxfs umount``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import faulthandler
+import functools
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import TextIO
+
+import pyfuse3
+import trio
+
+from omxfs.errors import OmxError
+from omxfs.fuse.identity import IdentityResolver
+from omxfs.fuse.inodes import InodeTable
+from omxfs.fuse.mounts import (
+    FSTYPE,
+    LOGS,
+    RECORDS,
+    MountError,
+    MountRecord,
+    mount_at,
+    prune_records,
+    record_name,
+    report_ready,
+)
+from omxfs.fuse.ops import Operations
+from omxfs.fuse.router import Router
+from omxfs.fuse.zones.collab import CollabHandler
+from omxfs.fuse.zones.handoff import HandoffHandler
+from omxfs.fuse.zones.layout import LayoutHandler
+from omxfs.fuse.zones.private import PrivateHandler
+from omxfs.fuse.zones.read_only import ReadOnlyHandler
+from omxfs.fuse.zones.realtime import RealtimeHandler
+from omxfs.store.workspace import META_DIR, Workspace
+
+LOGGER = "omxfs.mount"
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+READY_TIMEOUT = 10.0  # seconds for the kernel to start the session after mounting
+
+
+@dataclass(frozen=True)
+class Mounted:
+    """What ``serve`` reports once the mount answers."""
+
+    pid: int
+    mountpoint: str
+    log: Path  # the log file, by a path that works from outside the daemon once it is unmounted
+
+
+def mount_options(allow_other: bool = False) -> set[str]:
+    """pyfuse3's defaults without ``default_permissions``: access is decided per agent here, not by mode bits."""
+    options = set(pyfuse3.default_options) - {"default_permissions"}
+    options |= {"fsname=omxfs", "subtype=omxfs"}
+    if allow_other:
+        options.add("allow_other")
+    return options
+
+
+def build_router(ws: Workspace) -> Router:
+    read_only = ReadOnlyHandler(ws)
+    return Router(
+        layout=LayoutHandler(ws),
+        private=PrivateHandler(ws),
+        handoff=HandoffHandler(ws),
+        collab=CollabHandler(ws),
+        realtime=RealtimeHandler(ws),
+        read_only=read_only,
+    )
+
+
+def build_ops(
+    ws: Workspace, default_agent: str, log: logging.Logger, *, on_init: Callable[[], None] | None = None
+) -> Operations:
+    identity = IdentityResolver(lambda: ws.config, default_agent)
+    return Operations(build_router(ws), identity, InodeTable(), log, store_root=ws.root, on_init=on_init)
+
+
+def _open_log(ws: Workspace, pid: int) -> tuple[logging.Logger, TextIO, Path]:
+    """The daemon's log, ``WS/.omxfs/logs/mount-<pid>.log``, opened now, before anything is mounted."""
+    rel = PurePosixPath(META_DIR, LOGS, f"mount-{pid}.log")
+    (ws.root / rel.parent).mkdir(parents=True, exist_ok=True)
+    stream = open(ws.root / rel, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (closed by serve's stack)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log = logging.getLogger(f"{LOGGER}.{pid}")
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    for old in list(log.handlers):
+        log.removeHandler(old)
+    log.addHandler(handler)
+    pyfuse3_log = logging.getLogger("pyfuse3")
+    pyfuse3_log.addHandler(handler)
+    return log, stream, Path(rel)
+
+
+def _detach_log(log: logging.Logger) -> None:
+    for handler in list(log.handlers):
+        log.removeHandler(handler)
+        logging.getLogger("pyfuse3").removeHandler(handler)
+
+
+def _check_underlying(root: Path, mountpoint: str) -> None:
+    """The store is reached underneath the mount, never through it (which would deadlock or loop).
+
+    The mount's device number comes from the mount table, not from a stat of the mountpoint: the daemon never
+    makes requests to its own mount (a thread of a killed daemon waiting on its own mount cannot die).
+    """
+    entry = mount_at(mountpoint)
+    if entry is None or entry.fstype != FSTYPE:
+        raise MountError(f"{mountpoint} is not in the mount table after mounting")
+    if os.stat(root / META_DIR, follow_symlinks=False).st_dev == entry.dev:
+        raise MountError(f"the store is reached through the mount at {mountpoint}: refusing to serve it")
+
+
+async def serve(
+    ws_path: str | os.PathLike[str],
+    mountpoint: str | os.PathLike[str],
+    default_agent: str,
+    *,
+    allow_other: bool = False,
+    detached: bool = False,
+    task_status: trio.TaskStatus[Mounted] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Mount the workspace at ``ws_path`` on ``mountpoint`` and serve it until unmounted or signalled."""
+    mountpoint = os.path.abspath(mountpoint)
+    pid = os.getpid()
+    with contextlib.ExitStack() as stack, trio.open_signal_receiver(*SIGNALS) as signals:
+        try:
+            store_fd = os.open(ws_path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise MountError(f"cannot open the workspace {ws_path}: {exc.strerror}", exc.errno or errno.EIO) from None
+        stack.callback(os.close, store_fd)
+        root = Path(f"/proc/self/fd/{store_fd}")
+        store_path = os.path.realpath(root)  # now: once mounted in place, resolving it would call ourselves
+        ws = Workspace(root)
+        ws.require_actor(default_agent)
+        log, stream, log_rel = _open_log(ws, pid)
+        stack.callback(stream.close)
+        stack.callback(_detach_log, log)
+        log_fd = stream.fileno()
+        if detached:  # a crash's traceback and faulthandler's dumps land in the log, not in /dev/null
+            os.dup2(log_fd, 1)
+            os.dup2(log_fd, 2)
+        faulthandler.enable(log_fd)
+        stack.callback(faulthandler.disable)
+
+        initialized = trio.Event()  # set by Operations.init: the kernel's INIT is answered, the mount serves
+        ops = build_ops(ws, default_agent, log, on_init=initialized.set)
+        log.info("mounting %s on %s as %s (pid %d)", os.path.abspath(ws_path), mountpoint, default_agent, pid)
+        try:
+            pyfuse3.init(ops, mountpoint, mount_options(allow_other))
+        except RuntimeError as exc:
+            raise MountError(f"cannot mount on {mountpoint}: {exc} (see the log {ws_path}/{log_rel})") from None
+        try:
+            await _serve_mounted(
+                ws, ops, log, signals, initialized, root, store_path, mountpoint, default_agent, log_rel, task_status
+            )
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(ws.meta / RECORDS / record_name(pid))
+            pyfuse3.close(unmount=True)
+            log.info("unmounted %s", mountpoint)
+
+
+async def _serve_mounted(
+    ws: Workspace,
+    ops: Operations,
+    log: logging.Logger,
+    signals: AsyncIterator[int],
+    initialized: trio.Event,
+    root: Path,
+    store_path: str,
+    mountpoint: str,
+    default_agent: str,
+    log_rel: Path,
+    task_status: trio.TaskStatus[Mounted],
+) -> None:
+    async with trio.open_nursery() as nursery:
+
+        async def fuse_loop() -> None:
+            try:
+                await pyfuse3.main()
+            finally:
+                nursery.cancel_scope.cancel()  # unmounted from outside, or terminated: stop the other tasks
+
+        async def on_signal() -> None:
+            async for signum in signals:
+                log.info("%s: unmounting", signal.Signals(signum).name)
+                pyfuse3.terminate()
+                return
+
+        nursery.start_soon(fuse_loop)
+        nursery.start_soon(on_signal)
+        with trio.move_on_after(READY_TIMEOUT):
+            await initialized.wait()
+        if not initialized.is_set():
+            raise MountError(f"the kernel did not start the FUSE session on {mountpoint} within {READY_TIMEOUT:g} s")
+        await trio.to_thread.run_sync(_check_underlying, root, mountpoint)
+        record = MountRecord(
+            pid=os.getpid(),
+            mountpoint=mountpoint,
+            store=store_path,
+            default_agent=default_agent,
+            started=datetime.now(UTC).isoformat(timespec="seconds"),
+            log=str(log_rel),
+        )
+        await trio.to_thread.run_sync(
+            ws.writer.write, ws.meta, PurePosixPath(RECORDS, record_name(record.pid)), record.to_json()
+        )
+        await trio.to_thread.run_sync(prune_records, ws.meta)
+        log.info("ready: %s answers", mountpoint)
+        task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel))
+    await ops.close_all()
+
+
+def run(
+    ws_path: str,
+    mountpoint: str,
+    default_agent: str,
+    *,
+    allow_other: bool = False,
+    detached: bool = False,
+    ready_fd: int | None = None,
+    on_ready: Callable[[Mounted], None] | None = None,
+) -> None:
+    """``omxfs mount --foreground``: serve until unmounted; readiness and startup errors go to ``ready_fd``."""
+    if detached:
+        os.chdir("/")  # hold no directory busy (the workspace itself may be mounted over)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            mounted = await nursery.start(
+                functools.partial(serve, ws_path, mountpoint, default_agent, allow_other=allow_other, detached=detached)
+            )
+            report_ready(ready_fd, f"ready {mounted.log}")
+            if on_ready is not None:
+                on_ready(mounted)
+
+    try:
+        trio.run(main)
+    except OmxError as exc:
+        report_ready(ready_fd, f"error {exc.message}")
+        raise
+    except BaseException as exc:
+        report_ready(ready_fd, f"error the mount daemon failed: {exc!r}")
+        raise

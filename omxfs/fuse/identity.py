@@ -1,0 +1,141 @@
+"""Which agent a FUSE request comes from (SPEC §3): the uid map, then the caller's ``OMX_AGENT``, then the default.
+
+The kernel tells us the uid and the pid (in fact the thread id) of the calling process. The uid map in the
+workspace config is real security: the kernel vouches for the uid. ``OMX_AGENT`` is cooperative: it is read
+from ``/proc/<pid>/environ``, the environment the process started with, so it stops accidents, not attackers.
+
+Reading ``/proc`` on every request would be wasteful, so the variable is cached per process image. A pid alone
+is not a safe key, since pids are reused: the cache is keyed by the pid and the process's start time (field 22
+of ``/proc/<pid>/stat``), which a new process with a recycled pid cannot share. Nor is that enough: ``exec``
+keeps pid and start time but brings a new environment (``subprocess`` with ``cwd=`` even makes requests from the
+forked child *before* it execs), so the key also holds where the environment lies in memory (fields 48-49,
+``env_start``/``env_end``), which every ``exec`` changes. The key is re-read on every request (one small read of
+a virtual file), the environment only once per process image.
+
+Names that are malformed or not in the workspace are refused with ``ZoneDenied`` (EACCES), never guessed.
+"""
+
+from __future__ import annotations
+
+import errno
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+
+from omxfs.errors import ZoneDenied
+from omxfs.store.config import Config
+from omxfs.store.names import AGENT_NAME
+
+ENV_VAR = b"OMX_AGENT"
+ENVIRON_LIMIT = 1 << 20  # bytes of /proc/<pid>/environ read at most; the kernel caps argv+env far below this
+CACHE_SIZE = 4096  # processes remembered
+
+
+class ProcessGone(Exception):
+    """The calling process exited before we could look at it."""
+
+
+def parse_environ(data: bytes) -> dict[bytes, bytes]:
+    """``/proc/<pid>/environ``: ``KEY=VALUE`` entries separated (and usually ended) by NUL bytes."""
+    env: dict[bytes, bytes] = {}
+    for entry in data.split(b"\0"):
+        key, sep, value = entry.partition(b"=")
+        if sep and key and key not in env:  # the first definition wins, as getenv(3) does
+            env[key] = value
+    return env
+
+
+def parse_image_key(stat_line: bytes) -> tuple[int, int, int]:
+    """Fields 22 (starttime), 48 and 49 (env_start, env_end) of ``/proc/<pid>/stat``: one process image.
+
+    Field 2 is the command name in parentheses and may itself contain spaces and parentheses, so the fields
+    are counted from the last ``)``: ``fields[0]`` is field 3.
+    """
+    _, paren, rest = stat_line.rpartition(b")")
+    fields = rest.split()
+    if not paren or len(fields) < 47:
+        raise ValueError(f"unexpected /proc stat line: {stat_line[:80]!r}")
+    return int(fields[19]), int(fields[45]), int(fields[46])
+
+
+class IdentityResolver:
+    """Resolves ``(uid, pid)`` to an agent name, in the order of SPEC §3.
+
+    ``config_provider`` returns the current workspace config (it is re-read when the file changes, so agents
+    and uid mappings added while mounted take effect). ``proc`` is the proc filesystem's root, replaceable in
+    tests. Thread-safe: requests are resolved in worker threads.
+    """
+
+    def __init__(
+        self,
+        config_provider: Callable[[], Config],
+        default_agent: str,
+        *,
+        proc: Path = Path("/proc"),
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
+        self._config = config_provider
+        self.default_agent = default_agent
+        self._proc = proc
+        self._cache_size = cache_size
+        self._cache: OrderedDict[tuple[int, tuple[int, int, int]], bytes | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def resolve(self, uid: int, pid: int) -> str:
+        config = self._config()
+        mapped = config.uids.get(uid)
+        if mapped is not None:
+            return self._known(config, mapped, f"the uid map entry for uid {uid}")
+        try:
+            claimed = self.claimed_agent(pid)
+        except ProcessGone:
+            claimed = None  # the request outlived its process: nothing was claimed, the mount's default answers
+        if claimed is not None:
+            name = claimed.decode("utf-8", "replace")
+            return self._known(config, name, f"OMX_AGENT of pid {pid}")
+        return self._known(config, self.default_agent, "the mount's default identity (--as)")
+
+    def claimed_agent(self, pid: int) -> bytes | None:
+        """The raw ``OMX_AGENT`` of process ``pid`` (None: not set), cached per (pid, image key)."""
+        if pid <= 0:
+            raise ProcessGone(f"pid {pid}")
+        for _ in range(3):
+            key = (pid, self._image_key(pid))
+            with self._lock:
+                if key in self._cache:
+                    self._cache.move_to_end(key)
+                    return self._cache[key]
+            value = parse_environ(self._read(pid, "environ", ENVIRON_LIMIT)).get(ENV_VAR)
+            # The environment was read after the key: if the pid was reused or the process exec'd in between,
+            # the key differs now, and what was read must not be stored under the old one: read again.
+            if self._image_key(pid) == key[1]:
+                with self._lock:
+                    self._cache[key] = value
+                    while len(self._cache) > self._cache_size:
+                        self._cache.popitem(last=False)
+                return value
+        raise ZoneDenied(f"pid {pid} keeps changing (exec) while its identity is read")
+
+    def _image_key(self, pid: int) -> tuple[int, int, int]:
+        return parse_image_key(self._read(pid, "stat", 4096))
+
+    def _read(self, pid: int, name: str, limit: int) -> bytes:
+        try:
+            with open(self._proc / str(pid) / name, "rb", buffering=0) as f:
+                return f.read(limit)
+        except (FileNotFoundError, ProcessLookupError) as exc:
+            raise ProcessGone(f"pid {pid}") from exc
+        except OSError as exc:
+            if exc.errno == errno.ESRCH:
+                raise ProcessGone(f"pid {pid}") from exc
+            # EACCES/EPERM: a process we may not inspect (another user's, or not dumpable) cannot claim a name.
+            raise ZoneDenied(f"cannot read the identity of pid {pid}: {exc.strerror}") from exc
+
+    @staticmethod
+    def _known(config: Config, name: str, source: str) -> str:
+        if not AGENT_NAME.fullmatch(name):
+            raise ZoneDenied(f"malformed agent name {name!r} from {source}")
+        if not config.knows(name):
+            raise ZoneDenied(f"unknown agent {name!r} from {source}: add it with `omxfs init WS --agent {name}`")
+        return name

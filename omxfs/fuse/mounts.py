@@ -1,0 +1,385 @@
+"""Finding mounts and what stands in the way of one: the kernel's mount table, FUSE's prerequisites, daemon records.
+
+No pyfuse3 here: ``omxfs status`` and ``omxfs umount`` work (and ``omxfs mount`` explains itself) on machines
+without it. Each check raises ``MountError`` with one line that says what to do; the paths it looks at are
+parameters, so tests can point them at a fake ``/dev/fuse`` or ``PATH``.
+
+A live daemon records itself in ``WS/.omxfs/mounts/<pid>.json`` (mountpoint, default agent, log), which is how
+``status`` and ``umount`` find the daemon behind a mountpoint; a record whose process is gone is stale.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from enum import Enum
+from pathlib import Path
+
+from omxfs.errors import OmxError
+
+FSTYPE = "fuse.omxfs"
+FUSE_DEVICE = Path("/dev/fuse")
+MOUNTINFO = Path("/proc/self/mountinfo")
+FUSERMOUNT = "fusermount3"
+RECORDS = "mounts"  # under WS/.omxfs/
+LOGS = "logs"
+
+
+class MountError(OmxError):
+    """The mount cannot be made or unmade as asked; the message says why and what to do, in one line."""
+
+    def __init__(self, message: str, code: int = errno.EIO) -> None:
+        super().__init__(message)
+        self.errno = code
+
+
+# -- prerequisites ---------------------------------------------------------------------------------------------
+
+
+def check_pyfuse3() -> None:
+    try:
+        import pyfuse3  # noqa: F401
+    except ImportError as exc:
+        raise MountError(
+            f"cannot mount: pyfuse3 is not available ({exc}); FUSE mounts need Linux with libfuse3 "
+            "(scripts/install.sh). The store and the CLI work without mounting.",
+            errno.ENOSYS,
+        ) from None
+
+
+def check_fuse(device: Path | None = None, search_path: str | None = None) -> str:
+    """The FUSE device exists and ``fusermount3`` is on PATH (or ``search_path``); returns fusermount3's path."""
+    device = device or FUSE_DEVICE
+    try:
+        is_char = stat.S_ISCHR(os.stat(device).st_mode)
+    except OSError:
+        is_char = False
+    if not is_char:
+        raise MountError(
+            f"cannot mount: FUSE is not available ({device} is missing): load it with `modprobe fuse`, "
+            "or give a container `--device /dev/fuse --cap-add SYS_ADMIN`",
+            errno.ENODEV,
+        )
+    found = shutil.which(FUSERMOUNT, path=search_path)
+    if found is None:
+        raise MountError(
+            f"cannot mount: {FUSERMOUNT} is not on PATH: install the fuse3 package (apt-get install fuse3)",
+            errno.ENOENT,
+        )
+    return found
+
+
+# -- the mount table -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MountEntry:
+    mountpoint: str
+    fstype: str
+    source: str
+    dev: int  # st_dev of files on the mount
+
+
+def _unescape(field: str) -> str:
+    """mountinfo escapes space, tab, newline and backslash as ``\\ooo``."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def mount_table(mountinfo: Path = MOUNTINFO) -> list[MountEntry]:
+    entries = []
+    for line in mountinfo.read_text("utf-8", "surrogateescape").splitlines():
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        after = line.split(" - ", 1)[1].split()
+        major, _, minor = fields[2].partition(":")
+        entries.append(
+            MountEntry(
+                _unescape(fields[4]),
+                after[0] if after else "",
+                after[1] if len(after) > 1 else "",
+                os.makedev(int(major), int(minor or 0)),
+            )
+        )
+    return entries
+
+
+def mount_at(mountpoint: str, mountinfo: Path = MOUNTINFO) -> MountEntry | None:
+    """The mount on top at ``mountpoint`` (the last one listed), if any."""
+    return next((e for e in reversed(mount_table(mountinfo)) if e.mountpoint == mountpoint), None)
+
+
+def omx_mounts(mountinfo: Path = MOUNTINFO) -> list[str]:
+    return [e.mountpoint for e in mount_table(mountinfo) if e.fstype == FSTYPE]
+
+
+class State(Enum):
+    FREE = "free"  # an ordinary directory
+    LIVE = "live"  # an omxfs mount whose daemon answers
+    STALE = "stale"  # a FUSE mount whose daemon died (ENOTCONN)
+    OTHER = "other"  # a mount point of some other filesystem
+
+
+def probe(mountpoint: str, mountinfo: Path = MOUNTINFO) -> State:
+    entry = mount_at(mountpoint, mountinfo)
+    try:
+        # statfs always reaches the daemon (a stat may be answered from the kernel's attribute cache)
+        os.statvfs(mountpoint)
+    except PermissionError:
+        pass  # the daemon answered, it just does not know who we are
+    except OSError as exc:
+        if exc.errno == errno.ENOTCONN:
+            return State.STALE
+        if entry is None:
+            raise MountError(f"{mountpoint}: {exc.strerror}", exc.errno or errno.EIO) from None
+    if entry is None:
+        return State.FREE
+    return State.LIVE if entry.fstype == FSTYPE else State.OTHER
+
+
+def check_mountpoint(mountpoint: str, mountinfo: Path = MOUNTINFO) -> None:
+    """The mountpoint is an existing directory that nothing is mounted on."""
+    if not os.path.lexists(mountpoint):
+        raise MountError(f"mountpoint {mountpoint} does not exist: create it with `mkdir`", errno.ENOENT)
+    state = probe(mountpoint, mountinfo)
+    if state is State.STALE:
+        raise MountError(
+            f"{mountpoint} is a stale mount (its daemon died): run `omxfs umount {mountpoint}` "
+            f"(or `fusermount3 -u {mountpoint}`), then mount again",
+            errno.ENOTCONN,
+        )
+    if state is State.LIVE:
+        raise MountError(
+            f"{mountpoint} is already an omxfs mount: see `omxfs status {mountpoint}`, "
+            f"or unmount it with `omxfs umount {mountpoint}`",
+            errno.EBUSY,
+        )
+    if state is State.OTHER:
+        raise MountError(f"{mountpoint} is already a mount point of another filesystem: choose another", errno.EBUSY)
+    if not os.path.isdir(mountpoint):
+        raise MountError(f"mountpoint {mountpoint} is not a directory: create it with `mkdir`", errno.ENOTDIR)
+
+
+# -- unmounting ------------------------------------------------------------------------------------------------
+
+
+def fusermount_unmount(mountpoint: str, *, lazy: bool = False) -> None:
+    """``fusermount3 -u``: the kernel flushes and the daemon's main loop ends; MountError when it cannot."""
+    args = [FUSERMOUNT, "-u", *(["-z"] if lazy else []), mountpoint]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
+    except FileNotFoundError:
+        raise MountError(f"cannot unmount: {FUSERMOUNT} is not on PATH", errno.ENOENT) from None
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        if "busy" in detail.lower():
+            raise MountError(
+                f"{mountpoint} is busy: a process has a file or its working directory there; close it, "
+                f"or detach now and finish later with `omxfs umount --lazy {mountpoint}`",
+                errno.EBUSY,
+            )
+        raise MountError(f"cannot unmount {mountpoint}: {detail}", errno.EIO)
+
+
+def wait_for_exit(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` is gone within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie has exited: it only waits for its parent
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+# -- daemon records --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MountRecord:
+    pid: int
+    mountpoint: str
+    store: str
+    default_agent: str
+    started: str
+    log: str  # relative to the store
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), indent=2).encode("utf-8")
+
+
+def record_name(pid: int) -> str:
+    return f"{pid}.json"
+
+
+def read_records(meta_dir: Path) -> list[MountRecord]:
+    """The records under ``meta_dir/mounts`` of daemons still running."""
+    found = []
+    try:
+        names = sorted(os.listdir(meta_dir / RECORDS))
+    except OSError:
+        return []
+    for name in names:
+        try:
+            data = json.loads((meta_dir / RECORDS / name).read_text("utf-8"))
+            record = MountRecord(**data)
+        except (OSError, ValueError, TypeError):
+            continue
+        if pid_alive(record.pid):
+            found.append(record)
+    return found
+
+
+def prune_records(meta_dir: Path) -> None:
+    """Remove the records of daemons that died without cleaning up (kill -9): a daemon does this at start."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(meta_dir / RECORDS):
+            pid = name.removesuffix(".json")
+            if name.endswith(".json") and pid.isdigit() and not pid_alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(meta_dir / RECORDS / name)
+
+
+def last_errors(log_file: Path, count: int = 3) -> list[str]:
+    """The last refusal or error lines of a daemon's log."""
+    try:
+        lines = log_file.read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    return [line for line in lines if " errno=" in line or " ERROR " in line][-count:]
+
+
+# -- starting and stopping daemons -----------------------------------------------------------------------------
+
+
+def preflight(ws_path: str, mountpoint: str, agent: str, *, device: Path | None = None) -> None:
+    """Everything ``omxfs mount`` can check before starting a daemon, each failure one line."""
+    from omxfs.store.workspace import Workspace  # the store knows nothing of mounts; import it only here
+
+    check_pyfuse3()
+    check_fuse(device)
+    check_mountpoint(mountpoint)
+    ws = Workspace(ws_path)
+    if not ws.config.knows(agent):
+        raise MountError(
+            f"agent {agent!r} is not in the workspace {ws_path}: pass --as NAME (one of: "
+            f"{', '.join(ws.agents()) or 'none yet'}) or add it with `omxfs init {ws_path} --agent {agent}`",
+            errno.EACCES,
+        )
+
+
+def start_background(argv: list[str], mountpoint: str, timeout: float = 10.0) -> tuple[int, str]:
+    """Start a detached daemon (``argv`` without ``--ready-fd``) and wait until its mount answers.
+
+    The daemon reports on a pipe: ``ready <log>`` once mounted, or ``error <message>``. Returns its pid and log.
+    """
+    read_end, write_end = os.pipe()
+    try:
+        os.set_inheritable(write_end, True)
+        pid = os.posix_spawn(
+            argv[0],
+            [*argv, "--ready-fd", str(write_end)],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_CLOSE, read_end),
+            ],
+            setsid=True,  # a session of its own: the terminal's Ctrl-C or hangup does not reach it
+        )
+    finally:
+        os.close(write_end)
+    try:
+        line = _read_line(read_end, timeout)
+    finally:
+        os.close(read_end)
+    if line.startswith("ready "):
+        return pid, line.removeprefix("ready ")
+    if line.startswith("error "):
+        _reap(pid, 5.0)
+        raise MountError(line.removeprefix("error "))
+    if line == "":
+        status = _reap(pid, 5.0)
+        raise MountError(f"the mount daemon exited ({status}) before {mountpoint} was mounted")
+    os.kill(pid, signal.SIGTERM)
+    _reap(pid, 5.0)
+    raise MountError(f"{mountpoint} did not answer within {timeout:g} s: the daemon was stopped")
+
+
+def _read_line(fd: int, timeout: float) -> str:
+    """One line from ``fd``; "" at EOF, "timeout" when nothing came in time."""
+    deadline = time.monotonic() + timeout
+    data = b""
+    while b"\n" not in data:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            return "timeout"
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\n", 1)[0].decode("utf-8", "replace")
+
+
+def _reap(pid: int, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return f"exit status {os.waitstatus_to_exitcode(status)}"
+        time.sleep(0.02)
+    return "still running"
+
+
+def report_ready(fd: int | None, line: str) -> None:
+    """The daemon's side of ``start_background``'s pipe."""
+    if fd is None:
+        return
+    with contextlib.suppress(OSError):
+        os.write(fd, (line.replace("\n", " ") + "\n").encode("utf-8"))
+        os.close(fd)
+
+
+def unmount(mountpoint: str, *, lazy: bool = False, timeout: float = 10.0) -> list[int]:
+    """Unmount an omxfs mount (live or stale) and wait for its daemon to exit; returns the daemons' pids."""
+    state = probe(mountpoint)
+    if state is State.FREE:
+        raise MountError(f"{mountpoint} is not mounted", errno.EINVAL)
+    if state is State.OTHER:
+        raise MountError(f"{mountpoint} is not an omxfs mount: use umount(8)", errno.EINVAL)
+    pids = []
+    if state is State.LIVE:
+        pids = [r.pid for r in read_records(Path(mountpoint, ".omxfs")) if r.mountpoint == mountpoint]
+    try:
+        fusermount_unmount(mountpoint, lazy=lazy)
+    except MountError:
+        if state is not State.STALE:
+            raise
+        fusermount_unmount(mountpoint, lazy=True)  # a dead connection may refuse a plain unmount
+    for pid in pids:
+        if not wait_for_exit(pid, timeout):
+            raise MountError(f"{mountpoint} is unmounted, but its daemon (pid {pid}) is still running: `kill {pid}`")
+    return pids

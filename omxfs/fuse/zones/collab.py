@@ -1,0 +1,576 @@
+"""``collaborative/``: every write to ``current/<path>`` is a commit with compare-and-swap (SPEC §4).
+
+The store does the versioning, the locking and the conflict records; this handler decides *which* version a
+program's write is based on, because a program only says "open, write, close". Each agent has a **base version**
+per file, the last of: the version it observed (opened the file for reading, or read ``user.omx.version``), the
+version it declared (``setfattr -n user.omx.expected_version``, ``-1`` = do not check), the version it committed.
+
+- Opening for writing checks the base at once, so ``echo x > plan.md`` on a stale or never-read file fails at
+  ``open`` with EBUSY instead of losing the write at a ``close()`` the shell ignores. An existing file the agent
+  never observed is a conflict too: detection is strict, 100 %.
+- The content is staged in memory (``O_TRUNC``: empty, else the base version's content) and committed by
+  ``flush`` (the ``close()``, or an ``fsync``) with ``expected_version=<base>``; a new file is created with
+  expected version 0 (create-only). A commit that lost a race fails the ``close()`` with EBUSY; the store keeps the
+  rejected content and the recovery info under ``.conflicts/<agent>/``.
+- Reads serve one version for the whole open (the immutable ``v<N>.txt`` of the version current at open).
+- Deleting or renaming a versioned file is refused (EACCES: v1 has no delete); directories may be made and
+  removed when empty.
+- Scratch names (``scratch.py``) live in the agent's scratch area: renaming one onto a real name commits its
+  content with the agent's base for that name (``sed -i``, vim and other write-to-temp-then-rename saves: one
+  version each); renaming a versioned file to a scratch name copies it there and leaves it in place (vim's
+  backup); the source of a rename must be a scratch file to become a version.
+
+xattrs of a versioned file: ``user.omx.owner`` (author of the current version), ``user.omx.version``,
+``user.omx.author``, ``user.omx.sha256``, ``user.omx.message`` (the last commit's; setting it sets the next
+commit's, also on an open file before it is closed) and ``user.omx.expected_version`` (the caller's base).
+Mode, owner and times of versioned files are those of the store and cannot be changed (setattr ignores them).
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import re
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotFound, OmxError, ZoneDenied
+from omxfs.fuse.zones.base import (
+    Attr,
+    AttrChanges,
+    BufferHandle,
+    Caller,
+    Handle,
+    IsADirectory,
+    NoAttribute,
+    NotEmpty,
+    NotSupported,
+    ViewPath,
+)
+from omxfs.fuse.zones.scratch import (
+    FileHandle,
+    ScratchArea,
+    StagedHandle,
+    Staging,
+    directory_attr,
+    file_attr,
+    is_scratch_name,
+    lstat_in,
+    new_file_attr,
+    open_in,
+    text_value,
+)
+from omxfs.store.atomic import open_dir
+from omxfs.store.collab import NO_CHECK, version_name
+from omxfs.store.names import relative_path
+from omxfs.store.records import VersionEntry
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
+
+OWNER, VERSION, AUTHOR, SHA256 = "user.omx.owner", "user.omx.version", "user.omx.author", "user.omx.sha256"
+MESSAGE, EXPECTED = "user.omx.message", "user.omx.expected_version"
+READ_ONLY_XATTRS = (OWNER, VERSION, AUTHOR, SHA256)
+RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2  # linux/fs.h
+NOTES_SIZE = 65536  # (agent, path) entries remembered per table; the oldest are forgotten first
+_stamps = itertools.count(1)
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+class NotADirectory(OmxError):
+    errno = errno.ENOTDIR
+
+
+# -- state shared with the handoff handler ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Base:
+    """The version a commit of one agent to one file is based on. ``stamp`` orders events (declared after open?)."""
+
+    version: int
+    declared: bool = False
+    stamp: int = field(default_factory=lambda: next(_stamps))
+
+
+class AgentNotes:
+    """Per (agent, view path): base versions and pending commit messages. Thread-safe and bounded (LRU).
+
+    Forgetting a base is safe: the next write of that file is then refused as unobserved (strict, never lax).
+    """
+
+    def __init__(self, size: int = NOTES_SIZE) -> None:
+        self.size = size
+        self._bases: OrderedDict[tuple[str, ViewPath], Base] = OrderedDict()
+        self._messages: OrderedDict[tuple[str, ViewPath], str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _put(self, table: OrderedDict[tuple[str, ViewPath], Any], key: tuple[str, ViewPath], value: Any) -> None:
+        table[key] = value
+        table.move_to_end(key)
+        while len(table) > self.size:
+            table.popitem(last=False)
+
+    def base(self, agent: str, path: ViewPath) -> Base | None:
+        with self._lock:
+            return self._bases.get((agent, path))
+
+    def set_base(self, agent: str, path: ViewPath, version: int, *, declared: bool = False) -> Base:
+        base = Base(version, declared)
+        with self._lock:
+            self._put(self._bases, (agent, path), base)
+        return base
+
+    def forget_base(self, agent: str, path: ViewPath) -> None:
+        with self._lock:
+            self._bases.pop((agent, path), None)
+
+    def message(self, agent: str, path: ViewPath) -> str | None:
+        with self._lock:
+            return self._messages.get((agent, path))
+
+    def set_message(self, agent: str, path: ViewPath, message: str | None) -> None:
+        with self._lock:
+            if message is None:
+                self._messages.pop((agent, path), None)
+            else:
+                self._put(self._messages, (agent, path), message)
+
+    def used_message(self, agent: str, path: ViewPath, message: str | None) -> None:
+        """A commit used ``message``: drop it, unless another was set meanwhile (it is for the next commit)."""
+        with self._lock:
+            if message is not None and self._messages.get((agent, path)) == message:
+                del self._messages[(agent, path)]
+
+
+# -- the handler --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Commit:
+    """What a staged write commits to and on which base; the handle's ``on_flush``."""
+
+    handler: CollabHandler
+    path: ViewPath
+    base: Base | None
+    stamp: int
+
+    def __call__(self, handle: BufferHandle) -> None:
+        latest = self.handler.notes.base(handle.caller.agent, self.path)
+        # A base declared after the open (setfattr on the open file) wins over the one seen at open.
+        base = latest if latest is not None and latest.declared and latest.stamp > self.stamp else self.base
+        self.base = self.handler.commit(handle.caller.agent, self.path, bytes(handle.data), base)
+        self.stamp = self.base.stamp
+
+
+class CollabHandler:
+    """The ``collaborative`` zone directory and ``current/`` below it (``.versions``/``.conflicts`` are not ours)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.zone = ws.collab
+        self.scratch = ScratchArea(ws)
+        self.notes = AgentNotes()
+        self.staging = Staging()
+
+    # -- paths ----------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _rel(path: ViewPath) -> str | None:
+        """The store path of a view path below ``collaborative/current/``; None for the zone directories."""
+        parts = path.parts
+        if len(parts) <= 2:
+            if parts[1:] not in ((), ("current",)):
+                raise NotFound(f"{path}: no such file or directory")
+            return None
+        if parts[1] != "current":
+            raise NotFound(f"{path}: no such file or directory")
+        return "/".join(parts[2:])
+
+    def _file(self, path: ViewPath) -> tuple[str, VersionEntry] | None:
+        """The store path and latest commit of a versioned file, None if ``path`` is none."""
+        rel = self._rel(path)
+        if rel is None:
+            return None
+        try:
+            history = self.zone.history(rel)
+        except InvalidInput:
+            return None
+        return (rel, history[-1]) if history else None
+
+    def _dir_stat(self, path: ViewPath) -> os.stat_result | None:
+        rel = self._rel(path)
+        st = lstat_in(self.zone.current_dir, PurePosixPath(rel or ""))
+        return st if st is not None and stat.S_ISDIR(st.st_mode) else None
+
+    def _is_scratch(self, caller: Caller | None, path: ViewPath) -> bool:
+        return caller is not None and len(path.parts) > 2 and self.scratch.exists(caller.agent, path)
+
+    def _require_dir(self, path: ViewPath) -> None:
+        if self._dir_stat(path) is None:
+            raise NotFound(f"{path}: no such directory")
+
+    # -- nodes ----------------------------------------------------------------------------------------------------
+
+    def getattr(self, path: ViewPath, caller: Caller | None = None) -> Attr:
+        """``caller`` says whose scratch files to show; without it a scratch name shows the first holder's."""
+        rel = self._rel(path)
+        if rel is None:
+            zone_dir = self.zone.dir if len(path.parts) == 1 else self.zone.current_dir
+            return directory_attr(os.stat(zone_dir), writable=len(path.parts) == 2)
+        if is_scratch_name(path.name):
+            holders = [caller.agent] if caller is not None else self.scratch.owners(path)
+            for agent in holders:
+                if self.scratch.exists(agent, path):
+                    return self.scratch.getattr(agent, path)
+        found = self._file(path)
+        if found is not None:
+            rel, entry = found
+            st = lstat_in(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+            if st is not None:
+                return file_attr(st)
+        staged = self.staging.get(path)
+        if staged is not None:
+            return staged.getattr()
+        st = self._dir_stat(path)
+        if st is not None:
+            return directory_attr(st, writable=True)
+        raise NotFound(f"{path}: no such file or directory")
+
+    def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
+        rel = self._rel(path)
+        if len(path.parts) == 1:
+            return ["current", ".versions", ".conflicts"]
+        names: set[str] = set()
+        try:
+            dir_fd = open_dir(self.zone.current_dir, PurePosixPath(rel or ""))
+        except InvalidInput:
+            raise NotADirectory(f"{path}: not a directory") from None
+        try:
+            with os.scandir(dir_fd) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+        finally:
+            os.close(dir_fd)
+        for name, is_dir in entries:
+            if is_dir or self._file(path / name) is not None:
+                names.add(name)
+        names.update(self.scratch.names(caller.agent, path))
+        names.update(self.staging.names_in(path))
+        return sorted(names)
+
+    def readlink(self, path: ViewPath, caller: Caller | None = None) -> bytes:
+        """Only scratch files can be symlinks (emacs's ``.#file`` locks)."""
+        for agent in [caller.agent] if caller is not None else self.scratch.owners(path):
+            if self.scratch.exists(agent, path):
+                return self.scratch.readlink(agent, path)
+        raise InvalidInput(f"{path}: not a symbolic link")
+
+    # -- opening --------------------------------------------------------------------------------------------------
+
+    def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
+        self.staging.settle(path)
+        if self._is_scratch(caller, path):
+            return self.scratch.open(caller, path, flags)
+        found = self._file(path)
+        if found is None:
+            if self._rel(path) is None or self._dir_stat(path) is not None:
+                raise IsADirectory(f"{path}: is a directory")
+            raise NotFound(f"{path}: no such file (or it is still being written by its creator)")
+        rel, entry = found
+        if flags & os.O_ACCMODE == os.O_RDONLY:
+            # A snapshot: the immutable file of the version current now, whatever is committed while it is open.
+            fd = open_in(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+            self.notes.set_base(caller.agent, path, entry.version)
+            return FileHandle(caller, fd, writable=False)
+        return self._open_for_write(caller, path, rel, entry, flags)
+
+    def _open_for_write(self, caller: Caller, path: ViewPath, rel: str, entry: VersionEntry, flags: int) -> Handle:
+        self.ws.require_actor(caller.agent)
+        base = self.check_base(caller.agent, path, rel, entry)
+        data = b"" if flags & os.O_TRUNC else self.zone.read_version(rel, entry.version)
+        st = lstat_in(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+        commit = _Commit(self, path, base, base.stamp)
+        handle = StagedHandle(caller, bytearray(data), file_attr(st) if st else new_file_attr(), writable=True)
+        handle.on_flush = commit
+        handle.dirty = bool(flags & os.O_TRUNC)
+        return handle
+
+    def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
+        rel = self._rel_below_current(path, "create files")
+        self._require_dir(path.parent)
+        if is_scratch_name(path.name):
+            self.ws.require_actor(caller.agent)
+            return self.scratch.create(caller, path, mode, flags)
+        if self._file(path) is not None:  # created meanwhile by another process or daemon
+            if flags & os.O_EXCL:
+                raise AlreadyExists(f"{path}: exists")
+            return self.open(caller, path, flags)
+        if self._dir_stat(path) is not None:
+            raise AlreadyExists(f"{path}: is a directory")
+        relative_path(rel)  # refuse odd names now rather than at close
+        self.ws.require_actor(caller.agent)
+        base = self.notes.base(caller.agent, path)
+        handle = StagedHandle(caller, bytearray(), new_file_attr(), writable=True, dirty=True)
+        handle.on_flush = _Commit(self, path, base, base.stamp if base else next(_stamps))
+        return self.staging.track(path, handle)
+
+    # -- committing -----------------------------------------------------------------------------------------------
+
+    def check_base(self, agent: str, path: ViewPath, rel: str, entry: VersionEntry) -> Base:
+        """The agent's base for a write to an existing file, or a Conflict now (kept under .conflicts/)."""
+        base = self.notes.base(agent, path)
+        if base is not None and base.version in (NO_CHECK, entry.version):
+            return base
+        if base is None:
+            why = f"{agent} has not read {path} (version {entry.version}): read it first, then write"
+        else:
+            why = f"{path} is at version {entry.version} but {agent} last saw version {base.version}"
+        raise Conflict(f"conflict on {path}: {why}", self._record_open_conflict(agent, rel, base, entry))
+
+    def _record_open_conflict(self, agent: str, rel: str, base: Base | None, entry: VersionEntry) -> dict[str, Any]:
+        """Recovery info for a conflict found at open, before any content: kept on disk like any conflict, except
+        that an earlier record holding rejected content is not replaced by one holding none."""
+        try:
+            earlier = self.zone.conflict_record(agent, rel)
+        except (OmxError, ValueError):
+            earlier = {}
+        your_base = 0 if base is None else base.version
+        if not earlier.get("your_content") and your_base < entry.version:
+            try:  # base < current and versions only grow: this write is refused for sure, and recorded
+                self.zone.write(agent, rel, b"", expected_version=your_base)
+            except Conflict as exc:
+                return exc.info
+        info = dict(earlier)
+        info.update(current_version=entry.version, current_author=entry.author, your_base=your_base, your_content="")
+        info["current_content"] = self.zone.read_version(rel, entry.version).decode("utf-8", "replace")
+        info["suggestion"] = f"read {rel} (version {entry.version}), merge your changes, and write again"
+        return info
+
+    def commit(self, agent: str, path: ViewPath, content: bytes, base: Base | None) -> Base:
+        """Commit ``content`` on ``base`` (none: create-only); the new version becomes the agent's base."""
+        rel = self._rel(path)
+        if rel is None:
+            raise IsADirectory(f"{path}: is a directory")
+        message = self.notes.message(agent, path)
+        expected = 0 if base is None else base.version
+        try:
+            entry = self.zone.write(agent, rel, content, expected_version=expected, message=message)
+        except Conflict as exc:
+            hint = "" if base is not None else f" ({agent} had not read it: read it first)"
+            raise Conflict(f"{exc.message}{hint}", exc.info) from exc
+        self.notes.used_message(agent, path, message)
+        return self.notes.set_base(agent, path, entry.version)
+
+    # -- changing the tree ----------------------------------------------------------------------------------------
+
+    def mkdir(self, caller: Caller, path: ViewPath, mode: int) -> None:
+        rel = self._rel_below_current(path, "create directories")
+        self.ws.require_actor(caller.agent)
+        self._require_dir(path.parent)
+        if self._file(path) is not None or self.staging.get(path) is not None:
+            raise AlreadyExists(f"{path}: a file of that name exists")
+        checked = relative_path(rel)
+        dir_fd = open_dir(self.zone.current_dir, checked.parent)
+        try:
+            os.mkdir(checked.name, 0o755, dir_fd=dir_fd)
+        except FileExistsError:
+            raise AlreadyExists(f"{path}: exists") from None
+        finally:
+            os.close(dir_fd)
+
+    def rmdir(self, caller: Caller, path: ViewPath) -> None:
+        rel = self._rel_below_current(path, "remove directories")
+        self.ws.require_actor(caller.agent)
+        self._require_dir(path)
+        versions = lstat_in(self.zone.versions_dir, PurePosixPath(rel))
+        if (
+            self.scratch.has_files(caller.agent, path)
+            or self.staging.names_in(path)
+            or (
+                versions is not None
+                and stat.S_ISDIR(versions.st_mode)
+                and any((self.zone.versions_dir / rel).iterdir())
+            )
+        ):
+            raise NotEmpty(f"{path}: directory not empty")
+        checked = relative_path(rel)
+        dir_fd = open_dir(self.zone.current_dir, checked.parent)
+        try:
+            os.rmdir(checked.name, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise NotEmpty(f"{path}: directory not empty") from None
+            raise NotFound(f"{path}: {os.strerror(exc.errno or errno.EIO)}") from None
+        finally:
+            os.close(dir_fd)
+        self.scratch.remove_dir(caller.agent, path)
+
+    @staticmethod
+    def _rel_below_current(path: ViewPath, what: str) -> str:
+        parts = path.parts
+        if len(parts) < 3 or parts[1] != "current":
+            raise ZoneDenied(f"{path}: collaborative/ and collaborative/current/ are fixed; {what} below current/")
+        return "/".join(parts[2:])
+
+    def unlink(self, caller: Caller, path: ViewPath) -> None:
+        self.staging.settle(path)
+        if self._is_scratch(caller, path):
+            self.scratch.unlink(caller.agent, path)
+            return
+        if self._file(path) is not None or self.staging.get(path) is not None:
+            raise ZoneDenied(f"{path}: versioned files cannot be deleted (no delete in v1); write new content instead")
+        raise NotFound(f"{path}: no such file")
+
+    def rename(self, caller: Caller, old: ViewPath, new: ViewPath, flags: int) -> None:
+        """scratch → scratch moves it; scratch → name commits it; versioned → scratch copies it; else refused."""
+        self.staging.settle(old)
+        self.staging.settle(new)
+        agent = caller.agent
+        self._rel_below_current(old, "rename files")
+        self._rel_below_current(new, "rename files")
+        if flags & RENAME_EXCHANGE:
+            raise InvalidInput("RENAME_EXCHANGE is not supported in collaborative/")
+        self.ws.require_actor(agent)
+        self._require_dir(new.parent)
+        if old == new:
+            self.getattr(old, caller)
+            return
+        target_exists = self._is_scratch(caller, new) or self._file(new) is not None or self._dir_stat(new) is not None
+        if flags & RENAME_NOREPLACE and target_exists:
+            raise AlreadyExists(f"{new}: exists")
+        if self._dir_stat(new) is not None:
+            raise IsADirectory(f"{new}: is a directory")
+        if self._is_scratch(caller, old):
+            if is_scratch_name(new.name):
+                self.scratch.rename(agent, old, new)
+            else:
+                self._commit_scratch(agent, old, new)
+            return
+        found = self._file(old)
+        if found is not None and is_scratch_name(new.name):
+            # vim's backup by rename: the backup is a private copy; the versioned file stays (and is not observed).
+            self.scratch.write(agent, new, self.zone.read_version(found[0], found[1].version))
+            return
+        if found is not None or self._dir_stat(old) is not None or self.staging.get(old) is not None:
+            raise ZoneDenied(f"cannot rename {old}: versioned files and their directories stay where they are in v1")
+        raise NotFound(f"{old}: no such file")
+
+    def _commit_scratch(self, agent: str, old: ViewPath, new: ViewPath) -> None:
+        """``rename(temp, name)``: the temp file's content becomes the next version of ``name``."""
+        content = self.scratch.read(agent, old)
+        moved = self.notes.message(agent, old)
+        if self.notes.message(agent, new) is None and moved is not None:
+            self.notes.set_message(agent, new, moved)
+        self.commit(agent, new, content, self.notes.base(agent, new))
+        self.notes.set_message(agent, old, None)
+        self.scratch.unlink(agent, old)
+
+    def symlink(self, caller: Caller, path: ViewPath, target: bytes) -> None:
+        self._rel_below_current(path, "create links")
+        if not is_scratch_name(path.name):
+            raise ZoneDenied(f"{path}: symbolic links cannot be versioned (only editors' lock links are kept)")
+        self.ws.require_actor(caller.agent)
+        self._require_dir(path.parent)
+        self.scratch.symlink(caller.agent, path, target)
+
+    def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None:
+        raise ZoneDenied(f"{new}: hard links are not supported in collaborative/")
+
+    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
+        """Truncation is a write (staged on an open file, committed at once by path); the rest is ignored."""
+        self.staging.settle(path)
+        if self._is_scratch(caller, path):
+            if isinstance(handle, FileHandle) and changes.size is not None:
+                handle.truncate(changes.size)
+                changes = AttrChanges(mode=changes.mode, atime_ns=changes.atime_ns, mtime_ns=changes.mtime_ns)
+            self.scratch.setattr(caller.agent, path, changes)
+            return
+        if changes.size is None:
+            return  # mode, owner and times belong to the store (vim's chmod after a save must not fail)
+        if isinstance(handle, BufferHandle) and handle.writable:
+            handle.truncate(changes.size)
+            return
+        found = self._file(path)
+        if found is None:
+            raise NotFound(f"{path}: no such file")
+        staged = self._open_for_write(caller, path, found[0], found[1], os.O_WRONLY)
+        try:
+            staged.truncate(changes.size)
+            staged.flush()
+        finally:
+            staged.release()
+
+    # -- xattrs ---------------------------------------------------------------------------------------------------
+
+    def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:
+        self.staging.settle(path)
+        agent = caller.agent
+        if name == MESSAGE and (self._is_scratch(caller, path) or self.staging.get(path) is not None):
+            pending = self.notes.message(agent, path)
+            if pending is not None:
+                return pending.encode("utf-8")
+        found = None if self._is_scratch(caller, path) else self._file(path)
+        if found is None:
+            raise NoAttribute(f"{path} has no attribute {name}")
+        _, entry = found
+        if name == VERSION:
+            self.notes.set_base(agent, path, entry.version)  # reading the version observes it
+            return str(entry.version).encode()
+        if name == EXPECTED:
+            base = self.notes.base(agent, path)
+            if base is None:
+                raise NoAttribute(f"{agent} has no base version for {path}: read the file or {VERSION}")
+            return str(base.version).encode()
+        values = {OWNER: entry.author, AUTHOR: entry.author, SHA256: entry.sha256, MESSAGE: entry.message}
+        if name not in values:
+            raise NoAttribute(f"{path} has no attribute {name}")
+        return values[name].encode("utf-8")
+
+    def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
+        self.staging.settle(path)
+        if self._is_scratch(caller, path) or self.staging.get(path) is not None:
+            return [MESSAGE] if self.notes.message(caller.agent, path) is not None else []
+        if self._file(path) is None:
+            return []
+        names = [OWNER, VERSION, AUTHOR, SHA256, MESSAGE]
+        return [*names, EXPECTED] if self.notes.base(caller.agent, path) is not None else names
+
+    def setxattr(self, caller: Caller, path: ViewPath, name: str, value: bytes) -> None:
+        self.staging.settle(path)
+        if name in READ_ONLY_XATTRS:
+            raise ZoneDenied(f"{name} is read-only: it describes the current version")
+        if name not in (MESSAGE, EXPECTED):
+            raise NotSupported(f"{name}: only {MESSAGE} and {EXPECTED} can be set in collaborative/")
+        self.ws.require_actor(caller.agent)
+        scratch = self._is_scratch(caller, path)
+        found = None if scratch else self._file(path)
+        if found is None and not scratch and self.staging.get(path) is None:
+            if self._dir_stat(path) is not None:
+                raise NotSupported(f"{path}: directories carry no omx attributes")
+            raise NotFound(f"{path}: no such file")
+        text = text_value(name, value)
+        if name == MESSAGE:
+            self.notes.set_message(caller.agent, path, text)
+            return
+        current = found[1].version if found else 0
+        if not _INTEGER.fullmatch(text.strip()):
+            raise InvalidInput(f"{EXPECTED} must be an integer (-1: do not check), not {text!r}")
+        version = int(text.strip())
+        if not NO_CHECK <= version <= current:
+            raise InvalidInput(f"{EXPECTED} must be -1 or a version up to the current one ({current}), not {version}")
+        self.notes.set_base(caller.agent, path, version, declared=True)
+
+    def removexattr(self, caller: Caller, path: ViewPath, name: str) -> None:
+        if name in READ_ONLY_XATTRS:
+            raise ZoneDenied(f"{name} is read-only: it describes the current version")
+        if name == MESSAGE:
+            self.notes.set_message(caller.agent, path, None)
+        elif name == EXPECTED:
+            self.notes.forget_base(caller.agent, path)
+        else:
+            raise NoAttribute(f"{path} has no attribute {name}")

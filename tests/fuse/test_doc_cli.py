@@ -1,0 +1,75 @@
+"""``omxfs doc create``: through a mount (mkdir + .schema.json, as any program), and on an unmounted workspace."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cli.doc import COMMANDS, doc_group
+from omxfs.store import Workspace
+from tests.fuse.conftest import Mount
+
+MountFactory = Callable[..., Mount]
+BOARD_ARGS = ["title=lww_register", "body=rga", "members=or_set", "settings=lww_map", "view_count=pn_counter"]
+
+
+def test_exported_for_the_omxfs_group() -> None:
+    assert [c.name for c in COMMANDS] == ["doc"]
+
+
+def test_I_1_doc_create_through_the_mount(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"], default="alice")
+    result = CliRunner().invoke(doc_group, ["create", "board", *BOARD_ARGS, "-w", str(m.root)])
+    assert result.exit_code == 0, result.output
+    assert "created realtime/board" in result.output
+    schema = dict(arg.split("=") for arg in BOARD_ARGS)
+    assert m.ws.realtime.load("board").schema == schema
+    assert json.loads(m.path("realtime/board/.schema.json").read_text()) == schema
+    again = CliRunner().invoke(doc_group, ["create", "board", "title=rga", "-w", str(m.root)])
+    assert again.exit_code == 1 and "exists" in again.output
+    assert m.ws.realtime.load("board").schema == schema
+
+
+def test_doc_create_finishes_a_pending_directory(mount: MountFactory) -> None:
+    m = mount()
+    m.path("realtime/notes").mkdir()
+    result = CliRunner().invoke(doc_group, ["create", "notes", "text=rga", "--workspace", str(m.root)])
+    assert result.exit_code == 0, result.output
+    assert m.path("realtime/notes/text").read_text() == ""
+
+
+def test_doc_create_reports_what_the_mount_refuses(mount: MountFactory) -> None:
+    m = mount()
+    result = CliRunner().invoke(doc_group, ["create", "bad name", "text=rga", "-w", str(m.root)])
+    assert result.exit_code == 1 and "Invalid argument" in result.output
+    assert m.ws.realtime.list() == []
+
+
+def test_doc_create_checks_its_arguments(tmp_path: Path) -> None:
+    Workspace.init(tmp_path / "ws", agents=["alice"])
+    runner = CliRunner()
+    for args, message in [
+        (["board", "title"], "FIELD=TYPE"),
+        (["board", "title=text"], "unknown type"),
+        (["board", "t=rga", "t=rga"], "twice"),
+        (["board"], "Missing argument"),
+    ]:
+        result = runner.invoke(doc_group, ["create", *args, "-w", str(tmp_path / "ws")])
+        assert result.exit_code == 2 and message in result.output, result.output
+    result = runner.invoke(doc_group, ["create", "board", "t=rga", "-w", str(tmp_path)])
+    assert result.exit_code == 1 and "not an omx workspace" in result.output
+
+
+def test_doc_create_on_an_unmounted_workspace_uses_the_store(tmp_path: Path) -> None:
+    ws = Workspace.init(tmp_path / "ws", agents=["alice"])
+    runner = CliRunner(env={"OMX_AGENT": "alice"})
+    result = runner.invoke(doc_group, ["create", "board", "title=lww_register", "-w", str(ws.root)])
+    assert result.exit_code == 0, result.output
+    assert ws.realtime.load("board").schema == {"title": "lww_register"}
+    result = runner.invoke(doc_group, ["create", "board", "title=rga", "-w", str(ws.root)])
+    assert result.exit_code == 1 and "exists" in result.output
+    result = CliRunner(env={"OMX_AGENT": "mallory"}).invoke(doc_group, ["create", "x", "t=rga", "-w", str(ws.root)])
+    assert result.exit_code == 1 and "unknown agent" in result.output

@@ -1,0 +1,200 @@
+"""Who a request comes from (SPEC §3): the resolver against a fake ``/proc``, then the order through a real mount."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from omxfs.errors import ZoneDenied
+from omxfs.fuse.identity import IdentityResolver, parse_environ, parse_image_key
+from omxfs.store.config import Config
+from tests.fuse.conftest import Mount
+
+CONFIG = Config(agents=("alice", "bob"), supervisors=("boss",), uids={1001: "bob", 1002: "ghost"})
+
+
+def fake_process(
+    proc: Path, pid: int, env: dict[str, str], *, start: int = 100, env_start: int = 5000, comm: str = "cmd"
+) -> None:
+    """``/proc/<pid>/stat`` and ``environ`` as the kernel writes them (52 fields; comm in parentheses)."""
+    d = proc / str(pid)
+    d.mkdir(parents=True, exist_ok=True)
+    environ = b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items())
+    fields = ["S"] + ["0"] * 49  # fields 3 .. 52
+    fields[19] = str(start)  # field 22
+    fields[45], fields[46] = str(env_start), str(env_start + len(environ))  # fields 48, 49
+    (d / "stat").write_text(f"{pid} ({comm}) " + " ".join(fields) + "\n")
+    (d / "environ").write_bytes(environ)
+
+
+@pytest.fixture
+def proc(tmp_path: Path) -> Path:
+    return tmp_path / "proc"
+
+
+def resolver(proc: Path, default: str = "alice", config: Config = CONFIG, **kw: int) -> IdentityResolver:
+    return IdentityResolver(lambda: config, default, proc=proc, **kw)
+
+
+def test_parse_environ_is_nul_separated_and_first_definition_wins() -> None:
+    env = parse_environ(b"A=1\0OMX_AGENT=bob\0OMX_AGENT=eve\0junk\0B=x=y")
+    assert env == {b"A": b"1", b"OMX_AGENT": b"bob", b"B": b"x=y"}
+
+
+def test_parse_image_key_counts_fields_after_the_command_name() -> None:
+    line = b"42 (a) (b c)) S " + b" ".join(str(n).encode() for n in range(4, 53))  # field n holds n
+    assert parse_image_key(line) == (22, 48, 49)
+    with pytest.raises(ValueError):
+        parse_image_key(b"42 (truncated")
+
+
+def test_default_identity_when_nothing_is_claimed(proc: Path) -> None:
+    fake_process(proc, 10, {"PATH": "/bin"})
+    assert resolver(proc).resolve(0, 10) == "alice"
+
+
+def test_omx_agent_beats_the_default(proc: Path) -> None:
+    fake_process(proc, 10, {"OMX_AGENT": "bob"})
+    assert resolver(proc).resolve(0, 10) == "bob"
+
+
+def test_uid_map_beats_omx_agent(proc: Path) -> None:
+    fake_process(proc, 10, {"OMX_AGENT": "alice"})
+    assert resolver(proc).resolve(1001, 10) == "bob"
+
+
+def test_a_uid_mapped_to_an_unknown_agent_is_refused(proc: Path) -> None:
+    fake_process(proc, 10, {"OMX_AGENT": "alice"})
+    with pytest.raises(ZoneDenied, match="unknown agent 'ghost' from the uid map entry for uid 1002"):
+        resolver(proc).resolve(1002, 10)
+
+
+@pytest.mark.parametrize("claimed", ["Bob", "bob_smith", "", "-bob", "../alice", "bob\nalice", "bøb", "a" * 64])
+def test_malformed_names_are_refused_never_guessed(proc: Path, claimed: str) -> None:
+    fake_process(proc, 10, {"OMX_AGENT": claimed})
+    with pytest.raises(ZoneDenied, match="malformed agent name"):
+        resolver(proc).resolve(0, 10)
+
+
+def test_unknown_names_are_refused(proc: Path) -> None:
+    fake_process(proc, 10, {"OMX_AGENT": "mallory"})
+    with pytest.raises(ZoneDenied, match="unknown agent 'mallory' from OMX_AGENT of pid 10"):
+        resolver(proc).resolve(0, 10)
+    fake_process(proc, 11, {})
+    with pytest.raises(ZoneDenied, match="unknown agent 'root' from the mount's default"):
+        resolver(proc, default="root").resolve(0, 11)
+
+
+def test_supervisors_are_known_agents(proc: Path) -> None:
+    fake_process(proc, 10, {"OMX_AGENT": "boss"})
+    assert resolver(proc).resolve(0, 10) == "boss"
+
+
+def test_a_reused_pid_is_not_trusted(proc: Path) -> None:
+    r = resolver(proc)
+    fake_process(proc, 10, {"OMX_AGENT": "bob"}, start=100)
+    assert r.resolve(0, 10) == "bob"
+    # the process exits and an unrelated one gets the same pid: a later start time, another environment
+    fake_process(proc, 10, {"OMX_AGENT": "boss"}, start=250)
+    assert r.resolve(0, 10) == "boss"
+    fake_process(proc, 10, {}, start=300)
+    assert r.resolve(0, 10) == "alice"
+
+
+def test_exec_brings_a_new_environment_under_the_same_pid(proc: Path) -> None:
+    r = resolver(proc)
+    fake_process(proc, 10, {}, start=100, env_start=5000)
+    assert r.resolve(0, 10) == "alice"  # e.g. subprocess's child after fork, before exec
+    fake_process(proc, 10, {"OMX_AGENT": "bob"}, start=100, env_start=9000)
+    assert r.resolve(0, 10) == "bob"
+
+
+def test_the_environment_is_read_once_per_process_image(proc: Path) -> None:
+    r = resolver(proc)
+    fake_process(proc, 10, {"OMX_AGENT": "bob"})
+    assert r.resolve(0, 10) == "bob"
+    (proc / "10" / "environ").write_bytes(b"OMX_AGENT=boss\0")  # same key: the cache answers
+    assert r.resolve(0, 10) == "bob"
+
+
+def test_the_cache_is_bounded(proc: Path) -> None:
+    r = resolver(proc, cache_size=2)
+    for pid in range(10, 15):
+        fake_process(proc, pid, {"OMX_AGENT": "bob"})
+        assert r.resolve(0, pid) == "bob"
+    assert len(r._cache) == 2
+
+
+def test_a_vanished_process_falls_back_to_the_default(proc: Path) -> None:
+    proc.mkdir()
+    assert resolver(proc).resolve(0, 12345) == "alice"
+    assert resolver(proc).resolve(0, 0) == "alice"  # pid 0: a request the kernel makes on its own
+
+
+def test_an_unreadable_process_is_refused(proc: Path) -> None:
+    fake_process(proc, 10, {})
+    (proc / "10" / "environ").unlink()
+    (proc / "10" / "environ").mkdir()  # reading it fails with EISDIR, like EACCES for another user's process
+    with pytest.raises(ZoneDenied, match="cannot read the identity of pid 10"):
+        resolver(proc).resolve(0, 10)
+
+
+def test_the_config_is_consulted_on_every_request(proc: Path) -> None:
+    config = {"now": Config(agents=("alice",))}
+    r = IdentityResolver(lambda: config["now"], "alice", proc=proc)
+    fake_process(proc, 10, {"OMX_AGENT": "carol"})
+    with pytest.raises(ZoneDenied):
+        r.resolve(0, 10)
+    config["now"] = Config(agents=("alice", "carol"))  # `omxfs init WS --agent carol` while mounted
+    assert r.resolve(0, 10) == "carol"
+
+
+def test_the_real_proc_of_a_child_process() -> None:
+    r = IdentityResolver(lambda: CONFIG, "alice")
+    env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env={**env, "OMX_AGENT": "bob"}
+    )
+    try:
+        assert r.resolve(os.getuid(), child.pid) == "bob"
+    finally:
+        child.communicate(b"")
+    assert r.resolve(os.getuid(), os.getpid()) == (os.environ.get("OMX_AGENT") or "alice")
+
+
+# -- through a real mount ------------------------------------------------------------------------------------
+
+
+def test_omx_agent_or_the_default_through_the_mount(mount: Callable[..., Mount]) -> None:
+    m = mount()
+    m.run("echo b > agents/bob/by-bob", agent="bob", check=True)
+    m.run("echo a > agents/alice/by-default", agent=None, check=True)
+    refused = m.run("echo a > agents/alice/by-bob", agent="bob")
+    assert refused.returncode != 0 and b"Permission denied" in refused.stderr
+    assert sorted(os.listdir(m.store / "agents/bob")) == ["by-bob"]
+    assert sorted(os.listdir(m.store / "agents/alice")) == ["by-default"]
+
+
+@pytest.mark.parametrize("claimed", ["Bad_Name", "mallory", ""])
+def test_malformed_or_unknown_omx_agent_is_eacces_through_the_mount(mount: Callable[..., Mount], claimed: str) -> None:
+    m = mount()
+    m.ws.private.write("alice", "alice", "a.txt", b"x")
+    for command in ("cat agents/alice/a.txt", "ls agents", "echo x > agents/alice/b.txt"):
+        done = m.run(command, agent=claimed)
+        assert done.returncode != 0 and b"Permission denied" in done.stderr, (command, done.stderr)
+    assert sorted(os.listdir(m.store / "agents/alice")) == ["a.txt"]
+    assert "errno=EACCES" in m.log() and (f"agent name {claimed!r}" in m.log() or f"agent {claimed!r}" in m.log())
+
+
+def test_uid_map_beats_omx_agent_through_the_mount(mount: Callable[..., Mount]) -> None:
+    m = mount(uids={os.getuid(): "bob"})
+    m.run("echo b > agents/bob/by-uid", agent="alice", check=True)  # claims alice, the kernel's uid says bob
+    refused = m.run("echo a > agents/alice/x", agent="alice")
+    assert refused.returncode != 0 and b"Permission denied" in refused.stderr
+    assert (m.store / "agents/bob/by-uid").read_text() == "b\n"
+    assert not (m.store / "agents/alice/x").exists()

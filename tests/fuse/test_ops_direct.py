@@ -1,0 +1,470 @@
+"""The Operations called directly, no mount (STYLE lesson 4): lookup counts, readdir offsets, errno mapping.
+
+Fake request contexts name fake processes in a fake ``/proc``: pid 1 is alice, 2 bob, 3 claims a malformed
+name, 4 an unknown one. Every test ends with the inode table's invariant check, as s3ql ends with fsck.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import stat
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pyfuse3
+import pytest
+import trio
+
+from omxfs.fuse.identity import IdentityResolver
+from omxfs.fuse.inodes import ROOT_INODE, InodeTable
+from omxfs.fuse.ops import STABLE_TIMEOUT, VOLATILE_TIMEOUT, Operations
+from omxfs.fuse.router import Router
+from omxfs.fuse.zones.base import ROOT, Attr, Caller
+from omxfs.fuse.zones.layout import LayoutHandler
+from omxfs.fuse.zones.private import PrivateHandler
+from omxfs.fuse.zones.read_only import ReadOnlyHandler
+from omxfs.store import Workspace
+from tests.fuse.conftest import DEADLINE
+from tests.fuse.test_identity import fake_process
+
+ALICE, BOB, MALFORMED, UNKNOWN = 1, 2, 3, 4
+
+
+def ctx(pid: int = ALICE) -> pyfuse3.RequestContext:
+    return cast(pyfuse3.RequestContext, SimpleNamespace(uid=0, gid=0, pid=pid, umask=0o022))
+
+
+@dataclass
+class Replies:
+    """Stands in for ``pyfuse3.readdir_reply``: takes ``limit`` entries per readdir call, then says "full"."""
+
+    limit: int = 1000
+    taken: list[tuple[str, int, int]] = field(default_factory=list)
+    _this_call: int = 0
+
+    def __call__(self, token: Any, name: bytes, attr: pyfuse3.EntryAttributes, next_id: int) -> bool:
+        if self._this_call >= self.limit:
+            return False
+        self._this_call += 1
+        self.taken.append((os.fsdecode(name), attr.st_ino, next_id))
+        return True
+
+    def next_call(self) -> None:
+        self._this_call = 0
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def lines(self) -> list[str]:
+        return [r.getMessage() for r in self.records]
+
+
+@dataclass
+class Env:
+    ws: Workspace
+    ops: Operations
+    replies: Replies
+    log: Records
+    private: PrivateHandler
+
+    async def walk(self, path: str, pid: int = ALICE) -> int:
+        inode = ROOT_INODE
+        for part in PurePosixPath(path).parts:
+            inode = (await self.ops.lookup(inode, part.encode(), ctx(pid))).st_ino
+        return inode
+
+    async def listing(self, path: str, limit: int) -> list[tuple[str, int, int]]:
+        """The whole directory, ``limit`` entries per readdir call, resuming from each last offset."""
+        fh = await self.ops.opendir(await self.walk(path), ctx())
+        self.replies.taken.clear()
+        offset = 0
+        while True:
+            self.replies.next_call()
+            before = len(self.replies.taken)
+            await self.ops.readdir(fh, offset, cast(pyfuse3.ReaddirToken, None))
+            if len(self.replies.taken) == before:
+                break
+            offset = self.replies.taken[-1][2]
+        await self.ops.releasedir(fh)
+        return list(self.replies.taken)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    ws = Workspace.init(tmp_path / "ws", agents=["alice", "bob"], supervisors=["boss"])
+    proc = tmp_path / "proc"
+    fake_process(proc, ALICE, {"OMX_AGENT": "alice"})
+    fake_process(proc, BOB, {"OMX_AGENT": "bob"})
+    fake_process(proc, MALFORMED, {"OMX_AGENT": "Bad_Name"})
+    fake_process(proc, UNKNOWN, {"OMX_AGENT": "mallory"})
+    read_only = ReadOnlyHandler(ws)
+    private = PrivateHandler(ws)
+    router = Router(LayoutHandler(ws), private, read_only, read_only, read_only, read_only)
+    records = Records()
+    logger = logging.getLogger(f"test-ops-{id(records)}")
+    logger.propagate = False
+    logger.addHandler(records)
+    replies = Replies()
+    identity = IdentityResolver(lambda: ws.config, "alice", proc=proc)
+    ops = Operations(router, identity, InodeTable(), logger, store_root=ws.root, readdir_reply=replies)
+    yield Env(ws, ops, replies, records, private)
+    ops.inodes.check()
+    logger.removeHandler(records)
+
+
+# -- lookup counts ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_lookups_count_and_forget_purges_at_zero(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "f.txt", b"x")
+    ino = await env.walk("agents/alice/f.txt")
+    assert env.ops.inodes.lookup_count(ino) == 1
+    assert (await env.ops.lookup(await env.walk("agents/alice"), b"f.txt", ctx())).st_ino == ino
+    assert env.ops.inodes.lookup_count(ino) == 2
+    assert (await env.ops.getattr(ino, ctx())).st_size == 1
+    await env.ops.forget([(ino, 1)])
+    assert env.ops.inodes.path(ino) == PurePosixPath("agents/alice/f.txt")
+    await env.ops.forget([(ino, 1)])
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.getattr(ino, ctx())
+    assert info.value.errno == errno.ENOENT
+
+
+@pytest.mark.trio
+async def test_the_root_is_pinned(env: Env) -> None:
+    await env.ops.forget([(ROOT_INODE, 99)])
+    assert env.ops.inodes.path(ROOT_INODE) == ROOT
+    assert stat.S_ISDIR((await env.ops.getattr(ROOT_INODE, ctx())).st_mode)
+
+
+@pytest.mark.trio
+async def test_dot_and_dotdot_lookups(env: Env) -> None:
+    alice = await env.walk("agents/alice")
+    agents = await env.walk("agents")
+    assert (await env.ops.lookup(alice, b".", ctx())).st_ino == alice
+    assert (await env.ops.lookup(alice, b"..", ctx())).st_ino == agents
+    assert (await env.ops.lookup(agents, b"..", ctx())).st_ino == ROOT_INODE
+
+
+@pytest.mark.trio
+async def test_create_counts_a_lookup_and_release_lets_forget_purge(env: Env) -> None:
+    alice = await env.walk("agents/alice")
+    fi, entry = await env.ops.create(alice, b"new.txt", stat.S_IFREG | 0o644, os.O_WRONLY, ctx())
+    assert env.ops.inodes.lookup_count(entry.st_ino) == 1
+    assert await env.ops.write(fi.fh, 0, b"hello") == 5
+    await env.ops.flush(fi.fh)
+    await env.ops.forget([(entry.st_ino, 1)])
+    assert env.ops.inodes.path(entry.st_ino)  # still open: still known
+    await env.ops.release(fi.fh)
+    with pytest.raises(Exception):  # noqa: B017 (NotFound: purged)
+        env.ops.inodes.path(entry.st_ino)
+    assert env.ws.private.read("alice", "new.txt") == b"hello"
+
+
+@pytest.mark.trio
+async def test_an_unlinked_open_file_answers_from_its_handle(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "tmp", b"12345")
+    ino = await env.walk("agents/alice/tmp")
+    fi = await env.ops.open(ino, os.O_RDWR, ctx())
+    await env.ops.unlink(await env.walk("agents/alice"), b"tmp", ctx())
+    assert env.ops.inodes.is_detached(ino)
+    assert (await env.ops.getattr(ino, ctx())).st_size == 5
+    assert await env.ops.read(fi.fh, 1, 3) == b"234"
+    await env.ops.release(fi.fh)
+    await env.ops.forget([(ino, 1)])
+    assert env.ops.inodes.inode_of(PurePosixPath("agents/alice/tmp")) is None
+
+
+@pytest.mark.trio
+async def test_rename_moves_a_directory_and_its_descendants(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "d/e/f.txt", b"f")
+    env.ws.private.write("alice", "alice", "target/x", b"x")
+    f = await env.walk("agents/alice/d/e/f.txt")
+    old_target = await env.walk("agents/alice/target")
+    (env.ws.root / "agents/alice/target/x").unlink()
+    alice = await env.walk("agents/alice")
+    await env.ops.rename(alice, b"d", alice, b"target", 0, ctx())
+    assert env.ops.inodes.path(f) == PurePosixPath("agents/alice/target/e/f.txt")
+    assert (await env.ops.getattr(f, ctx())).st_size == 1
+    assert env.ops.inodes.is_detached(old_target)
+    assert env.ops.inodes.inode_of(PurePosixPath("agents/alice/target")) != old_target
+    for inode in (f, old_target, await env.walk("agents/alice/target/e"), await env.walk("agents/alice/target")):
+        await env.ops.forget([(inode, env.ops.inodes.lookup_count(inode))])
+
+
+# -- readdir ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_readdir_offsets_resume_exactly_and_count_only_what_was_taken(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"f{i:03}" for i in range(150)]
+    for name in names:
+        env.ws.private.write("alice", "alice", name, b"")
+    calls: list[PurePosixPath] = []
+    real_listdir = env.private.listdir
+
+    def counted(caller: Caller, path: PurePosixPath) -> list[str]:
+        calls.append(path)
+        return real_listdir(caller, path)
+
+    monkeypatch.setattr(env.private, "listdir", counted)
+    taken = await env.listing("agents/alice", limit=40)
+    assert [name for name, _, _ in taken] == names  # each once, in order, none skipped
+    assert [offset for _, _, offset in taken] == list(range(1, 151))
+    assert len(calls) == 1  # listed once per opendir, not per readdir call
+    for _, inode, _ in taken:
+        assert env.ops.inodes.lookup_count(inode) == 1
+    assert len(env.ops.inodes) == 3 + 150  # root, agents, alice, and the entries taken
+    for _, inode, _ in taken:
+        await env.ops.forget([(inode, 1)])
+
+
+@pytest.mark.trio
+async def test_readdir_is_stable_while_the_directory_changes(env: Env) -> None:
+    for i in range(10):
+        env.ws.private.write("alice", "alice", f"f{i}", b"")
+    fh = await env.ops.opendir(await env.walk("agents/alice"), ctx())
+    env.replies.limit = 4
+    env.replies.next_call()
+    await env.ops.readdir(fh, 0, cast(pyfuse3.ReaddirToken, None))
+    first = list(env.replies.taken)
+    env.ws.private.delete("alice", "alice", "f6")  # vanishes in the middle of the listing
+    env.ws.private.write("alice", "alice", "f99", b"")  # appears after it started
+    env.replies.limit = 100
+    env.replies.next_call()
+    await env.ops.readdir(fh, first[-1][2], cast(pyfuse3.ReaddirToken, None))
+    names = [name for name, _, _ in env.replies.taken]
+    assert names == [f"f{i}" for i in range(10) if i != 6]
+    env.replies.next_call()
+    env.replies.taken.clear()
+    await env.ops.readdir(fh, 0, cast(pyfuse3.ReaddirToken, None))  # rewinddir lists afresh
+    assert "f99" in [name for name, _, _ in env.replies.taken]
+    await env.ops.releasedir(fh)
+    for inode in {inode for _, inode, _ in env.replies.taken} | {i for _, i, _ in first}:
+        await env.ops.forget([(inode, env.ops.inodes.lookup_count(inode))])
+
+
+@pytest.mark.trio
+async def test_root_listing_is_the_layout(env: Env) -> None:
+    taken = await env.listing(".", limit=2)
+    assert [name for name, _, _ in taken] == ["agents", "handoff", "collaborative", "realtime", ".omxfs"]
+    for _, inode, _ in taken:
+        await env.ops.forget([(inode, 1)])
+
+
+# -- errors -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_a_refusal_is_eacces_and_one_log_line(env: Env) -> None:
+    alice = await env.walk("agents/alice", pid=BOB)
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.create(alice, b"x", stat.S_IFREG | 0o644, os.O_WRONLY, ctx(BOB))
+    assert info.value.errno == errno.EACCES
+    assert env.log.lines() == [
+        "agent=bob op=create path=agents/alice/x errno=EACCES: bob may not write in agents/alice/: only alice "
+        "writes there"
+    ]
+    assert not (env.ws.root / "agents/alice/x").exists()
+    await env.ops.forget([(alice, 1), (await env.walk("agents"), 2)])
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(("pid", "reason"), [(MALFORMED, "malformed agent name 'Bad_Name'"), (UNKNOWN, "mallory")])
+async def test_an_unknown_or_malformed_caller_is_refused(env: Env, pid: int, reason: str) -> None:
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.lookup(ROOT_INODE, b"agents", ctx(pid))
+    assert info.value.errno == errno.EACCES
+    [line] = env.log.lines()
+    assert line.startswith(f"agent=?(uid=0,pid={pid}) op=lookup path=agents errno=EACCES: ") and reason in line
+
+
+@pytest.mark.trio
+async def test_not_found_is_not_a_refusal_worth_logging(env: Env) -> None:
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.lookup(await env.walk("agents/alice"), b"missing", ctx())
+    assert info.value.errno == errno.ENOENT
+    assert env.log.lines() == []
+    await env.ops.forget([(await env.walk("agents"), 2), (await env.walk("agents/alice"), 1)])
+    await env.ops.forget([(await env.walk("agents"), 1), (await env.walk("agents/alice"), 1)])
+
+
+@pytest.mark.trio
+async def test_an_internal_error_is_eio_with_a_traceback_and_the_daemon_goes_on(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(path: PurePosixPath) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(env.private, "getattr", broken)
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.lookup(ROOT_INODE, b"agents", ctx())
+    assert info.value.errno == errno.EIO
+    [record] = env.log.records
+    assert record.exc_info is not None and "op=lookup path=agents errno=EIO: internal error" in record.getMessage()
+    entry = await env.ops.lookup(ROOT_INODE, b".omxfs", ctx())  # the next request is served as ever
+    await env.ops.forget([(entry.st_ino, 1)])
+
+
+@pytest.mark.trio
+async def test_mknod_makes_regular_files_only(env: Env) -> None:
+    alice = await env.walk("agents/alice")
+    entry = await env.ops.mknod(alice, b"plain", stat.S_IFREG | 0o600, 0, ctx())
+    assert stat.S_IMODE((env.ws.root / "agents/alice/plain").stat().st_mode) == 0o600
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.mknod(alice, b"fifo", stat.S_IFIFO | 0o600, 0, ctx())
+    assert info.value.errno == errno.EOPNOTSUPP
+    await env.ops.forget([(entry.st_ino, 1)])
+
+
+# -- attributes, access, xattrs ---------------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_timeouts_and_page_cache_follow_stability(env: Env) -> None:
+    env.ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
+    version = await env.walk("collaborative/.versions/plan.md/v1.txt")
+    history = await env.walk("collaborative/.versions/plan.md/history.json")
+    private = await env.walk("agents/alice")
+    assert (await env.ops.getattr(version, ctx())).attr_timeout == STABLE_TIMEOUT
+    assert (await env.ops.getattr(history, ctx())).attr_timeout == VOLATILE_TIMEOUT
+    assert (await env.ops.getattr(private, ctx())).entry_timeout == VOLATILE_TIMEOUT
+    fi = await env.ops.open(version, os.O_RDONLY, ctx())
+    assert fi.keep_cache and not fi.direct_io
+    assert await env.ops.read(fi.fh, 0, 100) == b"v1"
+    await env.ops.release(fi.fh)
+    fi = await env.ops.open(history, os.O_RDONLY, ctx())
+    assert not fi.keep_cache
+    await env.ops.release(fi.fh)
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.open(version, os.O_WRONLY, ctx())
+    assert info.value.errno == errno.EACCES
+
+
+@pytest.mark.trio
+async def test_access_answers_for_the_caller(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "f", b"")
+    f = await env.walk("agents/alice/f")
+    assert await env.ops.access(f, os.W_OK, ctx(ALICE))
+    assert not await env.ops.access(f, os.W_OK, ctx(BOB))
+    assert await env.ops.access(f, os.R_OK, ctx(BOB))
+    assert not await env.ops.access(f, os.X_OK, ctx(ALICE))
+    assert await env.ops.access(await env.walk("agents/alice"), os.X_OK | os.W_OK, ctx(ALICE))
+    assert not await env.ops.access(await env.walk(".omxfs"), os.W_OK, ctx(ALICE))
+    assert not await env.ops.access(ROOT_INODE, os.W_OK, ctx(ALICE))
+
+
+@pytest.mark.trio
+async def test_xattrs_through_the_ops(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "f", b"")
+    f = await env.walk("agents/alice/f")
+    assert await env.ops.getxattr(f, b"user.omx.owner", ctx(BOB)) == b"alice"
+    await env.ops.setxattr(f, b"user.tag", b"v", ctx(ALICE))
+    assert set(await env.ops.listxattr(f, ctx(BOB))) == {b"user.tag", b"user.omx.owner"}
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.setxattr(f, b"user.tag", b"w", ctx(BOB))
+    assert info.value.errno == errno.EACCES
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.getxattr(f, b"user.none", ctx(BOB))
+    assert info.value.errno == errno.ENODATA
+    await env.ops.removexattr(f, b"user.tag", ctx(ALICE))
+    assert list(await env.ops.listxattr(f, ctx(ALICE))) == [b"user.omx.owner"]
+
+
+@pytest.mark.trio
+async def test_setattr_truncates_chmods_and_touches(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "f", b"0123456789")
+    f = await env.walk("agents/alice/f")
+    attr = pyfuse3.EntryAttributes()
+    attr.st_size = 4
+    attr.st_mode = stat.S_IFREG | 0o640
+    attr.st_mtime_ns = 5_000_000_000
+    fields = cast(
+        pyfuse3.SetattrFields,
+        SimpleNamespace(
+            update_size=True,
+            update_mode=True,
+            update_mtime=True,
+            update_atime=False,
+            update_uid=False,
+            update_gid=False,
+            update_ctime=False,
+        ),
+    )
+    entry = await env.ops.setattr(f, attr, fields, None, ctx())
+    assert entry.st_size == 4 and stat.S_IMODE(entry.st_mode) == 0o640 and entry.st_mtime_ns == 5_000_000_000
+    assert (env.ws.root / "agents/alice/f").read_bytes() == b"0123"
+    with pytest.raises(pyfuse3.FUSEError) as info:
+        await env.ops.setattr(f, attr, fields, None, ctx(BOB))
+    assert info.value.errno == errno.EACCES
+
+
+# -- concurrency and per-caller views ---------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_a_slow_handler_does_not_stall_other_requests(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    env.ws.private.write("alice", "alice", "f", b"")
+    f = await env.walk("agents/alice/f")
+    fi = await env.ops.open(f, os.O_WRONLY, ctx())
+    handle = env.ops._files[fi.fh].handle
+    entered, gate = threading.Event(), threading.Event()
+    real_fsync = handle.fsync
+
+    def slow_fsync(datasync: bool) -> None:  # a commit stuck on a slow disk
+        entered.set()
+        gate.wait(DEADLINE)
+        real_fsync(datasync)
+
+    monkeypatch.setattr(handle, "fsync", slow_fsync)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(env.ops.fsync, fi.fh, False)
+        await trio.to_thread.run_sync(entered.wait, DEADLINE)
+        with trio.fail_after(DEADLINE):  # the loop serves everyone else meanwhile
+            assert (await env.ops.getattr(f, ctx(BOB))).st_size == 0
+            other = await env.ops.lookup(ROOT_INODE, b".omxfs", ctx(BOB))
+        assert not gate.is_set()
+        gate.set()
+    await env.ops.release(fi.fh)
+    await env.ops.forget([(other.st_ino, 1)])
+
+
+class PerCallerViews(ReadOnlyHandler):
+    """A zone whose nodes depend on who looks (as the collaborative zone's editor scratch files do)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        super().__init__(ws)
+        self.seen: list[str | None] = []
+
+    def getattr(self, path: PurePosixPath, caller: Caller | None = None) -> Attr:
+        self.seen.append(caller.agent if caller else None)
+        return super().getattr(path)
+
+
+@pytest.mark.trio
+async def test_nodes_that_differ_per_caller_are_not_cached_by_the_kernel(env: Env) -> None:
+    views = PerCallerViews(env.ws)
+    env.ops.router = Router(LayoutHandler(env.ws), env.private, views, views, views, views)
+    env.ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
+    entry = await env.ops.lookup(await env.walk("collaborative", pid=BOB), b"current", ctx(BOB))
+    assert entry.entry_timeout == 0 and entry.attr_timeout == 0
+    assert (await env.ops.getattr(entry.st_ino, ctx(ALICE))).attr_timeout == 0
+    assert views.seen[-2:] == ["bob", "alice"]
+    private = await env.ops.lookup(ROOT_INODE, b"agents", ctx())
+    assert private.entry_timeout == VOLATILE_TIMEOUT
+    await env.ops.forget([(entry.st_ino, 1), (private.st_ino, 1), (await env.walk("collaborative"), 2)])
