@@ -151,7 +151,8 @@ def test_metadata_is_read_only(h: HandoffHandler) -> None:
 def test_listings(h: HandoffHandler, ws: Workspace) -> None:
     h.mkdir(who("charlie"), ZONE / "charlie_to_bob", 0o755)
     (ws.root / "handoff/not-a-box").mkdir()
-    assert h.listdir(who("bob"), ZONE) == ["alice_to_bob", "charlie_to_bob"]
+    # Boxes on disk, plus the caller's own outgoing boxes (where it can deliver), never stray directories.
+    assert h.listdir(who("bob"), ZONE) == ["alice_to_bob", "bob_to_alice", "bob_to_charlie", "charlie_to_bob"]
     assert h.listdir(who("bob"), BOX) == []
     put(h, "alice", DATA, b"1,2,3")
     assert h.listdir(who("bob"), BOX) == ["data.csv", "data.csv.meta.json"]
@@ -175,9 +176,22 @@ def test_mkdir_rules(h: HandoffHandler, ws: Workspace) -> None:
     with pytest.raises(ZoneDenied):
         h.mkdir(who("mallory"), ZONE / "mallory_to_bob", 0o755)
     with pytest.raises(NotFound):
-        h.create(who("alice"), ZONE / "alice_to_charlie/x.txt", 0o644, CREATE)
+        h.create(who("alice"), ZONE / "alice_to_zed/x.txt", 0o644, CREATE)
     with pytest.raises(ZoneDenied):
         h.create(who("alice"), ZONE / "loose.txt", 0o644, CREATE)
+
+
+def test_a_box_between_known_agents_needs_no_mkdir(h: HandoffHandler, ws: Workspace) -> None:
+    box = ZONE / "alice_to_charlie"
+    assert h.getattr(box).is_dir and h.listdir(who("alice"), box) == []
+    assert not (ws.root / "handoff/alice_to_charlie").exists()
+    put(h, "alice", box / "x.txt", b"hi")
+    assert ws.handoff.read("alice", "charlie", "x.txt").content == b"hi"
+    assert h.listdir(who("charlie"), box) == ["x.txt", "x.txt.meta.json"]
+    with pytest.raises(ZoneDenied):
+        put(h, "bob", box / "y.txt", b"not bob's box")
+    with pytest.raises(NotFound):
+        h.getattr(ZONE / "alice_to_zed")
 
 
 def test_rmdir_of_an_empty_own_box(h: HandoffHandler) -> None:
@@ -188,7 +202,8 @@ def test_rmdir_of_an_empty_own_box(h: HandoffHandler) -> None:
         h.rmdir(who("alice"), BOX)
     h.unlink(who("alice"), DATA)
     h.rmdir(who("alice"), BOX)
-    assert h.listdir(who("alice"), ZONE) == []
+    assert not (h.ws.root / BOX).exists()
+    assert h.listdir(who("alice"), ZONE) == ["alice_to_bob", "alice_to_charlie"]  # still where alice can deliver
 
 
 def test_xattrs(h: HandoffHandler, ws: Workspace) -> None:

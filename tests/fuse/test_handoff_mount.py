@@ -43,7 +43,15 @@ def test_B_1_mount_cp_and_setfattr(mount: MountFactory, tmp_path: Path) -> None:
     assert {"from", "to", "timestamp", "message"} <= set(m_on_disk)
     assert (m_on_disk["from"], m_on_disk["to"], m_on_disk["message"]) == ("alice", "bob", "请分析这份数据")
     assert sorted(os.listdir(m.path(BOX))) == ["data.csv", "data.csv.meta.json"]
-    assert os.listdir(m.path("handoff")) == ["alice_to_bob"]
+    assert sorted(os.listdir(m.path("handoff"))) == ["alice_to_bob", "alice_to_charlie"]
+
+
+def test_cp_into_a_box_needs_no_mkdir(mount: MountFactory, tmp_path: Path) -> None:
+    """A new user's first try: copy a file into handoff/<me>_to_<agent>/ and add a message."""
+    m = mount(agents=AGENTS)
+    (tmp_path / "data.csv").write_text("1,2,3", "utf-8")
+    m.run(f"cp {tmp_path / 'data.csv'} {BOX}/ && setfattr -n user.omx.message -v hi {BOX}/data.csv", check=True)
+    assert m.ws.handoff.read("alice", "bob", "data.csv").meta.message == "hi"
 
 
 def test_B_2_mount_recipient_sees_both_deliveries(mount: MountFactory, tmp_path: Path) -> None:
@@ -64,7 +72,9 @@ def test_B_2_mount_recipient_sees_both_deliveries(mount: MountFactory, tmp_path:
 
 def test_B_3_mount_no_deliveries(mount: MountFactory) -> None:
     m = mount(agents=AGENTS)
-    assert m.run("ls handoff", agent="bob", check=True).stdout == b""
+    # bob sees only where he can deliver; nothing was handed to him, and the boxes to him are empty.
+    assert m.run("ls handoff", agent="bob", check=True).stdout == b"bob_to_alice\nbob_to_charlie\n"
+    assert m.run("ls handoff/alice_to_bob handoff/charlie_to_bob", agent="bob", check=True).stdout.count(b":") == 2
     assert m.ws.handoff.inbox("bob") == []
 
 
@@ -93,7 +103,7 @@ def test_only_the_sender_writes(mount: MountFactory, tmp_path: Path) -> None:
         f"rm {BOX}/data.csv",
         f"setfattr -n user.omx.message -v hijack {BOX}/data.csv",
         f"sed -i s/1/9/ {BOX}/data.csv",
-        "mkdir handoff/alice_to_charlie",
+        "touch handoff/alice_to_charlie/forged",
     ):
         done = m.run(command, agent="bob")
         assert done.returncode != 0 and b"Permission denied" in done.stderr, command
@@ -113,7 +123,8 @@ def test_metadata_is_read_only_for_everyone(mount: MountFactory, tmp_path: Path)
 
 def test_mkdir_rules(mount: MountFactory) -> None:
     m = mount(agents=AGENTS)
-    m.run(f"mkdir {BOX}", check=True)
+    m.run(f"mkdir -p {BOX}", check=True)  # a box between known agents exists already
+    assert m.run(f"mkdir {BOX}").returncode != 0
     for command in (
         "mkdir handoff/alice_to_zed",
         "mkdir handoff/alice_to_alice",
@@ -123,7 +134,7 @@ def test_mkdir_rules(mount: MountFactory) -> None:
         done = m.run(command)
         assert done.returncode != 0 and b"Permission denied" in done.stderr, command
     assert "no agent named 'zed'" in m.log()
-    assert os.listdir(m.path("handoff")) == ["alice_to_bob"]
+    assert sorted(os.listdir(m.path("handoff"))) == ["alice_to_bob", "alice_to_charlie"]
 
 
 def test_getfattr_dump(mount: MountFactory, tmp_path: Path) -> None:
@@ -145,13 +156,14 @@ def test_withdrawing_a_delivery(mount: MountFactory, tmp_path: Path) -> None:
     m = mount(agents=AGENTS)
     deliver(m, tmp_path, BOX, "data.csv", "oops", "x", "alice")
     m.run(f"rm {BOX}/data.csv && rmdir {BOX}", check=True)
-    assert os.listdir(m.path("handoff")) == []
+    assert not (m.store / BOX).exists()
+    assert os.listdir(m.path(BOX)) == []
     assert m.ws.handoff.inbox("bob") == []
 
 
 def test_touch_then_setfattr_delivers_an_empty_file_with_its_message(mount: MountFactory) -> None:
     m = mount(agents=AGENTS)
-    m.run(f"mkdir {BOX} && touch {BOX}/ping && setfattr -n user.omx.message -v 'are you there' {BOX}/ping", check=True)
+    m.run(f"touch {BOX}/ping && setfattr -n user.omx.message -v 'are you there' {BOX}/ping", check=True)
     poll(lambda: m.path(f"{BOX}/ping.meta.json").exists(), what="the delivery")
     assert meta(m, name="ping")["message"] == "are you there"
 

@@ -35,6 +35,7 @@ from omxfs.fuse.zones.base import (
     NotEmpty,
     NotSupported,
     ViewPath,
+    dir_attr,
 )
 from omxfs.fuse.zones.collab import (
     MESSAGE,
@@ -110,6 +111,17 @@ class HandoffHandler:
                 return None
         return st
 
+    def _open_box(self, where: Where) -> bool:
+        """Whether ``where`` is a box between two distinct known agents: such a box always exists in the view
+        (``cp file handoff/alice_to_bob/`` just works); it is made on disk at its first delivery."""
+        return (
+            bool(where.box)
+            and not where.filename
+            and where.sender != where.recipient
+            and self.ws.config.knows(where.sender)
+            and self.ws.config.knows(where.recipient)
+        )
+
     def _delivered(self, where: Where) -> bool:
         st = self._stat(where)
         return st is not None and stat.S_ISREG(st.st_mode) and not is_meta(where.filename)
@@ -127,8 +139,11 @@ class HandoffHandler:
 
     def _require_parent(self, where: Where) -> None:
         st = lstat_in(self.zone.dir, where.rel.parent)
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            raise NotFound(f"{where.path.parent}: no such box (make it with mkdir handoff/<me>_to_<agent>)")
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return
+        if st is None and where.rel.parent == PurePosixPath(where.box) and self._open_box(Where(where.path.parent)):
+            return  # the store makes the box at the first delivery
+        raise NotFound(f"{where.path.parent}: no such box (boxes are handoff/<from>_to_<to> between known agents)")
 
     def _message_for(self, caller: Caller, where: Where, *also: ViewPath) -> str | None:
         for path in (where.path, *also):
@@ -180,6 +195,8 @@ class HandoffHandler:
         staged = self.staging.get(path)
         if staged is not None and where.filename:
             return staged.getattr()
+        if self._open_box(where):
+            return dir_attr(writable=True)
         raise NotFound(f"{path}: no such file or directory")
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
@@ -188,13 +205,21 @@ class HandoffHandler:
             dir_fd = open_dir(self.zone.dir, where.rel)
         except InvalidInput:
             raise NotFound(f"{path}: not a directory") from None
-        try:
-            with os.scandir(dir_fd) as it:
-                names = [e.name for e in it]
-        finally:
-            os.close(dir_fd)
+        except NotFound:
+            if not self._open_box(where):
+                raise
+            names = []  # a box no one has delivered into yet
+        else:
+            try:
+                with os.scandir(dir_fd) as it:
+                    names = [e.name for e in it]
+            finally:
+                os.close(dir_fd)
         if not where.box:
-            return sorted(n for n in names if parse_handoff_dir(n) and self._stat(Where(path / n)) is not None)
+            # Existing boxes, and the caller's own outgoing boxes: where it can deliver.
+            outgoing = [f"{caller.agent}_to_{a}" for a in self.ws.config.agents if a != caller.agent]
+            boxes = {n for n in names if parse_handoff_dir(n) and self._stat(Where(path / n)) is not None}
+            return sorted(boxes | {n for n in outgoing if self._open_box(Where(path / n))})
         shown = {n for n in names if self._stat(Where(path / n)) is not None}
         shown.update(self.scratch.names(caller.agent, path))
         shown.update(self.staging.names_in(path))
