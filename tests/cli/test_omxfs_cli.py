@@ -49,4 +49,3 @@ def test_status_of_a_plain_directory_says_what_to_do(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["status", str(tmp_path)])
     assert result.exit_code == 1
     assert "is not an omx workspace" in result.output and "omxfs init" in result.output
-

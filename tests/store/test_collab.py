@@ -169,4 +169,3 @@ def test_booleans_are_not_version_numbers(ws: Workspace) -> None:
     with pytest.raises(InvalidInput):
         ws.collab.read_version("a.md", True)
     assert ws.collab.current_version("a.md") == 1
-
