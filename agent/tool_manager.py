@@ -2,42 +2,44 @@
 
 Every outcome is a string the model can read and act on (STYLE lesson 11): an unknown tool lists the ones that
 exist, a timeout or a failure says what happened. A tool that accepts a ``timeout`` keyword enforces the limit
-itself and can be killed (``python_execute`` kills its process group); any other tool runs in a worker thread
+itself and can be killed (``python_execute`` kills its sandboxed session); any other tool runs in a worker thread
 that is abandoned, not killed, when the limit passes.
 """
 
 from __future__ import annotations
 
 import inspect
-import os
-import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+from agent.sandbox import Sandbox, SandboxError, SandboxUnavailable
 
 ToolFn = Callable[..., str]
 
 
-def python_execute(code: str, timeout: float = 30) -> str:
-    """Run ``code`` in a fresh Python process; stdout on success, else the error line a programmer would read.
+def python_execute(code: str, timeout: float = 30, *, sandbox: Sandbox | None = None) -> str:
+    """Run ``code`` in a fresh Python process under the OS sandbox; stdout on success, else the error line a
+    programmer would read.
 
-    The process is isolated from the agent, not sandboxed: it runs as the user, in the current directory.
+    The sandbox (``agent.sandbox``: Landlock, or bubblewrap) lets the code write only inside its workspace (by
+    default the current directory) and reach no network; the whole process session is killed on timeout, so
+    code that started children leaves none behind.
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    box = sandbox or Sandbox(Path.cwd())
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: code that started children leaves none behind
-        proc.communicate()
+        result = box.run([sys.executable, "-c", code], timeout=timeout)
+    except (SandboxUnavailable, SandboxError) as exc:
+        return f"error: python cannot run here: {exc}"
+    if result.timed_out:
         return f"error: python timed out after {timeout:g}s and was stopped; make the code faster or do less per call"
-    if proc.returncode != 0:
-        last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
+    if result.returncode != 0:
+        err, out = result.stderr, result.stdout
+        last = err.strip().splitlines()[-1] if err.strip() else f"exit status {result.returncode}"
         return f"error: {last}\n{out}".rstrip("\n") + "\n(the code raised; fix it and call the tool again)"
-    return out
+    return result.stdout
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,15 @@ class Tool:
 class ToolManager:
     """The tools an agent may call, by name; ``python`` is always there (seed TC-Tool-003 uses it unregistered)."""
 
-    def __init__(self, timeout: float = 30) -> None:
+    def __init__(self, timeout: float = 30, *, workspace: Path | None = None) -> None:
         self.timeout = timeout
         self._tools: dict[str, Tool] = {}
-        self.register(
-            "python", python_execute, description="Run Python 3 code; returns what it prints.", parameter="code"
-        )
+        sandbox = Sandbox(workspace or Path.cwd())
+
+        def python(code: str, timeout: float = timeout) -> str:
+            return python_execute(code, timeout, sandbox=sandbox)
+
+        self.register("python", python, description="Run Python 3 code; returns what it prints.", parameter="code")
 
     def register(self, name: str, fn: ToolFn, *, description: str = "", parameter: str = "input") -> None:
         self._tools[name] = Tool(fn, description or (inspect.getdoc(fn) or name).splitlines()[0], parameter)

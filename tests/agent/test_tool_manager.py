@@ -61,12 +61,24 @@ def test_timed_out_python_code_is_killed_with_its_children(tmp_path: Path) -> No
     pid_file = tmp_path / "child.pid"
     child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
     code = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\ntime.sleep(30)\n"
-    assert "timed out" in ToolManager(timeout=1).execute_tool("python", code)
+    assert "timed out" in ToolManager(timeout=1, workspace=tmp_path).execute_tool("python", code)
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 5
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _alive(pid)
+
+
+def test_python_runs_in_the_sandbox_and_cannot_write_outside_its_workspace(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    tools = ToolManager(timeout=10, workspace=workspace)
+    code = f"open({str(outside / 'escape.txt')!r}, 'w').write('x')"
+    assert "PermissionError" in tools.execute_tool("python", code)
+    assert not (outside / "escape.txt").exists()
+    assert tools.execute_tool("python", "open('inside.txt', 'w').write('ok'); print('done')") == "done\n"
+    assert (workspace / "inside.txt").read_text() == "ok"
 
 
 def test_python_output_and_error_together() -> None:
