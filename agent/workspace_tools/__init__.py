@@ -22,6 +22,7 @@ from agent.workspace_tools.definitions import (
     openai_tool_definitions,
 )
 from agent.workspace_tools.models import TOOL_INPUTS, TOOLS_BY_NAME, ToolInput
+from agent.workspace_tools.mount_backend import MountBackend
 from agent.workspace_tools.prompt import system_prompt
 from agent.workspace_tools.store_backend import StoreBackend
 from agent.workspace_tools.tools import WorkspaceTools
@@ -33,6 +34,7 @@ __all__ = [
     "FieldChange",
     "FieldValue",
     "HandoffNote",
+    "MountBackend",
     "StoreBackend",
     "TextEdit",
     "ToolDefinition",
