@@ -5,7 +5,9 @@ mkdir, unlink, rmdir, symlink, rename, link, open, opendir, create, access, stat
 read, write, flush, fsync, release, readdir, releasedir, fsyncdir, forget, so open/create/opendir record the
 caller on the handle), turns the inode into a view path, asks the router for the zone handler and runs it in a
 worker thread: handlers touch the disk and may wait on a store lock, and the trio loop that serves every other
-request must never wait with them.
+request must never wait with them. The exception is work a handler vouches is cheap (``Inline``: a few system
+calls on the local store, no lock, no fsync, no large I/O): a thread hop costs far more than such work, so it
+runs on the loop.
 
 Errors are translated in one place, ``_failure``: an ``OmxError`` becomes its errno, and every refusal is one
 log line ``agent=<a> op=<op> path=<p> errno=<name>: <reason>``; anything else is a bug, logged with its
@@ -50,10 +52,24 @@ STABLE_TIMEOUT = 60.0
 VOLATILE_TIMEOUT = 0.5
 #: readdirplus entries whose attributes are fetched in one worker-thread trip
 READDIR_BATCH = 64
+#: reads and writes up to this size on a handle that allows it run on the loop (page-cache speed)
+INLINE_IO = 64 * 1024
 #: errnos that answer a question rather than refuse a request: not worth a log line each
 QUIET_ERRNOS = frozenset({errno.ENOENT, errno.ENODATA, errno.EEXIST, errno.EOPNOTSUPP})
 
 ReaddirReply = Callable[[pyfuse3.ReaddirToken, bytes, pyfuse3.EntryAttributes, int], bool]
+
+
+@runtime_checkable
+class Inline(Protocol):
+    """A zone handler that can say which of its operations are cheap enough to run on the trio loop.
+
+    ``op`` is the ops-layer name (``lookup``, ``getattr``, ``create``…). True only where the work is a few system
+    calls on the local store that never wait on a lock, fsync or move much data; handlers without this method
+    always run in a worker thread.
+    """
+
+    def inline(self, op: str, caller: Caller, path: ViewPath) -> bool: ...
 
 
 @runtime_checkable
@@ -75,6 +91,11 @@ def _views_per_caller(handler_type: type) -> bool:
         return "caller" in inspect.signature(getattr(handler_type, "getattr")).parameters  # noqa: B009
     except (AttributeError, TypeError, ValueError):
         return False
+
+
+@functools.cache
+def _has_inline(handler_type: type) -> bool:
+    return callable(getattr(handler_type, "inline", None))
 
 
 @dataclass(frozen=True)
@@ -142,9 +163,33 @@ class Operations(pyfuse3.Operations):
 
     # -- the one place where requests run and errors are translated --------------------------------------------
 
-    async def _run(self, op: str, who: Request | Caller, target: str, work: Callable[[Caller], T]) -> T:
+    async def _run(
+        self,
+        op: str,
+        who: Request | Caller,
+        target: str,
+        work: Callable[[Caller], T],
+        *,
+        inline: Callable[[Caller], bool] | bool = False,
+    ) -> T:
+        """Run ``work`` for the caller, in a worker thread unless ``inline`` says it is cheap (see ``Inline``).
+
+        Resolving the caller reads a small virtual file of /proc at most, so it is done on the loop whenever the
+        decision to stay there depends on who asks.
+        """
+        caller: Caller | None = who if isinstance(who, Caller) else None
+        if inline is not False:
+            try:
+                if caller is None:
+                    assert isinstance(who, Request)
+                    caller = self.caller(who)
+                if inline is True or inline(caller):
+                    return work(caller)
+            except Exception as exc:
+                raise self._failure(op, caller, who, target, exc) from None
+
         def in_thread() -> T:
-            caller: Caller | None = who if isinstance(who, Caller) else None
+            nonlocal caller
             try:
                 if caller is None:
                     assert isinstance(who, Request)
@@ -177,6 +222,23 @@ class Operations(pyfuse3.Operations):
         return pyfuse3.FUSEError(errno.EIO)
 
     # -- helpers -----------------------------------------------------------------------------------------------
+
+    def _inline(self, op: str, path_of: Callable[[], ViewPath]) -> Callable[[Caller], bool]:
+        """Whether the handler of ``path_of()`` runs ``op`` for a caller on the loop (see ``Inline``)."""
+
+        def decide(caller: Caller) -> bool:
+            path = path_of()
+            handler = self.router.route(path)
+            return _has_inline(type(handler)) and cast(Inline, handler).inline(op, caller, path)
+
+        return decide
+
+    @staticmethod
+    def _inline_io(handle: Handle, size: int = 0) -> bool:
+        """A handle that allows it (``inline_io``) serves small reads and writes, flush and release on the loop:
+        reads only from the page cache (``read_cached``); writes go to the page cache (buffered writes cannot be
+        asked not to wait on this kernel's ext4, so heavy dirty-page throttling is the one wait left)."""
+        return size <= INLINE_IO and getattr(handle, "inline_io", False) is True
 
     def entry(self, inode: int, attr: Attr, *, per_caller: bool = False) -> pyfuse3.EntryAttributes:
         e = pyfuse3.EntryAttributes()
@@ -260,7 +322,8 @@ class Operations(pyfuse3.Operations):
             path = self._child(parent_inode, name)
             return self._remember(path, *self._stat(path, caller))
 
-        return await self._run("lookup", Request.of(ctx), self._describe(parent_inode, name), work)
+        inline = self._inline("lookup", lambda: self._child(parent_inode, name))
+        return await self._run("lookup", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def forget(self, inode_list: Sequence[tuple[int, int]]) -> None:
         for inode, count in inode_list:
@@ -273,7 +336,8 @@ class Operations(pyfuse3.Operations):
                 raise NotFound(f"{self.inodes.path(inode)}: replaced by a node of another type")
             return self.entry(inode, attr, per_caller=per_caller)
 
-        return await self._run("getattr", Request.of(ctx), self._describe(inode), work)
+        inline = self._inline("getattr", lambda: self.inodes.path(inode))
+        return await self._run("getattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def setattr(
         self,
@@ -307,14 +371,17 @@ class Operations(pyfuse3.Operations):
             attr, per_caller = self._attr(inode, caller)
             return self.entry(inode, attr, per_caller=per_caller)
 
-        return await self._run("setattr", Request.of(ctx), self._describe(inode), work)
+        op = "truncate" if changes.size is not None else "setattr"
+        inline = self._inline(op, lambda: self.inodes.path(inode))
+        return await self._run("setattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def readlink(self, inode: int, ctx: pyfuse3.RequestContext) -> bytes:
         def work(caller: Caller) -> bytes:
             path = self.inodes.path(inode)
             return self.router.route(path).readlink(path)
 
-        return await self._run("readlink", Request.of(ctx), self._describe(inode), work)
+        inline = self._inline("readlink", lambda: self.inodes.path(inode))
+        return await self._run("readlink", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def mknod(
         self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
@@ -342,7 +409,8 @@ class Operations(pyfuse3.Operations):
             handler.mkdir(caller, path, mode)
             return self._remember(path, *self._stat(path, caller))
 
-        return await self._run("mkdir", Request.of(ctx), self._describe(parent_inode, name), work)
+        inline = self._inline("mkdir", lambda: self._child(parent_inode, name))
+        return await self._run("mkdir", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         def work(caller: Caller) -> None:
@@ -350,7 +418,8 @@ class Operations(pyfuse3.Operations):
             self.router.route(path).unlink(caller, path)
             self.inodes.unlinked(path)
 
-        await self._run("unlink", Request.of(ctx), self._describe(parent_inode, name), work)
+        inline = self._inline("unlink", lambda: self._child(parent_inode, name))
+        await self._run("unlink", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         def work(caller: Caller) -> None:
@@ -369,7 +438,8 @@ class Operations(pyfuse3.Operations):
             handler.symlink(caller, path, target)
             return self._remember(path, *self._stat(path, caller))
 
-        return await self._run("symlink", Request.of(ctx), self._describe(parent_inode, name), work)
+        inline = self._inline("symlink", lambda: self._child(parent_inode, name))
+        return await self._run("symlink", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def rename(
         self,
@@ -413,7 +483,9 @@ class Operations(pyfuse3.Operations):
             path = self.inodes.path(inode)
             return self.router.route(path).open(caller, path, flags)
 
-        handle = await self._run("open", Request.of(ctx), self._describe(inode), work)
+        kind = "truncate" if flags & os.O_TRUNC else "open-write" if flags & os.O_ACCMODE != os.O_RDONLY else "open"
+        inline = self._inline(kind, lambda: self.inodes.path(inode))
+        handle = await self._run("open", Request.of(ctx), self._describe(inode), work, inline=inline)
         return self._open_file(inode, handle)
 
     async def create(
@@ -429,20 +501,35 @@ class Operations(pyfuse3.Operations):
                 handle.release()
                 raise
 
-        handle, entry = await self._run("create", Request.of(ctx), self._describe(parent_inode, name), work)
+        inline = self._inline("create", lambda: self._child(parent_inode, name))
+        handle, entry = await self._run(
+            "create", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline
+        )
         return self._open_file(entry.st_ino, handle), entry
 
     async def read(self, fh: int, off: int, size: int) -> bytes:
         f = self._file(fh)
+        read_cached = getattr(f.handle, "read_cached", None)
+        if read_cached is not None and self._inline_io(f.handle, size):
+            # On the loop only if the page cache holds the data; a read that would wait for the disk goes to a thread.
+            cached = await self._run(
+                "read", f.handle.caller, self._describe(f.inode), lambda _: read_cached(off, size), inline=True
+            )
+            if cached is not None:
+                return cast(bytes, cached)
         return await self._run("read", f.handle.caller, self._describe(f.inode), lambda _: f.handle.read(off, size))
 
     async def write(self, fh: int, off: int, buf: bytes) -> int:
         f = self._file(fh)
-        return await self._run("write", f.handle.caller, self._describe(f.inode), lambda _: f.handle.write(off, buf))
+        inline = self._inline_io(f.handle, len(buf))
+        return await self._run(
+            "write", f.handle.caller, self._describe(f.inode), lambda _: f.handle.write(off, buf), inline=inline
+        )
 
     async def flush(self, fh: int) -> None:
         f = self._file(fh)
-        await self._run("flush", f.handle.caller, self._describe(f.inode), lambda _: f.handle.flush())
+        inline = self._inline_io(f.handle)
+        await self._run("flush", f.handle.caller, self._describe(f.inode), lambda _: f.handle.flush(), inline=inline)
 
     async def fsync(self, fh: int, datasync: bool) -> None:
         f = self._file(fh)
@@ -452,8 +539,12 @@ class Operations(pyfuse3.Operations):
         f = self._files.pop(fh, None)
         if f is None:
             return
+        # The close of the last descriptor of an unlinked file frees its blocks: that may take long.
+        inline = self._inline_io(f.handle) and not self.inodes.is_detached(f.inode)
         try:
-            await self._run("release", f.handle.caller, self._describe(f.inode), lambda _: f.handle.release())
+            await self._run(
+                "release", f.handle.caller, self._describe(f.inode), lambda _: f.handle.release(), inline=inline
+            )
         finally:
             self.inodes.closed(f.inode)
 
@@ -474,7 +565,8 @@ class Operations(pyfuse3.Operations):
                 raise NotFound(f"{path}: not a directory")
             return caller
 
-        caller = await self._run("opendir", Request.of(ctx), self._describe(inode), work)
+        inline = self._inline("opendir", lambda: self.inodes.path(inode))
+        caller = await self._run("opendir", Request.of(ctx), self._describe(inode), work, inline=inline)
         fh = self._next_fh
         self._next_fh += 1
         self._dirs[fh] = _OpenDir(inode, caller)
@@ -541,7 +633,8 @@ class Operations(pyfuse3.Operations):
                     return False
             return not (mode & os.X_OK and not attr.is_dir and not attr.mode & 0o111)
 
-        return await self._run("access", Request.of(ctx), self._describe(inode), work)
+        inline = self._inline("access", lambda: self.inodes.path(inode))
+        return await self._run("access", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
         root = self.store_root
@@ -563,7 +656,8 @@ class Operations(pyfuse3.Operations):
             path = self.inodes.path(inode)
             return self.router.route(path).getxattr(caller, path, os.fsdecode(name))
 
-        return await self._run("getxattr", Request.of(ctx), self._describe(inode), work)
+        inline = self._inline("getxattr", lambda: self.inodes.path(inode))
+        return await self._run("getxattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def setxattr(self, inode: int, name: bytes, value: bytes, ctx: pyfuse3.RequestContext) -> None:
         def work(caller: Caller) -> None:
@@ -577,7 +671,8 @@ class Operations(pyfuse3.Operations):
             path = self.inodes.path(inode)
             return [os.fsencode(n) for n in self.router.route(path).listxattr(caller, path)]
 
-        return await self._run("listxattr", Request.of(ctx), self._describe(inode), work)
+        inline = self._inline("listxattr", lambda: self.inodes.path(inode))
+        return await self._run("listxattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def removexattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         def work(caller: Caller) -> None:

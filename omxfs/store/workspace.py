@@ -45,6 +45,7 @@ class Workspace:
         self.writer = AtomicWriter(self.meta / "tmp")
         self.locks = Locks(self.meta / "locks")
         self._config: tuple[int, Config] | None = None
+        self._config_path = os.fspath(self.meta / CONFIG)
         self.private = PrivateZone(self)
         self.handoff = HandoffZone(self)
         self.collab = CollabZone(self)
@@ -76,11 +77,13 @@ class Workspace:
     @property
     def config(self) -> Config:
         """The config, re-read when the file changes (another process may add agents)."""
-        path = self.meta / "config.toml"
-        stamp = path.stat().st_mtime_ns
-        if self._config is None or self._config[0] != stamp:
-            self._config = (stamp, parse_config(path.read_text("utf-8")))
-        return self._config[1]
+        # One plain os.stat (no pathlib on the way): the mount asks for the config several times per request.
+        stamp = os.stat(self._config_path).st_mtime_ns
+        cached = self._config
+        if cached is None or cached[0] != stamp:
+            with open(self._config_path, encoding="utf-8") as f:
+                cached = self._config = (stamp, parse_config(f.read()))
+        return cached[1]
 
     def add_agent(self, name: str, *, supervisor: bool = False) -> None:
         check_agent(name)

@@ -468,3 +468,55 @@ async def test_nodes_that_differ_per_caller_are_not_cached_by_the_kernel(env: En
     private = await env.ops.lookup(ROOT_INODE, b"agents", ctx())
     assert private.entry_timeout == VOLATILE_TIMEOUT
     await env.ops.forget([(entry.st_ino, 1), (private.st_ino, 1), (await env.walk("collaborative"), 2)])
+
+
+# -- what runs on the loop --------------------------------------------------------------------------------------
+
+
+def test_only_cheap_work_runs_on_the_loop(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "small", b"x")
+    env.ws.private.write("alice", "alice", "big", b"x" * (2 << 20))
+    alice, boss = Caller("alice", 0, 0, ALICE), Caller("boss", 0, 0, ALICE)
+    f = PurePosixPath("agents/alice/small")
+    assert env.private.inline("getattr", boss, f) and env.private.inline("open", boss, f)
+    assert env.private.inline("create", alice, f) and env.private.inline("unlink", alice, f)
+    assert not env.private.inline("create", boss, f)  # a supervisor's change is audited with an fsync
+    assert not env.private.inline("unlink", alice, PurePosixPath("agents/alice/big"))  # frees many blocks
+    assert not env.private.inline("truncate", alice, f) and not env.private.inline("rename", alice, f)
+    assert not ReadOnlyHandler(env.ws).inline("getxattr", alice, PurePosixPath(".omxfs/config.toml"))
+
+
+@pytest.mark.trio
+async def test_a_private_file_is_never_cached_for_long(env: Env) -> None:
+    env.ws.private.write("alice", "alice", "f", b"data")
+    f = await env.walk("agents/alice/f")
+    fi = await env.ops.open(f, os.O_RDWR, ctx())
+    assert not fi.keep_cache
+    assert await env.ops.read(fi.fh, 0, 10) == b"data"
+    assert await env.ops.write(fi.fh, 4, b"!") == 1
+    await env.ops.flush(fi.fh)
+    entry = await env.ops.getattr(f, ctx(BOB))
+    assert entry.st_size == 5 and entry.attr_timeout == VOLATILE_TIMEOUT
+    await env.ops.release(fi.fh)
+    assert (env.ws.root / "agents/alice/f").read_bytes() == b"data!"
+
+
+def test_reads_on_the_loop_come_only_from_the_page_cache(tmp_path: Path) -> None:
+    """``read_cached`` answers from the page cache or not at all, so the event loop never waits for the disk."""
+    from omxfs.fuse.zones.base import Caller
+    from omxfs.fuse.zones.read_only import FdHandle
+
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"x" * 65536)
+    fd = os.open(path, os.O_RDONLY)
+    handle = FdHandle(Caller("alice", 0, 0, 1), fd, PurePosixPath("agents/alice/data.bin"), writable=False)
+    try:
+        os.read(fd, 65536)  # now cached
+        assert handle.read_cached(0, 4096) == b"x" * 4096
+        assert handle.read_cached(65000, 4096) == b"x" * 536  # the end of the file is a short read, rightly
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # evicted: a read now would wait for the disk
+        assert handle.read_cached(0, 4096) is None
+        assert handle.read(0, 4096) == b"x" * 4096  # what the worker thread does instead
+    finally:
+        handle.release()

@@ -24,6 +24,10 @@ class LayoutHandler:
     def _refuse(self, path: ViewPath, what: str) -> ZoneDenied:
         return ZoneDenied(f"{'/' if path == ROOT else path}: {what} refused: {_ZONES}")
 
+    def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
+        """Everything here is a stat of the store's root or a refusal: cheap enough for the loop (``ops.Inline``)."""
+        return op != "listdir"
+
     def getattr(self, path: ViewPath) -> Attr:
         if path != ROOT:
             raise NotFound(f"{path}: {_ZONES}")

@@ -22,6 +22,7 @@ import stat
 from omxfs.errors import OmxError, ZoneDenied
 from omxfs.fuse.zones.base import AttrChanges, Caller, Handle, NoAttribute, NotSupported, ViewPath
 from omxfs.fuse.zones.read_only import (
+    INLINE_READS,
     OMX_XATTRS,
     USER_XATTRS,
     FdHandle,
@@ -37,6 +38,10 @@ ZONE_DEPTH = 2  # agents/<owner>
 _COMMON_FLAGS = os.O_ACCMODE | os.O_APPEND | os.O_SYNC | os.O_DSYNC | os.O_TRUNC
 CREATE_FLAGS = _COMMON_FLAGS | os.O_EXCL
 OPEN_FLAGS = _COMMON_FLAGS
+#: changes that are one or two system calls on the store (when the owner makes them: no audit record to fsync)
+INLINE_CHANGES = frozenset({"open-write", "create", "mkdir", "symlink", "setattr", "unlink"})
+#: an unlink frees the file's blocks: only files up to this size are removed on the loop
+INLINE_UNLINK_SIZE = 1 << 20
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _renameat2 = _libc.renameat2
@@ -63,6 +68,24 @@ class PrivateHandler(ReadOnlyHandler):
 
     def owner_of(self, path: ViewPath) -> str | None:
         return path.parts[1] if len(path.parts) >= ZONE_DEPTH else None
+
+    def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
+        """Metadata reads, and the owner's small changes, run on the loop (``ops.Inline``).
+
+        A supervisor's change appends (and fsyncs) an audit record, a truncation or a rename over a file may free
+        many blocks, and so may the unlink of a large file: those go to a worker thread.
+        """
+        if op in INLINE_READS or op in ("getxattr", "listxattr"):  # the owner is the path's, no history to read
+            return True
+        if op not in INLINE_CHANGES or caller.agent != self.owner_of(path):
+            return False
+        if op == "unlink":
+            try:
+                st = self.tree.lstat(path)
+            except OmxError:
+                return True  # the unlink itself reports it
+            return st.st_size <= INLINE_UNLINK_SIZE
+        return True
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
         names = self.tree.listdir(path)

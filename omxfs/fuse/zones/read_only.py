@@ -36,6 +36,8 @@ OWNER_XATTR = "user.omx.owner"
 OMX_XATTRS = "user.omx."
 USER_XATTRS = "user."
 VERSION_FILE = re.compile(r"v[0-9]+\.txt")
+#: what a lookup, stat, access check or readlink costs here: one walk and one system call, no lock
+INLINE_READS = frozenset({"lookup", "getattr", "access", "opendir", "readlink", "open"})
 
 
 class PassthroughError(OmxError):
@@ -169,10 +171,28 @@ class FdHandle:
     writable: bool
     keep_cache: bool = False
     direct_io: bool = False
+    #: the content never changes (a version file): long attribute timeouts
+    stable: bool = False
+    #: small reads and writes, flush (nothing staged) and release (a close) are cheap enough for the loop
+    inline_io: bool = True
 
     def read(self, offset: int, size: int) -> bytes:
         with os_errors(self.path):
             return os.pread(self.fd, size, offset)
+
+    def read_cached(self, offset: int, size: int) -> bytes | None:
+        """The bytes if the page cache holds all of them, else None (read in a thread then): ``RWF_NOWAIT``
+        makes the kernel refuse rather than wait for the disk, so a read on the event loop never stalls it."""
+        buffer = bytearray(size)
+        try:
+            got = os.preadv(self.fd, [buffer], offset, os.RWF_NOWAIT)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EOPNOTSUPP):
+                return None
+            raise
+        if got < size and offset + got < os.fstat(self.fd).st_size:
+            return None  # partly cached: a short read here would look like the end of the file
+        return bytes(buffer[:got])
 
     def write(self, offset: int, data: bytes) -> int:
         if not self.writable:
@@ -204,7 +224,7 @@ class FdHandle:
 
     def getattr(self) -> Attr:
         with os_errors(self.path):
-            return attr_of(os.fstat(self.fd), stable=self.keep_cache)
+            return attr_of(os.fstat(self.fd), stable=self.stable)
 
 
 class ReadOnlyHandler:
@@ -243,6 +263,10 @@ class ReadOnlyHandler:
 
     # -- reads -------------------------------------------------------------------------------------------------
 
+    def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
+        """Metadata reads run on the loop (``ops.Inline``); data and xattrs (``owner_of`` may read a history) do not."""
+        return op in INLINE_READS
+
     def getattr(self, path: ViewPath) -> Attr:
         st = self.tree.lstat(path)
         return attr_of(st, stable=self.is_stable(path, st))
@@ -258,7 +282,7 @@ class ReadOnlyHandler:
             raise self.refuse(caller, path, "opening for writing")
         fd = self.tree.open(path, os.O_RDONLY)
         stable = self.is_stable(path, os.fstat(fd))
-        return FdHandle(caller, fd, path, writable=False, keep_cache=stable)
+        return FdHandle(caller, fd, path, writable=False, keep_cache=stable, stable=stable)
 
     def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:
         if name == OWNER_XATTR:
