@@ -215,21 +215,24 @@ async def _serve_mounted(
             await initialized.wait()
         if not initialized.is_set():
             raise MountError(f"the kernel did not start the FUSE session on {mountpoint} within {READY_TIMEOUT:g} s")
-        await trio.to_thread.run_sync(_check_underlying, root, mountpoint)
-        record = MountRecord(
-            pid=os.getpid(),
-            mountpoint=mountpoint,
-            store=store_path,
-            default_agent=default_agent,
-            started=datetime.now(UTC).isoformat(timespec="seconds"),
-            log=str(log_rel),
-        )
-        await trio.to_thread.run_sync(
-            ws.writer.write, ws.meta, PurePosixPath(RECORDS, record_name(record.pid)), record.to_json()
-        )
-        await trio.to_thread.run_sync(prune_records, ws.meta)
-        log.info("ready: %s answers", mountpoint)
-        task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel))
+        # The rest of the start-up is short and must finish even if a signal ends the session meanwhile:
+        # otherwise serve() would return without started(), and a clean SIGTERM would look like a crash.
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(_check_underlying, root, mountpoint)
+            record = MountRecord(
+                pid=os.getpid(),
+                mountpoint=mountpoint,
+                store=store_path,
+                default_agent=default_agent,
+                started=datetime.now(UTC).isoformat(timespec="seconds"),
+                log=str(log_rel),
+            )
+            await trio.to_thread.run_sync(
+                ws.writer.write, ws.meta, PurePosixPath(RECORDS, record_name(record.pid)), record.to_json()
+            )
+            await trio.to_thread.run_sync(prune_records, ws.meta)
+            log.info("ready: %s answers", mountpoint)
+            task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel))
     await ops.close_all()
 
 
