@@ -93,6 +93,13 @@ def _views_per_caller(handler_type: type) -> bool:
         return False
 
 
+@runtime_checkable
+class ListsWithAttrs(Protocol):
+    """A handler that lists a directory with its entries' attributes in one go (readdirplus needs both)."""
+
+    def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]: ...
+
+
 @functools.cache
 def _has_inline(handler_type: type) -> bool:
     return callable(getattr(handler_type, "inline", None))
@@ -124,6 +131,8 @@ class _OpenDir:
     caller: Caller
     #: the listing taken at the first readdir (and again at a rewind): offsets index it, so they stay stable
     names: list[str] | None = None
+    #: the attributes of ``names``, when the handler gave them with the listing (``ListsWithAttrs``)
+    attrs: list[Attr] | None = None
 
 
 class Operations(pyfuse3.Operations):
@@ -580,11 +589,20 @@ class Operations(pyfuse3.Operations):
         where = self._describe(d.inode)
         if start_id == 0 or d.names is None:
             path = self.inodes.path(d.inode)
-            d.names = await self._run("readdir", d.caller, where, lambda c: self.router.route(path).listdir(c, path))
+            handler = self.router.route(path)
+            per_caller = _views_per_caller(type(handler))
+            if isinstance(handler, ListsWithAttrs) and not per_caller:
+                listing = await self._run("readdir", d.caller, where, lambda c: handler.listdir_attrs(c, path))
+                d.names, d.attrs = [name for name, _ in listing], [attr for _, attr in listing]
+            else:
+                d.names = await self._run("readdir", d.caller, where, lambda c: handler.listdir(c, path))
+                d.attrs = None
         names = d.names
         index = start_id
         while index < len(names):
-            batch = await self._run("readdir", d.caller, where, functools.partial(self._entries, d, names, index))
+            entries = functools.partial(self._entries, d, names, index)
+            # With the attributes at hand a batch is only inode-table work: on the loop, no thread trip.
+            batch = await self._run("readdir", d.caller, where, entries, inline=d.attrs is not None)
             for position, (offset, name, entry) in enumerate(batch):
                 if not self._reply(token, os.fsencode(name), entry, offset):
                     for _, _, unused in batch[position:]:  # not taken by the kernel: give their counts back
@@ -605,10 +623,13 @@ class Operations(pyfuse3.Operations):
         out: list[tuple[int, str, pyfuse3.EntryAttributes]] = []
         for index, name in enumerate(names[start : start + READDIR_BATCH], start):
             child = base / name if base != ROOT else ViewPath(name)
-            try:
-                attr, per_caller = self._stat(child, caller)
-            except OmxError:
-                continue
+            if d.attrs is not None:
+                attr, per_caller = d.attrs[index], False
+            else:
+                try:
+                    attr, per_caller = self._stat(child, caller)
+                except OmxError:
+                    continue
             out.append((index + 1, name, self._remember(child, attr, per_caller)))
         return out
 

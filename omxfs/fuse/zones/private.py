@@ -88,10 +88,11 @@ class PrivateHandler(ReadOnlyHandler):
         return True
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
-        names = self.tree.listdir(path)
-        if path == AGENTS:  # only zones: a stray file or a badly named directory on the store is no agent
-            return [n for n in names if AGENT_NAME.fullmatch(n)]
-        return names
+        return [n for n in self.tree.listdir(path) if self.shown(path, n)]
+
+    def shown(self, path: ViewPath, name: str) -> bool:
+        """In ``agents/`` only zones are listed: a stray file or a badly named directory on the store is no agent."""
+        return path != AGENTS or AGENT_NAME.fullmatch(name) is not None
 
     # -- the rule ----------------------------------------------------------------------------------------------
 
