@@ -523,3 +523,27 @@ def test_reads_on_the_loop_come_only_from_the_page_cache(tmp_path: Path) -> None
         assert handle.read(0, 4096) == b"x" * 4096  # what the worker thread does instead
     finally:
         handle.release()
+
+
+def test_private_files_keep_their_page_cache_only_while_unchanged(tmp_path: Path) -> None:
+    """keep_cache on open exactly when the file is as it was at its last open here; any change drops the cache."""
+    from omxfs.fuse.zones.private import PrivateHandler
+    from omxfs.store import Workspace
+
+    ws = Workspace.init(tmp_path / "ws", agents=["alice"])
+    handler = PrivateHandler(ws)
+    alice = Caller("alice", 0, 0, 1)
+    path = PurePosixPath("agents/alice/notes.md")
+    ws.private.write("alice", "alice", "notes.md", b"one")
+
+    def keeps(flags: int = os.O_RDONLY) -> bool:
+        handle = handler.open(alice, path, flags)
+        handle.release()
+        return handle.keep_cache
+
+    assert not keeps()  # first open here: nothing known, drop whatever the kernel has
+    assert keeps()  # unchanged since: the kernel's pages are right
+    ws.private.write("alice", "alice", "notes.md", b"two")  # changed behind the mount's back (another daemon)
+    assert not keeps()
+    assert keeps()
+    assert not keeps(os.O_WRONLY | os.O_TRUNC)  # about to be emptied: never keep

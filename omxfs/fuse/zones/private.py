@@ -18,6 +18,8 @@ import ctypes
 import errno
 import os
 import stat
+import threading
+from typing import TYPE_CHECKING
 
 from omxfs.errors import OmxError, ZoneDenied
 from omxfs.fuse.zones.base import AttrChanges, Caller, Handle, NoAttribute, NotSupported, ViewPath
@@ -33,6 +35,9 @@ from omxfs.fuse.zones.read_only import (
 )
 from omxfs.store.names import AGENT_NAME, check_component
 
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
+
 AGENTS = ViewPath("agents")
 ZONE_DEPTH = 2  # agents/<owner>
 _COMMON_FLAGS = os.O_ACCMODE | os.O_APPEND | os.O_SYNC | os.O_DSYNC | os.O_TRUNC
@@ -42,6 +47,7 @@ OPEN_FLAGS = _COMMON_FLAGS
 INLINE_CHANGES = frozenset({"open-write", "create", "mkdir", "symlink", "setattr", "unlink"})
 #: an unlink frees the file's blocks: only files up to this size are removed on the loop
 INLINE_UNLINK_SIZE = 1 << 20
+KEEP_CACHE_PATHS = 4096  # files whose last-open signature is remembered for keep_cache
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _renameat2 = _libc.renameat2
@@ -62,6 +68,24 @@ class NotPermitted(OmxError):
 
 class PrivateHandler(ReadOnlyHandler):
     """``agents/`` and below. Another daemon or the CLI may change a zone at any time: nothing here is stable."""
+
+    def __init__(self, ws: Workspace) -> None:
+        super().__init__(ws)
+        self._opened: dict[ViewPath, tuple[int, int, int, int]] = {}
+        self._opened_lock = threading.Lock()  # handlers run on the loop and in worker threads
+
+    def _keep_cache(self, path: ViewPath, st: os.stat_result) -> bool:
+        """Whether the kernel may keep this file's pages from earlier opens: only if the file is exactly as it
+        was at its last open through this mount (same inode, size, mtime and ctime). A change made anywhere else,
+        by another daemon or on the store directly, changes that signature, and the open then drops the cache."""
+        signature = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        with self._opened_lock:
+            unchanged = self._opened.get(path) == signature
+            self._opened.pop(path, None)
+            if len(self._opened) >= KEEP_CACHE_PATHS:
+                del self._opened[next(iter(self._opened))]
+            self._opened[path] = signature
+        return unchanged
 
     def is_stable(self, path: ViewPath, st: os.stat_result) -> bool:
         return False
@@ -127,9 +151,14 @@ class PrivateHandler(ReadOnlyHandler):
     def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
         owner = self._check(caller, path) if is_write(flags) else None
         fd = self.tree.open(path, flags & OPEN_FLAGS)
+        try:
+            keep = self._keep_cache(path, os.fstat(fd)) and not flags & os.O_TRUNC
+        except OSError:
+            os.close(fd)
+            raise
         if owner is not None:
             self._audit(caller, owner, "open for writing", path)
-        return FdHandle(caller, fd, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY)
+        return FdHandle(caller, fd, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY, keep_cache=keep)
 
     def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
         owner = self._check(caller, path)
