@@ -88,18 +88,23 @@ def read_bytes(root: Path, relative: PurePosixPath) -> bytes:
         return f.read()
 
 
-def exists(root: Path, relative: PurePosixPath) -> bool:
+def lstat(root: Path, relative: PurePosixPath) -> os.stat_result | None:
+    """``lstat`` of ``root/relative`` walking no symlink on the way (the last component itself is not
+    followed either); None if it is absent or the walk is refused."""
     try:
         dir_fd = open_dir(root, relative.parent)
     except OmxError:
-        return False
+        return None
     try:
-        os.stat(relative.name, dir_fd=dir_fd, follow_symlinks=False)
-        return True
+        return os.stat(relative.name, dir_fd=dir_fd, follow_symlinks=False) if relative.name else os.fstat(dir_fd)
     except OSError:
-        return False
+        return None
     finally:
         os.close(dir_fd)
+
+
+def exists(root: Path, relative: PurePosixPath) -> bool:
+    return lstat(root, relative) is not None
 
 
 def list_files(root: Path) -> list[PurePosixPath]:

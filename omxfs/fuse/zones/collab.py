@@ -60,12 +60,11 @@ from omxfs.fuse.zones.scratch import (
     directory_attr,
     file_attr,
     is_scratch_name,
-    lstat_in,
     new_file_attr,
     open_in,
     text_value,
 )
-from omxfs.store.atomic import open_dir
+from omxfs.store.atomic import lstat, open_dir
 from omxfs.store.collab import NO_CHECK, version_name
 from omxfs.store.names import relative_path
 from omxfs.store.records import VersionEntry
@@ -205,7 +204,7 @@ class CollabHandler:
 
     def _dir_stat(self, path: ViewPath) -> os.stat_result | None:
         rel = self._rel(path)
-        st = lstat_in(self.zone.current_dir, PurePosixPath(rel or ""))
+        st = lstat(self.zone.current_dir, PurePosixPath(rel or ""))
         return st if st is not None and stat.S_ISDIR(st.st_mode) else None
 
     def _is_scratch(self, caller: Caller | None, path: ViewPath) -> bool:
@@ -231,7 +230,7 @@ class CollabHandler:
         found = self._file(path)
         if found is not None:
             rel, entry = found
-            st = lstat_in(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+            st = lstat(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
             if st is not None:
                 return file_attr(st)
         staged = self.staging.get(path)
@@ -293,7 +292,7 @@ class CollabHandler:
         self.ws.require_actor(caller.agent)
         base = self.check_base(caller.agent, path, rel, entry)
         data = b"" if flags & os.O_TRUNC else self.zone.read_version(rel, entry.version)
-        st = lstat_in(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+        st = lstat(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
         commit = _Commit(self, path, base, base.stamp)
         handle = StagedHandle(caller, bytearray(data), file_attr(st) if st else new_file_attr(), writable=True)
         handle.on_flush = commit
@@ -387,7 +386,7 @@ class CollabHandler:
         rel = self._rel_below_current(path, "remove directories")
         self.ws.require_actor(caller.agent)
         self._require_dir(path)
-        versions = lstat_in(self.zone.versions_dir, PurePosixPath(rel))
+        versions = lstat(self.zone.versions_dir, PurePosixPath(rel))
         if (
             self.scratch.has_files(caller.agent, path)
             or self.staging.names_in(path)

@@ -53,12 +53,11 @@ from omxfs.fuse.zones.scratch import (
     directory_attr,
     file_attr,
     is_scratch_name,
-    lstat_in,
     new_file_attr,
     open_in,
     text_value,
 )
-from omxfs.store.atomic import open_dir
+from omxfs.store.atomic import lstat, open_dir
 from omxfs.store.handoff import is_meta
 from omxfs.store.names import parse_handoff_dir
 
@@ -101,12 +100,12 @@ class HandoffHandler:
     # -- helpers --------------------------------------------------------------------------------------------------
 
     def _stat(self, where: Where) -> os.stat_result | None:
-        st = lstat_in(self.zone.dir, where.rel)
+        st = lstat(self.zone.dir, where.rel)
         if st is None or not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             return None
         if stat.S_ISREG(st.st_mode) and is_meta(where.filename):
             # Metadata whose delivery is gone (a withdrawal cut short) is not shown.
-            delivered = lstat_in(self.zone.dir, where.rel.with_name(where.rel.name[: -len(".meta.json")]))
+            delivered = lstat(self.zone.dir, where.rel.with_name(where.rel.name[: -len(".meta.json")]))
             if delivered is None or not stat.S_ISREG(delivered.st_mode):
                 return None
         return st
@@ -138,7 +137,7 @@ class HandoffHandler:
             raise InvalidInput(f"{where.sender} cannot hand a file off to itself: use the private zone")
 
     def _require_parent(self, where: Where) -> None:
-        st = lstat_in(self.zone.dir, where.rel.parent)
+        st = lstat(self.zone.dir, where.rel.parent)
         if st is not None and stat.S_ISDIR(st.st_mode):
             return
         if st is None and where.rel.parent == PurePosixPath(where.box) and self._open_box(Where(where.path.parent)):

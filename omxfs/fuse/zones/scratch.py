@@ -57,6 +57,7 @@ from omxfs.fuse.zones.base import (
     ViewPath,
     dir_attr,
 )
+from omxfs.fuse.zones.read_only import attr_of
 from omxfs.store.atomic import DiskError, open_dir
 from omxfs.store.names import check_agent
 
@@ -99,34 +100,6 @@ def _os_error(exc: OSError, what: object) -> OmxError:
     if code == errno.EISDIR:
         return IsADirectory(f"{what}: is a directory")
     return DiskError(f"{what}: {os.strerror(code)}", code)
-
-
-def stat_attr(st: os.stat_result) -> Attr:
-    """The attributes of a real file, as they are (never stable: the agent's other processes change it)."""
-    return Attr(
-        mode=st.st_mode,
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-        ctime_ns=st.st_ctime_ns,
-        atime_ns=st.st_atime_ns,
-        nlink=1,
-        uid=st.st_uid,
-        gid=st.st_gid,
-    )
-
-
-def lstat_in(root: Path, rel: PurePosixPath) -> os.stat_result | None:
-    """``lstat`` of ``root/rel`` walking no symlink on the way; None if absent."""
-    try:
-        dir_fd = open_dir(root, rel.parent)
-    except OmxError:
-        return None
-    try:
-        return os.stat(rel.name, dir_fd=dir_fd, follow_symlinks=False) if rel.name else os.fstat(dir_fd)
-    except OSError:
-        return None
-    finally:
-        os.close(dir_fd)
 
 
 def open_in(root: Path, rel: PurePosixPath) -> int:
@@ -208,7 +181,7 @@ class FileHandle:
         self.fd = -1
 
     def getattr(self) -> Attr:
-        return stat_attr(os.fstat(self.fd))
+        return attr_of(os.fstat(self.fd))
 
 
 class ScratchArea:
@@ -255,7 +228,7 @@ class ScratchArea:
         st = self.lstat(agent, path)
         if st is None:
             raise NotFound(f"{path}: no such file")
-        return stat_attr(st)
+        return attr_of(st)
 
     def owners(self, path: ViewPath) -> list[str]:
         """The agents that have a scratch file at ``path`` (for requests that do not say who asks)."""
