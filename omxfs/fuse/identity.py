@@ -9,8 +9,10 @@ is not a safe key, since pids are reused: the cache is keyed by the pid and the 
 of ``/proc/<pid>/stat``), which a new process with a recycled pid cannot share. Nor is that enough: ``exec``
 keeps pid and start time but brings a new environment (``subprocess`` with ``cwd=`` even makes requests from the
 forked child *before* it execs), so the key also holds where the environment lies in memory (fields 48-49,
-``env_start``/``env_end``), which every ``exec`` changes. The key is re-read on every request (one small read of
-a virtual file), the environment only once per process image.
+``env_start``/``env_end``), which every ``exec`` changes. The key is re-read on every request, the environment only
+once per process image. The re-read is one ``pread`` of a ``stat`` file kept open per pid: the kernel regenerates it
+on every read, and a descriptor opened for a process that has since exited answers ESRCH, never the stat of a new
+process that got the same pid, so a stale descriptor is noticed and replaced.
 
 Names that are malformed or not in the workspace are refused with ``ZoneDenied`` (EACCES), never guessed.
 """
@@ -18,6 +20,7 @@ Names that are malformed or not in the workspace are refused with ``ZoneDenied``
 from __future__ import annotations
 
 import errno
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,6 +33,8 @@ from omxfs.store.names import AGENT_NAME
 ENV_VAR = b"OMX_AGENT"
 ENVIRON_LIMIT = 1 << 20  # bytes of /proc/<pid>/environ read at most; the kernel caps argv+env far below this
 CACHE_SIZE = 4096  # processes remembered
+OPEN_STATS = 128  # /proc/<pid>/stat descriptors kept open, for the busiest recent callers
+STAT_LIMIT = 4096  # a stat line is a few hundred bytes
 
 
 class ProcessGone(Exception):
@@ -80,6 +85,7 @@ class IdentityResolver:
         self._proc = proc
         self._cache_size = cache_size
         self._cache: OrderedDict[tuple[int, tuple[int, int, int]], bytes | None] = OrderedDict()
+        self._stat_fds: OrderedDict[int, int] = OrderedDict()  # pid -> open /proc/<pid>/stat
         self._lock = threading.Lock()
 
     def resolve(self, uid: int, pid: int) -> str:
@@ -118,19 +124,59 @@ class IdentityResolver:
         raise ZoneDenied(f"pid {pid} keeps changing (exec) while its identity is read")
 
     def _image_key(self, pid: int) -> tuple[int, int, int]:
-        return parse_image_key(self._read(pid, "stat", 4096))
+        return parse_image_key(self._read_stat(pid))
+
+    def _read_stat(self, pid: int) -> bytes:
+        """``/proc/<pid>/stat`` through a kept descriptor; under the lock, so no thread closes one another uses."""
+        with self._lock:
+            fd = self._stat_fds.pop(pid, None)
+            if fd is not None:
+                try:
+                    data = os.pread(fd, STAT_LIMIT, 0)
+                except OSError:
+                    data = b""  # the process exited (ESRCH): this pid may be someone else's now
+                if data:
+                    self._stat_fds[pid] = fd
+                    return data
+                os.close(fd)
+            fd = self._open(pid, "stat")
+            try:
+                data = os.pread(fd, STAT_LIMIT, 0)
+            except OSError as exc:
+                os.close(fd)
+                raise self._unreadable(pid, exc) from exc
+            self._stat_fds[pid] = fd
+            while len(self._stat_fds) > OPEN_STATS:
+                os.close(self._stat_fds.popitem(last=False)[1])
+            return data
+
+    def close(self) -> None:
+        """Close the kept descriptors (the resolver stays usable: they are reopened on demand)."""
+        with self._lock:
+            while self._stat_fds:
+                os.close(self._stat_fds.popitem()[1])
 
     def _read(self, pid: int, name: str, limit: int) -> bytes:
+        fd = self._open(pid, name)
         try:
-            with open(self._proc / str(pid) / name, "rb", buffering=0) as f:
-                return f.read(limit)
-        except (FileNotFoundError, ProcessLookupError) as exc:
-            raise ProcessGone(f"pid {pid}") from exc
+            return os.read(fd, limit)
         except OSError as exc:
-            if exc.errno == errno.ESRCH:
-                raise ProcessGone(f"pid {pid}") from exc
-            # EACCES/EPERM: a process we may not inspect (another user's, or not dumpable) cannot claim a name.
-            raise ZoneDenied(f"cannot read the identity of pid {pid}: {exc.strerror}") from exc
+            raise self._unreadable(pid, exc) from exc
+        finally:
+            os.close(fd)
+
+    def _open(self, pid: int, name: str) -> int:
+        try:
+            return os.open(self._proc / str(pid) / name, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise self._unreadable(pid, exc) from exc
+
+    @staticmethod
+    def _unreadable(pid: int, exc: OSError) -> Exception:
+        if exc.errno in (errno.ENOENT, errno.ESRCH):
+            return ProcessGone(f"pid {pid}")
+        # EACCES/EPERM: a process we may not inspect (another user's, or not dumpable) cannot claim a name.
+        return ZoneDenied(f"cannot read the identity of pid {pid}: {exc.strerror}")
 
     @staticmethod
     def _known(config: Config, name: str, source: str) -> str:

@@ -167,6 +167,31 @@ def test_the_real_proc_of_a_child_process() -> None:
     assert r.resolve(os.getuid(), os.getpid()) == (os.environ.get("OMX_AGENT") or "alice")
 
 
+def test_a_kept_stat_descriptor_sees_exec_and_exit_of_a_real_process() -> None:
+    """The per-pid ``stat`` descriptor is re-read, not trusted: exec brings the new name, exit the default."""
+    r = IdentityResolver(lambda: CONFIG, "alice")
+    env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
+    exec_bob = (
+        "import os, sys; sys.stdin.readline(); "
+        "os.execve(sys.executable, [sys.executable, '-c', 'import sys; print(1, flush=True); sys.stdin.read()'], "
+        "{**os.environ, 'OMX_AGENT': 'bob'})"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", exec_bob], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert r.resolve(os.getuid(), child.pid) == "alice"
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "1\n"  # the new image runs
+        assert r.resolve(os.getuid(), child.pid) == "bob"
+    finally:
+        child.communicate("")
+    assert r.resolve(os.getuid(), child.pid) == "alice"  # exited: its descriptor answers ESRCH, the default answers
+    r.close()
+
+
 # -- through a real mount ------------------------------------------------------------------------------------
 
 
