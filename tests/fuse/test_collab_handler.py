@@ -405,6 +405,7 @@ def test_odd_names_and_unknown_agents_are_refused(h: CollabHandler) -> None:
         ("tmpab_c1234", True),
         (".plan.md.Xy12Ab", True),
         (".goutputstream-ABC123", True),
+        (".report.md.k3j_x9q2.omx-tmp", True),
         ("plan.md", False),
         ("sed.md", False),
         ("notes", False),

@@ -352,6 +352,20 @@ def test_sed_i_makes_one_version(mount: MountFactory) -> None:
     assert scratch_left(m) == []
 
 
+def test_omx_file_tool_save_makes_one_version(mount: MountFactory) -> None:
+    """``omx``'s write tool saves through ``.<name>.XXXXXXXX.omx-tmp`` and a rename: one version, no stray file."""
+    m = mount()
+    write_as(m, None, PLAN, "v1\n")
+    code = (  # read first: the read is bob's base version, as it is for any program
+        f"from pathlib import Path; from agent.tools.files import _atomic_write; p = Path({PLAN!r}); "
+        "p.read_bytes(); _atomic_write(p, b'v2\\n')"
+    )
+    m.run([sys.executable, "-c", code], agent="bob", check=True)
+    assert m.path(PLAN).read_text("utf-8") == "v2\n"
+    assert [(v, who) for v, who, _ in history(m)] == [(1, "alice"), (2, "bob")]
+    assert os.listdir(m.path(CUR)) == ["plan.md"] and scratch_left(m) == []
+
+
 @needs_vim
 def test_vim_ex_mode_makes_one_version(mount: MountFactory) -> None:
     m = mount()

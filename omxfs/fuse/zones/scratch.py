@@ -24,6 +24,7 @@ an ordinary ``cp`` at close time. The names, and who makes them:
 ``sedXXXXXX``                          GNU ``sed -i`` (``sed`` + 6 of ``[A-Za-z0-9]``, from mkostemp)
 ``tmpXXXXXXXX``                        Python ``tempfile`` (``tmp`` + 8 of ``[a-z0-9_]``)
 ``.<name>.XXXXXX``                     rsync's temp files (6 of ``[A-Za-z0-9]`` after a dotted name)
+``*.omx-tmp``                          ``omx``'s own file tools (``.<name>.XXXXXXXX.omx-tmp``)
 =====================================  ===============================================================
 
 Only the last component of a path counts; a directory is never scratch. API for zone handlers:
@@ -71,7 +72,7 @@ _SCRATCH = re.compile(
       \..+\.s[vw][a-z]            # vim swap files and probes: .x.swp .x.swo … .x.swx .x.svz
     | .+~                         # backups: vim, emacs, nano
     | \.\#.+ | \#.+\#             # emacs lock and auto-save
-    | .+\.(?:swp|tmp|bak|orig|rej)
+    | .+\.(?:swp|tmp|bak|orig|rej|omx-tmp)
     | \.~lock\..+\# | ~\$.+       # office lock files
     | \.goutputstream-.+          # GLib atomic save
     | sed[A-Za-z0-9]{6}           # GNU sed -i
