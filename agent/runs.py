@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from omxfs.errors import OmxError
+from omxfs.process import pid_alive
 from omxfs.store.config import parse_config
 
 __all__ = [
@@ -90,16 +91,6 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def mount_identity(workspace: Path) -> str | None:
     """The agent the omxfs mount at ``workspace`` takes this process for: uid map, OMX_AGENT, the mount's default."""
     try:
@@ -115,7 +106,7 @@ def mount_identity(workspace: Path) -> str | None:
     for record in sorted(records.glob("*.json")) if records.is_dir() else []:
         try:
             data = json.loads(record.read_text(encoding="utf-8"))
-            if data["mountpoint"] == target and _alive(int(data["pid"])):
+            if data["mountpoint"] == target and pid_alive(int(data["pid"])):
                 return str(data["default_agent"])
         except (OSError, ValueError, KeyError, TypeError):
             continue

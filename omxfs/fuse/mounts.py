@@ -26,6 +26,7 @@ from enum import Enum
 from pathlib import Path
 
 from omxfs.errors import OmxError
+from omxfs.process import pid_alive
 
 FSTYPE = "fuse.omxfs"
 FUSE_DEVICE = Path("/dev/fuse")
@@ -149,7 +150,8 @@ def probe(mountpoint: str, mountinfo: Path = MOUNTINFO) -> State:
 
 def check_mountpoint(mountpoint: str, mountinfo: Path = MOUNTINFO) -> None:
     """The mountpoint is an existing directory that nothing is mounted on."""
-    if not os.path.lexists(mountpoint):
+    # A stale mount fails every stat with ENOTCONN, so it looks absent to lexists: ask the mount table first.
+    if not os.path.lexists(mountpoint) and mount_at(mountpoint, mountinfo) is None:
         raise MountError(f"mountpoint {mountpoint} does not exist: create it with `mkdir`", errno.ENOENT)
     state = probe(mountpoint, mountinfo)
     if state is State.STALE:
@@ -199,19 +201,6 @@ def wait_for_exit(pid: int, timeout: float) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie has exited: it only waits for its parent
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 # -- daemon records --------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from cli.omxfs import main
 from omxfs.fuse import mounts
+from omxfs.process import pid_alive
 from omxfs.store import Workspace
 from tests.fuse.conftest import DEADLINE, Mount, clean_env, poll
 
@@ -90,7 +91,7 @@ def test_mount_returns_once_mounted_and_umount_cleans_up(ws: Workspace, tmp_path
         assert record["mountpoint"] == str(mnt) and record["default_agent"] == "alice"
         unmounted = omxfs("umount", mnt)
         assert unmounted.returncode == 0 and unmounted.stdout == f"unmounted {mnt}\n", unmounted.stderr
-        assert not os.path.ismount(mnt) and not mounts.pid_alive(pid)
+        assert not os.path.ismount(mnt) and not pid_alive(pid)
         assert not (ws.meta / "mounts" / f"{pid}.json").exists()
         log = (ws.meta / "logs" / f"mount-{pid}.log").read_text()
         assert "ready:" in log and "unmounted" in log
