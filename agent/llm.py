@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from agent.llm_errors import LLMError, redact, translate
 
 __all__ = ["LLM", "LLMError", "LiteLLMModel", "Model", "ModelReply", "ScriptedModel", "ToolCall", "Usage"]
-__all__ += ["model_from_settings"]
+__all__ += ["ToolChoiceModel", "model_from_settings"]
 
 log = logging.getLogger("omx.llm")
 
@@ -55,6 +55,21 @@ class ModelReply(BaseModel):
 class Model(Protocol):
     def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+    ) -> ModelReply: ...
+
+
+class ToolChoiceModel(Protocol):
+    """A ``Model`` that also takes OpenAI's ``tool_choice`` ("none", or ``allowed_tools``): tool masking uses it."""
+
+    supports_allowed_tools: bool
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_mode: bool = False,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply: ...
 
 
@@ -105,8 +120,14 @@ class LiteLLMModel:
         max_input_chars: int = 200_000,
         temperature: float = 0,
         max_tokens: int | None = None,
+        allowed_tools: bool | None = None,
     ) -> None:
         self.model, self.api_base, self.timeout = model, api_base, timeout
+        # OpenAI's own API takes tool_choice {"type": "allowed_tools"}; other servers may reject it, so by default
+        # only openai/ models without an api_base get it (tool masking then falls back to refusing calls)
+        self.supports_allowed_tools = (
+            allowed_tools if allowed_tools is not None else model.startswith("openai/") and api_base is None
+        )
         self.max_input_chars, self.temperature, self.max_tokens = max_input_chars, temperature, max_tokens
         self._api_key = api_key  # kept private and out of repr and logs
 
@@ -114,7 +135,12 @@ class LiteLLMModel:
         return f"LiteLLMModel({self.model!r}, api_base={self.api_base!r})"
 
     def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_mode: bool = False,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply:
         request_id = new_request_id()
         size = sum(len(str(m.get("content") or "")) for m in messages)
@@ -125,11 +151,12 @@ class LiteLLMModel:
             )
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "timeout": self.timeout}
         kwargs.update(temperature=self.temperature, extra_headers={"X-Request-ID": request_id}, max_retries=0)
-        optional = {
+        optional: dict[str, Any] = {
             "api_base": self.api_base,
             "api_key": self._api_key,
             "max_tokens": self.max_tokens,
             "tools": tools or None,
+            "tool_choice": tool_choice if tools else None,
         }
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         if json_mode:
@@ -171,7 +198,10 @@ def _reply(response: Any, *, request_id: str, model: str) -> ModelReply:
 class ScriptedModel:
     """A ``Model`` for tests (STYLE lesson 9): replies in the given order, and a record of every request."""
 
-    def __init__(self, replies: Iterable[ModelReply | str | dict[str, Any]] = ()) -> None:
+    def __init__(
+        self, replies: Iterable[ModelReply | str | dict[str, Any]] = (), *, supports_allowed_tools: bool = True
+    ) -> None:
+        self.supports_allowed_tools = supports_allowed_tools
         self._replies: list[ModelReply] = []
         self._made = 0
         self.requests: list[dict[str, Any]] = []
@@ -196,9 +226,17 @@ class ScriptedModel:
                           model="scripted")  # fmt: skip
 
     def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_mode: bool = False,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply:
-        self.requests.append({"messages": copy.deepcopy(messages), "tools": tools, "json_mode": json_mode})
+        request: dict[str, Any] = {"messages": copy.deepcopy(messages), "tools": tools, "json_mode": json_mode}
+        if tool_choice is not None:
+            request["tool_choice"] = copy.deepcopy(tool_choice)
+        self.requests.append(request)
         if not self._replies:
             raise LLMError(f"LLM error: the scripted model has no reply left for request {len(self.requests)}")
         return self._replies.pop(0)
@@ -217,10 +255,24 @@ def model_from_settings(model: str | None, api_base: str | None) -> Model:
             "LLM error: no model configured; pass --model or set OMX_MODEL (for example openai/gpt-4o-mini, "
             "or ollama/llama3.1, or openai/<name> with --api-base http://127.0.0.1:8000/v1 for a local server)"
         )
+    if name.startswith("scripted:"):  # demos and shell tests: the replies, in order, from a JSON list in a file
+        return _scripted_from_file(name.removeprefix("scripted:"))
     key = os.environ.get("OMX_API_KEY")
     if key is None and base and name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         key = "no-key"  # local OpenAI-compatible servers ignore the key, but the OpenAI client insists on one
     return LiteLLMModel(name, api_base=base, api_key=key)
+
+
+def _scripted_from_file(path: str) -> ScriptedModel:
+    """``--model scripted:FILE``: a ScriptedModel whose replies are FILE's JSON list (as ``enqueue`` takes them)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            replies = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise LLMError(f"LLM error: cannot read the scripted replies in {path}: {exc}") from None
+    if not isinstance(replies, list):
+        raise LLMError(f"LLM error: {path} must hold a JSON list of replies")
+    return ScriptedModel(replies)
 
 
 class LLM:

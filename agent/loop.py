@@ -3,19 +3,43 @@
 The loop is bounded by ``max_steps`` model calls, so a model that never stops calling tools costs a known amount
 and ends with "max steps reached". A model's mistakes (an unknown tool, arguments that are not JSON) go back to
 it as tool results it can correct; a failure to reach the model is the user's to see and is raised as LLMError.
+
+Seed 003's context discipline is wired in here, each part behind a ``context:`` setting that is off by default
+(``agent.context`` holds the parts): the messages live in an append-only context, every request is measured
+against the previous one (prefix shared, cached tokens) and, with ``runs_dir``, recorded in a run's trace.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.llm import Model, ModelReply, ToolCall, Usage, model_from_settings
+from agent.context import (
+    RECITATION_INSTRUCTION,
+    ContextManager,
+    ContextSettings,
+    ErrorPreservation,
+    FileBasedMemory,
+    RequestMeasure,
+    TemplateNoise,
+    TodoRecitation,
+    ToolMask,
+    is_prefix,
+    is_tool_error,
+    refusal,
+    register_memory_tools,
+    request_text,
+    shared_prefix_chars,
+    tool_choice_for,
+)
+from agent.llm import LLMError, Model, ModelReply, ToolCall, ToolChoiceModel, Usage, model_from_settings
 from agent.tool_manager import ToolManager
+from agent.trace import ModelCallEntry, RunEntry, RunRecorder, now
 
 MAX_STEPS_REACHED = "max steps reached"
 NO_ANSWER = "the model gave an empty answer"
@@ -31,6 +55,8 @@ class AgentConfig(BaseModel):
     system_prompt: str = "You are a helpful assistant. Use the tools when they help; answer in plain text."
     model: str | None = Field(None, description="litellm model name; default --model / OMX_MODEL")
     api_base: str | None = Field(None, description="an OpenAI-compatible server; default OMX_API_BASE")
+    runs_dir: Path | None = Field(None, description="record each run in <runs_dir>/<timestamp>/trace.jsonl")
+    context: ContextSettings = Field(default_factory=ContextSettings, description="seed 003 context discipline")
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> AgentConfig:
@@ -48,10 +74,12 @@ class AgentRun(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     messages: list[dict[str, Any]] = Field(default_factory=list)
+    requests: list[RequestMeasure] = Field(default_factory=list)
+    run_dir: Path | None = None
 
 
 def tool_schemas(tools: ToolManager) -> list[dict[str, Any]]:
-    """OpenAI function definitions for the registered tools: one string parameter each."""
+    """OpenAI function definitions for the registered tools: one string parameter each, sorted by name."""
     schemas = []
     for name, tool in tools.tools.items():
         parameters = {
@@ -66,7 +94,11 @@ def tool_schemas(tools: ToolManager) -> list[dict[str, Any]]:
 
 
 class Agent:
-    """A model plus tools; the model comes from the config (or --model / OMX_MODEL) unless one is given."""
+    """A model plus tools; the model comes from the config (or --model / OMX_MODEL) unless one is given.
+
+    With ``context.memory_dir`` the memory tools are registered on ``tools`` here, before the first request, so
+    the tool definitions never change during a run.
+    """
 
     def __init__(
         self,
@@ -80,33 +112,37 @@ class Agent:
         )
         self.model = model or model_from_settings(self.config.model, self.config.api_base)
         self.tools = tools or ToolManager(timeout=self.config.tool_timeout)
+        settings = self.config.context
+        self.memory = FileBasedMemory(settings.memory_dir) if settings.memory_dir else None
+        if self.memory is not None:
+            register_memory_tools(self.tools, self.memory)
+        self.mask = ToolMask(settings.tool_modes) if settings.tool_masking else None
+        if self.mask is not None:
+            self.mask.check(self.tools.names)
+        self.noise = TemplateNoise(settings.noise_seed) if settings.template_noise else None
+        self._previous_request: str | None = None  # the last request sent: what a provider's cache holds
 
-    def process(self, prompt: str) -> str:
+    def process(self, prompt: str, *, mode: str | None = None) -> str:
         """The final answer, or "max steps reached" (seed TC-Agent-001...004)."""
-        return self.run(prompt).answer
+        return self.run(prompt, mode=mode).answer
 
-    def run(self, prompt: str) -> AgentRun:
+    def run(self, prompt: str, *, mode: str | None = None) -> AgentRun:
+        """One prompt to its answer; ``mode`` (with tool_masking) restricts the tools the model may call."""
         if not prompt or not prompt.strip():
             raise ValueError("prompt must not be empty")
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.config.system_prompt},
-            {"role": "user", "content": prompt},
-        ]
-        schemas = tool_schemas(self.tools) or None
-        usage, calls, steps = Usage(), list[ToolCall](), 0
-        while steps < self.config.max_steps:
-            reply = self.model.complete(messages, tools=schemas)
-            steps += 1
-            _add_usage(usage, reply.usage)
-            if not reply.tool_calls:
-                messages.append({"role": "assistant", "content": reply.content or ""})
-                answer = reply.content or NO_ANSWER
-                return AgentRun(answer=answer, steps=steps, tool_calls=calls, usage=usage, messages=messages)
-            messages.append(_assistant_message(reply))
-            for call in reply.tool_calls:
-                calls.append(call)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": self._execute(call)})
-        return AgentRun(answer=MAX_STEPS_REACHED, steps=steps, tool_calls=calls, usage=usage, messages=messages)
+        if mode is not None and self.mask is None:
+            raise ValueError("a mode needs context.tool_masking: true and context.tool_modes in the config")
+        allowed = self.mask.get_allowed_tools(mode) if self.mask is not None and mode is not None else None
+        recorder = RunRecorder.create(self.config.runs_dir) if self.config.runs_dir else None
+        if recorder is not None:
+            recorder.record(RunEntry(event="start", data={"prompt": prompt, "mode": mode}))
+        run = _Run(self, prompt, mode, allowed, recorder)
+        result = run.loop()
+        if recorder is not None:
+            recorder.record(RunEntry(event="end", data={"answer": result.answer, "steps": result.steps}))
+        if self.memory is not None:
+            self.memory.append_log("history.jsonl", {"task": prompt, "answer": result.answer, "steps": result.steps})
+        return result
 
     def _execute(self, call: ToolCall) -> str:
         tool = self.tools.get(call.name)
@@ -121,6 +157,151 @@ class Agent:
                 f'error: {call.name} takes one string argument, "{tool.parameter}"; send {{"{tool.parameter}": "..."}}'
             )
         return self.tools.execute_tool(call.name, arguments[tool.parameter])
+
+
+class _Run:
+    """The state of one ``Agent.run``: its context, plan, retries and measurements."""
+
+    def __init__(
+        self, agent: Agent, prompt: str, mode: str | None, allowed: list[str] | None, recorder: RunRecorder | None
+    ) -> None:
+        self.agent, self.prompt, self.mode, self.allowed, self.recorder = agent, prompt, mode, allowed, recorder
+        self.settings = agent.config.context
+        self.schemas = tool_schemas(agent.tools) or None  # every tool, same order, every request
+        self.usage, self.calls, self.steps, self.retries = Usage(), list[ToolCall](), 0, 0
+        self.measures: list[RequestMeasure] = []
+        self.tool_errors: list[str] = []
+        self.recitation = TodoRecitation() if self.settings.todo_recitation else None
+        system = agent.config.system_prompt
+        if self.recitation is not None:
+            system = f"{system}\n\n{RECITATION_INSTRUCTION}"
+            self.recitation.create_initial_plan(prompt, mode or "chat")
+        self.context = ContextManager()
+        self.context.append_message({"role": "system", "content": system})
+        noise = agent.noise
+        self.context.append_user(noise.wrap_instruction(prompt) if noise is not None else prompt)
+        self.last_sent: list[dict[str, Any]] | None = None
+
+    def loop(self) -> AgentRun:
+        while self.steps < self.agent.config.max_steps:
+            reply = self._request()
+            if self.recitation is not None:
+                self.recitation.update_from_output(reply.content or "")
+            if not reply.tool_calls:
+                if self._should_retry(reply.content or ""):
+                    self._preserve_and_retry(reply.content or "")
+                    continue
+                self.context.append_message({"role": "assistant", "content": reply.content or ""})
+                return self._result(reply.content or NO_ANSWER)
+            self.context.append_message(_assistant_message(reply))
+            for call in reply.tool_calls:
+                self.calls.append(call)
+                result = self._execute(call)
+                error = is_tool_error(result)
+                if error:
+                    self.tool_errors.append(f"{call.name}: {result.strip()}")
+                self.context.append_message({"role": "tool", "tool_call_id": call.id, "content": result},
+                                            is_error=error)  # fmt: skip
+        return self._result(MAX_STEPS_REACHED)
+
+    def _execute(self, call: ToolCall) -> str:
+        """Masking: a call the mode does not allow is refused, whatever the provider let through."""
+        known = self.agent.tools.get(call.name) is not None
+        if self.allowed is not None and self.mode is not None and known and call.name not in self.allowed:
+            return refusal(call.name, self.mode, self.allowed)
+        return self.agent._execute(call)
+
+    def _request(self) -> ModelReply:
+        """One model call at a turn boundary: compress if due, recite the plan, send, measure."""
+        settings = self.settings
+        compressed = False
+        limit, directory = settings.compress_at_chars, settings.compress_dir
+        if settings.append_only and limit is not None and directory is not None and self.context.size_chars() > limit:
+            kept = self.context.compress_to_file(directory, settings.compress_keep_last, keep_first=2)
+            compressed = kept is not None
+        if self.recitation is not None:
+            noise = self.agent.noise
+            trailer = noise.recitation_trailer() if noise is not None else None
+            text = self.recitation.build_recitation_prefix(*([trailer] if trailer else []))
+            if text:
+                self.context.append_user(text, recitation=True)
+        messages = self.context.get_messages()
+        check = settings.append_only and not compressed and self.last_sent is not None
+        if check and not is_prefix(self.last_sent or [], messages):  # our bug, not the model's
+            raise RuntimeError("append-only context violated: a request does not extend the previous one")
+        self.last_sent = messages
+        text = request_text(messages, self.schemas)
+        previous = self.agent._previous_request
+        shared = shared_prefix_chars(previous, text) if previous is not None else 0
+        self.agent._previous_request = text
+        start, began = now(), time.monotonic()
+        try:
+            reply = self._complete(messages)
+        except LLMError as exc:
+            self._record(start, began, len(text), shared, previous is not None, None, exc)
+            raise
+        self.steps += 1
+        _add_usage(self.usage, reply.usage)
+        u = reply.usage
+        measure = RequestMeasure(step=self.steps, prompt_chars=len(text), prefix_chars=shared,
+                                 previous_request=previous is not None, prompt_tokens=u.prompt_tokens,
+                                 cached_tokens=u.cached_tokens, completion_tokens=u.completion_tokens)  # fmt: skip
+        self.measures.append(measure)
+        self._record(start, began, len(text), shared, previous is not None, reply, None)
+        return reply
+
+    def _complete(self, messages: list[dict[str, Any]]) -> ModelReply:
+        model = self.agent.model
+        if self.allowed is not None and self.schemas and getattr(model, "supports_allowed_tools", False) is True:
+            names = [t["function"]["name"] for t in self.schemas]
+            choice = tool_choice_for(self.allowed, names)
+            if choice is not None:
+                return cast(ToolChoiceModel, model).complete(messages, tools=self.schemas, tool_choice=choice)
+        return model.complete(messages, tools=self.schemas)
+
+    def _record(self, start: str, began: float, chars: int, shared: int, had_previous: bool,
+                reply: ModelReply | None, error: LLMError | None) -> None:  # fmt: skip
+        if self.recorder is None:
+            return
+        usage = reply.usage if reply is not None else Usage()
+        self.recorder.record(
+            ModelCallEntry(
+                purpose="agent",
+                step_id=self.steps if reply is not None else self.steps + 1,
+                model=reply.model if reply is not None else None,
+                request_id=reply.request_id if reply is not None else error.request_id if error else None,
+                start_time=start,
+                end_time=now(),
+                duration_s=round(time.monotonic() - began, 3),
+                status="success" if reply is not None else "failed",
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens,
+                error=str(error) if error is not None else None,
+                prompt_chars=chars,
+                prefix_chars=shared,
+                previous_request=had_previous,
+            )
+        )
+
+    def _should_retry(self, answer: str) -> bool:
+        if not self.settings.error_preservation or self.steps >= self.agent.config.max_steps:
+            return False
+        return ErrorPreservation.should_retry(answer, self.settings.max_retries, self.retries,
+                                              self.settings.retry_min_chars)  # fmt: skip
+
+    def _preserve_and_retry(self, answer: str) -> None:
+        """The failed answer stays in the context; the retry prompt quotes it and the tool errors seen."""
+        self.retries += 1
+        self.context.append_error(answer, original_query=self.prompt)
+        errors = "; ".join(e[:300] for e in self.tool_errors[-3:])
+        retry = ErrorPreservation.build_retry_prompt(self.prompt, answer or "(an empty answer)", errors)
+        self.context.append_user(retry, retry=self.retries)
+
+    def _result(self, answer: str) -> AgentRun:
+        return AgentRun(answer=answer, steps=self.steps, tool_calls=self.calls, usage=self.usage,
+                        messages=self.context.get_messages(), requests=self.measures,
+                        run_dir=self.recorder.run_dir if self.recorder is not None else None)  # fmt: skip
 
 
 def _assistant_message(reply: ModelReply) -> dict[str, Any]:

@@ -93,6 +93,11 @@ class ModelCallEntry(_Entry):
     completion_tokens: int = 0
     cached_tokens: int = 0
     error: str | None = None
+    # the agent loop's prefix measurements (seed 003): the request's size in characters of its deterministic
+    # rendering, how many of them repeat the previous request's, and whether there was a previous request
+    prompt_chars: int | None = None
+    prefix_chars: int | None = None
+    previous_request: bool | None = None
 
 
 class RunEntry(_Entry):
