@@ -1,0 +1,246 @@
+"""A chat session whose context window is resized by reversible compression, never by cutting (seed 002 §2).
+
+The seed's session trims old turns when the history grows too long. Cutting from the front would lose what the
+model was told and break the append-only rule of the context (seed 003), so here a resize folds the oldest
+messages of the window into ONE reference message (``agent.context.compress_messages``: the messages go to a
+JSON file, the reference names it) and ``restored_window`` gives the exact messages back. ``history`` is the
+append-only record of every message ever added; it is never changed.
+
+When to resize is a policy, how much to fold is a handler; both can be replaced by sync or async functions:
+
+- a *policy* ``(window, policy, turns_since_last_resize) -> ResizeDecision | None`` decides whether to resize;
+  the default says "deep" over ``max_messages_text_length`` characters, "lite" over ``max_keep_messages_count``
+  messages or after ``every_n_turns`` user turns, and nothing when every threshold is 0 or None (the default);
+- a *resize handler* ``(window, decision, policy) -> int`` says how many of the oldest messages to fold. It
+  returns a count, not a new window, so no handler can drop a message: folding is always done here.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import trio
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.context import compress_messages, restore_messages
+from agent.prompting.settings import Settings
+
+__all__ = ["PolicyHandler", "ResizeDecision", "ResizeHandler", "ResizePolicy", "Session", "text_length"]
+
+T = TypeVar("T")
+Message = dict[str, Any]
+
+
+class ResizeDecision(BaseModel):
+    """What a policy decided: the kind of resize and the threshold that triggered it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["lite", "deep"]
+    reason: str
+
+
+class ResizePolicy(BaseModel):
+    """The ``session.resize.*`` settings, checked; 0 or None turns a threshold off."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_messages_text_length: int | None = Field(None, ge=0, description="deep resize above this many characters")
+    max_keep_messages_count: int | None = Field(None, ge=0, description="lite resize above this many messages")
+    every_n_turns: int | None = Field(None, ge=0, description="lite resize after this many user turns")
+    keep_last: int = Field(4, ge=0, description="messages an every-n-turns resize keeps verbatim")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ResizePolicy:
+        return cls.model_validate(settings.get("session.resize", {}) or {})
+
+
+PolicyHandler = Callable[[list[Message], ResizePolicy, int], "ResizeDecision | Awaitable[ResizeDecision | None] | None"]
+ResizeHandler = Callable[[list[Message], ResizeDecision, ResizePolicy], "int | Awaitable[int]"]
+
+
+def text_length(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Characters of message text: string contents and the text parts of rich contents."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, list):
+            total += sum(
+                len(str(p.get("text", ""))) for p in content if isinstance(p, dict) and p.get("type") == "text"
+            )
+    return total
+
+
+def default_policy(window: list[Message], policy: ResizePolicy, turns_since_last_resize: int) -> ResizeDecision | None:
+    """The seed's default: text length first (deep), then message count, then turns (lite)."""
+    if policy.max_messages_text_length and text_length(window) > policy.max_messages_text_length:
+        return ResizeDecision(type="deep", reason="max_messages_text_length")
+    if policy.max_keep_messages_count and len(window) > policy.max_keep_messages_count:
+        return ResizeDecision(type="lite", reason="max_keep_messages_count")
+    if policy.every_n_turns and turns_since_last_resize >= policy.every_n_turns:
+        return ResizeDecision(type="lite", reason="every_n_turns")
+    return None
+
+
+def lite_resize(window: list[Message], decision: ResizeDecision, policy: ResizePolicy) -> int:
+    """Fold all but the newest messages: enough to get under the count limit (reference included), else keep_last."""
+    if decision.reason == "max_keep_messages_count" and policy.max_keep_messages_count:
+        keep = max(policy.max_keep_messages_count - 1, 1)
+    else:
+        keep = policy.keep_last
+    return max(len(window) - keep, 0)
+
+
+def deep_resize(window: list[Message], decision: ResizeDecision, policy: ResizePolicy) -> int:
+    """Fold everything except the longest newest run that fits the text limit (the newest message always stays)."""
+    limit = policy.max_messages_text_length or 0
+    kept, total = 0, 0
+    for message in reversed(window):
+        size = text_length([message])
+        if kept and total + size > limit:
+            break
+        kept, total = kept + 1, total + size
+    return len(window) - kept
+
+
+class Session:
+    """The messages of one conversation: ``history`` (append-only) and ``context_window`` (what is sent)."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, context_dir: Path | None = None, id: str | None = None
+    ) -> None:
+        self.id = id or uuid.uuid4().hex
+        self.settings = settings if settings is not None else Settings.defaults()
+        self._context_dir = context_dir
+        self._history: list[Message] = []
+        self._window: list[Message] = []
+        self.turns_since_last_resize = 0
+        self._policy: PolicyHandler = default_policy
+        self._resizers: dict[str, ResizeHandler] = {"lite": lite_resize, "deep": deep_resize}
+
+    @property
+    def history(self) -> list[Message]:
+        """Every message ever added, in order; a copy."""
+        return copy.deepcopy(self._history)
+
+    @property
+    def context_window(self) -> list[Message]:
+        """The messages to send: the history, with the oldest parts folded into references by resizes; a copy."""
+        return copy.deepcopy(self._window)
+
+    @property
+    def policy(self) -> ResizePolicy:
+        return ResizePolicy.from_settings(self.settings)
+
+    @property
+    def context_dir(self) -> Path:
+        directory = self._context_dir or self.settings.get("session.context_dir")
+        if not directory:
+            raise ValueError("session resize needs a directory for compressed messages: set session.context_dir")
+        return Path(directory)
+
+    def add_message(self, message: Mapping[str, Any]) -> None:
+        """Append one chat message; each user message counts as a turn."""
+        if "role" not in message:
+            raise ValueError(f"a chat message needs a role: {dict(message)!r}")
+        self._history.append(copy.deepcopy(dict(message)))
+        self._window.append(copy.deepcopy(dict(message)))
+        if message["role"] == "user":
+            self.turns_since_last_resize += 1
+
+    def add_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        for message in messages:
+            self.add_message(message)
+
+    def register_policy_handler(self, handler: PolicyHandler) -> None:
+        """Replace the policy that decides whether to resize (sync or async)."""
+        self._policy = handler
+
+    def register_resize_handler(self, kind: Literal["lite", "deep"], handler: ResizeHandler) -> None:
+        """Replace how many messages a ``kind`` resize folds (sync or async)."""
+        self._resizers[kind] = handler
+
+    def judge_resize(self) -> ResizeDecision | None:
+        return _run(self._policy(self.context_window, self.policy, self.turns_since_last_resize))
+
+    async def async_judge_resize(self) -> ResizeDecision | None:
+        return await _await(self._policy(self.context_window, self.policy, self.turns_since_last_resize))
+
+    def resize(self) -> ResizeDecision | None:
+        """Judge, and fold if the policy says so; the decision taken, or None."""
+        decision = self.judge_resize()
+        if decision is not None:
+            self._fold(decision, _run(self._resizers[decision.type](self.context_window, decision, self.policy)))
+        return decision
+
+    async def async_resize(self) -> ResizeDecision | None:
+        decision = await self.async_judge_resize()
+        if decision is not None:
+            count = await _await(self._resizers[decision.type](self.context_window, decision, self.policy))
+            self._fold(decision, count)
+        return decision
+
+    def restored_window(self) -> list[Message]:
+        """The context window with every reference replaced by the messages it stands for, recursively."""
+        return _restore_all(self._window, self.context_dir)
+
+    def _fold(self, decision: ResizeDecision, count: int) -> None:
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise TypeError(f"a {decision.type} resize handler returns how many messages to fold, not {count!r}")
+        count = min(max(count, 0), len(self._window))
+        while count and count < len(self._window) and self._window[count].get("role") == "tool":
+            count += 1  # a tool result never loses the assistant turn that called it: providers reject orphans
+        self.turns_since_last_resize = 0
+        if count == 0 or (count == 1 and _is_reference(self._window[0], self.context_dir)):
+            return  # nothing new to fold: a lone reference folded again would only nest it
+        reference = compress_messages(self._window[:count], self.context_dir)
+        self._window = [reference, *self._window[count:]]
+
+
+def _is_reference(message: Mapping[str, Any], directory: Path) -> bool:
+    if message.get("role") != "user" or not isinstance(message.get("content"), str):
+        return False
+    try:
+        restore_messages(message, directory)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _restore_all(messages: Sequence[Mapping[str, Any]], directory: Path) -> list[Message]:
+    restored: list[Message] = []
+    for message in messages:
+        if _is_reference(message, directory):
+            restored += _restore_all(restore_messages(message, directory), directory)
+        else:
+            restored.append(copy.deepcopy(dict(message)))
+    return restored
+
+
+async def _await(result: T | Awaitable[T]) -> T:
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def _run(result: T | Awaitable[T]) -> T:
+    """A sync caller's view of a handler's result: an awaitable is run to completion in its own trio run."""
+    if not inspect.isawaitable(result):
+        return result
+    if trio.lowlevel.in_trio_run():
+        if inspect.iscoroutine(result):
+            result.close()
+        raise RuntimeError("an async session handler was called from sync code inside trio; use the async_ methods")
+    awaitable = result
+
+    async def wait() -> T:
+        return await awaitable
+
+    return trio.run(wait)

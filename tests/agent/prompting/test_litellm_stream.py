@@ -1,0 +1,40 @@
+"""Seed 002 §4 with a real client: litellm's stream=True through the OpenAI stub, parsed as it arrives."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.llm import LiteLLMModel, LLMError
+from agent.prompting import ModelRequest, Settings
+from agent.prompting.litellm_stream import LiteLLMStream
+from tests.support.openai_stub import OpenAIStub
+
+pytest_plugins = ["tests.support.fixtures"]
+
+
+def stream_for(stub: OpenAIStub) -> LiteLLMStream:
+    return LiteLLMStream(LiteLLMModel("openai/test-model", api_base=stub.base_url, api_key="sk-test", timeout=10))
+
+
+@pytest.mark.trio
+async def test_litellm_stream_feeds_streaming_parse(openai_stub: OpenAIStub) -> None:
+    """Seed 002 §4: a structured reply streamed by a real client yields StreamingData, the first value not None."""
+    openai_stub.enqueue('{"thinking": "hi", "reply": ["hello"]}')
+    settings = Settings.defaults().set("response", {"streaming_parse": True, "streaming_parse_path_style": "slash"})
+    request = ModelRequest(stream_for(openai_stub), settings)
+    request.set_prompt("input", "hello").set_prompt("output", {"thinking": (str,), "reply": ([str],)})
+    events = [e async for e in request.get_response().instant()]
+    assert events and events[0].value is not None
+    assert {e.path: e.value for e in events if e.is_complete} == {"/thinking": "hi", "/reply/0": "hello"}
+    body = openai_stub.requests[0]
+    assert body["stream"] is True and body["response_format"] == {"type": "json_object"}
+
+
+@pytest.mark.trio
+async def test_litellm_stream_errors_are_one_clear_line(openai_stub: OpenAIStub) -> None:
+    """Seed 002 §4: a failed stream raises the same LLMError a blocking call gives, without the key."""
+    openai_stub.enqueue(status=500, error="boom")
+    response = ModelRequest(stream_for(openai_stub)).set_prompt("input", "x").get_response()
+    with pytest.raises(LLMError, match=r"^LLM error: .*boom") as raised:
+        await response.text()
+    assert "sk-test" not in str(raised.value)
