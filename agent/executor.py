@@ -13,10 +13,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent.plan import Plan, Step
+from agent.plan import Plan, Step, WorkspaceStep
 from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import Ref, ToolInput
+from agent.tools.inputs import Ref, ToolInput, WorkspaceInput
 from agent.tools.registry import run_tool
+from agent.tools.workspace import run_workspace_step
 from agent.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 
 __all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
@@ -30,6 +31,7 @@ class StepOutcome(BaseModel):
     status: Literal["success", "failed", "skipped"]
     error: str | None = None
     hint: str | None = None
+    note: str | None = None  # e.g. a collaborative conflict the model merged
     duration_s: float = 0.0
 
 
@@ -55,6 +57,9 @@ class ExecutionResult(BaseModel):
 
 def _resolve(inputs: ToolInput, outputs: dict[int, str]) -> ToolInput:
     """The inputs with every reference replaced by the referenced step's output (the plan guarantees it exists)."""
+    if isinstance(inputs, WorkspaceInput):
+        resolved = {k: outputs[v.step_id] if isinstance(v, Ref) else v for k, v in inputs.arguments().items()}
+        return WorkspaceInput.model_validate(resolved)
     update = {name: outputs[value.step_id] for name, value in inputs.__dict__.items() if isinstance(value, Ref)}
     return inputs.model_copy(update=update)
 
@@ -91,6 +96,18 @@ def _check_criteria(criteria: list[str], produced: list[Path], workspace: Path) 
         else:
             checks.append(CriterionCheck(criterion=criterion, status="met", detail="the file exists"))
     return checks
+
+
+def _note(result: ToolResult) -> str | None:
+    conflict = result.details.get("recovered_from")
+    if not result.ok or not isinstance(conflict, dict):
+        return None
+    version = result.details.get("result", {}).get("version")
+    return (
+        f"conflict: {conflict.get('path')} was at version {conflict.get('current_version')} "
+        f"(by {conflict.get('current_author')}); merged and committed version {version} "
+        f"in {result.details.get('retries')} retry(ies)"
+    )
 
 
 class Executor:
@@ -153,9 +170,15 @@ class Executor:
         dumped = inputs.model_dump(exclude_none=True)
         if isinstance(self.ctx.model, RecordingModel):
             self.ctx.model.purpose, self.ctx.model.step_id = "step", step.id
+        if self.ctx.run_id is not None:  # what the step's programs write on the mount names this run and step
+            self.ctx.sandbox.extra_env.update(OMX_RUN=self.ctx.run_id, OMX_STEP=str(step.id))
         start, began = now(), time.monotonic()
         try:
-            result = _check_output(step, run_tool(inputs, self.ctx), self.ctx)
+            if isinstance(step, WorkspaceStep):
+                assert isinstance(inputs, WorkspaceInput)
+                result = run_workspace_step(step, inputs, self.ctx, self.recorder)
+            else:
+                result = _check_output(step, run_tool(inputs, self.ctx), self.ctx)
         except Exception as exc:  # our bug, not the model's: trace it, then let it surface
             self.recorder.record(
                 TraceEntry(
@@ -192,7 +215,13 @@ class Executor:
             )
         )
         outcome = StepOutcome(
-            step_id=step.id, tool=step.tool, status=status, error=result.error, hint=result.hint, duration_s=duration
+            step_id=step.id,
+            tool=step.tool,
+            status=status,
+            error=result.error,
+            hint=result.hint,
+            note=_note(result),
+            duration_s=duration,
         )
         return outcome, result
 

@@ -19,8 +19,11 @@ from agent.tools.inputs import (
     LlmInput,
     PythonInput,
     ReadTextInput,
+    Ref,
     ShellInput,
     ToolInput,
+    WorkspaceInput,
+    WorkspaceToolName,
     WriteTextInput,
 )
 
@@ -29,6 +32,7 @@ __all__ = [
     "PlanError",
     "RiskLevel",
     "Step",
+    "WorkspaceStep",
     "load_plan",
     "parse_plan",
     "plan_json_schema",
@@ -96,8 +100,33 @@ class LlmStep(_Step):
     inputs: LlmInput
 
 
+class WorkspaceStep(_Step):
+    """A shared-workspace tool (seed 001 FR-5), for plans run on an omxfs mount; its inputs are the tool's arguments."""
+
+    tool: WorkspaceToolName
+    inputs: WorkspaceInput
+
+    @model_validator(mode="after")
+    def _arguments_fit_the_tool(self) -> WorkspaceStep:
+        from agent.workspace_tools.models import TOOLS_BY_NAME
+
+        model = TOOLS_BY_NAME[self.tool]
+        # a reference stands for text that exists only at run time: checked here as an empty string
+        arguments = {k: "" if isinstance(v, Ref) else v for k, v in self.inputs.arguments().items()}
+        try:
+            model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'inputs'}: {e['msg']}"
+                for e in exc.errors(include_url=False, include_input=False)
+            )
+            raise ValueError(f"inputs of {self.tool}: {problems}") from None
+        return self
+
+
 Step = Annotated[
-    ReadTextStep | WriteTextStep | ListDirStep | ShellStep | PythonStep | LlmStep, Field(discriminator="tool")
+    ReadTextStep | WriteTextStep | ListDirStep | ShellStep | PythonStep | LlmStep | WorkspaceStep,
+    Field(discriminator="tool"),
 ]
 
 

@@ -72,7 +72,31 @@ def _tool_lines() -> str:
     return "\n".join(lines)
 
 
-def system_prompt() -> str:
+def _workspace_section(agent: str, team: tuple[str, ...]) -> str:
+    """On an omxfs mount: the shared-workspace tools as plan tools, and the zones they work on (seed 001 FR-5)."""
+    from agent.workspace_tools import get_tool_definitions
+    from agent.workspace_tools import system_prompt as zones
+
+    lines = []
+    for tool in get_tool_definitions():
+        params = tool["parameters"]
+        required = set(params.get("required", []))
+        fields = ", ".join(name if name in required else f"{name}?" for name in params["properties"])
+        lines.append(f"- {tool['name']} {{{fields}}}: {tool['description'].splitlines()[0]}")
+    return f"""
+
+This workspace is an omxfs mount shared by a team of agents. These shared-workspace tools are plan tools too;
+their inputs are the tool's arguments, and a text argument (content, message) may be {{"ref": "step:N.output"}}.
+Their output is the tool's JSON result. If a collab_write meets a conflict when the plan runs, you will be asked
+to merge and write again. Use them for every file in agents/, handoff/, collaborative/ and realtime/.
+{chr(10).join(lines)}
+
+{zones(agent, team)}"""
+
+
+def system_prompt(workspace_agent: str | None = None, team: tuple[str, ...] = ()) -> str:
+    """The planner's instructions; with ``workspace_agent``, also the shared-workspace tools of an omxfs mount."""
+    shared = _workspace_section(workspace_agent, team or (workspace_agent,)) if workspace_agent else ""
     return f"""You plan tasks for omx, a local assistant that runs tools in a sandboxed workspace.
 Reply with one JSON object: a plan in plan format v1 (the fields of the example below; no other fields).
 No prose, no code fences.
@@ -91,7 +115,7 @@ Rules:
 - success_criteria: checks a person can make, naming the files produced.
 
 Example:
-{json.dumps(EXAMPLE)}"""
+{json.dumps(EXAMPLE)}{shared}"""
 
 
 def workspace_listing(workspace: Path, limit: int = LISTING_LIMIT) -> str:
@@ -144,16 +168,24 @@ def _validate(content: str | None) -> Plan:
 class Planner:
     """Plans with ``model``; ``on_invalid(attempt, reply, problems)`` hears about each rejected reply (the trace)."""
 
-    def __init__(self, model: Model, *, on_invalid: Callable[[int, str, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        on_invalid: Callable[[int, str, str], None] | None = None,
+        workspace_agent: str | None = None,
+        team: tuple[str, ...] = (),
+    ) -> None:
         self.model = model
         self.on_invalid = on_invalid
+        self.workspace_agent, self.team = workspace_agent, team
 
     def plan(self, task: str, workspace: Path) -> Plan:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
         workspace = workspace.resolve()
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system_prompt()},
+            {"role": "system", "content": system_prompt(self.workspace_agent, self.team)},
             {"role": "user", "content": f"Task: {task}\n\nFiles in the workspace:\n{workspace_listing(workspace)}"},
         ]
         replies: list[str] = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.plan import Plan, PythonStep, ShellStep, Step, WriteTextStep
+from agent.plan import Plan, PythonStep, ShellStep, Step, WorkspaceStep, WriteTextStep
 from agent.plan import RiskLevel as Level
 from agent.shell_policy import classify, code_concerns, path_problem
 
@@ -50,7 +50,9 @@ class RiskAssessment:
         return [str(f) for f in self.findings if f.level == self.level]
 
 
-def _step_findings(step: Step, workspace: Path, written: set[str], sandboxed: bool) -> list[Finding]:
+def _step_findings(
+    step: Step, workspace: Path, written: set[str], sandboxed: bool, agent: str | None = None
+) -> list[Finding]:
     found: list[Finding] = []
     path = getattr(step.inputs, "path", None)
     if isinstance(path, str) and (problem := path_problem(path, workspace)):
@@ -64,6 +66,10 @@ def _step_findings(step: Step, workspace: Path, written: set[str], sandboxed: bo
     elif isinstance(step, ShellStep):
         verdict = classify(step.inputs.cmd, workspace)
         found += [Finding(verdict.risk, reason, step.id) for reason in verdict.reasons]
+    elif isinstance(step, WorkspaceStep):
+        from agent.tools.workspace import workspace_findings
+
+        found += [Finding(level, reason, step.id) for level, reason in workspace_findings(step, workspace, agent)]
     elif isinstance(step, PythonStep):
         concerns = code_concerns(step.inputs.code)
         found += [Finding(Level.HIGH, f"python code {what}", step.id) for what in concerns]
@@ -73,13 +79,16 @@ def _step_findings(step: Step, workspace: Path, written: set[str], sandboxed: bo
     return found
 
 
-def assess(plan: Plan, workspace: Path, *, sandboxed: bool = True) -> RiskAssessment:
-    """Assess ``plan`` against the workspace as it is now (existing files decide what counts as an overwrite)."""
+def assess(plan: Plan, workspace: Path, *, sandboxed: bool = True, agent: str | None = None) -> RiskAssessment:
+    """Assess ``plan`` against the workspace as it is now (existing files decide what counts as an overwrite).
+
+    ``agent``: who runs it on an omxfs mount, whose private zone and deliveries a workspace step may replace.
+    """
     workspace = workspace.resolve()
     written: set[str] = set()
     findings: list[Finding] = []
     for step in plan.steps:
-        findings += _step_findings(step, workspace, written, sandboxed)
+        findings += _step_findings(step, workspace, written, sandboxed, agent)
     if len(written) > MANY_WRITES:
         findings.append(Finding(Level.MEDIUM, f"writes {len(written)} files"))
     computed = Level.highest(*(f.level for f in findings))

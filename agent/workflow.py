@@ -17,7 +17,7 @@ from agent.llm import LLMError, Model
 from agent.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.planner import Planner, PlanningError
 from agent.risk import RiskAssessment, assess
-from agent.runs import RunsError, agent_for, is_omxfs_store, omxfs_mount_of, runs_root
+from agent.runs import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
 from agent.sandbox import Sandbox, SandboxMode, SandboxUnavailable
 from agent.tools.base import ToolContext
 from agent.trace import RecordingModel, RunEntry, RunRecorder
@@ -87,6 +87,27 @@ def _sandbox(workspace: Path, options: Options) -> Sandbox:
     return Sandbox(workspace, mode=options.sandbox_mode, env={"OMX_AGENT": agent} if agent else None)
 
 
+@dataclass(frozen=True)
+class _Team:
+    """On an omxfs mount: who this run acts as, and the team it shares the workspace with (else empty)."""
+
+    agent: str | None = None
+    agents: tuple[str, ...] = ()
+
+
+def _team(workspace: Path, options: Options) -> _Team:
+    if not (is_omxfs_store(workspace) and is_omxfs_mount(workspace)):
+        return _Team()
+    try:
+        agent = agent_for(workspace, options.as_agent, mounted=True)
+        agents = tuple(sorted(p.name for p in (workspace / "agents").iterdir() if p.is_dir()))
+    except RunsError as exc:
+        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
+    except OSError as exc:
+        raise _Stop(Outcome(EXIT_FAILED, "error", f"cannot list the agents of {workspace}: {exc}")) from None
+    return _Team(agent, agents)
+
+
 def _sandbox_record(sandbox: Sandbox) -> dict[str, Any]:
     try:
         return sandbox.info.as_dict()
@@ -111,6 +132,7 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         workspace = _workspace(options.workspace or Path.cwd())
         model = _make_model(model_factory)
         sandbox = _sandbox(workspace, options)
+        team = _team(workspace, options)
         recorder = _recorder(workspace, options)
     except _Stop as stop:
         return stop.outcome
@@ -119,6 +141,7 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
             event="start",
             data={
                 "command": "task",
+                "agent": team.agent,
                 "task": task,
                 "workspace": str(workspace),
                 "dry_run": options.dry_run,
@@ -134,11 +157,12 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         )
 
     try:
-        plan = Planner(recording, on_invalid=on_invalid).plan(task, workspace)
+        planner = Planner(recording, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents)
+        plan = planner.plan(task, workspace)
     except PlanningError as exc:
         _end(recorder, "planning_failed", error=str(exc), steps_executed=0)
         return Outcome(EXIT_FAILED, "planning_failed", str(exc), recorder.run_dir)
-    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording)
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team)
 
 
 def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
@@ -150,8 +174,9 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
     try:
         workspace = _workspace(options.workspace or Path(plan.workspace_root))
         needs_model = any(step.tool == "llm" for step in plan.steps)
-        model = _make_model(model_factory) if needs_model else None
+        model = _make_model(model_factory) if needs_model else _optional_model(plan, model_factory)
         sandbox = _sandbox(workspace, options)
+        team = _team(workspace, options)
         recorder = _recorder(workspace, options)
     except _Stop as stop:
         return stop.outcome
@@ -169,7 +194,17 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
         )
     )
     recording = RecordingModel(model, recorder) if model is not None else None
-    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording)
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team)
+
+
+def _optional_model(plan: Plan, factory: ModelFactory) -> Model | None:
+    """A plan with collaborative writes may need the model to merge after a conflict; without one it fails then."""
+    if not any(step.tool == "collab_write" for step in plan.steps):
+        return None
+    try:
+        return factory()
+    except LLMError:
+        return None
 
 
 def _decide_and_run(
@@ -180,9 +215,10 @@ def _decide_and_run(
     recorder: RunRecorder,
     sandbox: Sandbox,
     model: RecordingModel | None,
+    team: _Team,
 ) -> Outcome:
     recorder.write_plan(plan)
-    assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off")
+    assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off", agent=team.agent)
     recorder.record(RunEntry(event="plan", data=_assessment_record(assessment)))
     ui.show(render_plan(plan, assessment))
     if any(step.tool in ("shell", "python") for step in plan.steps):
@@ -207,7 +243,13 @@ def _decide_and_run(
         return Outcome(EXIT_DECLINED, "declined", str(exc), recorder.run_dir)
     recorder.record(RunEntry(event="confirmation", data={"decision": "approved", "how": approval}))
     ctx = ToolContext(
-        workspace=workspace, sandbox=sandbox, model=model, atomic_writes=omxfs_mount_of(workspace) is None
+        workspace=workspace,
+        sandbox=sandbox,
+        model=model,
+        atomic_writes=omxfs_mount_of(workspace) is None,
+        agent=team.agent,
+        run_id=recorder.run_dir.relative_to(workspace).as_posix() if team.agent else None,
+        team=team.agents,
     )
     try:
         result = Executor(ctx, recorder).execute(plan)
@@ -251,7 +293,10 @@ def summary_text(result: ExecutionResult, recorder: RunRecorder) -> str:
         lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}: {result.error}"]
     else:
         lines = [f"Result: failed: {result.error}"]
-    lines += [f"  {o.step_id}. {o.tool:<10} {o.status:<8} {o.duration_s:.2f}s" for o in result.steps]
+    for o in result.steps:
+        lines.append(f"  {o.step_id}. {o.tool:<10} {o.status:<8} {o.duration_s:.2f}s")
+        if o.note:
+            lines.append(f"       {o.note}")
     if result.criteria:
         lines.append("Success criteria:")
         lines += [f"  [{c.status}] {c.criterion}" + (f" ({c.detail})" if c.detail else "") for c in result.criteria]

@@ -89,6 +89,19 @@ def log(path: Path, as_json: bool) -> None:
         return
     for e in entries:
         click.echo(f"v{e['version']}  {e['timestamp']}  {e['author']}  {e['message']}")
+        made_by = e.get("provenance")
+        if isinstance(made_by, dict) and made_by.get("run"):
+            click.echo(f"     {provenance_line(made_by)}")
+
+
+def provenance_line(made_by: dict[str, object]) -> str:
+    """Where a version came from: the omx run's trace, the step and the model request (``omx replay RUN``)."""
+    parts = [f"by omx run {made_by['run']}"]
+    if made_by.get("step"):
+        parts.append(f"step {made_by['step']}")
+    if made_by.get("request"):
+        parts.append(f"request {made_by['request']}")
+    return ", ".join(parts)
 
 
 @click.command("rollback")

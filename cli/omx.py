@@ -65,8 +65,36 @@ def _finish(outcome: Outcome) -> None:
     sys.exit(outcome.exit_code)
 
 
+def _started_with(name: str) -> str | None:
+    """A variable of the environment this process started with, which is what an omxfs mount reads (SPEC §3)."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:
+        return os.environ.get(name)
+    prefix = name.encode() + b"="
+    found = next((e[len(prefix) :] for e in entries if e.startswith(prefix)), None)
+    return found.decode("utf-8", "replace") if found is not None else None
+
+
+def adopt_identity(as_agent: str | None) -> None:
+    """``--as NAME``: start omx again with ``OMX_AGENT=NAME``, so that an omxfs mount takes omx and every process it
+    starts for NAME (a mount reads the environment a process started with; changing ``os.environ`` is not seen).
+    Only as the installed command: inside a test runner or another program the environment is the caller's to set.
+    """
+    if not as_agent or _started_with("OMX_AGENT") == as_agent or os.environ.get("OMX_REEXEC") == as_agent:
+        return
+    if os.path.basename(sys.argv[0]) not in ("omx", "omx.py") or not os.path.isfile(sys.argv[0]):
+        return
+    env = {**os.environ, "OMX_AGENT": as_agent, "OMX_REEXEC": as_agent}
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, sys.argv[0], *sys.argv[1:]], env)
+
+
 def _options(workspace: str | None, as_agent: str | None, yes: bool, dry_run: bool, no_sandbox: bool) -> Options:
     from agent.workflow import Options
+
+    adopt_identity(as_agent)
 
     mode: SandboxMode = "off" if no_sandbox else "auto"
     return Options(Path(workspace) if workspace else None, as_agent, yes, dry_run, mode)

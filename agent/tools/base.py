@@ -52,6 +52,8 @@ class ToolContext:
 
     ``atomic_writes`` (temp file + rename) is right on a plain directory and wrong on an omxfs mount, where the
     file system makes each write atomic itself and a temporary file would become a delivery or a version.
+    ``team`` is set when the workspace is an omxfs mount: its agents, and the shared-workspace tools run as
+    ``agent``, with ``run_id`` (the run directory, relative to the workspace) as the provenance of their writes.
     """
 
     workspace: Path
@@ -59,3 +61,6 @@ class ToolContext:
     model: Model | None = None
     default_timeout: float = DEFAULT_TIMEOUT
     atomic_writes: bool = True
+    agent: str | None = None
+    run_id: str | None = None
+    team: tuple[str, ...] = ()

@@ -9,12 +9,12 @@ anything runs: a path or a command that only exists at run time could not be jud
 from __future__ import annotations
 
 import re
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["TOOL_INPUTS", "ListDirInput", "LlmInput", "PythonInput", "ReadTextInput", "Ref", "ShellInput", "Text"]
-__all__ += ["ToolInput", "WriteTextInput"]
+__all__ += ["ToolInput", "WorkspaceInput", "WorkspaceToolName", "WriteTextInput"]
 
 REF_PATTERN = re.compile(r"^step:([1-9][0-9]*)\.output$")
 MAX_TIMEOUT = 600.0
@@ -100,6 +100,57 @@ class LlmInput(ToolInput):
     tool_name: ClassVar[str] = "llm"
     prompt: Text = Field(description="The instruction, e.g. 'Summarise in 3 bullets'.")
     input: Text | None = Field(default=None, description="The material to work on, usually {'ref': 'step:N.output'}.")
+
+
+#: the shared-workspace tools of seed 001 (``agent.workspace_tools``), offered on an omxfs mount
+WorkspaceToolName = Literal[
+    "save_to_my_workspace",
+    "read_from_workspace",
+    "list_workspace_files",
+    "handoff_file",
+    "check_my_handoffs",
+    "read_handoff",
+    "collab_read",
+    "collab_write",
+    "collab_history",
+    "collab_rollback",
+    "realtime_create_document",
+    "realtime_set_field",
+    "realtime_get_field",
+    "realtime_edit_text",
+    "realtime_set_add",
+    "realtime_set_remove",
+    "realtime_set_contains",
+    "realtime_map_set",
+    "realtime_map_delete",
+    "realtime_counter_increment",
+    "realtime_counter_decrement",
+    "realtime_get_document_snapshot",
+]
+
+
+class WorkspaceInput(ToolInput):
+    """The arguments of a shared-workspace tool, exactly as its definition gives them; a text argument may be
+    ``{"ref": "step:N.output"}``. The step checks them against the tool's own input model (``plan.py``), so the
+    workspace tools are described and validated in one place, ``agent.workspace_tools.models``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tool_name: ClassVar[str] = "workspace"
+
+    @model_validator(mode="after")
+    def _parse_refs(self) -> WorkspaceInput:
+        extra = self.__pydantic_extra__ or {}
+        for key, value in extra.items():
+            if isinstance(value, dict) and set(value) == {"ref"}:
+                extra[key] = Ref.model_validate(value)
+        return self
+
+    def arguments(self) -> dict[str, Any]:
+        return dict(self.__pydantic_extra__ or {})
+
+    def refs(self) -> list[Ref]:
+        return [value for value in self.arguments().values() if isinstance(value, Ref)]
 
 
 TOOL_INPUTS: dict[str, type[ToolInput]] = {

@@ -85,11 +85,16 @@ def _assign(field: CRDT, value: Any, replica: str) -> None:
 
 
 class StoreBackend:
-    """The ``WorkspaceBackend`` of one agent on a ``Workspace``."""
+    """The ``WorkspaceBackend`` of one agent on a ``Workspace``.
 
-    def __init__(self, ws: Workspace, agent: str) -> None:
+    ``provenance`` (e.g. ``{"run": ..., "step": ...}``) is recorded with every version and delivery it makes, as
+    the mount records the ``OMX_RUN``/``OMX_STEP`` of the writing process.
+    """
+
+    def __init__(self, ws: Workspace, agent: str, provenance: dict[str, str] | None = None) -> None:
         self.ws = ws
         self._agent = agent
+        self.provenance = provenance
 
     @property
     def agent(self) -> str:
@@ -111,7 +116,8 @@ class StoreBackend:
 
     def deliver(self, recipient: str, filename: str, content: str, message: str) -> HandoffNote:
         data = _encode(content, "content")
-        return _note(self.ws.handoff.deliver(self.agent, recipient, filename, data, _check_text(message, "message")))
+        note = _check_text(message, "message")
+        return _note(self.ws.handoff.deliver(self.agent, recipient, filename, data, note, provenance=self.provenance))
 
     def inbox(self) -> list[HandoffNote]:
         return [_note(meta) for meta in self.ws.handoff.inbox(self.agent)]
@@ -129,7 +135,12 @@ class StoreBackend:
     def collab_write(self, path: str, content: str, message: str, expected_version: int) -> VersionInfo:
         data = _encode(content, "content")
         entry = self.ws.collab.write(
-            self.agent, path, data, expected_version=expected_version, message=_check_text(message, "message") or None
+            self.agent,
+            path,
+            data,
+            expected_version=expected_version,
+            message=_check_text(message, "message") or None,
+            provenance=self.provenance,
         )
         return _version(entry)
 
@@ -137,7 +148,17 @@ class StoreBackend:
         return [_version(entry) for entry in self.ws.collab.history(path)]
 
     def collab_rollback(self, path: str, to_version: int) -> VersionInfo:
-        return _version(self.ws.collab.rollback(self.agent, path, to_version))
+        old = self.ws.collab.read_version(path, to_version)
+        return _version(
+            self.ws.collab.write(
+                self.agent,
+                path,
+                old,
+                expected_version=-1,
+                message=f"rollback to version {to_version}",
+                provenance=self.provenance,
+            )
+        )
 
     # -- realtime documents -------------------------------------------------------------------------------------
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from agent.plan import Plan, PlanError, RiskLevel, load_plan, parse_plan, plan_json_schema
-from agent.tools.inputs import Ref
+from agent.tools.inputs import Ref, WorkspaceToolName
 
 SPEC_EXAMPLE = {
     "version": 1,
@@ -167,8 +167,13 @@ def test_the_json_schema_comes_from_the_models() -> None:
     schema = plan_json_schema()
     assert schema["required"] == ["version", "goal", "risk_level", "steps"]
     assert schema["additionalProperties"] is False
-    tools = {d["properties"]["tool"]["const"] for name, d in schema["$defs"].items() if name.endswith("Step")}
-    assert tools == {"read_text", "write_text", "list_dir", "shell", "python", "llm"}
+    tools = set()
+    for name, d in schema["$defs"].items():
+        if name.endswith("Step"):
+            tool = d["properties"]["tool"]
+            tools |= set(tool["enum"]) if "enum" in tool else {tool["const"]}
+    workspace_tools = set(get_args(WorkspaceToolName))  # the shared-workspace tools, on an omxfs mount
+    assert tools == {"read_text", "write_text", "list_dir", "shell", "python", "llm"} | workspace_tools
     assert schema["$defs"]["WriteTextInput"]["additionalProperties"] is False
     assert schema["$defs"]["Ref"]["properties"]["ref"]["pattern"] == r"^step:([1-9][0-9]*)\.output$"
 

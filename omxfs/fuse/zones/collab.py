@@ -40,6 +40,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotFound, OmxError, ZoneDenied
+from omxfs.fuse.provenance import READER, ProvenanceReader
 from omxfs.fuse.zones.base import (
     Attr,
     AttrChanges,
@@ -158,21 +159,25 @@ class _Commit:
     path: ViewPath
     base: Base | None
     stamp: int
+    #: the opener's omx run and step (``provenance.py``), read at open: the process may be gone at the close
+    provenance: dict[str, str] | None = None
 
     def __call__(self, handle: BufferHandle) -> None:
         latest = self.handler.notes.base(handle.caller.agent, self.path)
         # A base declared after the open (setfattr on the open file) wins over the one seen at open.
         base = latest if latest is not None and latest.declared and latest.stamp > self.stamp else self.base
-        self.base = self.handler.commit(handle.caller.agent, self.path, bytes(handle.data), base)
+        data = bytes(handle.data)
+        self.base = self.handler.commit(handle.caller.agent, self.path, data, base, provenance=self.provenance)
         self.stamp = self.base.stamp
 
 
 class CollabHandler:
     """The ``collaborative`` zone directory and ``current/`` below it (``.versions``/``.conflicts`` are not ours)."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, provenance: ProvenanceReader = READER) -> None:
         self.ws = ws
         self.zone = ws.collab
+        self.provenance = provenance
         self.scratch = ScratchArea(ws)
         self.notes = AgentNotes()
         self.staging = Staging()
@@ -293,7 +298,7 @@ class CollabHandler:
         base = self.check_base(caller.agent, path, rel, entry)
         data = b"" if flags & os.O_TRUNC else self.zone.read_version(rel, entry.version)
         st = lstat(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
-        commit = _Commit(self, path, base, base.stamp)
+        commit = _Commit(self, path, base, base.stamp, self.provenance.of(caller.pid))
         handle = StagedHandle(caller, bytearray(data), file_attr(st) if st else new_file_attr(), writable=True)
         handle.on_flush = commit
         handle.dirty = bool(flags & os.O_TRUNC)
@@ -315,7 +320,8 @@ class CollabHandler:
         self.ws.require_actor(caller.agent)
         base = self.notes.base(caller.agent, path)
         handle = StagedHandle(caller, bytearray(), new_file_attr(), writable=True, dirty=True)
-        handle.on_flush = _Commit(self, path, base, base.stamp if base else next(_stamps))
+        stamp = base.stamp if base else next(_stamps)
+        handle.on_flush = _Commit(self, path, base, stamp, self.provenance.of(caller.pid))
         return self.staging.track(path, handle)
 
     # -- committing -----------------------------------------------------------------------------------------------
@@ -350,7 +356,9 @@ class CollabHandler:
         info["suggestion"] = f"read {rel} (version {entry.version}), merge your changes, and write again"
         return info
 
-    def commit(self, agent: str, path: ViewPath, content: bytes, base: Base | None) -> Base:
+    def commit(
+        self, agent: str, path: ViewPath, content: bytes, base: Base | None, *, provenance: dict[str, str] | None = None
+    ) -> Base:
         """Commit ``content`` on ``base`` (none: create-only); the new version becomes the agent's base."""
         rel = self._rel(path)
         if rel is None:
@@ -358,7 +366,9 @@ class CollabHandler:
         message = self.notes.message(agent, path)
         expected = 0 if base is None else base.version
         try:
-            entry = self.zone.write(agent, rel, content, expected_version=expected, message=message)
+            entry = self.zone.write(
+                agent, rel, content, expected_version=expected, message=message, provenance=provenance
+            )
         except Conflict as exc:
             hint = "" if base is not None else f" ({agent} had not read it: read it first)"
             raise Conflict(f"{exc.message}{hint}", exc.info) from exc
@@ -448,7 +458,7 @@ class CollabHandler:
             if is_scratch_name(new.name):
                 self.scratch.rename(agent, old, new)
             else:
-                self._commit_scratch(agent, old, new)
+                self._commit_scratch(agent, old, new, self.provenance.of(caller.pid))
             return
         found = self._file(old)
         if found is not None and is_scratch_name(new.name):
@@ -459,13 +469,15 @@ class CollabHandler:
             raise ZoneDenied(f"cannot rename {old}: versioned files and their directories stay where they are in v1")
         raise NotFound(f"{old}: no such file")
 
-    def _commit_scratch(self, agent: str, old: ViewPath, new: ViewPath) -> None:
+    def _commit_scratch(
+        self, agent: str, old: ViewPath, new: ViewPath, provenance: dict[str, str] | None = None
+    ) -> None:
         """``rename(temp, name)``: the temp file's content becomes the next version of ``name``."""
         content = self.scratch.read(agent, old)
         moved = self.notes.message(agent, old)
         if self.notes.message(agent, new) is None and moved is not None:
             self.notes.set_message(agent, new, moved)
-        self.commit(agent, new, content, self.notes.base(agent, new))
+        self.commit(agent, new, content, self.notes.base(agent, new), provenance=provenance)
         self.notes.set_message(agent, old, None)
         self.scratch.unlink(agent, old)
 

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError, ZoneDenied
+from omxfs.fuse.provenance import READER, ProvenanceReader
 from omxfs.fuse.zones.base import (
     Attr,
     AttrChanges,
@@ -90,9 +91,10 @@ class Where:
 class HandoffHandler:
     """``handoff/``, its boxes and the deliveries in them."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, provenance: ProvenanceReader = READER) -> None:
         self.ws = ws
         self.zone = ws.handoff
+        self.provenance = provenance
         self.scratch = ScratchArea(ws)
         self.notes = AgentNotes()
         self.staging = Staging()
@@ -151,19 +153,35 @@ class HandoffHandler:
                 return pending
         return None
 
-    def deliver(self, caller: Caller, where: Where, content: bytes, message: str | None) -> None:
-        """(Re)deliver ``content``; without a new message the previous delivery's is kept."""
+    def deliver(
+        self,
+        caller: Caller,
+        where: Where,
+        content: bytes,
+        message: str | None,
+        provenance: dict[str, str] | None = None,
+    ) -> None:
+        """(Re)deliver ``content``; without a new message the previous delivery's is kept.
+
+        ``provenance`` is the writer's omx run and step (read at open); by default the caller's now.
+        """
         if message is None:
             try:
                 message = self.zone.meta(where.sender, where.recipient, where.filename).message
             except (NotFound, InvalidInput):
                 message = ""
-        self.zone.deliver(caller.agent, where.recipient, where.filename, content, message, sender=where.sender)
+        if provenance is None:
+            provenance = self.provenance.of(caller.pid)
+        self.zone.deliver(
+            caller.agent, where.recipient, where.filename, content, message, sender=where.sender, provenance=provenance
+        )
 
     def _staged(self, caller: Caller, where: Where, data: bytes, *, dirty: bool) -> StagedHandle:
+        provenance = self.provenance.of(caller.pid)  # now: the writer may have exited by the last close
+
         def on_flush(handle: BufferHandle) -> None:
             pending = self.notes.message(caller.agent, where.path)
-            self.deliver(caller, where, bytes(handle.data), pending)
+            self.deliver(caller, where, bytes(handle.data), pending, provenance)
             self.notes.used_message(caller.agent, where.path, pending)
 
         def on_release(handle: StagedHandle) -> None:
