@@ -30,7 +30,7 @@ import pyfuse3
 import trio
 
 from omxfs.errors import OmxError
-from omxfs.fuse.identity import IdentityResolver
+from omxfs.fuse.identity import CALLERS, IdentityResolver
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import (
     FSTYPE,
@@ -91,7 +91,7 @@ def build_router(ws: Workspace) -> Router:
 def build_ops(
     ws: Workspace, default_agent: str, log: logging.Logger, *, on_init: Callable[[], None] | None = None
 ) -> Operations:
-    identity = IdentityResolver(lambda: ws.config, default_agent)
+    identity = IdentityResolver(lambda: ws.config, default_agent, CALLERS)
     return Operations(build_router(ws), identity, InodeTable(), log, store_root=ws.root, on_init=on_init)
 
 

@@ -4,7 +4,8 @@ The kernel tells us the uid and the pid (in fact the thread id) of the calling p
 workspace config is real security: the kernel vouches for the uid. ``OMX_AGENT`` is cooperative: it is read
 from ``/proc/<pid>/environ``, the environment the process started with, so it stops accidents, not attackers.
 
-Reading ``/proc`` on every request would be wasteful, so the variable is cached per process image. A pid alone
+Reading ``/proc`` on every request would be wasteful, so the caller's ``OMX_*`` variables (``OMX_AGENT``, and the
+``OMX_RUN``/``OMX_STEP``/``OMX_REQUEST`` that ``provenance.py`` records) are cached per process image. A pid alone
 is not a safe key, since pids are reused: the cache is keyed by the pid and the process's start time (field 22
 of ``/proc/<pid>/stat``), which a new process with a recycled pid cannot share. Nor is that enough: ``exec``
 keeps pid and start time but brings a new environment (``subprocess`` with ``cwd=`` even makes requests from the
@@ -23,7 +24,7 @@ import errno
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from omxfs.errors import ZoneDenied
@@ -31,6 +32,7 @@ from omxfs.store.config import Config
 from omxfs.store.names import AGENT_NAME
 
 ENV_VAR = b"OMX_AGENT"
+WATCHED_PREFIX = b"OMX_"  # the variables kept per process: identity and provenance
 ENVIRON_LIMIT = 1 << 20  # bytes of /proc/<pid>/environ read at most; the kernel caps argv+env far below this
 CACHE_SIZE = 4096  # processes remembered
 OPEN_STATS = 128  # /proc/<pid>/stat descriptors kept open, for the busiest recent callers
@@ -64,46 +66,23 @@ def parse_image_key(stat_line: bytes) -> tuple[int, int, int]:
     return int(fields[19]), int(fields[45]), int(fields[46])
 
 
-class IdentityResolver:
-    """Resolves ``(uid, pid)`` to an agent name, in the order of SPEC §3.
+class CallerEnvironments:
+    """The ``OMX_*`` variables of calling processes' starting environments, cached per process image.
 
-    ``config_provider`` returns the current workspace config (it is re-read when the file changes, so agents
-    and uid mappings added while mounted take effect). ``proc`` is the proc filesystem's root, replaceable in
-    tests. Thread-safe: requests are resolved in worker threads.
+    Shared by the identity resolver (``OMX_AGENT``) and the provenance reader (``OMX_RUN`` …), so a request costs
+    one ``stat`` read whichever of them asks. ``proc`` is the proc filesystem's root, replaceable in tests.
+    Thread-safe: requests are resolved in worker threads.
     """
 
-    def __init__(
-        self,
-        config_provider: Callable[[], Config],
-        default_agent: str,
-        *,
-        proc: Path = Path("/proc"),
-        cache_size: int = CACHE_SIZE,
-    ) -> None:
-        self._config = config_provider
-        self.default_agent = default_agent
+    def __init__(self, proc: Path = Path("/proc"), cache_size: int = CACHE_SIZE) -> None:
         self._proc = proc
         self._cache_size = cache_size
-        self._cache: OrderedDict[tuple[int, tuple[int, int, int]], bytes | None] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, tuple[int, int, int]], dict[bytes, bytes]] = OrderedDict()
         self._stat_fds: OrderedDict[int, int] = OrderedDict()  # pid -> open /proc/<pid>/stat
         self._lock = threading.Lock()
 
-    def resolve(self, uid: int, pid: int) -> str:
-        config = self._config()
-        mapped = config.uids.get(uid)
-        if mapped is not None:
-            return self._known(config, mapped, f"the uid map entry for uid {uid}")
-        try:
-            claimed = self.claimed_agent(pid)
-        except ProcessGone:
-            claimed = None  # the request outlived its process: nothing was claimed, the mount's default answers
-        if claimed is not None:
-            name = claimed.decode("utf-8", "replace")
-            return self._known(config, name, f"OMX_AGENT of pid {pid}")
-        return self._known(config, self.default_agent, "the mount's default identity (--as)")
-
-    def claimed_agent(self, pid: int) -> bytes | None:
-        """The raw ``OMX_AGENT`` of process ``pid`` (None: not set), cached per (pid, image key)."""
+    def of(self, pid: int) -> Mapping[bytes, bytes]:
+        """``OMX_*`` of process ``pid``; ProcessGone if it exited, ZoneDenied if it may not be inspected."""
         if pid <= 0:
             raise ProcessGone(f"pid {pid}")
         for _ in range(3):
@@ -112,7 +91,8 @@ class IdentityResolver:
                 if key in self._cache:
                     self._cache.move_to_end(key)
                     return self._cache[key]
-            value = parse_environ(self._read(pid, "environ", ENVIRON_LIMIT)).get(ENV_VAR)
+            env = parse_environ(self._read(pid, "environ", ENVIRON_LIMIT))
+            value = {name: v for name, v in env.items() if name.startswith(WATCHED_PREFIX)}
             # The environment was read after the key: if the pid was reused or the process exec'd in between,
             # the key differs now, and what was read must not be stored under the old one: read again.
             if self._image_key(pid) == key[1]:
@@ -122,6 +102,11 @@ class IdentityResolver:
                         self._cache.popitem(last=False)
                 return value
         raise ZoneDenied(f"pid {pid} keeps changing (exec) while its identity is read")
+
+    def cached(self) -> int:
+        """How many process images are remembered."""
+        with self._lock:
+            return len(self._cache)
 
     def _image_key(self, pid: int) -> tuple[int, int, int]:
         return parse_image_key(self._read_stat(pid))
@@ -177,6 +162,39 @@ class IdentityResolver:
             return ProcessGone(f"pid {pid}")
         # EACCES/EPERM: a process we may not inspect (another user's, or not dumpable) cannot claim a name.
         return ZoneDenied(f"cannot read the identity of pid {pid}: {exc.strerror}")
+
+
+#: the mount's cache, shared by its identity resolver and its provenance reader
+CALLERS = CallerEnvironments()
+
+
+class IdentityResolver:
+    """Resolves ``(uid, pid)`` to an agent name, in the order of SPEC §3.
+
+    ``config_provider`` returns the current workspace config (it is re-read when the file changes, so agents
+    and uid mappings added while mounted take effect); ``environments`` reads the callers' ``OMX_AGENT``.
+    """
+
+    def __init__(
+        self, config_provider: Callable[[], Config], default_agent: str, environments: CallerEnvironments
+    ) -> None:
+        self._config = config_provider
+        self.default_agent = default_agent
+        self.environments = environments
+
+    def resolve(self, uid: int, pid: int) -> str:
+        config = self._config()
+        mapped = config.uids.get(uid)
+        if mapped is not None:
+            return self._known(config, mapped, f"the uid map entry for uid {uid}")
+        try:
+            claimed = self.environments.of(pid).get(ENV_VAR)
+        except ProcessGone:
+            claimed = None  # the request outlived its process: nothing was claimed, the mount's default answers
+        if claimed is not None:
+            name = claimed.decode("utf-8", "replace")
+            return self._known(config, name, f"OMX_AGENT of pid {pid}")
+        return self._known(config, self.default_agent, "the mount's default identity (--as)")
 
     @staticmethod
     def _known(config: Config, name: str, source: str) -> str:

@@ -8,18 +8,17 @@ entry or the delivery's metadata as ``provenance``. A person then goes from any 
 its step, and the model request with that id. Like ``OMX_AGENT`` this is cooperative: it explains, it proves
 nothing. Values that do not look like what omx writes are dropped rather than recorded.
 
-The environment is cached per process image, with the same key as the identity cache (pid, start time and where
-the environment lies in memory), so a recycled pid or an ``exec`` never inherits another process's provenance.
+The variables come from the same per-process-image cache as ``OMX_AGENT`` (``identity.CALLERS``), so a recycled pid
+or an ``exec`` never inherits another process's provenance, and a request reads ``/proc`` once for both.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
-from pathlib import Path
+from collections.abc import Mapping
 
-from omxfs.fuse.identity import ENVIRON_LIMIT, parse_environ, parse_image_key
+from omxfs.errors import ZoneDenied
+from omxfs.fuse.identity import CALLERS, CallerEnvironments, ProcessGone
 
 #: environment variable → key in the record, and what its value must look like
 FIELDS: dict[bytes, tuple[str, re.Pattern[str]]] = {
@@ -27,12 +26,11 @@ FIELDS: dict[bytes, tuple[str, re.Pattern[str]]] = {
     b"OMX_STEP": ("step", re.compile(r"[0-9]{1,9}")),
     b"OMX_REQUEST": ("request", re.compile(r"[A-Za-z0-9._:-]{1,128}")),
 }
-CACHE_SIZE = 4096
 
 Provenance = dict[str, str]
 
 
-def provenance_from_environ(env: dict[bytes, bytes]) -> Provenance | None:
+def provenance_from_environ(env: Mapping[bytes, bytes]) -> Provenance | None:
     """The provenance record in an environment, None when it names no run."""
     record: Provenance = {}
     for var, (key, shape) in FIELDS.items():
@@ -46,38 +44,17 @@ def provenance_from_environ(env: dict[bytes, bytes]) -> Provenance | None:
 
 
 class ProvenanceReader:
-    """``of(pid)``: the provenance of the process ``pid``; None when it has none or is gone. Thread-safe."""
+    """``of(pid)``: the provenance of the process ``pid``; None when it has none, is gone or may not be read."""
 
-    def __init__(self, proc: Path = Path("/proc"), cache_size: int = CACHE_SIZE) -> None:
-        self._proc = proc
-        self._cache_size = cache_size
-        self._cache: OrderedDict[tuple[int, tuple[int, int, int]], Provenance | None] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, environments: CallerEnvironments = CALLERS) -> None:
+        self.environments = environments
 
     def of(self, pid: int) -> Provenance | None:
-        if pid <= 0:
-            return None
         try:
-            key = (pid, parse_image_key(self._read(pid, "stat", 4096)))
-            with self._lock:
-                if key in self._cache:
-                    self._cache.move_to_end(key)
-                    found = self._cache[key]
-                    return dict(found) if found is not None else None
-            record = provenance_from_environ(parse_environ(self._read(pid, "environ", ENVIRON_LIMIT)))
-            if parse_image_key(self._read(pid, "stat", 4096)) != key[1]:
-                return None  # exec'd or replaced while read: record nothing rather than the wrong run
-        except (OSError, ValueError):
-            return None  # gone, or not ours to inspect: the write is made, without provenance
-        with self._lock:
-            self._cache[key] = record
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return dict(record) if record is not None else None
-
-    def _read(self, pid: int, name: str, limit: int) -> bytes:
-        with open(self._proc / str(pid) / name, "rb", buffering=0) as f:
-            return f.read(limit)
+            env = self.environments.of(pid)
+        except (ProcessGone, ZoneDenied):
+            return None  # the write is made, without provenance
+        return provenance_from_environ(env)
 
 
 #: the mount's reader; handlers take another in tests

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from omxfs.errors import ZoneDenied
-from omxfs.fuse.identity import IdentityResolver, parse_environ, parse_image_key
+from omxfs.fuse.identity import CallerEnvironments, IdentityResolver, parse_environ, parse_image_key
 from omxfs.store.config import Config
 from tests.fuse.conftest import Mount
 
@@ -38,7 +38,7 @@ def proc(tmp_path: Path) -> Path:
 
 
 def resolver(proc: Path, default: str = "alice", config: Config = CONFIG, **kw: int) -> IdentityResolver:
-    return IdentityResolver(lambda: config, default, proc=proc, **kw)
+    return IdentityResolver(lambda: config, default, CallerEnvironments(proc, **kw))
 
 
 def test_parse_environ_is_nul_separated_and_first_definition_wins() -> None:
@@ -127,7 +127,7 @@ def test_the_cache_is_bounded(proc: Path) -> None:
     for pid in range(10, 15):
         fake_process(proc, pid, {"OMX_AGENT": "bob"})
         assert r.resolve(0, pid) == "bob"
-    assert len(r._cache) == 2
+    assert r.environments.cached() == 2
 
 
 def test_a_vanished_process_falls_back_to_the_default(proc: Path) -> None:
@@ -146,7 +146,7 @@ def test_an_unreadable_process_is_refused(proc: Path) -> None:
 
 def test_the_config_is_consulted_on_every_request(proc: Path) -> None:
     config = {"now": Config(agents=("alice",))}
-    r = IdentityResolver(lambda: config["now"], "alice", proc=proc)
+    r = IdentityResolver(lambda: config["now"], "alice", CallerEnvironments(proc))
     fake_process(proc, 10, {"OMX_AGENT": "carol"})
     with pytest.raises(ZoneDenied):
         r.resolve(0, 10)
@@ -155,7 +155,7 @@ def test_the_config_is_consulted_on_every_request(proc: Path) -> None:
 
 
 def test_the_real_proc_of_a_child_process() -> None:
-    r = IdentityResolver(lambda: CONFIG, "alice")
+    r = IdentityResolver(lambda: CONFIG, "alice", CallerEnvironments())
     env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
     child = subprocess.Popen(
         [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env={**env, "OMX_AGENT": "bob"}
@@ -169,7 +169,7 @@ def test_the_real_proc_of_a_child_process() -> None:
 
 def test_a_kept_stat_descriptor_sees_exec_and_exit_of_a_real_process() -> None:
     """The per-pid ``stat`` descriptor is re-read, not trusted: exec brings the new name, exit the default."""
-    r = IdentityResolver(lambda: CONFIG, "alice")
+    r = IdentityResolver(lambda: CONFIG, "alice", CallerEnvironments())
     env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
     exec_bob = (
         "import os, sys; sys.stdin.readline(); "
@@ -189,7 +189,7 @@ def test_a_kept_stat_descriptor_sees_exec_and_exit_of_a_real_process() -> None:
     finally:
         child.communicate("")
     assert r.resolve(os.getuid(), child.pid) == "alice"  # exited: its descriptor answers ESRCH, the default answers
-    r.close()
+    r.environments.close()
 
 
 # -- through a real mount ------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import pyfuse3
 import pytest
 import trio
 
-from omxfs.fuse.identity import IdentityResolver
+from omxfs.fuse.identity import CallerEnvironments, IdentityResolver
 from omxfs.fuse.inodes import ROOT_INODE, InodeTable
 from omxfs.fuse.ops import STABLE_TIMEOUT, VOLATILE_TIMEOUT, Operations
 from omxfs.fuse.router import Router
@@ -117,7 +117,7 @@ def env(tmp_path: Path) -> Iterator[Env]:
     logger.propagate = False
     logger.addHandler(records)
     replies = Replies()
-    identity = IdentityResolver(lambda: ws.config, "alice", proc=proc)
+    identity = IdentityResolver(lambda: ws.config, "alice", CallerEnvironments(proc))
     ops = Operations(router, identity, InodeTable(), logger, store_root=ws.root, readdir_reply=replies)
     yield Env(ws, ops, replies, records, private)
     ops.inodes.check()
