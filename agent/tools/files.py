@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -65,6 +67,30 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+# Writes the bytes on stdin to argv[1]; an OSError becomes "errno strerror" on stderr and exit status 3.
+_CHILD_WRITE = """import sys
+try:
+    with open(sys.argv[1], sys.argv[2]) as f:
+        f.write(sys.stdin.buffer.read())
+except OSError as exc:
+    sys.stderr.write(f"{exc.errno} {exc.strerror}")
+    sys.exit(3)
+"""
+
+
+def _write_in_child(path: Path, data: bytes, mode: str, ctx: ToolContext) -> None:
+    """On an omxfs mount, write from a child started with the step's ``OMX_RUN``/``OMX_STEP``: the mount reads where
+    a write came from in the writing process's starting environment, which omx's own process cannot change."""
+    env = {**os.environ, **ctx.sandbox.extra_env}
+    argv = [sys.executable, "-c", _CHILD_WRITE, str(path), "ab" if mode == "append" else "wb"]
+    done = subprocess.run(argv, input=data, env=env, capture_output=True, timeout=ctx.default_timeout, check=False)
+    if done.returncode != 0:
+        code, _, reason = done.stderr.decode("utf-8", "replace").partition(" ")
+        if code.isdigit():
+            raise OSError(int(code), reason)
+        raise RuntimeError(f"the write of {path} failed in its process: {done.stderr[-500:]!r}")
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -82,6 +108,8 @@ def write_text(inputs: WriteTextInput, ctx: ToolContext) -> ToolResult:
         data = inputs.content.encode("utf-8")
         if inputs.mode == "overwrite" and ctx.atomic_writes:
             _atomic_write(path, data)
+        elif ctx.run_id is not None and not ctx.atomic_writes:
+            _write_in_child(path, data, inputs.mode, ctx)
         else:
             with open(path, "ab" if inputs.mode == "append" else "wb") as f:
                 f.write(data)

@@ -138,3 +138,15 @@ def test_workspace_tools_are_offered_only_on_a_mount(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "works only on an omxfs mount" in done.stdout.decode() + done.stderr.decode()
+
+
+def test_a_write_text_step_records_its_run_and_step_too(m: Mount, tmp_path: Path) -> None:
+    """omx's own file tool writes from a child started with the step's OMX_RUN/OMX_STEP, so its version says so."""
+    note = {"path": "collaborative/current/notes.md", "content": "first notes\n", "mode": "overwrite"}
+    done = omx(m, tmp_path, "writer", [plan(("list_dir", {"path": "."}), ("write_text", note))])
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+    entries = json.loads((m.root / "collaborative/.versions/notes.md/history.json").read_text())
+    assert [(e["version"], e["author"]) for e in entries] == [(1, "writer")]
+    provenance = entries[0]["provenance"]
+    assert provenance["step"] == "2" and provenance["run"].startswith("agents/writer/runs/")
+    assert (m.root / "collaborative/current/notes.md").read_text() == "first notes\n"
