@@ -3,6 +3,8 @@
 Everything above this module talks to ``Model.complete`` and gets a ``ModelReply`` back, so the planner, the
 agent loop and the tests never see litellm. litellm costs about two seconds to import and fetches a price list
 from the internet unless told not to, so it is imported on the first real call, never at module import.
+``LiteLLMModel.stream`` sends the same request as ``complete`` with ``stream=True`` (seed 002 §4 streaming), so
+one configuration serves the blocking agent loop and streamed responses.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import logging
 import os
 import uuid
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -143,6 +145,60 @@ class LiteLLMModel:
         tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply:
         request_id = new_request_id()
+        kwargs = self._request(messages, request_id, tools=tools, json_mode=json_mode, tool_choice=tool_choice)
+        litellm = _import_litellm()  # before find_spec below, which would import litellm without our settings
+        if tools and importlib.util.find_spec("litellm.responses.mcp") is not None:
+            kwargs["_skip_mcp_handler"] = True  # litellm 1.7x+ imports the optional `mcp` package for any tools
+        try:
+            with _litellm_warnings_ignored(), ThreadPoolExecutor(1, thread_name_prefix="omx-llm") as pool:
+                # off the main thread: there litellm's sync logging adopts a main-thread event loop it never closes
+                response = pool.submit(litellm.completion, **kwargs).result()
+        except Exception as exc:
+            raise self._error(exc, request_id) from None
+        return _reply(response, request_id=request_id, model=self.model)
+
+    def stream(self, messages: list[dict[str, Any]], *, json_mode: bool = False) -> AsyncIterator[str]:
+        """The reply's text deltas as the server sends them (``stream=True``): a trio async iterator.
+
+        The request is built exactly as ``complete`` builds it; litellm's stream is a blocking iterator, so each
+        chunk is pulled in a worker thread and a slow model never blocks trio. Errors are the same ``LLMError``.
+        """
+        request_id = new_request_id()
+        kwargs = self._request(copy.deepcopy(messages), request_id, json_mode=json_mode)  # fails before any I/O
+        return self._stream(kwargs | {"stream": True}, request_id)
+
+    async def _stream(self, kwargs: dict[str, Any], request_id: str) -> AsyncGenerator[str, None]:
+        import trio  # here, not at import: the blocking loop and `omx --help` never pay for it
+
+        def start() -> Any:
+            litellm = _import_litellm()
+            with _litellm_warnings_ignored():
+                return iter(litellm.completion(**kwargs))
+
+        def pull(chunks: Any) -> Any:
+            with _litellm_warnings_ignored():
+                return next(chunks, _END)
+
+        try:
+            chunks = await trio.to_thread.run_sync(start)
+            while (chunk := await trio.to_thread.run_sync(pull, chunks)) is not _END:
+                choices = getattr(chunk, "choices", None) or []
+                text = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+                if text:
+                    yield text
+        except Exception as exc:
+            raise self._error(exc, request_id) from None
+
+    def _request(
+        self,
+        messages: list[dict[str, Any]],
+        request_id: str,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_mode: bool = False,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """litellm's keyword arguments for one request, the same for a blocking and a streamed call."""
         size = sum(len(str(m.get("content") or "")) for m in messages)
         if size > self.max_input_chars:
             raise LLMError(
@@ -161,21 +217,18 @@ class LiteLLMModel:
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        litellm = _import_litellm()  # before find_spec below, which would import litellm without our settings
-        if tools and importlib.util.find_spec("litellm.responses.mcp") is not None:
-            kwargs["_skip_mcp_handler"] = True  # litellm 1.7x+ imports the optional `mcp` package for any tools
         log.debug("request %s: %s, %d messages, %d characters", request_id, self.model, len(messages), size)
-        try:
-            with _litellm_warnings_ignored(), ThreadPoolExecutor(1, thread_name_prefix="omx-llm") as pool:
-                # off the main thread: there litellm's sync logging adopts a main-thread event loop it never closes
-                response = pool.submit(litellm.completion, **kwargs).result()
-        except Exception as exc:
-            secrets = [self._api_key, *(v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")))]
-            error = translate(exc, model=self.model, api_base=self.api_base, timeout=self.timeout,
-                              request_id=request_id, secrets=secrets)  # fmt: skip
-            log.debug("request %s failed: %s", request_id, redact(repr(exc), secrets))
-            raise error from None
-        return _reply(response, request_id=request_id, model=self.model)
+        return kwargs
+
+    def _error(self, exc: Exception, request_id: str) -> LLMError:
+        """The one-line ``LLMError`` for a failed call, with the key and every provider secret redacted."""
+        secrets = [self._api_key, *(v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")))]
+        log.debug("request %s failed: %s", request_id, redact(repr(exc), secrets))
+        return translate(exc, model=self.model, api_base=self.api_base, timeout=self.timeout,
+                         request_id=request_id, secrets=secrets)  # fmt: skip
+
+
+_END = object()  # the end of a litellm stream, from a worker thread's ``next``
 
 
 def _reply(response: Any, *, request_id: str, model: str) -> ModelReply:

@@ -7,6 +7,13 @@ it as tool results it can correct; a failure to reach the model is the user's to
 Seed 003's context discipline is wired in here, each part behind a ``context:`` setting that is off by default
 (``agent.context`` holds the parts): the messages live in an append-only context, every request is measured
 against the previous one (prefix shared, cached tokens) and, with ``runs_dir``, recorded in a run's trace.
+
+Seed 002 comes in two places, both off by default. ``session:`` turns on session resize: at each turn boundary a
+``Session``'s policy decides (deep or lite, sync or async handlers) and the run's context folds the oldest turns
+into a readable reference, the same reversible fold ``compress_at_chars`` uses, so the append-only rule holds
+(``agent.context.session_resize`` says why it is one fold with two triggers). ``run(..., output=schema)`` asks
+for structured output: the task is sent as the prompt generator renders it (an OUTPUT REQUIREMENT section) and
+the final answer is checked by the schema's output model; a reply that does not fit goes back to the model.
 """
 
 from __future__ import annotations
@@ -14,10 +21,10 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.context import (
     RECITATION_INSTRUCTION,
@@ -26,6 +33,8 @@ from agent.context import (
     ErrorPreservation,
     FileBasedMemory,
     RequestMeasure,
+    SessionResize,
+    SessionSettings,
     TemplateNoise,
     TodoRecitation,
     ToolMask,
@@ -34,6 +43,7 @@ from agent.context import (
     refusal,
     register_memory_tools,
     request_text,
+    restore_all,
     shared_prefix_chars,
     tool_choice_for,
 )
@@ -41,8 +51,12 @@ from agent.llm import LLMError, Model, ModelReply, ToolCall, ToolChoiceModel, Us
 from agent.tool_manager import ToolManager
 from agent.trace import ModelCallEntry, RunEntry, RunRecorder, now
 
+if TYPE_CHECKING:
+    from agent.prompting import Session
+
 MAX_STEPS_REACHED = "max steps reached"
 NO_ANSWER = "the model gave an empty answer"
+OUTPUT_MISMATCH = "error: your answer does not meet the OUTPUT REQUIREMENT"
 
 
 class AgentConfig(BaseModel):
@@ -57,6 +71,15 @@ class AgentConfig(BaseModel):
     api_base: str | None = Field(None, description="an OpenAI-compatible server; default OMX_API_BASE")
     runs_dir: Path | None = Field(None, description="record each run in <runs_dir>/<timestamp>/trace.jsonl")
     context: ContextSettings = Field(default_factory=ContextSettings, description="seed 003 context discipline")
+    session: SessionSettings | None = Field(None, description="seed 002 session resize; off when absent")
+
+    @model_validator(mode="after")
+    def _one_fold_trigger(self) -> AgentConfig:
+        if self.session is not None and self.context.compress_at_chars is not None:
+            raise ValueError("set session or context.compress_at_chars, not both: they trigger the same fold")
+        if self.session is not None and self.session.context_dir is None and self.context.compress_dir is None:
+            raise ValueError("session needs context_dir (or context.context_dir or context.memory_dir)")
+        return self
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> AgentConfig:
@@ -76,6 +99,8 @@ class AgentRun(BaseModel):
     messages: list[dict[str, Any]] = Field(default_factory=list)
     requests: list[RequestMeasure] = Field(default_factory=list)
     run_dir: Path | None = None
+    resizes: list[dict[str, Any]] = Field(default_factory=list, description="session resizes: step, type, reason")
+    output: Any = Field(None, description="the answer checked by the output schema, when run(output=...) asked")
 
 
 def tool_schemas(tools: ToolManager) -> list[dict[str, Any]]:
@@ -97,7 +122,8 @@ class Agent:
     """A model plus tools; the model comes from the config (or --model / OMX_MODEL) unless one is given.
 
     With ``context.memory_dir`` the memory tools are registered on ``tools`` here, before the first request, so
-    the tool definitions never change during a run.
+    the tool definitions never change during a run. ``session`` (or ``config.session``) turns on session resize;
+    register custom policy or resize handlers on it (``agent.session.register_policy_handler``).
     """
 
     def __init__(
@@ -106,6 +132,7 @@ class Agent:
         *,
         model: Model | None = None,
         tools: ToolManager | None = None,
+        session: Session | None = None,
     ) -> None:
         self.config = (
             config if isinstance(config, AgentConfig) else AgentConfig.from_yaml(config) if config else AgentConfig()
@@ -120,14 +147,24 @@ class Agent:
         if self.mask is not None:
             self.mask.check(self.tools.names)
         self.noise = TemplateNoise(settings.noise_seed) if settings.template_noise else None
+        if session is None and self.config.session is not None:
+            session = self.config.session.build(self.config.session.context_dir or cast(Path, settings.compress_dir))
+        if session is not None and settings.compress_at_chars is not None:
+            raise ValueError("a session and context.compress_at_chars both trigger the fold: use one of them")
+        self.session = session
+        self._fold_dir = SessionResize(session, settings.compress_dir).directory if session else settings.compress_dir
         self._previous_request: str | None = None  # the last request sent: what a provider's cache holds
 
     def process(self, prompt: str, *, mode: str | None = None) -> str:
         """The final answer, or "max steps reached" (seed TC-Agent-001...004)."""
         return self.run(prompt, mode=mode).answer
 
-    def run(self, prompt: str, *, mode: str | None = None) -> AgentRun:
-        """One prompt to its answer; ``mode`` (with tool_masking) restricts the tools the model may call."""
+    def run(self, prompt: str, *, mode: str | None = None, output: Any = None) -> AgentRun:
+        """One prompt to its answer; ``mode`` (with tool_masking) restricts the tools the model may call.
+
+        ``output`` is an output schema (seed 002: a dict, a one-item list, a type, ``(schema, "description")``);
+        the checked data is ``AgentRun.output``.
+        """
         if not prompt or not prompt.strip():
             raise ValueError("prompt must not be empty")
         if mode is not None and self.mask is None:
@@ -136,7 +173,7 @@ class Agent:
         recorder = RunRecorder.create(self.config.runs_dir) if self.config.runs_dir else None
         if recorder is not None:
             recorder.record(RunEntry(event="start", data={"prompt": prompt, "mode": mode}))
-        run = _Run(self, prompt, mode, allowed, recorder)
+        run = _Run(self, prompt, mode, allowed, recorder, output)
         result = run.loop()
         if recorder is not None:
             recorder.record(RunEntry(event="end", data={"answer": result.answer, "steps": result.steps}))
@@ -162,9 +199,8 @@ class Agent:
 class _Run:
     """The state of one ``Agent.run``: its context, plan, retries and measurements."""
 
-    def __init__(
-        self, agent: Agent, prompt: str, mode: str | None, allowed: list[str] | None, recorder: RunRecorder | None
-    ) -> None:
+    def __init__(self, agent: Agent, prompt: str, mode: str | None, allowed: list[str] | None,
+                 recorder: RunRecorder | None, output: Any = None) -> None:  # fmt: skip
         self.agent, self.prompt, self.mode, self.allowed, self.recorder = agent, prompt, mode, allowed, recorder
         self.settings = agent.config.context
         self.schemas = tool_schemas(agent.tools) or None  # every tool, same order, every request
@@ -178,9 +214,16 @@ class _Run:
             self.recitation.create_initial_plan(prompt, mode or "chat")
         self.context = ContextManager()
         self.context.append_message({"role": "system", "content": system})
+        self.output_model: type[BaseModel] | None = None
+        task = prompt
+        if output is not None:
+            self.output_model, task = _structured(prompt, output)
+        self.output: Any = None
         noise = agent.noise
-        self.context.append_user(noise.wrap_instruction(prompt) if noise is not None else prompt)
+        self.context.append_user(noise.wrap_instruction(task) if noise is not None else task)
         self.last_sent: list[dict[str, Any]] | None = None
+        self.resizer = SessionResize(agent.session, agent._fold_dir) if agent.session is not None else None
+        self.resizes: list[dict[str, Any]] = []
 
     def loop(self) -> AgentRun:
         while self.steps < self.agent.config.max_steps:
@@ -192,6 +235,8 @@ class _Run:
                     self._preserve_and_retry(reply.content or "")
                     continue
                 self.context.append_message({"role": "assistant", "content": reply.content or ""})
+                if not self._parse_output(reply.content or ""):
+                    continue
                 return self._result(reply.content or NO_ANSWER)
             self.context.append_message(_assistant_message(reply))
             for call in reply.tool_calls:
@@ -212,11 +257,16 @@ class _Run:
         return self.agent._execute(call)
 
     def _request(self) -> ModelReply:
-        """One model call at a turn boundary: compress if due, recite the plan, send, measure."""
+        """One model call at a turn boundary: resize or compress if due, recite the plan, send, measure."""
         settings = self.settings
         compressed = False
         limit, directory = settings.compress_at_chars, settings.compress_dir
-        if settings.append_only and limit is not None and directory is not None and self.context.size_chars() > limit:
+        if self.resizer is not None:
+            resized = self.resizer.before_request(self.context)
+            if resized is not None:
+                self.resizes.append({"step": self.steps + 1, **resized})
+            compressed = resized is not None
+        elif settings.append_only and limit is not None and directory is not None and self.context.size_chars() > limit:
             kept = self.context.compress_to_file(directory, settings.compress_keep_last, keep_first=2)
             compressed = kept is not None
         if self.recitation is not None:
@@ -226,9 +276,12 @@ class _Run:
             if text:
                 self.context.append_user(text, recitation=True)
         messages = self.context.get_messages()
-        check = settings.append_only and not compressed and self.last_sent is not None
-        if check and not is_prefix(self.last_sent or [], messages):  # our bug, not the model's
-            raise RuntimeError("append-only context violated: a request does not extend the previous one")
+        if settings.append_only and self.last_sent is not None:
+            earlier, later = self.last_sent, messages
+            if compressed and self.agent._fold_dir is not None:  # a fold changed the request: restored, it must not
+                earlier, later = restore_all(earlier, self.agent._fold_dir), restore_all(later, self.agent._fold_dir)
+            if not is_prefix(earlier, later):  # our bug, not the model's
+                raise RuntimeError("append-only context violated: a request does not extend the previous one")
         self.last_sent = messages
         text = request_text(messages, self.schemas)
         previous = self.agent._previous_request
@@ -298,10 +351,34 @@ class _Run:
         retry = ErrorPreservation.build_retry_prompt(self.prompt, answer or "(an empty answer)", errors)
         self.context.append_user(retry, retry=self.retries)
 
+    def _parse_output(self, answer: str) -> bool:
+        """Whether the answer fits the output schema; if not, the model is told what was wrong (another step)."""
+        from agent.prompting import parse_reply
+
+        if self.output_model is None:
+            return True
+        try:
+            self.output = parse_reply(answer, self.output_model)
+        except ValueError as exc:  # pydantic's ValidationError is one too
+            if self.steps >= self.agent.config.max_steps:
+                return True  # no step left to correct it: the answer stands, without output
+            self.context.append_user(f"{OUTPUT_MISMATCH}: {str(exc)[:500]}\nAnswer again with the JSON only.")
+            return False
+        return True
+
     def _result(self, answer: str) -> AgentRun:
         return AgentRun(answer=answer, steps=self.steps, tool_calls=self.calls, usage=self.usage,
                         messages=self.context.get_messages(), requests=self.measures,
-                        run_dir=self.recorder.run_dir if self.recorder is not None else None)  # fmt: skip
+                        run_dir=self.recorder.run_dir if self.recorder is not None else None,
+                        resizes=self.resizes, output=self.output)  # fmt: skip
+
+
+def _structured(prompt: str, output: Any) -> tuple[type[BaseModel], str]:
+    """The output model and the task text with its OUTPUT REQUIREMENT, as seed 002's prompt generator writes it."""
+    from agent.prompting import Prompt
+
+    spec = Prompt().set("input", prompt).set("output", output)
+    return spec.to_output_model(), str(spec.to_messages()[-1]["content"])
 
 
 def _assistant_message(reply: ModelReply) -> dict[str, Any]:

@@ -6,10 +6,17 @@ to a model or imports litellm.
 """
 
 from agent.context.append_only import ContextEntry, ContextManager, is_prefix
-from agent.context.compression import compress_messages, is_reference, restore_messages
+from agent.context.compression import (
+    compress_messages,
+    is_reference,
+    restorable_reference,
+    restore_all,
+    restore_messages,
+)
 from agent.context.error_preservation import ErrorPreservation, is_tool_error
 from agent.context.file_memory import FileBasedMemory, MemoryPathError, register_memory_tools
 from agent.context.prefix import RequestMeasure, request_text, shared_prefix_chars
+from agent.context.session_resize import SessionResize, SessionSettings
 from agent.context.settings import ContextSettings
 from agent.context.template_noise import TemplateNoise
 from agent.context.todo_recitation import RECITATION_INSTRUCTION, TodoRecitation
@@ -24,6 +31,8 @@ __all__ = [
     "FileBasedMemory",
     "MemoryPathError",
     "RequestMeasure",
+    "SessionResize",
+    "SessionSettings",
     "TemplateNoise",
     "TodoRecitation",
     "ToolMask",
@@ -34,6 +43,8 @@ __all__ = [
     "refusal",
     "register_memory_tools",
     "request_text",
+    "restorable_reference",
+    "restore_all",
     "restore_messages",
     "shared_prefix_chars",
     "tool_choice_for",

@@ -1,9 +1,10 @@
 """Append-only context (seed 003 ContextManager): frozen entries, and one reversible way to shrink.
 
 A provider's KV cache reuses a prompt only up to the first byte that changed, so the loop never edits or drops
-a message it has sent: it appends. The one exception is ``compress_to_file``, which moves a run of whole turns to
-a file the agent can read back and leaves a reference in their place; its cut points are turn boundaries, so a
-tool result is never separated from the assistant message that called the tool.
+a message it has sent: it appends. The one exception is folding (``compress_to_file`` for a size limit, ``fold``
+for a seed-002 session resize), which moves a run of whole turns to a file the agent can read back and leaves a
+reference in their place; its cut points are turn boundaries, so a tool result is never separated from the
+assistant message that called the tool.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class ContextEntry:
 
 
 class ContextManager:
-    """The messages of one run; ``append`` is the only mutation, ``compress_to_file`` the only shrink."""
+    """The messages of one run; ``append`` is the only mutation, folding (to a file) the only shrink."""
 
     def __init__(self) -> None:
         self._entries: list[ContextEntry] = []
@@ -97,6 +98,24 @@ class ContextManager:
             end -= 1
         if end <= start:
             return None
+        return self._fold(start, end, directory)
+
+    def fold(self, directory: Path, count: int, keep_first: int = 0) -> dict[str, Any] | None:
+        """Move the ``count`` oldest entries after the first ``keep_first`` to a file; the reference, or None.
+
+        A session resize (seed 002): unlike ``compress_to_file`` an earlier reference in the range is folded too,
+        so references nest and the context stays bounded. The cut moves forward past tool results, so a result
+        goes with the call it answers; a lone earlier reference is not folded again.
+        """
+        start = keep_first
+        end = min(start + max(count, 0), len(self._entries))
+        while start < end < len(self._entries) and self._entries[end].role == "tool":
+            end += 1
+        if end <= start or (end - start == 1 and "compressed" in self._entries[start].metadata):
+            return None
+        return self._fold(start, end, directory)
+
+    def _fold(self, start: int, end: int, directory: Path) -> dict[str, Any]:
         moved = [e.to_message() for e in self._entries[start:end]]
         reference = compress_messages(moved, directory)
         self._entries[start:end] = [ContextEntry.of(reference, compressed=len(moved))]

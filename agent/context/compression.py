@@ -8,6 +8,7 @@ same reference text and keeps the prompt prefix stable.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -17,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REFERENCE_MARKER", "compress_messages", "is_reference", "restore_messages"]
+__all__ = ["REFERENCE_MARKER", "compress_messages", "is_reference", "restorable_reference", "restore_all"]
+__all__ += ["restore_messages"]
 
 #: the reference message starts with this, so it is recognisable by the loop and by the model
 REFERENCE_MARKER = "[compressed context]"
@@ -75,6 +77,28 @@ def restore_messages(reference: Mapping[str, Any], directory: Path) -> list[dict
     if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
         raise ValueError(f"{path} is not a JSON list of messages")
     return [dict(m) for m in data]
+
+
+def restorable_reference(message: Mapping[str, Any], directory: Path) -> bool:
+    """Whether ``message`` is a reference (a user message) whose file under ``directory`` can be read back."""
+    if message.get("role") != "user" or not is_reference(message):
+        return False
+    try:
+        restore_messages(message, directory)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def restore_all(messages: Sequence[Mapping[str, Any]], directory: Path) -> list[dict[str, Any]]:
+    """The messages with every reference replaced by those it stands for, recursively (references may nest)."""
+    restored: list[dict[str, Any]] = []
+    for message in messages:
+        if restorable_reference(message, directory):
+            restored += restore_all(restore_messages(message, directory), directory)
+        else:
+            restored.append(copy.deepcopy(dict(message)))
+    return restored
 
 
 def _write_atomic(path: Path, text: str) -> None:

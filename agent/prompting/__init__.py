@@ -2,7 +2,6 @@
 parse, requests with independent responses, and the tool loop. Nothing here imports FUSE or litellm."""
 
 from agent.prompting.generator import PromptObject, to_messages, to_text
-from agent.prompting.litellm_stream import LiteLLMStream
 from agent.prompting.output_model import extract_json, output_model, parse_reply
 from agent.prompting.output_schema import render_schema
 from agent.prompting.prompt import Prompt
@@ -23,7 +22,6 @@ __all__ = [
     "ActionResult",
     "CompletionStream",
     "FunctionTool",
-    "LiteLLMStream",
     "ModelRequest",
     "ModelResponse",
     "Prompt",

@@ -27,7 +27,7 @@ from typing import Any, Literal, TypeVar
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.context import compress_messages, restore_messages
+from agent.context import compress_messages, restorable_reference, restore_all
 from agent.prompting.settings import Settings
 
 __all__ = ["PolicyHandler", "ResizeDecision", "ResizeHandler", "ResizePolicy", "Session", "text_length"]
@@ -173,55 +173,59 @@ class Session:
     async def async_judge_resize(self) -> ResizeDecision | None:
         return await _await(self._policy(self.context_window, self.policy, self.turns_since_last_resize))
 
+    def plan_resize(self, window: list[Message], turns_since_last_resize: int) -> tuple[ResizeDecision, int] | None:
+        """Judge and size a resize of ``window`` without folding anything: the decision and how many to fold.
+
+        For a caller that holds its own context and folds it itself (the agent loop); this session's handlers and
+        settings decide, sync or async (an async one runs to completion here).
+        """
+        decision = _run(self._policy(copy.deepcopy(window), self.policy, turns_since_last_resize))
+        if decision is None:
+            return None
+        count = _run(self._resizers[decision.type](copy.deepcopy(window), decision, self.policy))
+        return decision, _checked_count(decision, count)
+
+    async def async_plan_resize(
+        self, window: list[Message], turns_since_last_resize: int
+    ) -> tuple[ResizeDecision, int] | None:
+        decision = await _await(self._policy(copy.deepcopy(window), self.policy, turns_since_last_resize))
+        if decision is None:
+            return None
+        count = await _await(self._resizers[decision.type](copy.deepcopy(window), decision, self.policy))
+        return decision, _checked_count(decision, count)
+
     def resize(self) -> ResizeDecision | None:
         """Judge, and fold if the policy says so; the decision taken, or None."""
-        decision = self.judge_resize()
-        if decision is not None:
-            self._fold(decision, _run(self._resizers[decision.type](self.context_window, decision, self.policy)))
-        return decision
+        plan = self.plan_resize(self._window, self.turns_since_last_resize)
+        if plan is not None:
+            self._fold(*plan)
+        return None if plan is None else plan[0]
 
     async def async_resize(self) -> ResizeDecision | None:
-        decision = await self.async_judge_resize()
-        if decision is not None:
-            count = await _await(self._resizers[decision.type](self.context_window, decision, self.policy))
-            self._fold(decision, count)
-        return decision
+        plan = await self.async_plan_resize(self._window, self.turns_since_last_resize)
+        if plan is not None:
+            self._fold(*plan)
+        return None if plan is None else plan[0]
 
     def restored_window(self) -> list[Message]:
         """The context window with every reference replaced by the messages it stands for, recursively."""
-        return _restore_all(self._window, self.context_dir)
+        return restore_all(self._window, self.context_dir)
 
     def _fold(self, decision: ResizeDecision, count: int) -> None:
-        if not isinstance(count, int) or isinstance(count, bool):
-            raise TypeError(f"a {decision.type} resize handler returns how many messages to fold, not {count!r}")
         count = min(max(count, 0), len(self._window))
         while count and count < len(self._window) and self._window[count].get("role") == "tool":
             count += 1  # a tool result never loses the assistant turn that called it: providers reject orphans
         self.turns_since_last_resize = 0
-        if count == 0 or (count == 1 and _is_reference(self._window[0], self.context_dir)):
+        if count == 0 or (count == 1 and restorable_reference(self._window[0], self.context_dir)):
             return  # nothing new to fold: a lone reference folded again would only nest it
         reference = compress_messages(self._window[:count], self.context_dir)
         self._window = [reference, *self._window[count:]]
 
 
-def _is_reference(message: Mapping[str, Any], directory: Path) -> bool:
-    if message.get("role") != "user" or not isinstance(message.get("content"), str):
-        return False
-    try:
-        restore_messages(message, directory)
-    except (ValueError, OSError):
-        return False
-    return True
-
-
-def _restore_all(messages: Sequence[Mapping[str, Any]], directory: Path) -> list[Message]:
-    restored: list[Message] = []
-    for message in messages:
-        if _is_reference(message, directory):
-            restored += _restore_all(restore_messages(message, directory), directory)
-        else:
-            restored.append(copy.deepcopy(dict(message)))
-    return restored
+def _checked_count(decision: ResizeDecision, count: object) -> int:
+    if not isinstance(count, int) or isinstance(count, bool):
+        raise TypeError(f"a {decision.type} resize handler returns how many messages to fold, not {count!r}")
+    return count
 
 
 async def _await(result: T | Awaitable[T]) -> T:

@@ -7,8 +7,8 @@ slash style, ``reply[0]`` in the dot style), so a user interface can show a fiel
 Each chunk re-parses the text received so far: quadratic in the reply length, which is fine for the few
 kilobytes a structured reply has, and far simpler than an incremental parser that must agree with ``json``.
 
-Real models: ``litellm_stream.LiteLLMStream`` streams tokens through litellm; ``CompletionStream`` adapts any
-other ``agent.llm.Model`` (the whole reply arrives as one chunk).
+Real models: ``agent.llm.LiteLLMModel`` is a ``StreamingModel`` itself (its ``stream`` sends tokens through
+litellm); ``CompletionStream`` adapts any other ``agent.llm.Model`` (the whole reply arrives as one chunk).
 """
 
 from __future__ import annotations

@@ -231,3 +231,23 @@ def test_memory_refuses_paths_outside_its_zone(tmp_path: Path) -> None:
     mem.save("notes/a.md", "a")
     assert mem.load(str(zone / "notes" / "a.md")) == "a"  # an absolute path inside the zone is fine
     assert mem.list_files("**/*") == ["notes/a.md"]  # the symlinked directory is not followed out
+
+
+def test_fold_pins_the_head_keeps_tool_results_with_their_call_and_nests(tmp_path: Path) -> None:
+    """ContextManager.fold (session resize): the oldest after the head, cut past tool results, references nest."""
+    from agent.context import restore_all
+
+    context = ContextManager()
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
+    for i in range(3):
+        messages += [{"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}"}]},
+                     {"role": "tool", "tool_call_id": f"c{i}", "content": f"r{i}"}]  # fmt: skip
+    for m in messages:
+        context.append_message(m)
+    assert context.fold(tmp_path, 1, keep_first=2) is not None  # one asked; its tool result goes with it
+    window = context.get_messages()
+    assert window[:2] == messages[:2] and is_reference(window[2]) and window[3] == messages[4]
+    assert context.fold(tmp_path, 1, keep_first=2) is None  # a lone reference is not folded again
+    assert context.fold(tmp_path, 2, keep_first=2) is not None  # the reference and the next call (+ its result)
+    window = context.get_messages()
+    assert len(window) == 5 and is_reference(window[2]) and restore_all(window, tmp_path) == messages

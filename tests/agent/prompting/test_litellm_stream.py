@@ -6,14 +6,14 @@ import pytest
 
 from agent.llm import LiteLLMModel, LLMError
 from agent.prompting import ModelRequest, Settings
-from agent.prompting.litellm_stream import LiteLLMStream
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]
 
 
-def stream_for(stub: OpenAIStub) -> LiteLLMStream:
-    return LiteLLMStream(LiteLLMModel("openai/test-model", api_base=stub.base_url, api_key="sk-test", timeout=10))
+def stream_for(stub: OpenAIStub) -> LiteLLMModel:
+    """``LiteLLMModel`` is a ``StreamingModel``: its ``stream`` shares ``complete``'s request building."""
+    return LiteLLMModel("openai/test-model", api_base=stub.base_url, api_key="sk-test", timeout=10)
 
 
 @pytest.mark.trio
@@ -38,3 +38,22 @@ async def test_litellm_stream_errors_are_one_clear_line(openai_stub: OpenAIStub)
     with pytest.raises(LLMError, match=r"^LLM error: .*boom") as raised:
         await response.text()
     assert "sk-test" not in str(raised.value)
+
+
+@pytest.mark.trio
+async def test_stream_sends_the_request_complete_sends(openai_stub: OpenAIStub) -> None:
+    """One request builder: a streamed call is the blocking call's body plus ``stream``, limits included."""
+    openai_stub.enqueue("one")
+    openai_stub.enqueue("two")
+    model = stream_for(openai_stub)
+    messages = [{"role": "user", "content": "hi"}]
+    assert model.complete(messages, json_mode=True).content == "one"
+    assert "".join([t async for t in model.stream(messages, json_mode=True)]) == "two"
+    blocking, streamed = openai_stub.requests
+    assert streamed.pop("stream") is True and "stream" not in blocking
+    streamed.pop("stream_options", None)  # litellm's own addition for streamed usage, if any
+    assert streamed == blocking
+    small = LiteLLMModel("openai/test-model", api_base=openai_stub.base_url, api_key="sk-test", max_input_chars=1)
+    with pytest.raises(LLMError, match="input too long"):
+        small.stream(messages)
+    assert len(openai_stub.requests) == 2

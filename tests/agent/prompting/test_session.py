@@ -233,3 +233,24 @@ def test_a_fold_never_separates_tool_results_from_their_call(tmp_path: Path) -> 
     window = session.context_window
     assert window[1:] == messages[4:]
     assert session.restored_window() == messages
+
+
+def test_plan_resize_decides_on_a_window_it_does_not_hold(tmp_path: Path) -> None:
+    """What the agent loop uses: the policy and handler decide for the caller's window; nothing is folded here."""
+    session = session_with(tmp_path, max_keep_messages_count=3)
+    window = chat(3)
+    assert session.plan_resize(window, 0) == (ResizeDecision(type="lite", reason="max_keep_messages_count"), 4)
+    assert session.plan_resize(window[:2], 0) is None
+    assert session.history == [] and not (tmp_path / "context").exists()
+
+    async def never(window: list[dict[str, Any]], policy: ResizePolicy, turns: int) -> ResizeDecision | None:
+        await trio.sleep(0)
+        return None if turns < 5 else ResizeDecision(type="deep", reason="async")
+
+    session.register_policy_handler(never)
+    assert session.plan_resize(window, 4) is None
+    decision = session.plan_resize(window, 5)
+    assert decision is not None and decision[0].reason == "async"
+    session.register_resize_handler("deep", lambda w, d, p: "all")  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match="how many messages to fold"):
+        session.plan_resize(window, 5)
