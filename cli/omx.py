@@ -1,4 +1,5 @@
-"""``omx``: the local agent. Plan a task, confirm it, execute it in a sandbox, record a trace (SPEC §6, seed 004).
+"""``omx``: the local agent. Plan a task, confirm it, execute it in a sandbox, record a trace (SPEC §6, seed 004);
+or, with ``omx agent``, answer a prompt with the multi-turn tool loop (``agent.agent_command``).
 
 Parsing and printing only; the flow lives in ``agent.workflow``. Nothing heavy is imported at module level
 (pydantic and litellm load when a command runs), so ``omx --help`` answers at once.
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from agent.agent_command import AgentOutcome
     from agent.llm import Model
     from agent.sandbox import SandboxMode
     from agent.workflow import Options, Outcome
@@ -54,7 +56,7 @@ class TaskGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        formatter.write_usage("omx", '"TASK" [OPTIONS] | run PLAN | replay RUN_DIR')
+        formatter.write_usage("omx", '"TASK" [OPTIONS] | agent "PROMPT" | run PLAN | replay RUN_DIR')
 
 
 def _finish(outcome: Outcome) -> None:
@@ -100,10 +102,10 @@ def _options(workspace: str | None, as_agent: str | None, yes: bool, dry_run: bo
     return Options(Path(workspace) if workspace else None, as_agent, yes, dry_run, mode)
 
 
-def _guarded(run: Any) -> None:
+def _guarded(run: Any, finish: Any = _finish) -> None:
     """Run a command; an unexpected exception (our bug) becomes one line, or a traceback with OMX_DEBUG=1."""
     try:
-        _finish(run())
+        finish(run())
     except (SystemExit, click.exceptions.Exit, click.ClickException, click.Abort):
         raise
     except Exception as exc:
@@ -194,6 +196,59 @@ def replay_command(run_dir: str) -> None:
         click.echo(render_run(Path(run_dir)))
     except ReplayError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+AGENT_EPILOG = """\b
+Exit status: 0 answered, 1 no answer (max steps reached, or an LLM error), 2 bad config or --mode.
+Model: --model, else the config's model, else $OMX_MODEL; --model scripted:FILE replays a JSON list of replies."""
+
+
+@main.command("agent", epilog=AGENT_EPILOG)
+@click.argument("prompt")
+@click.option("--config", "-c", "config", type=click.Path(dir_okay=False), help="The agent's YAML config.")
+@_model
+@_base
+@click.option("--mode", metavar="MODE", help="Restrict the callable tools to a mode of context.tool_modes.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where runs go (default: runs_dir, else ./runs).")
+def agent_command(
+    prompt: str, config: str | None, model: str | None, api_base: str | None, mode: str | None, runs_dir: str | None
+) -> None:
+    """Answer PROMPT with the multi-turn tool-calling loop, under the context settings of --config.
+
+    omx "TASK" plans first, asks, then executes the plan. omx agent has no plan: the model calls tools turn by
+    turn until it answers (at most max_steps model calls), with the context discipline the YAML turns on. The
+    answer goes to stdout; stderr gets one line with the steps, the requests and the run directory, whose
+    trace.jsonl measures every request (shared prefix, cached tokens): scripts/measure_kv_cache.py RUNS_DIR.
+
+    \b
+    A minimal agent.yaml (every context key is off by default):
+      max_steps: 8
+      runs_dir: runs
+      context:
+        append_only: true          # each request extends the previous one
+        todo_recitation: true      # the plan's checklist ends every request
+        error_preservation: true   # a failed answer stays, and the retry cites it
+        tool_masking: true         # --mode look: only these tools may be called
+        tool_modes: {look: [python]}
+        memory_dir: memory         # memory_save / memory_load tools and files
+    """
+    from agent.agent_command import run_agent
+
+    config_path, runs = Path(config) if config else None, Path(runs_dir) if runs_dir else None
+    _guarded(
+        lambda: run_agent(prompt, config_path=config_path, model=model, api_base=api_base, mode=mode,
+                          runs_dir=runs, build_model=build_model),
+        _finish_agent,
+    )  # fmt: skip
+
+
+def _finish_agent(outcome: AgentOutcome) -> None:
+    if outcome.answer is not None:
+        click.echo(outcome.answer)
+    for line in (outcome.message, outcome.summary):
+        if line:
+            click.echo(f"omx agent: {line}", err=True)
+    sys.exit(outcome.exit_code)
 
 
 @main.command("schema")

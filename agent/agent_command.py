@@ -1,0 +1,116 @@
+"""``omx agent "PROMPT"``: one prompt through the multi-turn tool loop (``agent.loop``), recorded and measured.
+
+``cli.omx`` parses and prints; this module builds the config (YAML, then the command line's overrides), runs the
+agent and says how it ended. Every failure the user can fix is one line, never a traceback (STYLE lesson 7):
+a bad config is exit 2, a run without an answer (max steps, an LLM error) is exit 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agent.llm import LLMError, Model
+from agent.loop import MAX_STEPS_REACHED, Agent, AgentConfig
+
+ModelFactory = Callable[[str | None, str | None], Model]
+
+DEFAULT_RUNS_DIR = Path("runs")
+
+
+class ConfigError(Exception):
+    """A config (or a mode) the agent cannot run with: one line saying which setting and why."""
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    """How ``omx agent`` ended: the answer for stdout, one-line ``message`` and ``summary`` for stderr."""
+
+    exit_code: int
+    answer: str | None = None
+    message: str | None = None
+    summary: str | None = None
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def validation_line(source: str, exc: ValidationError) -> str:
+    """Pydantic's multi-line report as one line: ``agent.yaml: context.append_only: Input should be ...``."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        problems.append(f"{where}: {error['msg']}" if where else str(error["msg"]))
+    return one_line(f"{source}: " + "; ".join(problems))
+
+
+def load_config(path: Path | None, *, model: str | None, api_base: str | None, runs_dir: Path | None) -> AgentConfig:
+    """The YAML's config (or the defaults) with the command line's overrides; runs always recorded."""
+    import yaml
+
+    try:
+        config = AgentConfig.from_yaml(path) if path is not None else AgentConfig()
+    except ValidationError as exc:
+        raise ConfigError(validation_line(str(path), exc)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(one_line(f"{path}: not valid YAML: {exc}")) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(one_line(str(exc))) from None
+    update: dict[str, object] = {"runs_dir": runs_dir or config.runs_dir or DEFAULT_RUNS_DIR}
+    if model:
+        update["model"] = model
+    if api_base:
+        update["api_base"] = api_base
+    return config.model_copy(update=update)
+
+
+def run_agent(
+    prompt: str,
+    *,
+    config_path: Path | None,
+    model: str | None,
+    api_base: str | None,
+    mode: str | None,
+    runs_dir: Path | None,
+    build_model: ModelFactory,
+) -> AgentOutcome:
+    """Run ``prompt`` once; ``build_model(name, api_base)`` makes the model (``agent.llm.model_from_settings``)."""
+    if not prompt.strip():
+        return AgentOutcome(2, message="the prompt is empty")
+    try:
+        config = load_config(config_path, model=model, api_base=api_base, runs_dir=runs_dir)
+    except ConfigError as exc:
+        return AgentOutcome(2, message=str(exc))
+    try:
+        llm = build_model(config.model, config.api_base)
+    except LLMError as exc:
+        return AgentOutcome(1, message=one_line(str(exc)))
+    try:
+        agent = Agent(config, model=llm)  # the default tools: the ToolManager's, under config.tool_timeout
+        if mode is not None:
+            _check_mode(agent, mode)
+    except ValidationError as exc:
+        return AgentOutcome(2, message=validation_line(str(config_path or "config"), exc))
+    except ValueError as exc:  # a mode or tool_modes naming a tool that does not exist, two fold triggers
+        return AgentOutcome(2, message=one_line(str(exc)))
+    try:
+        run = agent.run(prompt, mode=mode)
+    except LLMError as exc:
+        return AgentOutcome(1, message=one_line(str(exc)))
+    summary = f"{run.steps} steps, {len(run.requests)} requests, run: {run.run_dir}"
+    if run.answer == MAX_STEPS_REACHED:
+        return AgentOutcome(1, message=f"{MAX_STEPS_REACHED} ({config.max_steps}) without an answer", summary=summary)
+    return AgentOutcome(0, answer=run.answer, summary=summary)
+
+
+def _check_mode(agent: Agent, mode: str) -> None:
+    """Before the run, so that a wrong ``--mode`` is a usage error, not a run directory with nothing in it."""
+    if agent.mask is None:
+        raise ValueError(f"--mode {mode} needs context.tool_masking: true and context.tool_modes in the config")
+    agent.mask.get_allowed_tools(mode)
