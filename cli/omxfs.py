@@ -144,6 +144,27 @@ def status(path: Path | None) -> None:
             _print_record(record)
 
 
+@main.command()
+@click.argument("workspace", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--repair", is_flag=True, help="Complete what interrupted writes left half-done (safe beside mounts).")
+def fsck(workspace: Path, repair: bool) -> None:
+    """Check the store WORKSPACE against its invariants (versions vs history, checksums, metadata, CRDT states).
+
+    Exits 0 when nothing is left to repair, 1 when something is: crash debris (fix it with --repair) or
+    corruption, which is reported and never guessed at.
+    """
+    from omxfs.store.fsck import fsck as check
+
+    with friendly_errors():
+        report = check(Workspace(workspace), repair=repair)
+    for finding in report.findings:
+        click.echo(finding.line())
+    counts = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "an empty workspace"
+    click.echo(f"checked {counts}: {len(report.corrupt)} corrupt, {len(report.unrepaired)} unresolved")
+    if not report.clean:
+        raise SystemExit(1)
+
+
 def _print_record(record: mounts.MountRecord) -> None:
     click.echo(
         f"  {record.mountpoint}: default agent {record.default_agent}, pid {record.pid}, since {record.started},"

@@ -138,7 +138,12 @@ def list_files(root: Path) -> list[PurePosixPath]:
 
 
 class AtomicWriter:
-    """Writes files atomically into a store whose scratch directory is ``tmp_dir``."""
+    """Writes files atomically into a store whose scratch directory is ``tmp_dir``.
+
+    ``write`` is ``stage`` then ``install``. Callers that change several files at once (a commit, a delivery)
+    stage them all first: a full disk (ENOSPC) or an I/O error then fails before anything visible changed, and
+    only renames, which need no new data blocks, are left for the moment of the change.
+    """
 
     def __init__(self, tmp_dir: Path) -> None:
         self.tmp_dir = tmp_dir
@@ -152,8 +157,11 @@ class AtomicWriter:
         a symlink at the target itself is replaced, never followed. ``sync_dir=False`` leaves the directory's
         fsync to a following write into the same directory, which makes both renames durable at once.
         """
-        dir_fd = open_dir(root, relative.parent, create=True)
-        tmp = self.tmp_dir / f"{relative.name[:40]}.{secrets.token_hex(8)}.tmp"
+        self.install(self.stage(data, root / relative, mode=mode), root, relative, sync_dir=sync_dir)
+
+    def stage(self, data: bytes, what: Path, *, mode: int = 0o644) -> Path:
+        """``data`` in a new fsynced temp file, named after ``what``; on an OS error nothing is left behind."""
+        tmp = self.tmp_dir / f"{what.name[:40]}.{secrets.token_hex(8)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
             try:
@@ -163,15 +171,32 @@ class AtomicWriter:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+        except OSError as exc:
+            self.discard(tmp)
+            raise _os_error(exc, what) from exc
+        return tmp
+
+    def install(self, tmp: Path, root: Path, relative: PurePosixPath, *, sync_dir: bool = True) -> None:
+        """Rename a staged file over ``root/relative`` (see ``write``); on an OS error the staged file is removed."""
+        try:
+            dir_fd = open_dir(root, relative.parent, create=True)
+        except OmxError:
+            self.discard(tmp)
+            raise
+        try:
             os.replace(tmp, relative.name, dst_dir_fd=dir_fd)
             if sync_dir:
                 os.fsync(dir_fd)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            self.discard(tmp)
             raise _os_error(exc, root / relative) from exc
         finally:
             os.close(dir_fd)
+
+    @staticmethod
+    def discard(tmp: Path) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 class Locks:

@@ -82,12 +82,38 @@ class HandoffZone:
             sha256=sha256(content),
             provenance=provenance,
         )
+        writer = self.ws.writer
         with self.ws.locks.hold(f"handoff:{box}/{rel}"):
-            self.ws.writer.write(self.dir, box / rel, content)
-            self.ws.writer.write(self.dir, box / meta_path(rel), dump_json(meta.to_json()))
+            # Both files are staged first, so a full disk fails before anything changed; then a re-delivery drops
+            # the old metadata, so that killed before the new one lands the delivery reads as derived from its
+            # file, never as the old metadata beside the new content.
+            staged = writer.stage(content, self.dir / box / rel)
+            try:
+                staged_meta = writer.stage(dump_json(meta.to_json()), self.dir / box / meta_path(rel))
+            except BaseException:
+                writer.discard(staged)
+                raise
+            try:
+                self._drop_meta(box / rel)
+                writer.install(staged, self.dir, box / rel)
+            except BaseException:
+                writer.discard(staged_meta)
+                raise
+            writer.install(staged_meta, self.dir, box / meta_path(rel))
         if actor != sender:
             self.ws.audit(actor, "handoff", f"handoff/{box}/{rel}")
         return meta
+
+    def _drop_meta(self, rel: PurePosixPath) -> None:
+        try:
+            dir_fd = open_dir(self.dir, rel.parent)
+        except NotFound:
+            return  # a first delivery: no box yet
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(meta_path(rel).name, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
 
     def set_message(self, actor: str, recipient: str, filename: str, message: str) -> HandoffMeta:
         """Change the message of an existing delivery (the xattr ``user.omx.message`` on the mount)."""

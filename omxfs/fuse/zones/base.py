@@ -23,6 +23,10 @@ from omxfs.errors import OmxError, ZoneDenied
 
 ViewPath = PurePosixPath
 ROOT = PurePosixPath(".")
+#: the largest content a staged (in-memory) file may have: one ``pwrite`` at offset 1 TiB must not make the
+#: daemon allocate a terabyte (it did: MemoryError, answered EIO); versions, deliveries and fields are kept
+#: whole in memory and on disk, so files this large are no use in those zones anyway
+MAX_STAGED = 1 << 30
 
 
 class NoAttribute(OmxError):
@@ -39,6 +43,12 @@ class CrossZone(OmxError):
     """A rename between zones: programs such as ``mv`` then fall back to copy and delete, under the rules."""
 
     errno = errno.EXDEV
+
+
+class FileTooLarge(OmxError):
+    """A staged file would grow past ``MAX_STAGED``: refused before the daemon allocates it (EFBIG)."""
+
+    errno = errno.EFBIG
 
 
 class IsADirectory(OmxError):
@@ -199,6 +209,7 @@ class BufferHandle:
     def write(self, offset: int, data: bytes) -> int:
         if not self.writable:
             raise ZoneDenied("this file is not open for writing")
+        _check_size(offset + len(data))
         if offset > len(self.data):
             self.data.extend(b"\0" * (offset - len(self.data)))
         self.data[offset : offset + len(data)] = data
@@ -208,6 +219,7 @@ class BufferHandle:
     def truncate(self, size: int) -> None:
         if not self.writable:
             raise ZoneDenied("this file is not open for writing")
+        _check_size(size)
         if size < len(self.data):
             del self.data[size:]
         else:
@@ -238,3 +250,8 @@ class BufferHandle:
             gid=t.gid,
             stable=t.stable,
         )
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_STAGED:
+        raise FileTooLarge(f"{size} bytes: files in this zone are staged whole, at most {MAX_STAGED} bytes")

@@ -78,7 +78,7 @@ from omxfs.fuse.zones.realtime_files import (
     written_base,
 )
 from omxfs.fuse.zones.scratch import ScratchArea, is_scratch_name
-from omxfs.store.names import check_doc_id
+from omxfs.store.names import check_component, check_doc_id
 from omxfs.store.realtime import STATE_SUFFIX
 from omxfs.store.workspace import Workspace
 
@@ -320,6 +320,7 @@ class RealtimeHandler:
         raise NotFound(f"{path}: no such file")
 
     def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
+        check_component(path.name)  # a name too long is ENAMETOOLONG before it is "not a field" (EINVAL)
         node = self._node(path)
         kind = node.kind
         if kind is Kind.FIELD:  # the kernel thought it gone (an editor renamed it away): a rewrite

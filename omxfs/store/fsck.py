@@ -1,0 +1,325 @@
+"""``omxfs fsck WS``: check that a store keeps its own invariants, and repair what a crash can leave behind.
+
+Every mutation of the store is ordered so that a process killed at any moment leaves something readers never
+see as half-done (``atomic.py``, ``collab.py``, ``handoff.py``). It can still leave *debris*, invisible through
+the store API but visible to a person with ``ls`` on the store (SPEC §7: "the store is the truth"):
+
+    debris (repairable, ``--repair`` fixes it)
+    ├── orphan-version        v<N>.txt beyond the history's last entry (killed between version and history)
+    ├── stale-current         current/<path> differs from the last version (killed before the current copy)
+    ├── missing-meta          a delivery without <file>.meta.json (killed between file and metadata)
+    ├── stale-meta            metadata whose sha256 is not the file's (killed while re-delivering)
+    ├── dangling-meta         metadata without its file (killed while retracting)
+    ├── untracked-current     current/<path> with no history (written on the store by hand)
+    ├── missing-zone          a configured agent without agents/<agent>/, or a missing zone directory
+    └── temp-file             a temporary file left in .omxfs/tmp/ (only older ones are removed)
+    corruption (reported, never guessed at)
+    ├── bad-config            config.toml does not parse
+    ├── bad-history           history.json does not parse, or its versions are not 1..N
+    ├── missing-version       a version the history names has no file
+    ├── bad-checksum          a version file's sha256 is not its history entry's
+    ├── bad-meta              a handoff metadata file does not parse or names another sender/recipient/file
+    ├── bad-conflict          a conflict record is not a JSON object
+    └── bad-state             a CRDT state file does not parse or is of another document
+
+Repairs take the same OS locks as the writers they complete, so ``--repair`` is safe beside live daemons.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from omxfs.errors import OmxError
+from omxfs.store.atomic import read_bytes
+from omxfs.store.collab import HISTORY, version_name
+from omxfs.store.config import parse_config
+from omxfs.store.handoff import META_SUFFIX
+from omxfs.store.names import AGENT_NAME, parse_handoff_dir
+from omxfs.store.realtime import STATE_SUFFIX, decode_state
+from omxfs.store.records import HandoffMeta, dump_json, load_handoff_meta, load_history, sha256, utc_now
+from omxfs.store.workspace import CONFIG, META_DIR, ZONE_DIRS, Workspace
+
+DEBRIS = frozenset(
+    {
+        "orphan-version",
+        "stale-current",
+        "missing-meta",
+        "stale-meta",
+        "dangling-meta",
+        "untracked-current",
+        "missing-zone",
+        "temp-file",
+    }
+)
+#: temp files younger than this may belong to a write in progress in another process: left alone
+TEMP_GRACE_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    path: str
+    detail: str
+    repaired: bool = False
+
+    @property
+    def is_corruption(self) -> bool:
+        return self.kind not in DEBRIS
+
+    def line(self) -> str:
+        state = "repaired" if self.repaired else "CORRUPT" if self.is_corruption else "debris"
+        return f"{state:8} {self.kind:17} {self.path}: {self.detail}"
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def corrupt(self) -> list[Finding]:
+        return [f for f in self.findings if f.is_corruption]
+
+    @property
+    def unrepaired(self) -> list[Finding]:
+        return [f for f in self.findings if not f.repaired]
+
+    @property
+    def clean(self) -> bool:
+        """Nothing left to repair and nothing corrupt."""
+        return not self.unrepaired
+
+    def count(self, what: str) -> None:
+        self.checked[what] = self.checked.get(what, 0) + 1
+
+
+def fsck(ws: Workspace, *, repair: bool = False, temp_grace: float = TEMP_GRACE_SECONDS) -> Report:
+    """Check every invariant of the store at ``ws``; with ``repair``, complete what crashes left half-done."""
+    return _Checker(ws, repair, temp_grace).run()
+
+
+class _Checker:
+    def __init__(self, ws: Workspace, repair: bool, temp_grace: float) -> None:
+        self.ws = ws
+        self.repair = repair
+        self.temp_grace = temp_grace
+        self.report = Report()
+
+    def run(self) -> Report:
+        self.layout()
+        self.collab()
+        self.handoff()
+        self.realtime()
+        self.temp_files()
+        return self.report
+
+    def found(self, kind: str, path: str, detail: str, repaired: bool = False) -> None:
+        self.report.findings.append(Finding(kind, path, detail, repaired))
+
+    # -- layout and config ------------------------------------------------------------------------------------
+
+    def layout(self) -> None:
+        root = self.ws.root
+        try:
+            agents = list(parse_config((self.ws.meta / CONFIG).read_text("utf-8")).agents)
+        except (OmxError, OSError, UnicodeDecodeError) as exc:
+            self.found("bad-config", f"{META_DIR}/{CONFIG}", str(exc))
+            agents = []
+        for sub in ZONE_DIRS:
+            if not (root / sub).is_dir():
+                self._missing_dir(root / sub, sub, "a zone directory is missing")
+        for agent in agents:
+            zone = root / "agents" / agent
+            if not zone.is_dir():
+                self._missing_dir(zone, f"agents/{agent}", "a configured agent has no private zone")
+
+    def _missing_dir(self, path: Path, shown: str, detail: str) -> None:
+        if self.repair:
+            path.mkdir(parents=True, exist_ok=True)
+        self.found("missing-zone", shown, detail, repaired=self.repair)
+
+    # -- collaborative ----------------------------------------------------------------------------------------
+
+    def collab(self) -> None:
+        zone = self.ws.collab
+        tracked: set[PurePosixPath] = set()
+        for rel in _files(zone.versions_dir):
+            if rel.name == HISTORY:
+                tracked.add(rel.parent)
+                with self.ws.locks.hold(f"collab:{rel.parent}") if self.repair else contextlib.nullcontext():
+                    self._collab_file(rel.parent)
+        for rel in _files(zone.current_dir):
+            if rel not in tracked:
+                self.found("untracked-current", f"collaborative/current/{rel}", "no history: not a versioned file")
+        for rel in _files(zone.conflicts_dir):
+            if rel.name.endswith(".json"):
+                self.report.count("conflict records")
+                try:
+                    record = json.loads(read_bytes(zone.conflicts_dir, rel))
+                except (OmxError, ValueError) as exc:
+                    record = exc
+                if not isinstance(record, dict):
+                    self.found("bad-conflict", f"collaborative/.conflicts/{rel}", "not a JSON object")
+
+    def _collab_file(self, rel: PurePosixPath) -> None:
+        zone = self.ws.collab
+        where = f"collaborative/.versions/{rel}"
+        self.report.count("collaborative files")
+        try:
+            entries = load_history(read_bytes(zone.versions_dir, rel / HISTORY), f"{where}/{HISTORY}")
+        except OmxError as exc:
+            self.found("bad-history", f"{where}/{HISTORY}", exc.message)
+            return
+        last = b""
+        for entry in entries:
+            self.report.count("versions")
+            try:
+                last = read_bytes(zone.versions_dir, rel / version_name(entry.version))
+            except OmxError:
+                self.found("missing-version", f"{where}/{version_name(entry.version)}", "named by the history")
+                continue
+            if sha256(last) != entry.sha256:
+                self.found("bad-checksum", f"{where}/{version_name(entry.version)}", "sha256 differs from history")
+            if not AGENT_NAME.fullmatch(entry.author):
+                self.found("bad-history", f"{where}/{HISTORY}", f"version {entry.version}: bad author")
+        known = {version_name(e.version) for e in entries} | {HISTORY}
+        for name in sorted(os.listdir(zone.versions_dir / rel)):
+            path = zone.versions_dir / rel / name
+            if name in known or not path.is_file() or path.is_symlink():
+                continue
+            if name.startswith("v") and name.endswith(".txt") and name[1:-4].isdigit():
+                if self.repair:
+                    path.unlink()
+                self.found("orphan-version", f"{where}/{name}", "beyond the history: never committed", self.repair)
+        if not entries:
+            return
+        try:
+            current = read_bytes(zone.current_dir, rel)
+        except OmxError:
+            current = None
+        if current != last:
+            if self.repair:
+                self.ws.writer.write(zone.current_dir, rel, last)
+            detail = f"not the content of version {entries[-1].version}"
+            self.found("stale-current", f"collaborative/current/{rel}", detail, self.repair)
+
+    # -- handoff ----------------------------------------------------------------------------------------------
+
+    def handoff(self) -> None:
+        zone = self.ws.handoff
+        for box in sorted(zone.dir.iterdir()) if zone.dir.is_dir() else []:
+            pair = parse_handoff_dir(box.name)
+            if pair is None or not box.is_dir() or box.is_symlink():
+                continue
+            files = set(_files(box))
+            for rel in sorted(files):
+                name = PurePosixPath(box.name) / rel
+                if rel.name.endswith(META_SUFFIX):
+                    if rel.with_name(rel.name[: -len(META_SUFFIX)]) not in files:
+                        self._dangling_meta(name)
+                    continue
+                with self.ws.locks.hold(f"handoff:{name}") if self.repair else contextlib.nullcontext():
+                    self._delivery(pair, box, rel)
+
+    def _dangling_meta(self, name: PurePosixPath) -> None:
+        if self.repair:
+            with contextlib.suppress(FileNotFoundError):
+                (self.ws.handoff.dir / name).unlink()
+        self.found("dangling-meta", f"handoff/{name}", "metadata of a delivery that is gone", self.repair)
+
+    def _delivery(self, pair: tuple[str, str], box: Path, rel: PurePosixPath) -> None:
+        self.report.count("deliveries")
+        name = PurePosixPath(box.name) / rel
+        meta_rel = rel.with_name(rel.name + META_SUFFIX)
+        try:
+            content = read_bytes(box, rel)
+        except OmxError:
+            return  # retracted meanwhile
+        try:
+            raw = read_bytes(box, meta_rel)
+        except OmxError:
+            self._rewrite_meta(pair, box, rel, content, "missing-meta", "no metadata: derived from the file")
+            return
+        try:
+            meta = load_handoff_meta(raw, f"handoff/{name}{META_SUFFIX}")
+        except OmxError as exc:
+            self.found("bad-meta", f"handoff/{name}{META_SUFFIX}", exc.message)
+            return
+        if (meta.sender, meta.recipient, meta.filename) != (*pair, str(rel)):
+            self.found("bad-meta", f"handoff/{name}{META_SUFFIX}", "names another sender, recipient or file")
+        elif meta.sha256 != sha256(content):
+            self._rewrite_meta(pair, box, rel, content, "stale-meta", "sha256 is not the file's (a re-delivery)")
+
+    def _rewrite_meta(
+        self, pair: tuple[str, str], box: Path, rel: PurePosixPath, content: bytes, kind: str, detail: str
+    ) -> None:
+        """Complete an interrupted delivery the way ``HandoffZone.meta`` reads one: derived from the file."""
+        name = PurePosixPath(box.name) / rel
+        if self.repair:
+            stamp = utc_now(os.stat(box / rel, follow_symlinks=False).st_mtime)
+            meta = HandoffMeta(
+                sender=pair[0],
+                recipient=pair[1],
+                filename=str(rel),
+                timestamp=stamp,
+                message="",
+                sha256=sha256(content),
+            )
+            self.ws.writer.write(box, rel.with_name(rel.name + META_SUFFIX), dump_json(meta.to_json()))
+        self.found(kind, f"handoff/{name}", detail, self.repair)
+
+    # -- realtime and temp files ------------------------------------------------------------------------------
+
+    def realtime(self) -> None:
+        zone = self.ws.realtime
+        for path in sorted(zone.state_dir.iterdir()) if zone.state_dir.is_dir() else []:
+            if not path.name.endswith(STATE_SUFFIX) or not path.is_file() or path.is_symlink():
+                continue
+            self.report.count("realtime documents")
+            where = f"realtime/.crdt_state/{path.name}"
+            try:
+                doc = decode_state(path.read_bytes(), where)
+                doc.snapshot()
+            except (OmxError, ValueError, TypeError, KeyError) as exc:
+                self.found("bad-state", where, str(exc) or type(exc).__name__)
+                continue
+            if doc.doc_id != path.name[: -len(STATE_SUFFIX)]:
+                self.found("bad-state", where, f"the state is of document {doc.doc_id!r}")
+
+    def temp_files(self) -> None:
+        tmp = self.ws.meta / "tmp"
+        now = time.time()
+        for entry in _scan(tmp):
+            old = now - entry.stat(follow_symlinks=False).st_mtime > self.temp_grace
+            if self.repair and old:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+            self.found("temp-file", f"{META_DIR}/tmp/{entry.name}", "left by an interrupted write", self.repair and old)
+
+
+def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:
+    with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
+        yield from sorted((e for e in entries if e.is_file(follow_symlinks=False)), key=lambda e: e.name)
+
+
+def _files(root: Path) -> list[PurePosixPath]:
+    """Regular files below ``root`` (symlinks are neither followed nor listed), relative to it, sorted."""
+    found: list[PurePosixPath] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = PurePosixPath(os.path.relpath(dirpath, root))
+        for name in filenames:
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_ISREG(os.lstat(os.path.join(dirpath, name)).st_mode):
+                    found.append(PurePosixPath(name) if rel_dir == PurePosixPath(".") else rel_dir / name)
+        dirnames.sort()
+    return sorted(found)
+
+
+__all__ = ["DEBRIS", "Finding", "Report", "fsck"]
