@@ -97,7 +97,7 @@ def read_paths() -> list[str]:
 @functools.cache
 def probe_landlock(netns: bool) -> dict[str, Any]:
     """Ask the launcher what the kernel allows (it applies everything to itself, reports, exits); once per process."""
-    config = {"landlock": True, "netns": netns, "read": read_paths(), "write": []}
+    config = {"landlock": True, "netns": netns, "read_only_outside": True, "read": read_paths(), "write": []}
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-S", str(LAUNCHER), "--probe", json.dumps(config)],
@@ -155,7 +155,8 @@ class Sandbox:
             probe = probe_landlock(self.netns)
             landlock = probe.get("landlock")
             if landlock:
-                self._landlock = {"netns": "netns" in probe, "deny_tcp": landlock["tcp_denied"]}
+                self._landlock = {"netns": "netns" in probe, "deny_tcp": landlock["tcp_denied"],
+                                  "read_only_outside": "read_only_mounts" in probe}  # fmt: skip
                 network = [probe["netns"]] if "netns" in probe else []
                 network += ["landlock TCP deny"] if landlock["tcp_denied"] else []
                 network += ["signal and abstract-socket scoping"] if landlock["ipc_scoped"] else []

@@ -28,6 +28,13 @@ LANDLOCK_RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_NOATIME, MS_NODIRATIME, MS_REMOUNT, MS_BIND = 1024, 2048, 32, 4096
+MS_REC, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1 << 24
+# per-mount options a remount must repeat (in a user namespace they are locked and may not be dropped)
+MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
+               "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}  # fmt: skip
 
 # filesystem rights, by the ABI that introduced them
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -167,6 +174,59 @@ def enter_network_namespace() -> str:
     return "userns+netns"
 
 
+def _mount(source: str | None, target: str, flags: int) -> None:
+    enc = os.fsencode
+    if _libc.mount(enc(source) if source else None, enc(target), None, ctypes.c_ulong(flags), None) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+def _mounts() -> list[tuple[str, int]]:
+    """Every mount point of this namespace with the flags a remount must keep, from ``/proc/self/mountinfo``."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            fields = line.split()
+            point = fields[4]
+            for raw, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+                point = point.replace(raw, char)
+            flags = sum(MOUNT_FLAGS.get(option, 0) for option in fields[5].split(","))
+            found.append((point, flags))
+    return found
+
+
+def read_only_outside(writable: list[str]) -> int:
+    """A private mount namespace where every mount is read-only except bind mounts of the ``writable`` paths.
+
+    Landlock governs opening, creating, renaming and removing files, but has no right for changing metadata:
+    chmod, chown, utime and setxattr of a file outside the workspace pass it. A read-only mount refuses them
+    all (EROFS). Runs after the network namespace (a user namespace, if any, gives the right to do this).
+    Returns how many mounts were made read-only.
+    """
+    if _libc.unshare(CLONE_NEWNS) != 0:
+        errno = ctypes.get_errno()
+        raise SetupError(f"cannot create a mount namespace: {os.strerror(errno)}")
+    try:
+        _mount(None, "/", MS_REC | MS_PRIVATE)  # nothing done here propagates back to the host
+        keep = [os.path.realpath(path) for path in writable]
+        for path in keep:
+            _mount(path, path, MS_BIND | MS_REC)  # its own mount, which stays writable below a read-only parent
+        done = 0
+        for point, flags in _mounts():
+            if any(point == path or point.startswith(path.rstrip("/") + "/") for path in keep):
+                continue
+            try:
+                _mount(None, point, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+                done += 1
+            except OSError as exc:
+                if point == "/" or exc.errno not in (2, 13):  # ENOENT/EACCES: an overmounted or hidden mount
+                    raise
+        os.chdir(os.getcwd())  # the working directory was entered before the binds: enter it again, through them
+        return done
+    except OSError as exc:
+        raise SetupError(f"cannot make the file system read-only outside the workspace: {exc.strerror}") from None
+
+
 def confine(config: dict[str, Any], *, best_effort: bool) -> dict[str, Any]:
     """Apply what ``config`` asks for; ``best_effort`` (the probe) records failures instead of raising them."""
     applied: dict[str, Any] = {}
@@ -177,6 +237,13 @@ def confine(config: dict[str, Any], *, best_effort: bool) -> dict[str, Any]:
             if not best_effort:
                 raise SetupError(str(exc)) from None
             applied["netns_error"] = str(exc)
+    if config.get("read_only_outside"):
+        try:
+            applied["read_only_mounts"] = read_only_outside(list(config.get("write", [])))
+        except SetupError as exc:
+            if not best_effort:
+                raise
+            applied["read_only_error"] = str(exc)
     if config.get("landlock"):
         try:
             applied["landlock"] = apply_landlock(config)
