@@ -440,13 +440,20 @@ class RealtimeHandler:
         truncate = bool(flags & os.O_TRUNC)
         handle = StagedHandle(caller, bytearray(b"" if truncate else staged), self._file(0o644, 0, 0), writable=True)
         handle.extra["append"] = bool(flags & os.O_APPEND)
-        handle.on_flush = lambda h: self.create_document(h.caller, doc, bytes(h.data))
 
         def unstage() -> None:
             with self._lock:
                 if handle in pending.staged:
                     pending.staged.remove(handle)
 
+        def create(h: BufferHandle) -> None:
+            try:
+                self.create_document(h.caller, doc, bytes(h.data))
+            except BaseException:
+                unstage()  # refused at close: the directory is empty again now, not only at the (later) release
+                raise
+
+        handle.on_flush = create
         handle.extra["on_release"] = unstage
         with self._lock:
             pending.staged.append(handle)
