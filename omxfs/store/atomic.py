@@ -20,7 +20,8 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from omxfs.errors import InvalidInput, NotFound, OmxError
@@ -137,12 +138,23 @@ def list_files(root: Path) -> list[PurePosixPath]:
     return found
 
 
+@dataclass(frozen=True)
+class FileWrite:
+    """One file of a change written with ``AtomicWriter.write_together``."""
+
+    root: Path
+    relative: PurePosixPath
+    data: bytes
+    mode: int = 0o644
+    sync_dir: bool = True
+
+
 class AtomicWriter:
     """Writes files atomically into a store whose scratch directory is ``tmp_dir``.
 
-    ``write`` is ``stage`` then ``install``. Callers that change several files at once (a commit, a delivery)
-    stage them all first: a full disk (ENOSPC) or an I/O error then fails before anything visible changed, and
-    only renames, which need no new data blocks, are left for the moment of the change.
+    ``write`` is staging (temp file, fsync) then installing (rename, directory fsync). ``write_together`` does
+    that for the several files of one change (a commit, a delivery) so that a full disk (ENOSPC) or an I/O error
+    fails before anything visible changed: only renames, which need no new data blocks, are left for the end.
     """
 
     def __init__(self, tmp_dir: Path) -> None:
@@ -159,6 +171,31 @@ class AtomicWriter:
         """
         self.install(self.stage(data, root / relative, mode=mode), root, relative, sync_dir=sync_dir)
 
+    def write_together(self, files: Sequence[FileWrite], *, before_install: Callable[[], None] | None = None) -> None:
+        """Write ``files`` in their order as one change: their directories are made and every file is staged
+        before the first rename; ``before_install`` runs between. A failure before the renames leaves nothing;
+        one during them leaves the files installed so far (callers order files so that such a prefix is
+        consistent) and removes the rest."""
+        for f in files:
+            os.close(open_dir(f.root, f.relative.parent, create=True))
+        staged: list[Path] = []
+        try:
+            for f in files:
+                staged.append(self.stage(f.data, f.root / f.relative, mode=f.mode))
+            if before_install is not None:
+                before_install()
+        except BaseException:
+            for tmp in staged:
+                self._discard(tmp)
+            raise
+        for index, (f, tmp) in enumerate(zip(files, staged, strict=True)):
+            try:
+                self.install(tmp, f.root, f.relative, sync_dir=f.sync_dir)
+            except BaseException:
+                for rest in staged[index + 1 :]:
+                    self._discard(rest)
+                raise
+
     def stage(self, data: bytes, what: Path, *, mode: int = 0o644) -> Path:
         """``data`` in a new fsynced temp file, named after ``what``; on an OS error nothing is left behind."""
         tmp = self.tmp_dir / f"{what.name[:40]}.{secrets.token_hex(8)}.tmp"
@@ -172,7 +209,7 @@ class AtomicWriter:
             finally:
                 os.close(fd)
         except OSError as exc:
-            self.discard(tmp)
+            self._discard(tmp)
             raise _os_error(exc, what) from exc
         return tmp
 
@@ -181,20 +218,20 @@ class AtomicWriter:
         try:
             dir_fd = open_dir(root, relative.parent, create=True)
         except OmxError:
-            self.discard(tmp)
+            self._discard(tmp)
             raise
         try:
             os.replace(tmp, relative.name, dst_dir_fd=dir_fd)
             if sync_dir:
                 os.fsync(dir_fd)
         except OSError as exc:
-            self.discard(tmp)
+            self._discard(tmp)
             raise _os_error(exc, root / relative) from exc
         finally:
             os.close(dir_fd)
 
     @staticmethod
-    def discard(tmp: Path) -> None:
+    def _discard(tmp: Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import builtins
 import json
-import os
 import threading
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from omxfs.errors import Conflict, InvalidInput, NotFound, StoreCorrupt
-from omxfs.store.atomic import DiskError, exists, list_files, open_dir, read_bytes
+from omxfs.store.atomic import DiskError, FileWrite, exists, list_files, read_bytes
 from omxfs.store.names import check_agent, relative_path
 from omxfs.store.records import VersionEntry, append_history, dump_history, dump_json, load_history, sha256, utc_now
 
@@ -160,34 +159,17 @@ class CollabZone:
         return entry
 
     def _install(self, rel: PurePosixPath, entry: VersionEntry, content: bytes, history: bytes) -> None:
-        """Write the version file, the history and the current copy, in that order.
-
-        The directories and all three files are made before any file is installed, so a full disk (ENOSPC) fails
-        the commit before anything changed, never after the history took it (a commit reported as failed that
-        happened anyway); installing is renames only.
-        """
-        writer, version_rel, history_rel = self.ws.writer, rel / version_name(entry.version), rel / HISTORY
-        for root, directory in ((self.versions_dir, rel), (self.current_dir, rel.parent)):
-            os.close(open_dir(root, directory, create=True))
-        staged: list[Path] = []
-        try:
-            staged.append(writer.stage(content, self.versions_dir / version_rel, mode=0o444))
-            staged.append(writer.stage(history, self.versions_dir / history_rel))
-            staged.append(writer.stage(content, self.current_dir / rel))
-        except BaseException:
-            for tmp in staged:
-                writer.discard(tmp)
-            raise
-        version_tmp, history_tmp, current_tmp = staged
-        try:
-            # The version file and the history share a directory: the history's directory fsync covers both.
-            writer.install(version_tmp, self.versions_dir, version_rel, sync_dir=False)
-            writer.install(history_tmp, self.versions_dir, history_rel)
-        except BaseException:
-            writer.discard(history_tmp)
-            writer.discard(current_tmp)
-            raise
-        writer.install(current_tmp, self.current_dir, rel)
+        """Write the version file, the history and the current copy, in that order, as one change: a full disk
+        fails the commit before anything changed, never after the history took it (a commit reported as failed
+        that happened anyway). The version file and the history share a directory: the history's directory
+        fsync covers both."""
+        self.ws.writer.write_together(
+            [
+                FileWrite(self.versions_dir, rel / version_name(entry.version), content, mode=0o444, sync_dir=False),
+                FileWrite(self.versions_dir, rel / HISTORY, history),
+                FileWrite(self.current_dir, rel, content),
+            ]
+        )
 
     def rollback(
         self,

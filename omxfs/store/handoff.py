@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
-from omxfs.store.atomic import exists, list_files, open_dir, read_bytes
+from omxfs.store.atomic import FileWrite, exists, list_files, open_dir, read_bytes
 from omxfs.store.names import handoff_dir_name, parse_handoff_dir, relative_path
 from omxfs.store.records import HandoffMeta, dump_json, load_handoff_meta, sha256, utc_now
 
@@ -82,24 +82,17 @@ class HandoffZone:
             sha256=sha256(content),
             provenance=provenance,
         )
-        writer = self.ws.writer
         with self.ws.locks.hold(f"handoff:{box}/{rel}"):
-            # Both files are staged first, so a full disk fails before anything changed; then a re-delivery drops
-            # the old metadata, so that killed before the new one lands the delivery reads as derived from its
-            # file, never as the old metadata beside the new content.
-            staged = writer.stage(content, self.dir / box / rel)
-            try:
-                staged_meta = writer.stage(dump_json(meta.to_json()), self.dir / box / meta_path(rel))
-            except BaseException:
-                writer.discard(staged)
-                raise
-            try:
-                self._drop_meta(box / rel)
-                writer.install(staged, self.dir, box / rel)
-            except BaseException:
-                writer.discard(staged_meta)
-                raise
-            writer.install(staged_meta, self.dir, box / meta_path(rel))
+            # One change of two files (a full disk fails before either changed); before the renames a
+            # re-delivery drops the old metadata, so that killed before the new one lands the delivery reads as
+            # derived from its file, never as the old metadata beside the new content.
+            self.ws.writer.write_together(
+                [
+                    FileWrite(self.dir, box / rel, content),
+                    FileWrite(self.dir, box / meta_path(rel), dump_json(meta.to_json())),
+                ],
+                before_install=lambda: self._drop_meta(box / rel),
+            )
         if actor != sender:
             self.ws.audit(actor, "handoff", f"handoff/{box}/{rel}")
         return meta
