@@ -53,6 +53,14 @@ class ModelReply(BaseModel):
     request_id: str
     model: str
 
+    def as_message(self) -> dict[str, Any]:
+        """The reply as the assistant message that goes back into the conversation, tool calls included."""
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in self.tool_calls
+        ]
+        return {"role": "assistant", "content": self.content, "tool_calls": calls}
+
 
 class Model(Protocol):
     def complete(

@@ -238,7 +238,7 @@ class _Run:
                 if not self._parse_output(reply.content or ""):
                     continue
                 return self._result(reply.content or NO_ANSWER)
-            self.context.append_message(_assistant_message(reply))
+            self.context.append_message(reply.as_message())
             for call in reply.tool_calls:
                 self.calls.append(call)
                 result = self._execute(call)
@@ -379,14 +379,6 @@ def _structured(prompt: str, output: Any) -> tuple[type[BaseModel], str]:
 
     spec = Prompt().set("input", prompt).set("output", output)
     return spec.to_output_model(), str(spec.to_messages()[-1]["content"])
-
-
-def _assistant_message(reply: ModelReply) -> dict[str, Any]:
-    calls = [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-        for c in reply.tool_calls
-    ]
-    return {"role": "assistant", "content": reply.content, "tool_calls": calls}
 
 
 def _add_usage(total: Usage, more: Usage) -> None:

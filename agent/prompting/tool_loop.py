@@ -124,7 +124,7 @@ class ToolLoop:
             reply = await self._complete(messages, schemas, json_mode=False)
             if not reply.tool_calls:
                 break
-            messages.append(_assistant_message(reply))
+            messages.append(reply.as_message())
             for call in reply.tool_calls:
                 result = await self._execute(call, float(settings.get("tool.loop.timeout", 30)), results)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": _result_text(result)})
@@ -169,11 +169,3 @@ def _result_text(result: ActionResult) -> str:
     if not result.success:
         return f"error: {result.error}"
     return result.result if isinstance(result.result, str) else json.dumps(result.result, default=str)
-
-
-def _assistant_message(reply: ModelReply) -> dict[str, Any]:
-    calls = [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-        for c in reply.tool_calls
-    ]
-    return {"role": "assistant", "content": reply.content, "tool_calls": calls}

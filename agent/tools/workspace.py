@@ -156,16 +156,7 @@ class _Recovery:
                 return self._failed(f"{exc}", writes)
             if not reply.tool_calls:
                 break
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": reply.content,
-                    "tool_calls": [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                        for c in reply.tool_calls
-                    ],
-                }
-            )
+            messages.append(reply.as_message())
             for call in reply.tool_calls:
                 if call.name == "collab_write":
                     writes += 1
