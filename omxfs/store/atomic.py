@@ -127,13 +127,15 @@ def exists(root: Path, relative: PurePosixPath) -> bool:
 
 
 def list_files(root: Path) -> list[PurePosixPath]:
-    """Every regular file below ``root`` as paths relative to it; symlinks are not followed."""
+    """Every regular file below ``root`` as paths relative to it; symlinks are not followed, and a file removed
+    while the walk runs (other writers share the store) is left out."""
     found: list[PurePosixPath] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = PurePosixPath(os.path.relpath(dirpath, root))
         for name in filenames:
-            if stat.S_ISREG(os.lstat(os.path.join(dirpath, name)).st_mode):
-                found.append(PurePosixPath(name) if rel_dir == PurePosixPath(".") else rel_dir / name)
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_ISREG(os.lstat(os.path.join(dirpath, name)).st_mode):
+                    found.append(PurePosixPath(name) if rel_dir == PurePosixPath(".") else rel_dir / name)
         dirnames.sort()
     return found
 

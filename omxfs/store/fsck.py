@@ -30,14 +30,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from omxfs.errors import OmxError
-from omxfs.store.atomic import read_bytes
+from omxfs.store.atomic import list_files, read_bytes
 from omxfs.store.collab import HISTORY, version_name
 from omxfs.store.config import parse_config
 from omxfs.store.handoff import META_SUFFIX
@@ -150,15 +149,15 @@ class _Checker:
     def collab(self) -> None:
         zone = self.ws.collab
         tracked: set[PurePosixPath] = set()
-        for rel in _files(zone.versions_dir):
+        for rel in sorted(list_files(zone.versions_dir)):
             if rel.name == HISTORY:
                 tracked.add(rel.parent)
                 with self.ws.locks.hold(f"collab:{rel.parent}") if self.repair else contextlib.nullcontext():
                     self._collab_file(rel.parent)
-        for rel in _files(zone.current_dir):
+        for rel in sorted(list_files(zone.current_dir)):
             if rel not in tracked:
                 self.found("untracked-current", f"collaborative/current/{rel}", "no history: not a versioned file")
-        for rel in _files(zone.conflicts_dir):
+        for rel in sorted(list_files(zone.conflicts_dir)):
             if rel.name.endswith(".json"):
                 self.report.count("conflict records")
                 try:
@@ -218,7 +217,7 @@ class _Checker:
             pair = parse_handoff_dir(box.name)
             if pair is None or not box.is_dir() or box.is_symlink():
                 continue
-            files = set(_files(box))
+            files = set(list_files(box))
             for rel in sorted(files):
                 name = PurePosixPath(box.name) / rel
                 if rel.name.endswith(META_SUFFIX):
@@ -307,19 +306,6 @@ class _Checker:
 def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:
     with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
         yield from sorted((e for e in entries if e.is_file(follow_symlinks=False)), key=lambda e: e.name)
-
-
-def _files(root: Path) -> list[PurePosixPath]:
-    """Regular files below ``root`` (symlinks are neither followed nor listed), relative to it, sorted."""
-    found: list[PurePosixPath] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = PurePosixPath(os.path.relpath(dirpath, root))
-        for name in filenames:
-            with contextlib.suppress(FileNotFoundError):
-                if stat.S_ISREG(os.lstat(os.path.join(dirpath, name)).st_mode):
-                    found.append(PurePosixPath(name) if rel_dir == PurePosixPath(".") else rel_dir / name)
-        dirnames.sort()
-    return sorted(found)
 
 
 __all__ = ["DEBRIS", "Finding", "Report", "fsck"]
