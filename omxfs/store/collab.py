@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 from omxfs.errors import Conflict, InvalidInput, NotFound, StoreCorrupt
 from omxfs.store.atomic import DiskError, FileWrite, exists, list_files, read_bytes
 from omxfs.store.names import check_agent, relative_path
-from omxfs.store.records import VersionEntry, append_history, dump_history, dump_json, load_history, sha256, utc_now
+from omxfs.store.records import (
+    VersionEntry,
+    append_history,
+    dump_history,
+    dump_json,
+    extend_history,
+    sha256,
+    utc_now,
+)
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
@@ -86,8 +94,16 @@ class CollabZone:
             cached = self._parsed.get(rel)
         if cached is not None and cached[0] == raw:
             return cached
-        parsed = raw, tuple(load_history(raw, f"collaborative/.versions/{rel}/{HISTORY}"))
+        where = f"collaborative/.versions/{rel}/{HISTORY}"
+        known_raw, known = cached if cached is not None else (b"", ())
+        return self._remember(rel, raw, extend_history(raw, known_raw, known, where))
+
+    def _remember(
+        self, rel: PurePosixPath, raw: bytes, entries: tuple[VersionEntry, ...]
+    ) -> tuple[bytes, tuple[VersionEntry, ...]]:
+        parsed = raw, entries
         with self._parsed_lock:
+            self._parsed.pop(rel, None)
             while len(self._parsed) >= HISTORY_CACHE_SIZE:
                 del self._parsed[next(iter(self._parsed))]
             self._parsed[rel] = parsed
@@ -155,7 +171,9 @@ class CollabZone:
                 sha256=sha256(content),
                 provenance=provenance,
             )
-            self._install(rel, entry, content, append_history(raw, entry) if raw else dump_history([entry]))
+            new_raw = append_history(raw, entry) if raw else dump_history([entry])
+            self._install(rel, entry, content, new_raw)
+            self._remember(rel, new_raw, (*history, entry))  # the next commit need not parse what it wrote
         return entry
 
     def _install(self, rel: PurePosixPath, entry: VersionEntry, content: bytes, history: bytes) -> None:

@@ -74,6 +74,29 @@ def load_history(raw: bytes, where: str) -> list[VersionEntry]:
     return entries
 
 
+def extend_history(
+    raw: bytes, known_raw: bytes, known: tuple[VersionEntry, ...], where: str
+) -> tuple[VersionEntry, ...]:
+    """``load_history(raw)``, parsing only what was appended to ``known_raw`` (whose entries are ``known``).
+
+    Commits only ever append (``append_history``), so a history read again is mostly one already parsed: parsing
+    it whole made every commit cost O(versions). Anything that is not a pure append is parsed from scratch."""
+    stem = known_raw[:-3]
+    if not (
+        known and known_raw.endswith(b"\n]\n") and raw.startswith(stem) and raw[len(stem) : len(stem) + 2] == b",\n"
+    ):
+        return tuple(load_history(raw, where))
+    try:
+        items = json.loads(b"[" + raw[len(stem) + 1 :])
+        added = [VersionEntry.model_validate(item) for item in items]
+    except (ValueError, TypeError, ValidationError) as exc:
+        raise StoreCorrupt(f"{where}: unreadable history: {exc}") from exc
+    for expected, entry in enumerate(added, start=len(known) + 1):
+        if entry.version != expected:
+            raise StoreCorrupt(f"{where}: history has version {entry.version} where {expected} belongs")
+    return (*known, *added)
+
+
 def _history_line(entry: VersionEntry) -> bytes:
     return json.dumps(entry.model_dump(exclude_none=True), ensure_ascii=False).encode("utf-8")
 

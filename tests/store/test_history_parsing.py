@@ -1,0 +1,58 @@
+"""A history read again is parsed only past what was already parsed, and anything else from scratch."""
+
+from __future__ import annotations
+
+import pytest
+
+from omxfs.errors import StoreCorrupt
+from omxfs.store import Workspace
+from omxfs.store.records import VersionEntry, append_history, dump_history, extend_history, load_history
+
+
+def entry(version: int) -> VersionEntry:
+    return VersionEntry(
+        version=version,
+        author="alice",
+        timestamp="2026-01-01T00:00:00Z",
+        message=f"m{version}",
+        sha256="0" * 64,
+    )
+
+
+def carol(version: int) -> VersionEntry:
+    return VersionEntry(**{**entry(version).model_dump(), "author": "carol"})
+
+
+def test_commits_by_another_process_are_picked_up_and_match_a_full_parse(ws: Workspace) -> None:
+    reader = Workspace(ws.root)  # a second process's view, with its own cache
+    ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
+    assert [e.version for e in reader.collab.history("plan.md")] == [1]
+    for n in range(2, 6):
+        ws.collab.write("alice", "plan.md", b"v%d" % n, expected_version=-1)
+    raw = (ws.root / "collaborative/.versions/plan.md/history.json").read_bytes()
+    assert reader.collab.history("plan.md") == load_history(raw, "history.json")
+    assert [e.version for e in reader.collab.history("plan.md")] == [1, 2, 3, 4, 5]
+
+
+def test_only_the_appended_tail_is_parsed() -> None:
+    known_raw = dump_history([entry(1), entry(2)])
+    # Entries that differ from the file's head: finding them in the result proves the head was not parsed again.
+    known = (carol(1), carol(2))
+    raw = append_history(append_history(known_raw, entry(3)), entry(4))
+    assert extend_history(raw, known_raw, known, "h") == (carol(1), carol(2), entry(3), entry(4))
+
+
+def test_a_history_that_is_not_an_append_is_parsed_from_scratch() -> None:
+    known_raw = dump_history([entry(1), entry(2)])
+    raw = dump_history([carol(1), entry(2), entry(3)])
+    assert extend_history(raw, known_raw, (entry(1), entry(2)), "h") == (carol(1), entry(2), entry(3))
+
+
+@pytest.mark.parametrize(
+    ("tail", "why"),
+    [(b',\n{"version": 3, "broken\n]\n', "unreadable"), (b",\n" + dump_history([entry(4)])[2:], "version 4 where 3")],
+)
+def test_a_bad_tail_is_reported_as_corrupt(tail: bytes, why: str) -> None:
+    known_raw = dump_history([entry(1), entry(2)])
+    with pytest.raises(StoreCorrupt, match=why):
+        extend_history(known_raw[:-3] + tail, known_raw, (entry(1), entry(2)), "h")
