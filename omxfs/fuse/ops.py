@@ -42,7 +42,7 @@ from omxfs.errors import NotFound, OmxError
 from omxfs.fuse.identity import IdentityResolver
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.router import Router, view_path
-from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, NotSupported, ViewPath
+from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, NotSupported, ViewPath, ZoneHandler
 
 T = TypeVar("T")
 
@@ -80,9 +80,12 @@ class WriteChecker(Protocol):
 
 
 class _CallerViews(Protocol):
-    """A zone handler whose nodes depend on who looks (``getattr`` takes the caller)."""
+    """A zone handler whose nodes may depend on who looks (``getattr`` takes the caller) or exist only for a while,
+    and which says which nodes the kernel must therefore not cache (``uncached``)."""
 
     def getattr(self, path: ViewPath, caller: Caller | None = None) -> Attr: ...
+
+    def uncached(self, path: ViewPath) -> bool: ...
 
 
 @functools.cache
@@ -91,6 +94,11 @@ def _views_per_caller(handler_type: type) -> bool:
         return "caller" in inspect.signature(getattr(handler_type, "getattr")).parameters  # noqa: B009
     except (AttributeError, TypeError, ValueError):
         return False
+
+
+def _uncached(handler: ZoneHandler, path: ViewPath) -> bool:
+    """Whether the kernel must not cache the entry of ``path`` (see ``_CallerViews``)."""
+    return _views_per_caller(type(handler)) and cast(_CallerViews, handler).uncached(path)
 
 
 @runtime_checkable
@@ -243,17 +251,20 @@ class Operations(pyfuse3.Operations):
         return decide
 
     @staticmethod
-    def _inline_io(handle: Handle, size: int = 0) -> bool:
-        """A handle that allows it (``inline_io``) serves small reads and writes, flush and release on the loop:
-        reads only from the page cache (``read_cached``); writes go to the page cache (buffered writes cannot be
-        asked not to wait on this kernel's ext4, so heavy dirty-page throttling is the one wait left)."""
-        return size <= INLINE_IO and getattr(handle, "inline_io", False) is True
+    def _inline_io(handle: Handle, op: str, size: int = 0, end: int = 0) -> bool:
+        """Whether a handle's small ``op`` (read, write, flush, release) runs on the loop: the handle's own
+        ``inline(op, end)`` says so (``end``: where a write ends), handles without one always use a thread. A store
+        file's handle reads only from the page cache there (``read_cached``) and writes to the page cache
+        (buffered writes cannot be asked not to wait on this kernel's ext4, so heavy dirty-page throttling is the
+        one wait left); a staged file's reads and writes are memory copies, its closes cheap unless they commit."""
+        inline = getattr(handle, "inline", None)
+        return size <= INLINE_IO and inline is not None and inline(op, end) is True
 
-    def entry(self, inode: int, attr: Attr, *, per_caller: bool = False) -> pyfuse3.EntryAttributes:
+    def entry(self, inode: int, attr: Attr, *, uncached: bool = False) -> pyfuse3.EntryAttributes:
         e = pyfuse3.EntryAttributes()
         e.st_ino = inode
         e.generation = 0
-        timeout = STABLE_TIMEOUT if attr.stable else 0.0 if per_caller else VOLATILE_TIMEOUT
+        timeout = STABLE_TIMEOUT if attr.stable else 0.0 if uncached else VOLATILE_TIMEOUT
         e.entry_timeout = timeout
         e.attr_timeout = timeout
         e.st_mode = attr.mode
@@ -289,13 +300,14 @@ class Operations(pyfuse3.Operations):
     def _stat(self, path: ViewPath, caller: Caller) -> tuple[Attr, bool]:
         """The node's attributes as ``caller`` sees them, and whether another caller may see it otherwise.
 
-        A handler whose ``getattr`` takes a ``caller`` keyword shows callers different nodes under one name (an
-        agent's own editor scratch files); such entries must not be cached by the kernel, which shares its
-        caches between all callers.
+        A handler whose ``getattr`` takes a ``caller`` keyword may show callers different nodes under one name (an
+        agent's own editor scratch files), or nodes that exist only while staged; its ``uncached`` says where. Such
+        entries must not be cached by the kernel, which shares its caches between all callers.
         """
         handler = self.router.route(path)
         if _views_per_caller(type(handler)):
-            return cast(_CallerViews, handler).getattr(path, caller=caller), True
+            views = cast(_CallerViews, handler)
+            return views.getattr(path, caller=caller), views.uncached(path)
         return handler.getattr(path), False
 
     def _attr(self, inode: int, caller: Caller) -> tuple[Attr, bool]:
@@ -308,8 +320,8 @@ class Operations(pyfuse3.Operations):
             raise NotFound(f"{path}: deleted")
         return self._stat(path, caller)
 
-    def _remember(self, path: ViewPath, attr: Attr, per_caller: bool = False) -> pyfuse3.EntryAttributes:
-        return self.entry(self.inodes.remember(path, attr.mode), attr, per_caller=per_caller)
+    def _remember(self, path: ViewPath, attr: Attr, uncached: bool = False) -> pyfuse3.EntryAttributes:
+        return self.entry(self.inodes.remember(path, attr.mode), attr, uncached=uncached)
 
     def _open_file(self, inode: int, handle: Handle) -> pyfuse3.FileInfo:
         fh = self._next_fh
@@ -340,10 +352,10 @@ class Operations(pyfuse3.Operations):
 
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
-            attr, per_caller = self._attr(inode, caller)
+            attr, uncached = self._attr(inode, caller)
             if stat.S_IFMT(attr.mode) != self.inodes.fmt(inode):
                 raise NotFound(f"{self.inodes.path(inode)}: replaced by a node of another type")
-            return self.entry(inode, attr, per_caller=per_caller)
+            return self.entry(inode, attr, uncached=uncached)
 
         inline = self._inline("getattr", lambda: self.inodes.path(inode))
         return await self._run("getattr", Request.of(ctx), self._describe(inode), work, inline=inline)
@@ -376,9 +388,9 @@ class Operations(pyfuse3.Operations):
                 return self.entry(inode, handle.getattr())
             self.router.route(path).setattr(caller, path, changes, handle)
             if handle is not None:
-                return self.entry(inode, handle.getattr(), per_caller=_views_per_caller(type(self.router.route(path))))
-            attr, per_caller = self._attr(inode, caller)
-            return self.entry(inode, attr, per_caller=per_caller)
+                return self.entry(inode, handle.getattr(), uncached=_uncached(self.router.route(path), path))
+            attr, uncached = self._attr(inode, caller)
+            return self.entry(inode, attr, uncached=uncached)
 
         op = "truncate" if changes.size is not None else "setattr"
         inline = self._inline(op, lambda: self.inodes.path(inode))
@@ -505,7 +517,7 @@ class Operations(pyfuse3.Operations):
             handler = self.router.route(path)
             handle = handler.create(caller, path, mode, flags)
             try:
-                return handle, self._remember(path, handle.getattr(), _views_per_caller(type(handler)))
+                return handle, self._remember(path, handle.getattr(), _uncached(handler, path))
             except BaseException:
                 handle.release()
                 raise
@@ -518,8 +530,8 @@ class Operations(pyfuse3.Operations):
 
     async def read(self, fh: int, off: int, size: int) -> bytes:
         f = self._file(fh)
-        read_cached = getattr(f.handle, "read_cached", None)
-        if read_cached is not None and self._inline_io(f.handle, size):
+        if self._inline_io(f.handle, "read", size):
+            read_cached = getattr(f.handle, "read_cached", f.handle.read)
             # On the loop only if the page cache holds the data; a read that would wait for the disk goes to a thread.
             cached = await self._run(
                 "read", f.handle.caller, self._describe(f.inode), lambda _: read_cached(off, size), inline=True
@@ -530,14 +542,14 @@ class Operations(pyfuse3.Operations):
 
     async def write(self, fh: int, off: int, buf: bytes) -> int:
         f = self._file(fh)
-        inline = self._inline_io(f.handle, len(buf))
+        inline = self._inline_io(f.handle, "write", len(buf), off + len(buf))
         return await self._run(
             "write", f.handle.caller, self._describe(f.inode), lambda _: f.handle.write(off, buf), inline=inline
         )
 
     async def flush(self, fh: int) -> None:
         f = self._file(fh)
-        inline = self._inline_io(f.handle)
+        inline = self._inline_io(f.handle, "flush")
         await self._run("flush", f.handle.caller, self._describe(f.inode), lambda _: f.handle.flush(), inline=inline)
 
     async def fsync(self, fh: int, datasync: bool) -> None:
@@ -549,7 +561,7 @@ class Operations(pyfuse3.Operations):
         if f is None:
             return
         # The close of the last descriptor of an unlinked file frees its blocks: that may take long.
-        inline = self._inline_io(f.handle) and not self.inodes.is_detached(f.inode)
+        inline = self._inline_io(f.handle, "release") and not self.inodes.is_detached(f.inode)
         try:
             await self._run(
                 "release", f.handle.caller, self._describe(f.inode), lambda _: f.handle.release(), inline=inline
@@ -590,8 +602,9 @@ class Operations(pyfuse3.Operations):
         if start_id == 0 or d.names is None:
             path = self.inodes.path(d.inode)
             handler = self.router.route(path)
-            per_caller = _views_per_caller(type(handler))
-            if isinstance(handler, ListsWithAttrs) and not per_caller:
+            # A listing with attributes only where no entry depends on who lists (the caller's scratch files).
+            same_for_all = not _views_per_caller(type(handler))
+            if isinstance(handler, ListsWithAttrs) and same_for_all:
                 listing = await self._run("readdir", d.caller, where, lambda c: handler.listdir_attrs(c, path))
                 d.names, d.attrs = [name for name, _ in listing], [attr for _, attr in listing]
             else:
@@ -624,13 +637,13 @@ class Operations(pyfuse3.Operations):
         for index, name in enumerate(names[start : start + READDIR_BATCH], start):
             child = base / name if base != ROOT else ViewPath(name)
             if d.attrs is not None:
-                attr, per_caller = d.attrs[index], False
+                attr, uncached = d.attrs[index], False
             else:
                 try:
-                    attr, per_caller = self._stat(child, caller)
+                    attr, uncached = self._stat(child, caller)
                 except OmxError:
                     continue
-            out.append((index + 1, name, self._remember(child, attr, per_caller)))
+            out.append((index + 1, name, self._remember(child, attr, uncached)))
         return out
 
     async def releasedir(self, fh: int) -> None:
@@ -673,6 +686,11 @@ class Operations(pyfuse3.Operations):
         return await self._run("statfs", Request.of(ctx), "/", work)
 
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
+        if not name.startswith(b"user."):
+            # No zone keeps any other namespace, and the kernel asks for security.capability before every write():
+            # answered here, before the caller or the path is even looked at.
+            raise pyfuse3.FUSEError(errno.ENODATA)
+
         def work(caller: Caller) -> bytes:
             path = self.inodes.path(inode)
             return self.router.route(path).getxattr(caller, path, os.fsdecode(name))

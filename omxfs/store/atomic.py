@@ -94,6 +94,11 @@ def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> in
 
 def read_bytes(root: Path, relative: PurePosixPath) -> bytes:
     """The content of the regular file ``root/relative``; symlinks anywhere on the way are refused."""
+    return read_with_stat(root, relative)[0]
+
+
+def read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:
+    """``read_bytes``, and the ``fstat`` of the very file read (what a later ``lstat`` can be compared with)."""
     dir_fd = open_dir(root, relative.parent)
     try:
         fd = os.open(relative.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
@@ -102,9 +107,10 @@ def read_bytes(root: Path, relative: PurePosixPath) -> bytes:
     finally:
         os.close(dir_fd)
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise NotFound(f"{root / relative}: not a regular file")
-        return f.read()
+        return f.read(), st
 
 
 def lstat(root: Path, relative: PurePosixPath) -> os.stat_result | None:

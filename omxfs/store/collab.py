@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from omxfs.errors import Conflict, InvalidInput, NotFound, StoreCorrupt
-from omxfs.store.atomic import DiskError, FileWrite, exists, list_files, read_bytes
+from omxfs.store.atomic import DiskError, FileWrite, exists, list_files, lstat, read_bytes, read_with_stat
 from omxfs.store.names import check_agent, relative_path
 from omxfs.store.records import (
     VersionEntry,
@@ -64,6 +65,19 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """A history file as last read: its bytes, its entries, and its ``(ino, size, mtime, ctime)`` if known."""
+
+    raw: bytes
+    entries: tuple[VersionEntry, ...]
+    key: tuple[int, int, int, int] | None = None
+
+
+def _file_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -75,7 +89,7 @@ class CollabZone:
         self.current_dir = self.dir / "current"
         self.versions_dir = self.dir / ".versions"
         self.conflicts_dir = self.dir / ".conflicts"
-        self._parsed: dict[PurePosixPath, tuple[bytes, tuple[VersionEntry, ...]]] = {}
+        self._parsed: dict[PurePosixPath, _Parsed] = {}
         self._parsed_lock = threading.Lock()  # the mount calls the store from many worker threads
 
     # -- reading (lock-free) ------------------------------------------------------------------------------------
@@ -87,27 +101,43 @@ class CollabZone:
     def _history(self, rel: PurePosixPath) -> tuple[bytes, tuple[VersionEntry, ...]]:
         """The raw history file and its entries; parsing is cached on the raw bytes, which every commit changes."""
         try:
-            raw = read_bytes(self.versions_dir, rel / HISTORY)
+            raw, st = read_with_stat(self.versions_dir, rel / HISTORY)
         except NotFound:
             return b"", ()
         with self._parsed_lock:
             cached = self._parsed.get(rel)
-        if cached is not None and cached[0] == raw:
-            return cached
-        where = f"collaborative/.versions/{rel}/{HISTORY}"
-        known_raw, known = cached if cached is not None else (b"", ())
-        return self._remember(rel, raw, extend_history(raw, known_raw, known, where))
+        if cached is not None and cached.raw == raw:
+            entries = cached.entries
+        else:
+            where = f"collaborative/.versions/{rel}/{HISTORY}"
+            known = cached or _Parsed(b"", ())
+            entries = extend_history(raw, known.raw, known.entries, where)
+        self._remember(rel, _Parsed(raw, entries, _file_key(st)))
+        return raw, entries
 
-    def _remember(
-        self, rel: PurePosixPath, raw: bytes, entries: tuple[VersionEntry, ...]
-    ) -> tuple[bytes, tuple[VersionEntry, ...]]:
-        parsed = raw, entries
+    def _remember(self, rel: PurePosixPath, parsed: _Parsed) -> None:
         with self._parsed_lock:
             self._parsed.pop(rel, None)
             while len(self._parsed) >= HISTORY_CACHE_SIZE:
                 del self._parsed[next(iter(self._parsed))]
             self._parsed[rel] = parsed
-        return parsed
+
+    def latest(self, path: str) -> VersionEntry | None:
+        """The last commit of ``path``, None if it has none; what the mount asks on every lookup.
+
+        Without reading the history while an ``lstat`` says its file is the one last read: a commit never changes
+        a history file in place, it renames a longer one over it (a new inode, a new size and ctime), so the same
+        ``(ino, size, mtime, ctime)`` is the same content. A few system calls instead of reading every version's
+        line is what lets the mount answer lookups on its event loop."""
+        rel = relative_path(path)
+        st = lstat(self.versions_dir, rel / HISTORY)
+        if st is None:
+            return None
+        with self._parsed_lock:
+            cached = self._parsed.get(rel)
+        fresh = cached is not None and cached.key == _file_key(st)
+        entries = cached.entries if cached is not None and fresh else self._history(rel)[1]
+        return entries[-1] if entries else None
 
     def current_version(self, path: str) -> int:
         """The latest version number, 0 if the file does not exist."""
@@ -173,7 +203,7 @@ class CollabZone:
             )
             new_raw = append_history(raw, entry) if raw else dump_history([entry])
             self._install(rel, entry, content, new_raw)
-            self._remember(rel, new_raw, (*history, entry))  # the next commit need not parse what it wrote
+            self._remember(rel, _Parsed(new_raw, (*history, entry)))  # the next commit need not parse what it wrote
         return entry
 
     def _install(self, rel: PurePosixPath, entry: VersionEntry, content: bytes, history: bytes) -> None:

@@ -158,9 +158,14 @@ def test_the_real_proc_of_a_child_process() -> None:
     r = IdentityResolver(lambda: CONFIG, "alice", CallerEnvironments())
     env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
     child = subprocess.Popen(
-        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env={**env, "OMX_AGENT": "bob"}
+        [sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**env, "OMX_AGENT": "bob"},
     )
     try:
+        # Popen returns once exec began, before the kernel has set up the new environment: wait for the program.
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
         assert r.resolve(os.getuid(), child.pid) == "bob"
     finally:
         child.communicate(b"")

@@ -21,11 +21,13 @@ import pyfuse3
 import pytest
 import trio
 
+from omxfs.fuse.daemon import build_router
 from omxfs.fuse.identity import CallerEnvironments, IdentityResolver
 from omxfs.fuse.inodes import ROOT_INODE, InodeTable
 from omxfs.fuse.ops import STABLE_TIMEOUT, VOLATILE_TIMEOUT, Operations
 from omxfs.fuse.router import Router
 from omxfs.fuse.zones.base import ROOT, Attr, Caller
+from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.layout import LayoutHandler
 from omxfs.fuse.zones.private import PrivateHandler
 from omxfs.fuse.zones.read_only import ReadOnlyHandler
@@ -448,7 +450,8 @@ async def test_a_slow_handler_does_not_stall_other_requests(env: Env, monkeypatc
 
 
 class PerCallerViews(ReadOnlyHandler):
-    """A zone whose nodes depend on who looks (as the collaborative zone's editor scratch files do)."""
+    """A zone whose nodes may depend on who looks (as the collaborative zone's editor scratch files do): here
+    ``current`` does, ``collaborative`` does not."""
 
     def __init__(self, ws: Workspace) -> None:
         super().__init__(ws)
@@ -458,19 +461,70 @@ class PerCallerViews(ReadOnlyHandler):
         self.seen.append(caller.agent if caller else None)
         return super().getattr(path)
 
+    def uncached(self, path: PurePosixPath) -> bool:
+        return path.name == "current"
+
 
 @pytest.mark.trio
 async def test_nodes_that_differ_per_caller_are_not_cached_by_the_kernel(env: Env) -> None:
     views = PerCallerViews(env.ws)
     env.ops.router = Router(LayoutHandler(env.ws), env.private, views, views, views, views)
     env.ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
-    entry = await env.ops.lookup(await env.walk("collaborative", pid=BOB), b"current", ctx(BOB))
+    zone = await env.ops.lookup(ROOT_INODE, b"collaborative", ctx(BOB))
+    assert zone.entry_timeout == VOLATILE_TIMEOUT  # asked with the caller, but the same for all: cached
+    entry = await env.ops.lookup(zone.st_ino, b"current", ctx(BOB))
     assert entry.entry_timeout == 0 and entry.attr_timeout == 0
     assert (await env.ops.getattr(entry.st_ino, ctx(ALICE))).attr_timeout == 0
     assert views.seen[-2:] == ["bob", "alice"]
     private = await env.ops.lookup(ROOT_INODE, b"agents", ctx())
     assert private.entry_timeout == VOLATILE_TIMEOUT
-    await env.ops.forget([(entry.st_ino, 1), (private.st_ino, 1), (await env.walk("collaborative"), 2)])
+    await env.ops.forget([(entry.st_ino, 1), (private.st_ino, 1), (zone.st_ino, 1)])
+
+
+@pytest.mark.trio
+async def test_collaborative_entries_are_cached_except_scratch_names_and_files_being_created(env: Env) -> None:
+    env.ops.router = build_router(env.ws)
+    env.ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
+    current = await env.walk("collaborative/current")
+    plan = await env.ops.lookup(current, b"plan.md", ctx())
+    assert plan.entry_timeout == VOLATILE_TIMEOUT and plan.attr_timeout == VOLATILE_TIMEOUT
+    fi, new = await env.ops.create(current, b"new.md", stat.S_IFREG | 0o644, os.O_WRONLY | os.O_CREAT, ctx())
+    assert new.entry_timeout == 0  # exists only once its first commit succeeds
+    swap, swap_entry = await env.ops.create(current, b".plan.md.swp", stat.S_IFREG | 0o600, os.O_RDWR, ctx())
+    assert swap_entry.entry_timeout == 0  # each agent sees its own
+    for f in (fi, swap):
+        await env.ops.release(f.fh)
+    assert (await env.ops.lookup(current, b"new.md", ctx())).entry_timeout == VOLATILE_TIMEOUT  # committed now
+    await env.ops.forget([(plan.st_ino, 1), (new.st_ino, 2), (swap_entry.st_ino, 1)])
+    await env.ops.forget([(current, 1), (await env.walk("collaborative"), 1)])
+
+
+class XattrSpy(ReadOnlyHandler):
+    def __init__(self, ws: Workspace) -> None:
+        super().__init__(ws)
+        self.asked: list[str] = []
+
+    def getxattr(self, caller: Caller, path: PurePosixPath, name: str) -> bytes:
+        self.asked.append(name)
+        return super().getxattr(caller, path, name)
+
+
+@pytest.mark.trio
+async def test_xattrs_outside_user_are_absent_without_asking_a_zone(env: Env) -> None:
+    """The kernel asks for security.capability before every write(): answered before any lookup or identity."""
+    spy = XattrSpy(env.ws)
+    env.ops.router = Router(LayoutHandler(env.ws), spy, spy, spy, spy, spy)
+    env.ws.private.write("alice", "alice", "f", b"x")
+    f = await env.walk("agents/alice/f")
+    for name in (b"security.capability", b"trusted.x", b"system.posix_acl_access"):
+        with pytest.raises(pyfuse3.FUSEError) as err:
+            await env.ops.getxattr(f, name, ctx(UNKNOWN))  # an unknown agent would be refused if it were resolved
+        assert err.value.errno == errno.ENODATA
+    assert spy.asked == []
+    with pytest.raises(pyfuse3.FUSEError):
+        await env.ops.getxattr(f, b"user.x", ctx())
+    assert spy.asked == ["user.x"]
+    await env.ops.forget([(f, 1), (await env.walk("agents/alice"), 1), (await env.walk("agents"), 1)])
 
 
 # -- what runs on the loop --------------------------------------------------------------------------------------
@@ -487,6 +541,43 @@ def test_only_cheap_work_runs_on_the_loop(env: Env) -> None:
     assert not env.private.inline("unlink", alice, PurePosixPath("agents/alice/big"))  # frees many blocks
     assert not env.private.inline("truncate", alice, f) and not env.private.inline("rename", alice, f)
     assert not ReadOnlyHandler(env.ws).inline("getxattr", alice, PurePosixPath(".omxfs/config.toml"))
+
+
+def test_only_collaborative_work_that_commits_nothing_runs_on_the_loop(env: Env) -> None:
+    collab = CollabHandler(env.ws)
+    env.ws.collab.write("bob", "plan.md", b"v1", expected_version=-1)
+    alice = Caller("alice", 0, 0, ALICE)
+    plan, new = PurePosixPath("collaborative/current/plan.md"), PurePosixPath("collaborative/current/new.md")
+    for op in ("lookup", "getattr", "getxattr", "open"):
+        assert collab.inline(op, alice, plan)
+    assert collab.inline("create", alice, new) and not collab.inline("create", alice, plan)
+    assert not collab.inline("truncate", alice, plan)  # alice never read it: a conflict, whose record is written
+    collab.open(alice, plan, os.O_RDONLY).release()
+    assert collab.inline("truncate", alice, plan)  # now only a base check and an empty buffer
+    assert not collab.inline("open-write", alice, plan)  # copies the content
+    assert not collab.inline("rename", alice, plan) and not collab.inline("mkdir", alice, new)
+    handle = collab.create(alice, new, 0o644, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    handle.flush()  # `touch new.md`'s close: the empty file is committed by the release, or by the next look
+    assert not collab.inline("getattr", alice, new)  # settling it would commit
+    handle.release()
+    assert collab.inline("getattr", alice, new) and env.ws.collab.read("new.md").content == b""
+
+
+def test_staged_handles_run_copies_on_the_loop_and_commits_in_threads(env: Env) -> None:
+    collab = CollabHandler(env.ws)
+    env.ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
+    alice = Caller("alice", 0, 0, ALICE)
+    plan = PurePosixPath("collaborative/current/plan.md")
+    collab.open(alice, plan, os.O_RDONLY).release()
+    handle = collab.open(alice, plan, os.O_WRONLY | os.O_TRUNC)
+    assert handle.inline("write", 4096) and not handle.inline("write", 64 << 20)  # a far write allocates its gap
+    assert handle.inline("flush") and not handle.inline("release")  # O_TRUNC alone commits at the release
+    handle.write(0, b"v2")
+    assert not handle.inline("flush")
+    handle.flush()
+    assert handle.inline("flush") and handle.inline("release")
+    handle.release()
+    assert env.ws.collab.read("plan.md").content == b"v2"
 
 
 @pytest.mark.trio

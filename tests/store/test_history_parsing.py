@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 import pytest
 
 from omxfs.errors import StoreCorrupt
@@ -56,3 +58,17 @@ def test_a_bad_tail_is_reported_as_corrupt(tail: bytes, why: str) -> None:
     known_raw = dump_history([entry(1), entry(2)])
     with pytest.raises(StoreCorrupt, match=why):
         extend_history(known_raw[:-3] + tail, known_raw, (entry(1), entry(2)), "h")
+
+
+def test_latest_sees_every_commit_of_another_process_and_rereads_only_a_changed_history(ws: Workspace) -> None:
+    other = Workspace(ws.root)  # another daemon or the CLI
+    assert ws.collab.latest("plan.md") is None
+    reads: list[PurePosixPath] = []
+    read = ws.collab._history
+    ws.collab._history = lambda rel: reads.append(rel) or read(rel)  # type: ignore[method-assign]
+    for n in range(1, 5):
+        other.collab.write("bob", "plan.md", b"v%d" % n, expected_version=-1)
+        for _ in range(3):
+            seen = ws.collab.latest("plan.md")
+            assert seen is not None and (seen.version, seen.author) == (n, "bob")
+        assert len(reads) == n  # once per commit, not once per question

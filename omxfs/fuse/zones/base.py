@@ -27,6 +27,8 @@ ROOT = PurePosixPath(".")
 #: daemon allocate a terabyte (it did: MemoryError, answered EIO); versions, deliveries and fields are kept
 #: whole in memory and on disk, so files this large are no use in those zones anyway
 MAX_STAGED = 1 << 30
+#: how far past its end a write to a staged file may land and still run on the loop (the gap is allocated)
+MAX_INLINE_GROWTH = 1 << 20
 
 
 class NoAttribute(OmxError):
@@ -202,6 +204,13 @@ class BufferHandle:
     dirty: bool = False
     on_flush: Callable[[BufferHandle], None] | None = None
     extra: dict[str, object] = field(default_factory=dict)
+
+    def inline(self, op: str, end: int = 0) -> bool:
+        """Reads and writes are memory copies, cheap enough for the loop unless a write far past the end would
+        allocate its gap; a close is cheap when it has nothing to commit (``ops._inline_io``)."""
+        if op in ("read", "write"):
+            return end <= len(self.data) + MAX_INLINE_GROWTH
+        return not self.dirty
 
     def read(self, offset: int, size: int) -> bytes:
         return bytes(self.data[offset : offset + size])

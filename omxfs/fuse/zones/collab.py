@@ -202,10 +202,10 @@ class CollabHandler:
         if rel is None:
             return None
         try:
-            history = self.zone.history(rel)
+            entry = self.zone.latest(rel)
         except InvalidInput:
             return None
-        return (rel, history[-1]) if history else None
+        return (rel, entry) if entry is not None else None
 
     def _dir_stat(self, path: ViewPath) -> os.stat_result | None:
         rel = self._rel(path)
@@ -218,6 +218,30 @@ class CollabHandler:
     def _require_dir(self, path: ViewPath) -> None:
         if self._dir_stat(path) is None:
             raise NotFound(f"{path}: no such directory")
+
+    # -- what runs where -----------------------------------------------------------------------------------------
+
+    def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
+        """Lookups, attributes, reading opens and opens that start a rewrite run on the trio loop (``ops.Inline``):
+        a few system calls and the cached history (``CollabZone.latest``). Whatever commits (a close waiting for
+        its release, a conflict, which writes its record) or copies a file's content goes to a worker thread."""
+        if self.staging.pending(path):
+            return False
+        if op in ("lookup", "getattr", "access", "opendir", "getxattr", "listxattr", "open"):
+            return True
+        if op in ("truncate", "create"):
+            found = None if self._is_scratch(caller, path) else self._file(path)
+            return (
+                found is None if op == "create" else found is not None and self._base_ok(caller.agent, path, found[1])
+            )
+        return False
+
+    def uncached(self, path: ViewPath) -> bool:
+        """Nodes the kernel must not cache (``ops``): scratch names, which show each agent its own file, and files
+        being created, which exist only once their first commit succeeds."""
+        if len(path.parts) <= 2:
+            return False
+        return is_scratch_name(path.name) or (self.staging.get(path) is not None and self._file(path) is None)
 
     # -- nodes ----------------------------------------------------------------------------------------------------
 
@@ -329,13 +353,18 @@ class CollabHandler:
     def check_base(self, agent: str, path: ViewPath, rel: str, entry: VersionEntry) -> Base:
         """The agent's base for a write to an existing file, or a Conflict now (kept under .conflicts/)."""
         base = self.notes.base(agent, path)
-        if base is not None and base.version in (NO_CHECK, entry.version):
+        if base is not None and self._base_ok(agent, path, entry):
             return base
         if base is None:
             why = f"{agent} has not read {path} (version {entry.version}): read it first, then write"
         else:
             why = f"{path} is at version {entry.version} but {agent} last saw version {base.version}"
         raise Conflict(f"conflict on {path}: {why}", self._record_open_conflict(agent, rel, base, entry))
+
+    def _base_ok(self, agent: str, path: ViewPath, entry: VersionEntry) -> bool:
+        """Whether ``agent`` may write ``path`` at ``entry``: it saw that version, or declared it does not check."""
+        base = self.notes.base(agent, path)
+        return base is not None and base.version in (NO_CHECK, entry.version)
 
     def _record_open_conflict(self, agent: str, rel: str, base: Base | None, entry: VersionEntry) -> dict[str, Any]:
         """Recovery info for a conflict found at open, before any content: kept on disk like any conflict, except

@@ -197,6 +197,14 @@ class HandoffHandler:
 
     # -- nodes ----------------------------------------------------------------------------------------------------
 
+    def uncached(self, path: ViewPath) -> bool:
+        """Nodes the kernel must not cache (``ops``): scratch names, which show each agent its own file, and files
+        being delivered, which exist only once the delivery succeeds."""
+        where = Where(path)
+        if not where.filename:
+            return False
+        return is_scratch_name(path.name) or (self.staging.get(path) is not None and self._stat(where) is None)
+
     def getattr(self, path: ViewPath, caller: Caller | None = None) -> Attr:
         """``caller`` says whose scratch files to show; without it a scratch name shows the first holder's."""
         where = Where(path)

@@ -183,8 +183,11 @@ class FdHandle:
     direct_io: bool = False
     #: the content never changes (a version file): long attribute timeouts
     stable: bool = False
-    #: small reads and writes, flush (nothing staged) and release (a close) are cheap enough for the loop
-    inline_io: bool = True
+
+    def inline(self, op: str, end: int = 0) -> bool:
+        """Small reads (from the page cache only), writes, flush (nothing is staged) and release (a close) are
+        cheap enough for the loop (``ops._inline_io``)."""
+        return True
 
     def read(self, offset: int, size: int) -> bytes:
         with os_errors(self.path):

@@ -254,6 +254,10 @@ class StagedHandle(BufferHandle):
     #: opened with O_TRUNC, not written since: the last close commits the empty content
     emptied: bool = False
 
+    def inline(self, op: str, end: int = 0) -> bool:
+        """Reads and writes as a buffer's; every close goes to a thread (it may merge, or run ``on_release``)."""
+        return op in ("read", "write") and super().inline(op, end)
+
     def write(self, offset: int, data: bytes) -> int:
         self.emptied = False
         return super().write(len(self.data) if self.extra.get("append") else offset, data)

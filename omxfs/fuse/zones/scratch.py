@@ -386,6 +386,13 @@ class StagedHandle(BufferHandle):
     #: closed once since the last write: its uncommitted change waits for the release
     settled: bool = False
 
+    def inline(self, op: str, end: int = 0) -> bool:
+        """As a buffer's, except that a close commits when the program wrote since the last one (``flush``) or
+        left anything uncommitted (``release``), and waits for a commit running in another thread."""
+        if op in ("flush", "release"):
+            return not (self.written if op == "flush" else self.dirty) and not self.lock.locked()
+        return super().inline(op, end)
+
     def write(self, offset: int, data: bytes) -> int:
         n = super().write(offset, data)
         self.written, self.settled = True, False
@@ -456,6 +463,11 @@ class Staging:
             handles = list(self._open.get(path, []))
         for handle in handles:
             handle.settle()
+
+    def pending(self, path: ViewPath) -> bool:
+        """Whether ``settle(path)`` would commit something (a request that settles then must not run inline)."""
+        with self._lock:
+            return any(h.settled and h.dirty for h in self._open.get(path, []))
 
     def get(self, path: ViewPath) -> StagedHandle | None:
         with self._lock:
