@@ -19,6 +19,14 @@ what pyfuse3/trio cost and pyfuse3_floor → omx what omx's own code costs. One 
 in ``list_dir``: it turns the kernel's adaptive readdirplus off, so every listing looks up every entry, where
 passthrough_ll gets plain READDIR after the first reply of a listing.
 
+Why ``passthrough_ll_cached``: a warm re-read through FUSE is served from the kernel's page cache only when the
+daemon opens the file with ``keep_cache``, and even then the kernel's FUSE read path is slower than ext4's. The same
+passthrough_ll binary, mounted with ``-o cache=always`` (keep_cache on every open, entry/attr timeouts of 1 day)
+over a fresh plain directory of its own, runs only the sequential workloads (``seq_write``, ``seq_read_cold`` when
+available, ``seq_read_warm``). Its ``seq_read_warm`` is the best a daemon that keeps the page cache can reach on
+this kernel, so ``kernel_limits`` tells a gap that is the kernel's from one that is the daemon's. It runs right
+after ``passthrough_ll``, whenever that is in ``--only``.
+
 The same workloads run, one after the other in this process, in four directories of one fresh run directory
 (so on one filesystem): ``native``, a plain directory; ``passthrough_ll`` and ``pyfuse3_floor``, each mounted
 over a plain directory of its own; ``omx``, the private zone ``agents/bench/`` of ``omxfs mount WS MNT --as bench
@@ -56,12 +64,17 @@ whether omx is within 1.5× of pyfuse3_floor (``null`` when either did not run):
 passthrough_ll fails but this holds, the gap is the binding's, not omx's.
 
 Progress goes to stderr; the last line on stdout is one JSON object: ``workloads_ms`` (one column per target:
-native, passthrough_ll, pyfuse3_floor, omx), ``ratio_vs_native``, ``ratio_vs_passthrough_ll`` and
-``ratio_vs_pyfuse3_floor`` (omx / other), ``floor_vs_passthrough_ll`` (pyfuse3_floor / passthrough_ll: the
-binding's own cost), ``latency_us`` (write_close_4k and stat for every target), ``targets``, ``floor``,
-``options`` (how each daemon ran), ``params`` and ``unavailable`` (what could not run, and why: omx before its
-mount exists, cold reads without root). Exits 1 if a target failed or read back wrong data, 0 otherwise. Mounts
-are always unmounted (also on Ctrl-C and SIGTERM) and the run directory is removed unless ``--keep``.
+native, passthrough_ll, passthrough_ll_cached, pyfuse3_floor, omx; passthrough_ll_cached is ``null`` but for the
+sequential workloads), ``ratio_vs_native``, ``ratio_vs_passthrough_ll`` and ``ratio_vs_pyfuse3_floor`` (omx /
+other), ``floor_vs_passthrough_ll`` (pyfuse3_floor / passthrough_ll: the binding's own cost), ``latency_us``
+(write_close_4k and stat for every target but passthrough_ll_cached), ``targets``, ``floor``, ``kernel_limits``
+(``seq_read_warm_page_cache_vs_native``: passthrough_ll_cached's seq_read_warm / native's, what the kernel's FUSE
+page-cache read path costs over native; ``omx_seq_read_warm_vs_page_cache_limit``: omx's / passthrough_ll_cached's,
+what omx adds to it; each ``null`` when either side did not run), ``options`` (how each daemon ran), ``params``
+(``targets``: the ``--only`` targets; passthrough_ll_cached goes with passthrough_ll) and ``unavailable`` (what
+could not run, and why: omx before its mount exists, cold reads without root). Exits 1 if a workload read back
+wrong data or a target failed to run, 0 otherwise: a goal missed is reported in ``targets``, not by the exit code.
+Mounts are always unmounted (also on Ctrl-C and SIGTERM) and the run directory is removed unless ``--keep``.
 
     .venv/bin/python scripts/bench_fs.py [--quick] [--only native,passthrough,pyfuse3,omx] [--keep]
 """
@@ -93,6 +106,8 @@ sys.path.insert(0, str(REPO))
 
 EXAMPLES = Path("/usr/share/doc/libfuse3-dev/examples")
 TARGETS = ("native", "passthrough_ll", "pyfuse3_floor", "omx")
+CACHED = "passthrough_ll_cached"  # runs the sequential workloads only, right after passthrough_ll
+COLUMNS = ("native", "passthrough_ll", CACHED, "pyfuse3_floor", "omx")
 FLOOR_SCRIPT = REPO / "scripts" / "pyfuse3_floor.py"
 SMALL_WORKLOADS = ("small_create_write", "small_stat", "small_read", "small_unlink")
 WORKLOADS = ("seq_write", "seq_read_cold", "seq_read_warm", *SMALL_WORKLOADS, "list_dir")
@@ -133,7 +148,7 @@ class Results:
 
     params: Params
     workloads_ms: dict[str, dict[str, float | None]] = field(
-        default_factory=lambda: {w: dict.fromkeys(TARGETS) for w in WORKLOADS}
+        default_factory=lambda: {w: dict.fromkeys(COLUMNS) for w in WORKLOADS}
     )
     latency_us: dict[str, dict[str, Percentiles | None]] = field(
         default_factory=lambda: {
@@ -142,18 +157,18 @@ class Results:
         }
     )
     options: dict[str, str | None] = field(
-        default_factory=lambda: {"passthrough_ll": None, "pyfuse3_floor": None, "omx": None}
+        default_factory=lambda: {"passthrough_ll": None, CACHED: None, "pyfuse3_floor": None, "omx": None}
     )
     unavailable: dict[str, str] = field(default_factory=dict)
     wrong: list[str] = field(default_factory=list)
 
     def record(self, target: str, workload: str, ms: float, note: str = "") -> None:
         self.workloads_ms[workload][target] = round(ms, 3)
-        log(f"  {target:15} {workload:19} {ms:11.2f} ms {note}")
+        log(f"  {target:21} {workload:19} {ms:11.2f} ms {note}")
 
     def latency(self, name: str, target: str, value: Percentiles) -> None:
         self.latency_us[name][target] = value
-        log(f"  {target:15} {name:19} p50 {value['p50']:9.1f} µs  p99 {value['p99']:9.1f} µs")
+        log(f"  {target:21} {name:19} p50 {value['p50']:9.1f} µs  p99 {value['p99']:9.1f} µs")
 
     def check(self, ok: bool, what: str) -> None:
         if not ok:
@@ -442,19 +457,30 @@ def build_passthrough_ll(build_dir: Path) -> tuple[Path, str]:
     return binary, " ".join([*command, str(binary)])
 
 
-def run_passthrough_ll(results: Results, run_dir: Path, build_dir: Path, cold_reason: str | None) -> None:
+def run_passthrough_ll(
+    results: Results, run_dir: Path, build_dir: Path, cold_reason: str | None, cached: bool = False
+) -> None:
+    """Its defaults and every workload; or, ``cached``, ``-o cache=always`` and the sequential workloads only."""
     binary, build = build_passthrough_ll(build_dir)
-    source, mountpoint = run_dir / "passthrough-src", run_dir / "passthrough-mnt"
+    name, prefix = (CACHED, "passthrough-cached") if cached else ("passthrough_ll", "passthrough")
+    source, mountpoint = run_dir / f"{prefix}-src", run_dir / f"{prefix}-mnt"
     source.mkdir()
     if "," in str(source):
         raise Unavailable(f"{source}: a comma cannot be passed in -o source=")
-    command = [str(binary), "-f", "-o", f"source={source}", str(mountpoint)]
-    results.options["passthrough_ll"] = (
-        f"{' '.join(command)} (defaults: cache=auto, entry/attr timeout 1.0 s, no keep_cache, no writeback "
-        f"cache, multithreaded); built with: {build}"
+    cache = ["-o", "cache=always"] if cached else []
+    command = [str(binary), "-f", *cache, "-o", f"source={source}", str(mountpoint)]
+    how = (
+        "cache=always: entry/attr timeout 86400 s, keep_cache on every open; sequential workloads only"
+        if cached
+        else "defaults: cache=auto, entry/attr timeout 1.0 s, no keep_cache"
     )
-    with fuse_daemon("passthrough_ll", command, mountpoint, run_dir / "passthrough_ll.log") as root:
-        run_all(results, "passthrough_ll", root, cold_reason)
+    results.options[name] = f"{' '.join(command)} ({how}, no writeback cache, multithreaded); built with: {build}"
+    with fuse_daemon(name, command, mountpoint, run_dir / f"{name}.log") as root:
+        if cached:
+            log(f"{name}: {root}")
+            run_sequential(results, name, root, cold_reason)
+        else:
+            run_all(results, name, root, cold_reason)
 
 
 def run_pyfuse3_floor(results: Results, run_dir: Path, cold_reason: str | None) -> None:
@@ -602,6 +628,11 @@ def report(results: Results) -> dict[str, Any]:
         "collab_commit_p99_under_5ms": None if commit is None else commit["p99"] < 5000,
     }
     floor = {f"{w}_within_1_5x_floor": at_most(vs_floor[w], 1.5) for w in (*SMALL_WORKLOADS, "list_dir")}
+    warm = ms["seq_read_warm"]
+    kernel_limits = {
+        "seq_read_warm_page_cache_vs_native": ratio(warm[CACHED], warm["native"]),
+        "omx_seq_read_warm_vs_page_cache_limit": ratio(warm["omx"], warm[CACHED]),
+    }
     params = results.params
     return {
         "workloads_ms": ms,
@@ -612,6 +643,7 @@ def report(results: Results) -> dict[str, Any]:
         "latency_us": results.latency_us,
         "targets": targets,
         "floor": floor,
+        "kernel_limits": kernel_limits,
         "options": results.options,
         "params": {
             "size_mib": params.size_mib,
@@ -650,7 +682,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--files", type=int, help="small files, and directory entries (default 2000)")
     parser.add_argument("--samples", type=int, help="latency samples (default 2000)")
     parser.add_argument(
-        "--only", default=",".join(TARGETS), help="comma list of native, passthrough(_ll), pyfuse3(_floor), omx"
+        "--only",
+        default=",".join(TARGETS),
+        help="comma list of native, passthrough(_ll) (with passthrough_ll_cached), pyfuse3(_floor), omx",
     )
     parser.add_argument("--keep", action="store_true", help="keep the run directory (it is printed)")
     parser.add_argument("--workdir", type=Path, help="where the run directory goes (default: the system temp dir)")
@@ -683,15 +717,16 @@ def main(argv: list[str] | None = None) -> int:
     if cold_reason:
         log(f"seq_read_cold: unavailable: {cold_reason}")
         results.unavailable["seq_read_cold"] = cold_reason
+    runs = [r for t in args.targets for r in ([t, CACHED] if t == "passthrough_ll" else [t])]
     interrupted = False
     try:
-        for target in args.targets:
+        for target in runs:
             try:
                 if target == "native":
                     (run_dir / "native").mkdir()
                     run_all(results, "native", run_dir / "native", cold_reason)
-                elif target == "passthrough_ll":
-                    run_passthrough_ll(results, run_dir, args.build_dir, cold_reason)
+                elif target in ("passthrough_ll", CACHED):
+                    run_passthrough_ll(results, run_dir, args.build_dir, cold_reason, cached=target == CACHED)
                 elif target == "pyfuse3_floor":
                     run_pyfuse3_floor(results, run_dir, cold_reason)
                 else:

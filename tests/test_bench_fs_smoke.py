@@ -37,6 +37,7 @@ KEYS = {
     "latency_us",
     "targets",
     "floor",
+    "kernel_limits",
     "options",
     "params",
     "unavailable",
@@ -52,6 +53,9 @@ WORKLOADS = {
     "list_dir",
 }
 TARGETS = {"native", "passthrough_ll", "pyfuse3_floor", "omx"}
+CACHED = "passthrough_ll_cached"  # a column of workloads_ms, for the sequential workloads only
+SEQUENTIAL = {"seq_write", "seq_read_cold", "seq_read_warm"}
+KERNEL_LIMITS = {"seq_read_warm_page_cache_vs_native", "omx_seq_read_warm_vs_page_cache_limit"}
 GOALS = {
     "small_files_within_1_5x_passthrough",
     "cached_stat_as_fast_as_native",
@@ -128,11 +132,12 @@ def run_bench(tmp_path: Path, only: str) -> dict[str, Any]:
     assert set(results["ratio_vs_pyfuse3_floor"]) == set(results["floor_vs_passthrough_ll"]) == WORKLOADS
     assert set(results["targets"]) == GOALS
     assert set(results["floor"]) == FLOOR_CHECKS
-    assert set(results["options"]) == {"passthrough_ll", "pyfuse3_floor", "omx"}
+    assert set(results["kernel_limits"]) == KERNEL_LIMITS
+    assert set(results["options"]) == {"passthrough_ll", CACHED, "pyfuse3_floor", "omx"}
     assert set(results["latency_us"]) == {"write_close_4k", "stat", "collab_commit"}
     assert set(results["latency_us"]["collab_commit"]) == {"store_direct", "omx"}
     for times in results["workloads_ms"].values():
-        assert set(times) == TARGETS
+        assert set(times) == TARGETS | {CACHED}
     for name in ("write_close_4k", "stat"):
         assert set(results["latency_us"][name]) == TARGETS
     return results
@@ -146,6 +151,18 @@ def assert_measured(results: dict[str, Any], target: str) -> None:
     for name in ("write_close_4k", "stat"):
         latency = results["latency_us"][name][target]
         assert 0 < latency["p50"] <= latency["p99"], f"{name}/{target}"
+
+
+def assert_cached_measured(results: dict[str, Any]) -> None:
+    """passthrough_ll with cache=always ran the sequential workloads, and nothing else."""
+    cold = "seq_read_cold" not in results["unavailable"]
+    for workload, times in results["workloads_ms"].items():
+        if workload in SEQUENTIAL and (workload != "seq_read_cold" or cold):
+            assert times[CACHED] > 0, f"{workload}/{CACHED}"
+        else:
+            assert times[CACHED] is None, f"{workload}/{CACHED}"
+    assert "cache=always" in results["options"][CACHED]
+    assert results["kernel_limits"]["seq_read_warm_page_cache_vs_native"] > 0
 
 
 def assert_ratios(results: dict[str, Any], key: str) -> None:
@@ -163,6 +180,9 @@ def test_bench_fs_quick_native_passthrough_ll_and_floor(tmp_path: Path) -> None:
     for target in ("native", "passthrough_ll", "pyfuse3_floor"):
         assert_measured(results, target)
     assert results["options"]["passthrough_ll"]
+    assert "cache=always" not in results["options"]["passthrough_ll"]
+    assert_cached_measured(results)
+    assert results["kernel_limits"]["omx_seq_read_warm_vs_page_cache_limit"] is None
     assert "pyfuse3_floor.py" in results["options"]["pyfuse3_floor"]
     assert_ratios(results, "floor_vs_passthrough_ll")
     assert all(times["omx"] is None for times in results["workloads_ms"].values())
@@ -180,6 +200,8 @@ def test_bench_fs_only_the_floor(tmp_path: Path) -> None:
     assert results["params"]["targets"] == ["pyfuse3_floor"]
     assert_measured(results, "pyfuse3_floor")
     assert all(r is None for r in results["floor_vs_passthrough_ll"].values())
+    assert all(times[CACHED] is None for times in results["workloads_ms"].values())
+    assert all(limit is None for limit in results["kernel_limits"].values())
 
 
 @pytest.mark.skipif(fuse_missing() is not None, reason=str(fuse_missing()))
@@ -190,6 +212,8 @@ def test_bench_fs_quick_omx(tmp_path: Path) -> None:
     assert results["unavailable"].keys() <= {"seq_read_cold"}, results["unavailable"]
     for target in TARGETS:
         assert_measured(results, target)
+    assert_cached_measured(results)
+    assert results["kernel_limits"]["omx_seq_read_warm_vs_page_cache_limit"] > 0
     for name in ("store_direct", "omx"):
         latency = results["latency_us"]["collab_commit"][name]
         assert 0 < latency["p50"] <= latency["p99"], name

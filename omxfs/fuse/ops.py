@@ -127,6 +127,22 @@ class Request:
         return cls(ctx.uid, ctx.gid, ctx.pid, ctx.umask)
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """What a request is about, for its log line: kept as parts, made text only if a line is written."""
+
+    base: ViewPath | None
+    name: bytes | None = None
+    inode: int = 0
+
+    def __str__(self) -> str:
+        if self.base is None:
+            return f"<inode {self.inode}>"
+        if self.name is None:
+            return str(self.base)
+        return str(self.base / os.fsdecode(self.name)) if self.base != ROOT else os.fsdecode(self.name)
+
+
 @dataclass(eq=False)
 class _OpenFile:
     inode: int
@@ -184,7 +200,7 @@ class Operations(pyfuse3.Operations):
         self,
         op: str,
         who: Request | Caller,
-        target: str,
+        target: _Target | str,
         work: Callable[[Caller], T],
         *,
         inline: Callable[[Caller], bool] | bool = False,
@@ -222,7 +238,7 @@ class Operations(pyfuse3.Operations):
         return Caller(agent, request.uid, request.gid, request.pid, request.umask)
 
     def _failure(
-        self, op: str, caller: Caller | None, who: Request | Caller, target: str, exc: Exception
+        self, op: str, caller: Caller | None, who: Request | Caller, target: _Target | str, exc: Exception
     ) -> pyfuse3.FUSEError:
         agent = caller.agent if caller is not None else f"?(uid={who.uid},pid={who.pid})"
         if isinstance(exc, pyfuse3.FUSEError):
@@ -287,15 +303,12 @@ class Operations(pyfuse3.Operations):
             return base.parent if base != ROOT else ROOT
         return view_path(base, name)
 
-    def _describe(self, inode: int, name: bytes | None = None) -> str:
-        """The path for the log line, computed on the trio thread before the work starts."""
+    def _describe(self, inode: int, name: bytes | None = None) -> _Target:
+        """The path for the log line, taken on the trio thread before the work starts (a rename may follow)."""
         try:
-            base = self.inodes.path(inode)
+            return _Target(self.inodes.path(inode), name)
         except NotFound:
-            return f"<inode {inode}>"
-        if name is None:
-            return str(base)
-        return str(base / os.fsdecode(name)) if base != ROOT else os.fsdecode(name)
+            return _Target(None, name, inode)
 
     def _stat(self, path: ViewPath, caller: Caller) -> tuple[Attr, bool]:
         """The node's attributes as ``caller`` sees them, and whether another caller may see it otherwise.
