@@ -544,8 +544,9 @@ class Operations(pyfuse3.Operations):
     async def read(self, fh: int, off: int, size: int) -> bytes:
         f = self._file(fh)
         if self._inline_io(f.handle, "read", size):
+            # A store file is read on the loop only if the page cache holds the data (``read_cached``; a read that
+            # would wait for the disk goes to a thread); a staged file's read is a memory copy.
             read_cached = getattr(f.handle, "read_cached", f.handle.read)
-            # On the loop only if the page cache holds the data; a read that would wait for the disk goes to a thread.
             cached = await self._run(
                 "read", f.handle.caller, self._describe(f.inode), lambda _: read_cached(off, size), inline=True
             )

@@ -135,8 +135,7 @@ class CollabZone:
             return None
         with self._parsed_lock:
             cached = self._parsed.get(rel)
-        fresh = cached is not None and cached.key == _file_key(st)
-        entries = cached.entries if cached is not None and fresh else self._history(rel)[1]
+        entries = cached.entries if cached is not None and cached.key == _file_key(st) else self._history(rel)[1]
         return entries[-1] if entries else None
 
     def current_version(self, path: str) -> int:

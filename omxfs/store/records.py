@@ -64,11 +64,16 @@ class HandoffMeta(Record):
 
 def load_history(raw: bytes, where: str) -> list[VersionEntry]:
     """Parse and check ``history.json``: every entry valid, versions 1..N in order."""
+    return _entries(raw, 1, where)
+
+
+def _entries(array: bytes, first: int, where: str) -> list[VersionEntry]:
+    """The entries of a JSON array of history lines, checked valid and numbered ``first``, ``first + 1``…"""
     try:
-        entries = [VersionEntry.model_validate(item) for item in json.loads(raw)]
+        entries = [VersionEntry.model_validate(item) for item in json.loads(array)]
     except (ValueError, TypeError, ValidationError) as exc:
         raise StoreCorrupt(f"{where}: unreadable history: {exc}") from exc
-    for expected, entry in enumerate(entries, start=1):
+    for expected, entry in enumerate(entries, start=first):
         if entry.version != expected:
             raise StoreCorrupt(f"{where}: history has version {entry.version} where {expected} belongs")
     return entries
@@ -86,15 +91,7 @@ def extend_history(
         known and known_raw.endswith(b"\n]\n") and raw.startswith(stem) and raw[len(stem) : len(stem) + 2] == b",\n"
     ):
         return tuple(load_history(raw, where))
-    try:
-        items = json.loads(b"[" + raw[len(stem) + 1 :])
-        added = [VersionEntry.model_validate(item) for item in items]
-    except (ValueError, TypeError, ValidationError) as exc:
-        raise StoreCorrupt(f"{where}: unreadable history: {exc}") from exc
-    for expected, entry in enumerate(added, start=len(known) + 1):
-        if entry.version != expected:
-            raise StoreCorrupt(f"{where}: history has version {entry.version} where {expected} belongs")
-    return (*known, *added)
+    return (*known, *_entries(b"[" + raw[len(stem) + 1 :], len(known) + 1, where))
 
 
 def _history_line(entry: VersionEntry) -> bytes:

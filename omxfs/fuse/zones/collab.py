@@ -229,11 +229,11 @@ class CollabHandler:
             return False
         if op in ("lookup", "getattr", "access", "opendir", "getxattr", "listxattr", "open"):
             return True
-        if op in ("truncate", "create"):
-            found = None if self._is_scratch(caller, path) else self._file(path)
-            return (
-                found is None if op == "create" else found is not None and self._base_ok(caller.agent, path, found[1])
-            )
+        if op == "create":
+            return self._is_scratch(caller, path) or self._file(path) is None
+        if op == "truncate" and not self._is_scratch(caller, path):
+            found = self._file(path)
+            return found is not None and self._base_fits(self.notes.base(caller.agent, path), found[1])
         return False
 
     def uncached(self, path: ViewPath) -> bool:
@@ -353,7 +353,7 @@ class CollabHandler:
     def check_base(self, agent: str, path: ViewPath, rel: str, entry: VersionEntry) -> Base:
         """The agent's base for a write to an existing file, or a Conflict now (kept under .conflicts/)."""
         base = self.notes.base(agent, path)
-        if base is not None and self._base_ok(agent, path, entry):
+        if base is not None and self._base_fits(base, entry):
             return base
         if base is None:
             why = f"{agent} has not read {path} (version {entry.version}): read it first, then write"
@@ -361,9 +361,9 @@ class CollabHandler:
             why = f"{path} is at version {entry.version} but {agent} last saw version {base.version}"
         raise Conflict(f"conflict on {path}: {why}", self._record_open_conflict(agent, rel, base, entry))
 
-    def _base_ok(self, agent: str, path: ViewPath, entry: VersionEntry) -> bool:
-        """Whether ``agent`` may write ``path`` at ``entry``: it saw that version, or declared it does not check."""
-        base = self.notes.base(agent, path)
+    @staticmethod
+    def _base_fits(base: Base | None, entry: VersionEntry) -> bool:
+        """Whether a write on ``base`` may replace ``entry``: its agent saw that version, or declared no check."""
         return base is not None and base.version in (NO_CHECK, entry.version)
 
     def _record_open_conflict(self, agent: str, rel: str, base: Base | None, entry: VersionEntry) -> dict[str, Any]:
