@@ -21,6 +21,7 @@ from omxfs.errors import NotFound
 from omxfs.fuse.zones.base import ROOT, ViewPath
 
 ROOT_INODE = 1  # pyfuse3.ROOT_INODE, fixed by the FUSE protocol
+_S_IFMT = 0o170000  # stat.S_IFMT(mode) is mode & this, without a function call
 
 
 @dataclass
@@ -38,6 +39,9 @@ class InodeTable:
     def __init__(self) -> None:
         self._nodes: dict[int, _Node] = {ROOT_INODE: _Node(ROOT, stat.S_IFDIR, lookups=1)}
         self._by_path: dict[ViewPath, int] = {ROOT: ROOT_INODE}
+        # The same index by directory and name, so a listing finds the numbers of names it has handed out before
+        # without making and hashing a path object per entry (most of a repeated listing's cost).
+        self._children: dict[ViewPath, dict[str, int]] = {}
         self._next = ROOT_INODE + 1
         self._lock = threading.RLock()
 
@@ -101,13 +105,27 @@ class InodeTable:
             inode = self._next
             self._next += 1
             self._nodes[inode] = _Node(path, fmt)
-            self._by_path[path] = inode
+            self._index(path, inode)
             return inode
 
     def remember(self, path: ViewPath, mode: int) -> int:
         """Count one lookup of ``path``; returns its number."""
         with self._lock:
-            inode = self.number(path, mode)
+            # The common case first, in one dictionary probe each: a known path of the same type (every entry of
+            # a repeated listing, every repeated lookup).
+            inode = self._by_path.get(path)
+            if inode is None or self._nodes[inode].fmt != mode & _S_IFMT:
+                inode = self.number(path, mode)
+            self._nodes[inode].lookups += 1
+            return inode
+
+    def remember_entry(self, directory: ViewPath, name: str, mode: int) -> int:
+        """``remember(directory / name, mode)``, without making the path when the name already has a number."""
+        with self._lock:
+            children = self._children.get(directory)
+            inode = children.get(name) if children is not None else None
+            if inode is None or self._nodes[inode].fmt != mode & _S_IFMT:
+                inode = self.number(directory / name if directory != ROOT else ViewPath(name), mode)
             self._nodes[inode].lookups += 1
             return inode
 
@@ -155,11 +173,11 @@ class InodeTable:
             self.unlinked(new)
             moving = self._subtree(old)
             for inode in moving:
-                del self._by_path[self._nodes[inode].path]
+                self._unindex(self._nodes[inode].path)
             for inode in moving:
                 node = self._nodes[inode]
                 node.path = new if node.path == old else new / node.path.relative_to(old)
-                self._by_path[node.path] = inode
+                self._index(node.path, inode)
 
     def exchanged(self, a: ViewPath, b: ViewPath) -> None:
         """RENAME_EXCHANGE: the two subtrees swap places."""
@@ -185,10 +203,21 @@ class InodeTable:
             if p == path or (len(p.parts) > len(path.parts) and p.parts[: len(path.parts)] == path.parts)
         ]
 
+    def _index(self, path: ViewPath, inode: int) -> None:
+        self._by_path[path] = inode
+        self._children.setdefault(path.parent, {})[path.name] = inode
+
+    def _unindex(self, path: ViewPath) -> None:
+        del self._by_path[path]
+        siblings = self._children[path.parent]
+        del siblings[path.name]
+        if not siblings:
+            del self._children[path.parent]
+
     def _detach(self, inode: int) -> None:
         node = self._nodes[inode]
         if self._by_path.get(node.path) == inode:
-            del self._by_path[node.path]
+            self._unindex(node.path)
         node.detached = True
         self._purge_if_unused(inode)
 
@@ -198,7 +227,7 @@ class InodeTable:
             return
         del self._nodes[inode]
         if self._by_path.get(node.path) == inode:
-            del self._by_path[node.path]
+            self._unindex(node.path)
 
     def check(self) -> None:
         """Invariants, for tests: the path index and the nodes agree, the root is pinned."""
@@ -209,3 +238,6 @@ class InodeTable:
                 assert node.path == path and not node.detached, (path, inode, node)
             for inode, node in self._nodes.items():
                 assert inode == ROOT_INODE or node.lookups > 0 or node.opened > 0, (inode, node)
+            by_name = {d / name: inode for d, names in self._children.items() for name, inode in names.items()}
+            assert by_name == {path: inode for path, inode in self._by_path.items() if path != ROOT}, "name index"
+            assert all(self._children.values()), "an empty name index is kept"

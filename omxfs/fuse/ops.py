@@ -303,6 +303,10 @@ class Operations(pyfuse3.Operations):
             return base.parent if base != ROOT else ROOT
         return view_path(base, name)
 
+    def _child_once(self, parent: int, name: bytes) -> Callable[[], ViewPath]:
+        """``_child(parent, name)``, made on first use and kept: the inline decision and the work both need it."""
+        return functools.cache(lambda: self._child(parent, name))
+
     def _describe(self, inode: int, name: bytes | None = None) -> _Target:
         """The path for the log line, taken on the trio thread before the work starts (a rename may follow)."""
         try:
@@ -352,11 +356,13 @@ class Operations(pyfuse3.Operations):
     # -- names -------------------------------------------------------------------------------------------------
 
     async def lookup(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        child = self._child_once(parent_inode, name)
+
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
-            path = self._child(parent_inode, name)
+            path = child()
             return self._remember(path, *self._stat(path, caller))
 
-        inline = self._inline("lookup", lambda: self._child(parent_inode, name))
+        inline = self._inline("lookup", child)
         return await self._run("lookup", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def forget(self, inode_list: Sequence[tuple[int, int]]) -> None:
@@ -437,22 +443,26 @@ class Operations(pyfuse3.Operations):
     async def mkdir(
         self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
+        child = self._child_once(parent_inode, name)
+
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
-            path = self._child(parent_inode, name)
+            path = child()
             handler = self.router.route(path)
             handler.mkdir(caller, path, mode)
             return self._remember(path, *self._stat(path, caller))
 
-        inline = self._inline("mkdir", lambda: self._child(parent_inode, name))
+        inline = self._inline("mkdir", child)
         return await self._run("mkdir", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        child = self._child_once(parent_inode, name)
+
         def work(caller: Caller) -> None:
-            path = self._child(parent_inode, name)
+            path = child()
             self.router.route(path).unlink(caller, path)
             self.inodes.unlinked(path)
 
-        inline = self._inline("unlink", lambda: self._child(parent_inode, name))
+        inline = self._inline("unlink", child)
         await self._run("unlink", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
@@ -466,13 +476,15 @@ class Operations(pyfuse3.Operations):
     async def symlink(
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
+        child = self._child_once(parent_inode, name)
+
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
-            path = self._child(parent_inode, name)
+            path = child()
             handler = self.router.route(path)
             handler.symlink(caller, path, target)
             return self._remember(path, *self._stat(path, caller))
 
-        inline = self._inline("symlink", lambda: self._child(parent_inode, name))
+        inline = self._inline("symlink", child)
         return await self._run("symlink", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def rename(
@@ -525,8 +537,10 @@ class Operations(pyfuse3.Operations):
     async def create(
         self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
+        child = self._child_once(parent_inode, name)
+
         def work(caller: Caller) -> tuple[Handle, pyfuse3.EntryAttributes]:
-            path = self._child(parent_inode, name)
+            path = child()
             handler = self.router.route(path)
             handle = handler.create(caller, path, mode, flags)
             try:
@@ -535,7 +549,7 @@ class Operations(pyfuse3.Operations):
                 handle.release()
                 raise
 
-        inline = self._inline("create", lambda: self._child(parent_inode, name))
+        inline = self._inline("create", child)
         handle, entry = await self._run(
             "create", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline
         )
@@ -648,15 +662,17 @@ class Operations(pyfuse3.Operations):
         """
         base = self.inodes.path(d.inode)
         out: list[tuple[int, str, pyfuse3.EntryAttributes]] = []
+        if d.attrs is not None:  # the hot case: no path object per entry, see InodeTable.remember_entry
+            for index, name in enumerate(names[start : start + READDIR_BATCH], start):
+                attr = d.attrs[index]
+                out.append((index + 1, name, self.entry(self.inodes.remember_entry(base, name, attr.mode), attr)))
+            return out
         for index, name in enumerate(names[start : start + READDIR_BATCH], start):
             child = base / name if base != ROOT else ViewPath(name)
-            if d.attrs is not None:
-                attr, uncached = d.attrs[index], False
-            else:
-                try:
-                    attr, uncached = self._stat(child, caller)
-                except OmxError:
-                    continue
+            try:
+                attr, uncached = self._stat(child, caller)
+            except OmxError:
+                continue
             out.append((index + 1, name, self._remember(child, attr, uncached)))
         return out
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import os
 import re
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from omxfs.errors import InvalidInput, NotFound, OmxError
+from omxfs.store.beneath import open_beneath
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -40,7 +42,7 @@ class DiskError(OmxError):
 def _os_error(exc: OSError, what: Path) -> OmxError:
     if exc.errno == errno.ENOENT:
         return NotFound(f"{what}: no such file or directory")
-    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EXDEV):
         return InvalidInput(f"{what}: a symlink or non-directory is in the way")
     return DiskError(f"{what}: {os.strerror(exc.errno or errno.EIO)}", exc.errno or errno.EIO)
 
@@ -53,18 +55,44 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-_HELD_DIR = re.compile(r"/proc/self/fd/(\d+)(?:/\.)?")
+_HELD_DIR = re.compile(r"/proc/self/fd/(\d+)((?:/[^/]+)*)/?")
+
+
+def held_dir(path: Path | str) -> tuple[int, str] | None:
+    """``(N, "rest")`` for a path ``/proc/self/fd/N/rest`` into a directory this process holds open, else None.
+
+    The daemon addresses the store it mounts over through such a descriptor. Calls relative to ``N`` itself
+    (``dir_fd=N``) skip resolving the magic link, the most expensive step of a short walk. ``rest`` is ``""``
+    for the held directory itself.
+    """
+    return _held_dir(str(path))
+
+
+@functools.lru_cache(maxsize=64)  # a handful of roots, parsed on every walk of the mount
+def _held_dir(path: str) -> tuple[int, str] | None:
+    held = _HELD_DIR.fullmatch(path)
+    return None if held is None else (int(held.group(1)), held.group(2).lstrip("/"))
 
 
 def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> int:
-    """A descriptor of ``root/relative``, walked one component at a time without following symlinks.
+    """A descriptor of ``root/relative``, walked without following symlinks.
 
-    A root of the form ``/proc/self/fd/N`` names a directory this process holds open (the daemon addresses the
-    store it mounts over that way): the walk starts at descriptor ``N`` itself, which saves resolving the magic
-    link on every call, the most expensive step of a short walk.
+    From a held root (``held_dir``) the whole path is one ``openat2`` (``beneath.open_beneath``) where the kernel
+    allows it. Otherwise, and to ``create`` missing directories, it is walked one component at a time with
+    ``O_NOFOLLOW``, from descriptor ``N`` itself when the root is exactly a held one.
     """
-    held = _HELD_DIR.fullmatch(str(root))
-    fd = int(held.group(1)) if held is not None else None  # None: open root itself first
+    if ".." in relative.parts:  # never in a checked name; refused here too, so neither walk can climb out
+        raise InvalidInput(f"{root / relative}: '..' is not walked")
+    held = held_dir(root)
+    if held is not None and not create:
+        below = f"{held[1]}/{relative}" if held[1] else str(relative)
+        try:
+            fd = open_beneath(held[0], below, _DIR_FLAGS)
+        except OSError as exc:
+            raise _os_error(exc, root / relative) from exc
+        if fd is not None:
+            return fd
+    fd = held[0] if held is not None and not held[1] else None  # None: open root itself first
     parts = relative.parts
     if fd is None or not parts:
         try:
@@ -74,9 +102,7 @@ def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> in
         owned = True
     else:
         owned = False  # the held descriptor is the caller's: never closed here
-    walked = root
-    for part in parts:
-        walked = walked / part
+    for depth, part in enumerate(parts, 1):
         try:
             if create:
                 with contextlib.suppress(FileExistsError):
@@ -85,7 +111,7 @@ def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> in
         except OSError as exc:
             if owned:
                 os.close(fd)
-            raise _os_error(exc, walked) from exc
+            raise _os_error(exc, root.joinpath(*parts[:depth])) from exc
         if owned:
             os.close(fd)
         fd, owned = child, True

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from omxfs.errors import NotFound, ZoneDenied
-from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir
+from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir, held_dir
 from omxfs.store.collab import CollabZone
 from omxfs.store.config import Config, parse_config, render_config
 from omxfs.store.handoff import HandoffZone
@@ -44,8 +44,11 @@ class Workspace:
             raise NotFound(f"{self.root} is not an omx workspace (no {META_DIR}/config.toml): run `omxfs init {root}`")
         self.writer = AtomicWriter(self.meta / "tmp")
         self.locks = Locks(self.meta / "locks")
-        self._config: tuple[int, Config] | None = None
+        self._config: tuple[tuple[int, int], Config] | None = None
         self._config_path = os.fspath(self.meta / CONFIG)
+        held = held_dir(self.root)
+        # stat'ed on every request of the mount: relative to the held store descriptor, it skips the magic link
+        self._config_at = (os.path.join(held[1], META_DIR, CONFIG), held[0]) if held else (self._config_path, None)
         self.private = PrivateZone(self)
         self.handoff = HandoffZone(self)
         self.collab = CollabZone(self)
@@ -78,7 +81,9 @@ class Workspace:
     def config(self) -> Config:
         """The config, re-read when the file changes (another process may add agents)."""
         # One plain os.stat (no pathlib on the way): the mount asks for the config several times per request.
-        stamp = os.stat(self._config_path).st_mtime_ns
+        # It is replaced by a rename, so a new inode number tells a new file even within one mtime tick.
+        st = os.stat(self._config_at[0], dir_fd=self._config_at[1])
+        stamp = (st.st_ino, st.st_mtime_ns)
         cached = self._config
         if cached is None or cached[0] != stamp:
             with open(self._config_path, encoding="utf-8") as f:

@@ -266,6 +266,35 @@ async def test_readdir_is_stable_while_the_directory_changes(env: Env) -> None:
 
 
 @pytest.mark.trio
+async def test_a_listing_hands_out_the_numbers_lookups_and_renames_left(env: Env) -> None:
+    """readdirplus finds known numbers by directory and name: that index must follow renames and type changes."""
+    for name in ("a", "b", "c"):
+        env.ws.private.write("alice", "alice", f"d/{name}", b"")
+    a = await env.walk("agents/alice/d/a")
+    b = await env.walk("agents/alice/d/b")
+    d = await env.walk("agents/alice/d")
+    await env.ops.rename(d, b"b", d, b"moved", 0, ctx())  # b gets a new name, c is never looked up
+    (env.ws.root / "agents/alice/d/c").unlink()
+    (env.ws.root / "agents/alice/d/c").mkdir()  # c: a file the first listing saw, now a directory
+
+    first = {name: inode for name, inode, _ in await env.listing("agents/alice/d", limit=100)}
+    assert first["a"] == a and first["moved"] == b and sorted(first) == ["a", "c", "moved"]
+    again = {name: inode for name, inode, _ in await env.listing("agents/alice/d", limit=100)}
+    assert again == first  # the same numbers, each counted once more
+    assert env.ops.inodes.lookup_count(a) == 3
+    assert env.ops.inodes.fmt(first["c"]) == stat.S_IFDIR
+    env.ops.inodes.check()  # the name index agrees with the path index
+
+    (env.ws.root / "agents/alice/d/c").rmdir()
+    (env.ws.root / "agents/alice/d/c").write_bytes(b"")  # and back: a new number, the old one detached
+    third = {name: inode for name, inode, _ in await env.listing("agents/alice/d", limit=100)}
+    assert third["c"] != first["c"] and env.ops.inodes.is_detached(first["c"])
+    assert env.ops.inodes.fmt(third["c"]) == stat.S_IFREG
+    for inode in {*first.values(), *third.values(), d, await env.walk("agents/alice")}:
+        await env.ops.forget([(inode, env.ops.inodes.lookup_count(inode))])
+
+
+@pytest.mark.trio
 async def test_root_listing_is_the_layout(env: Env) -> None:
     taken = await env.listing(".", limit=2)
     assert [name for name, _, _ in taken] == ["agents", "handoff", "collaborative", "realtime", ".omxfs"]

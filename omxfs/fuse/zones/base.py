@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from omxfs.errors import OmxError, ZoneDenied
 
@@ -76,13 +76,15 @@ class Caller:
     umask: int = 0o022
 
 
-@dataclass(frozen=True)
-class Attr:
+class Attr(NamedTuple):
     """The attributes of a node, as the ops layer turns them into ``EntryAttributes``.
 
     ``stable`` says the content cannot change behind the kernel's back except through this mount, so the kernel
     may cache attributes and pages for long (timeouts, keep_cache); nodes that other daemons, processes on the
     store or CRDT merges can change are not stable.
+
+    A named tuple rather than a frozen dataclass: a listing makes one per entry, and a frozen dataclass's
+    ``__init__`` (one ``object.__setattr__`` per field) costs twice as much.
     """
 
     mode: int

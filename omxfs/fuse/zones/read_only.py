@@ -111,8 +111,17 @@ class StoreTree:
         if path == ROOT:
             with os_errors(path):
                 return os.stat(self.root)
-        with self.parent(path) as fd, os_errors(path):
+        # Spelled out, not ``with self.parent(...)``: the mount stats on nearly every request.
+        try:
+            fd = open_dir(self.root, path.parent)
+        except OSError as exc:
+            raise os_error(exc, path) from exc
+        try:
             return os.stat(path.name, dir_fd=fd, follow_symlinks=False)
+        except OSError as exc:
+            raise os_error(exc, path) from exc
+        finally:
+            os.close(fd)
 
     def listdir(self, path: ViewPath) -> list[str]:
         with self.directory(path) as fd, os_errors(path):
@@ -249,13 +258,15 @@ class ReadOnlyHandler:
 
     # -- hooks the private zone overrides ----------------------------------------------------------------------
 
-    def is_stable(self, path: ViewPath, st: os.stat_result) -> bool:
-        """Only version files never change once written: the kernel may cache them for long."""
-        parts = path.parts
+    def is_stable(self, directory: ViewPath, name: str, st: os.stat_result) -> bool:
+        """Only version files never change once written: the kernel may cache them for long.
+
+        Asked with the entry's directory and name: a listing asks for every entry, and needs no path object each.
+        """
         return (
             stat.S_ISREG(st.st_mode)
-            and parts[:2] == ("collaborative", ".versions")
-            and VERSION_FILE.fullmatch(path.name) is not None
+            and directory.parts[:2] == ("collaborative", ".versions")
+            and VERSION_FILE.fullmatch(name) is not None
         )
 
     def owner_of(self, path: ViewPath) -> str | None:
@@ -282,7 +293,7 @@ class ReadOnlyHandler:
 
     def getattr(self, path: ViewPath) -> Attr:
         st = self.tree.lstat(path)
-        return attr_of(st, stable=self.is_stable(path, st))
+        return attr_of(st, stable=self.is_stable(path.parent, path.name, st))
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
         return self.tree.listdir(path)
@@ -290,7 +301,7 @@ class ReadOnlyHandler:
     def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
         """The listing with every entry's attributes (``ops.ListsWithAttrs``): what readdirplus needs, at once."""
         return [
-            (name, attr_of(st, stable=self.is_stable(path / name if path != ROOT else ViewPath(name), st)))
+            (name, attr_of(st, stable=self.is_stable(path, name, st)))
             for name, st in self.tree.listdir_stats(path)
             if self.shown(path, name)
         ]
@@ -306,7 +317,7 @@ class ReadOnlyHandler:
         if is_write(flags):
             raise self.refuse(caller, path, "opening for writing")
         fd = self.tree.open(path, os.O_RDONLY)
-        stable = self.is_stable(path, os.fstat(fd))
+        stable = self.is_stable(path.parent, path.name, os.fstat(fd))
         return FdHandle(caller, fd, path, writable=False, keep_cache=stable, stable=stable)
 
     def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:

@@ -225,7 +225,7 @@ class RealtimeHandler:
     def _dir(self, mtime_ns: int) -> Attr:
         # 0777: every agent may create documents and editor files here (whatever its uid), under this zone's rules
         attr = dir_attr(mtime_ns, writable=True, uid=self._uid, gid=self._gid)
-        return dataclasses.replace(attr, mode=stat.S_IFDIR | 0o777)
+        return attr._replace(mode=stat.S_IFDIR | 0o777)
 
     def _scratch_owner(self, path: ViewPath) -> str:
         owners = self.scratch.owners(path)

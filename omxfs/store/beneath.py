@@ -1,0 +1,95 @@
+"""``openat2(2)`` with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``: a whole relative path opened in one system call.
+
+The store walks paths one component at a time with ``O_NOFOLLOW`` so a symlink planted in a zone can never
+redirect it. The kernel can enforce the same rule itself since Linux 5.6: ``RESOLVE_NO_SYMLINKS`` refuses a
+symlink anywhere on the way (ELOOP, or ENOTDIR for the last one under ``O_NOFOLLOW``), ``RESOLVE_BENEATH``
+refuses absolute paths and ``..`` above the start (EXDEV). That is one syscall instead of an open and a close
+per component: the mount walks a path on nearly every request, so this is its cheapest possible walk.
+
+Python has no binding (as of 3.13), so this calls ``syscall(SYS_openat2, ...)`` through ctypes. Where the kernel
+or a seccomp filter refuses the call (ENOSYS, EPERM), ``open_beneath`` says so once by returning None, and the
+callers keep their component-by-component walk for good.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+
+#: the syscall number is the same on every Linux architecture (it was added after the tables were unified)
+_SYS_OPENAT2 = 437
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
+
+
+class _OpenHow(ctypes.Structure):
+    """``struct open_how`` of ``linux/openat2.h``."""
+
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+class _Openat2:
+    def __init__(self) -> None:
+        self.available = True
+        try:
+            syscall = ctypes.CDLL(None, use_errno=True).syscall
+        except (OSError, AttributeError):
+            self.available = False
+            return
+        syscall.restype = ctypes.c_long
+        self._syscall = syscall
+        self._hows: dict[int, _OpenHow] = {}
+
+    def how(self, flags: int) -> _OpenHow:
+        found = self._hows.get(flags)
+        if found is None:
+            resolve = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
+            found = self._hows[flags] = _OpenHow(flags, 0, resolve)
+        return found
+
+    def __call__(self, dir_fd: int, path: str, flags: int) -> int | None:
+        how = self.how(flags)
+        fd: int = self._syscall(
+            _SYS_OPENAT2, ctypes.c_int(dir_fd), os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how)
+        )
+        if fd >= 0:
+            return fd
+        code = ctypes.get_errno()
+        if code in (errno.ENOSYS, errno.EPERM):  # an old kernel, or a sandbox's seccomp filter: walk instead
+            self.available = False
+            return None
+        if code == errno.EAGAIN:  # a concurrent rename made the kernel unsure: the walk decides
+            return None
+        raise OSError(code, os.strerror(code), path)
+
+
+_openat2 = _Openat2()
+
+
+def open_beneath(dir_fd: int, path: str, flags: int) -> int | None:
+    """Open ``path`` (relative, no ``..``) below the directory ``dir_fd`` without following any symlink.
+
+    ``flags`` are ``open(2)`` flags without ``O_CREAT``. Returns the new descriptor; raises OSError as ``open``
+    would (ELOOP or ENOTDIR for a symlink on the way, EXDEV for a path that leaves ``dir_fd``); returns None
+    when ``openat2`` cannot be used here, and the caller walks the path itself.
+    """
+    if not _openat2.available:
+        return None
+    return _openat2(dir_fd, path, flags)
+
+
+def available() -> bool:
+    """Whether ``open_beneath`` still uses ``openat2`` (False once the kernel refused it)."""
+    return _openat2.available
+
+
+def disable() -> None:
+    """Use the component-by-component walk from now on (tests of that walk)."""
+    _openat2.available = False
+
+
+def enable() -> None:
+    """Undo ``disable`` (the next call finds out again whether the kernel allows it)."""
+    _openat2.available = hasattr(_openat2, "_syscall")
