@@ -99,13 +99,24 @@ class CollabZone:
         return list(self._history(relative_path(path))[1])
 
     def _history(self, rel: PurePosixPath) -> tuple[bytes, tuple[VersionEntry, ...]]:
-        """The raw history file and its entries; parsing is cached on the raw bytes, which every commit changes."""
+        """The raw history file and its entries.
+
+        Not even read while an ``lstat`` says its file is the one last read or written here: a commit never changes
+        a history file in place, it renames a longer one over it (a new inode, a new size and ctime), so the same
+        ``(ino, size, mtime, ctime)`` is the same content. A few system calls instead of reading every version's
+        line is what lets the mount answer lookups on its event loop, and keeps a commit's cost from growing with
+        the number of versions. Otherwise it is parsed only past what was parsed before, when the bytes read extend
+        the ones known."""
+        with self._parsed_lock:
+            cached = self._parsed.get(rel)
+        if cached is not None and cached.key is not None:
+            st = lstat(self.versions_dir, rel / HISTORY)
+            if st is not None and cached.key == _file_key(st):
+                return cached.raw, cached.entries
         try:
             raw, st = read_with_stat(self.versions_dir, rel / HISTORY)
         except NotFound:
             return b"", ()
-        with self._parsed_lock:
-            cached = self._parsed.get(rel)
         if cached is not None and cached.raw == raw:
             entries = cached.entries
         else:
@@ -123,19 +134,9 @@ class CollabZone:
             self._parsed[rel] = parsed
 
     def latest(self, path: str) -> VersionEntry | None:
-        """The last commit of ``path``, None if it has none; what the mount asks on every lookup.
-
-        Without reading the history while an ``lstat`` says its file is the one last read: a commit never changes
-        a history file in place, it renames a longer one over it (a new inode, a new size and ctime), so the same
-        ``(ino, size, mtime, ctime)`` is the same content. A few system calls instead of reading every version's
-        line is what lets the mount answer lookups on its event loop."""
-        rel = relative_path(path)
-        st = lstat(self.versions_dir, rel / HISTORY)
-        if st is None:
-            return None
-        with self._parsed_lock:
-            cached = self._parsed.get(rel)
-        entries = cached.entries if cached is not None and cached.key == _file_key(st) else self._history(rel)[1]
+        """The last commit of ``path``, None if it has none; what the mount asks on every lookup (cheap: see
+        ``_history``)."""
+        entries = self._history(relative_path(path))[1]
         return entries[-1] if entries else None
 
     def current_version(self, path: str) -> int:
@@ -202,7 +203,10 @@ class CollabZone:
             )
             new_raw = append_history(raw, entry) if raw else dump_history([entry])
             self._install(rel, entry, content, new_raw)
-            self._remember(rel, _Parsed(new_raw, (*history, entry)))  # the next commit need not parse what it wrote
+            # The next read need not read or parse what this commit wrote: the file under the lock is ours.
+            installed = lstat(self.versions_dir, rel / HISTORY)
+            key = _file_key(installed) if installed is not None and installed.st_size == len(new_raw) else None
+            self._remember(rel, _Parsed(new_raw, (*history, entry), key))
         return entry
 
     def _install(self, rel: PurePosixPath, entry: VersionEntry, content: bytes, history: bytes) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import os
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from omxfs.errors import StoreCorrupt
-from omxfs.store import Workspace
+from omxfs.store import Workspace, collab
 from omxfs.store.records import VersionEntry, append_history, dump_history, extend_history, load_history
 
 
@@ -60,15 +61,41 @@ def test_a_bad_tail_is_reported_as_corrupt(tail: bytes, why: str) -> None:
         extend_history(known_raw[:-3] + tail, known_raw, (entry(1), entry(2)), "h")
 
 
-def test_latest_sees_every_commit_of_another_process_and_rereads_only_a_changed_history(ws: Workspace) -> None:
+def test_latest_sees_every_commit_of_another_process_and_rereads_only_a_changed_history(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     other = Workspace(ws.root)  # another daemon or the CLI
     assert ws.collab.latest("plan.md") is None
     reads: list[PurePosixPath] = []
-    read = ws.collab._history
-    ws.collab._history = lambda rel: reads.append(rel) or read(rel)  # type: ignore[method-assign]
+    real = collab.read_with_stat
     for n in range(1, 5):
         other.collab.write("bob", "plan.md", b"v%d" % n, expected_version=-1)
-        for _ in range(3):
-            seen = ws.collab.latest("plan.md")
-            assert seen is not None and (seen.version, seen.author) == (n, "bob")
+        with monkeypatch.context() as patch:  # count only this process's reads
+            patch.setattr(collab, "read_with_stat", lambda root, rel: reads.append(rel) or real(root, rel))
+            for _ in range(3):
+                seen = ws.collab.latest("plan.md")
+                assert seen is not None and (seen.version, seen.author) == (n, "bob")
         assert len(reads) == n  # once per commit, not once per question
+
+
+def test_a_commit_never_reads_back_the_history_it_wrote(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At version N the history is N lines: reading it whole before each commit made commits slower with age."""
+    other = Workspace(ws.root)
+    ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
+    reads: list[PurePosixPath] = []
+    real = collab.read_with_stat
+
+    def counted(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:
+        reads.append(relative)
+        return real(root, relative)
+
+    monkeypatch.setattr(collab, "read_with_stat", counted)
+    for n in range(2, 6):
+        assert ws.collab.write("alice", "plan.md", b"v%d" % n, expected_version=n - 1).version == n
+        assert ws.collab.current_version("plan.md") == n
+    assert reads == []
+    other.collab.write("bob", "plan.md", b"v6", expected_version=5)  # its first look at the file reads it
+    assert ws.collab.write("alice", "plan.md", b"v7", expected_version=6).version == 7  # changed elsewhere: read
+    assert ws.collab.write("alice", "plan.md", b"v8", expected_version=7).version == 8  # known again
+    assert reads == [PurePosixPath("plan.md/history.json")] * 2
+    assert [e.author for e in ws.collab.history("plan.md")] == ["alice"] * 5 + ["bob", "alice", "alice"]
