@@ -304,8 +304,16 @@ class Operations(pyfuse3.Operations):
         return view_path(base, name)
 
     def _child_once(self, parent: int, name: bytes) -> Callable[[], ViewPath]:
-        """``_child(parent, name)``, made on first use and kept: the inline decision and the work both need it."""
-        return functools.cache(lambda: self._child(parent, name))
+        """``_child(parent, name)``, made on first use and kept: the inline decision and the work both need it.
+        (A closure rather than ``functools.cache``, whose wrapper costs more to make than the path.)"""
+        made: list[ViewPath] = []
+
+        def child() -> ViewPath:
+            if not made:
+                made.append(self._child(parent, name))
+            return made[0]
+
+        return child
 
     def _describe(self, inode: int, name: bytes | None = None) -> _Target:
         """The path for the log line, taken on the trio thread before the work starts (a rename may follow)."""
