@@ -21,7 +21,6 @@ from omxfs.errors import NotFound
 from omxfs.fuse.zones.base import ROOT, ViewPath
 
 ROOT_INODE = 1  # pyfuse3.ROOT_INODE, fixed by the FUSE protocol
-_S_IFMT = 0o170000  # stat.S_IFMT(mode) is mode & this, without a function call
 
 
 @dataclass
@@ -111,11 +110,7 @@ class InodeTable:
     def remember(self, path: ViewPath, mode: int) -> int:
         """Count one lookup of ``path``; returns its number."""
         with self._lock:
-            # The common case first, in one dictionary probe each: a known path of the same type (every entry of
-            # a repeated listing, every repeated lookup).
-            inode = self._by_path.get(path)
-            if inode is None or self._nodes[inode].fmt != mode & _S_IFMT:
-                inode = self.number(path, mode)
+            inode = self.number(path, mode)
             self._nodes[inode].lookups += 1
             return inode
 
@@ -124,7 +119,7 @@ class InodeTable:
         with self._lock:
             children = self._children.get(directory)
             inode = children.get(name) if children is not None else None
-            if inode is None or self._nodes[inode].fmt != mode & _S_IFMT:
+            if inode is None or self._nodes[inode].fmt != stat.S_IFMT(mode):
                 inode = self.number(directory / name if directory != ROOT else ViewPath(name), mode)
             self._nodes[inode].lookups += 1
             return inode

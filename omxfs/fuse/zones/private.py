@@ -87,7 +87,7 @@ class PrivateHandler(ReadOnlyHandler):
             self._opened[path] = signature
         return unchanged
 
-    def is_stable(self, directory: ViewPath, name: str, st: os.stat_result) -> bool:
+    def is_stable(self, parts: tuple[str, ...], st: os.stat_result) -> bool:
         return False
 
     def owner_of(self, path: ViewPath) -> str | None:

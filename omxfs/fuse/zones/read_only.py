@@ -258,15 +258,15 @@ class ReadOnlyHandler:
 
     # -- hooks the private zone overrides ----------------------------------------------------------------------
 
-    def is_stable(self, directory: ViewPath, name: str, st: os.stat_result) -> bool:
+    def is_stable(self, parts: tuple[str, ...], st: os.stat_result) -> bool:
         """Only version files never change once written: the kernel may cache them for long.
 
-        Asked with the entry's directory and name: a listing asks for every entry, and needs no path object each.
+        Asked with the node's path components, which a path keeps and a listing makes without a path object.
         """
         return (
             stat.S_ISREG(st.st_mode)
-            and directory.parts[:2] == ("collaborative", ".versions")
-            and VERSION_FILE.fullmatch(name) is not None
+            and parts[:2] == ("collaborative", ".versions")
+            and VERSION_FILE.fullmatch(parts[-1]) is not None
         )
 
     def owner_of(self, path: ViewPath) -> str | None:
@@ -293,7 +293,7 @@ class ReadOnlyHandler:
 
     def getattr(self, path: ViewPath) -> Attr:
         st = self.tree.lstat(path)
-        return attr_of(st, stable=self.is_stable(path.parent, path.name, st))
+        return attr_of(st, stable=self.is_stable(path.parts, st))
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
         return self.tree.listdir(path)
@@ -301,7 +301,7 @@ class ReadOnlyHandler:
     def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
         """The listing with every entry's attributes (``ops.ListsWithAttrs``): what readdirplus needs, at once."""
         return [
-            (name, attr_of(st, stable=self.is_stable(path, name, st)))
+            (name, attr_of(st, stable=self.is_stable((*path.parts, name), st)))
             for name, st in self.tree.listdir_stats(path)
             if self.shown(path, name)
         ]
@@ -317,7 +317,7 @@ class ReadOnlyHandler:
         if is_write(flags):
             raise self.refuse(caller, path, "opening for writing")
         fd = self.tree.open(path, os.O_RDONLY)
-        stable = self.is_stable(path.parent, path.name, os.fstat(fd))
+        stable = self.is_stable(path.parts, os.fstat(fd))
         return FdHandle(caller, fd, path, writable=False, keep_cache=stable, stable=stable)
 
     def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:
