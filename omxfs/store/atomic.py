@@ -55,6 +55,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def sync_dir(dir_fd: int, what: Path) -> None:
+    """fsync an open directory, so the names just made in it survive a crash; an OS error is a ``DiskError``."""
+    try:
+        os.fsync(dir_fd)
+    except OSError as exc:
+        raise _os_error(exc, what) from exc
+
+
 _HELD_DIR = re.compile(r"/proc/self/fd/(\d+)((?:/[^/]+)*)/?")
 
 
@@ -270,8 +278,68 @@ class AtomicWriter:
             os.unlink(tmp)
 
 
+def write_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> None:
+    """Create ``name`` in ``dir_fd`` with ``data``, fsynced; EEXIST if it exists. On an OS error nothing is left.
+
+    Only for names no other writer uses (they carry a random token): the content is visible while written."""
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _os_error(exc, Path(name)) from exc
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
+        raise _os_error(exc, Path(name)) from exc
+    os.close(fd)
+
+
+#: link(2) refused by the filesystem itself (not by the race): fall back to an O_EXCL create of the name
+_NO_LINK = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK})
+
+
+def create_exclusive(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> bool:
+    """Create ``name`` in ``dir_fd`` holding ``data`` unless it exists: True if this call created it.
+
+    The one primitive every compare-and-swap of the store rests on (SPEC §1): of any number of writers, in any
+    number of processes or machines sharing the directory, exactly one creates a given name, with no lock
+    shared between them. The content is written and fsynced under a private name first and then ``link``ed to
+    ``name``, so the name never shows half a file. Where the filesystem has no hard links the name is created
+    with ``O_EXCL`` and written in place (a reader may then briefly see it short: ``read_created`` waits).
+    The caller fsyncs the directory to make the name durable.
+    """
+    tmp = f".{name[:40]}.{secrets.token_hex(8)}.tmp"
+    write_new(dir_fd, tmp, data, mode=mode)
+    try:
+        os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise _os_error(exc, Path(name)) from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+    try:
+        write_new(dir_fd, name, data, mode=mode)
+    except DiskError as exc:
+        if exc.errno == errno.EEXIST:
+            return False  # another writer has it
+        raise
+    return True
+
+
 class Locks:
-    """Named exclusive locks shared by every process using one store."""
+    """Named exclusive locks shared by every process using one store.
+
+    An optimisation only: they keep the writers of one machine from racing (and losing) exclusive creates, but
+    correctness never rests on them, since clients of a shared filesystem may share no locks (SPEC §1)."""
 
     def __init__(self, lock_dir: Path) -> None:
         self.lock_dir = lock_dir

@@ -2,37 +2,70 @@
 
 On disk, for a file ``<path>``::
 
-    collaborative/current/<path>                  the current content (for people and tools with no omx code)
-    collaborative/.versions/<path>/v<N>.txt       every version, immutable
-    collaborative/.versions/<path>/history.json   [{version, author, message, timestamp, sha256}], ascending
-    collaborative/.conflicts/<agent>/<path>       the last rejected content of <agent> for <path>
-    collaborative/.conflicts/<agent>/<path>.json  what that writer needs to recover
+    collaborative/.versions/<path>/v<N>.json      version N's entry: created once, exclusively (the commit point)
+    collaborative/.versions/<path>/v<N>.txt       version N's content, immutable
+    collaborative/.versions/<path>/history.json   [{version, author, message, timestamp, sha256}], ascending:
+                                                  the entries of the v<N>.json, kept for people and jq
+    collaborative/current/<path>                  the latest content (for people and tools with no omx code)
+    collaborative/.conflicts/<agent>/<path>.rejected-<K>(.json)
+                                                  every rejected write of <agent>, each in a record of its own
+    collaborative/.conflicts/<agent>/<path>(.json)
+                                                  a copy of the latest record, where the recovery info is looked up
 
-A commit holds the file's OS lock while it checks the caller's expected version against the history and
-writes, in this order, the version file, the history and the current file. ``history.json`` is therefore the
-truth: a reader takes its last entry and reads that version's file, which always exists by then, so readers
-need no lock, and a crash at any point leaves the previous version fully readable.
+**What a commit rests on.** The store may live on a shared filesystem whose clients share no locks and cache
+attributes (SPEC §1), so no lock and no re-read decides a race. A commit of version N creates ``v<N>.json``
+exclusively (``atomic.create_exclusive``): of any number of writers on any number of machines exactly one
+creates it, and that one's commit is version N; the others lost to it and see a conflict (or, writing with no
+check, try N + 1). Before that, the content is written under a private staged name (``.v<N>.<token>.staged``,
+named in the entry); after it, renamed to ``v<N>.txt``. Everything else is derived from what exists:
+``history.json`` and ``current/`` are brought up to date after each commit (a writer that finds a newer commit
+once it is done brings them up to that one), and a crash at any point leaves only what ``fsck --repair``
+completes: a staged file its entry names, a history or current copy behind the last entry.
+
+**Reading** needs no lock either: entries never change once created, so the ones known are kept, and the latest
+is found by looking for the next entry file (one failed lookup per question, which is what the mount asks on
+every request). A store written before entry files existed has its versions only in ``history.json``: they are
+read from there, and entry files continue after them.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
+import re
+import secrets
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from omxfs.errors import Conflict, InvalidInput, NotFound, StoreCorrupt
-from omxfs.store.atomic import DiskError, FileWrite, exists, list_files, lstat, read_bytes, read_with_stat
+from omxfs.errors import Conflict, InvalidInput, NotFound, OmxError, StoreCorrupt
+from omxfs.store.atomic import (
+    DiskError,
+    create_exclusive,
+    exists,
+    list_files,
+    lstat,
+    open_dir,
+    read_bytes,
+    read_with_stat,
+    sync_dir,
+    write_new,
+)
 from omxfs.store.names import check_agent, relative_path
 from omxfs.store.records import (
     VersionEntry,
+    VersionRecord,
     append_history,
     dump_history,
     dump_json,
+    dump_version_record,
     extend_history,
+    load_history,
+    load_version_record,
     sha256,
     utc_now,
 )
@@ -42,7 +75,15 @@ if TYPE_CHECKING:
 
 NO_CHECK = -1  # expected_version that skips the check (seed C-8)
 HISTORY = "history.json"
-HISTORY_CACHE_SIZE = 256  # parsed histories kept per zone object
+REJECTED = ".rejected-"
+STAGED = re.compile(r"\.v([0-9]+)\.[0-9a-f]{16}\.staged")
+ENTRY = re.compile(r"v([0-9]+)\.json")
+HISTORY_CACHE_SIZE = 256  # histories kept per zone object
+#: commits a writer with no check loses in a row before it gives up (each loss is another writer's success)
+MAX_RACES = 64
+#: how long a writer that lost a race waits to see the winner's entry (a shared filesystem's caches may hide
+#: it for a second or two; on a local one it is there at once)
+VISIBLE_WITHIN = 3.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +101,10 @@ def version_name(n: int) -> str:
     return f"v{n}.txt"
 
 
+def entry_name(n: int) -> str:
+    return f"v{n}.json"
+
+
 def _is_int(value: object) -> bool:
     """An int that is not a bool: ``True`` is no version number."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -67,7 +112,7 @@ def _is_int(value: object) -> bool:
 
 @dataclass(frozen=True)
 class _Parsed:
-    """A history file as last read: its bytes, its entries, and its ``(ino, size, mtime, ctime)`` if known."""
+    """``history.json`` as last read or written here: its bytes, its entries, its ``(ino, size, mtime, ctime)``."""
 
     raw: bytes
     entries: tuple[VersionEntry, ...]
@@ -82,6 +127,11 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _unlink_quietly(dir_fd: int, name: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)
+
+
 class CollabZone:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
@@ -89,84 +139,130 @@ class CollabZone:
         self.current_dir = self.dir / "current"
         self.versions_dir = self.dir / ".versions"
         self.conflicts_dir = self.dir / ".conflicts"
-        self._parsed: dict[PurePosixPath, _Parsed] = {}
-        self._parsed_lock = threading.Lock()  # the mount calls the store from many worker threads
+        self._known: dict[PurePosixPath, tuple[VersionEntry, ...]] = {}
+        self._history_files: dict[PurePosixPath, _Parsed] = {}
+        self._lock = threading.Lock()  # the mount calls the store from many worker threads
 
     # -- reading (lock-free) ------------------------------------------------------------------------------------
 
     def history(self, path: str) -> builtins.list[VersionEntry]:
         """Every commit of ``path``, ascending; empty if the file was never committed."""
-        return list(self._history(relative_path(path))[1])
+        return list(self._entries(relative_path(path)))
 
-    def _history(self, rel: PurePosixPath) -> tuple[bytes, tuple[VersionEntry, ...]]:
-        """The raw history file and its entries.
+    def _entries(self, rel: PurePosixPath) -> tuple[VersionEntry, ...]:
+        """Every version of ``rel`` committed as far as this process can see: the ones known, then any entry files
+        after them (usually one lookup that finds nothing)."""
+        with self._lock:
+            known = self._known.get(rel)
+        if known is None:
+            known = self._read_history_file(rel)
+        more = self._beyond(rel, len(known))
+        if more or rel not in self._known:
+            known = (*known, *more)
+            self._remember(self._known, rel, known)
+        return known
 
-        Not even read while an ``lstat`` says its file is the one last read or written here: a commit never changes
-        a history file in place, it renames a longer one over it (a new inode, a new size and ctime), so the same
-        ``(ino, size, mtime, ctime)`` is the same content. A few system calls instead of reading every version's
-        line is what lets the mount answer lookups on its event loop, and keeps a commit's cost from growing with
-        the number of versions. Otherwise it is parsed only past what was parsed before, when the bytes read extend
-        the ones known."""
-        with self._parsed_lock:
-            cached = self._parsed.get(rel)
-        if cached is not None and cached.key is not None:
-            st = lstat(self.versions_dir, rel / HISTORY)
-            if st is not None and cached.key == _file_key(st):
-                return cached.raw, cached.entries
+    def _beyond(self, rel: PurePosixPath, n: int) -> builtins.list[VersionEntry]:
+        """The entries of the versions after ``n`` whose entry files exist."""
+        more: builtins.list[VersionEntry] = []
+        while (record := self._record(rel, n + len(more) + 1)) is not None:
+            more.append(record.entry())
+        return more
+
+    def _record(self, rel: PurePosixPath, n: int, *, wait: float = 0.0) -> VersionRecord | None:
+        """Version ``n``'s entry file, None if it does not exist (after waiting up to ``wait`` seconds for it)."""
+        where = f"collaborative/.versions/{rel}/{entry_name(n)}"
+        deadline = time.monotonic() + wait
+        torn_until: float | None = None
+        delay = 0.001
+        while True:
+            try:
+                record = load_version_record(read_bytes(self.versions_dir, rel / entry_name(n)), where)
+            except (NotFound, InvalidInput):
+                if time.monotonic() >= deadline:
+                    return None
+            except StoreCorrupt:
+                # created in place where the filesystem has no hard links (``create_exclusive``): give its
+                # writer a moment to finish it before calling it corrupt
+                torn_until = torn_until or time.monotonic() + 0.5
+                if time.monotonic() >= torn_until:
+                    raise
+            else:
+                if record.version != n:
+                    raise StoreCorrupt(f"{where}: it is the entry of version {record.version}")
+                return record
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    def _read_history_file(self, rel: PurePosixPath) -> tuple[VersionEntry, ...]:
+        """The entries ``history.json`` holds (none if absent). Where it does not parse but the entry files begin
+        at version 1, they are the history and it is only a copy (``fsck`` reports it)."""
         try:
             raw, st = read_with_stat(self.versions_dir, rel / HISTORY)
         except NotFound:
-            return b"", ()
-        if cached is not None and cached.raw == raw:
-            entries = cached.entries
-        else:
-            where = f"collaborative/.versions/{rel}/{HISTORY}"
-            known = cached or _Parsed(b"", ())
-            entries = extend_history(raw, known.raw, known.entries, where)
-        self._remember(rel, _Parsed(raw, entries, _file_key(st)))
-        return raw, entries
+            return ()
+        try:
+            entries = tuple(load_history(raw, f"collaborative/.versions/{rel}/{HISTORY}"))
+        except StoreCorrupt:
+            if self._record(rel, 1) is None:
+                raise
+            return ()
+        self._remember(self._history_files, rel, _Parsed(raw, entries, _file_key(st)))
+        return entries
 
-    def _remember(self, rel: PurePosixPath, parsed: _Parsed) -> None:
-        with self._parsed_lock:
-            self._parsed.pop(rel, None)
-            while len(self._parsed) >= HISTORY_CACHE_SIZE:
-                del self._parsed[next(iter(self._parsed))]
-            self._parsed[rel] = parsed
+    def _remember(self, table: dict[PurePosixPath, Any], rel: PurePosixPath, value: Any) -> None:
+        with self._lock:
+            table.pop(rel, None)
+            while len(table) >= HISTORY_CACHE_SIZE:
+                del table[next(iter(table))]
+            table[rel] = value
 
     def latest(self, path: str) -> VersionEntry | None:
         """The last commit of ``path``, None if it has none; what the mount asks on every lookup (cheap: see
-        ``_history``)."""
-        entries = self._history(relative_path(path))[1]
+        ``_entries``)."""
+        entries = self._entries(relative_path(path))
         return entries[-1] if entries else None
 
     def current_version(self, path: str) -> int:
         """The latest version number, 0 if the file does not exist."""
-        history = self._history(relative_path(path))[1]
-        return history[-1].version if history else 0
+        return len(self._entries(relative_path(path)))
 
     def read(self, path: str) -> CollabFile:
         """The current content with its version (seed C-2, FR-3.2)."""
         rel = relative_path(path)
-        history = self._history(rel)[1]
+        history = self._entries(rel)
         if not history:
             raise NotFound(f"collaborative/{rel}: no such file")
         entry = history[-1]
         return CollabFile(str(rel), self.read_version(path, entry.version), entry)
 
     def read_version(self, path: str, version: int) -> bytes:
-        rel = relative_path(path)
         if not _is_int(version) or version < 1:
             raise InvalidInput(f"version must be a positive integer, not {version!r}")
-        try:
-            return read_bytes(self.versions_dir, rel / version_name(version))
-        except NotFound:
-            raise NotFound(f"collaborative/{rel} has no version {version}") from None
+        return read_bytes(self.versions_dir, self.version_file(path, version))
+
+    def version_file(self, path: str, version: int) -> PurePosixPath:
+        """Where version ``version``'s content is, relative to ``.versions/``: ``<path>/v<N>.txt``, or the staged
+        name its entry gives while its commit has not renamed it yet (or was killed before)."""
+        rel = relative_path(path)
+        final = rel / version_name(version)
+        if exists(self.versions_dir, final):
+            return final
+        record = self._record(rel, version)
+        if record is not None and record.staged is not None and exists(self.versions_dir, rel / record.staged):
+            return rel / record.staged
+        if record is None and version > len(self._entries(rel)):
+            raise NotFound(f"collaborative/{rel} has no version {version}")
+        if exists(self.versions_dir, final):  # renamed meanwhile
+            return final
+        raise NotFound(f"collaborative/{rel} has no version {version}")
 
     def list(self) -> list[str]:
         """Every collaborative file (those with a history), sorted."""
-        return sorted(str(p.parent) for p in list_files(self.versions_dir) if p.name == HISTORY)
+        marks = (HISTORY, entry_name(1))
+        return sorted({str(p.parent) for p in list_files(self.versions_dir) if p.name in marks})
 
-    # -- committing (under the file's lock) ---------------------------------------------------------------------
+    # -- committing ---------------------------------------------------------------------------------------------
 
     def write(
         self,
@@ -188,39 +284,99 @@ class CollabZone:
         if not _is_int(expected_version) or expected_version < NO_CHECK:
             raise InvalidInput(f"expected_version must be an integer >= -1, not {expected_version!r}")
         self._check_shape(rel)
+        # The lock only keeps this machine's writers from losing races to each other: the exclusive create decides.
         with self.ws.locks.hold(f"collab:{rel}"):
-            raw, history = self._history(rel)
-            current = history[-1].version if history else 0
-            if expected_version != NO_CHECK and expected_version != current:
-                raise self._conflict(actor, rel, content, expected_version, history)
-            entry = VersionEntry(
-                version=current + 1,
-                author=actor,
-                message=message if message is not None else f"write by {actor}",
-                timestamp=utc_now(),
-                sha256=sha256(content),
-                provenance=provenance,
-            )
-            new_raw = append_history(raw, entry) if raw else dump_history([entry])
-            self._install(rel, entry, content, new_raw)
-            # The next read need not read or parse what this commit wrote: the file under the lock is ours.
-            installed = lstat(self.versions_dir, rel / HISTORY)
-            key = _file_key(installed) if installed is not None and installed.st_size == len(new_raw) else None
-            self._remember(rel, _Parsed(new_raw, (*history, entry), key))
-        return entry
+            for _ in range(MAX_RACES):
+                history = self._entries(rel)
+                current = len(history)
+                if expected_version not in (NO_CHECK, current):
+                    raise self._conflict(actor, rel, content, expected_version, history)
+                entry = VersionEntry(
+                    version=current + 1,
+                    author=actor,
+                    message=message if message is not None else f"write by {actor}",
+                    timestamp=utc_now(),
+                    sha256=sha256(content),
+                    provenance=provenance,
+                )
+                if self._create_version(rel, entry, content):
+                    self._remember(self._known, rel, (*history, entry))
+                    self._derive(rel, entry, content)
+                    return entry
+                if self._record(rel, current + 1, wait=VISIBLE_WITHIN) is None:
+                    raise self._unseen_conflict(actor, rel, content, expected_version, current + 1)
+            raise self._conflict(actor, rel, content, expected_version, self._entries(rel))
 
-    def _install(self, rel: PurePosixPath, entry: VersionEntry, content: bytes, history: bytes) -> None:
-        """Write the version file, the history and the current copy, in that order, as one change: a full disk
-        fails the commit before anything changed, never after the history took it (a commit reported as failed
-        that happened anyway). The version file and the history share a directory: the history's directory
-        fsync covers both."""
-        self.ws.writer.write_together(
-            [
-                FileWrite(self.versions_dir, rel / version_name(entry.version), content, mode=0o444, sync_dir=False),
-                FileWrite(self.versions_dir, rel / HISTORY, history),
-                FileWrite(self.current_dir, rel, content),
-            ]
-        )
+    def _create_version(self, rel: PurePosixPath, entry: VersionEntry, content: bytes) -> bool:
+        """Commit ``entry`` if its version is still free: the content staged, the entry created exclusively (the
+        commit point), the content renamed into place, all durable before it returns True. False: another writer
+        has that version, and nothing of this attempt is left."""
+        dir_fd = open_dir(self.versions_dir, rel, create=True)
+        try:
+            staged = f".v{entry.version}.{secrets.token_hex(8)}.staged"
+            write_new(dir_fd, staged, content, mode=0o444)
+            record = VersionRecord(**entry.model_dump(), staged=staged)
+            try:
+                won = create_exclusive(dir_fd, entry_name(entry.version), dump_version_record(record), mode=0o444)
+            except BaseException:
+                _unlink_quietly(dir_fd, staged)
+                raise
+            if not won:
+                _unlink_quietly(dir_fd, staged)
+                return False
+            with contextlib.suppress(OSError):  # committed already; until renamed, readers use the staged name
+                os.rename(staged, version_name(entry.version), src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            sync_dir(dir_fd, self.versions_dir / rel)
+            return True
+        finally:
+            os.close(dir_fd)
+
+    def _derive(self, rel: PurePosixPath, entry: VersionEntry, content: bytes) -> None:
+        """Bring ``history.json`` and ``current/`` up to the newest commit. Another writer may finish after this
+        one with an older view; whoever sees a newer commit once done writes again, so the last to finish leaves
+        the newest. A failure here (a full disk) is not the commit's: they stay behind until the next commit or
+        ``fsck --repair``."""
+        newest, data = entry, content
+        for _ in range(MAX_RACES):
+            try:
+                self._sync_history(rel)
+                self.ws.writer.write(self.current_dir, rel, data)
+            except OmxError:
+                return
+            more = self._beyond(rel, newest.version)
+            if not more:
+                return
+            newest = more[-1]
+            try:
+                data = self.read_version(str(rel), newest.version)
+            except OmxError:
+                return
+
+    def _sync_history(self, rel: PurePosixPath) -> None:
+        """Append to ``history.json`` the entries it lacks; nothing it holds is ever dropped."""
+        with self._lock:
+            cached = self._history_files.get(rel)
+        st = lstat(self.versions_dir, rel / HISTORY)
+        if st is None:
+            on_disk = _Parsed(b"", ())
+        elif cached is not None and cached.key == _file_key(st):
+            on_disk = cached
+        else:
+            raw, st = read_with_stat(self.versions_dir, rel / HISTORY)
+            known = cached or _Parsed(b"", ())
+            where = f"collaborative/.versions/{rel}/{HISTORY}"
+            on_disk = _Parsed(raw, extend_history(raw, known.raw, known.entries, where), _file_key(st))
+        entries = self._entries(rel)
+        if len(on_disk.entries) >= len(entries):
+            self._remember(self._history_files, rel, on_disk)
+            return
+        raw = on_disk.raw
+        for entry in entries[len(on_disk.entries) :]:
+            raw = append_history(raw, entry) if raw else dump_history([entry])
+        self.ws.writer.write(self.versions_dir, rel / HISTORY, raw)
+        installed = lstat(self.versions_dir, rel / HISTORY)
+        key = _file_key(installed) if installed is not None and installed.st_size == len(raw) else None
+        self._remember(self._history_files, rel, _Parsed(raw, entries, key))
 
     def rollback(
         self,
@@ -236,30 +392,89 @@ class CollabZone:
         note = message if message is not None else f"rollback to version {to_version}"
         return self.write(actor, path, old, expected_version=expected_version, message=note)
 
+    # -- conflicts ----------------------------------------------------------------------------------------------
+
     def conflict_record(self, agent: str, path: str) -> dict[str, Any]:
-        """The recovery info of ``agent``'s last rejected write to ``path``, as kept on disk."""
+        """The recovery info of ``agent``'s latest refused write to ``path``, as kept on disk."""
         rel = relative_path(path)
         raw = read_bytes(self.conflicts_dir, PurePosixPath(check_agent(agent)) / rel.with_name(rel.name + ".json"))
         record: dict[str, Any] = json.loads(raw)
         return record
 
-    # -- helpers ------------------------------------------------------------------------------------------------
+    def conflicts(self, agent: str, path: str) -> builtins.list[dict[str, Any]]:
+        """Every rejected write of ``agent`` to ``path``, oldest first: each record's recovery info, with
+        ``kept_at`` naming the file that holds the rejected content."""
+        rel = relative_path(path)
+        found: builtins.list[tuple[int, dict[str, Any]]] = []
+        for kept in self._record_places(check_agent(agent), rel):
+            try:
+                dir_fd = open_dir(self.conflicts_dir, kept.parent)
+            except OmxError:
+                continue
+            try:
+                for number in self._rejected_numbers(dir_fd, kept.name):
+                    name = f"{kept.name}{REJECTED}{number}.json"
+                    with contextlib.suppress(OmxError, ValueError):
+                        record = json.loads(read_bytes(self.conflicts_dir, kept.parent / name))
+                        if isinstance(record, dict):
+                            found.append((number, record))
+            finally:
+                os.close(dir_fd)
+        return [record for _, record in sorted(found, key=lambda item: (str(item[1].get("timestamp")), item[0]))]
 
-    def _check_shape(self, rel: PurePosixPath) -> None:
-        """A collaborative path cannot be both a file and a directory of other files."""
-        for parent in list(reversed(rel.parents))[1:]:
-            if exists(self.versions_dir, parent / HISTORY):
-                raise InvalidInput(f"collaborative/{parent} is a file, so {rel} cannot be created under it")
-        target = self.current_dir / rel
-        if target.is_dir() and not target.is_symlink():
-            raise InvalidInput(f"collaborative/{rel} is a directory")
+    def refused_at_open(self, actor: str, path: str, base: int) -> dict[str, Any]:
+        """A write refused when its file was opened, on ``base`` (0: never read), before any content: the
+        recovery info, kept as the latest record unless that holds a rejected write's content (which a record
+        with none must not hide). No write was rejected, so no record of its own is made."""
+        rel = relative_path(path)
+        self.ws.require_actor(actor)
+        history = self._entries(rel)
+        info = self._recovery_info(rel, base, history)
+        info["your_content"] = ""
+        try:
+            earlier = self.conflict_record(actor, str(rel))
+        except (OmxError, ValueError):
+            earlier = {}
+        if not earlier.get("your_content"):
+            with contextlib.suppress(OmxError):
+                self.ws.writer.write(self.conflicts_dir, PurePosixPath(actor) / f"{rel}.json", dump_json(info))
+        return info
 
     def _conflict(
         self, actor: str, rel: PurePosixPath, content: bytes, base: int, history: tuple[VersionEntry, ...]
     ) -> Conflict:
+        info = self._recovery_info(rel, base, history)
+        info["your_content"] = _text(content)
+        self._keep_rejected(actor, rel, content, info)
+        return Conflict(f"conflict on collaborative/{rel}: {info['suggestion']}", info)
+
+    def _unseen_conflict(self, actor: str, rel: PurePosixPath, content: bytes, base: int, taken: int) -> Conflict:
+        """Another writer created version ``taken`` but this machine cannot see it yet (a shared filesystem's
+        caches): a conflict all the same, whose current content is not known here."""
+        info: dict[str, Any] = {
+            "path": str(rel),
+            "current_version": taken,
+            "current_content": "",
+            "current_author": "",
+            "your_content": _text(content),
+            "your_base": base,
+            "suggestion": (
+                f"another writer committed version {taken} of {rel}, not yet visible here: read it again in a "
+                f"moment, merge your changes into it, and write again with expected_version={taken}. "
+                "Your rejected content is kept (see kept_at)."
+            ),
+            "timestamp": utc_now(),
+        }
+        self._keep_rejected(actor, rel, content, info)
+        return Conflict(f"conflict on collaborative/{rel}: {info['suggestion']}", info)
+
+    def _recovery_info(self, rel: PurePosixPath, base: int, history: tuple[VersionEntry, ...]) -> dict[str, Any]:
         if history:
             head = history[-1]
-            current_content = _text(self.read_version(str(rel), head.version))
+            try:
+                current_content = _text(self.read_version(str(rel), head.version))
+            except NotFound:
+                current_content = ""
             suggestion = (
                 f"{rel} is at version {head.version} (by {head.author}) but you wrote on version {base}. "
                 f"Read the current version (current_content), merge your changes into it, and write again "
@@ -273,36 +488,70 @@ class CollabZone:
                 f"{rel} does not exist yet, but you wrote expecting version {base}. "
                 f"Write again with expected_version=0 (create) or -1 (no check)."
             )
-        info: dict[str, Any] = {
+        return {
             "path": str(rel),
             "current_version": current_version,
             "current_content": current_content,
             "current_author": current_author,
-            "your_content": _text(content),
             "your_base": base,
             "suggestion": suggestion,
             "timestamp": utc_now(),
         }
-        self._keep_rejected(actor, rel, content, info)
-        return Conflict(f"conflict on collaborative/{rel}: {suggestion}", info)
+
+    @staticmethod
+    def _record_places(actor: str, rel: PurePosixPath) -> tuple[PurePosixPath, PurePosixPath]:
+        """Where ``actor``'s records for ``rel`` go: ``<actor>/<path>``, or, where paths that never became files
+        clash there (a rejected ``a/b`` makes ``a`` a directory, so a rejected ``a`` cannot be a file), a flat
+        name."""
+        return PurePosixPath(actor) / rel, PurePosixPath(actor) / (str(rel).replace("/", "%2F") + ".conflict")
 
     def _keep_rejected(self, actor: str, rel: PurePosixPath, content: bytes, info: dict[str, Any]) -> None:
-        """Keep the rejected write and note where in ``info["kept_at"]``; nothing is lost, even when the usual
-        place cannot hold it.
-
-        Records live at ``.conflicts/<agent>/<path>``, but paths that never became files can clash there (a
-        rejected ``a/b`` makes ``a`` a directory, and a later rejected ``a`` cannot be a file): such a record
-        is kept under a flat name instead.
-        """
-        for kept in (PurePosixPath(actor) / rel, PurePosixPath(actor) / (str(rel).replace("/", "%2F") + ".conflict")):
+        """Keep the rejected write in a record of its own, never overwritten (``<path>.rejected-<K>`` and its
+        ``.json``, K taken by exclusive create), and copy it to ``<path>(.json)``, the latest; ``info["kept_at"]``
+        names the record. Nothing is lost, even when the usual place cannot hold it."""
+        for kept in self._record_places(actor, rel):
             try:
                 self.ws.writer.write(self.conflicts_dir, kept, content)
+                dir_fd = open_dir(self.conflicts_dir, kept.parent)
             except (InvalidInput, DiskError):
                 continue
-            info["kept_at"] = f"collaborative/.conflicts/{kept}"
+            try:
+                number = max(self._rejected_numbers(dir_fd, kept.name), default=0) + 1
+                while not create_exclusive(dir_fd, f"{kept.name}{REJECTED}{number}", content, mode=0o444):
+                    number += 1
+                name = f"{kept.name}{REJECTED}{number}"
+                info["kept_at"] = f"collaborative/.conflicts/{kept.parent / name}"
+                create_exclusive(dir_fd, f"{name}.json", dump_json(info), mode=0o444)
+                sync_dir(dir_fd, self.conflicts_dir / kept.parent)
+            finally:
+                os.close(dir_fd)
             self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
             return
         raise StoreCorrupt(f"collaborative/.conflicts/{actor}/ cannot hold the rejected write of {rel}")
 
+    @staticmethod
+    def _rejected_numbers(dir_fd: int, name: str) -> builtins.list[int]:
+        prefix = f"{name}{REJECTED}"
+        numbers = []
+        for entry in os.listdir(dir_fd):
+            number = entry[len(prefix) :] if entry.startswith(prefix) else ""
+            if number.isdigit():
+                numbers.append(int(number))
+        return numbers
 
-__all__ = ["NO_CHECK", "CollabFile", "CollabZone", "version_name"]
+    # -- helpers ------------------------------------------------------------------------------------------------
+
+    def _check_shape(self, rel: PurePosixPath) -> None:
+        """A collaborative path cannot be both a file and a directory of other files."""
+        for parent in list(reversed(rel.parents))[1:]:
+            if self._entries(parent):
+                raise InvalidInput(f"collaborative/{parent} is a file, so {rel} cannot be created under it")
+        target = self.current_dir / rel
+        if target.is_dir() and not target.is_symlink():
+            raise InvalidInput(f"collaborative/{rel} is a directory")
+        # the current copy is written after the commit point: a symlink or file in its way is refused before it
+        with contextlib.suppress(NotFound):
+            os.close(open_dir(self.current_dir, rel.parent))
+
+
+__all__ = ["NO_CHECK", "CollabFile", "CollabZone", "entry_name", "version_name"]

@@ -5,17 +5,20 @@ see as half-done (``atomic.py``, ``collab.py``, ``handoff.py``). It can still le
 the store API but visible to a person with ``ls`` on the store (SPEC §7: "the store is the truth"):
 
     debris (repairable, ``--repair`` fixes it)
-    ├── orphan-version        v<N>.txt beyond the history's last entry (killed between version and history)
+    ├── orphan-version        v<N>.txt beyond the last entry (a store older than entry files, killed mid-commit)
+    ├── unfinished-version    an entry whose content still has its staged name (killed after the commit point)
+    ├── stale-history         history.json lists fewer versions than the entry files (derived: rewritten)
     ├── stale-current         current/<path> differs from the last version (killed before the current copy)
     ├── missing-meta          a delivery without <file>.meta.json (killed between file and metadata)
     ├── stale-meta            metadata whose sha256 is not the file's (killed while re-delivering)
     ├── dangling-meta         metadata without its file (killed while retracting)
     ├── untracked-current     current/<path> with no history (written on the store by hand)
     ├── missing-zone          a configured agent without agents/<agent>/, or a missing zone directory
-    └── temp-file             a temporary file left in .omxfs/tmp/ (only older ones are removed)
+    └── temp-file             a temp file in .omxfs/tmp/, or a commit's in .versions/ (only old ones are removed)
     corruption (reported, never guessed at)
     ├── bad-config            config.toml does not parse
-    ├── bad-history           history.json does not parse, or its versions are not 1..N
+    ├── bad-history           history.json does not parse (with no entry files), is not 1..N, or differs from them
+    ├── bad-entry             a v<N>.json entry file does not parse, or the entry files skip a version
     ├── missing-version       a version the history names has no file
     ├── bad-checksum          a version file's sha256 is not its history entry's
     ├── bad-meta              a handoff metadata file does not parse or names another sender/recipient/file
@@ -35,19 +38,32 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from omxfs.errors import OmxError
+from omxfs.errors import NotFound, OmxError, StoreCorrupt
 from omxfs.store.atomic import list_files, read_bytes
-from omxfs.store.collab import HISTORY, version_name
+from omxfs.store.collab import ENTRY, HISTORY, STAGED, entry_name, version_name
 from omxfs.store.config import parse_config
 from omxfs.store.handoff import META_SUFFIX
 from omxfs.store.names import AGENT_NAME, parse_handoff_dir
 from omxfs.store.realtime import STATE_SUFFIX, decode_state
-from omxfs.store.records import HandoffMeta, dump_json, load_handoff_meta, load_history, sha256, utc_now
+from omxfs.store.records import (
+    HandoffMeta,
+    VersionEntry,
+    VersionRecord,
+    dump_history,
+    dump_json,
+    load_handoff_meta,
+    load_history,
+    load_version_record,
+    sha256,
+    utc_now,
+)
 from omxfs.store.workspace import CONFIG, META_DIR, ZONE_DIRS, Workspace
 
 DEBRIS = frozenset(
     {
         "orphan-version",
+        "unfinished-version",
+        "stale-history",
         "stale-current",
         "missing-meta",
         "stale-meta",
@@ -148,12 +164,10 @@ class _Checker:
 
     def collab(self) -> None:
         zone = self.ws.collab
-        tracked: set[PurePosixPath] = set()
-        for rel in sorted(list_files(zone.versions_dir)):
-            if rel.name == HISTORY:
-                tracked.add(rel.parent)
-                with self.ws.locks.hold(f"collab:{rel.parent}") if self.repair else contextlib.nullcontext():
-                    self._collab_file(rel.parent)
+        tracked = {PurePosixPath(rel) for rel in zone.list()}
+        for rel in sorted(tracked):
+            with self.ws.locks.hold(f"collab:{rel}") if self.repair else contextlib.nullcontext():
+                self._collab_file(rel)
         for rel in sorted(list_files(zone.current_dir)):
             if rel not in tracked:
                 self.found("untracked-current", f"collaborative/current/{rel}", "no history: not a versioned file")
@@ -168,35 +182,45 @@ class _Checker:
                     self.found("bad-conflict", f"collaborative/.conflicts/{rel}", "not a JSON object")
 
     def _collab_file(self, rel: PurePosixPath) -> None:
+        """The entry files are the truth (``history.json`` only before they existed); the rest is derived."""
         zone = self.ws.collab
         where = f"collaborative/.versions/{rel}"
         self.report.count("collaborative files")
         try:
-            entries = load_history(read_bytes(zone.versions_dir, rel / HISTORY), f"{where}/{HISTORY}")
+            listed = load_history(read_bytes(zone.versions_dir, rel / HISTORY), f"{where}/{HISTORY}")
+        except NotFound:
+            listed = []
         except OmxError as exc:
-            self.found("bad-history", f"{where}/{HISTORY}", exc.message)
+            if not (zone.versions_dir / rel / entry_name(1)).is_file():
+                self.found("bad-history", f"{where}/{HISTORY}", exc.message)
+                return
+            listed = []  # only a copy of the entries: rewritten below
+        try:
+            records = self._records(rel, where)
+        except OmxError as exc:
+            self.found("bad-entry", where, exc.message)
             return
+        entries = list(listed)
+        for record in records:
+            entry = record.entry()
+            if entry.version <= len(listed):
+                if listed[entry.version - 1] != entry:
+                    self.found("bad-history", f"{where}/{HISTORY}", f"version {entry.version} differs from its entry")
+            else:
+                entries.append(entry)
+        if len(listed) < len(entries):
+            if self.repair:
+                self.ws.writer.write(zone.versions_dir, rel / HISTORY, dump_history(entries))
+            detail = f"lists {len(listed)} of {len(entries)} versions"
+            self.found("stale-history", f"{where}/{HISTORY}", detail, self.repair)
+        staged = {r.version: r.staged for r in records if r.staged}
         last = b""
         for entry in entries:
             self.report.count("versions")
-            try:
-                last = read_bytes(zone.versions_dir, rel / version_name(entry.version))
-            except OmxError:
-                self.found("missing-version", f"{where}/{version_name(entry.version)}", "named by the history")
-                continue
-            if sha256(last) != entry.sha256:
-                self.found("bad-checksum", f"{where}/{version_name(entry.version)}", "sha256 differs from history")
+            last = self._version_content(rel, entry, staged.get(entry.version)) or b""
             if not AGENT_NAME.fullmatch(entry.author):
                 self.found("bad-history", f"{where}/{HISTORY}", f"version {entry.version}: bad author")
-        known = {version_name(e.version) for e in entries} | {HISTORY}
-        for name in sorted(os.listdir(zone.versions_dir / rel)):
-            path = zone.versions_dir / rel / name
-            if name in known or not path.is_file() or path.is_symlink():
-                continue
-            if name.startswith("v") and name.endswith(".txt") and name[1:-4].isdigit():
-                if self.repair:
-                    path.unlink()
-                self.found("orphan-version", f"{where}/{name}", "beyond the history: never committed", self.repair)
+        self._stray_files(rel, entries, set(staged.values()))
         if not entries:
             return
         try:
@@ -208,6 +232,68 @@ class _Checker:
                 self.ws.writer.write(zone.current_dir, rel, last)
             detail = f"not the content of version {entries[-1].version}"
             self.found("stale-current", f"collaborative/current/{rel}", detail, self.repair)
+
+    def _records(self, rel: PurePosixPath, where: str) -> list[VersionRecord]:
+        """The entry files ``v1.json`` … ``vN.json``; an entry file past a gap is corruption."""
+        directory = self.ws.collab.versions_dir / rel
+        numbers = sorted(int(m.group(1)) for name in os.listdir(directory) if (m := ENTRY.fullmatch(name)))
+        records = []
+        for n in numbers:
+            raw = read_bytes(self.ws.collab.versions_dir, rel / entry_name(n))
+            records.append(load_version_record(raw, f"{where}/{entry_name(n)}"))
+        first = numbers[0] if numbers else 1
+        if numbers != list(range(first, first + len(numbers))):
+            raise StoreCorrupt(f"the entry files skip a version: {numbers}")
+        return records
+
+    def _version_content(self, rel: PurePosixPath, entry: VersionEntry, staged: str | None) -> bytes | None:
+        zone = self.ws.collab
+        where = f"collaborative/.versions/{rel}"
+        name = version_name(entry.version)
+        try:
+            content = read_bytes(zone.versions_dir, rel / name)
+        except OmxError:
+            content = None
+        if content is None and staged is not None:  # committed, killed before the rename
+            try:
+                content = read_bytes(zone.versions_dir, rel / staged)
+            except OmxError:
+                content = None
+            else:
+                if self.repair:
+                    os.rename(zone.versions_dir / rel / staged, zone.versions_dir / rel / name)
+                self.found(
+                    "unfinished-version", f"{where}/{name}", f"still under its staged name {staged}", self.repair
+                )
+        if content is None:
+            self.found("missing-version", f"{where}/{name}", "named by the history")
+        elif sha256(content) != entry.sha256:
+            self.found("bad-checksum", f"{where}/{name}", "sha256 differs from history")
+        return content
+
+    def _stray_files(self, rel: PurePosixPath, entries: list[VersionEntry], named: set[str]) -> None:
+        """Version files beyond the last entry (killed before its history, in a store older than entry files),
+        staged contents and temp files that no entry names (a commit that lost its race or was killed first)."""
+        directory = self.ws.collab.versions_dir / rel
+        where = f"collaborative/.versions/{rel}"
+        known = {version_name(e.version) for e in entries} | {entry_name(e.version) for e in entries} | {HISTORY}
+        now = time.time()
+        for name in sorted(os.listdir(directory)):
+            path = directory / name
+            if name in known or name in named or not path.is_file() or path.is_symlink():
+                continue
+            if name.startswith("v") and name.endswith(".txt") and name[1:-4].isdigit():
+                if self.repair:
+                    path.unlink()
+                self.found("orphan-version", f"{where}/{name}", "beyond the history: never committed", self.repair)
+            elif STAGED.fullmatch(name) or (name.startswith(".") and name.endswith(".tmp")):
+                old = now - path.stat().st_mtime > self.temp_grace
+                if self.repair and old:
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
+                self.found(
+                    "temp-file", f"{where}/{name}", "left by a commit that lost or was killed", self.repair and old
+                )
 
     # -- handoff ----------------------------------------------------------------------------------------------
 

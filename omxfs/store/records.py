@@ -47,6 +47,28 @@ class VersionEntry(Record):
     provenance: dict[str, str] | None = None
 
 
+class VersionRecord(VersionEntry):
+    """``v<N>.json``: version N's entry as its commit created it, and the name its content was staged under.
+
+    Created once, exclusively (the commit point), never changed; ``history.json`` is the list of their entries."""
+
+    staged: str | None = None
+
+    def entry(self) -> VersionEntry:
+        return VersionEntry.model_validate(self.model_dump(exclude={"staged"}))
+
+
+def load_version_record(raw: bytes, where: str) -> VersionRecord:
+    try:
+        return VersionRecord.model_validate(json.loads(raw))
+    except (ValueError, TypeError, ValidationError) as exc:
+        raise StoreCorrupt(f"{where}: unreadable version entry: {exc}") from exc
+
+
+def dump_version_record(record: VersionRecord) -> bytes:
+    return json.dumps(record.model_dump(exclude_none=True), ensure_ascii=False).encode("utf-8") + b"\n"
+
+
 class HandoffMeta(Record):
     """``<file>.meta.json`` of a delivery."""
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from omxfs.store import Workspace
+from omxfs.store import Workspace, collab
 from omxfs.store.atomic import DiskError
 from omxfs.store.fsck import fsck
 from tests.fuse.conftest import Mount
@@ -121,7 +121,7 @@ def test_collaborative_commit_hits_ENOSPC_and_no_version_is_made(m: Mount) -> No
         assert write_and_close(plan, BIG) == errno.ENOSPC
         assert m.ws.collab.history("plan.md") == before
         assert plan.read_bytes() == b"v1"
-        assert sorted(os.listdir(m.store / "collaborative/.versions/plan.md")) == ["history.json", "v1.txt"]
+        assert sorted(os.listdir(m.store / "collaborative/.versions/plan.md")) == ["history.json", "v1.json", "v1.txt"]
         assert os.listdir(m.store / ".omxfs/tmp") == []
         no_corruption(m)
     assert write_and_close(plan, BIG) is None  # the base is still v1: the retry commits as v2
@@ -194,23 +194,48 @@ def disk_full_at(monkeypatch: pytest.MonkeyPatch, ws: Workspace, nth: int) -> No
     monkeypatch.setattr(ws.writer, "stage", staged)
 
 
-@pytest.mark.parametrize("nth", [1, 2, 3])
-def test_a_commit_that_fills_the_disk_midway_changes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nth: int
+def full_disk(*args: Any, **kw: Any) -> Any:
+    raise DiskError("No space left on device", errno.ENOSPC)
+
+
+@pytest.mark.parametrize("step", ["write_new", "create_exclusive"])
+def test_a_commit_that_fills_the_disk_before_its_commit_point_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
-    """Bug: a commit wrote its version file, its history, then the current copy; ENOSPC on the current copy
-    failed a commit the history had already taken (reported as failed, yet there)."""
+    """ENOSPC on the staged content or on the entry (the commit point): the commit fails and leaves nothing."""
     ws = Workspace.init(tmp_path / "ws", agents=["alice"])
     ws.collab.write("alice", "plan.md", b"v1", expected_version=0)
-    disk_full_at(monkeypatch, ws, nth)
+    monkeypatch.setattr(collab, step, full_disk)
     with pytest.raises(DiskError) as info:
         ws.collab.write("alice", "plan.md", b"v2", expected_version=1)
     assert info.value.errno == errno.ENOSPC
     monkeypatch.undo()
     assert [e.version for e in ws.collab.history("plan.md")] == [1]
     assert (ws.collab.current_dir / "plan.md").read_bytes() == b"v1"
-    assert sorted(os.listdir(ws.collab.versions_dir / "plan.md")) == ["history.json", "v1.txt"]
+    assert sorted(os.listdir(ws.collab.versions_dir / "plan.md")) == ["history.json", "v1.json", "v1.txt"]
     assert os.listdir(ws.meta / "tmp") == []
+    assert fsck(ws).clean
+
+
+@pytest.mark.parametrize("nth", [1, 2])
+def test_a_commit_that_fills_the_disk_after_its_commit_point_is_a_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nth: int
+) -> None:
+    """Bug (before entry files): ENOSPC on the current copy failed a commit the history had already taken,
+    reported as failed, yet there. Now the entry decides: once it exists the commit is reported as made, and the
+    derived history and current copy that the full disk kept behind are debris that --repair completes."""
+    ws = Workspace.init(tmp_path / "ws", agents=["alice"])
+    ws.collab.write("alice", "plan.md", b"v1", expected_version=0)
+    disk_full_at(monkeypatch, ws, nth)
+    assert ws.collab.write("alice", "plan.md", b"v2", expected_version=1).version == 2
+    monkeypatch.undo()
+    fresh = Workspace(ws.root)
+    assert [e.version for e in fresh.collab.history("plan.md")] == [1, 2]
+    assert fresh.collab.read("plan.md").content == b"v2"
+    assert os.listdir(ws.meta / "tmp") == []
+    assert not fsck(ws).corrupt
+    fsck(ws, repair=True)
+    assert (ws.collab.current_dir / "plan.md").read_bytes() == b"v2"
     assert fsck(ws).clean
 
 

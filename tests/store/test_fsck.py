@@ -49,6 +49,47 @@ def test_killed_between_version_and_history_leaves_an_orphan_version(ws: Workspa
     assert fsck(ws).clean
 
 
+def test_killed_after_the_commit_point_the_version_is_read_from_its_staged_name(ws: Workspace) -> None:
+    """The entry v3.json exists (version 3 is committed) but its content was never renamed, nor the history and
+    current copy brought up to date: readers see version 3 all the same, and --repair finishes the commit."""
+    directory = ws.collab.versions_dir / "plan.md"
+    ws.collab.write("alice", "plan.md", b"v3", expected_version=2)
+    staged = json.loads((directory / "v3.json").read_text())["staged"]
+    (directory / "v3.txt").rename(directory / staged)
+    history = (directory / "history.json").read_bytes()
+    (directory / "history.json").write_bytes(history[: history.rindex(b",\n")] + b"\n]\n")
+    (ws.collab.current_dir / "plan.md").write_bytes(b"v2")
+    fresh = Workspace(ws.root)
+    assert (fresh.collab.read("plan.md").version, fresh.collab.read("plan.md").content) == (3, b"v3")
+    assert kinds(ws) == ["stale-current", "stale-history", "unfinished-version"]
+    fsck(ws, repair=True)
+    assert (directory / "v3.txt").read_bytes() == b"v3" and not (directory / staged).exists()
+    assert [e.version for e in Workspace(ws.root).collab.history("plan.md")] == [1, 2, 3]
+    assert json.loads((directory / "history.json").read_text())[-1]["version"] == 3
+    assert fsck(ws).clean
+
+
+def test_a_broken_history_is_only_a_copy_of_the_entries(ws: Workspace) -> None:
+    (ws.collab.versions_dir / "plan.md" / "history.json").write_bytes(b"[{")
+    assert [e.version for e in Workspace(ws.root).collab.history("plan.md")] == [1, 2]
+    assert kinds(ws, repair=True) == ["stale-history"]
+    assert fsck(ws).clean
+
+
+def test_a_race_lost_or_killed_before_its_commit_point_leaves_only_old_temp_files(ws: Workspace) -> None:
+    directory = ws.collab.versions_dir / "plan.md"
+    staged, entry_tmp = directory / ".v3.0123456789abcdef.staged", directory / ".v3.json.0123456789abcdef.tmp"
+    staged.write_bytes(b"never committed")
+    entry_tmp.write_bytes(b"{")
+    assert kinds(ws) == ["temp-file", "temp-file"]
+    assert ws.collab.read("plan.md").version == 2
+    os.utime(staged, (0, 0))
+    os.utime(entry_tmp, (0, 0))
+    fsck(ws, repair=True)
+    assert not staged.exists() and not entry_tmp.exists()
+    assert fsck(ws).clean
+
+
 def test_killed_before_the_current_copy_leaves_a_stale_current(ws: Workspace) -> None:
     (ws.collab.current_dir / "plan.md").write_bytes(b"v1")
     assert kinds(ws) == ["stale-current"]
@@ -97,7 +138,7 @@ def test_a_missing_zone_is_recreated(ws: Workspace) -> None:
 @pytest.mark.parametrize(
     ("damage", "kind"),
     [
-        (lambda ws: (ws.collab.versions_dir / "plan.md" / "history.json").write_bytes(b"[{"), "bad-history"),
+        (lambda ws: (ws.collab.versions_dir / "plan.md" / "v2.json").write_bytes(b"[{"), "bad-entry"),
         (lambda ws: (ws.collab.versions_dir / "plan.md" / "v1.txt").unlink(), "missing-version"),
         (lambda ws: (ws.collab.versions_dir / "plan.md" / "v1.txt").write_bytes(b"tampered"), "bad-checksum"),
         (lambda ws: (ws.handoff.dir / "alice_to_bob" / "d.csv.meta.json").write_bytes(b"{}"), "bad-meta"),

@@ -61,21 +61,28 @@ def test_a_bad_tail_is_reported_as_corrupt(tail: bytes, why: str) -> None:
         extend_history(known_raw[:-3] + tail, known_raw, (entry(1), entry(2)), "h")
 
 
-def test_latest_sees_every_commit_of_another_process_and_rereads_only_a_changed_history(
+def test_latest_sees_every_commit_of_another_process_and_reads_each_entry_once(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = Workspace(ws.root)  # another daemon or the CLI
     assert ws.collab.latest("plan.md") is None
     reads: list[PurePosixPath] = []
-    real = collab.read_with_stat
+    real = collab.read_bytes
+
+    def counted(root: Path, relative: PurePosixPath) -> bytes:
+        data = real(root, relative)
+        reads.append(relative)
+        return data
+
     for n in range(1, 5):
         other.collab.write("bob", "plan.md", b"v%d" % n, expected_version=-1)
         with monkeypatch.context() as patch:  # count only this process's reads
-            patch.setattr(collab, "read_with_stat", lambda root, rel: reads.append(rel) or real(root, rel))
+            patch.setattr(collab, "read_bytes", counted)
             for _ in range(3):
                 seen = ws.collab.latest("plan.md")
                 assert seen is not None and (seen.version, seen.author) == (n, "bob")
-        assert len(reads) == n  # once per commit, not once per question
+        # entries never change: each is read once, when it is new, not once per question
+        assert reads == [PurePosixPath(f"plan.md/v{k}.json") for k in range(1, n + 1)]
 
 
 def test_a_commit_never_reads_back_the_history_it_wrote(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,13 +90,19 @@ def test_a_commit_never_reads_back_the_history_it_wrote(ws: Workspace, monkeypat
     other = Workspace(ws.root)
     ws.collab.write("alice", "plan.md", b"v1", expected_version=-1)
     reads: list[PurePosixPath] = []
-    real = collab.read_with_stat
+    real_stat, real_bytes = collab.read_with_stat, collab.read_bytes
 
     def counted(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:
         reads.append(relative)
-        return real(root, relative)
+        return real_stat(root, relative)
+
+    def counted_bytes(root: Path, relative: PurePosixPath) -> bytes:
+        data = real_bytes(root, relative)
+        reads.append(relative)
+        return data
 
     monkeypatch.setattr(collab, "read_with_stat", counted)
+    monkeypatch.setattr(collab, "read_bytes", counted_bytes)
     for n in range(2, 6):
         assert ws.collab.write("alice", "plan.md", b"v%d" % n, expected_version=n - 1).version == n
         assert ws.collab.current_version("plan.md") == n
@@ -97,5 +110,7 @@ def test_a_commit_never_reads_back_the_history_it_wrote(ws: Workspace, monkeypat
     other.collab.write("bob", "plan.md", b"v6", expected_version=5)  # its first look at the file reads it
     assert ws.collab.write("alice", "plan.md", b"v7", expected_version=6).version == 7  # changed elsewhere: read
     assert ws.collab.write("alice", "plan.md", b"v8", expected_version=7).version == 8  # known again
-    assert reads == [PurePosixPath("plan.md/history.json")] * 2
+    history = PurePosixPath("plan.md/history.json")
+    # the other process's first look, then this one's: the entry it lacks, and the history to append to
+    assert reads == [history, PurePosixPath("plan.md/v6.json"), history]
     assert [e.author for e in ws.collab.history("plan.md")] == ["alice"] * 5 + ["bob", "alice", "alice"]

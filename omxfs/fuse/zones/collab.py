@@ -66,7 +66,7 @@ from omxfs.fuse.zones.scratch import (
     text_value,
 )
 from omxfs.store.atomic import lstat, open_dir
-from omxfs.store.collab import NO_CHECK, version_name
+from omxfs.store.collab import NO_CHECK
 from omxfs.store.names import relative_path
 from omxfs.store.records import VersionEntry
 
@@ -259,7 +259,7 @@ class CollabHandler:
         found = self._file(path)
         if found is not None:
             rel, entry = found
-            st = lstat(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+            st = lstat(self.zone.versions_dir, self.zone.version_file(rel, entry.version))
             if st is not None:
                 return file_attr(st)
         staged = self.staging.get(path)
@@ -312,7 +312,7 @@ class CollabHandler:
         rel, entry = found
         if flags & os.O_ACCMODE == os.O_RDONLY:
             # A snapshot: the immutable file of the version current now, whatever is committed while it is open.
-            fd = open_in(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+            fd = open_in(self.zone.versions_dir, self.zone.version_file(rel, entry.version))
             self.notes.set_base(caller.agent, path, entry.version)
             return FileHandle(caller, fd, writable=False)
         return self._open_for_write(caller, path, rel, entry, flags)
@@ -321,7 +321,7 @@ class CollabHandler:
         self.ws.require_actor(caller.agent)
         base = self.check_base(caller.agent, path, rel, entry)
         data = b"" if flags & os.O_TRUNC else self.zone.read_version(rel, entry.version)
-        st = lstat(self.zone.versions_dir, PurePosixPath(rel, version_name(entry.version)))
+        st = lstat(self.zone.versions_dir, self.zone.version_file(rel, entry.version))
         commit = _Commit(self, path, base, base.stamp, self.provenance.of(caller.pid))
         handle = StagedHandle(caller, bytearray(data), file_attr(st) if st else new_file_attr(), writable=True)
         handle.on_flush = commit
@@ -359,31 +359,13 @@ class CollabHandler:
             why = f"{agent} has not read {path} (version {entry.version}): read it first, then write"
         else:
             why = f"{path} is at version {entry.version} but {agent} last saw version {base.version}"
-        raise Conflict(f"conflict on {path}: {why}", self._record_open_conflict(agent, rel, base, entry))
+        info = self.zone.refused_at_open(agent, rel, 0 if base is None else base.version)
+        raise Conflict(f"conflict on {path}: {why}", info)
 
     @staticmethod
     def _base_fits(base: Base | None, entry: VersionEntry) -> bool:
         """Whether a write on ``base`` may replace ``entry``: its agent saw that version, or declared no check."""
         return base is not None and base.version in (NO_CHECK, entry.version)
-
-    def _record_open_conflict(self, agent: str, rel: str, base: Base | None, entry: VersionEntry) -> dict[str, Any]:
-        """Recovery info for a conflict found at open, before any content: kept on disk like any conflict, except
-        that an earlier record holding rejected content is not replaced by one holding none."""
-        try:
-            earlier = self.zone.conflict_record(agent, rel)
-        except (OmxError, ValueError):
-            earlier = {}
-        your_base = 0 if base is None else base.version
-        if not earlier.get("your_content") and your_base < entry.version:
-            try:  # base < current and versions only grow: this write is refused for sure, and recorded
-                self.zone.write(agent, rel, b"", expected_version=your_base)
-            except Conflict as exc:
-                return exc.info
-        info = dict(earlier)
-        info.update(current_version=entry.version, current_author=entry.author, your_base=your_base, your_content="")
-        info["current_content"] = self.zone.read_version(rel, entry.version).decode("utf-8", "replace")
-        info["suggestion"] = f"read {rel} (version {entry.version}), merge your changes, and write again"
-        return info
 
     def commit(
         self, agent: str, path: ViewPath, content: bytes, base: Base | None, *, provenance: dict[str, str] | None = None
