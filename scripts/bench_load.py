@@ -21,12 +21,22 @@ What each worker ``w<i>`` (agent ``agents[i % A]``) does, at random, until its t
 - ``rt_count`` / ``rt_member`` / ``rt_note``: ``+1`` to a ``pn_counter``, a line added to an ``or_set``, the
   worker's own key set in an ``lww_map`` of the realtime document ``board``.
 
+Where the daemons find the store: by default every daemon serves the store directory itself. With
+``--shared-fs sshfs|bindfs`` daemon ``i`` serves client ``i``'s view of it (``scripts/shared_fs.py``: FUSE clients
+that share no locks and cache attributes, as machines on a shared filesystem do), and the check reads the store
+directory itself. With ``--store-views A B`` the store is already there, seen through one path per daemon (two
+mounts of a shared filesystem, as ``scripts/gluster_load.sh`` makes): it must be fresh (``omxfs init`` at most),
+daemon ``i`` serves view ``i`` and the check reads view ``A``, or ``--check-store PATH``: a client that served no
+daemon, whose caches hold nothing stale (a FUSE client of GlusterFS answers ESTALE for a name that the other client
+replaced). The workers and their journals stay local.
+
 The last line on stdout is one JSON object: ``ops``, ``lost_updates``, ``conflicts_reported``,
 ``conflicts_expected``, ``p50_ms``, ``p99_ms``, and ``errors`` (unexpected errnos), ``deadlock``, ``daemons``,
-``procs``, ``seconds``. Exits 1 if anything was lost, a conflict went unreported or unexplained, a worker
-hung or a daemon failed.
+``procs``, ``seconds``, ``shared_fs`` (``none``, ``sshfs``, ``bindfs`` or ``store-views``). Exits 1 if anything
+was lost, a conflict went unreported or unexplained, a worker hung or a daemon failed.
 
     .venv/bin/python scripts/bench_load.py --seconds 60 [--procs 16] [--agents 4] [--daemons 1|2] [--keep]
+        [--shared-fs none|sshfs|bindfs | --store-views A B [--check-store C]]
 """
 
 from __future__ import annotations
@@ -391,39 +401,58 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[max(0, min(98, round(q * 100) - 1))]
 
 
+@contextlib.contextmanager
+def store_views(args: argparse.Namespace, work: Path, agents: list[str]) -> Iterator[tuple[Path, list[Path]]]:
+    """The store the check reads, and the path daemon ``i`` serves it from, for as long as the run lasts."""
+    if args.store_views:
+        views = [view.resolve() for view in args.store_views]
+        store = (args.check_store or views[0]).resolve()
+        prepare(store, agents, args.procs)
+        yield store, views
+        return
+    store = work / "ws"
+    prepare(store, agents, args.procs)
+    if args.shared_fs == "none":
+        yield store, [store] * args.daemons
+        return
+    from scripts.shared_fs import clients
+
+    with clients(args.shared_fs, store, work, n=args.daemons) as views:
+        yield store, views
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="omx-load-", dir=args.workdir))
-    store = work / "ws"
     agents = agent_names(args.agents)
-    prepare(store, agents, args.procs)
     daemons: list[tuple[Path, subprocess.Popen[bytes]]] = []
     workers: list[subprocess.Popen[bytes]] = []
+    journals = [work / f"journal-{i}.jsonl" for i in range(args.procs)]
     deadlock = False
     daemon_codes: list[int | None] = []
-    try:
-        for d in range(args.daemons):
-            mnt = work / f"mnt{d}"
-            daemons.append((mnt, mount(store, mnt, agents[d % len(agents)])))
-        journals = [work / f"journal-{i}.jsonl" for i in range(args.procs)]
-        for i in range(args.procs):
-            mnt = daemons[i % len(daemons)][0]
-            workers.append(spawn_worker(mnt, i, agents, journals[i], args.seconds, args.seed * 1000 + i))
-        deadline = time.monotonic() + args.seconds + 60
-        for proc in workers:
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                deadlock = True
-                print(f"worker {proc.pid} hung: {_stacks(daemons)}", file=sys.stderr)
-                proc.kill()
-                proc.wait()
-    finally:
-        for proc in workers:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        for mnt, proc in daemons:
-            daemon_codes.append(unmount(mnt, proc))
+    with store_views(args, work, agents) as (store, views):
+        try:
+            for d, view in enumerate(views):
+                mnt = work / f"mnt{d}"
+                daemons.append((mnt, mount(view, mnt, agents[d % len(agents)])))
+            for i in range(args.procs):
+                mnt = daemons[i % len(daemons)][0]
+                workers.append(spawn_worker(mnt, i, agents, journals[i], args.seconds, args.seed * 1000 + i))
+            deadline = time.monotonic() + args.seconds + 60
+            for proc in workers:
+                try:
+                    proc.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    deadlock = True
+                    print(f"worker {proc.pid} hung: {_stacks(daemons)}", file=sys.stderr)
+                    proc.kill()
+                    proc.wait()
+        finally:
+            for proc in workers:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            for mnt, proc in daemons:
+                daemon_codes.append(unmount(mnt, proc))
     outcome = verify(store, journals)
     for line in outcome.lost + outcome.unexplained:
         print(line, file=sys.stderr)
@@ -441,6 +470,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "daemons": args.daemons,
         "procs": args.procs,
         "seconds": args.seconds,
+        "shared_fs": "store-views" if args.store_views else args.shared_fs,
     }
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
@@ -474,7 +504,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--shared-fs",
+        default="none",
+        choices=("none", "sshfs", "bindfs"),
+        help="daemon i serves client i's view of the store (FUSE clients sharing no locks, caching attributes)",
+    )
+    where.add_argument(
+        "--store-views",
+        type=Path,
+        nargs="+",
+        metavar="VIEW",
+        help="one path per daemon to a fresh store on a shared filesystem; the check reads the first",
+    )
+    parser.add_argument(
+        "--check-store",
+        type=Path,
+        metavar="PATH",
+        help="with --store-views: where the check reads the store (default: the first view), e.g. an unused client",
+    )
     args = parser.parse_args(argv)
+    if args.store_views and len(args.store_views) != args.daemons:
+        parser.error(f"--store-views needs one view per daemon ({args.daemons}), {len(args.store_views)} given")
+    if args.check_store and not args.store_views:
+        parser.error("--check-store goes with --store-views")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: unmount in run()'s finally
     result = run(args)
     print(json.dumps(result), flush=True)

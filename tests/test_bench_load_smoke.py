@@ -63,6 +63,7 @@ def test_bench_load_short_run_loses_nothing(tmp_path: Path, daemons: int) -> Non
     assert results["errors"] == {} and results["unexplained"] == 0 and results["deadlock"] is False
     assert results["daemon_exit"] == [0] * daemons
     assert 0 < results["p50_ms"] <= results["p99_ms"]
+    assert results["shared_fs"] == "none"
 
 
 def test_the_check_counts_what_the_store_lost(tmp_path: Path) -> None:
