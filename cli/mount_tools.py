@@ -1,7 +1,7 @@
 """``omxfs log PATH``, ``omxfs rollback PATH N``, ``omxfs handoff FILE --to AGENT -m MSG`` (SPEC §6).
 
 Conveniences over the mount: they do what any program could, through the mount, so the daemon applies its rules
-and logs them as for everyone else. ``log`` reads ``collaborative/.versions/<path>/history.json``; ``rollback``
+and logs them as for everyone else. ``log`` reads the versions' entries and the conflict records; ``rollback``
 reads the old version, observes the current one (``user.omx.version``), sets ``user.omx.message`` and writes the
 old content back, which commits a new version or fails with the conflict; ``handoff`` copies the file into
 ``handoff/<me>_to_<agent>/`` and sets ``user.omx.message`` while it is open, so the delivery has it at once.
@@ -66,32 +66,40 @@ def acting_agent(root: Path) -> str:
     return getpass.getuser()
 
 
-def _history(root: Path, rel: PurePosixPath) -> list[dict[str, object]]:
+def _store(root: Path) -> Workspace:
     try:
-        raw = (root / "collaborative/.versions" / rel / "history.json").read_bytes()
-    except FileNotFoundError:
-        raise click.ClickException(f"collaborative/current/{rel} has no history: it was never written") from None
-    except OSError as exc:
-        raise _fail(f"read the history of {rel}", exc) from exc
-    entries: list[dict[str, object]] = json.loads(raw)
-    return entries
+        return Workspace(root)
+    except OmxError as exc:
+        raise click.ClickException(exc.message) from None
 
 
 @click.command("log")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print history.json as it is.")
+@click.option("--json", "as_json", is_flag=True, help="Print the history as JSON (history.json's format).")
 def log(path: Path, as_json: bool) -> None:
-    """Show the versions of the collaborative file PATH, oldest first."""
+    """Show the versions of the collaborative file PATH, oldest first, then every write to it that was refused
+    as a conflict (each kept under collaborative/.conflicts/<agent>/)."""
     root, rel = collaborative_file(path)
-    entries = _history(root, rel)
+    ws = _store(root)
+    try:
+        entries = ws.collab.history(str(rel))
+        refused = [(agent, r) for agent in ws.agents() for r in ws.collab.conflicts(agent, str(rel))]
+    except OmxError as exc:
+        raise click.ClickException(f"cannot read the history of {rel}: {exc.message}") from None
+    if not entries:
+        raise click.ClickException(f"collaborative/current/{rel} has no history: it was never written")
     if as_json:
-        click.echo(json.dumps(entries, ensure_ascii=False, indent=2))
+        click.echo(json.dumps([e.model_dump(exclude_none=True) for e in entries], ensure_ascii=False, indent=2))
         return
     for e in entries:
-        click.echo(f"v{e['version']}  {e['timestamp']}  {e['author']}  {e['message']}")
-        made_by = e.get("provenance")
-        if isinstance(made_by, dict) and made_by.get("run"):
-            click.echo(f"     {provenance_line(made_by)}")
+        click.echo(f"v{e.version}  {e.timestamp}  {e.author}  {e.message}")
+        if e.provenance and e.provenance.get("run"):
+            click.echo(f"     {provenance_line(dict(e.provenance))}")
+    if refused:
+        click.echo(f"refused writes ({len(refused)}), oldest first:")
+    for agent, r in sorted(refused, key=lambda item: str(item[1].get("timestamp"))):
+        on = f"on v{r.get('your_base')}, v{r.get('current_version')} was current"
+        click.echo(f"  {r.get('timestamp')}  {agent}  {on}  kept at {r.get('kept_at', '?')}")
 
 
 def provenance_line(made_by: dict[str, object]) -> str:

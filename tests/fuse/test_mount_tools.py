@@ -3,7 +3,9 @@ an unmounted workspace through the store)."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +56,24 @@ def test_C_5_log_through_the_mount(mount: MountFactory) -> None:
     assert [e["version"] for e in entries] == [1, 2, 3]
     assert "never written" in fails(log, str(m.path("collaborative/current/other.md")))
     assert "not a file in collaborative/current/" in fails(log, str(m.path("agents/alice/x")))
+
+
+def test_log_lists_every_refused_write(mount: MountFactory) -> None:
+    m = mount()
+    commit(m.path(PLAN), "one")
+    opened = [os.open(m.path(PLAN), os.O_WRONLY | os.O_TRUNC) for _ in range(2)]  # on v1, current now
+    m.ws.collab.write("bob", "plan.md", b"bob's", expected_version=1)
+    for fd, attempt in zip(opened, (b"first", b"second"), strict=True):
+        os.write(fd, attempt)
+        with pytest.raises(OSError) as refused:
+            os.close(fd)
+        assert refused.value.errno == errno.EBUSY
+    lines = invoke(log, str(m.path(PLAN))).splitlines()
+    assert [line.split()[0] for line in lines[:2]] == ["v1", "v2"]
+    assert lines[2] == "refused writes (2), oldest first:"
+    kept = [line.split("kept at ")[1] for line in lines[3:]]
+    assert len(kept) == 2 and all("alice  on v1, v2 was current" in line for line in lines[3:])
+    assert [(m.store / k).read_text() for k in kept] == ["first", "second"]
 
 
 def test_C_6_rollback_through_the_mount(mount: MountFactory) -> None:
