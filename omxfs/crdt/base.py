@@ -38,6 +38,14 @@ class CRDT(Protocol):
     def copy(self) -> Self:
         """An independent replica with the same state."""
 
+    def new_replicas(self, other: Self) -> set[str]:
+        """The replicas that made the operations ``other`` has and this state lacks (who would be the author of
+        what merging ``other`` adds), so that a state from elsewhere can be checked before it is merged.
+
+        Removals that the type does not attribute (RGA and OR-set tombstones, which record what was removed,
+        not who removed it) are not operations of anyone here: they cannot be attributed.
+        """
+
     def value(self) -> Any:
         """The plain value: str, sorted list of str, dict, or int."""
 

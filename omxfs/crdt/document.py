@@ -84,14 +84,23 @@ class Document:
         return field
 
     def merge(self, other: Document) -> None:
+        self._check_twin(other)
+        for name, field in self._fields.items():
+            field.merge(other._fields[name])
+
+    def _check_twin(self, other: Document) -> None:
         if not isinstance(other, Document):
             raise InvalidInput(f"cannot merge {type(other).__name__} into a document")
         if other._doc_id != self._doc_id:
             raise InvalidInput(f"cannot merge document {other._doc_id!r} into document {self._doc_id!r}")
         if other._schema != self._schema:
             raise InvalidInput(f"cannot merge document {self._doc_id!r}: the schemas differ")
-        for name, field in self._fields.items():
-            field.merge(other._fields[name])
+
+    def new_replicas(self, other: Document) -> set[str]:
+        """The replicas of the operations ``other`` has and this document lacks, over every field (see
+        ``CRDT.new_replicas``: removals recorded as tombstones are not attributed). Another document is refused."""
+        self._check_twin(other)
+        return set().union(*(field.new_replicas(other._fields[name]) for name, field in self._fields.items()))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -8,6 +8,7 @@ Writes order by ``(timestamp, replica)``, then by content, which makes merge a j
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 from collections.abc import Mapping
@@ -121,6 +122,17 @@ class LWWMap:
             raise InvalidInput(f"cannot merge {type(other).__name__} into {self.TYPE}")
         for key, write in other._writes.items():
             self._adopt(key, write)
+
+    def new_replicas(self, other: Self) -> builtins.set[str]:
+        """Who made each of ``other``'s key writes (deletes included) that would win here."""
+        if not isinstance(other, LWWMap):
+            raise InvalidInput(f"cannot compare {type(other).__name__} with {self.TYPE}")
+        news: builtins.set[str] = builtins.set()
+        for key, write in other._writes.items():
+            current = self._writes.get(key)
+            if current is None or write > current:
+                news.add(write.replica)
+        return news
 
     def to_json(self) -> dict[str, Any]:
         entries: dict[str, Any] = {}

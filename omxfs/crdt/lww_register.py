@@ -8,6 +8,7 @@ commutative, associative and idempotent even when one replica wrote twice with t
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, ClassVar, Self
 
 from omxfs.crdt.base import now_ns
@@ -64,6 +65,12 @@ class LWWRegister:
         if not isinstance(other, LWWRegister):
             raise InvalidInput(f"cannot merge {type(other).__name__} into {self.TYPE}")
         self._adopt(other._timestamp, other._replica, other._value)
+
+    def new_replicas(self, other: Self) -> builtins.set[str]:
+        """Who made ``other``'s write, if it is one that would win here (see ``CRDT.new_replicas``)."""
+        if not isinstance(other, LWWRegister):
+            raise InvalidInput(f"cannot compare {type(other).__name__} with {self.TYPE}")
+        return {other._replica} if other._key() > self._key() else set()
 
     def to_json(self) -> dict[str, Any]:
         return {"value": self._value, "timestamp": self._timestamp, "replica": self._replica}

@@ -118,6 +118,16 @@ class ORSet:
         self._tombstones |= other._tombstones
         self._live = (self._live | other._live) - self._tombstones
 
+    def new_replicas(self, other: Self) -> set[str]:
+        """Who made the adds whose tags ``other`` has (live or removed since) and this state has never seen.
+
+        A remove of a tag known here is not attributed: a tombstone does not say who removed it.
+        """
+        if not isinstance(other, ORSet):
+            raise InvalidInput(f"cannot compare {type(other).__name__} with {self.TYPE}")
+        known = self._live | self._tombstones
+        return {replica for _, replica, _ in (other._live | other._tombstones) - known}
+
     def to_json(self) -> dict[str, Any]:
         return {"live": _entries_to_json(self._live), "tombstones": _entries_to_json(self._tombstones)}
 

@@ -72,6 +72,17 @@ class PNCounter:
                 if count > mine.get(replica, 0):
                     mine[replica] = count
 
+    def new_replicas(self, other: Self) -> set[str]:
+        """The replicas whose increments or decrements in ``other`` go beyond what this state knows of them."""
+        if not isinstance(other, PNCounter):
+            raise InvalidInput(f"cannot compare {type(other).__name__} with {self.TYPE}")
+        return {
+            replica
+            for mine, theirs in ((self._p, other._p), (self._n, other._n))
+            for replica, count in theirs.items()
+            if count > mine.get(replica, 0)
+        }
+
     def to_json(self) -> dict[str, Any]:
         return {"p": dict(sorted(self._p.items())), "n": dict(sorted(self._n.items()))}
 

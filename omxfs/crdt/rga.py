@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Self
 
 from omxfs.crdt.checks import check_int, check_replica, check_text
 from omxfs.crdt.rga_state import Run, decode, encode, ends
-from omxfs.crdt.text_diff import diff_spans
+from omxfs.crdt.text_diff import Span, diff_spans
 from omxfs.errors import InvalidInput
 
 #: items per block before it splits: small enough that a scan or ``list.insert`` inside one is cheap, large
@@ -224,7 +224,15 @@ class RGA:
     def copy(self) -> Self:
         twin = type(self)()
         twin._load(self._cloned_blocks(), self._max)
+        twin._text, twin._base = self._text, self._base  # immutable, and of the same state
         return twin
+
+    def new_replicas(self, other: Self) -> set[str]:
+        """The replicas of the elements ``other`` has and this state lacks; deletions are not attributed."""
+        if not isinstance(other, RGA):
+            raise InvalidInput(f"cannot compare {type(other).__name__} with {self.TYPE}")
+        self._ensure_index()
+        return {it.rep for blk in other._blocks for it in blk if self._held(it.rep, it.ctr, it.n) < it.n}
 
     def value(self) -> str:
         return self.text()
@@ -254,12 +262,15 @@ class RGA:
             self._base = RGABase(self.text(), tuple(reps), tuple(ctrs), tuple(lens))
         return self._base
 
-    def write_text(self, base: Any, text: str, replica: str, timestamp: int | None = None) -> None:
+    def write_text(
+        self, base: Any, text: str, replica: str, timestamp: int | None = None, *, spans: list[Span] | None = None
+    ) -> None:
         """Diff ``base`` → ``text`` and apply it to the current state, anchored on the characters read.
 
         Deletions remove the very characters the writer saw; insertions go right after the character read
         left of them. So whatever others did meanwhile (inserted, deleted) is kept. ``timestamp`` is unused:
-        text merges by position, not by time.
+        text merges by position, not by time. ``spans`` is ``diff_spans(base.text, text)`` computed beforehand,
+        so that a caller can diff outside whatever it holds while the state is changed.
         """
         if not isinstance(base, RGABase):
             raise InvalidInput("rga base must be what base() returned")
@@ -267,7 +278,8 @@ class RGA:
         check_replica(replica)
         if sum(base.lens) != len(base.text) or not len(base.reps) == len(base.ctrs) == len(base.lens):
             raise InvalidInput("rga base is inconsistent")
-        spans = diff_spans(base.text, text)
+        if spans is None:
+            spans = diff_spans(base.text, text)
         if not spans:
             return
         self._ensure_index()
