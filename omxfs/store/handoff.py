@@ -4,6 +4,12 @@ Only ``<from>`` writes into its outgoing directory; writing ``<file>`` (re)creat
 (re)writes ``<file>.meta.json`` beside it. Metadata files are generated, never written by anyone directly.
 The file is written before its metadata, so a crash in between leaves a delivery whose metadata is derived
 from the file itself (``message`` empty) rather than metadata that points at nothing.
+
+No lock decides between two deliveries of one file at once (two daemons of the sender, on machines that share no
+locks): each replaces both files, and the file of one may end beside the metadata of the other. So a writer
+checks, once its metadata is in place, that the file beside it is still its own; if another delivery replaced
+it meanwhile, it delivers again, and the last to finish leaves a file and metadata that belong together
+(re-delivery replaces: the earlier of the two is gone, as when they came one after the other).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
 META_SUFFIX = ".meta.json"
+#: deliveries of one file a writer loses to others in a row before it leaves the last one standing
+MAX_REDELIVERIES = 16
 
 
 @dataclass(frozen=True)
@@ -82,20 +90,30 @@ class HandoffZone:
             sha256=sha256(content),
             provenance=provenance,
         )
-        with self.ws.locks.hold(f"handoff:{box}/{rel}"):
-            # One change of two files (a full disk fails before either changed); before the renames a
-            # re-delivery drops the old metadata, so that killed before the new one lands the delivery reads as
-            # derived from its file, never as the old metadata beside the new content.
-            self.ws.writer.write_together(
-                [
-                    FileWrite(self.dir, box / rel, content),
-                    FileWrite(self.dir, box / meta_path(rel), dump_json(meta.to_json())),
-                ],
-                before_install=lambda: self._drop_meta(box / rel),
-            )
+        with self.ws.locks.hold(f"handoff:{box}/{rel}"):  # an optimisation: see the module's docstring
+            for _ in range(MAX_REDELIVERIES):
+                # One change of two files (a full disk fails before either changed); before the renames a
+                # re-delivery drops the old metadata, so that killed before the new one lands the delivery reads
+                # as derived from its file, never as the old metadata beside the new content.
+                self.ws.writer.write_together(
+                    [
+                        FileWrite(self.dir, box / rel, content),
+                        FileWrite(self.dir, box / meta_path(rel), dump_json(meta.to_json())),
+                    ],
+                    before_install=lambda: self._drop_meta(box / rel),
+                )
+                if self._holds(box / rel, meta.sha256):
+                    break
         if actor != sender:
             self.ws.audit(actor, "handoff", f"handoff/{box}/{rel}")
         return meta
+
+    def _holds(self, rel: PurePosixPath, digest: str) -> bool:
+        """Whether the delivered file ``rel`` still has the content of sha256 ``digest`` (or is gone: retracted)."""
+        try:
+            return sha256(read_bytes(self.dir, rel)) == digest
+        except NotFound:
+            return True
 
     def _drop_meta(self, rel: PurePosixPath) -> None:
         try:
@@ -113,8 +131,11 @@ class HandoffZone:
         rel = self.check_write(actor, actor, recipient, filename)
         box = PurePosixPath(handoff_dir_name(actor, recipient))
         with self.ws.locks.hold(f"handoff:{box}/{rel}"):
-            meta = self.meta(actor, recipient, str(rel)).model_copy(update={"message": message})
-            self.ws.writer.write(self.dir, box / meta_path(rel), dump_json(meta.to_json()))
+            for _ in range(MAX_REDELIVERIES):
+                meta = self.meta(actor, recipient, str(rel)).model_copy(update={"message": message})
+                self.ws.writer.write(self.dir, box / meta_path(rel), dump_json(meta.to_json()))
+                if self._holds(box / rel, meta.sha256):
+                    break  # else a delivery replaced the file meanwhile: describe that one
         return meta
 
     def retract(self, actor: str, recipient: str, filename: str, *, sender: str | None = None) -> None:

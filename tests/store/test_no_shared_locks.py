@@ -145,3 +145,27 @@ def test_every_refused_write_keeps_its_own_record(tmp_path: Path) -> None:
     assert (ws.collab.conflicts_dir / "bob/plan.md").read_text() == "bob's try 2"
     assert ws.collab.conflicts("alice", "plan.md") == []
     assert fsck(ws).clean
+
+
+def test_a_delivery_overtaken_between_its_file_and_its_metadata_delivers_again(tmp_path: Path) -> None:
+    """Two daemons of the sender deliver one file at once, sharing no lock. The worst order: A's file, then all of
+    B's delivery, then A's metadata, which would leave B's content beside A's message and checksum. A sees that
+    the file beside its metadata is no longer its own and delivers again: what the recipient finds belongs
+    together."""
+    root = Workspace.init(tmp_path / "ws", agents=["alice", "bob"]).root
+    a, b = unlocked(str(root)), unlocked(str(root))
+    install = a.writer.install
+    overtaken = []
+
+    def install_then_overtaken(tmp: Path, where: Path, relative: Any, **kw: Any) -> None:
+        install(tmp, where, relative, **kw)
+        if not overtaken and relative.name == "data.csv":
+            overtaken.append(b.handoff.deliver("alice", "bob", "data.csv", b"from B", "B's message"))
+
+    a.writer.install = install_then_overtaken  # type: ignore[method-assign]
+    a.handoff.deliver("alice", "bob", "data.csv", b"from A", "A's message")
+    assert overtaken, "B never overtook A"
+    delivery = Workspace(root).handoff.read("alice", "bob", "data.csv")
+    assert (delivery.content, delivery.meta.message) == (b"from A", "A's message")
+    assert delivery.meta.sha256 == hashlib.sha256(b"from A").hexdigest()
+    assert fsck(Workspace(root)).clean
