@@ -171,6 +171,8 @@ class CollabZone:
 
     def _record(self, rel: PurePosixPath, n: int, *, wait: float = 0.0) -> VersionRecord | None:
         """Version ``n``'s entry file, None if it does not exist (after waiting up to ``wait`` seconds for it)."""
+        if not wait and lstat(self.versions_dir, rel / entry_name(n)) is None:
+            return None  # asked on every lookup of the mount: the usual answer, without an exception's cost
         where = f"collaborative/.versions/{rel}/{entry_name(n)}"
         deadline = time.monotonic() + wait
         torn_until: float | None = None
