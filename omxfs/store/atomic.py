@@ -21,6 +21,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -28,6 +29,8 @@ from pathlib import Path, PurePosixPath
 from omxfs.errors import InvalidInput, NotFound, OmxError
 from omxfs.store.beneath import open_beneath
 
+#: how often a read is tried again when a shared filesystem answers ESTALE for a file replaced elsewhere
+STALE_RETRIES = 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -132,7 +135,21 @@ def read_bytes(root: Path, relative: PurePosixPath) -> bytes:
 
 
 def read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:
-    """``read_bytes``, and the ``fstat`` of the very file read (what a later ``lstat`` can be compared with)."""
+    """``read_bytes``, and the ``fstat`` of the very file read (what a later ``lstat`` can be compared with).
+
+    A file replaced (renamed over) through another client of a shared filesystem can answer ESTALE for a moment
+    (GlusterFS does for a second or two): the name is opened again, up to ``STALE_RETRIES`` times."""
+    for attempt in range(STALE_RETRIES + 1):
+        try:
+            return _read_with_stat(root, relative)
+        except DiskError as exc:
+            if exc.errno != errno.ESTALE or attempt == STALE_RETRIES:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:
     dir_fd = open_dir(root, relative.parent)
     try:
         fd = os.open(relative.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
@@ -140,11 +157,14 @@ def read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_
         raise _os_error(exc, root / relative) from exc
     finally:
         os.close(dir_fd)
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotFound(f"{root / relative}: not a regular file")
-        return f.read(), st
+    try:
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotFound(f"{root / relative}: not a regular file")
+            return f.read(), st
+    except OSError as exc:
+        raise _os_error(exc, root / relative) from exc
 
 
 def lstat(root: Path, relative: PurePosixPath) -> os.stat_result | None:
