@@ -15,6 +15,13 @@ full trace: it takes seconds), garbage collector on as in real use.
 ``get_update()``. ``merge_ms`` is the median time for a replica of a ~7k-character document to merge another
 replica that made 1000 concurrent edits.
 
+``write_text`` is a realtime field written as a whole new text (``RGA.write_text``: diff, then apply), ours only:
+``scattered_s``, the best of ``--repeat`` writes of a 300,000-character body with 6,000 scattered edits (each
+deletes up to 3 characters and inserts up to 3), diff and apply, and ``scattered_rewritten``, how many characters
+of the old text its spans delete (the fewer, the more characters keep their identity); ``one_line_diff_ms`` and
+``one_line_write_ms``, the median of one changed line in a 100,000-character body, the diff alone and the whole
+write.
+
 Progress goes to stderr; the last line on stdout is the results as JSON. Exits 1 if any final text is wrong.
 
     .venv/bin/python scripts/bench_crdt.py [--quick] [--trace PATH]
@@ -38,6 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from omxfs.crdt.rga import RGA  # noqa: E402
+from omxfs.crdt.text_diff import diff_spans  # noqa: E402
 
 Op = tuple[int, int, str]
 Runner = Callable[[str, list[Op]], tuple[float, str, Any]]
@@ -172,6 +180,82 @@ def merge_ms(runs: int = 7, seed: int = 7) -> float:
     return statistics.median(times) * 1000
 
 
+# -- writing a whole text --------------------------------------------------------------------------------------
+
+VOCABULARY = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do"]
+VOCABULARY += ["eiusmod", "tempor", "incididunt", "ut", "labore", "et", "dolore", "magna", "aliqua"]
+
+
+def prose(size: int, rng: random.Random) -> str:
+    """``size`` characters of lines of ten words from a small vocabulary, and every fourth line or so one of a few
+    that recur (blank, a rule, a heading), as in a real document: words repeat, most lines do not."""
+    recurring = ["\n", "---\n", "## Notes\n", "- see above\n"]
+    lines: list[str] = []
+    length = 0
+    while length < size:
+        if rng.random() < 0.25:
+            line = rng.choice(recurring)
+        else:
+            line = " ".join(rng.choice(VOCABULARY) for _ in range(10)) + "\n"
+        lines.append(line)
+        length += len(line)
+    return "".join(lines)[:size]
+
+
+def scattered(text: str, edits: int, rng: random.Random) -> str:
+    """``text`` with ``edits`` edits at distinct random places, each deleting 0-3 characters and inserting 0-3."""
+    pieces: list[str] = []
+    at = 0
+    for place in sorted(rng.sample(range(len(text)), edits)):
+        if place < at:
+            continue  # inside the previous edit's deletion
+        deleted = rng.randint(0, 3)
+        pieces += [text[at:place], "".join(rng.choice("XYZ") for _ in range(rng.randint(0 if deleted else 1, 3)))]
+        at = place + deleted
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+def timed_write(old: str, new: str, runs: int) -> list[float]:
+    """Seconds for ``write_text(old → new)``, each time on a fresh copy of a replica holding ``old``."""
+    doc = RGA()
+    doc.insert(0, old, "reader")
+    base = doc.base()
+    times = []
+    for _ in range(runs):
+        replica = doc.copy()
+        t0 = time.perf_counter()
+        replica.write_text(base, new, "writer")
+        times.append(time.perf_counter() - t0)
+        if replica.text() != new:
+            raise SystemExit("write_text: the written text differs from the one given")
+    return times
+
+
+def write_text_figures(repeat: int, seed: int = 13) -> dict[str, float]:
+    rng = random.Random(seed)
+    old = prose(300_000, rng)
+    new = scattered(old, 6000, rng)
+    scattered_s = min(timed_write(old, new, repeat))
+    rewritten = sum(i2 - i1 for i1, i2, _, _ in diff_spans(old, new))
+    old = prose(100_000, rng)
+    lines = old.split("\n")
+    middle = len(lines) // 2
+    lines[middle] = lines[middle].replace("o", "0")
+    new = "\n".join(lines)
+    diffs = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        diff_spans(old, new)
+        diffs.append(time.perf_counter() - t0)
+    return {
+        "scattered_s": round(scattered_s, 3),
+        "scattered_rewritten": rewritten,
+        "one_line_diff_ms": round(statistics.median(diffs) * 1000, 3),
+        "one_line_write_ms": round(statistics.median(timed_write(old, new, 50)) * 1000, 3),
+    }
+
+
 # -- main -------------------------------------------------------------------------------------------------------
 
 
@@ -208,12 +292,15 @@ def main(argv: list[str] | None = None) -> int:
 
     merge = round(merge_ms(), 3)
     log(f"merge: {merge} ms")
+    writes = write_text_figures(args.repeat)
+    log(f"write_text: {writes}")
     results = {
         "trace_ms": trace_ms,
         "ratio_vs_loro": {w: round(t["omx"] / t["loro"], 3) for w, t in trace_ms.items()},
         "ratio_vs_pycrdt": {w: round(t["omx"] / t["pycrdt"], 3) for w, t in trace_ms.items()},
         "state_bytes": sizes,
         "merge_ms": merge,
+        "write_text": writes,
     }
     if wrong:
         log(f"WRONG final text: {', '.join(sorted(set(wrong)))}")

@@ -33,7 +33,7 @@ def test_bench_crdt_quick() -> None:
     )
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(results) == {"trace_ms", "ratio_vs_loro", "ratio_vs_pycrdt", "state_bytes", "merge_ms"}
+    assert set(results) == {"trace_ms", "ratio_vs_loro", "ratio_vs_pycrdt", "state_bytes", "merge_ms", "write_text"}
     assert set(results["trace_ms"]) == WORKLOADS
     for times in results["trace_ms"].values():
         assert set(times) == LIBS
@@ -42,3 +42,6 @@ def test_bench_crdt_quick() -> None:
     assert set(results["state_bytes"]) == LIBS
     assert all(size > 0 for size in results["state_bytes"].values())
     assert results["merge_ms"] > 0
+    writes = results["write_text"]
+    assert set(writes) == {"scattered_s", "scattered_rewritten", "one_line_diff_ms", "one_line_write_ms"}
+    assert all(value > 0 for value in writes.values())
