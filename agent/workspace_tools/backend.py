@@ -28,6 +28,26 @@ class VersionInfo:
 
 
 @dataclass(frozen=True)
+class RefusedWrite:
+    """A write refused as a conflict, and where its content is kept."""
+
+    timestamp: str
+    your_base: int
+    current_version: int
+    kept_at: str
+
+
+def refused_write(record: dict[str, Any]) -> RefusedWrite:
+    """A conflict record as the store keeps it (``CollabZone.conflicts``), for the tools."""
+    return RefusedWrite(
+        timestamp=str(record.get("timestamp", "")),
+        your_base=int(record.get("your_base", 0)),
+        current_version=int(record.get("current_version", 0)),
+        kept_at=str(record.get("kept_at", "")),
+    )
+
+
+@dataclass(frozen=True)
 class VersionedText:
     """A collaborative file as read: its content and the commit it is."""
 
@@ -117,6 +137,10 @@ class WorkspaceBackend(Protocol):
 
     def collab_rollback(self, path: str, to_version: int) -> VersionInfo:
         """A new version with the content of ``to_version``."""
+        ...
+
+    def collab_refused(self, path: str) -> list[RefusedWrite]:
+        """The agent's writes to ``path`` refused as conflicts, oldest first (each kept under .conflicts/)."""
         ...
 
     # -- realtime documents

@@ -23,7 +23,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agent.workspace_tools.backend import (
@@ -31,9 +31,11 @@ from agent.workspace_tools.backend import (
     FieldChange,
     FieldValue,
     HandoffNote,
+    RefusedWrite,
     TextEdit,
     VersionedText,
     VersionInfo,
+    refused_write,
 )
 from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NameTooLong, NotFound, OmxError, ZoneDenied
 
@@ -350,14 +352,37 @@ class MountBackend:
         return self._entry(rel, committed)
 
     def collab_history(self, path: str) -> list[VersionInfo]:
+        """``history.json``, then the entries of versions committed since it was last brought up to date (it is
+        derived from the ``v<N>.json`` entry files, which decide; see ``omxfs.store.collab``)."""
         rel = _relative(path)
         try:
             raw = _read_bytes(self._versions(rel) / "history.json")
         except FileNotFoundError:
-            return []
+            raw = b"[]"
         except OSError as exc:
             raise _failure(exc, f"collaborative/{rel}") from None
-        return [_version(entry) for entry in json.loads(raw)]
+        entries = [_version(entry) for entry in json.loads(raw)]
+        while True:
+            try:
+                entry = json.loads(_read_bytes(self._versions(rel) / f"v{len(entries) + 1}.json"))
+            except FileNotFoundError:
+                return entries
+            except OSError as exc:
+                raise _failure(exc, f"collaborative/{rel}") from None
+            entries.append(_version(entry))
+
+    def collab_refused(self, path: str) -> list[RefusedWrite]:
+        rel = PurePosixPath(_relative(path))
+        directory = self.root / "collaborative" / ".conflicts" / self.agent / rel.parent
+        prefix = f"{rel.name}.rejected-"
+        try:
+            names = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(".json")]
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise _failure(exc, f"collaborative/.conflicts/{self.agent}/{rel}") from None
+        records = [json.loads(_read_bytes(directory / name)) for name in names]
+        return sorted((refused_write(r) for r in records), key=lambda r: r.timestamp)
 
     def collab_rollback(self, path: str, to_version: int) -> VersionInfo:
         rel = _relative(path)

@@ -8,6 +8,7 @@ seen and fixed rather than fed back to the model as if the model had erred.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -159,7 +160,13 @@ class WorkspaceTools:
         history = self.backend.collab_history(args.filepath)
         if not history:
             raise NotFound(f"collaborative file {args.filepath!r} does not exist")
-        return {"filepath": args.filepath, "count": len(history), "history": [_version(v) for v in history]}
+        refused = [dataclasses.asdict(r) for r in self.backend.collab_refused(args.filepath)]
+        return {
+            "filepath": args.filepath,
+            "count": len(history),
+            "history": [_version(v) for v in history],
+            "your_refused_writes": refused,
+        }
 
     def tool_collab_rollback(self, args: CollabRollback) -> Result:
         info = self.backend.collab_rollback(args.filepath, args.to_version)

@@ -425,21 +425,18 @@ class CollabZone:
         return [record for _, record in sorted(found, key=lambda item: (str(item[1].get("timestamp")), item[0]))]
 
     def refused_at_open(self, actor: str, path: str, base: int) -> dict[str, Any]:
-        """A write refused when its file was opened, on ``base`` (0: never read), before any content: the
-        recovery info, kept as the latest record unless that holds a rejected write's content (which a record
-        with none must not hide). No write was rejected, so no record of its own is made."""
+        """A write refused when its file was opened, on ``base`` (0: never read), before any content: kept in a
+        record of its own like every refused write, with no content; it becomes the latest record unless that
+        holds a rejected write's content (which a record with none must not hide)."""
         rel = relative_path(path)
         self.ws.require_actor(actor)
-        history = self._entries(rel)
-        info = self._recovery_info(rel, base, history)
+        info = self._recovery_info(rel, base, self._entries(rel))
         info["your_content"] = ""
         try:
             earlier = self.conflict_record(actor, str(rel))
         except (OmxError, ValueError):
             earlier = {}
-        if not earlier.get("your_content"):
-            with contextlib.suppress(OmxError):
-                self.ws.writer.write(self.conflicts_dir, PurePosixPath(actor) / f"{rel}.json", dump_json(info))
+        self._keep_rejected(actor, rel, b"", info, latest=not earlier.get("your_content"))
         return info
 
     def _conflict(
@@ -507,14 +504,18 @@ class CollabZone:
         name."""
         return PurePosixPath(actor) / rel, PurePosixPath(actor) / (str(rel).replace("/", "%2F") + ".conflict")
 
-    def _keep_rejected(self, actor: str, rel: PurePosixPath, content: bytes, info: dict[str, Any]) -> None:
+    def _keep_rejected(
+        self, actor: str, rel: PurePosixPath, content: bytes, info: dict[str, Any], *, latest: bool = True
+    ) -> None:
         """Keep the rejected write in a record of its own, never overwritten (``<path>.rejected-<K>`` and its
-        ``.json``, K taken by exclusive create), and copy it to ``<path>(.json)``, the latest; ``info["kept_at"]``
-        names the record. Nothing is lost, even when the usual place cannot hold it."""
+        ``.json``, K taken by exclusive create), and copy it to ``<path>(.json)``, the latest (unless not
+        ``latest``); ``info["kept_at"]`` names the record. Nothing is lost, even when the usual place cannot hold
+        it."""
         for kept in self._record_places(actor, rel):
             try:
-                self.ws.writer.write(self.conflicts_dir, kept, content)
-                dir_fd = open_dir(self.conflicts_dir, kept.parent)
+                if latest:
+                    self.ws.writer.write(self.conflicts_dir, kept, content)
+                dir_fd = open_dir(self.conflicts_dir, kept.parent, create=True)
             except (InvalidInput, DiskError):
                 continue
             try:
@@ -527,7 +528,8 @@ class CollabZone:
                 sync_dir(dir_fd, self.conflicts_dir / kept.parent)
             finally:
                 os.close(dir_fd)
-            self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
+            if latest:
+                self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
             return
         raise StoreCorrupt(f"collaborative/.conflicts/{actor}/ cannot hold the rejected write of {rel}")
 

@@ -367,6 +367,10 @@ def test_C_3_tool_conflict_result(abc: dict[str, WorkspaceTools]) -> None:
     assert result["suggestion"] == conflict["suggestion"]
     assert "merge" in result["suggestion"] and "expected_version=2" in result["suggestion"]
     assert ok(bob, "collab_read", {"filepath": "plan.md"})["content"] == "Alice的修改"
+    [refused] = ok(bob, "collab_history", {"filepath": "plan.md"})["your_refused_writes"]
+    assert (refused["your_base"], refused["current_version"]) == (1, 2)
+    assert refused["kept_at"] == "collaborative/.conflicts/bob/plan.md.rejected-1"
+    assert ok(abc["alice"], "collab_history", {"filepath": "plan.md"})["your_refused_writes"] == []
 
 
 def test_C_5_to_C_7_tool_history_rollback_and_missing(abc: dict[str, WorkspaceTools]) -> None:
