@@ -1,8 +1,9 @@
 """``StoreBackend``: the workspace tools served by the store itself, for agents running beside the workspace.
 
 Every call goes to ``omxfs.store`` as ``agent``, so the store decides what the agent may do, exactly as it does
-for the mount. Realtime changes run inside ``RealtimeZone.update``: on the latest state, under the document's
-lock, persisted before the lock is released, so agents in other threads and processes never lose an operation.
+for the mount. Realtime changes run inside ``RealtimeZone.update``: on the latest state, as the replica the store
+gives this process for the agent, persisted before the call returns, so agents in other threads and processes
+never lose an operation.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from agent.workspace_tools.backend import (
     FieldChange,
     FieldValue,
     HandoffNote,
+    RefusedWrite,
     TextEdit,
     VersionedText,
     VersionInfo,
+    refused_write,
 )
 from omxfs.crdt import CRDT, RGA, Document, LWWMap, LWWRegister, ORSet, PNCounter
+from omxfs.crdt.rga import RGABase
+from omxfs.crdt.text_diff import diff_spans
 from omxfs.errors import InvalidInput
 from omxfs.store import Workspace
 from omxfs.store.names import relative_path
@@ -147,6 +152,9 @@ class StoreBackend:
     def collab_history(self, path: str) -> list[VersionInfo]:
         return [_version(entry) for entry in self.ws.collab.history(path)]
 
+    def collab_refused(self, path: str) -> list[RefusedWrite]:
+        return [refused_write(record) for record in self.ws.collab.conflicts(self.agent, path)]
+
     def collab_rollback(self, path: str, to_version: int) -> VersionInfo:
         old = self.ws.collab.read_version(path, to_version)
         return _version(
@@ -166,29 +174,38 @@ class StoreBackend:
         return self.ws.realtime.create(self.agent, doc_id, schema).schema
 
     def realtime_get(self, doc_id: str, field: str) -> FieldValue:
-        value = self.ws.realtime.load(doc_id).field(field)
+        value = self.ws.realtime.current(doc_id).doc.field(field)
         return FieldValue(value.TYPE, value.value())
 
     def realtime_set(self, doc_id: str, field: str, value: Any) -> FieldChange:
-        def assign(doc: Document) -> FieldChange:
+        # A text is diffed against the current one first, outside the store's change: the diff is then reused
+        # if nobody changed the field meanwhile (the base is the very same object), and redone inside if they did.
+        current = self.ws.realtime.current(doc_id).doc.field(field)
+        base = current.base() if isinstance(current, RGA) and isinstance(value, str) else None
+        spans = diff_spans(base.text, value) if isinstance(base, RGABase) and isinstance(value, str) else None
+
+        def assign(doc: Document, replica: str) -> FieldChange:
             target = doc.field(field)
             before = target.value()
-            _assign(target, value, self.agent)
+            if spans is not None and isinstance(target, RGA) and target.base() is base:
+                target.write_text(base, value, replica, spans=spans)
+            else:
+                _assign(target, value, replica)
             return FieldChange(before != target.value(), target.value())
 
         return self.ws.realtime.update(self.agent, doc_id, assign)
 
     def realtime_splice_text(self, doc_id: str, field: str, start: int, end: int, text: str) -> TextEdit:
-        def splice(doc: Document) -> TextEdit:
+        def splice(doc: Document, replica: str) -> TextEdit:
             rga = doc.typed(field, RGA)
             length = len(rga)
             lo, hi = min(start, length), min(end, length)  # seed E-7: a position past the end is the end
             if lo == hi:
                 deleted = 0
                 if text:
-                    rga.insert(lo, text, self.agent)
+                    rga.insert(lo, text, replica)
             elif text:
-                rga.replace(lo, hi, text, self.agent)
+                rga.replace(lo, hi, text, replica)
                 deleted = hi - lo
             else:
                 deleted = rga.delete(lo, hi)
@@ -198,33 +215,33 @@ class StoreBackend:
         return self.ws.realtime.update(self.agent, doc_id, splice)
 
     def realtime_set_add(self, doc_id: str, field: str, element: str) -> FieldChange:
-        return self._change(doc_id, field, ORSet, lambda s: s.add(element, self.agent))
+        return self._change(doc_id, field, ORSet, lambda s, replica: s.add(element, replica))
 
     def realtime_set_remove(self, doc_id: str, field: str, element: str) -> FieldChange:
-        return self._change(doc_id, field, ORSet, lambda s: s.remove(element))
+        return self._change(doc_id, field, ORSet, lambda s, _: s.remove(element))
 
     def realtime_set_contains(self, doc_id: str, field: str, element: str) -> bool:
-        return self.ws.realtime.load(doc_id).typed(field, ORSet).contains(element)
+        return self.ws.realtime.current(doc_id).doc.typed(field, ORSet).contains(element)
 
     def realtime_map_set(self, doc_id: str, field: str, key: str, value: Any) -> FieldChange:
-        return self._change(doc_id, field, LWWMap, lambda m: m.set(key, value, self.agent))
+        return self._change(doc_id, field, LWWMap, lambda m, replica: m.set(key, value, replica))
 
     def realtime_map_delete(self, doc_id: str, field: str, key: str) -> FieldChange:
-        return self._change(doc_id, field, LWWMap, lambda m: m.delete(key, self.agent))
+        return self._change(doc_id, field, LWWMap, lambda m, replica: m.delete(key, replica))
 
     def realtime_counter_add(self, doc_id: str, field: str, delta: int) -> FieldChange:
-        return self._change(doc_id, field, PNCounter, lambda c: c.add(self.agent, delta))
+        return self._change(doc_id, field, PNCounter, lambda c, replica: c.add(replica, delta))
 
     def realtime_snapshot(self, doc_id: str) -> dict[str, Any]:
         return self.ws.realtime.snapshot(doc_id)
 
-    def _change(self, doc_id: str, field: str, cls: type[C], operation: Callable[[C], object]) -> FieldChange:
-        """Apply ``operation`` to a field of type ``cls`` on the latest state, and report what it did."""
+    def _change(self, doc_id: str, field: str, cls: type[C], operation: Callable[[C, str], object]) -> FieldChange:
+        """Apply ``operation(field, replica)`` to a field of type ``cls`` on the latest state; report what it did."""
 
-        def change(doc: Document) -> FieldChange:
+        def change(doc: Document, replica: str) -> FieldChange:
             target = doc.typed(field, cls)
             before = target.value()
-            operation(target)
+            operation(target, replica)
             after = target.value()
             return FieldChange(before != after, after)
 

@@ -1,44 +1,46 @@
-"""Realtime documents: CRDT documents persisted to ``realtime/.crdt_state/<doc>.crdt.json`` (SPEC §5, FR-4).
+"""Realtime documents: CRDT documents that any number of writers change at once (SPEC §5, FR-4).
 
-Every change runs under the document's OS lock on a freshly loaded state and is persisted atomically before the
-lock is released, so processes and daemons sharing the store never overwrite each other's operations: each
-one's edits are CRDT operations applied to the latest state. A change that raises persists nothing. A state
-arriving from elsewhere (another replica, seed FR-4.9) is merged into the stored one, never written over it.
+Each writer (one process acting as one agent: replica ``<agent>+<token>``) keeps its state in a file of its own
+and a read merges them all (``replicas.py``), so correctness rests on no lock: writers in processes and daemons
+sharing the store, also on a filesystem whose clients share no locks, never lose each other's operations. A
+change runs on a copy of the latest state and is persisted before it is acknowledged; a change that raises
+persists nothing. ``realtime/.crdt_state/<doc>.crdt.json`` is the merged state, created once, exclusively.
+
+A state arriving from elsewhere (another replica, seed FR-4.9) is merged, never written over; it may bring
+operations the store has and new operations of the agent merging it, and new operations attributed to another
+agent are refused (``ZoneDenied``: a state naming alice as the author of a title cannot come from bob), unless
+the merging agent is a supervisor (recorded in the audit log). Removals carry no author in these types (a
+tombstone says what was removed, not by whom), so they cannot be attributed and are merged like any edit.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import secrets
+import threading
 from collections.abc import Callable, Mapping
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from omxfs.crdt import Document
-from omxfs.errors import AlreadyExists, InvalidInput, NotFound
-from omxfs.store.atomic import exists, read_bytes
-from omxfs.store.names import check_doc_id
+from omxfs.errors import AlreadyExists, InvalidInput, ZoneDenied
+from omxfs.store.atomic import exists
+from omxfs.store.replicas import (
+    STATE_SUFFIX,
+    StateFiles,
+    StateView,
+    Writer,
+    agent_of,
+    decode_state,
+    encode_state,
+    state_name,
+)
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
 T = TypeVar("T")
-STATE_SUFFIX = ".crdt.json"
 
-
-def state_name(doc_id: str) -> PurePosixPath:
-    return PurePosixPath(check_doc_id(doc_id) + STATE_SUFFIX)
-
-
-def encode_state(doc: Document) -> bytes:
-    return json.dumps(doc.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def decode_state(raw: bytes | str, where: str) -> Document:
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise InvalidInput(f"{where}: not valid JSON: {exc}") from exc
-    return Document.from_json(data)
+__all__ = ["STATE_SUFFIX", "RealtimeZone", "StateView", "decode_state", "encode_state", "state_name"]
 
 
 class RealtimeZone:
@@ -46,6 +48,36 @@ class RealtimeZone:
         self.ws = ws
         self.dir = ws.root / "realtime"
         self.state_dir = self.dir / ".crdt_state"
+        self.files = StateFiles(ws)
+        self._writers: dict[tuple[str, str], Writer] = {}
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._token = secrets.token_hex(8)
+
+    # -- writers ----------------------------------------------------------------------------------------------
+
+    def replica(self, actor: str) -> str:
+        """This process's replica id for ``actor``: ``<actor>+<token>``, the token random per process (a forked
+        child gets a new one), so no two live writers acting as one agent ever share an id."""
+        self._check_fork()
+        return f"{actor}+{self._token}"
+
+    def _check_fork(self) -> None:
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._pid, self._token = os.getpid(), secrets.token_hex(8)
+                    self._writers = {}
+
+    def _writer(self, actor: str, doc_id: str) -> Writer:
+        replica = self.replica(actor)
+        with self._lock:
+            writer = self._writers.get((doc_id, replica))
+            if writer is None:
+                writer = self._writers[(doc_id, replica)] = Writer(replica)
+            return writer
+
+    # -- reading ----------------------------------------------------------------------------------------------
 
     def exists(self, doc_id: str) -> bool:
         return exists(self.state_dir, state_name(doc_id))
@@ -57,60 +89,75 @@ class RealtimeZone:
             if p.name.endswith(STATE_SUFFIX) and p.is_file() and not p.is_symlink()
         )
 
+    def current(self, doc_id: str) -> StateView:
+        """The latest state, shared and cached while its files are unchanged: never edit ``.doc`` in place."""
+        return self.files.current(doc_id)
+
+    def load(self, doc_id: str) -> Document:
+        """The stored document, a copy of its own (seed I-6: a restart restores it from disk)."""
+        return self.current(doc_id).doc.copy()
+
+    def snapshot(self, doc_id: str) -> dict[str, Any]:
+        """``{"doc_id", "fields", "field_types"}`` with every field's plain value (seed I-2)."""
+        return self.current(doc_id).doc.snapshot()
+
+    # -- changing ---------------------------------------------------------------------------------------------
+
     def create(self, actor: str, doc_id: str, schema: Mapping[str, str]) -> Document:
         """A new document with a fixed schema (seed I-1); an existing one is never replaced."""
         self.ws.require_actor(actor)
-        doc = Document(check_doc_id(doc_id), schema)
-        with self.ws.locks.hold(f"realtime:{doc_id}"):
-            if self.exists(doc_id):
-                raise AlreadyExists(f"realtime document {doc_id!r} exists; its schema is fixed")
-            self.ws.writer.write(self.state_dir, state_name(doc_id), encode_state(doc))
+        doc = Document(doc_id, schema)
+        if not self.files.create(doc):
+            raise AlreadyExists(f"realtime document {doc_id!r} exists; its schema is fixed")
         return doc
 
-    def load(self, doc_id: str) -> Document:
-        """The stored document (seed I-6: a restart restores it from disk)."""
-        return self._load(doc_id)[1]
+    def update(self, actor: str, doc_id: str, change: Callable[[Document, str], T]) -> T:
+        """Run ``change(doc, replica)`` on a copy of the latest state and persist it; ``replica`` is the id to make
+        the operations under (the actor's, for this process). ``doc`` is the store's once persisted: keep none of it.
 
-    def _load(self, doc_id: str) -> tuple[bytes, Document]:
-        name = state_name(doc_id)
-        try:
-            raw = read_bytes(self.state_dir, name)
-        except NotFound:
-            raise NotFound(f"no realtime document {doc_id!r}") from None
-        return raw, decode_state(raw, f"realtime/.crdt_state/{name}")
-
-    def update(self, actor: str, doc_id: str, change: Callable[[Document], T]) -> T:
-        """Run ``change`` on the latest state under the lock and persist it; the actor is the CRDT replica."""
+        Changes by one writer run one at a time; do slow work (a diff) before calling, not inside ``change``.
+        """
         self.ws.require_actor(actor)
-        with self.ws.locks.hold(f"realtime:{doc_id}"):
-            raw, doc = self._load(doc_id)
-            result = change(doc)
-            self._save_if_changed(doc_id, raw, doc)
+        writer = self._writer(actor, doc_id)
+        with writer.lock:
+            base, work = self.files.begin(writer, doc_id)
+            result = change(work, writer.replica)
+            self.files.commit(doc_id, writer, base, work)
         return result
 
     def merge_state(self, actor: str, doc_id: str, state: Any) -> Document:
         """Merge a whole remote state (a dict, or its JSON text) into the stored document (seed FR-4.9).
 
-        A document that does not exist yet is created from the state. A state whose id or schema differs is
-        refused and nothing changes.
+        A document that does not exist yet is created with the state's schema. A state whose id or schema
+        differs is refused (``InvalidInput``), and so is one with new operations of another agent (``ZoneDenied``,
+        unless ``actor`` is a supervisor); then nothing changes.
         """
         remote = decode_state(state, "state") if isinstance(state, str | bytes) else Document.from_json(state)
         if remote.doc_id != doc_id:
             raise InvalidInput(f"state is of document {remote.doc_id!r}, not {doc_id!r}")
         self.ws.require_actor(actor)
-        with self.ws.locks.hold(f"realtime:{doc_id}"):
-            raw, doc = self._load(doc_id) if self.exists(doc_id) else (b"", remote)
-            if doc is not remote:
-                doc.merge(remote)
-            self._save_if_changed(doc_id, raw, doc)
-        return doc
+        if not self.exists(doc_id):
+            empty = Document(doc_id, remote.schema)
+            self._check_authors(actor, doc_id, empty.new_replicas(remote))
+            self.files.create(empty)  # lost to another creator: then merged into theirs (or refused) below
+        writer = self._writer(actor, doc_id)
+        with writer.lock:
+            base, work = self.files.begin(writer, doc_id)
+            self._check_authors(actor, doc_id, work.new_replicas(remote))
+            work.merge(remote)
+            self.files.commit(doc_id, writer, base, work)
+        return work.copy()
 
-    def _save_if_changed(self, doc_id: str, raw: bytes, doc: Document) -> None:
-        """Persist ``doc`` unless it encodes to what is stored: a no-op edit costs no write and no fsync."""
-        encoded = encode_state(doc)
-        if encoded != raw:
-            self.ws.writer.write(self.state_dir, state_name(doc_id), encoded)
-
-    def snapshot(self, doc_id: str) -> dict[str, Any]:
-        """``{"doc_id", "fields", "field_types"}`` with every field's plain value (seed I-2)."""
-        return self.load(doc_id).snapshot()
+    def _check_authors(self, actor: str, doc_id: str, replicas: set[str]) -> None:
+        foreign = sorted(r for r in replicas if agent_of(r) != actor)
+        if not foreign:
+            return
+        where = f"realtime/.crdt_state/{state_name(doc_id)}"
+        names = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        if self.ws.is_supervisor(actor):
+            self.ws.audit(actor, f"merge operations of {names}", where)
+            return
+        raise ZoneDenied(
+            f"{where}: the state has new operations of {names}; {actor} may merge only its own "
+            "(and operations the document already has)"
+        )

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from omxfs.crdt import RGA, Document, PNCounter
+from omxfs.crdt import RGA, Document, LWWRegister, PNCounter
 from omxfs.errors import OmxError
 from omxfs.fuse.zones.base import AttrChanges, Caller, Handle
 from omxfs.fuse.zones.realtime import RealtimeHandler
@@ -476,6 +476,42 @@ def test_writing_a_state_merges_it(board: RealtimeHandler, ws: Workspace) -> Non
     assert read(board, "board/body") == "ABCD" and read(board, "board/view_count") == "3\n"
     write(board, ".crdt_state/board.crdt.json", json.dumps(remote.to_json()), "bob")  # idempotent
     assert read(board, "board/view_count") == "3\n"
+
+
+def forged_by(board: RealtimeHandler, reader: str, author: str) -> bytes:
+    """The state as ``reader`` reads it, with a new title and a million votes attributed to ``author``."""
+    state = Document.from_json(json.loads(read(board, ".crdt_state/board.crdt.json", reader)))
+    state.typed("title", LWWRegister).set("forged", author)
+    state.typed("view_count", PNCounter).add(author, 1_000_000)
+    return json.dumps(state.to_json()).encode()
+
+
+def test_a_state_with_another_agents_new_operations_is_EACCES(board: RealtimeHandler, ws: Workspace) -> None:
+    write(board, "board/title", "alice's title", "alice")
+    before = state_bytes(ws)
+    for author in ("alice", ws.realtime.replica("alice")):
+        h = board.open(who("bob"), P(".crdt_state/board.crdt.json"), WR)
+        h.write(0, forged_by(board, "bob", author))
+        assert errno_of(h.flush) == errno.EACCES
+        h.release()
+    assert state_bytes(ws) == before
+    assert read(board, "board/title", "bob") == "alice's title" and read(board, "board/view_count") == "0\n"
+    write(board, ".crdt_state/board.crdt.json", forged_by(board, "bob", "bob"), "bob")  # bob's own: merged
+    assert read(board, "board/title") == "forged" and read(board, "board/view_count") == "1000000\n"
+
+
+def test_a_supervisor_may_merge_others_operations(board: RealtimeHandler, ws: Workspace) -> None:
+    write(board, ".crdt_state/board.crdt.json", forged_by(board, "boss", "alice"), "boss")
+    assert read(board, "board/title") == "forged"
+
+
+def test_the_writers_files_are_not_shown_nor_writable(board: RealtimeHandler, ws: Workspace) -> None:
+    write(board, "board/title", "t")
+    assert (ws.realtime.state_dir / ".writers" / "board").is_dir()
+    assert board.listdir(who(), P(".crdt_state")) == ["board.crdt.json"]
+    assert errno_of(board.getattr, P(".crdt_state/.writers")) == errno.ENOENT
+    assert errno_of(board.mkdir, who(), P(".crdt_state/.writers"), 0o755) == errno.EACCES
+    assert errno_of(board.create, who(), P(".crdt_state/.writers"), 0o644, WR | os.O_CREAT) == errno.EACCES
 
 
 def test_a_state_for_a_new_document_creates_it(rt: RealtimeHandler, ws: Workspace) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from omxfs.crdt import RGA, Document, PNCounter
+from omxfs.crdt import RGA, Document, LWWRegister, PNCounter
 from tests.fuse.conftest import Mount, poll
 
 BOARD = {
@@ -328,9 +328,28 @@ def test_mount_state_file_merges(m: Mount) -> None:
     assert (d / "body").read_text() == "ABCD" and (d / "view_count").read_text() == "3\n"
 
 
+def test_mount_a_state_with_another_agents_operations_is_EACCES_and_logged(m: Mount) -> None:
+    d = new_board(m)
+    (d / "title").write_text("alice's title")
+    state = m.path("realtime/.crdt_state/board.crdt.json")
+    forged = Document.from_json(json.loads(state.read_text()))
+    forged.typed("title", LWWRegister).set("forged", "alice")
+    forged.typed("view_count", PNCounter).add("alice", 1_000_000)
+    before = (m.store / "realtime/.crdt_state/board.crdt.json").read_bytes()
+    done = m.run(
+        ["cp", "/dev/stdin", "realtime/.crdt_state/board.crdt.json"],
+        agent="bob",
+        input=json.dumps(forged.to_json()).encode(),
+    )
+    assert done.returncode != 0 and b"Permission denied" in done.stderr
+    assert (d / "title").read_text() == "alice's title" and (d / "view_count").read_text() == "0\n"
+    assert (m.store / "realtime/.crdt_state/board.crdt.json").read_bytes() == before
+    assert [line for line in m.log().splitlines() if "agent=bob" in line and "errno=EACCES" in line]
+
+
 def test_mount_state_file_creates_a_new_document(m: Mount) -> None:
     doc = Document("notes", {"text": "rga"})
-    doc.typed("text", RGA).insert(0, "hello", "bob")
+    doc.typed("text", RGA).insert(0, "hello", "alice")  # the writer's own operations (the mount acts as alice)
     m.path("realtime/.crdt_state/notes.crdt.json").write_text(json.dumps(doc.to_json()))
     assert m.path("realtime/notes/text").read_text() == "hello"
     assert close_error(m.path("realtime/.crdt_state/notes.crdt.json"), b"[1, 2]") == errno.EINVAL

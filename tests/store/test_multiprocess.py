@@ -81,7 +81,7 @@ def churn(root: str, seed: int) -> None:
         body = os.urandom(rng.randint(1, 200_000))
         ws.private.write("alice", "alice", "big.bin", hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
         ws.collab.write("alice", "log.md", f"entry {i}\n".encode() * rng.randint(1, 2000), expected_version=-1)
-        ws.realtime.update("alice", "doc", lambda d, i=i: d.field("body").insert(0, f"[{i}]", "alice"))
+        ws.realtime.update("alice", "doc", lambda d, r, i=i: d.field("body").insert(0, f"[{i}]", r))
 
 
 def test_kill_mid_write_leaves_previous_state_intact(tmp_path: Path) -> None:

@@ -21,11 +21,11 @@ BOARD = {
 
 def fill_board(ws: Workspace) -> None:
     ws.realtime.create("alice", "board", BOARD)
-    ws.realtime.update("alice", "board", lambda d: d.field("title").set("看板", "alice"))
-    ws.realtime.update("alice", "board", lambda d: d.field("body").insert(0, "描述", "alice"))
-    ws.realtime.update("alice", "board", lambda d: d.field("members").add("alice", "alice"))
-    ws.realtime.update("bob", "board", lambda d: d.field("members").add("bob", "bob"))
-    ws.realtime.update("bob", "board", lambda d: d.field("view_count").increment("bob", 5))
+    ws.realtime.update("alice", "board", lambda d, r: d.field("title").set("看板", r))
+    ws.realtime.update("alice", "board", lambda d, r: d.field("body").insert(0, "描述", r))
+    ws.realtime.update("alice", "board", lambda d, r: d.field("members").add("alice", r))
+    ws.realtime.update("bob", "board", lambda d, r: d.field("members").add("bob", r))
+    ws.realtime.update("bob", "board", lambda d, r: d.field("view_count").increment(r, 5))
 
 
 def test_I_3_missing_document(ws: Workspace) -> None:
@@ -56,8 +56,8 @@ def test_failed_change_persists_nothing(ws: Workspace) -> None:
     fill_board(ws)
     before = (ws.root / "realtime/.crdt_state/board.crdt.json").read_bytes()
 
-    def bad(doc: Document) -> None:
-        doc.field("view_count").increment("alice", 1)
+    def bad(doc: Document, replica: str) -> None:
+        doc.field("view_count").increment(replica, 1)
         doc.field("no_such_field")
 
     with pytest.raises(NotFound):
@@ -68,9 +68,9 @@ def test_failed_change_persists_nothing(ws: Workspace) -> None:
 def test_merge_remote_state_never_overwrites(ws: Workspace) -> None:
     ws.realtime.create("alice", "score", {"n": "pn_counter"})
     remote = ws.realtime.load("score")
-    ws.realtime.update("alice", "score", lambda d: d.field("n").increment("alice", 10))
+    ws.realtime.update("alice", "score", lambda d, r: d.field("n").increment(r, 10))
     counter = remote.typed("n", PNCounter)
-    counter.increment("remote-bob", 5)
+    counter.increment("alice+elsewhere", 5)  # alice's replica on another machine (FR-4.9)
     merged = ws.realtime.merge_state("alice", "score", json.dumps(remote.to_json()))
     assert merged.snapshot()["fields"]["n"] == 15
     ws.realtime.merge_state("alice", "score", remote.to_json())  # idempotent
@@ -101,13 +101,13 @@ def test_list_and_bad_ids(ws: Workspace) -> None:
 
 def test_a_change_that_changes_nothing_is_not_written(ws: Workspace) -> None:
     ws.realtime.create("alice", "score", {"n": "pn_counter"})
-    ws.realtime.update("alice", "score", lambda d: d.field("n").increment("alice", 1))
+    ws.realtime.update("alice", "score", lambda d, r: d.field("n").increment(r, 1))
     state = ws.root / "realtime/.crdt_state/score.crdt.json"
     before = state.stat()
-    ws.realtime.update("bob", "score", lambda d: d.field("n").value())
+    ws.realtime.update("bob", "score", lambda d, r: d.field("n").value())
     ws.realtime.merge_state("bob", "score", ws.realtime.load("score").to_json())
     after = state.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    ws.realtime.update("bob", "score", lambda d: d.field("n").increment("bob", 1))
+    ws.realtime.update("bob", "score", lambda d, r: d.field("n").increment(r, 1))
     assert state.stat().st_ino != before.st_ino
     assert ws.realtime.snapshot("score")["fields"]["n"] == 2

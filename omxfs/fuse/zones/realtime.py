@@ -4,7 +4,9 @@
 
     realtime/                          documents (one directory each), .crdt_state/, and pending new documents
     realtime/.crdt_state/<doc>.crdt.json
-                                       the stored state; a state written there is MERGED (remote replica sync)
+                                       the document's state (the merge of its files in the store, see
+                                       ``omxfs.store.replicas``); a state written there is MERGED (remote replica
+                                       sync), and new operations in it must be the writer's own (else EACCES)
     realtime/<doc>/.schema.json        written once to create the document, then read-only (0444)
     realtime/<doc>/.snapshot.json      generated, read-only: {"doc_id", "fields", "field_types"}
     realtime/<doc>/<field>             one file per field: its value as text; writes merge
@@ -17,10 +19,15 @@ created, the schema is fixed: opening ``.schema.json`` for writing fails with EA
 creation that loses a race with another writer fails at close with EEXIST. Documents and fields are never
 deleted through the mount (EACCES).
 
+The store keeps each writer's state in a file of its own under ``.crdt_state/.writers/``; that directory is the
+store's business and is not shown here (a lookup finds nothing, and nothing can be created there): the state
+file of a document is its merge, and writing it is the one way in.
+
 Writing a field: the new content is staged in the open file (``StagedHandle``) and committed when the program
-closes or fsyncs it: decoded as UTF-8, turned into CRDT operations against the writer's base (what it last
-observed; the rule, per process and per agent, is in ``realtime_files``) and applied by ``ws.realtime.update`` to
-the latest state under the store's lock, so concurrent writers, processes and daemons merge. A bad write (not
+closes or fsyncs it: decoded as UTF-8, diffed against the writer's base (what it last observed; the rule, per
+process and per agent, is in ``realtime_files``) and applied by ``ws.realtime.update`` to the latest state as
+this daemon's replica of the agent, so concurrent writers, processes and daemons merge. The diff is made before
+the store is asked, so one field's large diff never holds up a write of another. A bad write (not
 UTF-8, not an integer, not JSON…) fails at close with EINVAL and changes nothing; creating a name that is not a
 field is EINVAL. ``O_APPEND`` writes go to the end of the content read at open, whatever offset the kernel
 passes, and for a ``pn_counter`` the appended text alone is the write: ``echo +1 >> counter`` counts one. The
@@ -49,7 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from omxfs.crdt import Document
+from omxfs.crdt import RGA, Document
+from omxfs.crdt.rga import RGABase
+from omxfs.crdt.text_diff import diff_spans
 from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError
 from omxfs.fuse.zones.base import (
     Attr,
@@ -410,12 +419,17 @@ class RealtimeHandler:
             )
         if text == used.text:
             return  # nothing changed since what the writer saw: an editor saving an untouched file
+        base = used.base
+        spans = diff_spans(base.text, text) if isinstance(base, RGABase) and base.text == used.text else None
 
-        def change(document: Document) -> Seen:
+        def change(document: Document, replica: str) -> Seen:
             crdt = document.field(name)
             before = crdt.base()
-            crdt.write_text(used.base, text, caller.agent)
-            return written_base(crdt, before, used, text, caller.agent)
+            if spans is not None and isinstance(crdt, RGA):
+                crdt.write_text(base, text, replica, spans=spans)
+            else:
+                crdt.write_text(base, text, replica)
+            return written_base(crdt, before, used, text, replica, spans)
 
         self._observe(caller, doc, name, self.ws.realtime.update(caller.agent, doc, change))
 

@@ -17,37 +17,30 @@ After a write the writer has seen exactly the text it wrote, and ``written_base`
 twice in a row neither applies the first save's edits again nor undoes what others did in between.
 
 Also here: ``StagedHandle``, a file whose writes are committed at close, and ``StateCache``, the stored states
-parsed once and reused while their bytes are unchanged. No pyfuse3.
+with what readers of each field see, computed once per state. No pyfuse3.
 """
 
 from __future__ import annotations
 
-import errno
 import itertools
 import json
-import os
 import re
-import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
-from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Any
 
 from omxfs.crdt import CRDT, Document, LWWMap
 from omxfs.crdt.rga import RGABase
-from omxfs.crdt.text_diff import diff_spans
-from omxfs.errors import InvalidInput, NotFound, StoreCorrupt
+from omxfs.crdt.text_diff import Span, diff_spans
+from omxfs.errors import InvalidInput, NotFound
 from omxfs.fuse.identity import parse_image_key
 from omxfs.fuse.zones.base import BufferHandle
-from omxfs.store.atomic import open_dir
-from omxfs.store.realtime import decode_state, state_name
+from omxfs.store.realtime import StateView
 from omxfs.store.workspace import Workspace
-
-STATE_DIR = ".crdt_state"
 
 _ABSOLUTE = re.compile(r"\s*[0-9]+\s*")
 _seq = itertools.count(1)
@@ -114,11 +107,14 @@ def choose_base(process: list[Seen], process_read: bool, agent: list[Seen], back
 # -- what the writer has seen after its write -------------------------------------------------------------------
 
 
-def written_base(field: CRDT, before: Any, used: Seen, text: str, replica: str) -> Seen:
+def written_base(
+    field: CRDT, before: Any, used: Seen, text: str, replica: str, spans: list[Span] | None = None
+) -> Seen:
     """The writer's view after ``field.write_text(used.base, text, replica)``: the text it wrote, with its base.
 
-    ``before`` is ``field.base()`` just before the write, on the same locked state. Where the type's base of
-    that exact text cannot be derived, the field's state after the write is the fallback (newest read).
+    ``before`` is ``field.base()`` just before the write, on the same state. Where the type's base of that exact
+    text cannot be derived, the field's state after the write is the fallback (newest read). ``spans``, for an
+    rga field, is ``diff_spans(used.text, text)`` if the caller has it already.
     """
     after = field.base()
     derived: Any = None
@@ -132,7 +128,7 @@ def written_base(field: CRDT, before: Any, used: Seen, text: str, replica: str) 
         derived = _or_set_written(before, after, used.base, text)
     elif field.TYPE == "rga" and isinstance(before, RGABase) and isinstance(after, RGABase):
         if isinstance(used.base, RGABase):
-            derived = _rga_written(before, after, used.base, text, replica)
+            derived = _rga_written(before, after, used.base, text, replica, spans)
     elif field.TYPE == "pn_counter" and _ABSOLUTE.fullmatch(text):
         derived = int(text)
     if derived is None:
@@ -158,7 +154,9 @@ def _or_set_written(before: Any, after: Any, used: Mapping[str, Any], text: str)
     return MappingProxyType(view)
 
 
-def _rga_written(before: RGABase, after: RGABase, used: RGABase, text: str, replica: str) -> RGABase | None:
+def _rga_written(
+    before: RGABase, after: RGABase, used: RGABase, text: str, replica: str, spans: list[Span] | None
+) -> RGABase | None:
     """The ids of ``text`` as the writer has it: the characters it kept from ``used``, then the ones it inserted.
 
     ``RGA.write_text`` inserts the diff's spans in order, each under consecutive new counters above every
@@ -195,7 +193,7 @@ def _rga_written(before: RGABase, after: RGABase, used: RGABase, text: str, repl
             i1 += take
 
     old_at = taken = 0
-    for i1, i2, j1, j2 in diff_spans(used.text, text):
+    for i1, i2, j1, j2 in diff_spans(used.text, text) if spans is None else spans:
         keep(old_at, i1)
         for ctr in new_ids[taken : taken + j2 - j1]:
             put(replica, ctr, 1)
@@ -280,25 +278,33 @@ class StagedHandle(BufferHandle):
             super().release()
 
 
-# -- the stored states, parsed once -----------------------------------------------------------------------------
+# -- the stored states, with what their readers see -------------------------------------------------------------
 
 
 @dataclass
 class Cached:
-    """One parse of a state file, reused while the file's bytes are unchanged (getattr renders every field)."""
+    """One state of a document (``ws.realtime.current``) and, computed once, each field as its readers see it."""
 
-    raw: bytes
-    doc: Document
-    mtime_ns: int
+    view: StateView
     seen: dict[str, Seen] = field(default_factory=dict)
+
+    @property
+    def doc(self) -> Document:
+        return self.view.doc
+
+    @property
+    def raw(self) -> bytes:
+        """The state's JSON, what ``.crdt_state/<doc>.crdt.json`` reads as."""
+        return self.view.raw
+
+    @property
+    def mtime_ns(self) -> int:
+        return self.view.mtime_ns
 
 
 class StateCache:
-    """The documents' states, read from the store on every call but parsed only when their bytes changed.
-
-    Reading the bytes every time is what makes edits by other processes and daemons visible at once; comparing
-    them (not the mtime, whose granularity and inode reuse could hide a change) is what makes the cache safe.
-    """
+    """The documents' states, asked of the store on every call (so edits by other processes and daemons show at
+    once; the store re-reads only files that are new), with the fields' renderings kept while a state is current."""
 
     def __init__(self, ws: Workspace, size: int = 64) -> None:
         self.ws = ws
@@ -309,34 +315,15 @@ class StateCache:
     def get(self, doc: str) -> Cached | None:
         """The document's current state; None if there is no such document (or the name cannot be one)."""
         try:
-            name = str(state_name(doc))
-            dir_fd = open_dir(self.ws.root, PurePosixPath("realtime", STATE_DIR))
+            view = self.ws.realtime.current(doc)
         except (InvalidInput, NotFound):
             return None
-        try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ELOOP):
-                return None
-            raise StoreCorrupt(f"realtime/{STATE_DIR}/{name}: {exc.strerror}") from exc
-        finally:
-            os.close(dir_fd)
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            raw = f.read()
         with self._lock:
             cached = self._cache.get(doc)
-            if cached is not None and cached.raw == raw:
+            if cached is not None and cached.view is view:
                 self._cache.move_to_end(doc)
                 return cached
-        try:
-            cached = Cached(raw, decode_state(raw, f"realtime/{STATE_DIR}/{name}"), st.st_mtime_ns)
-        except InvalidInput as exc:
-            raise StoreCorrupt(exc.message) from exc
-        with self._lock:
-            self._cache[doc] = cached
+            cached = self._cache[doc] = Cached(view)
             while len(self._cache) > self._size:
                 self._cache.popitem(last=False)
         return cached

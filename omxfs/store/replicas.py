@@ -1,0 +1,431 @@
+"""The files of a realtime document: one per writer, merged on read, so that no lock is needed (SPEC §1, §5).
+
+::
+
+    realtime/.crdt_state/<doc>.crdt.json                          the merged state: created once, exclusively;
+                                                                  afterwards rewritten as a derived merge
+    realtime/.crdt_state/.writers/<doc>/<agent>+<token>.<seq>.crdt.json
+                                                                  one writer's whole state after its write
+
+A *writer* is one ``RealtimeZone`` (one process) acting as one agent; its replica id is ``<agent>+<token>``, the
+token random per process, so two daemons acting as alice never mint the same element id or raise the same
+counter tally. A writer's change loads the current state (the merged file and every writer file, merged: CRDT
+merges are commutative, associative and idempotent, so the order and repeats do not matter), applies its
+operations, and writes the result under a *new* name of its own (the next ``<seq>``; temp file, fsync, rename,
+directory fsync) before it is acknowledged, then unlinks its previous file. A file is never rewritten in place,
+so a name stands for one content for good: readers cache parsed files by name, with no attribute (which a shared
+filesystem may serve stale) to trust, and no reader ever sees a file change under it.
+
+Nothing rests on a lock: an operation is acknowledged once it is in a durable file that readers merge, and a file
+is only removed by someone who has just made a superset of it durable (its owner, with its next file; or a writer
+*folding* it). Folding bounds the file count: a writer that loaded more than ``FOLD_AT`` other writer files
+unlinks them after its own new file, which holds everything it loaded, is durable; an owner whose file was folded
+recreates one at its next write. (With names that never change content, folding needs no tombstone renames: no
+one can change a file between the folder's read and its unlink.) The merged file is refreshed after each write,
+as a hard link to the writer's new file when no other writer wrote meanwhile, else as a merged copy; it may lag
+behind the writers for a moment (``omxfs fsck --repair`` rewrites a lagging one), but it is never the only holder
+of an operation, except those of stores older than writer files, which every later merged file keeps. So ``ls``
+and ``cat`` on the store still show each document's whole state (SPEC §7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import stat
+import threading
+import time
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from omxfs.crdt import Document
+from omxfs.errors import InvalidInput, NotFound, OmxError, StoreCorrupt
+from omxfs.store.atomic import DiskError, open_dir
+from omxfs.store.names import check_doc_id
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
+
+STATE_DIR = PurePosixPath("realtime", ".crdt_state")
+STATE_SUFFIX = ".crdt.json"
+#: the directory of the writers' files, inside ``.crdt_state/`` (a dot name: never a document id)
+WRITERS = ".writers"
+#: a writer that loaded more other writers' files than this folds them into its own
+FOLD_AT = 8
+
+_WRITER_FILE = re.compile(r"([a-z0-9][a-z0-9-]{0,62}\+[0-9a-f]{1,32})\.([0-9]{1,18})\.crdt\.json")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: link(2) refused by the filesystem itself (not by the race): create the name with O_EXCL instead
+_NO_LINK = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK})
+
+MergedKey = tuple[int, int, int]  # st_ino, st_mtime_ns, st_size
+
+
+def state_name(doc_id: str) -> PurePosixPath:
+    return PurePosixPath(check_doc_id(doc_id) + STATE_SUFFIX)
+
+
+def encode_state(doc: Document) -> bytes:
+    return json.dumps(doc.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def decode_state(raw: bytes | str, where: str) -> Document:
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"{where}: not valid JSON: {exc}") from exc
+    return Document.from_json(data)
+
+
+def agent_of(replica: str) -> str:
+    """The agent a replica id acts for: the part before ``+`` (a bare ``alice``, from older stores, is alice)."""
+    return replica.partition("+")[0]
+
+
+def writer_file(replica: str, seq: int) -> str:
+    return f"{replica}.{seq}{STATE_SUFFIX}"
+
+
+def parse_writer_file(name: str) -> tuple[str, int] | None:
+    """``alice+9f3a.12.crdt.json`` → ("alice+9f3a", 12); None for any other name."""
+    match = _WRITER_FILE.fullmatch(name)
+    return None if match is None else (match.group(1), int(match.group(2)))
+
+
+def _disk_error(exc: OSError, what: str) -> OmxError:
+    code = exc.errno or errno.EIO
+    return DiskError(f"{what}: {os.strerror(code)}", code)
+
+
+class StateView:
+    """The state of a document as merged from its files at one moment. Shared between threads: never changed
+    (``copy()`` the document to edit it); ``raw`` is its encoding, computed once when first asked for."""
+
+    __slots__ = ("_raw", "covered", "doc", "merged_key", "mtime_ns")
+
+    def __init__(
+        self,
+        doc: Document,
+        covered: frozenset[str],
+        merged_key: MergedKey | None,
+        mtime_ns: int,
+        raw: bytes | None = None,
+    ) -> None:
+        self.doc = doc
+        #: the writer files merged into ``doc``: every one of them is a subset of it
+        self.covered = covered
+        #: the stat key of the merged file whose content ``doc`` includes
+        self.merged_key = merged_key
+        self.mtime_ns = mtime_ns
+        self._raw = raw
+
+    @property
+    def raw(self) -> bytes:
+        if self._raw is None:
+            self._raw = encode_state(self.doc)
+        return self._raw
+
+
+class Writer:
+    """One writer of one document: its replica id, the lock its threads share, and its latest file.
+
+    A writer's changes must each start from a state holding all its earlier ones (a counter tally only grows
+    from the writer's own last value; an element id is one above every counter seen), so they are serialised
+    on ``lock``, which is held only to load, apply and write the writer's own file; and ``last``, the state
+    it wrote last, is merged into a load that (on a filesystem with stale listings) did not see its file.
+    """
+
+    def __init__(self, replica: str) -> None:
+        self.replica = replica
+        self.lock = threading.Lock()
+        self.seq = 0
+        self.current: str | None = None
+        self.last: Document | None = None
+        self.dir_ready = False
+
+
+class StateFiles:
+    """Reads and writes the files of every document of one store (see the module docstring); thread-safe."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.state_dir = ws.root / STATE_DIR
+        self.fold_at = FOLD_AT
+        self._views: dict[str, StateView] = {}
+        self._lock = threading.Lock()
+
+    # -- reading ----------------------------------------------------------------------------------------------
+
+    def current(self, doc_id: str) -> StateView:
+        """The document's state now: its merged file and every writer file, merged; parsed files are reused."""
+        name = str(state_name(doc_id))
+        sd = open_dir(self.ws.root, STATE_DIR)
+        try:
+            try:
+                st = os.stat(name, dir_fd=sd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise NotFound(f"no realtime document {doc_id!r}") from None
+            except OSError as exc:
+                raise _disk_error(exc, f"realtime/.crdt_state/{name}") from exc
+            if not stat.S_ISREG(st.st_mode):
+                raise NotFound(f"no realtime document {doc_id!r}")
+            merged_key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            with self._lock:
+                old = self._views.get(doc_id)
+            dd = self._open_writers(sd, doc_id)
+            try:
+                listing, dir_mtime = self._list(dd)
+                if old is not None and old.merged_key == merged_key and old.covered == listing.keys():
+                    return old
+                view = self._refresh(sd, dd, doc_id, old, merged_key, listing, max(st.st_mtime_ns, dir_mtime))
+            finally:
+                if dd is not None:
+                    os.close(dd)
+        finally:
+            os.close(sd)
+        with self._lock:
+            if self._views.get(doc_id) is old:  # a view computed meanwhile by another thread is not replaced
+                self._views[doc_id] = view
+        return view
+
+    @staticmethod
+    def _open_writers(sd: int, doc_id: str) -> int | None:
+        """The writers' directory of a document, opened (None: no writer has written yet)."""
+        try:
+            wd = os.open(WRITERS, _DIR_FLAGS, dir_fd=sd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _disk_error(exc, f"realtime/.crdt_state/{WRITERS}") from exc
+        try:
+            return os.open(doc_id, _DIR_FLAGS, dir_fd=wd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _disk_error(exc, f"realtime/.crdt_state/{WRITERS}/{doc_id}") from exc
+        finally:
+            os.close(wd)
+
+    @staticmethod
+    def _list(dd: int | None) -> tuple[dict[str, int], int]:
+        """The writer files (name → inode number) of an open writers' directory, and its mtime."""
+        if dd is None:
+            return {}, 0
+        with os.scandir(dd) as entries:
+            listing = {e.name: e.inode() for e in entries if parse_writer_file(e.name) is not None}
+        return listing, os.fstat(dd).st_mtime_ns
+
+    def _refresh(
+        self,
+        sd: int,
+        dd: int | None,
+        doc_id: str,
+        old: StateView | None,
+        merged_key: MergedKey,
+        listing: dict[str, int],
+        mtime_ns: int,
+    ) -> StateView:
+        """``old`` (whose files are all subsets of what exists now) with the files it has not merged yet."""
+        parts: list[tuple[Document, bytes]] = []
+        covered = set(old.covered & listing.keys()) if old is not None else set()
+        for name in sorted(listing.keys() - covered):
+            assert dd is not None
+            raw = self._read(dd, name, f"{WRITERS}/{doc_id}/{name}")
+            if raw is not None:  # gone since the listing: its content is in a newer file, merged next time
+                parts.append((self._decode(raw, doc_id, f"{WRITERS}/{doc_id}/{name}"), raw))
+                covered.add(name)
+        linked = merged_key[0] in {listing[name] for name in covered}
+        if (old is None or old.merged_key != merged_key) and not linked:
+            # not a hard link of a writer file: a copy, or a store from before writer files (then its only holder)
+            raw = self._read(sd, str(state_name(doc_id)), str(state_name(doc_id)))
+            if raw is None:
+                raise NotFound(f"no realtime document {doc_id!r}")
+            parts.append((self._decode(raw, doc_id, str(state_name(doc_id))), raw))
+        if old is None and not parts:
+            raise NotFound(f"no realtime document {doc_id!r}")
+        if old is not None and not parts:
+            return StateView(old.doc, frozenset(covered), merged_key, mtime_ns, old._raw)
+        if old is None and len(parts) == 1:
+            return StateView(parts[0][0], frozenset(covered), merged_key, mtime_ns, parts[0][1])
+        doc = old.doc.copy() if old is not None else parts.pop(0)[0]
+        try:
+            for part, _ in parts:
+                doc.merge(part)
+        except InvalidInput as exc:
+            raise StoreCorrupt(f"realtime/.crdt_state: the files of {doc_id!r} do not merge: {exc.message}") from exc
+        return StateView(doc, frozenset(covered), merged_key, mtime_ns)
+
+    @staticmethod
+    def _read(dir_fd: int, name: str, shown: str) -> bytes | None:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreCorrupt(f"realtime/.crdt_state/{shown}: {os.strerror(exc.errno or errno.EIO)}") from exc
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise StoreCorrupt(f"realtime/.crdt_state/{shown}: not a regular file")
+            return f.read()
+
+    @staticmethod
+    def _decode(raw: bytes, doc_id: str, shown: str) -> Document:
+        try:
+            doc = decode_state(raw, f"realtime/.crdt_state/{shown}")
+        except InvalidInput as exc:
+            raise StoreCorrupt(exc.message) from exc
+        if doc.doc_id != doc_id:
+            raise StoreCorrupt(f"realtime/.crdt_state/{shown}: the state of document {doc.doc_id!r}")
+        return doc
+
+    # -- writing ----------------------------------------------------------------------------------------------
+
+    def create(self, doc: Document) -> bool:
+        """Create the document's merged file holding ``doc`` unless it exists: True if this call created it.
+
+        Of any number of creators, in any processes or machines, exactly one wins: the file is written and
+        fsynced under a temporary name, then hard-linked to its name, which fails if it exists (no lock).
+        """
+        self._make_writers_dir(doc.doc_id)
+        name = str(state_name(doc.doc_id))
+        raw = encode_state(doc)
+        tmp = self.ws.writer.stage(raw, self.state_dir / name)
+        sd = open_dir(self.ws.root, STATE_DIR)
+        try:
+            try:
+                os.link(tmp, name, dst_dir_fd=sd, follow_symlinks=False)
+            except FileExistsError:
+                return False
+            except OSError as exc:
+                if exc.errno not in _NO_LINK:
+                    raise _disk_error(exc, f"realtime/.crdt_state/{name}") from exc
+                if not self._create_in_place(sd, name, raw):
+                    return False
+            os.fsync(sd)
+            return True
+        finally:
+            os.close(sd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    @staticmethod
+    def _create_in_place(sd: int, name: str, raw: bytes) -> bool:
+        """``O_EXCL`` create for filesystems without hard links."""
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644, dir_fd=sd)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise _disk_error(exc, f"realtime/.crdt_state/{name}") from exc
+        try:
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return True
+
+    def _make_writers_dir(self, doc_id: str) -> None:
+        """``.writers/<doc>/``, made durable before any writer file goes in (a file in a directory whose own
+        name is lost in a crash would be lost with it)."""
+        parent = STATE_DIR
+        for part in (WRITERS, doc_id):
+            fd = open_dir(self.ws.root, parent)
+            try:
+                os.mkdir(part, 0o755, dir_fd=fd)
+                os.fsync(fd)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise _disk_error(exc, f"{parent}/{part}") from exc
+            finally:
+                os.close(fd)
+            parent = parent / part
+
+    def begin(self, writer: Writer, doc_id: str) -> tuple[StateView, Document]:
+        """The latest state, and a copy of it for ``writer`` to change (hold ``writer.lock`` until ``commit``)."""
+        base = self.current(doc_id)
+        work = base.doc.copy()
+        if writer.last is not None and writer.current not in base.covered:
+            work.merge(writer.last)  # the writer's own last file was not listed (yet): its operations still count
+        return base, work
+
+    def commit(self, doc_id: str, writer: Writer, base: StateView, work: Document) -> StateView:
+        """Persist ``work`` (``begin``'s copy, changed) unless it encodes to ``base``: a no-op costs no write."""
+        raw = encode_state(work)
+        return base if raw == base.raw else self.install(doc_id, writer, base, work, raw)
+
+    def install(self, doc_id: str, writer: Writer, base: StateView, doc: Document, raw: bytes) -> StateView:
+        """Write ``doc`` (``base``'s document with the writer's changes; encoded: ``raw``) as the writer's new
+        file, durably; then tidy: unlink its previous file, fold others' past ``fold_at``, refresh the merged file.
+
+        Returns once the write is durable; failures of the tidying are not the writer's (it is acknowledged):
+        they leave files that the next write or ``fsck --repair`` tidies.
+        """
+        if not writer.dir_ready:
+            self._make_writers_dir(doc_id)
+            writer.dir_ready = True
+        writer.seq += 1
+        name = writer_file(writer.replica, writer.seq)
+        writers_dir = PurePosixPath(WRITERS, doc_id)
+        self.ws.writer.write(self.state_dir, writers_dir / name, raw)
+        previous, writer.current, writer.last = writer.current, name, doc
+        drop = {previous} & base.covered if previous is not None else set()
+        if len(base.covered - drop) > self.fold_at:
+            drop = set(base.covered)  # each a subset of ``doc``, which is durable now
+        with contextlib.suppress(OmxError):
+            dd = open_dir(self.ws.root, STATE_DIR / writers_dir)
+            try:
+                for gone in drop:
+                    with contextlib.suppress(OSError):
+                        os.unlink(gone, dir_fd=dd)
+            finally:
+                os.close(dd)
+        view = StateView(doc, frozenset((base.covered - drop) | {name}), base.merged_key, time.time_ns(), raw)
+        with self._lock:
+            self._views[doc_id] = view
+        with contextlib.suppress(OmxError, OSError):
+            view = self._publish(doc_id, view, name)
+        return view
+
+    def _publish(self, doc_id: str, view: StateView, own: str) -> StateView:
+        """Refresh the merged file: a hard link to the writer's new file if that is everything, else a copy."""
+        name = str(state_name(doc_id))
+        sd = open_dir(self.ws.root, STATE_DIR)
+        try:
+            dd = self._open_writers(sd, doc_id)
+            try:
+                listing, _ = self._list(dd)
+            finally:
+                if dd is not None:
+                    os.close(dd)
+            if listing.keys() == view.covered:
+                tmp = self.ws.writer.tmp_dir / f"{name[:40]}.{own[-40:]}.link.tmp"
+                try:
+                    os.link(f"{WRITERS}/{doc_id}/{own}", tmp, src_dir_fd=sd, follow_symlinks=False)
+                except OSError as exc:
+                    if exc.errno not in _NO_LINK:
+                        raise
+                else:
+                    try:
+                        os.replace(tmp, name, dst_dir_fd=sd)
+                    except OSError:
+                        with contextlib.suppress(OSError):
+                            os.unlink(tmp)
+                        raise
+                    st = os.stat(name, dir_fd=sd, follow_symlinks=False)
+                    linked = StateView(view.doc, view.covered, (st.st_ino, st.st_mtime_ns, st.st_size), view.mtime_ns)
+                    linked._raw = view._raw
+                    with self._lock:
+                        if self._views.get(doc_id) is view:
+                            self._views[doc_id] = linked
+                    return linked
+        finally:
+            os.close(sd)
+        latest = self.current(doc_id)  # others wrote meanwhile: their files merged into this writer's
+        self.ws.writer.write(self.state_dir, PurePosixPath(name), latest.raw, sync_dir=False)
+        return latest
