@@ -14,6 +14,7 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── dangling-meta         metadata without its file (killed while retracting)
     ├── untracked-current     current/<path> with no history (written on the store by hand)
     ├── missing-zone          a configured agent without agents/<agent>/, or a missing zone directory
+    ├── stale-state           a realtime document's merged state lags behind its writers' files (derived: rewritten)
     └── temp-file             a temp file in .omxfs/tmp/, or a commit's in .versions/ (only old ones are removed)
     corruption (reported, never guessed at)
     ├── bad-config            config.toml does not parse
@@ -23,7 +24,8 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── bad-checksum          a version file's sha256 is not its history entry's
     ├── bad-meta              a handoff metadata file does not parse or names another sender/recipient/file
     ├── bad-conflict          a conflict record is not a JSON object
-    └── bad-state             a CRDT state file does not parse or is of another document
+    └── bad-state             a CRDT state file (merged or a writer's) does not parse, is of another document or
+                              schema, is not named as a writer's file, or is a writer's of no document
 
 Repairs take the same OS locks as the writers they complete, so ``--repair`` is safe beside live daemons.
 """
@@ -38,13 +40,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
 from omxfs.store.atomic import list_files, read_bytes
 from omxfs.store.collab import ENTRY, HISTORY, STAGED, entry_name, version_name
 from omxfs.store.config import parse_config
 from omxfs.store.handoff import META_SUFFIX
 from omxfs.store.names import AGENT_NAME, parse_handoff_dir
-from omxfs.store.realtime import STATE_SUFFIX, decode_state
+from omxfs.store.realtime import STATE_SUFFIX, decode_state, encode_state
 from omxfs.store.records import (
     HandoffMeta,
     VersionEntry,
@@ -57,6 +60,7 @@ from omxfs.store.records import (
     sha256,
     utc_now,
 )
+from omxfs.store.replicas import WRITERS, parse_writer_file
 from omxfs.store.workspace import CONFIG, META_DIR, ZONE_DIRS, Workspace
 
 DEBRIS = frozenset(
@@ -70,6 +74,7 @@ DEBRIS = frozenset(
         "dangling-meta",
         "untracked-current",
         "missing-zone",
+        "stale-state",
         "temp-file",
     }
 )
@@ -364,19 +369,57 @@ class _Checker:
 
     def realtime(self) -> None:
         zone = self.ws.realtime
+        documents: set[str] = set()
         for path in sorted(zone.state_dir.iterdir()) if zone.state_dir.is_dir() else []:
             if not path.name.endswith(STATE_SUFFIX) or not path.is_file() or path.is_symlink():
                 continue
             self.report.count("realtime documents")
             where = f"realtime/.crdt_state/{path.name}"
+            doc_id = path.name[: -len(STATE_SUFFIX)]
+            documents.add(doc_id)
             try:
-                doc = decode_state(path.read_bytes(), where)
+                raw = path.read_bytes()
+                doc = decode_state(raw, where)
                 doc.snapshot()
             except (OmxError, ValueError, TypeError, KeyError) as exc:
                 self.found("bad-state", where, str(exc) or type(exc).__name__)
                 continue
-            if doc.doc_id != path.name[: -len(STATE_SUFFIX)]:
+            if doc.doc_id != doc_id:
                 self.found("bad-state", where, f"the state is of document {doc.doc_id!r}")
+                continue
+            self._realtime_writers(doc_id, doc, raw)
+        writers = zone.state_dir / WRITERS
+        for folder in sorted(writers.iterdir()) if writers.is_dir() and not writers.is_symlink() else []:
+            if folder.name not in documents:
+                self.found("bad-state", f"realtime/.crdt_state/{WRITERS}/{folder.name}", "writer files of no document")
+
+    def _realtime_writers(self, doc_id: str, merged: Document, raw: bytes) -> None:
+        """Each writer file parses and is of the document; the merged file holds their merge (else it lags)."""
+        folder = self.ws.realtime.state_dir / WRITERS / doc_id
+        union, whole = merged.copy(), True
+        for path in sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []:
+            shown = f"realtime/.crdt_state/{WRITERS}/{doc_id}/{path.name}"
+            if parse_writer_file(path.name) is None or path.is_symlink() or not path.is_file():
+                self.found("bad-state", shown, "not a writer's state file")
+                whole = False
+                continue
+            self.report.count("realtime writer files")
+            try:
+                part = decode_state(path.read_bytes(), shown)
+                if part.doc_id != doc_id:
+                    raise StoreCorrupt(f"the state is of document {part.doc_id!r}")
+                union.merge(part)
+            except FileNotFoundError:
+                continue  # folded or replaced by a writer meanwhile: its content is in a newer file
+            except (OmxError, OSError, ValueError, TypeError, KeyError) as exc:
+                self.found("bad-state", shown, getattr(exc, "message", str(exc)) or type(exc).__name__)
+                whole = False
+        if whole and encode_state(union) != raw:
+            name = f"{doc_id}{STATE_SUFFIX}"
+            if self.repair:
+                self.ws.writer.write(self.ws.realtime.state_dir, PurePosixPath(name), encode_state(union))
+            where = f"realtime/.crdt_state/{name}"
+            self.found("stale-state", where, "behind the merge of its writers' files", self.repair)
 
     def temp_files(self) -> None:
         tmp = self.ws.meta / "tmp"
