@@ -59,6 +59,7 @@ class Document:
         self._doc_id = _check_name(doc_id, "document id")
         self._schema = _check_schema(schema)
         self._fields: dict[str, CRDT] = {name: TYPES[type_name]() for name, type_name in self._schema.items()}
+        self._borrowed: set[str] = set()  # fields still shared with the document this one was forked from
 
     @property
     def doc_id(self) -> str:
@@ -72,7 +73,18 @@ class Document:
     def field(self, name: str) -> CRDT:
         """The live field: its operations change this document."""
         try:
-            return self._fields[name]
+            field = self._fields[name]
+        except (KeyError, TypeError):
+            raise NotFound(f"no field {name!r} in document {self._doc_id!r}") from None
+        if name in self._borrowed:
+            field = self._fields[name] = field.copy()
+            self._borrowed.discard(name)
+        return field
+
+    def field_json(self, name: str) -> Any:
+        """``field(name).to_json()``, without taking the field for a change (a fork does not copy it)."""
+        try:
+            return self._fields[name].to_json()
         except (KeyError, TypeError):
             raise NotFound(f"no field {name!r} in document {self._doc_id!r}") from None
 
@@ -85,8 +97,9 @@ class Document:
 
     def merge(self, other: Document) -> None:
         self._check_twin(other)
-        for name, field in self._fields.items():
-            field.merge(other._fields[name])
+        for name in self._schema:
+            if self._fields[name] is not other._fields[name]:
+                self.field(name).merge(other._fields[name])
 
     def _check_twin(self, other: Document) -> None:
         if not isinstance(other, Document):
@@ -134,6 +147,24 @@ class Document:
         twin = type(self)(self._doc_id, self._schema)
         twin._fields = {name: field.copy() for name, field in self._fields.items()}
         return twin
+
+    def fork(self) -> Self:
+        """A copy that shares each field with this document until it changes it (``field``, ``typed`` and ``merge``
+        copy the field first). For a document that is itself never changed again, such as a stored state, it is
+        ``copy`` that costs only what the changes touch; ``shares`` tells the fields left as they were."""
+        twin = type(self)(self._doc_id, self._schema)
+        twin._fields = dict(self._fields)
+        twin._borrowed = set(self._fields)
+        return twin
+
+    def settle(self) -> None:
+        """Stop copying fields on first use: this fork is now a state that, like its origin, nobody changes (a
+        stored state whose fields are read, from several threads, and only ever forked)."""
+        self._borrowed = set()
+
+    def shares(self, name: str, other: Document) -> bool:
+        """Whether field ``name`` is the very same object in ``other`` (unchanged since one was forked)."""
+        return self._fields.get(name) is other._fields.get(name)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Document):

@@ -68,8 +68,32 @@ def state_name(doc_id: str) -> PurePosixPath:
     return PurePosixPath(check_doc_id(doc_id) + STATE_SUFFIX)
 
 
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def encode_state(doc: Document) -> bytes:
-    return json.dumps(doc.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """The state file's bytes: ``doc.to_json()`` as compact JSON (canonical: equal states, equal bytes)."""
+    return join_state(doc, encode_fields(doc))
+
+
+def encode_fields(doc: Document, lender: StateView | None = None) -> dict[str, str]:
+    """Each field's JSON, reusing ``lender``'s for the fields ``doc`` still shares with it (``Document.fork``):
+    a write of a title need not encode the long text beside it again."""
+    fields: dict[str, str] = {}
+    for name in sorted(doc.schema):
+        if lender is not None and doc.shares(name, lender.doc):
+            fields[name] = lender.fields[name]
+        else:
+            fields[name] = _dump(doc.field_json(name))
+    return fields
+
+
+def join_state(doc: Document, fields: dict[str, str]) -> bytes:
+    """``json.dumps(doc.to_json())`` compact, put together from the fields' JSON (``encode_fields``)."""
+    body = ",".join(f"{_dump(name)}:{fields[name]}" for name in sorted(fields))
+    schema = _dump(dict(sorted(doc.schema.items())))
+    return f'{{"doc_id":{_dump(doc.doc_id)},"schema":{schema},"fields":{{{body}}}}}'.encode()
 
 
 def decode_state(raw: bytes | str, where: str) -> Document:
@@ -104,7 +128,7 @@ class StateView:
     """The state of a document as merged from its files at one moment. Shared between threads: never changed
     (``copy()`` the document to edit it); ``raw`` is its encoding, computed once when first asked for."""
 
-    __slots__ = ("_raw", "covered", "doc", "merged_key", "mtime_ns")
+    __slots__ = ("_fields", "_raw", "covered", "doc", "merged_key", "mtime_ns")
 
     def __init__(
         self,
@@ -113,6 +137,7 @@ class StateView:
         merged_key: MergedKey | None,
         mtime_ns: int,
         raw: bytes | None = None,
+        fields: dict[str, str] | None = None,
     ) -> None:
         self.doc = doc
         #: the writer files merged into ``doc``: every one of them is a subset of it
@@ -121,12 +146,20 @@ class StateView:
         self.merged_key = merged_key
         self.mtime_ns = mtime_ns
         self._raw = raw
+        self._fields = fields
 
     @property
     def raw(self) -> bytes:
         if self._raw is None:
-            self._raw = encode_state(self.doc)
+            self._raw = join_state(self.doc, self.fields)
         return self._raw
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """Each field's JSON (``encode_fields``), computed once."""
+        if self._fields is None:
+            self._fields = encode_fields(self.doc)
+        return self._fields
 
 
 class Writer:
@@ -247,7 +280,7 @@ class StateFiles:
         if old is None and not parts:
             raise NotFound(f"no realtime document {doc_id!r}")
         if old is not None and not parts:
-            return StateView(old.doc, frozenset(covered), merged_key, mtime_ns, old._raw)
+            return StateView(old.doc, frozenset(covered), merged_key, mtime_ns, old._raw, old._fields)
         if old is None and len(parts) == 1:
             return StateView(parts[0][0], frozenset(covered), merged_key, mtime_ns, parts[0][1])
         doc = old.doc.copy() if old is not None else parts.pop(0)[0]
@@ -349,17 +382,19 @@ class StateFiles:
     def begin(self, writer: Writer, doc_id: str) -> tuple[StateView, Document]:
         """The latest state, and a copy of it for ``writer`` to change (hold ``writer.lock`` until ``commit``)."""
         base = self.current(doc_id)
-        work = base.doc.copy()
+        work = base.doc.fork()  # only the fields the change takes are copied
         if writer.last is not None and writer.current not in base.covered:
             work.merge(writer.last)  # the writer's own last file was not listed (yet): its operations still count
         return base, work
 
     def commit(self, doc_id: str, writer: Writer, base: StateView, work: Document) -> StateView:
         """Persist ``work`` (``begin``'s copy, changed) unless it encodes to ``base``: a no-op costs no write."""
-        raw = encode_state(work)
-        return base if raw == base.raw else self.install(doc_id, writer, base, work, raw)
+        fields = encode_fields(work, base)
+        if fields == base.fields:
+            return base
+        return self.install(doc_id, writer, base, work, fields)
 
-    def install(self, doc_id: str, writer: Writer, base: StateView, doc: Document, raw: bytes) -> StateView:
+    def install(self, doc_id: str, writer: Writer, base: StateView, doc: Document, fields: dict[str, str]) -> StateView:
         """Write ``doc`` (``base``'s document with the writer's changes; encoded: ``raw``) as the writer's new
         file, durably; then tidy: unlink its previous file, fold others' past ``fold_at``, refresh the merged file.
 
@@ -372,6 +407,7 @@ class StateFiles:
         writer.seq += 1
         name = writer_file(writer.replica, writer.seq)
         writers_dir = PurePosixPath(WRITERS, doc_id)
+        raw = join_state(doc, fields)
         self.ws.writer.write(self.state_dir, writers_dir / name, raw)
         previous, writer.current, writer.last = writer.current, name, doc
         drop = {previous} & base.covered if previous is not None else set()
@@ -385,7 +421,9 @@ class StateFiles:
                         os.unlink(gone, dir_fd=dd)
             finally:
                 os.close(dd)
-        view = StateView(doc, frozenset((base.covered - drop) | {name}), base.merged_key, time.time_ns(), raw)
+        covered = frozenset((base.covered - drop) | {name})
+        doc.settle()  # the stored state: never changed again, only read and forked
+        view = StateView(doc, covered, base.merged_key, time.time_ns(), raw, fields)
         with self._lock:
             self._views[doc_id] = view
         with contextlib.suppress(OmxError, OSError):
@@ -418,8 +456,8 @@ class StateFiles:
                             os.unlink(tmp)
                         raise
                     st = os.stat(name, dir_fd=sd, follow_symlinks=False)
-                    linked = StateView(view.doc, view.covered, (st.st_ino, st.st_mtime_ns, st.st_size), view.mtime_ns)
-                    linked._raw = view._raw
+                    key = (st.st_ino, st.st_mtime_ns, st.st_size)
+                    linked = StateView(view.doc, view.covered, key, view.mtime_ns, view._raw, view._fields)
                     with self._lock:
                         if self._views.get(doc_id) is view:
                             self._views[doc_id] = linked

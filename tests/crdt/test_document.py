@@ -259,3 +259,19 @@ def test_equality_is_by_state() -> None:
     assert board == board.copy()
     assert Document("a", {"x": "rga"}) != Document("b", {"x": "rga"})
     assert Document("a", {"x": "rga"}) != Document("a", {"x": "lww_register"})
+
+
+def test_a_fork_copies_only_the_fields_it_changes() -> None:
+    doc = filled_board()
+    before = doc.to_json()
+    fork = doc.fork()
+    assert all(fork.shares(name, doc) for name in doc.schema)
+    assert fork.field_json("body") == doc.field_json("body")  # a read of the JSON does not take the field
+    assert fork.shares("body", doc)
+    fork.typed("view_count", PNCounter).increment("bob", 3)
+    fork.merge(doc)  # a field shared with the other document is the same state: nothing to copy
+    assert not fork.shares("view_count", doc) and fork.shares("body", doc)
+    assert doc.to_json() == before  # the origin never changes
+    assert fork.field("view_count").value() == doc.field("view_count").value() + 3
+    fork.settle()
+    assert fork.field("body") is doc.field("body")  # settled: read in place, like its origin

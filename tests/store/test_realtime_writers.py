@@ -19,7 +19,7 @@ import pytest
 from omxfs.crdt import RGA, Document, LWWRegister, ORSet, PNCounter
 from omxfs.errors import InvalidInput, StoreCorrupt, ZoneDenied
 from omxfs.store import Workspace
-from omxfs.store.replicas import FOLD_AT, WRITERS, agent_of, parse_writer_file
+from omxfs.store.replicas import FOLD_AT, WRITERS, agent_of, encode_state, parse_writer_file
 
 BOARD = {"title": "lww_register", "body": "rga", "tags": "or_set", "votes": "pn_counter"}
 
@@ -226,3 +226,14 @@ def test_a_refused_change_of_one_agent_does_not_stop_another(ws: Workspace) -> N
         ws.realtime.merge_state("bob", "board", forged(ws, "charlie").to_json())
     ws.realtime.update("bob", "board", lambda d, r: d.typed("votes", PNCounter).increment(r, 1))
     assert ws.realtime.snapshot("board")["fields"]["votes"] == 1
+
+
+def test_state_files_are_the_documents_canonical_json(ws: Workspace) -> None:
+    ws.realtime.create("alice", "board", BOARD)
+    ws.realtime.update("alice", "board", lambda d, r: d.typed("title", LWWRegister).set('看板 "x"\n', r))
+    ws.realtime.update("alice", "board", lambda d, r: d.typed("body", RGA).insert(0, "tab\there ü", r))
+    doc = ws.realtime.load("board")
+    canonical = json.dumps(doc.to_json(), ensure_ascii=False, separators=(",", ":")).encode()
+    assert encode_state(doc) == canonical
+    assert (ws.realtime.state_dir / "board.crdt.json").read_bytes() == canonical
+    assert (ws.realtime.state_dir / WRITERS / "board" / writer_files(ws)[0]).read_bytes() == canonical

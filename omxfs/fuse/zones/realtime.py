@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from omxfs.crdt import RGA, Document
+from omxfs.crdt import CRDT, RGA, Document
 from omxfs.crdt.rga import RGABase
 from omxfs.crdt.text_diff import diff_spans
 from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError
@@ -422,16 +422,18 @@ class RealtimeHandler:
         base = used.base
         spans = diff_spans(base.text, text) if isinstance(base, RGABase) and base.text == used.text else None
 
-        def change(document: Document, replica: str) -> Seen:
+        def change(document: Document, replica: str) -> tuple[CRDT, Any, str]:
             crdt = document.field(name)
             before = crdt.base()
             if spans is not None and isinstance(crdt, RGA):
                 crdt.write_text(base, text, replica, spans=spans)
             else:
                 crdt.write_text(base, text, replica)
-            return written_base(crdt, before, used, text, replica, spans)
+            return crdt, before, replica
 
-        self._observe(caller, doc, name, self.ws.realtime.update(caller.agent, doc, change))
+        # what the writer has seen now is worked out once the writer's lock is released: the state is stored then
+        crdt, before, replica = self.ws.realtime.update(caller.agent, doc, change)
+        self._observe(caller, doc, name, written_base(crdt, before, used, text, replica, spans))
 
     def _state_handle(self, caller: Caller, doc: str, raw: bytes, flags: int) -> Handle:
         attr = self._file(0o666, len(raw), 0)

@@ -127,7 +127,9 @@ def written_base(
     elif field.TYPE == "or_set" and isinstance(used.base, Mapping):
         derived = _or_set_written(before, after, used.base, text)
     elif field.TYPE == "rga" and isinstance(before, RGABase) and isinstance(after, RGABase):
-        if isinstance(used.base, RGABase):
+        if after.text == text:
+            derived = after  # nobody else's edit shows: the ids of what it wrote are the state's
+        elif isinstance(used.base, RGABase):
             derived = _rga_written(before, after, used.base, text, replica, spans)
     elif field.TYPE == "pn_counter" and _ABSOLUTE.fullmatch(text):
         derived = int(text)
