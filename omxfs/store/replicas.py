@@ -55,6 +55,8 @@ STATE_SUFFIX = ".crdt.json"
 WRITERS = ".writers"
 #: a writer that loaded more other writers' files than this folds them into its own
 FOLD_AT = 8
+#: documents whose latest merged state a process keeps in memory
+MAX_VIEWS = 256
 
 _WRITER_FILE = re.compile(r"([a-z0-9][a-z0-9-]{0,62}\+[0-9a-f]{1,32})\.([0-9]{1,18})\.crdt\.json")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -219,10 +221,18 @@ class StateFiles:
                     os.close(dd)
         finally:
             os.close(sd)
-        with self._lock:
-            if self._views.get(doc_id) is old:  # a view computed meanwhile by another thread is not replaced
-                self._views[doc_id] = view
+        self._remember(doc_id, view, unless_not=old)  # a view computed meanwhile by another thread stays
         return view
+
+    def _remember(self, doc_id: str, view: StateView, *, unless_not: StateView | None = None) -> None:
+        """Cache ``view`` (if the cached one is still ``unless_not``, when given), most recent last, bounded."""
+        with self._lock:
+            if unless_not is not None and self._views.get(doc_id) is not unless_not:
+                return
+            self._views.pop(doc_id, None)
+            self._views[doc_id] = view
+            while len(self._views) > MAX_VIEWS:
+                del self._views[next(iter(self._views))]
 
     @staticmethod
     def _open_writers(sd: int, doc_id: str) -> int | None:
@@ -322,8 +332,8 @@ class StateFiles:
         Of any number of creators, in any processes or machines, exactly one wins: the file is written and
         fsynced under a temporary name, then hard-linked to its name, which fails if it exists (no lock).
         """
-        self._make_writers_dir(doc.doc_id)
         name = str(state_name(doc.doc_id))
+        self._make_writers_dir(doc.doc_id)
         raw = encode_state(doc)
         tmp = self.ws.writer.stage(raw, self.state_dir / name)
         sd = open_dir(self.ws.root, STATE_DIR)
@@ -424,8 +434,7 @@ class StateFiles:
         covered = frozenset((base.covered - drop) | {name})
         doc.settle()  # the stored state: never changed again, only read and forked
         view = StateView(doc, covered, base.merged_key, time.time_ns(), raw, fields)
-        with self._lock:
-            self._views[doc_id] = view
+        self._remember(doc_id, view)
         with contextlib.suppress(OmxError, OSError):
             view = self._publish(doc_id, view, name)
         return view
@@ -458,9 +467,7 @@ class StateFiles:
                     st = os.stat(name, dir_fd=sd, follow_symlinks=False)
                     key = (st.st_ino, st.st_mtime_ns, st.st_size)
                     linked = StateView(view.doc, view.covered, key, view.mtime_ns, view._raw, view._fields)
-                    with self._lock:
-                        if self._views.get(doc_id) is view:
-                            self._views[doc_id] = linked
+                    self._remember(doc_id, linked, unless_not=view)
                     return linked
         finally:
             os.close(sd)
