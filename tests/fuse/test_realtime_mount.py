@@ -434,6 +434,35 @@ def test_two_daemons_on_one_store_see_each_other(m: Mount) -> None:
     poll(lambda: "board" in os.listdir(other.path("realtime")), timeout=1.0, what="the document listed")
 
 
+def test_two_daemons_acting_as_one_agent_lose_no_operation(m: Mount) -> None:
+    """Two daemons serving alice at once (two machines, two agent views) are two writers: no lost increment."""
+    new_board(m)
+    other = m.second_mount(default="alice")
+    rounds = 25
+    script = (
+        "for i in $(seq {n}); do echo +1 >> realtime/board/view_count; echo {tag}$i >> realtime/board/members; done"
+    )
+    procs = [
+        subprocess.Popen(
+            ["bash", "-c", script.format(n=rounds, tag=tag)],
+            cwd=mount.root,
+            env=mount.env(None),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for mount, tag in ((m, "a"), (other, "b"))
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    expected = sorted(f"{tag}{i}" for tag in "ab" for i in range(1, rounds + 1))
+    for view in (m, other):
+        poll(lambda view=view: view.path("realtime/board/view_count").read_text() == f"{2 * rounds}\n", timeout=2.0)
+        assert sorted(view.path("realtime/board/members").read_text().split()) == expected
+    state = json.loads((m.store / "realtime/.crdt_state/board.crdt.json").read_text())
+    assert len(state["fields"]["view_count"]["p"]) == 2  # each daemon its own replica of alice
+
+
 def test_save_by_renaming_the_original_away(m: Mount) -> None:
     """emacs (and vim when its probe passes): rename the file to a backup, write a new one, drop the backup."""
     d = new_board(m)
