@@ -1,0 +1,166 @@
+"""One store on a shared filesystem, two daemons, each through its own FUSE client of the store directory: the
+clients share no OS locks and cache attributes, as machines mounting NFS, CephFS or JuiceFS do (SPEC §1: every
+compare-and-swap linearizes on an atomic exclusive create, OS locks are only an optimisation).
+
+``scripts/shared_fs.py`` makes the clients on this machine with no network but 127.0.0.1: ``sshfs`` to a private
+``sshd`` (SFTP has no locks; sshfs caches names and attributes) and ``bindfs`` (no lock forwarding, the kernel's
+attribute cache). For each, ``scripts/bench_load.py --daemons 2 --shared-fs KIND`` must lose nothing acknowledged
+and report exactly the conflicts the histories explain, and ``omxfs fsck`` must find no corruption; and a
+``kill -9`` of one daemon mid-load must lose nothing acknowledged and leave only debris that ``--repair``
+completes. A failure shows the figures in full on its captured stdout (lost updates, conflicts, fsck findings by kind).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from omxfs.store import Workspace
+from omxfs.store.fsck import fsck
+from scripts import shared_fs
+from tests.fuse.conftest import clean_env, poll
+from tests.test_bench_load_smoke import unmount_everything_under
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "bench_load.py"
+AGENTS = ["agent-0", "agent-1", "agent-2", "agent-3"]
+WORKERS = 8
+
+
+def load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_load", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_load"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load_bench()
+
+
+@pytest.fixture(params=shared_fs.KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    reason = shared_fs.missing(request.param)
+    if reason is not None:
+        pytest.skip(f"{request.param}: {reason}")
+    return str(request.param)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path
+    unmount_everything_under(tmp_path)
+
+
+def omxfs(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cli.omxfs", *args],
+        cwd=REPO,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def check_store(store: Path) -> dict[str, Any]:
+    """fsck, then ``--repair`` of whatever debris there is, then fsck again: the findings by kind at each step."""
+    first = fsck(Workspace(store), temp_grace=0)
+    repaired = fsck(Workspace(store), repair=True, temp_grace=0)
+    second = fsck(Workspace(store), temp_grace=0)
+    return {
+        "found": dict(Counter(f.kind for f in first.findings)),
+        "corrupt": [f.line() for f in first.corrupt],
+        "unrepaired_after_repair": [f.line() for f in repaired.unrepaired],
+        "clean_after_repair": second.clean,
+        "cli_exit_after_repair": omxfs("fsck", str(store)).returncode,
+    }
+
+
+def test_two_daemons_on_two_clients_lose_nothing(kind: str, workdir: Path) -> None:
+    command = [sys.executable, str(SCRIPT), "--workdir", str(workdir), "--keep", "--seconds", "3"]
+    command += ["--procs", str(WORKERS), "--agents", str(len(AGENTS)), "--daemons", "2", "--shared-fs", kind]
+    done = subprocess.run(command, capture_output=True, text=True, env=clean_env(), timeout=240, check=False)
+    assert done.stdout.strip(), done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    (store,) = workdir.glob("omx-load-*/ws")
+    figures = {
+        "shared_fs": kind,
+        **{k: results[k] for k in ("ops", "lost_updates", "conflicts_reported", "conflicts_expected")},
+        **{k: results[k] for k in ("unexplained", "errors", "daemon_exit")},
+        "fsck": check_store(store),
+        "evidence": done.stderr.splitlines()[:20],
+    }
+    print(json.dumps(figures, indent=1))  # the figures, shown in full beside a failure
+    assert results["shared_fs"] == kind and results["ops"] > 0, figures
+    assert results["lost_updates"] == 0, figures
+    assert results["conflicts_reported"] == results["conflicts_expected"], figures
+    assert results["unexplained"] == 0 and results["errors"] == {} and not results["deadlock"], figures
+    assert figures["fsck"]["corrupt"] == [], figures
+    assert figures["fsck"]["clean_after_repair"] and figures["fsck"]["cli_exit_after_repair"] == 0, figures
+    assert results["daemon_exit"] == [0, 0] and done.returncode == 0, figures
+
+
+def acks(journals: list[Path]) -> int:
+    return sum(j.read_bytes().count(b'"s": "ack"') for j in journals if j.exists())
+
+
+def test_kill_9_of_one_daemon_loses_nothing_acknowledged(kind: str, workdir: Path) -> None:
+    store = workdir / "ws"
+    bench.prepare(store, AGENTS, WORKERS)
+    journals = [workdir / f"journal-{i}.jsonl" for i in range(WORKERS)]
+    mounts = [workdir / "mnt0", workdir / "mnt1"]
+    daemons: list[subprocess.Popen[bytes]] = []
+    workers: list[subprocess.Popen[bytes]] = []
+    survivor_exit: int | None = None
+    with shared_fs.clients(kind, store, workdir, n=2) as views:
+        try:
+            daemons = [bench.mount(views[d], mounts[d], AGENTS[d]) for d in range(2)]
+            for i in range(WORKERS):
+                workers.append(bench.spawn_worker(mounts[i % 2], i, AGENTS, journals[i], 4, 4000 + i))
+            poll(lambda: acks(journals) >= 60, timeout=60, what="60 acknowledged writes")
+            daemons[0].send_signal(signal.SIGKILL)
+            daemons[0].wait(10)
+            codes = [w.wait(timeout=90) for w in workers]
+            assert codes == [0] * WORKERS, "a worker failed otherwise than by the lost connection"
+            survivor_exit = bench.unmount(mounts[1], daemons[1])
+        finally:
+            for proc in [*workers, *daemons]:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            for mnt in mounts:
+                subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True, check=False)
+    outcome = bench.verify(store, journals)
+    figures = {
+        "shared_fs": kind,
+        "ops": outcome.ops,
+        "lost_updates": outcome.lost_updates,
+        "conflicts_reported": outcome.conflicts_reported,
+        "conflicts_expected": outcome.conflicts_expected,
+        "unexplained": len(outcome.unexplained),
+        "errors": outcome.errors,
+        "survivor_exit": survivor_exit,
+        "fsck": check_store(store),
+        "evidence": (outcome.lost + outcome.unexplained)[:20],
+    }
+    print(json.dumps(figures, indent=1))  # the figures, shown in full beside a failure
+    assert outcome.lost == [], figures
+    assert outcome.conflicts_reported == outcome.conflicts_expected and outcome.unexplained == [], figures
+    assert figures["fsck"]["corrupt"] == [], figures
+    assert figures["fsck"]["clean_after_repair"] and figures["fsck"]["cli_exit_after_repair"] == 0, figures
+    assert survivor_exit == 0, figures
+    assert not any(os.path.ismount(m) for m in mounts)
