@@ -58,7 +58,9 @@ FOLD_AT = 8
 #: documents whose latest merged state a process keeps in memory
 MAX_VIEWS = 256
 #: how long a document seen before may answer ENOENT (a shared filesystem's client, mid-rename) before it is gone
-VANISHED_FOR = 1.0
+VANISHED_FOR = 3.0
+#: how long a file renamed over through another client may answer ESTALE before the read fails with it
+STALE_FOR = 3.0
 
 _WRITER_FILE = re.compile(r"([a-z0-9][a-z0-9-]{0,62}\+[0-9a-f]{1,32})\.([0-9]{1,18})\.crdt\.json")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -106,6 +108,15 @@ def decode_state(raw: bytes | str, where: str) -> Document:
     except ValueError as exc:
         raise InvalidInput(f"{where}: not valid JSON: {exc}") from exc
     return Document.from_json(data)
+
+
+def _is_stale(exc: BaseException | None) -> bool:
+    """Whether ``exc``, or an error it was raised from, is ESTALE."""
+    while exc is not None:
+        if getattr(exc, "errno", None) == errno.ESTALE:
+            return True
+        exc = exc.__cause__
+    return False
 
 
 def agent_of(replica: str) -> str:
@@ -202,16 +213,21 @@ class StateFiles:
         A document is never deleted, yet a client of a shared filesystem can answer ENOENT for its merged file
         while another client renames a new one over it (bindfs does, now and then): a document this process has
         seen is looked for again for up to ``VANISHED_FOR`` seconds before it is called gone."""
-        deadline = time.monotonic() + VANISHED_FOR
+        vanished_until = time.monotonic() + VANISHED_FOR
+        stale_until = time.monotonic() + STALE_FOR
         while True:
             try:
                 return self._current(doc_id)
-            except NotFound:
+            except (NotFound, FileNotFoundError):
                 with self._lock:
                     known = doc_id in self._views
-                if not known or time.monotonic() >= deadline:
+                if not known or time.monotonic() >= vanished_until:
                     raise
-                time.sleep(0.005)
+            except (OmxError, OSError) as exc:
+                # GlusterFS answers ESTALE for a file renamed over through another client, for a second or two
+                if not _is_stale(exc) or time.monotonic() >= stale_until:
+                    raise
+            time.sleep(0.005)
 
     def _current(self, doc_id: str) -> StateView:
         name = str(state_name(doc_id))
