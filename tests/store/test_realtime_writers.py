@@ -7,6 +7,7 @@ writers acting as the same agent in threads and processes must still lose no ope
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import multiprocessing as mp
 import os
@@ -284,3 +285,22 @@ def test_a_known_document_that_vanishes_for_a_moment_is_looked_for_again(
     assert vanished == ["board"] * 3
     with pytest.raises(NotFound):  # a document never seen here is not waited for
         zone.snapshot("other")
+
+
+def test_a_stale_handle_on_glusterfs_is_tried_again(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GlusterFS answers ESTALE for a file renamed over through another client, for a second or two."""
+    ws.realtime.create("alice", "board", BOARD)
+    store = ws.realtime.files
+    real, stale = store._current, []
+
+    def flaky(doc_id: str) -> object:
+        if len(stale) < 3:
+            stale.append(doc_id)
+            raise StoreCorrupt("realtime/.crdt_state/board.crdt.json: Stale file handle") from OSError(
+                errno.ESTALE, os.strerror(errno.ESTALE)
+            )
+        return real(doc_id)
+
+    monkeypatch.setattr(store, "_current", flaky)
+    assert ws.realtime.snapshot("board")["doc_id"] == "board"
+    assert stale == ["board"] * 3
