@@ -23,6 +23,7 @@ from pathlib import Path
 from omxfs.errors import OmxError
 from omxfs.process import pid_alive
 from omxfs.store.config import parse_config
+from omxfs.store.layout import AGENTS, CONFIG, META_DIR, MOUNT_RECORDS
 
 __all__ = [
     "RunsError",
@@ -44,7 +45,7 @@ class RunsError(Exception):
 
 
 def is_omxfs_store(workspace: Path) -> bool:
-    return (workspace / ".omxfs").is_dir() and (workspace / "agents").is_dir()
+    return (workspace / META_DIR).is_dir() and (workspace / AGENTS).is_dir()
 
 
 def _unescape(field: str) -> str:
@@ -94,14 +95,14 @@ def _check_name(name: str) -> str:
 def mount_identity(workspace: Path) -> str | None:
     """The agent the omxfs mount at ``workspace`` takes this process for: uid map, OMX_AGENT, the mount's default."""
     try:
-        config = parse_config((workspace / ".omxfs" / "config.toml").read_text(encoding="utf-8"))
+        config = parse_config((workspace / META_DIR / CONFIG).read_text(encoding="utf-8"))
     except (OSError, OmxError):
         config = None
     if config is not None and os.getuid() in config.uids:
         return config.uids[os.getuid()]
     if os.environ.get("OMX_AGENT"):
         return os.environ["OMX_AGENT"]
-    records = workspace / ".omxfs" / "mounts"
+    records = workspace / META_DIR / MOUNT_RECORDS
     target = str(workspace.resolve())
     for record in sorted(records.glob("*.json")) if records.is_dir() else []:
         try:
@@ -136,8 +137,8 @@ def runs_root(workspace: Path, as_agent: str | None, *, mounted: bool | None = N
             f"run `omxfs mount {workspace}` first, then run omx there"
         )
     agent = agent_for(workspace, as_agent, mounted=True)
-    zone = workspace / "agents" / agent
+    zone = workspace / AGENTS / agent
     if not zone.is_dir():
-        known = ", ".join(sorted(p.name for p in (workspace / "agents").iterdir() if p.is_dir())) or "none"
+        known = ", ".join(sorted(p.name for p in (workspace / AGENTS).iterdir() if p.is_dir())) or "none"
         raise RunsError(f"agent {agent!r} has no private zone in {workspace} (agents: {known}); pass --as AGENT")
     return zone / "runs"

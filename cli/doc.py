@@ -18,6 +18,7 @@ import click
 from cli.errors import friendly_errors
 from omxfs.crdt import TYPES
 from omxfs.store import Workspace
+from omxfs.store.layout import REALTIME, SCHEMA
 
 _WHY = {
     errno.EINVAL: "the mount refused the name or the schema",
@@ -49,8 +50,8 @@ def _fail(what: str, path: Path, exc: OSError) -> click.ClickException:
 
 
 def _create_on_mount(root: Path, doc: str, schema: dict[str, str]) -> None:
-    doc_dir = root / "realtime" / doc
-    if (doc_dir / ".schema.json").exists():
+    doc_dir = root / REALTIME / doc
+    if (doc_dir / SCHEMA).exists():
         raise click.ClickException(f"realtime document {doc!r} exists; its schema is fixed")
     try:
         doc_dir.mkdir()
@@ -59,10 +60,10 @@ def _create_on_mount(root: Path, doc: str, schema: dict[str, str]) -> None:
     except OSError as exc:
         raise _fail("create", doc_dir, exc) from exc
     try:
-        with open(doc_dir / ".schema.json", "x", encoding="utf-8") as f:
+        with open(doc_dir / SCHEMA, "x", encoding="utf-8") as f:
             f.write(json.dumps(schema, indent=2) + "\n")
     except OSError as exc:  # the daemon answers at close: EINVAL, EEXIST…
-        raise _fail("write", doc_dir / ".schema.json", exc) from exc
+        raise _fail("write", doc_dir / SCHEMA, exc) from exc
 
 
 @click.group("doc")
@@ -91,7 +92,7 @@ def create(doc: str, fields: tuple[str, ...], workspace: Path) -> None:
       omxfs doc create board title=lww_register body=rga members=or_set view_count=pn_counter
     """
     schema = _schema(fields)
-    if not (workspace / "realtime").is_dir():
+    if not (workspace / REALTIME).is_dir():
         raise click.ClickException(f"{workspace} is not an omx workspace (no realtime/ directory)")
     if os.path.ismount(workspace):
         _create_on_mount(workspace, doc, schema)

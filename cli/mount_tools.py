@@ -25,8 +25,19 @@ from omxfs.errors import OmxError
 from omxfs.fuse.mounts import read_records
 from omxfs.store import Workspace
 from omxfs.store.config import parse_config
+from omxfs.store.layout import (
+    AGENTS,
+    COLLABORATIVE,
+    CONFIG,
+    CURRENT,
+    HANDOFF,
+    MESSAGE,
+    META_DIR,
+    VERSION,
+    VERSIONS,
+    version_name,
+)
 
-MESSAGE, VERSION = "user.omx.message", "user.omx.version"
 _WHY = {
     errno.EBUSY: "conflict: it changed since you read it; the rejected write is kept under collaborative/.conflicts/",
     errno.EACCES: "permission denied",
@@ -44,9 +55,9 @@ def collaborative_file(path: Path) -> tuple[Path, PurePosixPath]:
     """The workspace root (a mount or a store directory) and the path below ``collaborative/current/``."""
     absolute = Path(os.path.abspath(path))
     for parent in absolute.parents:
-        if parent.name == "current" and parent.parent.name == "collaborative":
+        if parent.name == CURRENT and parent.parent.name == COLLABORATIVE:
             root = parent.parent.parent
-            if (root / "handoff").is_dir() and (root / "agents").is_dir():
+            if (root / HANDOFF).is_dir() and (root / AGENTS).is_dir():
                 return root, PurePosixPath(absolute.relative_to(parent).as_posix())
     raise click.ClickException(f"{path} is not a file in collaborative/current/ of an omx workspace")
 
@@ -54,13 +65,13 @@ def collaborative_file(path: Path) -> tuple[Path, PurePosixPath]:
 def acting_agent(root: Path) -> str:
     """Who the mount will take us for, in SPEC §3's order: the uid map, ``OMX_AGENT``, the mount's default."""
     with contextlib.suppress(OSError, OmxError):
-        uids = parse_config((root / ".omxfs/config.toml").read_text("utf-8")).uids
+        uids = parse_config((root / META_DIR / CONFIG).read_text("utf-8")).uids
         if os.getuid() in uids:
             return uids[os.getuid()]
     if os.environ.get("OMX_AGENT"):
         return os.environ["OMX_AGENT"]
     here = os.path.realpath(root)
-    for record in read_records(root / ".omxfs"):
+    for record in read_records(root / META_DIR):
         if os.path.realpath(record.mountpoint) == here:
             return record.default_agent
     return getpass.getuser()
@@ -127,7 +138,7 @@ def rollback(path: Path, version: int, message: str | None) -> None:
         return
     target = root / "collaborative/current" / rel
     try:
-        old = (root / "collaborative/.versions" / rel / f"v{version}.txt").read_bytes()
+        old = (root / COLLABORATIVE / VERSIONS / rel / version_name(version)).read_bytes()
     except FileNotFoundError:
         raise click.ClickException(f"collaborative/current/{rel} has no version {version}") from None
     except OSError as exc:
@@ -163,7 +174,7 @@ def rollback(path: Path, version: int, message: str | None) -> None:
 )
 def handoff(file: Path, recipient: str, message: str, name: str | None, workspace: Path) -> None:
     """Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json (seed B-1)."""
-    if not (workspace / "handoff").is_dir():
+    if not (workspace / HANDOFF).is_dir():
         raise click.ClickException(f"{workspace} is not an omx workspace (no handoff/ directory)")
     content = file.read_bytes()
     filename = name or file.name
@@ -174,10 +185,10 @@ def handoff(file: Path, recipient: str, message: str, name: str | None, workspac
         click.echo(f"delivered handoff/{me}_to_{recipient}/{filename}")
         return
     with contextlib.suppress(OSError, OmxError):  # the config is readable through the mount: say it plainly
-        config = parse_config((workspace / ".omxfs/config.toml").read_text("utf-8"))
+        config = parse_config((workspace / META_DIR / CONFIG).read_text("utf-8"))
         if not config.knows(recipient):
             raise click.ClickException(f"no agent named {recipient!r} in this workspace")
-    box = workspace / "handoff" / f"{me}_to_{recipient}"
+    box = workspace / HANDOFF / f"{me}_to_{recipient}"
     try:
         box.mkdir(exist_ok=True)
     except OSError as exc:

@@ -11,9 +11,10 @@ import click
 
 from cli import doc, mount_tools
 from cli.errors import friendly_errors
-from omxfs.errors import OmxError
+from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
 from omxfs.store import Workspace
+from omxfs.store.layout import META_DIR
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -127,7 +128,7 @@ def status(path: Path | None) -> None:
             return
         target = os.path.abspath(path)
         if mounts.probe(target) is mounts.State.STALE:
-            raise mounts.MountError(f"{target} is a stale mount (its daemon died): run `omxfs umount {target}`")
+            raise MountError(f"{target} is a stale mount (its daemon died): run `omxfs umount {target}`")
         ws = Workspace(path)
         click.echo(f"workspace {ws.root.resolve()}")
         for agent in ws.agents():
@@ -182,7 +183,7 @@ def _print_mounts() -> None:
         if mounts.probe(mountpoint) is mounts.State.STALE:
             click.echo(f"{mountpoint}: stale (its daemon died): run `omxfs umount {mountpoint}`")
             continue
-        records = [r for r in mounts.read_records(Path(mountpoint, ".omxfs")) if r.mountpoint == mountpoint]
+        records = [r for r in mounts.read_records(Path(mountpoint, META_DIR)) if r.mountpoint == mountpoint]
         click.echo(f"{mountpoint}: live" + (f", store {records[0].store}" if records else ""))
         for record in records:
             _print_record(record)

@@ -5,9 +5,10 @@ the mount's rules and merges apply exactly as they do to editors and shells, and
 sees: the calling process's identity (its initial ``OMX_AGENT``, the uid map, or the mount's default). A
 backend can therefore act only as the agent its process *is* on the mount; the constructor checks that.
 
-Failures come back as errnos and are turned into the store's own errors in one place, ``_failure``; a
-collaborative write refused with EBUSY becomes a ``Conflict`` carrying the record the mount kept under
-``collaborative/.conflicts/<agent>/``, so the tools answer exactly as they do with ``StoreBackend``.
+Failures come back as errnos and are turned into the store's own errors in one place,
+``omxfs.errors.from_mount_errno``; a collaborative write refused with EBUSY becomes a ``Conflict`` carrying the
+record the mount kept under ``collaborative/.conflicts/<agent>/``, so the tools answer
+exactly as they do with ``StoreBackend``.
 
 Realtime edits read the field and write it back in the same process: the mount diffs the write against what
 this process read last (its base) and merges it with what others did meanwhile. A lock keeps threads of one
@@ -37,52 +38,48 @@ from agent.workspace_tools.backend import (
     VersionInfo,
     refused_write,
 )
-from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NameTooLong, NotFound, OmxError, ZoneDenied
+from omxfs.errors import (
+    AlreadyExists,
+    Conflict,
+    IdentityMismatch,
+    InvalidInput,
+    NotFound,
+    OmxError,
+    from_mount_errno,
+)
+from omxfs.store.layout import (
+    AGENTS,
+    COLLABORATIVE,
+    CONFLICTS,
+    CURRENT,
+    EXPECTED,
+    HANDOFF,
+    HISTORY,
+    MESSAGE,
+    META_SUFFIX,
+    REALTIME,
+    REJECTED,
+    SCHEMA,
+    SNAPSHOT,
+    TYPE,
+    VERSION,
+    VERSIONS,
+    entry_name,
+    version_name,
+)
 
-OWNER, TYPE, MESSAGE = "user.omx.owner", "user.omx.type", "user.omx.message"
-VERSION, EXPECTED = "user.omx.version", "user.omx.expected_version"
 NO_CHECK = -1
-META_SUFFIX = ".meta.json"
 
 #: the mount keeps one base per process and field: one read-then-write pair at a time in this process
 _EDIT_LOCK = threading.Lock()
 
-_ERRORS: dict[int, type[OmxError]] = {
-    errno.ENOENT: NotFound,
-    errno.ENOTDIR: NotFound,
-    errno.ENODATA: NotFound,  # an omx xattr asked of what has none (a directory): no such file
-    errno.EACCES: ZoneDenied,
-    errno.EPERM: ZoneDenied,
-    errno.EROFS: ZoneDenied,
-    errno.EINVAL: InvalidInput,
-    errno.EISDIR: InvalidInput,
-    errno.ENOTSUP: InvalidInput,
-    errno.ENAMETOOLONG: NameTooLong,
-    errno.EEXIST: AlreadyExists,
-    errno.ENOTEMPTY: AlreadyExists,
-}
-
-
-class IdentityMismatch(ZoneDenied):
-    """The mount does not see this process as the agent the backend was built for."""
-
 
 def _failure(exc: OSError, what: str, conflict: Callable[[], dict[str, Any]] | None = None) -> OmxError:
-    """The store's error for an errno the mount answered (the inverse of the FUSE edge's mapping).
-
-    EBUSY is a refused collaborative commit: ``conflict`` reads the record the mount kept of it.
-    Any other errno (EIO: an internal error of the daemon) is not the caller's to fix and is re-raised.
-    """
-    code = exc.errno or errno.EIO
-    message = f"{what}: {os.strerror(code)}"
-    if code == errno.EBUSY:
-        info = conflict() if conflict is not None else {}
-        suggestion = info.get("suggestion")
-        return Conflict(f"conflict on {what}: {suggestion}" if suggestion else message, info)
-    cls = _ERRORS.get(code)
-    if cls is None:
+    """``errors.from_mount_errno``; an errno that is not the caller's to fix (EIO) is re-raised as it is."""
+    error = from_mount_errno(exc, what, conflict)
+    if error is None:
         raise exc
-    return cls(message)
+    return error
 
 
 @contextmanager
@@ -228,7 +225,7 @@ class MountBackend:
         hint = f"start the process with OMX_AGENT={self.agent} in its environment"
         if claimed is not None and claimed != self.agent:
             raise IdentityMismatch(f"this process is {claimed!r} on the mount (OMX_AGENT), not {self.agent!r}: {hint}")
-        zone = self.root / "agents" / self.agent
+        zone = self.root / AGENTS / self.agent
         if not zone.is_dir():
             raise NotFound(f"no agent {self.agent!r} on the mount at {self.root}")
         probe = zone / f".omx-identity-{os.getpid()}-{secrets.token_hex(4)}"
@@ -246,7 +243,7 @@ class MountBackend:
     def write_private(self, filename: str, content: str) -> str:
         rel = _relative(filename, "filename")
         data = _encode(content, "content")
-        target = self.root / "agents" / self.agent / rel
+        target = self.root / AGENTS / self.agent / rel
         with _mapped(f"agents/{self.agent}/{rel}"):
             target.parent.mkdir(parents=True, exist_ok=True)
             with open(target, "wb") as f:
@@ -259,7 +256,7 @@ class MountBackend:
             return _read_text(self.root / rel)
 
     def list_private(self, owner: str) -> list[str]:
-        zone = self.root / "agents" / _name(owner, "agent")
+        zone = self.root / AGENTS / _name(owner, "agent")
         with _mapped(f"agents/{owner}"):
             if not zone.is_dir():
                 raise NotFound(f"no agent {owner!r}")
@@ -278,7 +275,7 @@ class MountBackend:
         data = _encode(content, "content")
         note = _encode(message, "message")
         box = f"handoff/{self.agent}_to_{recipient}"
-        if not (self.root / "agents" / recipient).is_dir():
+        if not (self.root / AGENTS / recipient).is_dir():
             raise NotFound(f"no agent {recipient!r}")
         with _mapped(f"{box}/{rel}"):
             fd = os.open(self.root / box / rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
@@ -293,8 +290,8 @@ class MountBackend:
     def inbox(self) -> list[HandoffNote]:
         suffix = f"_to_{self.agent}"
         notes = []
-        with _mapped("handoff"):
-            for box in sorted((self.root / "handoff").iterdir()):
+        with _mapped(HANDOFF):
+            for box in sorted((self.root / HANDOFF).iterdir()):
                 if not box.name.endswith(suffix):
                     continue
                 for meta in sorted(box.rglob(f"*{META_SUFFIX}")):
@@ -318,7 +315,7 @@ class MountBackend:
         with _mapped(f"collaborative/{rel}"):
             # reading the version observes it (it becomes this agent's base); its content is immutable
             version = int(os.getxattr(self._current(rel), VERSION))
-            content = _read_text(self._versions(rel) / f"v{version}.txt")
+            content = _read_text(self._versions(rel) / version_name(version))
         return VersionedText(content, self._entry(rel, version))
 
     def collab_write(self, path: str, content: str, message: str, expected_version: int) -> VersionInfo:
@@ -356,7 +353,7 @@ class MountBackend:
         derived from the ``v<N>.json`` entry files, which decide; see ``omxfs.store.collab``)."""
         rel = _relative(path)
         try:
-            raw = _read_bytes(self._versions(rel) / "history.json")
+            raw = _read_bytes(self._versions(rel) / HISTORY)
         except FileNotFoundError:
             raw = b"[]"
         except OSError as exc:
@@ -364,7 +361,7 @@ class MountBackend:
         entries = [_version(entry) for entry in json.loads(raw)]
         while True:
             try:
-                entry = json.loads(_read_bytes(self._versions(rel) / f"v{len(entries) + 1}.json"))
+                entry = json.loads(_read_bytes(self._versions(rel) / entry_name(len(entries) + 1)))
             except FileNotFoundError:
                 return entries
             except OSError as exc:
@@ -373,8 +370,8 @@ class MountBackend:
 
     def collab_refused(self, path: str) -> list[RefusedWrite]:
         rel = PurePosixPath(_relative(path))
-        directory = self.root / "collaborative" / ".conflicts" / self.agent / rel.parent
-        prefix = f"{rel.name}.rejected-"
+        directory = self.root / COLLABORATIVE / CONFLICTS / self.agent / rel.parent
+        prefix = f"{rel.name}{REJECTED}"
         try:
             names = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(".json")]
         except FileNotFoundError:
@@ -389,7 +386,7 @@ class MountBackend:
         if isinstance(to_version, bool) or not isinstance(to_version, int) or to_version < 1:
             raise InvalidInput(f"version must be a positive integer, not {to_version!r}")
         try:
-            old = _read_text(self._versions(rel) / f"v{to_version}.txt")
+            old = _read_text(self._versions(rel) / version_name(to_version))
         except OSError as exc:
             if exc.errno == errno.ENOENT:
                 raise NotFound(f"collaborative/{rel} has no version {to_version}") from None
@@ -397,10 +394,10 @@ class MountBackend:
         return self.collab_write(rel, old, f"rollback to version {to_version}", NO_CHECK)
 
     def _current(self, rel: str) -> Path:
-        return self.root / "collaborative" / "current" / rel
+        return self.root / COLLABORATIVE / CURRENT / rel
 
     def _versions(self, rel: str) -> Path:
-        return self.root / "collaborative" / ".versions" / rel
+        return self.root / COLLABORATIVE / VERSIONS / rel
 
     def _entry(self, rel: str, version: int) -> VersionInfo:
         for entry in self.collab_history(rel):
@@ -412,7 +409,7 @@ class MountBackend:
         """The mount's record of the refused write; a write refused at ``open`` (a stale base, before any byte
         was written) is recorded with empty content, so ``your_content`` is the content this call tried to write.
         """
-        record = self.root / "collaborative" / ".conflicts" / self.agent / f"{rel}.json"
+        record = self.root / COLLABORATIVE / CONFLICTS / self.agent / f"{rel}.json"
         info: dict[str, Any] = json.loads(_read_bytes(record))
         info["your_content"] = data.decode("utf-8", errors="replace")
         return info
@@ -431,7 +428,7 @@ class MountBackend:
         """
         if history:
             head = history[-1]
-            current_content = _read_text(self._versions(rel) / f"v{head.version}.txt")
+            current_content = _read_text(self._versions(rel) / version_name(head.version))
             suggestion = (
                 f"{rel} is at version {head.version} (by {head.author}) but you wrote on version {base}. "
                 f"Read the current version (current_content), merge your changes into it, and write again "
@@ -467,13 +464,13 @@ class MountBackend:
         except OSError as exc:
             raise _failure(exc, f"realtime/{doc_id}") from None
         try:
-            with _mapped(f"realtime/{doc_id}/.schema.json"), open(doc / ".schema.json", "wb") as f:
+            with _mapped(f"{REALTIME}/{doc_id}/{SCHEMA}"), open(doc / SCHEMA, "wb") as f:
                 f.write(data)  # the document is created at this close
         except OmxError:
             self._drop_pending(doc)
             raise
         with _mapped(f"realtime/{doc_id}"):
-            field_types: dict[str, str] = json.loads(_read_bytes(doc / ".schema.json"))
+            field_types: dict[str, str] = json.loads(_read_bytes(doc / SCHEMA))
         return field_types
 
     def realtime_get(self, doc_id: str, field: str) -> FieldValue:
@@ -559,7 +556,7 @@ class MountBackend:
     def realtime_snapshot(self, doc_id: str) -> dict[str, Any]:
         doc = self._doc(doc_id)
         try:
-            snapshot: dict[str, Any] = json.loads(_read_bytes(doc / ".snapshot.json"))
+            snapshot: dict[str, Any] = json.loads(_read_bytes(doc / SNAPSHOT))
         except OSError as exc:
             if exc.errno == errno.ENOENT:
                 raise NotFound(f"no realtime document {doc_id!r}") from None
@@ -567,7 +564,7 @@ class MountBackend:
         return snapshot
 
     def _doc(self, doc_id: str) -> Path:
-        return self.root / "realtime" / _name(doc_id, "doc_id")
+        return self.root / REALTIME / _name(doc_id, "doc_id")
 
     def _field(self, doc_id: str, field: str) -> tuple[Path, str]:
         """A field's file and type; NotFound names the document or the field that is missing."""
@@ -577,7 +574,7 @@ class MountBackend:
             return path, os.getxattr(path, TYPE).decode("utf-8")
         except OSError as exc:
             if exc.errno == errno.ENOENT:
-                if not (doc / ".snapshot.json").exists():
+                if not (doc / SNAPSHOT).exists():
                     raise NotFound(f"no realtime document {doc_id!r}") from None
                 raise NotFound(f"realtime document {doc_id!r} has no field {field!r}") from None
             raise _failure(exc, f"realtime/{doc_id}/{field}") from None

@@ -29,20 +29,10 @@ from typing import TextIO
 import pyfuse3
 import trio
 
-from omxfs.errors import OmxError
+from omxfs.errors import MountError, OmxError
 from omxfs.fuse.identity import CALLERS, IdentityResolver
 from omxfs.fuse.inodes import InodeTable
-from omxfs.fuse.mounts import (
-    FSTYPE,
-    LOGS,
-    RECORDS,
-    MountError,
-    MountRecord,
-    mount_at,
-    prune_records,
-    record_name,
-    report_ready,
-)
+from omxfs.fuse.mounts import FSTYPE, MountRecord, mount_at, prune_records, record_name, report_ready
 from omxfs.fuse.ops import Operations
 from omxfs.fuse.router import Router
 from omxfs.fuse.zones.collab import CollabHandler
@@ -51,7 +41,8 @@ from omxfs.fuse.zones.layout import LayoutHandler
 from omxfs.fuse.zones.private import PrivateHandler
 from omxfs.fuse.zones.read_only import ReadOnlyHandler
 from omxfs.fuse.zones.realtime import RealtimeHandler
-from omxfs.store.workspace import META_DIR, Workspace
+from omxfs.store.layout import LOGS, META_DIR, MOUNT_RECORDS
+from omxfs.store.workspace import Workspace
 
 LOGGER = "omxfs.mount"
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -177,7 +168,7 @@ async def serve(
             )
         finally:
             with contextlib.suppress(OSError):
-                os.unlink(ws.meta / RECORDS / record_name(pid))
+                os.unlink(ws.meta / MOUNT_RECORDS / record_name(pid))
             pyfuse3.close(unmount=True)
             log.info("unmounted %s", mountpoint)
 
@@ -228,7 +219,7 @@ async def _serve_mounted(
                 log=str(log_rel),
             )
             await trio.to_thread.run_sync(
-                ws.writer.write, ws.meta, PurePosixPath(RECORDS, record_name(record.pid)), record.to_json()
+                ws.writer.write, ws.meta, PurePosixPath(MOUNT_RECORDS, record_name(record.pid)), record.to_json()
             )
             await trio.to_thread.run_sync(prune_records, ws.meta)
             log.info("ready: %s answers", mountpoint)

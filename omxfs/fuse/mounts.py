@@ -25,23 +25,14 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
 
-from omxfs.errors import OmxError
+from omxfs.errors import MountError
 from omxfs.process import pid_alive
+from omxfs.store.layout import META_DIR, MOUNT_RECORDS
 
 FSTYPE = "fuse.omxfs"
 FUSE_DEVICE = Path("/dev/fuse")
 MOUNTINFO = Path("/proc/self/mountinfo")
 FUSERMOUNT = "fusermount3"
-RECORDS = "mounts"  # under WS/.omxfs/
-LOGS = "logs"
-
-
-class MountError(OmxError):
-    """The mount cannot be made or unmade as asked; the message says why and what to do, in one line."""
-
-    def __init__(self, message: str, code: int = errno.EIO) -> None:
-        super().__init__(message)
-        self.errno = code
 
 
 # -- prerequisites ---------------------------------------------------------------------------------------------
@@ -227,12 +218,12 @@ def read_records(meta_dir: Path) -> list[MountRecord]:
     """The records under ``meta_dir/mounts`` of daemons still running."""
     found = []
     try:
-        names = sorted(os.listdir(meta_dir / RECORDS))
+        names = sorted(os.listdir(meta_dir / MOUNT_RECORDS))
     except OSError:
         return []
     for name in names:
         try:
-            data = json.loads((meta_dir / RECORDS / name).read_text("utf-8"))
+            data = json.loads((meta_dir / MOUNT_RECORDS / name).read_text("utf-8"))
             record = MountRecord(**data)
         except (OSError, ValueError, TypeError):
             continue
@@ -244,11 +235,11 @@ def read_records(meta_dir: Path) -> list[MountRecord]:
 def prune_records(meta_dir: Path) -> None:
     """Remove the records of daemons that died without cleaning up (kill -9): a daemon does this at start."""
     with contextlib.suppress(OSError):
-        for name in os.listdir(meta_dir / RECORDS):
+        for name in os.listdir(meta_dir / MOUNT_RECORDS):
             pid = name.removesuffix(".json")
             if name.endswith(".json") and pid.isdigit() and not pid_alive(int(pid)):
                 with contextlib.suppress(OSError):
-                    os.unlink(meta_dir / RECORDS / name)
+                    os.unlink(meta_dir / MOUNT_RECORDS / name)
 
 
 def last_errors(log_file: Path, count: int = 3) -> list[str]:
@@ -361,7 +352,7 @@ def unmount(mountpoint: str, *, lazy: bool = False, timeout: float = 10.0) -> li
         raise MountError(f"{mountpoint} is not an omxfs mount: use umount(8)", errno.EINVAL)
     pids = []
     if state is State.LIVE:
-        pids = [r.pid for r in read_records(Path(mountpoint, ".omxfs")) if r.mountpoint == mountpoint]
+        pids = [r.pid for r in read_records(Path(mountpoint, META_DIR)) if r.mountpoint == mountpoint]
     try:
         fusermount_unmount(mountpoint, lazy=lazy)
     except MountError:

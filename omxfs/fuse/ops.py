@@ -38,11 +38,12 @@ from typing import Protocol, TypeVar, cast, runtime_checkable
 import pyfuse3
 import trio
 
-from omxfs.errors import NotFound, OmxError
+from omxfs.errors import NotFound, NotSupported, OmxError
 from omxfs.fuse.identity import IdentityResolver
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.router import Router, view_path
-from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, NotSupported, ViewPath, ZoneHandler
+from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, ViewPath, ZoneHandler
+from omxfs.store.layout import USER_XATTRS
 
 T = TypeVar("T")
 
@@ -56,6 +57,8 @@ READDIR_BATCH = 64
 INLINE_IO = 64 * 1024
 #: errnos that answer a question rather than refuse a request: not worth a log line each
 QUIET_ERRNOS = frozenset({errno.ENOENT, errno.ENODATA, errno.EEXIST, errno.EOPNOTSUPP})
+
+_USER_XATTRS = USER_XATTRS.encode()
 
 ReaddirReply = Callable[[pyfuse3.ReaddirToken, bytes, pyfuse3.EntryAttributes, int], bool]
 
@@ -724,7 +727,7 @@ class Operations(pyfuse3.Operations):
         return await self._run("statfs", Request.of(ctx), "/", work)
 
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
-        if not name.startswith(b"user."):
+        if not name.startswith(_USER_XATTRS):
             # No zone keeps any other namespace, and the kernel asks for security.capability before every write():
             # answered here, before the caller or the path is even looked at.
             raise pyfuse3.FUSEError(errno.ENODATA)

@@ -15,11 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from omxfs.errors import NotFound
-from omxfs.fuse.zones.base import ROOT, CrossZone, ViewPath, ZoneHandler
-
-TOP_LEVEL = ("agents", "handoff", "collaborative", "realtime", ".omxfs")
-READ_ONLY_COLLAB = (".versions", ".conflicts")
+from omxfs.errors import CrossZone, NotFound
+from omxfs.fuse.zones.base import ROOT, ViewPath, ZoneHandler
+from omxfs.store.layout import AGENTS, COLLABORATIVE, HANDOFF, META_DIR, READ_ONLY_COLLAB, REALTIME
 
 
 @dataclass(frozen=True)
@@ -37,17 +35,17 @@ class Router:
         if path == ROOT or not parts:
             return self.layout
         top = parts[0]
-        if top == "agents":
+        if top == AGENTS:
             return self.private
-        if top == "handoff":
+        if top == HANDOFF:
             return self.handoff
-        if top == "collaborative":
+        if top == COLLABORATIVE:
             if len(parts) > 1 and parts[1] in READ_ONLY_COLLAB:
                 return self.read_only
             return self.collab
-        if top == "realtime":
+        if top == REALTIME:
             return self.realtime
-        if top == ".omxfs":
+        if top == META_DIR:
             return self.read_only
         # Only lookups of names that do not exist reach here: the layout handler answers ENOENT or EACCES.
         return self.layout

@@ -26,28 +26,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from omxfs.errors import InvalidInput, NotFound, OmxError
+from omxfs.errors import InvalidInput, NotFound, OmxError, OSFailure, from_os_error
 from omxfs.store.beneath import open_beneath
 
 #: how often a read is tried again when a shared filesystem answers ESTALE for a file replaced elsewhere
 STALE_RETRIES = 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class DiskError(OmxError):
-    """An OS error while writing (ENOSPC, EIO, EDQUOT…), carrying the OS errno so the edges report it as is."""
-
-    def __init__(self, message: str, os_errno: int) -> None:
-        super().__init__(message)
-        self.errno = os_errno
-
-
-def _os_error(exc: OSError, what: Path) -> OmxError:
-    if exc.errno == errno.ENOENT:
-        return NotFound(f"{what}: no such file or directory")
-    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EXDEV):
-        return InvalidInput(f"{what}: a symlink or non-directory is in the way")
-    return DiskError(f"{what}: {os.strerror(exc.errno or errno.EIO)}", exc.errno or errno.EIO)
 
 
 def fsync_dir(path: Path) -> None:
@@ -59,11 +43,11 @@ def fsync_dir(path: Path) -> None:
 
 
 def sync_dir(dir_fd: int, what: Path) -> None:
-    """fsync an open directory, so the names just made in it survive a crash; an OS error is a ``DiskError``."""
+    """fsync an open directory, so the names just made in it survive a crash; an OS error is an ``OSFailure``."""
     try:
         os.fsync(dir_fd)
     except OSError as exc:
-        raise _os_error(exc, what) from exc
+        raise from_os_error(exc, what, walking=True) from exc
 
 
 _HELD_DIR = re.compile(r"/proc/self/fd/(\d+)((?:/[^/]+)*)/?")
@@ -100,7 +84,7 @@ def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> in
         try:
             fd = open_beneath(held[0], below, _DIR_FLAGS)
         except OSError as exc:
-            raise _os_error(exc, root / relative) from exc
+            raise from_os_error(exc, root / relative, walking=True) from exc
         if fd is not None:
             return fd
     fd = held[0] if held is not None and not held[1] else None  # None: open root itself first
@@ -109,7 +93,7 @@ def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> in
         try:
             fd = os.open(root if fd is None else ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
         except OSError as exc:
-            raise _os_error(exc, root) from exc
+            raise from_os_error(exc, root, walking=True) from exc
         owned = True
     else:
         owned = False  # the held descriptor is the caller's: never closed here
@@ -122,7 +106,7 @@ def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> in
         except OSError as exc:
             if owned:
                 os.close(fd)
-            raise _os_error(exc, root.joinpath(*parts[:depth])) from exc
+            raise from_os_error(exc, root.joinpath(*parts[:depth]), walking=True) from exc
         if owned:
             os.close(fd)
         fd, owned = child, True
@@ -142,7 +126,7 @@ def read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_
     for attempt in range(STALE_RETRIES + 1):
         try:
             return _read_with_stat(root, relative)
-        except DiskError as exc:
+        except OSFailure as exc:
             if exc.errno != errno.ESTALE or attempt == STALE_RETRIES:
                 raise
             time.sleep(0.01 * (attempt + 1))
@@ -154,7 +138,7 @@ def _read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat
     try:
         fd = os.open(relative.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
-        raise _os_error(exc, root / relative) from exc
+        raise from_os_error(exc, root / relative, walking=True) from exc
     finally:
         os.close(dir_fd)
     try:
@@ -164,7 +148,7 @@ def _read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat
                 raise NotFound(f"{root / relative}: not a regular file")
             return f.read(), st
     except OSError as exc:
-        raise _os_error(exc, root / relative) from exc
+        raise from_os_error(exc, root / relative, walking=True) from exc
 
 
 def lstat(root: Path, relative: PurePosixPath) -> os.stat_result | None:
@@ -272,7 +256,7 @@ class AtomicWriter:
                 os.close(fd)
         except OSError as exc:
             self._discard(tmp)
-            raise _os_error(exc, what) from exc
+            raise from_os_error(exc, what, walking=True) from exc
         return tmp
 
     def install(self, tmp: Path, root: Path, relative: PurePosixPath, *, sync_dir: bool = True) -> None:
@@ -288,7 +272,7 @@ class AtomicWriter:
                 os.fsync(dir_fd)
         except OSError as exc:
             self._discard(tmp)
-            raise _os_error(exc, root / relative) from exc
+            raise from_os_error(exc, root / relative, walking=True) from exc
         finally:
             os.close(dir_fd)
 
@@ -305,7 +289,7 @@ def write_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> None
     try:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode, dir_fd=dir_fd)
     except OSError as exc:
-        raise _os_error(exc, Path(name)) from exc
+        raise from_os_error(exc, Path(name), walking=True) from exc
     try:
         view = memoryview(data)
         while view:
@@ -315,7 +299,7 @@ def write_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> None
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(name, dir_fd=dir_fd)
-        raise _os_error(exc, Path(name)) from exc
+        raise from_os_error(exc, Path(name), walking=True) from exc
     os.close(fd)
 
 
@@ -342,13 +326,13 @@ def create_exclusive(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) 
         return False
     except OSError as exc:
         if exc.errno not in _NO_LINK:
-            raise _os_error(exc, Path(name)) from exc
+            raise from_os_error(exc, Path(name), walking=True) from exc
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
     try:
         write_new(dir_fd, name, data, mode=mode)
-    except DiskError as exc:
+    except OSFailure as exc:
         if exc.errno == errno.EEXIST:
             return False  # another writer has it
         raise

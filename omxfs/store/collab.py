@@ -34,7 +34,6 @@ import builtins
 import contextlib
 import json
 import os
-import re
 import secrets
 import threading
 import time
@@ -42,9 +41,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from omxfs.errors import Conflict, InvalidInput, NotFound, OmxError, StoreCorrupt
+from omxfs.errors import Conflict, InvalidInput, NotFound, OmxError, OSFailure, StoreCorrupt
 from omxfs.store.atomic import (
-    DiskError,
     create_exclusive,
     exists,
     list_files,
@@ -54,6 +52,17 @@ from omxfs.store.atomic import (
     read_with_stat,
     sync_dir,
     write_new,
+)
+from omxfs.store.layout import (
+    COLLABORATIVE,
+    CONFLICTS,
+    CURRENT,
+    HISTORY,
+    REJECTED,
+    VERSIONS,
+    entry_name,
+    staged_name,
+    version_name,
 )
 from omxfs.store.names import check_agent, relative_path
 from omxfs.store.records import (
@@ -74,10 +83,6 @@ if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
 NO_CHECK = -1  # expected_version that skips the check (seed C-8)
-HISTORY = "history.json"
-REJECTED = ".rejected-"
-STAGED = re.compile(r"\.v([0-9]+)\.[0-9a-f]{16}\.staged")
-ENTRY = re.compile(r"v([0-9]+)\.json")
 HISTORY_CACHE_SIZE = 256  # histories kept per zone object
 #: commits a writer with no check loses in a row before it gives up (each loss is another writer's success)
 MAX_RACES = 64
@@ -95,14 +100,6 @@ class CollabFile:
     @property
     def version(self) -> int:
         return self.entry.version
-
-
-def version_name(n: int) -> str:
-    return f"v{n}.txt"
-
-
-def entry_name(n: int) -> str:
-    return f"v{n}.json"
 
 
 def _is_int(value: object) -> bool:
@@ -135,10 +132,10 @@ def _unlink_quietly(dir_fd: int, name: str) -> None:
 class CollabZone:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.dir = ws.root / "collaborative"
-        self.current_dir = self.dir / "current"
-        self.versions_dir = self.dir / ".versions"
-        self.conflicts_dir = self.dir / ".conflicts"
+        self.dir = ws.root / COLLABORATIVE
+        self.current_dir = self.dir / CURRENT
+        self.versions_dir = self.dir / VERSIONS
+        self.conflicts_dir = self.dir / CONFLICTS
         self._known: dict[PurePosixPath, tuple[VersionEntry, ...]] = {}
         self._history_files: dict[PurePosixPath, _Parsed] = {}
         self._lock = threading.Lock()  # the mount calls the store from many worker threads
@@ -173,7 +170,7 @@ class CollabZone:
         """Version ``n``'s entry file, None if it does not exist (after waiting up to ``wait`` seconds for it)."""
         if not wait and lstat(self.versions_dir, rel / entry_name(n)) is None:
             return None  # asked on every lookup of the mount: the usual answer, without an exception's cost
-        where = f"collaborative/.versions/{rel}/{entry_name(n)}"
+        where = f"{COLLABORATIVE}/{VERSIONS}/{rel}/{entry_name(n)}"
         deadline = time.monotonic() + wait
         torn_until: float | None = None
         delay = 0.001
@@ -204,7 +201,7 @@ class CollabZone:
         except NotFound:
             return ()
         try:
-            entries = tuple(load_history(raw, f"collaborative/.versions/{rel}/{HISTORY}"))
+            entries = tuple(load_history(raw, f"{COLLABORATIVE}/{VERSIONS}/{rel}/{HISTORY}"))
         except StoreCorrupt:
             if self._record(rel, 1) is None:
                 raise
@@ -315,7 +312,7 @@ class CollabZone:
         has that version, and nothing of this attempt is left."""
         dir_fd = open_dir(self.versions_dir, rel, create=True)
         try:
-            staged = f".v{entry.version}.{secrets.token_hex(8)}.staged"
+            staged = staged_name(entry.version, secrets.token_hex(8))
             write_new(dir_fd, staged, content, mode=0o444)
             record = VersionRecord(**entry.model_dump(), staged=staged)
             try:
@@ -366,7 +363,7 @@ class CollabZone:
         else:
             raw, st = read_with_stat(self.versions_dir, rel / HISTORY)
             known = cached or _Parsed(b"", ())
-            where = f"collaborative/.versions/{rel}/{HISTORY}"
+            where = f"{COLLABORATIVE}/{VERSIONS}/{rel}/{HISTORY}"
             on_disk = _Parsed(raw, extend_history(raw, known.raw, known.entries, where), _file_key(st))
         entries = self._entries(rel)
         if len(on_disk.entries) >= len(entries):
@@ -516,14 +513,14 @@ class CollabZone:
                 if latest:
                     self.ws.writer.write(self.conflicts_dir, kept, content)
                 dir_fd = open_dir(self.conflicts_dir, kept.parent, create=True)
-            except (InvalidInput, DiskError):
+            except (InvalidInput, OSFailure):
                 continue
             try:
                 number = max(self._rejected_numbers(dir_fd, kept.name), default=0) + 1
                 while not create_exclusive(dir_fd, f"{kept.name}{REJECTED}{number}", content, mode=0o444):
                     number += 1
                 name = f"{kept.name}{REJECTED}{number}"
-                info["kept_at"] = f"collaborative/.conflicts/{kept.parent / name}"
+                info["kept_at"] = f"{COLLABORATIVE}/{CONFLICTS}/{kept.parent / name}"
                 create_exclusive(dir_fd, f"{name}.json", dump_json(info), mode=0o444)
                 sync_dir(dir_fd, self.conflicts_dir / kept.parent)
             finally:
@@ -531,7 +528,7 @@ class CollabZone:
             if latest:
                 self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
             return
-        raise StoreCorrupt(f"collaborative/.conflicts/{actor}/ cannot hold the rejected write of {rel}")
+        raise StoreCorrupt(f"{COLLABORATIVE}/{CONFLICTS}/{actor}/ cannot hold the rejected write of {rel}")
 
     @staticmethod
     def _rejected_numbers(dir_fd: int, name: str) -> builtins.list[int]:

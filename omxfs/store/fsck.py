@@ -43,11 +43,28 @@ from pathlib import Path, PurePosixPath
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
 from omxfs.store.atomic import list_files, read_bytes
-from omxfs.store.collab import ENTRY, HISTORY, STAGED, entry_name, version_name
 from omxfs.store.config import parse_config
-from omxfs.store.handoff import META_SUFFIX
+from omxfs.store.layout import (
+    AGENTS,
+    COLLABORATIVE,
+    CONFIG,
+    CONFLICTS,
+    ENTRY,
+    HISTORY,
+    META_DIR,
+    META_SUFFIX,
+    STAGED,
+    STATE_DIR,
+    STATE_SUFFIX,
+    TMP,
+    VERSIONS,
+    WRITERS,
+    ZONE_DIRS,
+    entry_name,
+    version_name,
+)
 from omxfs.store.names import AGENT_NAME, parse_handoff_dir
-from omxfs.store.realtime import STATE_SUFFIX, decode_state, encode_state
+from omxfs.store.realtime import decode_state, encode_state
 from omxfs.store.records import (
     HandoffMeta,
     VersionEntry,
@@ -60,8 +77,8 @@ from omxfs.store.records import (
     sha256,
     utc_now,
 )
-from omxfs.store.replicas import WRITERS, parse_writer_file
-from omxfs.store.workspace import CONFIG, META_DIR, ZONE_DIRS, Workspace
+from omxfs.store.replicas import parse_writer_file
+from omxfs.store.workspace import Workspace
 
 DEBRIS = frozenset(
     {
@@ -156,7 +173,7 @@ class _Checker:
             if not (root / sub).is_dir():
                 self._missing_dir(root / sub, sub, "a zone directory is missing")
         for agent in agents:
-            zone = root / "agents" / agent
+            zone = root / AGENTS / agent
             if not zone.is_dir():
                 self._missing_dir(zone, f"agents/{agent}", "a configured agent has no private zone")
 
@@ -184,12 +201,12 @@ class _Checker:
                 except (OmxError, ValueError) as exc:
                     record = exc
                 if not isinstance(record, dict):
-                    self.found("bad-conflict", f"collaborative/.conflicts/{rel}", "not a JSON object")
+                    self.found("bad-conflict", f"{COLLABORATIVE}/{CONFLICTS}/{rel}", "not a JSON object")
 
     def _collab_file(self, rel: PurePosixPath) -> None:
         """The entry files are the truth (``history.json`` only before they existed); the rest is derived."""
         zone = self.ws.collab
-        where = f"collaborative/.versions/{rel}"
+        where = f"{COLLABORATIVE}/{VERSIONS}/{rel}"
         self.report.count("collaborative files")
         try:
             listed = load_history(read_bytes(zone.versions_dir, rel / HISTORY), f"{where}/{HISTORY}")
@@ -253,7 +270,7 @@ class _Checker:
 
     def _version_content(self, rel: PurePosixPath, entry: VersionEntry, staged: str | None) -> bytes | None:
         zone = self.ws.collab
-        where = f"collaborative/.versions/{rel}"
+        where = f"{COLLABORATIVE}/{VERSIONS}/{rel}"
         name = version_name(entry.version)
         try:
             content = read_bytes(zone.versions_dir, rel / name)
@@ -280,7 +297,7 @@ class _Checker:
         """Version files beyond the last entry (killed before its history, in a store older than entry files),
         staged contents and temp files that no entry names (a commit that lost its race or was killed first)."""
         directory = self.ws.collab.versions_dir / rel
-        where = f"collaborative/.versions/{rel}"
+        where = f"{COLLABORATIVE}/{VERSIONS}/{rel}"
         known = {version_name(e.version) for e in entries} | {entry_name(e.version) for e in entries} | {HISTORY}
         now = time.time()
         for name in sorted(os.listdir(directory)):
@@ -374,7 +391,7 @@ class _Checker:
             if not path.name.endswith(STATE_SUFFIX) or not path.is_file() or path.is_symlink():
                 continue
             self.report.count("realtime documents")
-            where = f"realtime/.crdt_state/{path.name}"
+            where = f"{STATE_DIR}/{path.name}"
             doc_id = path.name[: -len(STATE_SUFFIX)]
             documents.add(doc_id)
             try:
@@ -391,14 +408,14 @@ class _Checker:
         writers = zone.state_dir / WRITERS
         for folder in sorted(writers.iterdir()) if writers.is_dir() and not writers.is_symlink() else []:
             if folder.name not in documents:
-                self.found("bad-state", f"realtime/.crdt_state/{WRITERS}/{folder.name}", "writer files of no document")
+                self.found("bad-state", f"{STATE_DIR}/{WRITERS}/{folder.name}", "writer files of no document")
 
     def _realtime_writers(self, doc_id: str, merged: Document, raw: bytes) -> None:
         """Each writer file parses and is of the document; the merged file holds their merge (else it lags)."""
         folder = self.ws.realtime.state_dir / WRITERS / doc_id
         union, whole = merged.copy(), True
         for path in sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []:
-            shown = f"realtime/.crdt_state/{WRITERS}/{doc_id}/{path.name}"
+            shown = f"{STATE_DIR}/{WRITERS}/{doc_id}/{path.name}"
             if parse_writer_file(path.name) is None or path.is_symlink() or not path.is_file():
                 self.found("bad-state", shown, "not a writer's state file")
                 whole = False
@@ -418,11 +435,11 @@ class _Checker:
             name = f"{doc_id}{STATE_SUFFIX}"
             if self.repair:
                 self.ws.writer.write(self.ws.realtime.state_dir, PurePosixPath(name), encode_state(union))
-            where = f"realtime/.crdt_state/{name}"
+            where = f"{STATE_DIR}/{name}"
             self.found("stale-state", where, "behind the merge of its writers' files", self.repair)
 
     def temp_files(self) -> None:
-        tmp = self.ws.meta / "tmp"
+        tmp = self.ws.meta / TMP
         now = time.time()
         for entry in _scan(tmp):
             old = now - entry.stat(follow_symlinks=False).st_mtime > self.temp_grace

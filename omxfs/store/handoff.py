@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
 from omxfs.store.atomic import FileWrite, exists, list_files, open_dir, read_bytes
+from omxfs.store.layout import HANDOFF, META_SUFFIX
 from omxfs.store.names import handoff_dir_name, parse_handoff_dir, relative_path
 from omxfs.store.records import HandoffMeta, dump_json, load_handoff_meta, sha256, utc_now
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-META_SUFFIX = ".meta.json"
 #: deliveries of one file a writer loses to others in a row before it leaves the last one standing
 MAX_REDELIVERIES = 16
 
@@ -50,7 +50,7 @@ def is_meta(path: str | PurePosixPath) -> bool:
 class HandoffZone:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.dir = ws.root / "handoff"
+        self.dir = ws.root / HANDOFF
 
     def check_write(self, actor: str, sender: str, recipient: str, filename: str) -> PurePosixPath:
         """Only the sender writes its outgoing directory (a supervisor too, audited); metadata never."""

@@ -12,6 +12,7 @@ import re
 from pathlib import PurePosixPath
 
 from omxfs.errors import InvalidInput, NameTooLong
+from omxfs.store.layout import STATE_SUFFIX
 
 AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 DOC_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -29,7 +30,7 @@ def check_agent(name: str) -> str:
 
 
 def check_doc_id(doc_id: str) -> str:
-    if not isinstance(doc_id, str) or not DOC_ID.fullmatch(doc_id) or doc_id.endswith(".crdt.json"):
+    if not isinstance(doc_id, str) or not DOC_ID.fullmatch(doc_id) or doc_id.endswith(STATE_SUFFIX):
         raise InvalidInput(f"invalid document id {doc_id!r}: use 1-128 of A-Z a-z 0-9 _ . -, not starting with '.'")
     return doc_id
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from omxfs.errors import NotFound, ZoneDenied
 from omxfs.store.atomic import list_files, open_dir, read_bytes
+from omxfs.store.layout import AGENTS
 from omxfs.store.names import relative_path
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 class PrivateZone:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.dir = ws.root / "agents"
+        self.dir = ws.root / AGENTS
 
     def check_write(self, actor: str, owner: str) -> None:
         """The owner writes its own zone; a supervisor anywhere (audited); everyone else is refused."""

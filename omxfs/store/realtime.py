@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from omxfs.crdt import Document
 from omxfs.errors import AlreadyExists, InvalidInput, ZoneDenied
 from omxfs.store.atomic import exists
+from omxfs.store.layout import CRDT_STATE, REALTIME, STATE_DIR, STATE_SUFFIX
 from omxfs.store.replicas import (
-    STATE_SUFFIX,
     StateFiles,
     StateView,
     Writer,
@@ -40,14 +40,14 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["STATE_SUFFIX", "RealtimeZone", "StateView", "decode_state", "encode_state", "state_name"]
+__all__ = ["RealtimeZone", "StateView", "decode_state", "encode_state", "state_name"]
 
 
 class RealtimeZone:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.dir = ws.root / "realtime"
-        self.state_dir = self.dir / ".crdt_state"
+        self.dir = ws.root / REALTIME
+        self.state_dir = self.dir / CRDT_STATE
         self.files = StateFiles(ws)
         self._writers: dict[tuple[str, str], Writer] = {}
         self._lock = threading.Lock()
@@ -152,7 +152,7 @@ class RealtimeZone:
         foreign = sorted(r for r in replicas if agent_of(r) != actor)
         if not foreign:
             return
-        where = f"realtime/.crdt_state/{state_name(doc_id)}"
+        where = f"{STATE_DIR}/{state_name(doc_id)}"
         names = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         if self.ws.is_supervisor(actor):
             self.ws.audit(actor, f"merge operations of {names}", where)

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omxfs.errors import StoreCorrupt
+from omxfs.store.layout import HISTORY
 
 
 def utc_now(epoch: float | None = None) -> str:
@@ -129,7 +130,7 @@ def append_history(raw: bytes, entry: VersionEntry) -> bytes:
     """``raw`` (as ``dump_history`` wrote it) with one more entry, without re-serialising the others."""
     if raw.endswith(b"\n]\n") and raw.startswith(b"[\n"):
         return raw[:-3] + b",\n" + _history_line(entry) + b"\n]\n"
-    return dump_history([*load_history(raw, "history.json"), entry])
+    return dump_history([*load_history(raw, HISTORY), entry])
 
 
 def load_handoff_meta(raw: bytes, where: str) -> HandoffMeta:

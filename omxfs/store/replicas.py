@@ -42,17 +42,14 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from omxfs.crdt import Document
-from omxfs.errors import InvalidInput, NotFound, OmxError, StoreCorrupt
-from omxfs.store.atomic import DiskError, open_dir
+from omxfs.errors import InvalidInput, NotFound, OmxError, StoreCorrupt, from_os_error
+from omxfs.store.atomic import open_dir
+from omxfs.store.layout import STATE_DIR, STATE_SUFFIX, WRITERS
 from omxfs.store.names import check_doc_id
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-STATE_DIR = PurePosixPath("realtime", ".crdt_state")
-STATE_SUFFIX = ".crdt.json"
-#: the directory of the writers' files, inside ``.crdt_state/`` (a dot name: never a document id)
-WRITERS = ".writers"
 #: a writer that loaded more other writers' files than this folds them into its own
 FOLD_AT = 8
 #: documents whose latest merged state a process keeps in memory
@@ -132,11 +129,6 @@ def parse_writer_file(name: str) -> tuple[str, int] | None:
     """``alice+9f3a.12.crdt.json`` → ("alice+9f3a", 12); None for any other name."""
     match = _WRITER_FILE.fullmatch(name)
     return None if match is None else (match.group(1), int(match.group(2)))
-
-
-def _disk_error(exc: OSError, what: str) -> OmxError:
-    code = exc.errno or errno.EIO
-    return DiskError(f"{what}: {os.strerror(code)}", code)
 
 
 class StateView:
@@ -238,7 +230,7 @@ class StateFiles:
             except FileNotFoundError:
                 raise NotFound(f"no realtime document {doc_id!r}") from None
             except OSError as exc:
-                raise _disk_error(exc, f"realtime/.crdt_state/{name}") from exc
+                raise from_os_error(exc, f"{STATE_DIR}/{name}") from exc
             if not stat.S_ISREG(st.st_mode):
                 raise NotFound(f"no realtime document {doc_id!r}")
             merged_key = (st.st_ino, st.st_mtime_ns, st.st_size)
@@ -276,13 +268,13 @@ class StateFiles:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise _disk_error(exc, f"realtime/.crdt_state/{WRITERS}") from exc
+            raise from_os_error(exc, f"{STATE_DIR}/{WRITERS}") from exc
         try:
             return os.open(doc_id, _DIR_FLAGS, dir_fd=wd)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise _disk_error(exc, f"realtime/.crdt_state/{WRITERS}/{doc_id}") from exc
+            raise from_os_error(exc, f"{STATE_DIR}/{WRITERS}/{doc_id}") from exc
         finally:
             os.close(wd)
 
@@ -339,7 +331,7 @@ class StateFiles:
             for part, _ in parts:
                 doc.merge(part)
         except InvalidInput as exc:
-            raise StoreCorrupt(f"realtime/.crdt_state: the files of {doc_id!r} do not merge: {exc.message}") from exc
+            raise StoreCorrupt(f"{STATE_DIR}: the files of {doc_id!r} do not merge: {exc.message}") from exc
         return StateView(doc, frozenset(covered), merged_key, mtime_ns)
 
     @staticmethod
@@ -349,20 +341,20 @@ class StateFiles:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StoreCorrupt(f"realtime/.crdt_state/{shown}: {os.strerror(exc.errno or errno.EIO)}") from exc
+            raise StoreCorrupt(f"{STATE_DIR}/{shown}: {os.strerror(exc.errno or errno.EIO)}") from exc
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise StoreCorrupt(f"realtime/.crdt_state/{shown}: not a regular file")
+                raise StoreCorrupt(f"{STATE_DIR}/{shown}: not a regular file")
             return f.read()
 
     @staticmethod
     def _decode(raw: bytes, doc_id: str, shown: str) -> Document:
         try:
-            doc = decode_state(raw, f"realtime/.crdt_state/{shown}")
+            doc = decode_state(raw, f"{STATE_DIR}/{shown}")
         except InvalidInput as exc:
             raise StoreCorrupt(exc.message) from exc
         if doc.doc_id != doc_id:
-            raise StoreCorrupt(f"realtime/.crdt_state/{shown}: the state of document {doc.doc_id!r}")
+            raise StoreCorrupt(f"{STATE_DIR}/{shown}: the state of document {doc.doc_id!r}")
         return doc
 
     # -- writing ----------------------------------------------------------------------------------------------
@@ -385,7 +377,7 @@ class StateFiles:
                 return False
             except OSError as exc:
                 if exc.errno not in _NO_LINK:
-                    raise _disk_error(exc, f"realtime/.crdt_state/{name}") from exc
+                    raise from_os_error(exc, f"{STATE_DIR}/{name}") from exc
                 if not self._create_in_place(sd, name, raw):
                     return False
             os.fsync(sd)
@@ -403,7 +395,7 @@ class StateFiles:
         except FileExistsError:
             return False
         except OSError as exc:
-            raise _disk_error(exc, f"realtime/.crdt_state/{name}") from exc
+            raise from_os_error(exc, f"{STATE_DIR}/{name}") from exc
         try:
             view = memoryview(raw)
             while view:
@@ -425,7 +417,7 @@ class StateFiles:
             except FileExistsError:
                 pass
             except OSError as exc:
-                raise _disk_error(exc, f"{parent}/{part}") from exc
+                raise from_os_error(exc, f"{parent}/{part}") from exc
             finally:
                 os.close(fd)
             parent = parent / part

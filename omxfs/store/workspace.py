@@ -10,28 +10,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from omxfs.errors import NotFound, ZoneDenied
 from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir, held_dir
 from omxfs.store.collab import CollabZone
 from omxfs.store.config import Config, parse_config, render_config
 from omxfs.store.handoff import HandoffZone
+from omxfs.store.layout import AGENTS, AUDIT_LOG, CONFIG, LOCKS, LOGS, META_DIR, TMP, ZONE_DIRS
 from omxfs.store.names import AGENT_NAME, check_agent
 from omxfs.store.private import PrivateZone
 from omxfs.store.realtime import RealtimeZone
 from omxfs.store.records import utc_now
-
-META_DIR = ".omxfs"
-CONFIG = PurePosixPath("config.toml")
-ZONE_DIRS = (
-    "agents",
-    "handoff",
-    "collaborative/current",
-    "collaborative/.versions",
-    "collaborative/.conflicts",
-    "realtime/.crdt_state",
-)
 
 
 class Workspace:
@@ -42,8 +32,8 @@ class Workspace:
         self.meta = self.root / META_DIR
         if not (self.meta / CONFIG).is_file():
             raise NotFound(f"{self.root} is not an omx workspace (no {META_DIR}/config.toml): run `omxfs init {root}`")
-        self.writer = AtomicWriter(self.meta / "tmp")
-        self.locks = Locks(self.meta / "locks")
+        self.writer = AtomicWriter(self.meta / TMP)
+        self.locks = Locks(self.meta / LOCKS)
         self._config: tuple[tuple[int, int], Config] | None = None
         self._config_path = os.fspath(self.meta / CONFIG)
         held = held_dir(self.root)
@@ -65,14 +55,14 @@ class Workspace:
         meta = root / META_DIR
         for sub in (*ZONE_DIRS, f"{META_DIR}/tmp", f"{META_DIR}/locks", f"{META_DIR}/logs"):
             (root / sub).mkdir(parents=True, exist_ok=True)
-        config_path = meta / "config.toml"
+        config_path = meta / CONFIG
         old = parse_config(config_path.read_text("utf-8")) if config_path.exists() else None
         new = (old or Config()).with_agents(list(agents), list(supervisors))
         if new != old:
-            AtomicWriter(meta / "tmp").write(meta, CONFIG, render_config(new).encode("utf-8"))
+            AtomicWriter(meta / TMP).write(meta, CONFIG, render_config(new).encode("utf-8"))
         for agent in new.agents:
-            (root / "agents" / agent).mkdir(exist_ok=True)
-        fsync_dir(root / "agents")
+            (root / AGENTS / agent).mkdir(exist_ok=True)
+        fsync_dir(root / AGENTS)
         return cls(root)
 
     # -- identity ---------------------------------------------------------------------------------------------
@@ -96,7 +86,7 @@ class Workspace:
             config = self.config.with_agents([] if supervisor else [name], [name] if supervisor else [])
             self.writer.write(self.meta, CONFIG, render_config(config).encode("utf-8"))
             self._config = None
-        (self.root / "agents" / name).mkdir(exist_ok=True)
+        (self.root / AGENTS / name).mkdir(exist_ok=True)
 
     def agents(self) -> list[str]:
         return sorted(self.config.agents)
@@ -120,7 +110,7 @@ class Workspace:
     def audit(self, actor: str, action: str, path: str) -> None:
         """Record a supervisor's write outside their own zone (SPEC §3)."""
         line = json.dumps({"timestamp": utc_now(), "agent": actor, "action": action, "path": path}) + "\n"
-        fd = os.open(self.meta / "logs" / "audit.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(self.meta / LOGS / AUDIT_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             os.write(fd, line.encode("utf-8"))
             os.fsync(fd)

@@ -11,8 +11,17 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotFound, ZoneDenied
-from omxfs.fuse.zones.base import AttrChanges, Caller, Handle, NoAttribute, NotEmpty, NotSupported
+from omxfs.errors import (
+    AlreadyExists,
+    Conflict,
+    InvalidInput,
+    NoAttribute,
+    NotEmpty,
+    NotFound,
+    NotSupported,
+    ZoneDenied,
+)
+from omxfs.fuse.zones.base import AttrChanges, Caller, Handle
 from omxfs.fuse.zones.collab import AgentNotes, CollabHandler
 from omxfs.fuse.zones.scratch import is_scratch_name
 from omxfs.store import Workspace

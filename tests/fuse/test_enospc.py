@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from omxfs.errors import OSFailure
 from omxfs.store import Workspace, collab
-from omxfs.store.atomic import DiskError
 from omxfs.store.fsck import fsck
 from tests.fuse.conftest import Mount
 
@@ -188,14 +188,14 @@ def disk_full_at(monkeypatch: pytest.MonkeyPatch, ws: Workspace, nth: int) -> No
     def staged(data: bytes, what: Path, **kw: Any) -> Path:
         count[0] += 1
         if count[0] == nth:
-            raise DiskError(f"{what}: No space left on device", errno.ENOSPC)
+            raise OSFailure(f"{what}: No space left on device", errno.ENOSPC)
         return stage(data, what, **kw)
 
     monkeypatch.setattr(ws.writer, "stage", staged)
 
 
 def full_disk(*args: Any, **kw: Any) -> Any:
-    raise DiskError("No space left on device", errno.ENOSPC)
+    raise OSFailure("No space left on device", errno.ENOSPC)
 
 
 @pytest.mark.parametrize("step", ["write_new", "create_exclusive"])
@@ -206,7 +206,7 @@ def test_a_commit_that_fills_the_disk_before_its_commit_point_changes_nothing(
     ws = Workspace.init(tmp_path / "ws", agents=["alice"])
     ws.collab.write("alice", "plan.md", b"v1", expected_version=0)
     monkeypatch.setattr(collab, step, full_disk)
-    with pytest.raises(DiskError) as info:
+    with pytest.raises(OSFailure) as info:
         ws.collab.write("alice", "plan.md", b"v2", expected_version=1)
     assert info.value.errno == errno.ENOSPC
     monkeypatch.undo()
@@ -248,7 +248,7 @@ def test_a_delivery_that_fills_the_disk_midway_changes_nothing(
     ws = Workspace.init(tmp_path / "ws", agents=["alice", "bob"])
     first = ws.handoff.deliver("alice", "bob", "d.txt", b"first", "read me")
     disk_full_at(monkeypatch, ws, nth)
-    with pytest.raises(DiskError):
+    with pytest.raises(OSFailure):
         ws.handoff.deliver("alice", "bob", "d.txt", b"second", "again")
     monkeypatch.undo()
     assert ws.handoff.read("alice", "bob", "d.txt").content == b"first"

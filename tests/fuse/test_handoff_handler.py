@@ -9,8 +9,8 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from omxfs.errors import AlreadyExists, InvalidInput, NotFound, ZoneDenied
-from omxfs.fuse.zones.base import AttrChanges, Caller, Handle, NoAttribute, NotEmpty, NotSupported
+from omxfs.errors import AlreadyExists, InvalidInput, NoAttribute, NotEmpty, NotFound, NotSupported, ZoneDenied
+from omxfs.fuse.zones.base import AttrChanges, Caller, Handle
 from omxfs.fuse.zones.handoff import HandoffHandler
 from omxfs.store import Workspace
 

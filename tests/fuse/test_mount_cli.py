@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.omxfs import main
+from omxfs.errors import MountError
 from omxfs.fuse import mounts
 from omxfs.process import pid_alive
 from omxfs.store import Workspace
@@ -197,11 +198,11 @@ def test_missing_dev_fuse(ws: Workspace, tmp_path: Path, monkeypatch: pytest.Mon
         f"Error: cannot mount: FUSE is not available ({tmp_path / 'no-fuse'} is missing): load it with "
         "`modprobe fuse`, or give a container `--device /dev/fuse --cap-add SYS_ADMIN`"
     ]
-    with pytest.raises(mounts.MountError, match="FUSE is not available"):
+    with pytest.raises(MountError, match="FUSE is not available"):
         mounts.check_fuse(tmp_path / "no-fuse")
     not_a_device = tmp_path / "fuse"
     not_a_device.write_text("")
-    with pytest.raises(mounts.MountError, match="FUSE is not available"):
+    with pytest.raises(MountError, match="FUSE is not available"):
         mounts.check_fuse(not_a_device)
 
 
@@ -211,7 +212,7 @@ def test_missing_fusermount3(ws: Workspace, tmp_path: Path) -> None:
     env = {**clean_env(), "PATH": str(tmp_path / "empty-bin")}
     line = one_line_error(omxfs("mount", ws.root, tmp_path / "mnt", "--as", "alice", env=env))
     assert "fusermount3 is not on PATH" in line and "apt-get install fuse3" in line
-    with pytest.raises(mounts.MountError, match="fusermount3 is not on PATH"):
+    with pytest.raises(MountError, match="fusermount3 is not on PATH"):
         mounts.check_fuse(search_path=str(tmp_path / "empty-bin"))
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from omxfs.errors import OSFailure
 from omxfs.store import atomic
-from omxfs.store.atomic import DiskError
 
 
 def stale_for(monkeypatch: pytest.MonkeyPatch, times: int) -> list[str]:
@@ -40,6 +40,6 @@ def test_a_handle_that_stays_stale_is_an_error_with_its_errno(tmp_path: Path, mo
     (tmp_path / "f").write_bytes(b"x")
     monkeypatch.setattr(atomic, "STALE_RETRIES", 2)
     stale_for(monkeypatch, 10)
-    with pytest.raises(DiskError) as err:
+    with pytest.raises(OSFailure) as err:
         atomic.read_bytes(tmp_path, PurePosixPath("f"))
     assert err.value.errno == errno.ESTALE

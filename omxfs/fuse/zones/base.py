@@ -12,14 +12,13 @@ remembers its caller from open/create. ``flush`` is the commit point of zones wh
 
 from __future__ import annotations
 
-import errno
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import NamedTuple, Protocol
 
-from omxfs.errors import OmxError, ZoneDenied
+from omxfs.errors import FileTooLarge, ZoneDenied
 
 ViewPath = PurePosixPath
 ROOT = PurePosixPath(".")
@@ -29,36 +28,6 @@ ROOT = PurePosixPath(".")
 MAX_STAGED = 1 << 30
 #: how far past its end a write to a staged file may land and still run on the loop (the gap is allocated)
 MAX_INLINE_GROWTH = 1 << 20
-
-
-class NoAttribute(OmxError):
-    """The extended attribute does not exist (ENODATA, which getfattr shows as "No such attribute")."""
-
-    errno = errno.ENODATA
-
-
-class NotSupported(OmxError):
-    errno = errno.EOPNOTSUPP
-
-
-class CrossZone(OmxError):
-    """A rename between zones: programs such as ``mv`` then fall back to copy and delete, under the rules."""
-
-    errno = errno.EXDEV
-
-
-class FileTooLarge(OmxError):
-    """A staged file would grow past ``MAX_STAGED``: refused before the daemon allocates it (EFBIG)."""
-
-    errno = errno.EFBIG
-
-
-class IsADirectory(OmxError):
-    errno = errno.EISDIR
-
-
-class NotEmpty(OmxError):
-    errno = errno.ENOTEMPTY
 
 
 def read_only(path: ViewPath, why: str = "read-only") -> ZoneDenied:

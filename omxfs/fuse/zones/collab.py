@@ -39,20 +39,20 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotFound, OmxError, ZoneDenied
-from omxfs.fuse.provenance import READER, ProvenanceReader
-from omxfs.fuse.zones.base import (
-    Attr,
-    AttrChanges,
-    BufferHandle,
-    Caller,
-    Handle,
+from omxfs.errors import (
+    AlreadyExists,
+    Conflict,
+    InvalidInput,
     IsADirectory,
     NoAttribute,
+    NotADirectory,
     NotEmpty,
+    NotFound,
     NotSupported,
-    ViewPath,
+    ZoneDenied,
 )
+from omxfs.fuse.provenance import READER, ProvenanceReader
+from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath
 from omxfs.fuse.zones.scratch import (
     FileHandle,
     ScratchArea,
@@ -67,23 +67,29 @@ from omxfs.fuse.zones.scratch import (
 )
 from omxfs.store.atomic import lstat, open_dir
 from omxfs.store.collab import NO_CHECK
+from omxfs.store.layout import (
+    AUTHOR,
+    CONFLICTS,
+    CURRENT,
+    EXPECTED,
+    MESSAGE,
+    OWNER,
+    RENAME_EXCHANGE,
+    RENAME_NOREPLACE,
+    SHA256,
+    VERSION,
+    VERSIONS,
+)
 from omxfs.store.names import relative_path
 from omxfs.store.records import VersionEntry
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-OWNER, VERSION, AUTHOR, SHA256 = "user.omx.owner", "user.omx.version", "user.omx.author", "user.omx.sha256"
-MESSAGE, EXPECTED = "user.omx.message", "user.omx.expected_version"
 READ_ONLY_XATTRS = (OWNER, VERSION, AUTHOR, SHA256)
-RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2  # linux/fs.h
 NOTES_SIZE = 65536  # (agent, path) entries remembered per table; the oldest are forgotten first
 _stamps = itertools.count(1)
 _INTEGER = re.compile(r"-?[0-9]+")
-
-
-class NotADirectory(OmxError):
-    errno = errno.ENOTDIR
 
 
 # -- state shared with the handoff handler ------------------------------------------------------------------------
@@ -189,10 +195,10 @@ class CollabHandler:
         """The store path of a view path below ``collaborative/current/``; None for the zone directories."""
         parts = path.parts
         if len(parts) <= 2:
-            if parts[1:] not in ((), ("current",)):
+            if parts[1:] not in ((), (CURRENT,)):
                 raise NotFound(f"{path}: no such file or directory")
             return None
-        if parts[1] != "current":
+        if parts[1] != CURRENT:
             raise NotFound(f"{path}: no such file or directory")
         return "/".join(parts[2:])
 
@@ -273,7 +279,7 @@ class CollabHandler:
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
         rel = self._rel(path)
         if len(path.parts) == 1:
-            return ["current", ".versions", ".conflicts"]
+            return [CURRENT, VERSIONS, CONFLICTS]
         names: set[str] = set()
         try:
             dir_fd = open_dir(self.zone.current_dir, PurePosixPath(rel or ""))
@@ -433,7 +439,7 @@ class CollabHandler:
     @staticmethod
     def _rel_below_current(path: ViewPath, what: str) -> str:
         parts = path.parts
-        if len(parts) < 3 or parts[1] != "current":
+        if len(parts) < 3 or parts[1] != CURRENT:
             raise ZoneDenied(f"{path}: collaborative/ and collaborative/current/ are fixed; {what} below current/")
         return "/".join(parts[2:])
 

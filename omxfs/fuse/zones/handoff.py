@@ -23,29 +23,20 @@ import stat
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError, ZoneDenied
-from omxfs.fuse.provenance import READER, ProvenanceReader
-from omxfs.fuse.zones.base import (
-    Attr,
-    AttrChanges,
-    BufferHandle,
-    Caller,
-    Handle,
+from omxfs.errors import (
+    AlreadyExists,
+    InvalidInput,
     IsADirectory,
     NoAttribute,
     NotEmpty,
+    NotFound,
     NotSupported,
-    ViewPath,
-    dir_attr,
+    OmxError,
+    ZoneDenied,
 )
-from omxfs.fuse.zones.collab import (
-    MESSAGE,
-    OWNER,
-    RENAME_EXCHANGE,
-    RENAME_NOREPLACE,
-    SHA256,
-    AgentNotes,
-)
+from omxfs.fuse.provenance import READER, ProvenanceReader
+from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath, dir_attr
+from omxfs.fuse.zones.collab import AgentNotes
 from omxfs.fuse.zones.scratch import (
     FileHandle,
     ScratchArea,
@@ -60,12 +51,22 @@ from omxfs.fuse.zones.scratch import (
 )
 from omxfs.store.atomic import lstat, open_dir
 from omxfs.store.handoff import is_meta
+from omxfs.store.layout import (
+    FROM,
+    MESSAGE,
+    META_SUFFIX,
+    OWNER,
+    RENAME_EXCHANGE,
+    RENAME_NOREPLACE,
+    SHA256,
+    TIMESTAMP,
+    TO,
+)
 from omxfs.store.names import parse_handoff_dir
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-FROM, TO, TIMESTAMP = "user.omx.from", "user.omx.to", "user.omx.timestamp"
 DELIVERY_XATTRS = (OWNER, FROM, TO, MESSAGE, TIMESTAMP, SHA256)
 
 
@@ -107,7 +108,7 @@ class HandoffHandler:
             return None
         if stat.S_ISREG(st.st_mode) and is_meta(where.filename):
             # Metadata whose delivery is gone (a withdrawal cut short) is not shown.
-            delivered = lstat(self.zone.dir, where.rel.with_name(where.rel.name[: -len(".meta.json")]))
+            delivered = lstat(self.zone.dir, where.rel.with_name(where.rel.name[: -len(META_SUFFIX)]))
             if delivered is None or not stat.S_ISREG(delivered.st_mode):
                 return None
         return st

@@ -7,10 +7,10 @@ lives under the rules of some zone.
 
 from __future__ import annotations
 
-from omxfs.errors import InvalidInput, NotFound, ZoneDenied
-from omxfs.fuse.router import TOP_LEVEL
-from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, IsADirectory, NoAttribute, ViewPath
+from omxfs.errors import InvalidInput, IsADirectory, NoAttribute, NotFound, ZoneDenied
+from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, ViewPath
 from omxfs.fuse.zones.read_only import StoreTree, attr_of
+from omxfs.store.layout import TOP_LEVEL
 from omxfs.store.workspace import Workspace
 
 _ZONES = "only agents/, handoff/, collaborative/, realtime/ and .omxfs/ exist at the top level"

@@ -21,24 +21,17 @@ import stat
 import threading
 from typing import TYPE_CHECKING
 
-from omxfs.errors import OmxError, ZoneDenied
-from omxfs.fuse.zones.base import AttrChanges, Caller, Handle, NoAttribute, NotSupported, ViewPath
-from omxfs.fuse.zones.read_only import (
-    INLINE_READS,
-    OMX_XATTRS,
-    USER_XATTRS,
-    FdHandle,
-    ReadOnlyHandler,
-    is_write,
-    os_error,
-    os_errors,
-)
+from omxfs.errors import NoAttribute, NotPermitted, NotSupported, OmxError, ZoneDenied, from_os_error, os_errors
+from omxfs.fuse.zones.base import AttrChanges, Caller, Handle, ViewPath
+from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler, is_write
+from omxfs.store import layout
+from omxfs.store.layout import OMX_XATTRS, USER_XATTRS
 from omxfs.store.names import AGENT_NAME, check_component
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-AGENTS = ViewPath("agents")
+AGENTS = ViewPath(layout.AGENTS)
 ZONE_DEPTH = 2  # agents/<owner>
 _COMMON_FLAGS = os.O_ACCMODE | os.O_APPEND | os.O_SYNC | os.O_DSYNC | os.O_TRUNC
 CREATE_FLAGS = _COMMON_FLAGS | os.O_EXCL
@@ -60,10 +53,6 @@ def renameat2(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str, flags: int) 
     if _renameat2(src_dir_fd, os.fsencode(src), dst_dir_fd, os.fsencode(dst), flags) != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
-
-
-class NotPermitted(OmxError):
-    errno = errno.EPERM
 
 
 class PrivateHandler(ReadOnlyHandler):
@@ -285,5 +274,5 @@ class PrivateHandler(ReadOnlyHandler):
             except OSError as exc:
                 if exc.errno == errno.ENODATA:
                     raise NoAttribute(f"{path}: no attribute {name}") from None
-                raise os_error(exc, path) from exc
+                raise from_os_error(exc, path) from exc
         self._audit(caller, owner, f"removexattr {name}", path)

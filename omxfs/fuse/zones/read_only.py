@@ -12,56 +12,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from omxfs.errors import NotFound, OmxError
-from omxfs.fuse.zones.base import (
-    ROOT,
-    Attr,
-    AttrChanges,
-    Caller,
-    Handle,
-    NoAttribute,
-    ViewPath,
-    read_only,
-)
+from omxfs.errors import NoAttribute, OmxError, OSFailure, from_os_error, os_errors
+from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, ViewPath, read_only
 from omxfs.store.atomic import open_dir
+from omxfs.store.layout import COLLABORATIVE, CONFLICTS, OMX_XATTRS, OWNER, USER_XATTRS, VERSION_FILE, VERSIONS
 from omxfs.store.workspace import Workspace
 
-OWNER_XATTR = "user.omx.owner"
-OMX_XATTRS = "user.omx."
-USER_XATTRS = "user."
-VERSION_FILE = re.compile(r"v[0-9]+\.txt")
 #: what a lookup, stat, access check or readlink costs here: one walk and one system call, no lock
 INLINE_READS = frozenset({"lookup", "getattr", "access", "opendir", "readlink", "open"})
-
-
-class PassthroughError(OmxError):
-    """An OS error on the store, reported with the OS's own errno (ENOTEMPTY, ENOSPC, EISDIR…)."""
-
-    def __init__(self, message: str, os_errno: int) -> None:
-        super().__init__(message)
-        self.errno = os_errno
-
-
-def os_error(exc: OSError, path: ViewPath) -> OmxError:
-    code = exc.errno or errno.EIO
-    if code == errno.ENOENT:
-        return NotFound(f"{path}: no such file or directory")
-    return PassthroughError(f"{path}: {os.strerror(code)}", code)
-
-
-@contextlib.contextmanager
-def os_errors(path: ViewPath) -> Iterator[None]:
-    """Turn the OS errors of one store access into the workspace's error taxonomy."""
-    try:
-        yield
-    except OSError as exc:
-        raise os_error(exc, path) from exc
 
 
 def attr_of(st: os.stat_result, *, stable: bool = False) -> Attr:
@@ -115,11 +78,11 @@ class StoreTree:
         try:
             fd = open_dir(self.root, path.parent)
         except OSError as exc:
-            raise os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         try:
             return os.stat(path.name, dir_fd=fd, follow_symlinks=False)
         except OSError as exc:
-            raise os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         finally:
             os.close(fd)
 
@@ -147,7 +110,7 @@ class StoreTree:
             fd = os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode, dir_fd=dir_fd)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise PassthroughError(f"{path}: not a regular file", errno.EINVAL)
+                raise OSFailure(f"{path}: not a regular file", errno.EINVAL)
         except BaseException:
             os.close(fd)
             raise
@@ -177,7 +140,7 @@ class StoreTree:
             except OSError as exc:
                 if exc.errno in (errno.ENODATA, errno.ENOTSUP):
                     raise NoAttribute(f"{path}: no attribute {name}") from None
-                raise os_error(exc, path) from exc
+                raise from_os_error(exc, path) from exc
 
 
 @dataclass(eq=False)
@@ -265,16 +228,16 @@ class ReadOnlyHandler:
         """
         return (
             stat.S_ISREG(st.st_mode)
-            and parts[:2] == ("collaborative", ".versions")
+            and parts[:2] == (COLLABORATIVE, VERSIONS)
             and VERSION_FILE.fullmatch(parts[-1]) is not None
         )
 
     def owner_of(self, path: ViewPath) -> str | None:
         """``user.omx.owner``: the agent a conflict record belongs to, the author of a version."""
         parts = path.parts
-        if parts[:2] == ("collaborative", ".conflicts") and len(parts) > 2:
+        if parts[:2] == (COLLABORATIVE, CONFLICTS) and len(parts) > 2:
             return parts[2]
-        if parts[:2] == ("collaborative", ".versions") and len(parts) > 3 and VERSION_FILE.fullmatch(path.name):
+        if parts[:2] == (COLLABORATIVE, VERSIONS) and len(parts) > 3 and VERSION_FILE.fullmatch(path.name):
             number = int(path.name[1:-4])
             with contextlib.suppress(OmxError):
                 for entry in self.ws.collab.history("/".join(parts[2:-1])):
@@ -321,7 +284,7 @@ class ReadOnlyHandler:
         return FdHandle(caller, fd, path, writable=False, keep_cache=stable, stable=stable)
 
     def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:
-        if name == OWNER_XATTR:
+        if name == OWNER:
             owner = self.owner_of(path)
             if owner is None:
                 raise NoAttribute(f"{path}: no owner")
@@ -333,7 +296,7 @@ class ReadOnlyHandler:
     def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
         names = [n for n in self.tree.user_xattrs(path) if not n.startswith(OMX_XATTRS)]
         if self.owner_of(path) is not None:
-            names.append(OWNER_XATTR)
+            names.append(OWNER)
         return names
 
     # -- writes: all refused -----------------------------------------------------------------------------------

@@ -59,21 +59,17 @@ from typing import Any
 from omxfs.crdt import CRDT, RGA, Document
 from omxfs.crdt.rga import RGABase
 from omxfs.crdt.text_diff import diff_spans
-from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError
-from omxfs.fuse.zones.base import (
-    Attr,
-    AttrChanges,
-    BufferHandle,
-    Caller,
-    Handle,
+from omxfs.errors import (
+    AlreadyExists,
+    InvalidInput,
     IsADirectory,
     NoAttribute,
     NotEmpty,
+    NotFound,
     NotSupported,
-    ViewPath,
-    dir_attr,
-    read_only,
+    OmxError,
 )
+from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath, dir_attr, read_only
 from omxfs.fuse.zones.realtime_files import (
     Cached,
     Seen,
@@ -87,18 +83,11 @@ from omxfs.fuse.zones.realtime_files import (
     written_base,
 )
 from omxfs.fuse.zones.scratch import ScratchArea, is_scratch_name
+from omxfs.store.layout import CRDT_STATE, OWNER, REALTIME, RENAME_NOREPLACE, SCHEMA, SNAPSHOT, STATE_SUFFIX, TYPE
 from omxfs.store.names import check_component, check_doc_id
-from omxfs.store.realtime import STATE_SUFFIX
 from omxfs.store.workspace import Workspace
 
-ZONE = "realtime"
-STATE_DIR = ".crdt_state"
-SCHEMA = ".schema.json"
-SNAPSHOT = ".snapshot.json"
-OWNER = "user.omx.owner"
-TYPE = "user.omx.type"
 SHARED = "shared"
-RENAME_NOREPLACE = 1  # <linux/fs.h>
 
 
 class Kind(enum.Enum):
@@ -179,13 +168,13 @@ class RealtimeHandler:
 
     def _node(self, path: ViewPath) -> _Node:
         parts = path.parts
-        if not parts or parts[0] != ZONE:
+        if not parts or parts[0] != REALTIME:
             raise NotFound(f"{path}: not in the realtime zone")
         parts = parts[1:]
         if not parts:
             return _Node(Kind.ROOT, path)
         doc = parts[0]
-        if doc == STATE_DIR:
+        if doc == CRDT_STATE:
             if len(parts) == 1:
                 return _Node(Kind.STATE_DIR, path)
             name = parts[1]
@@ -278,7 +267,7 @@ class RealtimeHandler:
         if node.kind is Kind.ROOT:
             with self._lock:
                 pending = list(self._pending)
-            return sorted({STATE_DIR, *self.ws.realtime.list(), *pending})
+            return sorted({CRDT_STATE, *self.ws.realtime.list(), *pending})
         scratch = self.scratch.names(caller.agent, path)
         if node.kind is Kind.STATE_DIR:
             return sorted(doc + STATE_SUFFIX for doc in self.ws.realtime.list()) + scratch
@@ -339,7 +328,7 @@ class RealtimeHandler:
             return self._state_handle(caller, node.doc, b"", flags | os.O_TRUNC)
         if kind is Kind.NEW_SCHEMA:
             return self._schema_handle(caller, node, flags | os.O_TRUNC, b"")
-        if kind is Kind.SCRATCH and (node.cached or node.pending or node.doc == STATE_DIR):
+        if kind is Kind.SCRATCH and (node.cached or node.pending or node.doc == CRDT_STATE):
             return self.scratch.create(caller, path, mode, flags)
         if kind in (Kind.SCHEMA, Kind.SNAPSHOT):
             raise read_only(path, "the schema is fixed" if kind is Kind.SCHEMA else "generated, read-only")
@@ -348,7 +337,7 @@ class RealtimeHandler:
             raise InvalidInput(f"{path}: document {node.doc!r} has no field {node.name!r}; its fields: {fields}")
         if kind is Kind.UNKNOWN and node.pending is not None:
             raise InvalidInput(f"{path}: document {node.doc!r} has no schema yet; write {SCHEMA} first")
-        if kind is Kind.MISSING and node.doc != STATE_DIR and len(path.parts) == 3:
+        if kind is Kind.MISSING and node.doc != CRDT_STATE and len(path.parts) == 3:
             raise NotFound(f"{path}: no document {node.doc!r} (mkdir realtime/{node.doc} first)")
         raise read_only(path, f"only documents (mkdir), {SCHEMA}, fields and <doc>{STATE_SUFFIX} go here")
 
@@ -390,7 +379,7 @@ class RealtimeHandler:
     def _backup_text(self, caller: Caller, doc: str, name: str) -> str | None:
         """The text of the agent's ``<field>~`` (vim's and emacs' backup), if there is one."""
         try:
-            return self.scratch.read(caller.agent, PurePosixPath(ZONE, doc, name + "~")).decode("utf-8")
+            return self.scratch.read(caller.agent, PurePosixPath(REALTIME, doc, name + "~")).decode("utf-8")
         except (OmxError, UnicodeDecodeError):
             return None
 
@@ -447,7 +436,7 @@ class RealtimeHandler:
 
     def merge_state(self, caller: Caller, doc: str, data: bytes) -> None:
         """A state written into ``.crdt_state/`` is merged into the stored one, never written over it."""
-        self.ws.realtime.merge_state(caller.agent, doc, decode(data, f"realtime/{STATE_DIR}/{doc}{STATE_SUFFIX}"))
+        self.ws.realtime.merge_state(caller.agent, doc, decode(data, f"realtime/{CRDT_STATE}/{doc}{STATE_SUFFIX}"))
 
     def _schema_handle(self, caller: Caller, node: _Node, flags: int, staged: bytes) -> Handle:
         pending, doc = node.pending, node.doc
@@ -527,7 +516,7 @@ class RealtimeHandler:
         if (
             src.kind is Kind.SCRATCH
             and dst.kind is Kind.SCRATCH
-            and (dst.cached or dst.pending or dst.doc == STATE_DIR)
+            and (dst.cached or dst.pending or dst.doc == CRDT_STATE)
         ):
             self.scratch.rename(caller.agent, old, new, noreplace=bool(flags & RENAME_NOREPLACE))
         elif src.kind in (Kind.FIELD, Kind.STATE) and dst.kind is Kind.SCRATCH and old.parent == new.parent:
@@ -558,7 +547,7 @@ class RealtimeHandler:
 
     def symlink(self, caller: Caller, path: ViewPath, target: bytes) -> None:
         node = self._node(path)
-        if node.kind is Kind.SCRATCH and (node.cached or node.pending or node.doc == STATE_DIR):
+        if node.kind is Kind.SCRATCH and (node.cached or node.pending or node.doc == CRDT_STATE):
             self.scratch.symlink(caller.agent, path, target)  # emacs' lock files
             return
         raise read_only(path, "no symbolic links in the realtime zone")

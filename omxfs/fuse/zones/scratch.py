@@ -47,25 +47,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError
-from omxfs.fuse.zones.base import (
-    Attr,
-    AttrChanges,
-    BufferHandle,
-    Caller,
-    IsADirectory,
-    NotSupported,
-    ViewPath,
-    dir_attr,
-)
+from omxfs.errors import AlreadyExists, InvalidInput, NotFound, NotSupported, OmxError, from_os_error
+from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, ViewPath, dir_attr
 from omxfs.fuse.zones.read_only import attr_of
-from omxfs.store.atomic import DiskError, open_dir
+from omxfs.store.atomic import open_dir
+from omxfs.store.layout import SCRATCH
 from omxfs.store.names import check_agent
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-SCRATCH_DIR = "scratch"  # under WS/.omxfs/
 
 _SCRATCH = re.compile(
     r"""
@@ -90,17 +81,6 @@ def is_scratch_name(name: str) -> bool:
         n = int(name)
         return n >= _VIM_PROBE_FIRST and (n - _VIM_PROBE_FIRST) % _VIM_PROBE_STEP == 0
     return _SCRATCH.fullmatch(name) is not None
-
-
-def _os_error(exc: OSError, what: object) -> OmxError:
-    code = exc.errno or errno.EIO
-    if code == errno.ENOENT:
-        return NotFound(f"{what}: no such file")
-    if code == errno.EEXIST:
-        return AlreadyExists(f"{what}: exists")
-    if code == errno.EISDIR:
-        return IsADirectory(f"{what}: is a directory")
-    return DiskError(f"{what}: {os.strerror(code)}", code)
 
 
 def open_in(root: Path, rel: PurePosixPath) -> int:
@@ -162,13 +142,13 @@ class FileHandle:
         try:
             return os.pwrite(self.fd, data, offset)
         except OSError as exc:
-            raise _os_error(exc, "write") from exc
+            raise from_os_error(exc, "write") from exc
 
     def truncate(self, size: int) -> None:
         try:
             os.ftruncate(self.fd, size)
         except OSError as exc:
-            raise _os_error(exc, "truncate") from exc
+            raise from_os_error(exc, "truncate") from exc
 
     def flush(self) -> None:
         """Nothing is staged: writes went to the file."""
@@ -194,7 +174,7 @@ class ScratchArea:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.root = ws.meta / SCRATCH_DIR
+        self.root = ws.meta / SCRATCH
 
     def _rel(self, agent: str, path: ViewPath) -> PurePosixPath:
         check_agent(agent)
@@ -263,7 +243,7 @@ class ScratchArea:
         try:
             fd = os.open(path.name, (flags & keep) | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
         except OSError as exc:
-            raise _os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         finally:
             os.close(dir_fd)
         return FileHandle(caller, fd, writable=(flags & os.O_ACCMODE) != os.O_RDONLY)
@@ -273,7 +253,7 @@ class ScratchArea:
         try:
             fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
         except OSError as exc:
-            raise _os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         finally:
             os.close(dir_fd)
         with os.fdopen(fd, "rb") as f:
@@ -289,7 +269,7 @@ class ScratchArea:
         try:
             os.unlink(path.name, dir_fd=dir_fd)
         except OSError as exc:
-            raise _os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         finally:
             os.close(dir_fd)
 
@@ -306,7 +286,7 @@ class ScratchArea:
                 raise AlreadyExists(f"{new}: exists")
             os.rename(old.name, new.name, src_dir_fd=old_fd, dst_dir_fd=new_fd)
         except OSError as exc:
-            raise _os_error(exc, old) from exc
+            raise from_os_error(exc, old) from exc
         finally:
             os.close(old_fd)
             os.close(new_fd)
@@ -316,7 +296,7 @@ class ScratchArea:
         try:
             os.symlink(target, path.name.encode("utf-8", "surrogateescape"), dir_fd=dir_fd)
         except OSError as exc:
-            raise _os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         finally:
             os.close(dir_fd)
 
@@ -325,7 +305,7 @@ class ScratchArea:
         try:
             return os.readlink(path.name.encode("utf-8", "surrogateescape"), dir_fd=dir_fd)
         except OSError as exc:
-            raise _os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         finally:
             os.close(dir_fd)
 
@@ -349,7 +329,7 @@ class ScratchArea:
                 )
                 os.utime(path.name, ns=times, dir_fd=dir_fd, follow_symlinks=False)
         except OSError as exc:
-            raise _os_error(exc, path) from exc
+            raise from_os_error(exc, path) from exc
         finally:
             os.close(dir_fd)
 

@@ -1,0 +1,113 @@
+"""Every name the workspace gives on disk, in one place: zone directories, ``.omxfs/`` and its areas, the files of
+the collaborative history, handoff metadata, realtime state, and the ``user.omx.*`` extended attributes.
+
+The store, the mount, ``fsck``, the CLI and the agent tools all import these, so a name cannot drift between the
+code that writes it and the code that reads it (SPEC §2)::
+
+    WS/
+    ├── agents/<agent>/...                       private zones
+    ├── handoff/<from>_to_<to>/<file>            deliveries, each with <file>.meta.json
+    ├── collaborative/
+    │   ├── current/<path>                       the latest version of each file
+    │   ├── .versions/<path>/                    vN.txt, vN.json, history.json, .vN.<token>.staged
+    │   └── .conflicts/<agent>/<path>(.json)     rejected writes, each also kept as <path>.rejected-K(.json)
+    ├── realtime/
+    │   ├── <doc>/<field>                        the fields of a document (a view; nothing on disk)
+    │   └── .crdt_state/<doc>.crdt.json          merged state; .writers/<doc>/ holds each writer's own file
+    └── .omxfs/
+        ├── config.toml
+        ├── tmp/ locks/ logs/ mounts/            atomic-write staging, lock files, logs, mount records
+        └── scratch/<agent>/...                  editors' temporary files written through the mount
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+# -- zones -------------------------------------------------------------------------------------------------------
+AGENTS = "agents"
+HANDOFF = "handoff"
+COLLABORATIVE = "collaborative"
+REALTIME = "realtime"
+META_DIR = ".omxfs"
+#: the top level of a workspace, in the order a listing shows it
+TOP_LEVEL = (AGENTS, HANDOFF, COLLABORATIVE, REALTIME, META_DIR)
+
+# -- .omxfs/ -----------------------------------------------------------------------------------------------------
+CONFIG = PurePosixPath("config.toml")
+TMP = "tmp"
+LOCKS = "locks"
+LOGS = "logs"
+AUDIT_LOG = "audit.jsonl"  # under logs/
+MOUNT_RECORDS = "mounts"
+SCRATCH = "scratch"
+
+# -- collaborative/ ----------------------------------------------------------------------------------------------
+CURRENT = "current"
+VERSIONS = ".versions"
+CONFLICTS = ".conflicts"
+#: the directories of collaborative/ shown read-only, as they are on disk
+READ_ONLY_COLLAB = (VERSIONS, CONFLICTS)
+HISTORY = "history.json"
+#: a version's content and its record, in ``.versions/<path>/``
+VERSION_FILE = re.compile(r"v[0-9]+\.txt")
+ENTRY = re.compile(r"v([0-9]+)\.json")
+#: a version staged by a writer before it links it into place
+STAGED = re.compile(r"\.v([0-9]+)\.[0-9a-f]{16}\.staged")
+#: ``<path>.rejected-K``: the K-th rejected write of a path, never overwritten
+REJECTED = ".rejected-"
+
+
+def version_name(number: int) -> str:
+    return f"v{number}.txt"
+
+
+def entry_name(number: int) -> str:
+    return f"v{number}.json"
+
+
+def staged_name(number: int, token: str) -> str:
+    """``token`` is 16 hex digits, random per attempt (``STAGED`` matches the result)."""
+    return f".v{number}.{token}.staged"
+
+
+# -- handoff/ ----------------------------------------------------------------------------------------------------
+META_SUFFIX = ".meta.json"
+
+# -- realtime/ ---------------------------------------------------------------------------------------------------
+CRDT_STATE = ".crdt_state"
+STATE_DIR = PurePosixPath(REALTIME, CRDT_STATE)
+STATE_SUFFIX = ".crdt.json"
+#: the directory of the writers' files, inside ``.crdt_state/`` (a dot name: never a document id)
+WRITERS = ".writers"
+SCHEMA = ".schema.json"
+SNAPSHOT = ".snapshot.json"
+
+#: the directories ``Workspace.init`` makes
+ZONE_DIRS = (
+    AGENTS,
+    HANDOFF,
+    f"{COLLABORATIVE}/{CURRENT}",
+    f"{COLLABORATIVE}/{VERSIONS}",
+    f"{COLLABORATIVE}/{CONFLICTS}",
+    f"{REALTIME}/{CRDT_STATE}",
+)
+
+# -- extended attributes -----------------------------------------------------------------------------------------
+USER_XATTRS = "user."
+OMX_XATTRS = "user.omx."
+OWNER = "user.omx.owner"
+VERSION = "user.omx.version"
+AUTHOR = "user.omx.author"
+SHA256 = "user.omx.sha256"
+MESSAGE = "user.omx.message"
+EXPECTED = "user.omx.expected_version"
+TYPE = "user.omx.type"
+FROM = "user.omx.from"
+TO = "user.omx.to"
+TIMESTAMP = "user.omx.timestamp"
+
+# -- renameat2(2) flags (<linux/fs.h>), which the os module lacks ------------------------------------------------
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
