@@ -32,16 +32,18 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import json
 import os
 import secrets
+import stat
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from omxfs.errors import Conflict, InvalidInput, NotFound, OmxError, OSFailure, StoreCorrupt
+from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotEmpty, NotFound, OmxError, OSFailure, StoreCorrupt
 from omxfs.store.atomic import (
     create_exclusive,
     exists,
@@ -390,6 +392,37 @@ class CollabZone:
         old = self.read_version(path, to_version)
         note = message if message is not None else f"rollback to version {to_version}"
         return self.write(actor, path, old, expected_version=expected_version, message=note)
+
+    # -- directories of current/ ----------------------------------------------------------------------------------
+
+    def make_dir(self, actor: str, path: str) -> None:
+        """A directory in ``current/``: no version of its own, it only holds files."""
+        self.ws.require_actor(actor)
+        rel = relative_path(path)
+        dir_fd = open_dir(self.current_dir, rel.parent)
+        try:
+            os.mkdir(rel.name, 0o755, dir_fd=dir_fd)
+        except FileExistsError:
+            raise AlreadyExists(f"{COLLABORATIVE}/{CURRENT}/{rel}: exists") from None
+        finally:
+            os.close(dir_fd)
+
+    def remove_dir(self, actor: str, path: str) -> None:
+        """Remove an empty directory of ``current/``; one whose files have (or had) versions is not empty."""
+        self.ws.require_actor(actor)
+        rel = relative_path(path)
+        versions = lstat(self.versions_dir, rel)
+        if versions is not None and stat.S_ISDIR(versions.st_mode) and any((self.versions_dir / rel).iterdir()):
+            raise NotEmpty(f"{COLLABORATIVE}/{CURRENT}/{rel}: directory not empty")
+        dir_fd = open_dir(self.current_dir, rel.parent)
+        try:
+            os.rmdir(rel.name, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise NotEmpty(f"{COLLABORATIVE}/{CURRENT}/{rel}: directory not empty") from None
+            raise NotFound(f"{COLLABORATIVE}/{CURRENT}/{rel}: {os.strerror(exc.errno or errno.EIO)}") from None
+        finally:
+            os.close(dir_fd)
 
     # -- conflicts ----------------------------------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── untracked-current     current/<path> with no history (written on the store by hand)
     ├── missing-zone          a configured agent without agents/<agent>/, or a missing zone directory
     ├── stale-state           a realtime document's merged state lags behind its writers' files (derived: rewritten)
-    └── temp-file             a temp file in .omxfs/tmp/, or a commit's in .versions/ (only old ones are removed)
+    ├── temp-file             a temp file in .omxfs/tmp/, or a commit's in .versions/ (only old ones are removed)
+    └── stray-scratch         .omxfs/scratch/<name>/ of no configured agent: editors' temp files nothing serves
+                              any more (the agent left the config, or it was made by hand); removed with its files
     corruption (reported, never guessed at)
     ├── bad-config            config.toml does not parse
     ├── bad-history           history.json does not parse (with no entry files), is not 1..N, or differs from them
@@ -35,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,7 +46,7 @@ from pathlib import Path, PurePosixPath
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
 from omxfs.store.atomic import list_files, read_bytes
-from omxfs.store.config import parse_config
+from omxfs.store.config import Config, parse_config
 from omxfs.store.layout import (
     AGENTS,
     COLLABORATIVE,
@@ -53,6 +56,7 @@ from omxfs.store.layout import (
     HISTORY,
     META_DIR,
     META_SUFFIX,
+    SCRATCH,
     STAGED,
     STATE_DIR,
     STATE_SUFFIX,
@@ -78,6 +82,7 @@ from omxfs.store.records import (
     utc_now,
 )
 from omxfs.store.replicas import parse_writer_file
+from omxfs.store.scratch import ScratchArea
 from omxfs.store.workspace import Workspace
 
 DEBRIS = frozenset(
@@ -93,6 +98,7 @@ DEBRIS = frozenset(
         "missing-zone",
         "stale-state",
         "temp-file",
+        "stray-scratch",
     }
 )
 #: temp files younger than this may belong to a write in progress in another process: left alone
@@ -148,6 +154,7 @@ class _Checker:
         self.repair = repair
         self.temp_grace = temp_grace
         self.report = Report()
+        self.config: Config | None = None  # read by layout(), first
 
     def run(self) -> Report:
         self.layout()
@@ -155,6 +162,7 @@ class _Checker:
         self.handoff()
         self.realtime()
         self.temp_files()
+        self.scratch()
         return self.report
 
     def found(self, kind: str, path: str, detail: str, repaired: bool = False) -> None:
@@ -165,10 +173,11 @@ class _Checker:
     def layout(self) -> None:
         root = self.ws.root
         try:
-            agents = list(parse_config((self.ws.meta / CONFIG).read_text("utf-8")).agents)
+            self.config = parse_config((self.ws.meta / CONFIG).read_text("utf-8"))
+            agents = list(self.config.agents)
         except (OmxError, OSError, UnicodeDecodeError) as exc:
             self.found("bad-config", f"{META_DIR}/{CONFIG}", str(exc))
-            agents = []
+            self.config, agents = None, []
         for sub in ZONE_DIRS:
             if not (root / sub).is_dir():
                 self._missing_dir(root / sub, sub, "a zone directory is missing")
@@ -447,6 +456,18 @@ class _Checker:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
             self.found("temp-file", f"{META_DIR}/tmp/{entry.name}", "left by an interrupted write", self.repair and old)
+
+    def scratch(self) -> None:
+        """The scratch area (``store.scratch``): one directory per agent that has had editors' temp files there."""
+        if self.config is None:
+            return  # who is configured is not known: nothing is called stray
+        area = ScratchArea(self.ws)
+        for agent in area.agents():
+            if self.config.knows(agent):
+                continue
+            if self.repair:
+                shutil.rmtree(area.root / agent, ignore_errors=True)
+            self.found("stray-scratch", f"{META_DIR}/{SCRATCH}/{agent}", "scratch of no configured agent", self.repair)
 
 
 def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:

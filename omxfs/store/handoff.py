@@ -15,12 +15,13 @@ it meanwhile, it delivers again, and the last to finish leaves a file and metada
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
+from omxfs.errors import AlreadyExists, InvalidInput, NotEmpty, NotFound, StoreCorrupt, ZoneDenied
 from omxfs.store.atomic import FileWrite, exists, list_files, open_dir, read_bytes
 from omxfs.store.layout import HANDOFF, META_SUFFIX
 from omxfs.store.names import handoff_dir_name, parse_handoff_dir, relative_path
@@ -199,3 +200,35 @@ class HandoffZone:
                     except StoreCorrupt:
                         continue  # fsck reports it; one bad record must not hide the other deliveries
         return sorted(found, key=lambda m: (m.timestamp, m.sender, m.filename))
+
+    # -- boxes ----------------------------------------------------------------------------------------------------
+
+    def make_box(self, actor: str, sender: str, recipient: str) -> None:
+        """``handoff/<sender>_to_<recipient>/``, made by the sender (or a supervisor, audited) for deliveries."""
+        agent = self.ws.require_actor(actor)
+        if agent != sender and not self.ws.is_supervisor(agent):
+            raise ZoneDenied(f"{agent} may not open a box for {sender}: make handoff/{agent}_to_<agent>")
+        for name in (sender, recipient):
+            if not self.ws.config.knows(name):
+                raise ZoneDenied(f"no agent named {name!r} in this workspace")
+        if sender == recipient:
+            raise ZoneDenied(f"{sender} cannot hand files off to itself: use the private zone")
+        box = handoff_dir_name(sender, recipient)
+        try:
+            os.mkdir(self.dir / box, 0o755)
+        except FileExistsError:
+            raise AlreadyExists(f"{HANDOFF}/{box}: exists") from None
+        if agent != sender:
+            self.ws.audit(agent, "mkdir", f"{HANDOFF}/{box}")
+
+    def remove_dir(self, rel: PurePosixPath) -> None:
+        """Remove the empty directory ``rel`` (a box, or a directory in one); the caller checked who may."""
+        parent = open_dir(self.dir, rel.parent)
+        try:
+            os.rmdir(rel.name, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise NotEmpty(f"{HANDOFF}/{rel}: directory not empty") from None
+            raise NotFound(f"{HANDOFF}/{rel}: {os.strerror(exc.errno or errno.EIO)}") from None
+        finally:
+            os.close(parent)

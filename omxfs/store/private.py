@@ -1,24 +1,38 @@
-"""Private zones, ``agents/<agent>/``: only the owner writes, everyone reads (SPEC §4, seed FR-1)."""
+"""Private zones, ``agents/<agent>/``: only the owner writes, everyone reads (SPEC §4, seed FR-1).
+
+Two ways in: whole files by zone-relative path (``write``, ``read``, ``delete``: the CLI and the tools), and the
+zone as a tree of real files for the mount (``open_file``, ``mkdir``, ``rename``…: full POSIX for the owner, by
+store path ``agents/<owner>/...``). Both check the same rule, and a supervisor's every change is audited.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import NotFound, ZoneDenied
+from omxfs.errors import NotFound, NotPermitted, NotSupported, OmxError, ZoneDenied
 from omxfs.store.atomic import list_files, open_dir, read_bytes
-from omxfs.store.layout import AGENTS
-from omxfs.store.names import relative_path
+from omxfs.store.layout import AGENTS, OMX_XATTRS, USER_XATTRS
+from omxfs.store.names import check_component, relative_path
+from omxfs.store.tree import OpenFile, StoreTree, is_write
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
+
+ZONE_DEPTH = 2  # agents/<owner>
+_COMMON_FLAGS = os.O_ACCMODE | os.O_APPEND | os.O_SYNC | os.O_DSYNC | os.O_TRUNC
+#: the open flags a program's create and open pass on to the store's file (the rest are the daemon's to choose)
+CREATE_FLAGS = _COMMON_FLAGS | os.O_EXCL
+OPEN_FLAGS = _COMMON_FLAGS
 
 
 class PrivateZone:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.dir = ws.root / AGENTS
+        self.tree = StoreTree(ws.root)
 
     def check_write(self, actor: str, owner: str) -> None:
         """The owner writes its own zone; a supervisor anywhere (audited); everyone else is refused."""
@@ -56,3 +70,137 @@ class PrivateZone:
         """Every regular file in the zone, as sorted paths relative to it (symlinks are not followed)."""
         self.ws.require_known(owner)
         return sorted(str(p) for p in list_files(self.dir / owner))
+
+    # -- the zone as a tree of real files (the mount's passthrough) ------------------------------------------------
+    # Paths here are store paths, ``agents/<owner>/...``: the mount shows the zone as it is on disk.
+
+    def owner_for(self, actor: str, path: PurePosixPath, *, entry: bool = True) -> str:
+        """The owner of the zone ``path`` is in, once ``actor`` may change it; else ZoneDenied (EACCES).
+
+        ``entry``: the change creates, removes or renames ``path`` itself, which must then be inside a zone
+        (``agents/<owner>/...``), not a zone's root or ``agents/`` itself.
+        """
+        depth = len(path.parts)
+        if depth < ZONE_DEPTH:
+            raise ZoneDenied("agents/: zones are created with `omxfs init WS --agent NAME`, not through the mount")
+        if entry and depth == ZONE_DEPTH:
+            raise ZoneDenied(f"{path}: an agent's zone cannot be created, removed or renamed through the mount")
+        owner = path.parts[1]
+        self.check_write(actor, owner)
+        return owner
+
+    def may_write(self, actor: str, path: PurePosixPath) -> bool:
+        try:
+            self.owner_for(actor, path, entry=False)
+        except OmxError:
+            return False
+        return True
+
+    def _audit(self, actor: str, owner: str, action: str, path: PurePosixPath) -> None:
+        if actor != owner:
+            self.ws.audit(actor, action, str(path))
+
+    def open_file(self, actor: str, path: PurePosixPath, flags: int) -> OpenFile:
+        """Open for reading by anyone, for writing (or ``O_TRUNC``) by who may write the zone (audited)."""
+        owner = self.owner_for(actor, path) if is_write(flags) else None
+        file = self.tree.open(path, flags & OPEN_FLAGS)
+        if owner is not None:
+            self._audit(actor, owner, "open for writing", path)
+        return file
+
+    def create_file(self, actor: str, path: PurePosixPath, mode: int, flags: int) -> OpenFile:
+        owner = self.owner_for(actor, path)
+        check_component(path.name)
+        file = self.tree.create(path, flags & CREATE_FLAGS, stat.S_IMODE(mode))
+        self._audit(actor, owner, "create", path)
+        return file
+
+    def change(
+        self,
+        actor: str,
+        path: PurePosixPath,
+        *,
+        uid: int | None = None,
+        gid: int | None = None,
+        size: int | None = None,
+        mode: int | None = None,
+        atime_ns: int | None = None,
+        mtime_ns: int | None = None,
+        open_file: OpenFile | None = None,
+    ) -> None:
+        """setattr: ownership never changes here (EPERM); ``size`` truncates through ``open_file`` when the caller
+        has the file open for writing, else through a new descriptor."""
+        owner = self.owner_for(actor, path, entry=False)
+        st = self.tree.lstat(path)
+        if (uid is not None and uid != st.st_uid) or (gid is not None and gid != st.st_gid):
+            raise NotPermitted(f"{path}: ownership is not changed through the mount")
+        if size is not None:
+            if open_file is not None:
+                open_file.truncate(size)
+            else:
+                self.tree.truncate(path, size)
+        if mode is not None and stat.S_ISLNK(st.st_mode):
+            raise NotSupported(f"{path}: a symlink has no mode of its own")
+        times = None
+        if atime_ns is not None or mtime_ns is not None:
+            times = (st.st_atime_ns if atime_ns is None else atime_ns, st.st_mtime_ns if mtime_ns is None else mtime_ns)
+        self.tree.change(path, mode=mode, times_ns=times)
+        self._audit(actor, owner, "setattr", path)
+
+    def mkdir(self, actor: str, path: PurePosixPath, mode: int) -> None:
+        owner = self.owner_for(actor, path)
+        check_component(path.name)
+        self.tree.mkdir(path, stat.S_IMODE(mode))
+        self._audit(actor, owner, "mkdir", path)
+
+    def unlink(self, actor: str, path: PurePosixPath) -> None:
+        owner = self.owner_for(actor, path)
+        self.tree.unlink(path)
+        self._audit(actor, owner, "unlink", path)
+
+    def rmdir(self, actor: str, path: PurePosixPath) -> None:
+        owner = self.owner_for(actor, path)
+        self.tree.rmdir(path)
+        self._audit(actor, owner, "rmdir", path)
+
+    def rename(self, actor: str, old: PurePosixPath, new: PurePosixPath, flags: int) -> None:
+        old_owner = self.owner_for(actor, old)
+        new_owner = self.owner_for(actor, new)
+        check_component(new.name)
+        self.tree.rename(old, new, flags)
+        self._audit(actor, old_owner, f"rename to {new}", old)
+        if new_owner != old_owner:
+            self._audit(actor, new_owner, f"rename from {old}", new)
+
+    def symlink(self, actor: str, path: PurePosixPath, target: bytes) -> None:
+        owner = self.owner_for(actor, path)
+        check_component(path.name)
+        self.tree.symlink(path, target)
+        self._audit(actor, owner, "symlink", path)
+
+    def link(self, actor: str, existing: PurePosixPath, new: PurePosixPath) -> None:
+        owner = self.owner_for(actor, new)
+        check_component(new.name)
+        if len(existing.parts) <= ZONE_DEPTH or existing.parts[1] != owner:
+            # A link to another zone's file would let the owner of this zone write into that one.
+            raise ZoneDenied(f"{new}: a hard link cannot join two zones ({existing} is not in agents/{owner}/)")
+        self.tree.link(existing, new)
+        self._audit(actor, owner, f"link to {existing}", new)
+
+    def _xattr_owner(self, actor: str, path: PurePosixPath, name: str) -> str:
+        owner = self.owner_for(actor, path, entry=False)
+        if name.startswith(OMX_XATTRS):
+            raise ZoneDenied(f"{path}: {name} is generated by omxfs and read-only")
+        if not name.startswith(USER_XATTRS):
+            raise NotSupported(f"{path}: only user.* attributes are kept ({name})")
+        return owner
+
+    def set_xattr(self, actor: str, path: PurePosixPath, name: str, value: bytes) -> None:
+        owner = self._xattr_owner(actor, path, name)
+        self.tree.set_xattr(path, name, value)
+        self._audit(actor, owner, f"setxattr {name}", path)
+
+    def remove_xattr(self, actor: str, path: PurePosixPath, name: str) -> None:
+        owner = self._xattr_owner(actor, path, name)
+        self.tree.remove_xattr(path, name)
+        self._audit(actor, owner, f"removexattr {name}", path)

@@ -25,7 +25,7 @@ import pytest
 
 from omxfs.store import Workspace
 from omxfs.store.config import Config, render_config
-from omxfs.store.workspace import CONFIG
+from omxfs.store.layout import CONFIG
 
 DEADLINE = 10.0  # seconds for a mount to answer or a daemon to exit
 

@@ -23,8 +23,8 @@ from omxfs.errors import (
 )
 from omxfs.fuse.zones.base import AttrChanges, Caller, Handle
 from omxfs.fuse.zones.collab import AgentNotes, CollabHandler
-from omxfs.fuse.zones.scratch import is_scratch_name
 from omxfs.store import Workspace
+from omxfs.store.scratch import is_scratch_name
 
 CUR = PurePosixPath("collaborative/current")
 PLAN = CUR / "plan.md"

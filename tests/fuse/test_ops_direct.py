@@ -629,11 +629,13 @@ def test_reads_on_the_loop_come_only_from_the_page_cache(tmp_path: Path) -> None
     """``read_cached`` answers from the page cache or not at all, so the event loop never waits for the disk."""
     from omxfs.fuse.zones.base import Caller
     from omxfs.fuse.zones.read_only import FdHandle
+    from omxfs.store.tree import OpenFile
 
     path = tmp_path / "data.bin"
     path.write_bytes(b"x" * 65536)
     fd = os.open(path, os.O_RDONLY)
-    handle = FdHandle(Caller("alice", 0, 0, 1), fd, PurePosixPath("agents/alice/data.bin"), writable=False)
+    where = PurePosixPath("agents/alice/data.bin")
+    handle = FdHandle(Caller("alice", 0, 0, 1), OpenFile(fd, where), where, writable=False)
     try:
         os.read(fd, 65536)  # now cached
         assert handle.read_cached(0, 4096) == b"x" * 4096

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from cli.omxfs import main
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
+from omxfs.store.scratch import ScratchArea
 
 
 @pytest.fixture
@@ -181,3 +182,13 @@ def test_cli_fsck_of_a_non_workspace_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["fsck", str(tmp_path)])
     assert result.exit_code == 1
     assert "not an omx workspace" in result.output
+
+
+def test_scratch_of_an_agent_that_is_not_configured_is_stray(ws: Workspace) -> None:
+    """The scratch area is the store's: an agent's editors' temp files stay; those of no configured agent go."""
+    ScratchArea(ws).write("alice", PurePosixPath("collaborative/current/.plan.md.swp"), b"swap")
+    ScratchArea(ws).write("carol", PurePosixPath("handoff/.x.swp"), b"swap")
+    assert kinds(ws) == ["stray-scratch"]
+    assert kinds(ws, repair=True) == ["stray-scratch"]
+    assert fsck(ws).clean
+    assert ScratchArea(ws).agents() == ["alice"]

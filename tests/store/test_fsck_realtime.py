@@ -10,7 +10,7 @@ import pytest
 from omxfs.crdt import Document, PNCounter
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
-from omxfs.store.replicas import WRITERS
+from omxfs.store.layout import WRITERS
 
 SCHEMA = {"title": "lww_register", "votes": "pn_counter"}
 

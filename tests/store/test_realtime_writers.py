@@ -20,7 +20,8 @@ import pytest
 from omxfs.crdt import RGA, Document, LWWRegister, ORSet, PNCounter
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
 from omxfs.store import Workspace
-from omxfs.store.replicas import FOLD_AT, WRITERS, agent_of, encode_state, parse_writer_file
+from omxfs.store.layout import WRITERS
+from omxfs.store.replicas import FOLD_AT, agent_of, encode_state, parse_writer_file
 
 BOARD = {"title": "lww_register", "body": "rga", "tags": "or_set", "votes": "pn_counter"}
 

@@ -28,7 +28,6 @@ Mode, owner and times of versioned files are those of the store and cannot be ch
 
 from __future__ import annotations
 
-import errno
 import itertools
 import os
 import re
@@ -55,14 +54,12 @@ from omxfs.fuse.provenance import READER, ProvenanceReader
 from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath
 from omxfs.fuse.zones.scratch import (
     FileHandle,
-    ScratchArea,
+    ScratchView,
     StagedHandle,
     Staging,
     directory_attr,
     file_attr,
-    is_scratch_name,
     new_file_attr,
-    open_in,
     text_value,
 )
 from omxfs.store.atomic import lstat, open_dir
@@ -82,6 +79,8 @@ from omxfs.store.layout import (
 )
 from omxfs.store.names import relative_path
 from omxfs.store.records import VersionEntry
+from omxfs.store.scratch import is_scratch_name
+from omxfs.store.tree import open_in
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
@@ -184,7 +183,7 @@ class CollabHandler:
         self.ws = ws
         self.zone = ws.collab
         self.provenance = provenance
-        self.scratch = ScratchArea(ws)
+        self.scratch = ScratchView(ws)
         self.notes = AgentNotes()
         self.staging = Staging()
 
@@ -318,9 +317,9 @@ class CollabHandler:
         rel, entry = found
         if flags & os.O_ACCMODE == os.O_RDONLY:
             # A snapshot: the immutable file of the version current now, whatever is committed while it is open.
-            fd = open_in(self.zone.versions_dir, self.zone.version_file(rel, entry.version))
+            file = open_in(self.zone.versions_dir, self.zone.version_file(rel, entry.version))
             self.notes.set_base(caller.agent, path, entry.version)
-            return FileHandle(caller, fd, writable=False)
+            return FileHandle(caller, file, writable=False)
         return self._open_for_write(caller, path, rel, entry, flags)
 
     def _open_for_write(self, caller: Caller, path: ViewPath, rel: str, entry: VersionEntry, flags: int) -> Handle:
@@ -400,40 +399,15 @@ class CollabHandler:
         self._require_dir(path.parent)
         if self._file(path) is not None or self.staging.get(path) is not None:
             raise AlreadyExists(f"{path}: a file of that name exists")
-        checked = relative_path(rel)
-        dir_fd = open_dir(self.zone.current_dir, checked.parent)
-        try:
-            os.mkdir(checked.name, 0o755, dir_fd=dir_fd)
-        except FileExistsError:
-            raise AlreadyExists(f"{path}: exists") from None
-        finally:
-            os.close(dir_fd)
+        self.zone.make_dir(caller.agent, rel)
 
     def rmdir(self, caller: Caller, path: ViewPath) -> None:
         rel = self._rel_below_current(path, "remove directories")
         self.ws.require_actor(caller.agent)
         self._require_dir(path)
-        versions = lstat(self.zone.versions_dir, PurePosixPath(rel))
-        if (
-            self.scratch.has_files(caller.agent, path)
-            or self.staging.names_in(path)
-            or (
-                versions is not None
-                and stat.S_ISDIR(versions.st_mode)
-                and any((self.zone.versions_dir / rel).iterdir())
-            )
-        ):
+        if self.scratch.has_files(caller.agent, path) or self.staging.names_in(path):
             raise NotEmpty(f"{path}: directory not empty")
-        checked = relative_path(rel)
-        dir_fd = open_dir(self.zone.current_dir, checked.parent)
-        try:
-            os.rmdir(checked.name, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise NotEmpty(f"{path}: directory not empty") from None
-            raise NotFound(f"{path}: {os.strerror(exc.errno or errno.EIO)}") from None
-        finally:
-            os.close(dir_fd)
+        self.zone.remove_dir(caller.agent, rel)
         self.scratch.remove_dir(caller.agent, path)
 
     @staticmethod

@@ -17,7 +17,6 @@ metadata; ``*.meta.json`` is read-only for everyone.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from pathlib import PurePosixPath
@@ -39,14 +38,12 @@ from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handl
 from omxfs.fuse.zones.collab import AgentNotes
 from omxfs.fuse.zones.scratch import (
     FileHandle,
-    ScratchArea,
+    ScratchView,
     StagedHandle,
     Staging,
     directory_attr,
     file_attr,
-    is_scratch_name,
     new_file_attr,
-    open_in,
     text_value,
 )
 from omxfs.store.atomic import lstat, open_dir
@@ -63,6 +60,8 @@ from omxfs.store.layout import (
     TO,
 )
 from omxfs.store.names import parse_handoff_dir
+from omxfs.store.scratch import is_scratch_name
+from omxfs.store.tree import open_in
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
@@ -96,7 +95,7 @@ class HandoffHandler:
         self.ws = ws
         self.zone = ws.handoff
         self.provenance = provenance
-        self.scratch = ScratchArea(ws)
+        self.scratch = ScratchView(ws)
         self.notes = AgentNotes()
         self.staging = Staging()
 
@@ -314,20 +313,7 @@ class HandoffHandler:
         where = Where(path)
         if where.filename:
             raise ZoneDenied(f"{path}: a box has no sub-directories: deliver files into it")
-        agent = self.ws.require_actor(caller.agent)
-        if agent != where.sender and not self.ws.is_supervisor(agent):
-            raise ZoneDenied(f"{agent} may not open a box for {where.sender}: make handoff/{agent}_to_<agent>")
-        for name in (where.sender, where.recipient):
-            if not self.ws.config.knows(name):
-                raise ZoneDenied(f"no agent named {name!r} in this workspace")
-        if where.sender == where.recipient:
-            raise ZoneDenied(f"{where.sender} cannot hand files off to itself: use the private zone")
-        try:
-            os.mkdir(self.zone.dir / where.box, 0o755)
-        except FileExistsError:
-            raise AlreadyExists(f"{path}: exists") from None
-        if agent != where.sender:
-            self.ws.audit(agent, "mkdir", f"handoff/{where.box}")
+        self.zone.make_box(caller.agent, where.sender, where.recipient)
 
     def rmdir(self, caller: Caller, path: ViewPath) -> None:
         where = Where(path)
@@ -339,15 +325,7 @@ class HandoffHandler:
             raise NotFound(f"{path}: no such directory")
         if self.scratch.has_files(caller.agent, path) or self.staging.names_in(path):
             raise NotEmpty(f"{path}: directory not empty")
-        parent = open_dir(self.zone.dir, where.rel.parent)
-        try:
-            os.rmdir(where.rel.name, dir_fd=parent)
-        except OSError as exc:
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise NotEmpty(f"{path}: directory not empty") from None
-            raise NotFound(f"{path}: {os.strerror(exc.errno or errno.EIO)}") from None
-        finally:
-            os.close(parent)
+        self.zone.remove_dir(where.rel)
         self.scratch.remove_dir(caller.agent, path)
 
     def unlink(self, caller: Caller, path: ViewPath) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from omxfs.errors import InvalidInput, IsADirectory, NoAttribute, NotFound, ZoneDenied
 from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, ViewPath
-from omxfs.fuse.zones.read_only import StoreTree, attr_of
+from omxfs.fuse.zones.read_only import attr_of
 from omxfs.store.layout import TOP_LEVEL
+from omxfs.store.tree import StoreTree
 from omxfs.store.workspace import Workspace
 
 _ZONES = "only agents/, handoff/, collaborative/, realtime/ and .omxfs/ exist at the top level"

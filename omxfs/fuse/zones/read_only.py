@@ -1,26 +1,21 @@
 """Store directories shown as they are on disk, read-only: ``.omxfs/**``, ``collaborative/.versions/**``,
 ``collaborative/.conflicts/**`` (SPEC §2-§4). The private zone builds its writes on the same walk.
 
-There the view path *is* the store path, so serving a node is a passthrough. Every access walks from the store
-root one directory descriptor at a time with ``O_NOFOLLOW`` (``omxfs.store.atomic.open_dir``) and acts on the
-last component relative to its parent's descriptor without following it, so no symlink in the store, planted by
-an agent or by anyone on the store directly, can make the daemon read or write outside the workspace.
+There the view path *is* the store path, so serving a node is a passthrough: ``omxfs.store.tree.StoreTree`` walks
+it without following any symlink and does the disk I/O; this module builds attributes and handles.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-from omxfs.errors import NoAttribute, OmxError, OSFailure, from_os_error, os_errors
-from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, ViewPath, read_only
-from omxfs.store.atomic import open_dir
+from omxfs.errors import NoAttribute, OmxError
+from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath, read_only
 from omxfs.store.layout import COLLABORATIVE, CONFLICTS, OMX_XATTRS, OWNER, USER_XATTRS, VERSION_FILE, VERSIONS
+from omxfs.store.tree import OpenFile, StoreTree, is_write
 from omxfs.store.workspace import Workspace
 
 #: what a lookup, stat, access check or readlink costs here: one walk and one system call, no lock
@@ -41,114 +36,12 @@ def attr_of(st: os.stat_result, *, stable: bool = False) -> Attr:
     )
 
 
-def is_write(flags: int) -> bool:
-    return (flags & os.O_ACCMODE) != os.O_RDONLY or bool(flags & os.O_TRUNC)
-
-
-class StoreTree:
-    """Walks view paths below a store root through directory descriptors, never following a symlink."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    @contextlib.contextmanager
-    def parent(self, path: ViewPath) -> Iterator[int]:
-        """A descriptor of ``path``'s parent directory, for the ``*at`` call on ``path.name``."""
-        with os_errors(path):
-            fd = open_dir(self.root, path.parent)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
-
-    @contextlib.contextmanager
-    def directory(self, path: ViewPath) -> Iterator[int]:
-        with os_errors(path):
-            fd = open_dir(self.root, path)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
-
-    def lstat(self, path: ViewPath) -> os.stat_result:
-        if path == ROOT:
-            with os_errors(path):
-                return os.stat(self.root)
-        # Spelled out, not ``with self.parent(...)``: the mount stats on nearly every request.
-        try:
-            fd = open_dir(self.root, path.parent)
-        except OSError as exc:
-            raise from_os_error(exc, path) from exc
-        try:
-            return os.stat(path.name, dir_fd=fd, follow_symlinks=False)
-        except OSError as exc:
-            raise from_os_error(exc, path) from exc
-        finally:
-            os.close(fd)
-
-    def listdir(self, path: ViewPath) -> list[str]:
-        with self.directory(path) as fd, os_errors(path):
-            return sorted(os.listdir(fd))
-
-    def listdir_stats(self, path: ViewPath) -> list[tuple[str, os.stat_result]]:
-        """Names with their lstat, sorted, all through one descriptor of the directory: a listing costs one walk
-        from the store root instead of one per entry. Entries that vanish meanwhile are left out."""
-        found: list[tuple[str, os.stat_result]] = []
-        with self.directory(path) as fd, os_errors(path), os.scandir(fd) as entries:
-            for entry in entries:
-                with contextlib.suppress(FileNotFoundError):
-                    found.append((entry.name, entry.stat(follow_symlinks=False)))
-        return sorted(found, key=lambda item: item[0])
-
-    def readlink(self, path: ViewPath) -> bytes:
-        with self.parent(path) as fd, os_errors(path):
-            return os.readlink(os.fsencode(path.name), dir_fd=fd)
-
-    def open(self, path: ViewPath, flags: int, mode: int = 0o644) -> int:
-        """Open a regular file (never a symlink, FIFO or device: O_NONBLOCK keeps a FIFO from blocking us)."""
-        with self.parent(path) as dir_fd, os_errors(path):
-            fd = os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode, dir_fd=dir_fd)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSFailure(f"{path}: not a regular file", errno.EINVAL)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    def xattr_path(self, dir_fd: int, path: ViewPath) -> str:
-        """A path that reaches ``path.name`` in ``dir_fd`` for the xattr calls, which have no ``dir_fd``."""
-        return f"/proc/self/fd/{dir_fd}/{path.name}" if path != ROOT else f"/proc/self/fd/{dir_fd}"
-
-    @contextlib.contextmanager
-    def xattr_target(self, path: ViewPath) -> Iterator[str]:
-        if path == ROOT:
-            with self.directory(path) as fd:
-                yield self.xattr_path(fd, path)
-        else:
-            with self.parent(path) as fd:
-                yield self.xattr_path(fd, path)
-
-    def user_xattrs(self, path: ViewPath) -> list[str]:
-        with self.xattr_target(path) as target, os_errors(path):
-            return [n for n in os.listxattr(target, follow_symlinks=False) if n.startswith(USER_XATTRS)]
-
-    def get_xattr(self, path: ViewPath, name: str) -> bytes:
-        with self.xattr_target(path) as target:
-            try:
-                return os.getxattr(target, name, follow_symlinks=False)
-            except OSError as exc:
-                if exc.errno in (errno.ENODATA, errno.ENOTSUP):
-                    raise NoAttribute(f"{path}: no attribute {name}") from None
-                raise from_os_error(exc, path) from exc
-
-
 @dataclass(eq=False)
 class FdHandle:
     """An open file of the store, served through its descriptor (reads and writes go straight to disk)."""
 
     caller: Caller
-    fd: int
+    file: OpenFile
     path: ViewPath
     writable: bool
     keep_cache: bool = False
@@ -162,54 +55,34 @@ class FdHandle:
         return True
 
     def read(self, offset: int, size: int) -> bytes:
-        with os_errors(self.path):
-            return os.pread(self.fd, size, offset)
+        return self.file.pread(offset, size)
 
     def read_cached(self, offset: int, size: int) -> bytes | None:
-        """The bytes if the page cache holds all of them, else None (read in a thread then): ``RWF_NOWAIT``
-        makes the kernel refuse rather than wait for the disk, so a read on the event loop never stalls it."""
-        buffer = bytearray(size)
-        try:
-            got = os.preadv(self.fd, [buffer], offset, os.RWF_NOWAIT)
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EOPNOTSUPP):
-                return None
-            raise
-        if got < size and offset + got < os.fstat(self.fd).st_size:
-            return None  # partly cached: a short read here would look like the end of the file
-        return bytes(buffer[:got])
+        """The bytes if the page cache holds all of them, else None (``OpenFile.read_cached``)."""
+        return self.file.read_cached(offset, size)
 
     def write(self, offset: int, data: bytes) -> int:
         if not self.writable:
             raise read_only(self.path, "not open for writing")
-        view = memoryview(data)
-        with os_errors(self.path):
-            while view:
-                written = os.pwrite(self.fd, view, offset)
-                view, offset = view[written:], offset + written
+        self.file.write_all(offset, data)
         return len(data)
 
     def truncate(self, size: int) -> None:
         if not self.writable:
             raise read_only(self.path, "not open for writing")
-        with os_errors(self.path):
-            os.ftruncate(self.fd, size)
+        self.file.truncate(size)
 
     def flush(self) -> None:
         """Writes went to the file as they came; nothing is staged."""
 
     def fsync(self, datasync: bool) -> None:
-        with os_errors(self.path):
-            (os.fdatasync if datasync else os.fsync)(self.fd)
+        self.file.fsync(datasync)
 
     def release(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        self.file.close()
 
     def getattr(self) -> Attr:
-        with os_errors(self.path):
-            return attr_of(os.fstat(self.fd), stable=self.stable)
+        return attr_of(self.file.fstat(), stable=self.stable)
 
 
 class ReadOnlyHandler:
@@ -279,9 +152,13 @@ class ReadOnlyHandler:
     def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
         if is_write(flags):
             raise self.refuse(caller, path, "opening for writing")
-        fd = self.tree.open(path, os.O_RDONLY)
-        stable = self.is_stable(path.parts, os.fstat(fd))
-        return FdHandle(caller, fd, path, writable=False, keep_cache=stable, stable=stable)
+        file = self.tree.open(path, os.O_RDONLY)
+        try:
+            stable = self.is_stable(path.parts, file.fstat())
+        except BaseException:
+            file.close()
+            raise
+        return FdHandle(caller, file, path, writable=False, keep_cache=stable, stable=stable)
 
     def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:
         if name == OWNER:

@@ -82,9 +82,10 @@ from omxfs.fuse.zones.realtime_files import (
     process_key,
     written_base,
 )
-from omxfs.fuse.zones.scratch import ScratchArea, is_scratch_name
+from omxfs.fuse.zones.scratch import ScratchView
 from omxfs.store.layout import CRDT_STATE, OWNER, REALTIME, RENAME_NOREPLACE, SCHEMA, SNAPSHOT, STATE_SUFFIX, TYPE
 from omxfs.store.names import check_component, check_doc_id
+from omxfs.store.scratch import is_scratch_name
 from omxfs.store.workspace import Workspace
 
 SHARED = "shared"
@@ -142,9 +143,9 @@ def _pretty(data: Any) -> bytes:
 class RealtimeHandler:
     """The ZoneHandler of ``realtime/``; thread-safe (the ops layer calls it from worker threads)."""
 
-    def __init__(self, ws: Workspace, scratch: ScratchArea | None = None) -> None:
+    def __init__(self, ws: Workspace, scratch: ScratchView | None = None) -> None:
         self.ws = ws
-        self.scratch = scratch if scratch is not None else ScratchArea(ws)
+        self.scratch = scratch if scratch is not None else ScratchView(ws)
         self._agents = SeenLog()
         self._processes = SeenLog()
         self._lock = threading.Lock()
