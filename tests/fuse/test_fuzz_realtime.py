@@ -148,7 +148,7 @@ class RealtimeModel(RuleBasedStateMachine):
             crdt.write_text(base, new, agent)
         if new == "" and not append:
             # O_TRUNC with nothing written is committed at the last close, the release, which the kernel sends
-            # after close() has returned (see realtime_files.StagedHandle): wait for it, with a deadline.
+            # after close() has returned (see staging.StagedHandle): wait for it, with a deadline.
             poll(self.matches, what=f"the emptied {field} to be committed")
 
     def matches(self) -> bool:

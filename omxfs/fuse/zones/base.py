@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import NamedTuple, Protocol
 
@@ -174,7 +174,6 @@ class BufferHandle:
     direct_io: bool = True
     dirty: bool = False
     on_flush: Callable[[BufferHandle], None] | None = None
-    extra: dict[str, object] = field(default_factory=dict)
 
     def inline(self, op: str, end: int = 0) -> bool:
         """Reads and writes are memory copies, cheap enough for the loop unless a write far past the end would

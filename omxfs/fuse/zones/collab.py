@@ -55,13 +55,12 @@ from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handl
 from omxfs.fuse.zones.scratch import (
     FileHandle,
     ScratchView,
-    StagedHandle,
-    Staging,
     directory_attr,
     file_attr,
     new_file_attr,
     text_value,
 )
+from omxfs.fuse.zones.staging import StagedHandle, Staging
 from omxfs.store.atomic import lstat, open_dir
 from omxfs.store.collab import NO_CHECK
 from omxfs.store.layout import (

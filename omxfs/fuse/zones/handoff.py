@@ -39,13 +39,12 @@ from omxfs.fuse.zones.collab import AgentNotes
 from omxfs.fuse.zones.scratch import (
     FileHandle,
     ScratchView,
-    StagedHandle,
-    Staging,
     directory_attr,
     file_attr,
     new_file_attr,
     text_value,
 )
+from omxfs.fuse.zones.staging import StagedHandle, Staging
 from omxfs.store.atomic import lstat, open_dir
 from omxfs.store.handoff import is_meta
 from omxfs.store.layout import (

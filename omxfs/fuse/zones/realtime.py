@@ -74,7 +74,6 @@ from omxfs.fuse.zones.realtime_files import (
     Cached,
     Seen,
     SeenLog,
-    StagedHandle,
     StateCache,
     choose_base,
     decode,
@@ -83,6 +82,7 @@ from omxfs.fuse.zones.realtime_files import (
     written_base,
 )
 from omxfs.fuse.zones.scratch import ScratchView
+from omxfs.fuse.zones.staging import StagedHandle
 from omxfs.store.layout import CRDT_STATE, OWNER, REALTIME, RENAME_NOREPLACE, SCHEMA, SNAPSHOT, STATE_SUFFIX, TYPE
 from omxfs.store.names import check_component, check_doc_id
 from omxfs.store.scratch import is_scratch_name
@@ -351,23 +351,30 @@ class RealtimeHandler:
         if not _writes(flags):
             return BufferHandle(caller, bytearray(content), attr)
         truncate = bool(flags & os.O_TRUNC)
-        handle = StagedHandle(caller, bytearray() if truncate else bytearray(content), attr, writable=True)
-        handle.emptied = truncate  # O_TRUNC alone empties the value, at the last close
-        handle.extra.update(append=bool(flags & os.O_APPEND), opened=content, own=None if truncate else seen)
+        handle = StagedHandle(
+            caller,
+            bytearray() if truncate else bytearray(content),
+            attr,
+            writable=True,
+            dirty=truncate,  # O_TRUNC alone empties the value, at the last close
+            append=bool(flags & os.O_APPEND),
+            opened=content,
+            own=None if truncate else seen,
+            inline_closes=False,
+        )
         ftype = node.state.doc.schema[node.name]
         doc, name = node.doc, node.name
-        handle.on_flush = lambda h: self._flush_field(h, doc, name, ftype, seen)
+        handle.on_flush = lambda _: self._flush_field(handle, doc, name, ftype, seen)
         return handle
 
-    def _flush_field(self, handle: BufferHandle, doc: str, name: str, ftype: str, at_open: Seen) -> None:
+    def _flush_field(self, handle: StagedHandle, doc: str, name: str, ftype: str, at_open: Seen) -> None:
         data = bytes(handle.data)
-        opened = handle.extra.get("opened")
-        if ftype == "pn_counter" and handle.extra.get("append") and isinstance(opened, bytes):
+        opened = handle.opened
+        if ftype == "pn_counter" and handle.append and opened is not None:
             data = data.removeprefix(opened)  # `echo +1 >> counter`: the appended text is the write
             if not data.strip():
                 return
-        own = handle.extra.get("own")
-        self.commit_field(handle.caller, doc, name, data, own if isinstance(own, Seen) else None, at_open)
+        self.commit_field(handle.caller, doc, name, data, handle.own, at_open)
 
     def _keys(self, caller: Caller, doc: str, name: str) -> tuple[Hashable, Hashable]:
         return (caller.agent, doc, name), (caller.agent, process_key(caller.pid), doc, name)
@@ -430,8 +437,14 @@ class RealtimeHandler:
         if not _writes(flags):
             return BufferHandle(caller, bytearray(raw), attr)
         truncate = bool(flags & os.O_TRUNC)
-        handle = StagedHandle(caller, bytearray() if truncate else bytearray(raw), attr, writable=True)
-        handle.extra["append"] = bool(flags & os.O_APPEND)
+        handle = StagedHandle(
+            caller,
+            bytearray() if truncate else bytearray(raw),
+            attr,
+            writable=True,
+            append=bool(flags & os.O_APPEND),
+            inline_closes=False,
+        )
         handle.on_flush = lambda h: self.merge_state(h.caller, doc, bytes(h.data))
         return handle
 
@@ -444,8 +457,14 @@ class RealtimeHandler:
         if pending is None:
             raise NotFound(f"realtime/{doc}: no such document")
         truncate = bool(flags & os.O_TRUNC)
-        handle = StagedHandle(caller, bytearray(b"" if truncate else staged), self._file(0o644, 0, 0), writable=True)
-        handle.extra["append"] = bool(flags & os.O_APPEND)
+        handle = StagedHandle(
+            caller,
+            bytearray(b"" if truncate else staged),
+            self._file(0o644, 0, 0),
+            writable=True,
+            append=bool(flags & os.O_APPEND),
+            inline_closes=False,
+        )
 
         def unstage() -> None:
             with self._lock:
@@ -460,7 +479,7 @@ class RealtimeHandler:
                 raise
 
         handle.on_flush = create
-        handle.extra["on_release"] = unstage
+        handle.on_release = lambda _: unstage()
         with self._lock:
             pending.staged.append(handle)
         return handle

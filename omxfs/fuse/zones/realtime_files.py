@@ -16,8 +16,8 @@ per process image (pid, start time, exec), in two ``SeenLog`` objects, and ``cho
 After a write the writer has seen exactly the text it wrote, and ``written_base`` builds that base, so saving
 twice in a row neither applies the first save's edits again nor undoes what others did in between.
 
-Also here: ``StagedHandle``, a file whose writes are committed at close, and ``StateCache``, the stored states
-with what readers of each field see, computed once per state. No pyfuse3.
+Also here: ``StateCache``, the stored states with what readers of each field see, computed once per state. No
+pyfuse3.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from omxfs.crdt.rga import RGABase
 from omxfs.crdt.text_diff import Span, diff_spans
 from omxfs.errors import InvalidInput, NotFound
 from omxfs.fuse.identity import parse_image_key
-from omxfs.fuse.zones.base import BufferHandle
 from omxfs.store.realtime import StateView
 from omxfs.store.workspace import Workspace
 
@@ -241,43 +240,6 @@ class SeenLog:
 
 
 # -- the open file ---------------------------------------------------------------------------------------------
-
-
-class StagedHandle(BufferHandle):
-    """A file open for writing whose content is committed at close; ``O_APPEND`` writes land at the end.
-
-    A file opened with ``O_TRUNC`` and never written is emptied at the *last* close (release), not at the first
-    flush: shells open with ``O_TRUNC``, ``dup2`` the descriptor and close the original before the program
-    writes, and committing an empty value at that first close would wipe the field for a moment and rewrite it.
-    """
-
-    #: opened with O_TRUNC, not written since: the last close commits the empty content
-    emptied: bool = False
-
-    def inline(self, op: str, end: int = 0) -> bool:
-        """Reads and writes as a buffer's; every close goes to a thread (it may merge, or run ``on_release``)."""
-        return op in ("read", "write") and super().inline(op, end)
-
-    def write(self, offset: int, data: bytes) -> int:
-        self.emptied = False
-        return super().write(len(self.data) if self.extra.get("append") else offset, data)
-
-    def truncate(self, size: int) -> None:
-        self.emptied = False
-        if size == 0:
-            self.extra["own"] = None  # a rewrite from scratch (vim: open, ftruncate, write), not an edit in place
-        super().truncate(size)
-
-    def release(self) -> None:
-        try:
-            if self.emptied and self.on_flush is not None:
-                self.emptied = False
-                self.on_flush(self)
-        finally:
-            done = self.extra.pop("on_release", None)
-            if callable(done):
-                done()
-            super().release()
 
 
 # -- the stored states, with what their readers see -------------------------------------------------------------
