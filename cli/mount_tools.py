@@ -22,7 +22,6 @@ import click
 
 from cli.errors import friendly_errors
 from omxfs.errors import OmxError
-from omxfs.fuse.mounts import read_records
 from omxfs.store import Workspace
 from omxfs.store.config import parse_config
 from omxfs.store.layout import (
@@ -37,6 +36,7 @@ from omxfs.store.layout import (
     VERSIONS,
     version_name,
 )
+from omxfs.store.mount_records import read_records
 
 _WHY = {
     errno.EBUSY: "conflict: it changed since you read it; the rejected write is kept under collaborative/.conflicts/",

@@ -15,6 +15,7 @@ from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
 from omxfs.store import Workspace
 from omxfs.store.layout import META_DIR
+from omxfs.store.mount_records import MountRecord, read_records
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -139,7 +140,7 @@ def status(path: Path | None) -> None:
             click.echo(f"  collaborative/{rel}: version {ws.collab.current_version(rel)}")
         for doc in ws.realtime.list():
             click.echo(f"  realtime/{doc}: {', '.join(f'{k}:{v}' for k, v in ws.realtime.load(doc).schema.items())}")
-        records = mounts.read_records(ws.meta)
+        records = read_records(ws.meta)
         click.echo("mounts:" if records else "mounts: none")
         for record in records:
             _print_record(record)
@@ -166,7 +167,7 @@ def fsck(workspace: Path, repair: bool) -> None:
         raise SystemExit(1)
 
 
-def _print_record(record: mounts.MountRecord) -> None:
+def _print_record(record: MountRecord) -> None:
     click.echo(
         f"  {record.mountpoint}: default agent {record.default_agent}, pid {record.pid}, since {record.started},"
         f" log {record.store}/{record.log}"
@@ -183,7 +184,7 @@ def _print_mounts() -> None:
         if mounts.probe(mountpoint) is mounts.State.STALE:
             click.echo(f"{mountpoint}: stale (its daemon died): run `omxfs umount {mountpoint}`")
             continue
-        records = [r for r in mounts.read_records(Path(mountpoint, META_DIR)) if r.mountpoint == mountpoint]
+        records = [r for r in read_records(Path(mountpoint, META_DIR)) if r.mountpoint == mountpoint]
         click.echo(f"{mountpoint}: live" + (f", store {records[0].store}" if records else ""))
         for record in records:
             _print_record(record)

@@ -14,7 +14,6 @@ SIGTERM, SIGINT or SIGHUP, or returns when someone else unmounted (``fusermount3
 from __future__ import annotations
 
 import contextlib
-import errno
 import faulthandler
 import functools
 import logging
@@ -23,7 +22,7 @@ import signal
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TextIO
 
 import pyfuse3
@@ -32,7 +31,7 @@ import trio
 from omxfs.errors import MountError, OmxError
 from omxfs.fuse.identity import CALLERS, IdentityResolver
 from omxfs.fuse.inodes import InodeTable
-from omxfs.fuse.mounts import FSTYPE, MountRecord, mount_at, prune_records, record_name, report_ready
+from omxfs.fuse.mounts import FSTYPE, mount_at, report_ready
 from omxfs.fuse.ops import Operations
 from omxfs.fuse.router import Router
 from omxfs.fuse.zones.collab import CollabHandler
@@ -41,7 +40,8 @@ from omxfs.fuse.zones.layout import LayoutHandler
 from omxfs.fuse.zones.private import PrivateHandler
 from omxfs.fuse.zones.read_only import ReadOnlyHandler
 from omxfs.fuse.zones.realtime import RealtimeHandler
-from omxfs.store.layout import LOGS, META_DIR, MOUNT_RECORDS
+from omxfs.store.layout import META_DIR
+from omxfs.store.mount_records import MountRecord, hold_store, open_log, prune_records, remove_record, write_record
 from omxfs.store.workspace import Workspace
 
 LOGGER = "omxfs.mount"
@@ -88,9 +88,7 @@ def build_ops(
 
 def _open_log(ws: Workspace, pid: int) -> tuple[logging.Logger, TextIO, Path]:
     """The daemon's log, ``WS/.omxfs/logs/mount-<pid>.log``, opened now, before anything is mounted."""
-    rel = PurePosixPath(META_DIR, LOGS, f"mount-{pid}.log")
-    (ws.root / rel.parent).mkdir(parents=True, exist_ok=True)
-    stream = open(ws.root / rel, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (closed by serve's stack)
+    stream, rel = open_log(ws, pid)
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log = logging.getLogger(f"{LOGGER}.{pid}")
@@ -101,7 +99,7 @@ def _open_log(ws: Workspace, pid: int) -> tuple[logging.Logger, TextIO, Path]:
     log.addHandler(handler)
     pyfuse3_log = logging.getLogger("pyfuse3")
     pyfuse3_log.addHandler(handler)
-    return log, stream, Path(rel)
+    return log, stream, rel
 
 
 def _detach_log(log: logging.Logger) -> None:
@@ -136,10 +134,7 @@ async def serve(
     mountpoint = os.path.abspath(mountpoint)
     pid = os.getpid()
     with contextlib.ExitStack() as stack, trio.open_signal_receiver(*SIGNALS) as signals:
-        try:
-            store_fd = os.open(ws_path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError as exc:
-            raise MountError(f"cannot open the workspace {ws_path}: {exc.strerror}", exc.errno or errno.EIO) from None
+        store_fd = hold_store(ws_path)
         stack.callback(os.close, store_fd)
         root = Path(f"/proc/self/fd/{store_fd}")
         store_path = os.path.realpath(root)  # now: once mounted in place, resolving it would call ourselves
@@ -167,8 +162,7 @@ async def serve(
                 ws, ops, log, signals, initialized, root, store_path, mountpoint, default_agent, log_rel, task_status
             )
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(ws.meta / MOUNT_RECORDS / record_name(pid))
+            remove_record(ws, pid)
             pyfuse3.close(unmount=True)
             log.info("unmounted %s", mountpoint)
 
@@ -218,9 +212,7 @@ async def _serve_mounted(
                 started=datetime.now(UTC).isoformat(timespec="seconds"),
                 log=str(log_rel),
             )
-            await trio.to_thread.run_sync(
-                ws.writer.write, ws.meta, PurePosixPath(MOUNT_RECORDS, record_name(record.pid)), record.to_json()
-            )
+            await trio.to_thread.run_sync(write_record, ws, record)
             await trio.to_thread.run_sync(prune_records, ws.meta)
             log.info("ready: %s answers", mountpoint)
             task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel))

@@ -4,15 +4,14 @@ No pyfuse3 here: ``omxfs status`` and ``omxfs umount`` work (and ``omxfs mount``
 without it. Each check raises ``MountError`` with one line that says what to do; the paths it looks at are
 parameters, so tests can point them at a fake ``/dev/fuse`` or ``PATH``.
 
-A live daemon records itself in ``WS/.omxfs/mounts/<pid>.json`` (mountpoint, default agent, log), which is how
-``status`` and ``umount`` find the daemon behind a mountpoint; a record whose process is gone is stale.
+A live daemon records itself in the store (``omxfs.store.mount_records``), which is how ``status`` and
+``umount`` find the daemon behind a mountpoint; a record whose process is gone is stale.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import re
 import select
@@ -21,13 +20,14 @@ import signal
 import stat
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from omxfs.errors import MountError
 from omxfs.process import pid_alive
-from omxfs.store.layout import META_DIR, MOUNT_RECORDS
+from omxfs.store.layout import META_DIR
+from omxfs.store.mount_records import read_records
 
 FSTYPE = "fuse.omxfs"
 FUSE_DEVICE = Path("/dev/fuse")
@@ -195,51 +195,6 @@ def wait_for_exit(pid: int, timeout: float) -> bool:
 
 
 # -- daemon records --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MountRecord:
-    pid: int
-    mountpoint: str
-    store: str
-    default_agent: str
-    started: str
-    log: str  # relative to the store
-
-    def to_json(self) -> bytes:
-        return json.dumps(asdict(self), indent=2).encode("utf-8")
-
-
-def record_name(pid: int) -> str:
-    return f"{pid}.json"
-
-
-def read_records(meta_dir: Path) -> list[MountRecord]:
-    """The records under ``meta_dir/mounts`` of daemons still running."""
-    found = []
-    try:
-        names = sorted(os.listdir(meta_dir / MOUNT_RECORDS))
-    except OSError:
-        return []
-    for name in names:
-        try:
-            data = json.loads((meta_dir / MOUNT_RECORDS / name).read_text("utf-8"))
-            record = MountRecord(**data)
-        except (OSError, ValueError, TypeError):
-            continue
-        if pid_alive(record.pid):
-            found.append(record)
-    return found
-
-
-def prune_records(meta_dir: Path) -> None:
-    """Remove the records of daemons that died without cleaning up (kill -9): a daemon does this at start."""
-    with contextlib.suppress(OSError):
-        for name in os.listdir(meta_dir / MOUNT_RECORDS):
-            pid = name.removesuffix(".json")
-            if name.endswith(".json") and pid.isdigit() and not pid_alive(int(pid)):
-                with contextlib.suppress(OSError):
-                    os.unlink(meta_dir / MOUNT_RECORDS / name)
 
 
 def last_errors(log_file: Path, count: int = 3) -> list[str]:

@@ -28,9 +28,10 @@ from typing import Any
 
 import pytest
 
-from omxfs.fuse import mounts
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
+from omxfs.store.layout import META_DIR
+from omxfs.store.mount_records import read_records
 from omxfs.store.records import sha256
 from tests.fuse.conftest import Mount, clean_env, poll
 
@@ -85,7 +86,7 @@ def gone(pid: int) -> bool:
 
 
 def daemon_pid(store: Path, mountpoint: Path) -> int:
-    records = [r for r in mounts.read_records(store / ".omxfs") if r.mountpoint == str(mountpoint)]
+    records = [r for r in read_records(store / META_DIR) if r.mountpoint == str(mountpoint)]
     assert len(records) == 1, records
     return records[0].pid
 

@@ -20,6 +20,8 @@ from omxfs.errors import MountError
 from omxfs.fuse import mounts
 from omxfs.process import pid_alive
 from omxfs.store import Workspace
+from omxfs.store.layout import META_DIR
+from omxfs.store.mount_records import read_records
 from tests.fuse.conftest import DEADLINE, Mount, clean_env, poll
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent")
@@ -53,7 +55,7 @@ def background_mounts(*mountpoints: Path) -> Iterator[None]:
         for mountpoint in mountpoints:
             pids: list[int] = []
             with contextlib.suppress(OSError):
-                pids = [r.pid for r in mounts.read_records(mountpoint / ".omxfs")]
+                pids = [r.pid for r in read_records(mountpoint / META_DIR)]
             if os.path.ismount(mountpoint) or mounts.probe(str(mountpoint)) is mounts.State.STALE:
                 subprocess.run(["fusermount3", "-uz", str(mountpoint)], capture_output=True, check=False)
             for pid in pids:

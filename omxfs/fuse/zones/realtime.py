@@ -92,7 +92,7 @@ SHARED = "shared"
 
 
 class Kind(enum.Enum):
-    ROOT = "realtime/"
+    ROOT = f"{REALTIME}/"
     STATE_DIR = "the state directory"
     STATE = "a state file"
     NEW_STATE = "a state file of a new document"
@@ -400,10 +400,10 @@ class RealtimeHandler:
         base is chosen from what the writing process and the agent observed, and ``fallback`` (the value at
         open; default: now) is the base of a blind write.
         """
-        text = decode(data, f"realtime/{doc}/{name}")
+        text = decode(data, f"{REALTIME}/{doc}/{name}")
         cached = self._state(doc)
         if cached is None or name not in cached.doc.schema:
-            raise NotFound(f"realtime/{doc}/{name}: no such document or field")
+            raise NotFound(f"{REALTIME}/{doc}/{name}: no such document or field")
         if own is not None:
             used = own
         else:
@@ -450,12 +450,12 @@ class RealtimeHandler:
 
     def merge_state(self, caller: Caller, doc: str, data: bytes) -> None:
         """A state written into ``.crdt_state/`` is merged into the stored one, never written over it."""
-        self.ws.realtime.merge_state(caller.agent, doc, decode(data, f"realtime/{CRDT_STATE}/{doc}{STATE_SUFFIX}"))
+        self.ws.realtime.merge_state(caller.agent, doc, decode(data, f"{REALTIME}/{CRDT_STATE}/{doc}{STATE_SUFFIX}"))
 
     def _schema_handle(self, caller: Caller, node: _Node, flags: int, staged: bytes) -> Handle:
         pending, doc = node.pending, node.doc
         if pending is None:
-            raise NotFound(f"realtime/{doc}: no such document")
+            raise NotFound(f"{REALTIME}/{doc}: no such document")
         truncate = bool(flags & os.O_TRUNC)
         handle = StagedHandle(
             caller,
@@ -486,7 +486,7 @@ class RealtimeHandler:
 
     def create_document(self, caller: Caller, doc: str, data: bytes) -> None:
         """``.schema.json`` arrived: ``{"field": "type", ...}`` creates the document; anything else is EINVAL."""
-        self.ws.realtime.create(caller.agent, doc, parse_schema(data, f"realtime/{doc}/{SCHEMA}"))
+        self.ws.realtime.create(caller.agent, doc, parse_schema(data, f"{REALTIME}/{doc}/{SCHEMA}"))
         with self._lock:
             self._pending.pop(doc, None)
 

@@ -1,0 +1,96 @@
+"""What a mount keeps in the store: ``WS/.omxfs/mounts/<pid>.json`` (one record per live daemon) and
+``WS/.omxfs/logs/mount-<pid>.log``, and the descriptor a daemon holds on the store before it mounts over it.
+
+A record says which daemon serves which mountpoint (mountpoint, store, default agent, log); it is how
+``omxfs status`` and ``omxfs umount`` find the daemon behind a mountpoint. A record whose process is gone is stale:
+it is never shown, and the next daemon to start removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, TextIO
+
+from omxfs.errors import MountError
+from omxfs.process import pid_alive
+from omxfs.store.layout import LOGS, META_DIR, MOUNT_RECORDS
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class MountRecord:
+    pid: int
+    mountpoint: str
+    store: str
+    default_agent: str
+    started: str
+    log: str  # relative to the store
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), indent=2).encode("utf-8")
+
+
+def record_name(pid: int) -> str:
+    return f"{pid}.json"
+
+
+def read_records(meta_dir: Path) -> list[MountRecord]:
+    """The records under ``meta_dir/mounts`` of daemons still running."""
+    found = []
+    try:
+        names = sorted(os.listdir(meta_dir / MOUNT_RECORDS))
+    except OSError:
+        return []
+    for name in names:
+        try:
+            data = json.loads((meta_dir / MOUNT_RECORDS / name).read_text("utf-8"))
+            record = MountRecord(**data)
+        except (OSError, ValueError, TypeError):
+            continue
+        if pid_alive(record.pid):
+            found.append(record)
+    return found
+
+
+def prune_records(meta_dir: Path) -> None:
+    """Remove the records of daemons that died without cleaning up (kill -9): a daemon does this at start."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(meta_dir / MOUNT_RECORDS):
+            pid = name.removesuffix(".json")
+            if name.endswith(".json") and pid.isdigit() and not pid_alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(meta_dir / MOUNT_RECORDS / name)
+
+
+def write_record(ws: Workspace, record: MountRecord) -> None:
+    ws.writer.write(ws.meta, PurePosixPath(MOUNT_RECORDS, record_name(record.pid)), record.to_json())
+
+
+def remove_record(ws: Workspace, pid: int) -> None:
+    """Best effort: a record left behind is stale once the process is gone."""
+    with contextlib.suppress(OSError):
+        os.unlink(ws.meta / MOUNT_RECORDS / record_name(pid))
+
+
+def open_log(ws: Workspace, pid: int) -> tuple[TextIO, Path]:
+    """The daemon's log, opened for appending (line-buffered), and its path relative to the store."""
+    rel = PurePosixPath(META_DIR, LOGS, f"mount-{pid}.log")
+    (ws.root / rel.parent).mkdir(parents=True, exist_ok=True)
+    stream = open(ws.root / rel, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (the caller closes it)
+    return stream, Path(rel)
+
+
+def hold_store(ws_path: str | os.PathLike[str]) -> int:
+    """An ``O_PATH`` descriptor of the store, taken before mounting: once a mount covers the store's path, the
+    daemon still reaches the store through it (``/proc/self/fd/N``), never through its own mount."""
+    try:
+        return os.open(ws_path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise MountError(f"cannot open the workspace {ws_path}: {exc.strerror}", exc.errno or errno.EIO) from None
