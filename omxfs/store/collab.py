@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import errno
-import json
 import os
 import secrets
 import stat
@@ -43,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotEmpty, NotFound, OmxError, OSFailure, StoreCorrupt
+from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotEmpty, NotFound, OmxError, StoreCorrupt
 from omxfs.store.atomic import (
     create_exclusive,
     exists,
@@ -55,24 +53,23 @@ from omxfs.store.atomic import (
     sync_dir,
     write_new,
 )
+from omxfs.store.conflicts import ConflictRecords
 from omxfs.store.layout import (
     COLLABORATIVE,
     CONFLICTS,
     CURRENT,
     HISTORY,
-    REJECTED,
     VERSIONS,
     entry_name,
     staged_name,
     version_name,
 )
-from omxfs.store.names import check_agent, relative_path
+from omxfs.store.names import relative_path
 from omxfs.store.records import (
     VersionEntry,
     VersionRecord,
     append_history,
     dump_history,
-    dump_json,
     dump_version_record,
     extend_history,
     load_history,
@@ -80,6 +77,7 @@ from omxfs.store.records import (
     sha256,
     utc_now,
 )
+from omxfs.store.tree import remove_empty_dir
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
@@ -138,6 +136,7 @@ class CollabZone:
         self.current_dir = self.dir / CURRENT
         self.versions_dir = self.dir / VERSIONS
         self.conflicts_dir = self.dir / CONFLICTS
+        self.records = ConflictRecords(ws, self.conflicts_dir)
         self._known: dict[PurePosixPath, tuple[VersionEntry, ...]] = {}
         self._history_files: dict[PurePosixPath, _Parsed] = {}
         self._lock = threading.Lock()  # the mount calls the store from many worker threads
@@ -414,45 +413,18 @@ class CollabZone:
         versions = lstat(self.versions_dir, rel)
         if versions is not None and stat.S_ISDIR(versions.st_mode) and any((self.versions_dir / rel).iterdir()):
             raise NotEmpty(f"{COLLABORATIVE}/{CURRENT}/{rel}: directory not empty")
-        dir_fd = open_dir(self.current_dir, rel.parent)
-        try:
-            os.rmdir(rel.name, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise NotEmpty(f"{COLLABORATIVE}/{CURRENT}/{rel}: directory not empty") from None
-            raise NotFound(f"{COLLABORATIVE}/{CURRENT}/{rel}: {os.strerror(exc.errno or errno.EIO)}") from None
-        finally:
-            os.close(dir_fd)
+        remove_empty_dir(self.current_dir, rel, f"{COLLABORATIVE}/{CURRENT}/{rel}")
 
     # -- conflicts ----------------------------------------------------------------------------------------------
 
     def conflict_record(self, agent: str, path: str) -> dict[str, Any]:
         """The recovery info of ``agent``'s latest refused write to ``path``, as kept on disk."""
-        rel = relative_path(path)
-        raw = read_bytes(self.conflicts_dir, PurePosixPath(check_agent(agent)) / rel.with_name(rel.name + ".json"))
-        record: dict[str, Any] = json.loads(raw)
-        return record
+        return self.records.latest(agent, path)
 
     def conflicts(self, agent: str, path: str) -> builtins.list[dict[str, Any]]:
         """Every rejected write of ``agent`` to ``path``, oldest first: each record's recovery info, with
         ``kept_at`` naming the file that holds the rejected content."""
-        rel = relative_path(path)
-        found: builtins.list[tuple[int, dict[str, Any]]] = []
-        for kept in self._record_places(check_agent(agent), rel):
-            try:
-                dir_fd = open_dir(self.conflicts_dir, kept.parent)
-            except OmxError:
-                continue
-            try:
-                for number in self._rejected_numbers(dir_fd, kept.name):
-                    name = f"{kept.name}{REJECTED}{number}.json"
-                    with contextlib.suppress(OmxError, ValueError):
-                        record = json.loads(read_bytes(self.conflicts_dir, kept.parent / name))
-                        if isinstance(record, dict):
-                            found.append((number, record))
-            finally:
-                os.close(dir_fd)
-        return [record for _, record in sorted(found, key=lambda item: (str(item[1].get("timestamp")), item[0]))]
+        return self.records.all(agent, path)
 
     def refused_at_open(self, actor: str, path: str, base: int) -> dict[str, Any]:
         """A write refused when its file was opened, on ``base`` (0: never read), before any content: kept in a
@@ -466,7 +438,7 @@ class CollabZone:
             earlier = self.conflict_record(actor, str(rel))
         except (OmxError, ValueError):
             earlier = {}
-        self._keep_rejected(actor, rel, b"", info, latest=not earlier.get("your_content"))
+        self.records.keep(actor, rel, b"", info, latest=not earlier.get("your_content"))
         return info
 
     def _conflict(
@@ -474,7 +446,7 @@ class CollabZone:
     ) -> Conflict:
         info = self._recovery_info(rel, base, history)
         info["your_content"] = _text(content)
-        self._keep_rejected(actor, rel, content, info)
+        self.records.keep(actor, rel, content, info)
         return Conflict(f"conflict on collaborative/{rel}: {info['suggestion']}", info)
 
     def _unseen_conflict(self, actor: str, rel: PurePosixPath, content: bytes, base: int, taken: int) -> Conflict:
@@ -494,7 +466,7 @@ class CollabZone:
             ),
             "timestamp": utc_now(),
         }
-        self._keep_rejected(actor, rel, content, info)
+        self.records.keep(actor, rel, content, info)
         return Conflict(f"conflict on collaborative/{rel}: {info['suggestion']}", info)
 
     def _recovery_info(self, rel: PurePosixPath, base: int, history: tuple[VersionEntry, ...]) -> dict[str, Any]:
@@ -526,52 +498,6 @@ class CollabZone:
             "suggestion": suggestion,
             "timestamp": utc_now(),
         }
-
-    @staticmethod
-    def _record_places(actor: str, rel: PurePosixPath) -> tuple[PurePosixPath, PurePosixPath]:
-        """Where ``actor``'s records for ``rel`` go: ``<actor>/<path>``, or, where paths that never became files
-        clash there (a rejected ``a/b`` makes ``a`` a directory, so a rejected ``a`` cannot be a file), a flat
-        name."""
-        return PurePosixPath(actor) / rel, PurePosixPath(actor) / (str(rel).replace("/", "%2F") + ".conflict")
-
-    def _keep_rejected(
-        self, actor: str, rel: PurePosixPath, content: bytes, info: dict[str, Any], *, latest: bool = True
-    ) -> None:
-        """Keep the rejected write in a record of its own, never overwritten (``<path>.rejected-<K>`` and its
-        ``.json``, K taken by exclusive create), and copy it to ``<path>(.json)``, the latest (unless not
-        ``latest``); ``info["kept_at"]`` names the record. Nothing is lost, even when the usual place cannot hold
-        it."""
-        for kept in self._record_places(actor, rel):
-            try:
-                if latest:
-                    self.ws.writer.write(self.conflicts_dir, kept, content)
-                dir_fd = open_dir(self.conflicts_dir, kept.parent, create=True)
-            except (InvalidInput, OSFailure):
-                continue
-            try:
-                number = max(self._rejected_numbers(dir_fd, kept.name), default=0) + 1
-                while not create_exclusive(dir_fd, f"{kept.name}{REJECTED}{number}", content, mode=0o444):
-                    number += 1
-                name = f"{kept.name}{REJECTED}{number}"
-                info["kept_at"] = f"{COLLABORATIVE}/{CONFLICTS}/{kept.parent / name}"
-                create_exclusive(dir_fd, f"{name}.json", dump_json(info), mode=0o444)
-                sync_dir(dir_fd, self.conflicts_dir / kept.parent)
-            finally:
-                os.close(dir_fd)
-            if latest:
-                self.ws.writer.write(self.conflicts_dir, kept.with_name(kept.name + ".json"), dump_json(info))
-            return
-        raise StoreCorrupt(f"{COLLABORATIVE}/{CONFLICTS}/{actor}/ cannot hold the rejected write of {rel}")
-
-    @staticmethod
-    def _rejected_numbers(dir_fd: int, name: str) -> builtins.list[int]:
-        prefix = f"{name}{REJECTED}"
-        numbers = []
-        for entry in os.listdir(dir_fd):
-            number = entry[len(prefix) :] if entry.startswith(prefix) else ""
-            if number.isdigit():
-                numbers.append(int(number))
-        return numbers
 
     # -- helpers ------------------------------------------------------------------------------------------------
 

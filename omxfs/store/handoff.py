@@ -15,17 +15,17 @@ it meanwhile, it delivers again, and the last to finish leaves a file and metada
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import AlreadyExists, InvalidInput, NotEmpty, NotFound, StoreCorrupt, ZoneDenied
+from omxfs.errors import AlreadyExists, InvalidInput, NotFound, StoreCorrupt, ZoneDenied
 from omxfs.store.atomic import FileWrite, exists, list_files, open_dir, read_bytes
 from omxfs.store.layout import HANDOFF, META_SUFFIX
 from omxfs.store.names import handoff_dir_name, parse_handoff_dir, relative_path
 from omxfs.store.records import HandoffMeta, dump_json, load_handoff_meta, sha256, utc_now
+from omxfs.store.tree import remove_empty_dir
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
@@ -223,12 +223,4 @@ class HandoffZone:
 
     def remove_dir(self, rel: PurePosixPath) -> None:
         """Remove the empty directory ``rel`` (a box, or a directory in one); the caller checked who may."""
-        parent = open_dir(self.dir, rel.parent)
-        try:
-            os.rmdir(rel.name, dir_fd=parent)
-        except OSError as exc:
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise NotEmpty(f"{HANDOFF}/{rel}: directory not empty") from None
-            raise NotFound(f"{HANDOFF}/{rel}: {os.strerror(exc.errno or errno.EIO)}") from None
-        finally:
-            os.close(parent)
+        remove_empty_dir(self.dir, rel, f"{HANDOFF}/{rel}")

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from omxfs.errors import NoAttribute, NotFound, OSFailure, from_os_error, os_errors
+from omxfs.errors import NoAttribute, NotEmpty, NotFound, OSFailure, from_os_error, os_errors
 from omxfs.store.atomic import open_dir
 from omxfs.store.layout import USER_XATTRS
 
@@ -280,5 +280,19 @@ def open_in(root: Path, rel: PurePosixPath) -> OpenFile:
         return OpenFile(os.open(rel.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd), rel)
     except OSError as exc:
         raise NotFound(f"{rel}: {os.strerror(exc.errno or errno.EIO)}") from exc
+    finally:
+        os.close(dir_fd)
+
+
+def remove_empty_dir(root: Path, rel: PurePosixPath, shown: str) -> None:
+    """Remove the directory ``root/rel`` if it is empty (``NotEmpty`` if not, ``NotFound`` for anything else the
+    OS answers); ``shown`` names it in the error."""
+    dir_fd = open_dir(root, rel.parent)
+    try:
+        os.rmdir(rel.name, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            raise NotEmpty(f"{shown}: directory not empty") from None
+        raise NotFound(f"{shown}: {os.strerror(exc.errno or errno.EIO)}") from None
     finally:
         os.close(dir_fd)

@@ -22,7 +22,8 @@ from omxfs.errors import (
     ZoneDenied,
 )
 from omxfs.fuse.zones.base import AttrChanges, Caller, Handle
-from omxfs.fuse.zones.collab import AgentNotes, CollabHandler
+from omxfs.fuse.zones.collab import CollabHandler
+from omxfs.fuse.zones.notes import AgentNotes
 from omxfs.store import Workspace
 from omxfs.store.scratch import is_scratch_name
 

@@ -23,9 +23,10 @@ import pytest
 import trio
 
 from omxfs.fuse.daemon import build_router
+from omxfs.fuse.entries import STABLE_TIMEOUT, VOLATILE_TIMEOUT
 from omxfs.fuse.identity import CallerEnvironments, IdentityResolver
 from omxfs.fuse.inodes import ROOT_INODE, InodeTable
-from omxfs.fuse.ops import STABLE_TIMEOUT, VOLATILE_TIMEOUT, Operations
+from omxfs.fuse.ops import Operations
 from omxfs.fuse.router import Router
 from omxfs.fuse.zones.base import ROOT, Attr, Caller
 from omxfs.fuse.zones.collab import CollabHandler

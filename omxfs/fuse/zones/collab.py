@@ -28,15 +28,12 @@ Mode, owner and times of versioned files are those of the store and cannot be ch
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import stat
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from omxfs.errors import (
     AlreadyExists,
@@ -52,6 +49,7 @@ from omxfs.errors import (
 )
 from omxfs.fuse.provenance import READER, ProvenanceReader
 from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath
+from omxfs.fuse.zones.notes import AgentNotes, Base, new_stamp
 from omxfs.fuse.zones.scratch import (
     FileHandle,
     ScratchView,
@@ -85,71 +83,7 @@ if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
 READ_ONLY_XATTRS = (OWNER, VERSION, AUTHOR, SHA256)
-NOTES_SIZE = 65536  # (agent, path) entries remembered per table; the oldest are forgotten first
-_stamps = itertools.count(1)
 _INTEGER = re.compile(r"-?[0-9]+")
-
-
-# -- state shared with the handoff handler ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Base:
-    """The version a commit of one agent to one file is based on. ``stamp`` orders events (declared after open?)."""
-
-    version: int
-    declared: bool = False
-    stamp: int = field(default_factory=lambda: next(_stamps))
-
-
-class AgentNotes:
-    """Per (agent, view path): base versions and pending commit messages. Thread-safe and bounded (LRU).
-
-    Forgetting a base is safe: the next write of that file is then refused as unobserved (strict, never lax).
-    """
-
-    def __init__(self, size: int = NOTES_SIZE) -> None:
-        self.size = size
-        self._bases: OrderedDict[tuple[str, ViewPath], Base] = OrderedDict()
-        self._messages: OrderedDict[tuple[str, ViewPath], str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def _put(self, table: OrderedDict[tuple[str, ViewPath], Any], key: tuple[str, ViewPath], value: Any) -> None:
-        table[key] = value
-        table.move_to_end(key)
-        while len(table) > self.size:
-            table.popitem(last=False)
-
-    def base(self, agent: str, path: ViewPath) -> Base | None:
-        with self._lock:
-            return self._bases.get((agent, path))
-
-    def set_base(self, agent: str, path: ViewPath, version: int, *, declared: bool = False) -> Base:
-        base = Base(version, declared)
-        with self._lock:
-            self._put(self._bases, (agent, path), base)
-        return base
-
-    def forget_base(self, agent: str, path: ViewPath) -> None:
-        with self._lock:
-            self._bases.pop((agent, path), None)
-
-    def message(self, agent: str, path: ViewPath) -> str | None:
-        with self._lock:
-            return self._messages.get((agent, path))
-
-    def set_message(self, agent: str, path: ViewPath, message: str | None) -> None:
-        with self._lock:
-            if message is None:
-                self._messages.pop((agent, path), None)
-            else:
-                self._put(self._messages, (agent, path), message)
-
-    def used_message(self, agent: str, path: ViewPath, message: str | None) -> None:
-        """A commit used ``message``: drop it, unless another was set meanwhile (it is for the next commit)."""
-        with self._lock:
-            if message is not None and self._messages.get((agent, path)) == message:
-                del self._messages[(agent, path)]
 
 
 # -- the handler --------------------------------------------------------------------------------------------------
@@ -226,7 +160,7 @@ class CollabHandler:
     # -- what runs where -----------------------------------------------------------------------------------------
 
     def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
-        """Lookups, attributes, reading opens and opens that start a rewrite run on the trio loop (``ops.Inline``):
+        """Lookups, attributes, reading opens and opens that start a rewrite run on the trio loop (``Inline``):
         a few system calls and the cached history (``CollabZone.latest``). Whatever commits (a close waiting for
         its release, a conflict, which writes its record) or copies a file's content goes to a worker thread."""
         if self.staging.pending(path):
@@ -348,7 +282,7 @@ class CollabHandler:
         self.ws.require_actor(caller.agent)
         base = self.notes.base(caller.agent, path)
         handle = StagedHandle(caller, bytearray(), new_file_attr(), writable=True, dirty=True)
-        stamp = base.stamp if base else next(_stamps)
+        stamp = base.stamp if base else new_stamp()
         handle.on_flush = _Commit(self, path, base, stamp, self.provenance.of(caller.pid))
         return self.staging.track(path, handle)
 

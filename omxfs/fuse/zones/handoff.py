@@ -35,7 +35,7 @@ from omxfs.errors import (
 )
 from omxfs.fuse.provenance import READER, ProvenanceReader
 from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath, dir_attr
-from omxfs.fuse.zones.collab import AgentNotes
+from omxfs.fuse.zones.notes import AgentNotes
 from omxfs.fuse.zones.scratch import (
     FileHandle,
     ScratchView,

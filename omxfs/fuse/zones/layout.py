@@ -26,7 +26,7 @@ class LayoutHandler:
         return ZoneDenied(f"{'/' if path == ROOT else path}: {what} refused: {_ZONES}")
 
     def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
-        """Everything here is a stat of the store's root or a refusal: cheap enough for the loop (``ops.Inline``)."""
+        """Everything here is a stat of the store's root or a refusal: cheap enough for the loop (``Inline``)."""
         return op != "listdir"
 
     def getattr(self, path: ViewPath) -> Attr:

@@ -64,7 +64,7 @@ class PrivateHandler(ReadOnlyHandler):
         return path.parts[1] if len(path.parts) >= ZONE_DEPTH else None
 
     def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
-        """Metadata reads, and the owner's small changes, run on the loop (``ops.Inline``).
+        """Metadata reads, and the owner's small changes, run on the loop (``Inline``).
 
         A supervisor's change appends (and fsyncs) an audit record, a truncation or a rename over a file may free
         many blocks, and so may the unlink of a large file: those go to a worker thread.

@@ -124,7 +124,7 @@ class ReadOnlyHandler:
     # -- reads -------------------------------------------------------------------------------------------------
 
     def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
-        """Metadata reads run on the loop (``ops.Inline``); data and xattrs (``owner_of`` may read a history) do not."""
+        """Metadata reads run on the loop (``Inline``); data and xattrs (``owner_of`` may read a history) do not."""
         return op in INLINE_READS
 
     def getattr(self, path: ViewPath) -> Attr:
@@ -135,7 +135,7 @@ class ReadOnlyHandler:
         return self.tree.listdir(path)
 
     def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
-        """The listing with every entry's attributes (``ops.ListsWithAttrs``): what readdirplus needs, at once."""
+        """The listing with every entry's attributes (``ListsWithAttrs``): what readdirplus needs, at once."""
         return [
             (name, attr_of(st, stable=self.is_stable((*path.parts, name), st)))
             for name, st in self.tree.listdir_stats(path)

@@ -51,14 +51,9 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Hashable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
-from omxfs.crdt import CRDT, RGA, Document
-from omxfs.crdt.rga import RGABase
-from omxfs.crdt.text_diff import diff_spans
 from omxfs.errors import (
     AlreadyExists,
     InvalidInput,
@@ -67,20 +62,16 @@ from omxfs.errors import (
     NotEmpty,
     NotFound,
     NotSupported,
-    OmxError,
 )
 from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath, dir_attr, read_only
 from omxfs.fuse.zones.realtime_files import (
     Cached,
     Seen,
-    SeenLog,
     StateCache,
-    choose_base,
     decode,
     parse_schema,
-    process_key,
-    written_base,
 )
+from omxfs.fuse.zones.realtime_writes import FieldWrites
 from omxfs.fuse.zones.scratch import ScratchView
 from omxfs.fuse.zones.staging import StagedHandle
 from omxfs.store.layout import CRDT_STATE, OWNER, REALTIME, RENAME_NOREPLACE, SCHEMA, SNAPSHOT, STATE_SUFFIX, TYPE
@@ -146,10 +137,9 @@ class RealtimeHandler:
     def __init__(self, ws: Workspace, scratch: ScratchView | None = None) -> None:
         self.ws = ws
         self.scratch = scratch if scratch is not None else ScratchView(ws)
-        self._agents = SeenLog()
-        self._processes = SeenLog()
         self._lock = threading.Lock()
         self._states = StateCache(ws)
+        self.writes = FieldWrites(ws, self.scratch, self._states, self._state)
         self._pending: dict[str, _Pending] = {}
         self._uid, self._gid = os.getuid(), os.getgid()
 
@@ -345,7 +335,7 @@ class RealtimeHandler:
     def _field_handle(self, caller: Caller, node: _Node, flags: int) -> Handle:
         seen = self._field(node.state, node.name)
         if (flags & os.O_ACCMODE) != os.O_WRONLY:
-            self._observe(caller, node.doc, node.name, seen)  # a reader's base (SPEC §5)
+            self.writes.observe(caller, node.doc, node.name, seen)  # a reader's base (SPEC §5)
         content = seen.text.encode("utf-8")
         attr = self._file(0o666, len(content), node.state.mtime_ns)
         if not _writes(flags):
@@ -364,73 +354,8 @@ class RealtimeHandler:
         )
         ftype = node.state.doc.schema[node.name]
         doc, name = node.doc, node.name
-        handle.on_flush = lambda _: self._flush_field(handle, doc, name, ftype, seen)
+        handle.on_flush = lambda _: self.writes.flush(handle, doc, name, ftype, seen)
         return handle
-
-    def _flush_field(self, handle: StagedHandle, doc: str, name: str, ftype: str, at_open: Seen) -> None:
-        data = bytes(handle.data)
-        opened = handle.opened
-        if ftype == "pn_counter" and handle.append and opened is not None:
-            data = data.removeprefix(opened)  # `echo +1 >> counter`: the appended text is the write
-            if not data.strip():
-                return
-        self.commit_field(handle.caller, doc, name, data, handle.own, at_open)
-
-    def _keys(self, caller: Caller, doc: str, name: str) -> tuple[Hashable, Hashable]:
-        return (caller.agent, doc, name), (caller.agent, process_key(caller.pid), doc, name)
-
-    def _observe(self, caller: Caller, doc: str, name: str, seen: Seen) -> None:
-        agent_key, process = self._keys(caller, doc, name)
-        self._agents.record(agent_key, seen)
-        self._processes.record(process, seen)
-
-    def _backup_text(self, caller: Caller, doc: str, name: str) -> str | None:
-        """The text of the agent's ``<field>~`` (vim's and emacs' backup), if there is one."""
-        try:
-            return self.scratch.read(caller.agent, PurePosixPath(REALTIME, doc, name + "~")).decode("utf-8")
-        except (OmxError, UnicodeDecodeError):
-            return None
-
-    def commit_field(
-        self, caller: Caller, doc: str, name: str, data: bytes, own: Seen | None = None, fallback: Seen | None = None
-    ) -> None:
-        """Apply a field's new content as CRDT operations against the writer's base.
-
-        ``own`` is the content at open of a file edited in place (rule 1 of ``realtime_files``); otherwise the
-        base is chosen from what the writing process and the agent observed, and ``fallback`` (the value at
-        open; default: now) is the base of a blind write.
-        """
-        text = decode(data, f"{REALTIME}/{doc}/{name}")
-        cached = self._state(doc)
-        if cached is None or name not in cached.doc.schema:
-            raise NotFound(f"{REALTIME}/{doc}/{name}: no such document or field")
-        if own is not None:
-            used = own
-        else:
-            agent_key, process = self._keys(caller, doc, name)
-            versions = self._processes.versions(process)
-            backup = self._backup_text(caller, doc, name) if versions and versions[-1].read else None
-            fallback = fallback or self._field(cached, name)
-            used = choose_base(
-                versions, self._processes.has_read(process), self._agents.versions(agent_key), backup, fallback
-            )
-        if text == used.text:
-            return  # nothing changed since what the writer saw: an editor saving an untouched file
-        base = used.base
-        spans = diff_spans(base.text, text) if isinstance(base, RGABase) and base.text == used.text else None
-
-        def change(document: Document, replica: str) -> tuple[CRDT, Any, str]:
-            crdt = document.field(name)
-            before = crdt.base()
-            if spans is not None and isinstance(crdt, RGA):
-                crdt.write_text(base, text, replica, spans=spans)
-            else:
-                crdt.write_text(base, text, replica)
-            return crdt, before, replica
-
-        # what the writer has seen now is worked out once the writer's lock is released: the state is stored then
-        crdt, before, replica = self.ws.realtime.update(caller.agent, doc, change)
-        self._observe(caller, doc, name, written_base(crdt, before, used, text, replica, spans))
 
     def _state_handle(self, caller: Caller, doc: str, raw: bytes, flags: int) -> Handle:
         attr = self._file(0o666, len(raw), 0)
@@ -558,7 +483,7 @@ class RealtimeHandler:
         """Write to temp, rename over: a commit of the temp file's content (which then goes away)."""
         data = self.scratch.read(caller.agent, old)
         if dst.kind is Kind.FIELD:
-            self.commit_field(caller, dst.doc, dst.name, data)
+            self.writes.commit(caller, dst.doc, dst.name, data)
         elif dst.kind is Kind.NEW_SCHEMA:
             self.create_document(caller, dst.doc, data)
         else:

@@ -1,0 +1,85 @@
+"""What the ops layer keeps per request and per open node, and the entries it gives the kernel: a node's
+attributes with how long the kernel may cache them (nodes that cannot change behind its back for a minute,
+everything else for half a second, since other daemons and the CLI write the store directly).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pyfuse3
+
+from omxfs.fuse.zones.base import ROOT, Attr, Caller, Handle, ViewPath
+
+#: attribute and entry timeouts (seconds) of nodes that cannot change behind the kernel's back
+STABLE_TIMEOUT = 60.0
+#: ... and of everything else: other daemons and the CLI change the store directly (SPEC: visible within 1 s)
+VOLATILE_TIMEOUT = 0.5
+
+
+@dataclass(frozen=True)
+class Request:
+    """The kernel's view of a caller, copied out of pyfuse3's RequestContext."""
+
+    uid: int
+    gid: int
+    pid: int
+    umask: int
+
+    @classmethod
+    def of(cls, ctx: pyfuse3.RequestContext) -> Request:
+        return cls(ctx.uid, ctx.gid, ctx.pid, ctx.umask)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a request is about, for its log line: kept as parts, made text only if a line is written."""
+
+    base: ViewPath | None
+    name: bytes | None = None
+    inode: int = 0
+
+    def __str__(self) -> str:
+        if self.base is None:
+            return f"<inode {self.inode}>"
+        if self.name is None:
+            return str(self.base)
+        return str(self.base / os.fsdecode(self.name)) if self.base != ROOT else os.fsdecode(self.name)
+
+
+@dataclass(eq=False)
+class OpenFile:
+    inode: int
+    handle: Handle
+
+
+@dataclass(eq=False)
+class OpenDir:
+    inode: int
+    caller: Caller
+    #: the listing taken at the first readdir (and again at a rewind): offsets index it, so they stay stable
+    names: list[str] | None = None
+    #: the attributes of ``names``, when the handler gave them with the listing (``ListsWithAttrs``)
+    attrs: list[Attr] | None = None
+
+
+def entry_attributes(inode: int, attr: Attr, *, uncached: bool = False) -> pyfuse3.EntryAttributes:
+    """The kernel's entry for a node: its attributes and how long the kernel may cache them."""
+    e = pyfuse3.EntryAttributes()
+    e.st_ino = inode
+    e.generation = 0
+    timeout = STABLE_TIMEOUT if attr.stable else 0.0 if uncached else VOLATILE_TIMEOUT
+    e.entry_timeout = timeout
+    e.attr_timeout = timeout
+    e.st_mode = attr.mode
+    e.st_nlink = attr.nlink
+    e.st_uid = attr.uid
+    e.st_gid = attr.gid
+    e.st_size = attr.size
+    e.st_blksize = 4096
+    e.st_blocks = (attr.size + 511) // 512
+    e.st_atime_ns = attr.atime_ns
+    e.st_mtime_ns = attr.mtime_ns
+    e.st_ctime_ns = attr.ctime_ns
+    return e

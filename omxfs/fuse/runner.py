@@ -1,0 +1,93 @@
+"""Where every request of the mount runs and its errors are translated: the one place (STYLE lesson 1).
+
+Each request's work runs for its caller in a worker thread (handlers touch the disk and may wait on a store lock;
+the trio loop that serves every other request must never wait with them), or on the loop when the handler vouches
+it is cheap (``capabilities.Inline``). An ``OmxError`` (or ``OSError``) becomes its errno, and every refusal is one
+log line ``agent=<a> op=<op> path=<p> errno=<name>: <reason>``; anything else is a bug, logged with its traceback
+and answered with EIO so the daemon never dies of it.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+import pyfuse3
+import trio
+
+from omxfs.errors import OmxError
+from omxfs.fuse.entries import Request, Target
+from omxfs.fuse.identity import IdentityResolver
+from omxfs.fuse.zones.base import Caller
+
+T = TypeVar("T")
+
+#: errnos that answer a question rather than refuse a request: not worth a log line each
+QUIET_ERRNOS = frozenset({errno.ENOENT, errno.ENODATA, errno.EEXIST, errno.EOPNOTSUPP})
+
+
+class Runner:
+    def __init__(self, identity: IdentityResolver, log: logging.Logger, thread_limit: int = 64) -> None:
+        self.identity = identity
+        self.log = log
+        self._limiter = trio.CapacityLimiter(thread_limit)
+
+    async def run(
+        self,
+        op: str,
+        who: Request | Caller,
+        target: Target | str,
+        work: Callable[[Caller], T],
+        *,
+        inline: Callable[[Caller], bool] | bool = False,
+    ) -> T:
+        """Run ``work`` for the caller, in a worker thread unless ``inline`` says it is cheap (see ``Inline``).
+
+        Resolving the caller reads a small virtual file of /proc at most, so it is done on the loop whenever the
+        decision to stay there depends on who asks.
+        """
+        caller: Caller | None = who if isinstance(who, Caller) else None
+        if inline is not False:
+            try:
+                if caller is None:
+                    assert isinstance(who, Request)
+                    caller = self.caller(who)
+                if inline is True or inline(caller):
+                    return work(caller)
+            except Exception as exc:
+                raise self.failure(op, caller, who, target, exc) from None
+
+        def in_thread() -> T:
+            nonlocal caller
+            try:
+                if caller is None:
+                    assert isinstance(who, Request)
+                    caller = self.caller(who)
+                return work(caller)
+            except Exception as exc:
+                raise self.failure(op, caller, who, target, exc) from None
+
+        return await trio.to_thread.run_sync(in_thread, limiter=self._limiter)
+
+    def caller(self, request: Request) -> Caller:
+        agent = self.identity.resolve(request.uid, request.pid)
+        return Caller(agent, request.uid, request.gid, request.pid, request.umask)
+
+    def failure(
+        self, op: str, caller: Caller | None, who: Request | Caller, target: Target | str, exc: Exception
+    ) -> pyfuse3.FUSEError:
+        agent = caller.agent if caller is not None else f"?(uid={who.uid},pid={who.pid})"
+        if isinstance(exc, pyfuse3.FUSEError):
+            return exc
+        if isinstance(exc, OmxError | OSError):
+            code = exc.errno or errno.EIO
+            if code not in QUIET_ERRNOS:
+                reason = exc.message if isinstance(exc, OmxError) else str(exc)
+                self.log.warning(
+                    "agent=%s op=%s path=%s errno=%s: %s", agent, op, target, errno.errorcode.get(code, code), reason
+                )
+            return pyfuse3.FUSEError(code)
+        self.log.error("agent=%s op=%s path=%s errno=EIO: internal error", agent, op, target, exc_info=exc)
+        return pyfuse3.FUSEError(errno.EIO)
