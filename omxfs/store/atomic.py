@@ -232,14 +232,14 @@ class AtomicWriter:
                 before_install()
         except BaseException:
             for tmp in staged:
-                self._discard(tmp)
+                self.discard(tmp)
             raise
         for index, (f, tmp) in enumerate(zip(files, staged, strict=True)):
             try:
                 self.install(tmp, f.root, f.relative, sync_dir=f.sync_dir)
             except BaseException:
                 for rest in staged[index + 1 :]:
-                    self._discard(rest)
+                    self.discard(rest)
                 raise
 
     def stage(self, data: bytes, what: Path, *, mode: int = 0o644) -> Path:
@@ -255,7 +255,7 @@ class AtomicWriter:
             finally:
                 os.close(fd)
         except OSError as exc:
-            self._discard(tmp)
+            self.discard(tmp)
             raise from_os_error(exc, what, walking=True) from exc
         return tmp
 
@@ -264,20 +264,20 @@ class AtomicWriter:
         try:
             dir_fd = open_dir(root, relative.parent, create=True)
         except OmxError:
-            self._discard(tmp)
+            self.discard(tmp)
             raise
         try:
             os.replace(tmp, relative.name, dst_dir_fd=dir_fd)
             if sync_dir:
                 os.fsync(dir_fd)
         except OSError as exc:
-            self._discard(tmp)
+            self.discard(tmp)
             raise from_os_error(exc, root / relative, walking=True) from exc
         finally:
             os.close(dir_fd)
 
     @staticmethod
-    def _discard(tmp: Path) -> None:
+    def discard(tmp: Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 
@@ -304,32 +304,37 @@ def write_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> None
 
 
 #: link(2) refused by the filesystem itself (not by the race): fall back to an O_EXCL create of the name
-_NO_LINK = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK})
+NO_LINK = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK})
 
 
-def create_exclusive(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> bool:
+def create_exclusive(dir_fd: int, name: str, data: bytes, *, staging: Path, mode: int = 0o644) -> bool:
     """Create ``name`` in ``dir_fd`` holding ``data`` unless it exists: True if this call created it.
 
     The one primitive every compare-and-swap of the store rests on (SPEC §1): of any number of writers, in any
     number of processes or machines sharing the directory, exactly one creates a given name, with no lock
-    shared between them. The content is written and fsynced under a private name first and then ``link``ed to
-    ``name``, so the name never shows half a file. Where the filesystem has no hard links the name is created
-    with ``O_EXCL`` and written in place (a reader may then briefly see it short: ``read_created`` waits).
+    shared between them. The content is written and fsynced under a private name in ``staging`` (the store's
+    temp directory, on the same filesystem: a writer killed meanwhile leaves nothing in the zones) and then
+    ``link``ed to ``name``, so the name never shows half a file. Where the filesystem has no hard links the name
+    is created with ``O_EXCL`` and written in place (a reader may then briefly see it short and must wait).
     The caller fsyncs the directory to make the name durable.
     """
-    tmp = f".{name[:40]}.{secrets.token_hex(8)}.tmp"
-    write_new(dir_fd, tmp, data, mode=mode)
+    tmp = f"{name[:40]}.{secrets.token_hex(8)}.tmp"
+    staging_fd = os.open(staging, _DIR_FLAGS)
     try:
-        os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-        return True
-    except FileExistsError:
-        return False
-    except OSError as exc:
-        if exc.errno not in _NO_LINK:
-            raise from_os_error(exc, Path(name), walking=True) from exc
+        write_new(staging_fd, tmp, data, mode=mode)
+        try:
+            os.link(tmp, name, src_dir_fd=staging_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in NO_LINK:
+                raise from_os_error(exc, Path(name), walking=True) from exc
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=staging_fd)
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
+        os.close(staging_fd)
     try:
         write_new(dir_fd, name, data, mode=mode)
     except OSFailure as exc:

@@ -41,7 +41,16 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from omxfs.errors import AlreadyExists, Conflict, InvalidInput, NotEmpty, NotFound, OmxError, StoreCorrupt
+from omxfs.errors import (
+    AlreadyExists,
+    Conflict,
+    InvalidInput,
+    NotEmpty,
+    NotFound,
+    OmxError,
+    StoreCorrupt,
+    from_os_error,
+)
 from omxfs.store.atomic import (
     create_exclusive,
     exists,
@@ -51,7 +60,6 @@ from omxfs.store.atomic import (
     read_bytes,
     read_with_stat,
     sync_dir,
-    write_new,
 )
 from omxfs.store.conflicts import ConflictRecords
 from omxfs.store.layout import (
@@ -313,11 +321,24 @@ class CollabZone:
         has that version, and nothing of this attempt is left."""
         dir_fd = open_dir(self.versions_dir, rel, create=True)
         try:
+            # staged whole in the store's temp directory first: a writer killed at any point leaves no half file
+            # in .versions/, at most a whole staged one no entry names (fsck removes it once old)
             staged = staged_name(entry.version, secrets.token_hex(8))
-            write_new(dir_fd, staged, content, mode=0o444)
+            tmp = self.ws.writer.stage(content, self.versions_dir / rel / staged, mode=0o444)
+            try:
+                os.rename(tmp, staged, dst_dir_fd=dir_fd)
+            except OSError as exc:
+                self.ws.writer.discard(tmp)
+                raise from_os_error(exc, self.versions_dir / rel / staged) from exc
             record = VersionRecord(**entry.model_dump(), staged=staged)
             try:
-                won = create_exclusive(dir_fd, entry_name(entry.version), dump_version_record(record), mode=0o444)
+                won = create_exclusive(
+                    dir_fd,
+                    entry_name(entry.version),
+                    dump_version_record(record),
+                    staging=self.ws.writer.tmp_dir,
+                    mode=0o444,
+                )
             except BaseException:
                 _unlink_quietly(dir_fd, staged)
                 raise

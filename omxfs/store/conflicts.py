@@ -80,11 +80,13 @@ class ConflictRecords:
                 continue
             try:
                 number = max(self._rejected_numbers(dir_fd, kept.name), default=0) + 1
-                while not create_exclusive(dir_fd, f"{kept.name}{REJECTED}{number}", content, mode=0o444):
+                while not create_exclusive(
+                    dir_fd, f"{kept.name}{REJECTED}{number}", content, staging=self.ws.writer.tmp_dir, mode=0o444
+                ):
                     number += 1
                 name = f"{kept.name}{REJECTED}{number}"
                 info["kept_at"] = f"{COLLABORATIVE}/{CONFLICTS}/{kept.parent / name}"
-                create_exclusive(dir_fd, f"{name}.json", dump_json(info), mode=0o444)
+                create_exclusive(dir_fd, f"{name}.json", dump_json(info), staging=self.ws.writer.tmp_dir, mode=0o444)
                 sync_dir(dir_fd, self.dir / kept.parent)
             finally:
                 os.close(dir_fd)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from omxfs.crdt import Document
 from omxfs.errors import InvalidInput, NotFound, OmxError, StoreCorrupt, from_os_error
-from omxfs.store.atomic import open_dir
+from omxfs.store.atomic import NO_LINK, create_exclusive, open_dir, sync_dir
 from omxfs.store.layout import STATE_DIR, STATE_SUFFIX, WRITERS
 from omxfs.store.names import check_doc_id
 
@@ -62,7 +62,6 @@ STALE_FOR = 3.0
 _WRITER_FILE = re.compile(r"([a-z0-9][a-z0-9-]{0,62}\+[0-9a-f]{1,32})\.([0-9]{1,18})\.crdt\.json")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: link(2) refused by the filesystem itself (not by the race): create the name with O_EXCL instead
-_NO_LINK = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK})
 
 MergedKey = tuple[int, int, int]  # st_ino, st_mtime_ns, st_size
 
@@ -367,43 +366,14 @@ class StateFiles:
         """
         name = str(state_name(doc.doc_id))
         self._make_writers_dir(doc.doc_id)
-        raw = encode_state(doc)
-        tmp = self.ws.writer.stage(raw, self.state_dir / name)
         sd = open_dir(self.ws.root, STATE_DIR)
         try:
-            try:
-                os.link(tmp, name, dst_dir_fd=sd, follow_symlinks=False)
-            except FileExistsError:
+            if not create_exclusive(sd, name, encode_state(doc), staging=self.ws.writer.tmp_dir):
                 return False
-            except OSError as exc:
-                if exc.errno not in _NO_LINK:
-                    raise from_os_error(exc, f"{STATE_DIR}/{name}") from exc
-                if not self._create_in_place(sd, name, raw):
-                    return False
-            os.fsync(sd)
+            sync_dir(sd, self.state_dir)
             return True
         finally:
             os.close(sd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-    @staticmethod
-    def _create_in_place(sd: int, name: str, raw: bytes) -> bool:
-        """``O_EXCL`` create for filesystems without hard links."""
-        try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644, dir_fd=sd)
-        except FileExistsError:
-            return False
-        except OSError as exc:
-            raise from_os_error(exc, f"{STATE_DIR}/{name}") from exc
-        try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return True
 
     def _make_writers_dir(self, doc_id: str) -> None:
         """``.writers/<doc>/``, made durable before any writer file goes in (a file in a directory whose own
@@ -488,7 +458,7 @@ class StateFiles:
                 try:
                     os.link(f"{WRITERS}/{doc_id}/{own}", tmp, src_dir_fd=sd, follow_symlinks=False)
                 except OSError as exc:
-                    if exc.errno not in _NO_LINK:
+                    if exc.errno not in NO_LINK:
                         raise
                 else:
                     try:

@@ -198,14 +198,17 @@ def full_disk(*args: Any, **kw: Any) -> Any:
     raise OSFailure("No space left on device", errno.ENOSPC)
 
 
-@pytest.mark.parametrize("step", ["write_new", "create_exclusive"])
+@pytest.mark.parametrize("step", ["content", "entry"])
 def test_a_commit_that_fills_the_disk_before_its_commit_point_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
     """ENOSPC on the staged content or on the entry (the commit point): the commit fails and leaves nothing."""
     ws = Workspace.init(tmp_path / "ws", agents=["alice"])
     ws.collab.write("alice", "plan.md", b"v1", expected_version=0)
-    monkeypatch.setattr(collab, step, full_disk)
+    if step == "content":
+        disk_full_at(monkeypatch, ws, 1)
+    else:
+        monkeypatch.setattr(collab, "create_exclusive", full_disk)
     with pytest.raises(OSFailure) as info:
         ws.collab.write("alice", "plan.md", b"v2", expected_version=1)
     assert info.value.errno == errno.ENOSPC
@@ -217,7 +220,7 @@ def test_a_commit_that_fills_the_disk_before_its_commit_point_changes_nothing(
     assert fsck(ws).clean
 
 
-@pytest.mark.parametrize("nth", [1, 2])
+@pytest.mark.parametrize("nth", [2, 3])  # the 1st file staged is the content; then the history, the current copy
 def test_a_commit_that_fills_the_disk_after_its_commit_point_is_a_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nth: int
 ) -> None:
