@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.scripts import load_script
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "bench_fs.py"
 FLOOR = REPO / "scripts" / "pyfuse3_floor.py"
@@ -229,12 +231,7 @@ def test_bench_fs_quick_omx(tmp_path: Path) -> None:
 
 def load_bench() -> ModuleType:
     """``scripts/bench_fs.py`` as a module, for its mount helpers."""
-    spec = importlib.util.spec_from_file_location("bench_fs", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench_fs"] = bench  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
-    return bench
+    return load_script("bench_fs")
 
 
 @contextlib.contextmanager

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.scripts import load_script
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "bench_load.py"
 KEYS = {"ops", "lost_updates", "conflicts_reported", "conflicts_expected", "p50_ms", "p99_ms"}
@@ -68,13 +70,7 @@ def test_bench_load_short_run_loses_nothing(tmp_path: Path, daemons: int) -> Non
 
 def test_the_check_counts_what_the_store_lost(tmp_path: Path) -> None:
     """The verdict is only worth something if it can say no: acknowledged writes removed from the store count."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_load", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench_load"] = bench
-    spec.loader.exec_module(bench)
+    bench = load_script("bench_load")
     from omxfs.store import Workspace
 
     agents = bench.agent_names(2)

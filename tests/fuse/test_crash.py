@@ -14,16 +14,13 @@ of the same mountpoint; at the end the daemons' logs hold no traceback.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import random
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -33,7 +30,8 @@ from omxfs.store.fsck import fsck
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import read_records
 from omxfs.store.records import sha256
-from tests.fuse.conftest import Mount, clean_env, poll
+from tests.fuse.conftest import Mount, poll
+from tests.support.scripts import load_script, run_omxfs
 
 REPO = Path(__file__).resolve().parents[2]
 AGENTS = ["alice", "bob", "carol"]
@@ -41,28 +39,8 @@ WORKERS = 6  # two processes per identity
 ROUNDS = 4
 
 
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_load", REPO / "scripts" / "bench_load.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_load"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = load_bench()
-
-
-def omxfs(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli.omxfs", *args],
-        cwd=REPO,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+bench = load_script("bench_load")
+omxfs = functools.partial(run_omxfs, timeout=60)
 
 
 def acks(journals: list[Path]) -> int:

@@ -12,7 +12,6 @@ completes. A failure shows the figures in full on its captured stdout (lost upda
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -21,7 +20,6 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -30,6 +28,7 @@ from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
 from scripts import shared_fs
 from tests.fuse.conftest import clean_env, poll
+from tests.support.scripts import load_script, run_omxfs
 from tests.test_bench_load_smoke import unmount_everything_under
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,16 +37,7 @@ AGENTS = ["agent-0", "agent-1", "agent-2", "agent-3"]
 WORKERS = 8
 
 
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_load", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_load"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = load_bench()
+bench = load_script("bench_load")
 
 
 @pytest.fixture(params=shared_fs.KINDS)
@@ -64,16 +54,7 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
     unmount_everything_under(tmp_path)
 
 
-def omxfs(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli.omxfs", *args],
-        cwd=REPO,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+omxfs = run_omxfs
 
 
 def check_store(store: Path) -> dict[str, Any]:
