@@ -207,15 +207,26 @@ class AtomicWriter:
         self.tmp_dir = tmp_dir
 
     def write(
-        self, root: Path, relative: PurePosixPath, data: bytes, *, mode: int = 0o644, sync_dir: bool = True
+        self,
+        root: Path,
+        relative: PurePosixPath,
+        data: bytes,
+        *,
+        mode: int = 0o644,
+        sync_dir: bool = True,
+        durable: bool = True,
     ) -> None:
         """Replace ``root/relative`` with ``data``: temp file, fsync, rename, directory fsync.
 
         The rename goes through a descriptor of the target's directory, so a symlink on the way is refused and
         a symlink at the target itself is replaced, never followed. ``sync_dir=False`` leaves the directory's
         fsync to a following write into the same directory, which makes both renames durable at once.
+        ``durable=False`` skips both fsyncs, for copies derived from files that are durable (a crash of the
+        machine may leave such a copy behind or empty; readers do not rest on it and ``fsck --repair`` redoes it):
+        a process killed at any point still leaves the old or the new file whole.
         """
-        self.install(self.stage(data, root / relative, mode=mode), root, relative, sync_dir=sync_dir)
+        tmp = self.stage(data, root / relative, mode=mode, durable=durable)
+        self.install(tmp, root, relative, sync_dir=sync_dir and durable)
 
     def write_together(self, files: Sequence[FileWrite], *, before_install: Callable[[], None] | None = None) -> None:
         """Write ``files`` in their order as one change: their directories are made and every file is staged
@@ -242,8 +253,9 @@ class AtomicWriter:
                     self.discard(rest)
                 raise
 
-    def stage(self, data: bytes, what: Path, *, mode: int = 0o644) -> Path:
-        """``data`` in a new fsynced temp file, named after ``what``; on an OS error nothing is left behind."""
+    def stage(self, data: bytes, what: Path, *, mode: int = 0o644, durable: bool = True) -> Path:
+        """``data`` in a new temp file, fsynced unless not ``durable``, named after ``what``; on an OS error
+        nothing is left behind."""
         tmp = self.tmp_dir / f"{what.name[:40]}.{secrets.token_hex(8)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
@@ -251,7 +263,8 @@ class AtomicWriter:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
         except OSError as exc:

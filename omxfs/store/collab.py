@@ -361,7 +361,7 @@ class CollabZone:
         for _ in range(MAX_RACES):
             try:
                 self._sync_history(rel)
-                self.ws.writer.write(self.current_dir, rel, data)
+                self.ws.writer.write(self.current_dir, rel, data, durable=False)
             except OmxError:
                 return
             more = self._beyond(rel, newest.version)
@@ -394,7 +394,10 @@ class CollabZone:
         raw = on_disk.raw
         for entry in entries[len(on_disk.entries) :]:
             raw = append_history(raw, entry) if raw else dump_history([entry])
-        self.ws.writer.write(self.versions_dir, rel / HISTORY, raw)
+        # Only a copy of the entry files, unless it holds versions from before they existed: then it is their
+        # one record and must be as durable as a commit.
+        copy = exists(self.versions_dir, rel / entry_name(1))
+        self.ws.writer.write(self.versions_dir, rel / HISTORY, raw, durable=not copy)
         installed = lstat(self.versions_dir, rel / HISTORY)
         key = _file_key(installed) if installed is not None and installed.st_size == len(raw) else None
         self._remember(self._history_files, rel, _Parsed(raw, entries, key))

@@ -475,5 +475,5 @@ class StateFiles:
         finally:
             os.close(sd)
         latest = self.current(doc_id)  # others wrote meanwhile: their files merged into this writer's
-        self.ws.writer.write(self.state_dir, PurePosixPath(name), latest.raw, sync_dir=False)
+        self.ws.writer.write(self.state_dir, PurePosixPath(name), latest.raw, durable=False)
         return latest
