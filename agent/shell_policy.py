@@ -40,6 +40,10 @@ CODE_CONCERNS = {
     ),
     r"\b(socket|urllib|http\.client|requests|httpx|ftplib|smtplib)\b": "uses the network",
     r"\b(ctypes|importlib|__import__|eval|exec|compile)\b": "loads code dynamically",
+    # names reached without being written out (getattr(os, "sys" + "tem"), vars(os)[...], a module imported
+    # under another name): what the patterns above look for can hide behind them, so they rate the same
+    r"\b(getattr|setattr|vars|globals|locals|__getattribute__|attrgetter|builtins|posix|nt)\b|__dict__|__builtins__"
+    r"|\bfrom\s+(os|shutil|subprocess|socket|pty)\s+import\s+(?!path[ \t]*(?:\n|$))": "reaches names dynamically",
 }
 
 
@@ -130,25 +134,36 @@ def _path_arguments(argv: list[str]) -> list[str]:
     """The arguments that may name files: all but grep's pattern and python3's code; ``--opt=value`` values too."""
     if argv[0] == "python3":
         return []
+    grep = argv[0] == "grep"
     candidates: list[str] = []
-    pattern_seen = argv[0] != "grep"
+    pattern_seen = not grep
     options_done = False
     args = iter(argv[1:])
     for arg in args:
         if not options_done and arg == "--":
             options_done = True
-        elif not options_done and argv[0] == "grep" and arg in GREP_VALUE_OPTIONS:
-            value = next(args, "")
-            if arg in ("-e", "--regexp"):
-                pattern_seen = True
-            elif arg in ("-f", "--file"):
-                pattern_seen = True
-                candidates.append(value)
+        elif not options_done and arg.startswith("--"):
+            name, has_value, value = arg.partition("=")
+            if grep and name in GREP_VALUE_OPTIONS and not has_value:
+                value = next(args, "")
+            if grep and name in ("--regexp", "--file"):
+                pattern_seen = True  # the pattern came as an option: every operand is a file
+            if has_value or (grep and name in ("--file",)):
+                candidates.append(value)  # checked as a path: a value that is not one passes anyway
         elif not options_done and arg.startswith("-") and arg != "-":
-            if "=" in arg:
-                candidates.append(arg.split("=", 1)[1])
-            elif not arg.startswith("--") and len(arg) > 2 and arg[2:3] in ("/", "~", "."):
-                candidates.append(arg[2:])  # -f/etc/passwd
+            # a cluster of short options (-in, -ie PATTERN, -ePATTERN, -f/etc/list): grep's value option takes the
+            # rest of the cluster, or the next argument
+            for index, letter in enumerate(arg[1:], 1):
+                if grep and f"-{letter}" in GREP_VALUE_OPTIONS:
+                    value = arg[index + 1 :] or next(args, "")
+                    if letter in "ef":
+                        pattern_seen = True
+                    if letter == "f":
+                        candidates.append(value)
+                    break
+            else:
+                if len(arg) > 2 and arg[2:3] in ("/", "~", "."):
+                    candidates.append(arg[2:])  # an option glued to a path, for other commands
         elif not pattern_seen:
             pattern_seen = True
         else:

@@ -162,3 +162,41 @@ def test_python_code_that_deletes_or_escapes_is_HIGH(code: str, concern: str) ->
 
 def test_plain_python_has_no_concerns() -> None:
     assert code_concerns("print(len(open('notes.txt').read().split()))") == []
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "grep --regexp=x /etc/passwd",  # the pattern as an option: every operand is a file
+        "grep --regexp x /etc/passwd",
+        "grep -ex /etc/passwd",  # glued to its option
+        "grep -ie x /etc/passwd",  # in a cluster of short options
+        "grep -e x /etc/passwd",
+        "grep -f/etc/list notes.txt",
+    ],
+)
+def test_a_pattern_given_as_an_option_leaves_every_operand_checked_as_a_path(cmd: str) -> None:
+    """Regression: ``--regexp=`` and ``-ePATTERN`` made the next operand read as the pattern, so a path outside
+    the workspace ran at LOW."""
+    verdict = classify(cmd)
+    assert not verdict.allowed and verdict.risk is RiskLevel.HIGH
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'import os\ngetattr(os, "sys" + "tem")("id")',
+        'import os\nvars(os)["sys" + "tem"]("id")',
+        "from os import system as run\nrun('id')",
+        "import builtins\nbuiltins.__dict__['__imp' + 'ort__']('socket')",
+        "import posix\nposix.system('id')",
+    ],
+)
+def test_python_that_reaches_names_dynamically_is_a_concern(code: str) -> None:
+    """Regression: os.system or socket hidden behind getattr, vars or an import under another name were not seen,
+    so the step was MEDIUM; a concern makes it HIGH (the sandbox stays the guarantee)."""
+    assert code_concerns(code)
+
+
+def test_plain_python_that_only_uses_os_path_is_no_concern() -> None:
+    assert code_concerns('import os\nfrom os import path\nprint(os.path.join("a", "b"))') == []
