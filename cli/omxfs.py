@@ -65,7 +65,11 @@ def init(workspace: Path, agents: tuple[str, ...], supervisors: tuple[str, ...])
 @click.argument("mountpoint", required=False, type=click.Path(readable=False, path_type=Path))
 @click.option("--as", "agent", metavar="NAME", help="The identity of callers that name none (default: your login).")
 @click.option("--foreground", is_flag=True, help="Serve in this process until unmounted (Ctrl-C unmounts).")
-@click.option("--allow-other", is_flag=True, help="Let other users' processes in (needs user_allow_other).")
+@click.option(
+    "--allow-other",
+    is_flag=True,
+    help="Let other users' processes in (needs user_allow_other); unmapped uids act as the --as identity.",
+)
 @click.option("--detached", is_flag=True, hidden=True)
 @click.option("--ready-fd", type=int, hidden=True)
 def mount(
@@ -85,6 +89,13 @@ def mount(
     ws_path = os.path.abspath(workspace)
     target = os.path.abspath(mountpoint or workspace)
     name = agent or getpass.getuser()
+    if allow_other and not detached:
+        click.echo(
+            f"warning: --allow-other lets every local user in, and a user whose uid the workspace's uid map does "
+            f"not name acts as {name} (or as the OMX_AGENT it claims): map each user's uid to an agent in "
+            f"{os.path.join(ws_path, '.omxfs', 'config.toml')} [uids]",
+            err=True,
+        )
     with friendly_errors():
         try:
             mounts.preflight(ws_path, target, name)

@@ -193,6 +193,12 @@ class IdentityResolver:
             claimed = None  # the request outlived its process: nothing was claimed, the mount's default answers
         if claimed is not None:
             name = claimed.decode("utf-8", "replace")
+            bound = [bound_uid for bound_uid, agent in config.uids.items() if agent == name]
+            if bound:  # a name the uid map binds is that uid's alone: claiming it is refused, never guessed
+                raise ZoneDenied(
+                    f"OMX_AGENT={name} of pid {pid} (uid {uid}) refused: the uid map binds {name} to uid "
+                    f"{', '.join(map(str, sorted(bound)))}, and only that uid acts as {name}"
+                )
             return self._known(config, name, f"OMX_AGENT of pid {pid}")
         return self._known(config, self.default_agent, "the mount's default identity (--as)")
 

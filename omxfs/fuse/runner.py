@@ -21,11 +21,21 @@ from omxfs.errors import OmxError
 from omxfs.fuse.entries import Request, Target
 from omxfs.fuse.identity import IdentityResolver
 from omxfs.fuse.zones.base import Caller
+from omxfs.store.workspace import REQUESTER
 
 T = TypeVar("T")
 
 #: errnos that answer a question rather than refuse a request: not worth a log line each
 QUIET_ERRNOS = frozenset({errno.ENOENT, errno.ENODATA, errno.EEXIST, errno.EOPNOTSUPP})
+
+
+def _on_behalf(caller: Caller, work: Callable[[Caller], T]) -> T:
+    """``work(caller)``, with the store told which process it is for (``REQUESTER``: the audit log records it)."""
+    token = REQUESTER.set((caller.uid, caller.pid))
+    try:
+        return work(caller)
+    finally:
+        REQUESTER.reset(token)
 
 
 class Runner:
@@ -55,7 +65,7 @@ class Runner:
                     assert isinstance(who, Request)
                     caller = self.caller(who)
                 if inline is True or inline(caller):
-                    return work(caller)
+                    return _on_behalf(caller, work)
             except Exception as exc:
                 raise self.failure(op, caller, who, target, exc) from None
 
@@ -65,7 +75,7 @@ class Runner:
                 if caller is None:
                     assert isinstance(who, Request)
                     caller = self.caller(who)
-                return work(caller)
+                return _on_behalf(caller, work)
             except Exception as exc:
                 raise self.failure(op, caller, who, target, exc) from None
 

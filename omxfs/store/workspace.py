@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from contextvars import ContextVar
 from pathlib import Path
 
 from omxfs.errors import NotFound, ZoneDenied
@@ -22,6 +23,10 @@ from omxfs.store.names import AGENT_NAME, check_agent
 from omxfs.store.private import PrivateZone
 from omxfs.store.realtime import RealtimeZone
 from omxfs.store.records import utc_now
+
+#: ``(uid, pid)`` of the process a request of the mount comes from, set by the mount around the request's work
+#: (trio carries it into the worker thread): what the audit log records beside the agent
+REQUESTER: ContextVar[tuple[int, int] | None] = ContextVar("omx_requester", default=None)
 
 
 class Workspace:
@@ -108,8 +113,11 @@ class Workspace:
         return agent in self.config.supervisors
 
     def audit(self, actor: str, action: str, path: str) -> None:
-        """Record a supervisor's write outside their own zone (SPEC §3)."""
-        line = json.dumps({"timestamp": utc_now(), "agent": actor, "action": action, "path": path}) + "\n"
+        """Record a supervisor's write outside their own zone (SPEC §3), with the uid and pid that made it: the
+        process that asked the mount (``REQUESTER``), or this one when the store is called directly."""
+        uid, pid = REQUESTER.get() or (os.getuid(), os.getpid())
+        record = {"timestamp": utc_now(), "agent": actor, "uid": uid, "pid": pid, "action": action, "path": path}
+        line = json.dumps(record) + "\n"
         fd = os.open(self.meta / LOGS / AUDIT_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             os.write(fd, line.encode("utf-8"))

@@ -49,3 +49,13 @@ def test_status_of_a_plain_directory_says_what_to_do(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["status", str(tmp_path)])
     assert result.exit_code == 1
     assert "is not an omx workspace" in result.output and "omxfs init" in result.output
+
+
+def test_mount_with_allow_other_warns_that_unmapped_users_act_as_the_default(tmp_path: Path) -> None:
+    """Issue 14: --allow-other handed the mount's default identity to every local user, silently."""
+    result = CliRunner().invoke(main, ["mount", str(tmp_path / "not-a-workspace"), "--as", "alice", "--allow-other"])
+    assert result.exit_code != 0  # no workspace there: refused after the warning, nothing mounted
+    assert "warning: --allow-other lets every local user in" in result.stderr
+    assert "acts as alice" in result.stderr and "[uids]" in result.stderr
+    quiet = CliRunner().invoke(main, ["mount", str(tmp_path / "not-a-workspace"), "--as", "alice"])
+    assert "warning" not in quiet.stderr

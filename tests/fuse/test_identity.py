@@ -15,7 +15,7 @@ from omxfs.fuse.identity import CallerEnvironments, IdentityResolver, parse_envi
 from omxfs.store.config import Config
 from tests.fuse.conftest import Mount
 
-CONFIG = Config(agents=("alice", "bob"), supervisors=("boss",), uids={1001: "bob", 1002: "ghost"})
+CONFIG = Config(agents=("alice", "bob", "carol"), supervisors=("boss",), uids={1001: "carol", 1002: "ghost"})
 
 
 def fake_process(
@@ -65,7 +65,23 @@ def test_omx_agent_beats_the_default(proc: Path) -> None:
 
 def test_uid_map_beats_omx_agent(proc: Path) -> None:
     fake_process(proc, 10, {"OMX_AGENT": "alice"})
-    assert resolver(proc).resolve(1001, 10) == "bob"
+    assert resolver(proc).resolve(1001, 10) == "carol"
+
+
+@pytest.mark.parametrize("uid", [0, 1003])
+def test_a_name_the_uid_map_binds_cannot_be_claimed_through_omx_agent(proc: Path, uid: int) -> None:
+    """Regression (issue 14): every unmapped uid, root included, became carol by starting with OMX_AGENT=carol."""
+    fake_process(proc, 10, {"OMX_AGENT": "carol"})
+    with pytest.raises(ZoneDenied, match="the uid map binds carol to uid 1001, and only that uid acts as carol"):
+        resolver(proc).resolve(uid, 10)
+    assert resolver(proc).resolve(1001, 10) == "carol"  # the bound uid itself, whatever it claims
+
+
+def test_a_supervisor_bound_to_a_uid_is_reserved_too(proc: Path) -> None:
+    config = Config(agents=("alice",), supervisors=("boss",), uids={1005: "boss"})
+    fake_process(proc, 10, {"OMX_AGENT": "boss"})
+    with pytest.raises(ZoneDenied, match="binds boss to uid 1005"):
+        resolver(proc, config=config).resolve(0, 10)
 
 
 def test_a_uid_mapped_to_an_unknown_agent_is_refused(proc: Path) -> None:
@@ -219,6 +235,14 @@ def test_malformed_or_unknown_omx_agent_is_eacces_through_the_mount(mount: Calla
         assert done.returncode != 0 and b"Permission denied" in done.stderr, (command, done.stderr)
     assert sorted(os.listdir(m.store / "agents/alice")) == ["a.txt"]
     assert "errno=EACCES" in m.log() and (f"agent name {claimed!r}" in m.log() or f"agent {claimed!r}" in m.log())
+
+
+def test_a_bound_name_claimed_by_another_uid_is_refused_through_the_mount(mount: Callable[..., Mount]) -> None:
+    m = mount(uids={os.getuid() + 4242: "bob"})  # bob belongs to another uid: this one may not be bob
+    refused = m.run("echo x > agents/bob/claimed", agent="bob")
+    assert refused.returncode != 0 and b"Permission denied" in refused.stderr
+    assert not (m.store / "agents/bob/claimed").exists()
+    assert "errno=EACCES" in m.log() and "the uid map binds bob" in m.log()
 
 
 def test_uid_map_beats_omx_agent_through_the_mount(mount: Callable[..., Mount]) -> None:

@@ -261,13 +261,17 @@ def test_shell_tools_of_another_agent_fail_and_change_nothing(mount: Callable[..
 
 def test_supervisor_writes_anywhere_and_is_audited(mount: Callable[..., Mount]) -> None:
     m = mount(agents=["alice", "bob"], supervisors=["boss"])
-    m.run("echo fixed > agents/alice/report.md && mkdir agents/bob/reviews", agent="boss", check=True)
+    done = m.run("echo $$; echo fixed > agents/alice/report.md && mkdir agents/bob/reviews", agent="boss", check=True)
     assert (m.store / "agents/alice/report.md").read_text() == "fixed\n"
     assert (m.store / "agents/bob/reviews").is_dir()
     audit = [json.loads(line) for line in (m.store / ".omxfs/logs/audit.jsonl").read_text().splitlines()]
     actions = {(a["agent"], a["action"], a["path"]) for a in audit}
     assert ("boss", "create", "agents/alice/report.md") in actions
     assert ("boss", "mkdir", "agents/bob/reviews") in actions
+    # and which process did it: the shell that redirected (issue 14: the audit log records uid and pid)
+    shell = int(done.stdout.split()[0])
+    created = next(a for a in audit if a["action"] == "create")
+    assert (created["uid"], created["pid"]) == (os.getuid(), shell)
 
 
 def test_owner_writes_are_not_audited(mount: Callable[..., Mount]) -> None:
