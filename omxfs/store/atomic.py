@@ -123,14 +123,14 @@ def read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_
 
     A file replaced (renamed over) through another client of a shared filesystem can answer ESTALE for a moment
     (GlusterFS does for a second or two): the name is opened again, up to ``STALE_RETRIES`` times."""
-    for attempt in range(STALE_RETRIES + 1):
+    for attempt in range(STALE_RETRIES):
         try:
             return _read_with_stat(root, relative)
         except OSFailure as exc:
-            if exc.errno != errno.ESTALE or attempt == STALE_RETRIES:
+            if exc.errno != errno.ESTALE:
                 raise
-            time.sleep(0.01 * (attempt + 1))
-    raise AssertionError("unreachable")
+        time.sleep(0.01 * (attempt + 1))
+    return _read_with_stat(root, relative)
 
 
 def _read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:

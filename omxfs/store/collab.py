@@ -49,7 +49,6 @@ from omxfs.errors import (
     NotFound,
     OmxError,
     StoreCorrupt,
-    from_os_error,
 )
 from omxfs.store.atomic import (
     create_exclusive,
@@ -259,9 +258,7 @@ class CollabZone:
         record = self._record(rel, version)
         if record is not None and record.staged is not None and exists(self.versions_dir, rel / record.staged):
             return rel / record.staged
-        if record is None and version > len(self._entries(rel)):
-            raise NotFound(f"collaborative/{rel} has no version {version}")
-        if exists(self.versions_dir, final):  # renamed meanwhile
+        if record is not None and exists(self.versions_dir, final):  # renamed between the two looks
             return final
         raise NotFound(f"collaborative/{rel} has no version {version}")
 
@@ -324,12 +321,7 @@ class CollabZone:
             # staged whole in the store's temp directory first: a writer killed at any point leaves no half file
             # in .versions/, at most a whole staged one no entry names (fsck removes it once old)
             staged = staged_name(entry.version, secrets.token_hex(8))
-            tmp = self.ws.writer.stage(content, self.versions_dir / rel / staged, mode=0o444)
-            try:
-                os.rename(tmp, staged, dst_dir_fd=dir_fd)
-            except OSError as exc:
-                self.ws.writer.discard(tmp)
-                raise from_os_error(exc, self.versions_dir / rel / staged) from exc
+            self.ws.writer.write(self.versions_dir, rel / staged, content, mode=0o444, sync_dir=False)
             record = VersionRecord(**entry.model_dump(), staged=staged)
             try:
                 won = create_exclusive(
