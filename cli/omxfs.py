@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cli import doc, mount_tools
+from cli import doc, mcp, mount_tools
 from cli.errors import friendly_errors
 from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
@@ -204,6 +204,7 @@ def _print_mounts() -> None:
 # The conveniences over the mount (SPEC §6), each in its own module.
 for command in (*mount_tools.COMMANDS, *doc.COMMANDS):
     main.add_command(command)
+main.add_command(mcp.mcp)
 
 
 if __name__ == "__main__":
