@@ -11,7 +11,11 @@ version it declared (``setfattr -n user.omx.expected_version``, ``-1`` = do not 
 - The content is staged in memory (``O_TRUNC``: empty, else the base version's content) and committed by
   ``flush`` (the ``close()``, or an ``fsync``) with ``expected_version=<base>``; a new file is created with
   expected version 0 (create-only). A commit that lost a race fails the ``close()`` with EBUSY; the store keeps the
-  rejected content and the recovery info under ``.conflicts/<agent>/``.
+  rejected content and the recovery info under ``.conflicts/<agent>/``. While the file is open its writer's
+  getattr shows the staged size (the kernel takes ``fstat``, ``lseek(SEEK_END)`` and the ``O_APPEND`` offset from
+  it; the last commit's size let a write after an ``fstat`` land over an acknowledged append), and ``O_APPEND``
+  writes land at the staged end whatever offset the kernel sends. Shared ``mmap`` fails at ``mmap`` with ENODEV:
+  staged files are direct I/O, with no page cache to share.
 - Reads serve one version for the whole open (the immutable ``v<N>.txt`` of the version current at open).
 - Deleting or renaming a versioned file is refused (EACCES: v1 has no delete); directories may be made and
   removed when empty.
@@ -118,7 +122,10 @@ class CollabHandler:
         self.provenance = provenance
         self.scratch = ScratchView(ws)
         self.notes = AgentNotes()
+        #: files being created (they exist for getattr and listings from their creation on)
         self.staging = Staging()
+        #: versioned files open for writing: their writer sees the staged size (``getattr``)
+        self.writers = Staging()
 
     # -- paths ----------------------------------------------------------------------------------------------------
 
@@ -157,13 +164,22 @@ class CollabHandler:
         if self._dir_stat(path) is None:
             raise NotFound(f"{path}: no such directory")
 
+    def _settle(self, path: ViewPath) -> None:
+        """Commit the closed-but-not-released files at ``path`` before a request looks at it."""
+        self.staging.settle(path)
+        self.writers.settle(path)
+
+    def _own_staged(self, caller: Caller, path: ViewPath) -> StagedHandle | None:
+        """The file ``caller`` has open for writing at ``path``, whose size its fstat and lseek must see."""
+        return self.writers.of(caller.agent, path) or self.staging.of(caller.agent, path)
+
     # -- what runs where -----------------------------------------------------------------------------------------
 
     def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
         """Lookups, attributes, reading opens and opens that start a rewrite run on the trio loop (``Inline``):
         a few system calls and the cached history (``CollabZone.latest``). Whatever commits (a close waiting for
         its release, a conflict, which writes its record) or copies a file's content goes to a worker thread."""
-        if self.staging.pending(path):
+        if self.staging.pending(path) or self.writers.pending(path):
             return False
         if op in ("lookup", "getattr", "access", "opendir", "getxattr", "listxattr", "open"):
             return True
@@ -175,11 +191,12 @@ class CollabHandler:
         return False
 
     def uncached(self, path: ViewPath) -> bool:
-        """Nodes the kernel must not cache (``ops``): scratch names, which show each agent its own file, and files
-        being created, which exist only once their first commit succeeds."""
+        """Nodes the kernel must not cache (``ops``): scratch names, which show each agent its own file, files
+        being created, which exist only once their first commit succeeds, and files open for writing, whose writer
+        sees its staged size and everyone else the last commit."""
         if len(path.parts) <= 2:
             return False
-        return is_scratch_name(path.name) or (self.staging.get(path) is not None and self._file(path) is None)
+        return is_scratch_name(path.name) or self.staging.get(path) is not None or self.writers.get(path) is not None
 
     # -- nodes ----------------------------------------------------------------------------------------------------
 
@@ -194,6 +211,9 @@ class CollabHandler:
             for agent in holders:
                 if self.scratch.exists(agent, path):
                     return self.scratch.getattr(agent, path)
+        own = self._own_staged(caller, path) if caller is not None else None
+        if own is not None:
+            return own.getattr()
         found = self._file(path)
         if found is not None:
             rel, entry = found
@@ -239,7 +259,7 @@ class CollabHandler:
     # -- opening --------------------------------------------------------------------------------------------------
 
     def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
-        self.staging.settle(path)
+        self._settle(path)
         if self._is_scratch(caller, path):
             return self.scratch.open(caller, path, flags)
         found = self._file(path)
@@ -261,10 +281,11 @@ class CollabHandler:
         data = b"" if flags & os.O_TRUNC else self.zone.read_version(rel, entry.version)
         st = lstat(self.zone.versions_dir, self.zone.version_file(rel, entry.version))
         commit = _Commit(self, path, base, base.stamp, self.provenance.of(caller.pid))
-        handle = StagedHandle(caller, bytearray(data), file_attr(st) if st else new_file_attr(), writable=True)
+        attr = file_attr(st) if st else new_file_attr()
+        handle = StagedHandle(caller, bytearray(data), attr, writable=True, append=bool(flags & os.O_APPEND))
         handle.on_flush = commit
         handle.dirty = bool(flags & os.O_TRUNC)
-        return handle
+        return self.writers.track(path, handle)
 
     def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
         rel = self._rel_below_current(path, "create files")
@@ -281,7 +302,9 @@ class CollabHandler:
         relative_path(rel)  # refuse odd names now rather than at close
         self.ws.require_actor(caller.agent)
         base = self.notes.base(caller.agent, path)
-        handle = StagedHandle(caller, bytearray(), new_file_attr(), writable=True, dirty=True)
+        handle = StagedHandle(
+            caller, bytearray(), new_file_attr(), writable=True, dirty=True, append=bool(flags & os.O_APPEND)
+        )
         stamp = base.stamp if base else new_stamp()
         handle.on_flush = _Commit(self, path, base, stamp, self.provenance.of(caller.pid))
         return self.staging.track(path, handle)
@@ -351,7 +374,7 @@ class CollabHandler:
         return "/".join(parts[2:])
 
     def unlink(self, caller: Caller, path: ViewPath) -> None:
-        self.staging.settle(path)
+        self._settle(path)
         if self._is_scratch(caller, path):
             self.scratch.unlink(caller.agent, path)
             return
@@ -361,8 +384,8 @@ class CollabHandler:
 
     def rename(self, caller: Caller, old: ViewPath, new: ViewPath, flags: int) -> None:
         """scratch → scratch moves it; scratch → name commits it; versioned → scratch copies it; else refused."""
-        self.staging.settle(old)
-        self.staging.settle(new)
+        self._settle(old)
+        self._settle(new)
         agent = caller.agent
         self._rel_below_current(old, "rename files")
         self._rel_below_current(new, "rename files")
@@ -418,7 +441,7 @@ class CollabHandler:
 
     def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
         """Truncation is a write (staged on an open file, committed at once by path); the rest is ignored."""
-        self.staging.settle(path)
+        self._settle(path)
         if self._is_scratch(caller, path):
             if isinstance(handle, FileHandle) and changes.size is not None:
                 handle.truncate(changes.size)
@@ -443,7 +466,7 @@ class CollabHandler:
     # -- xattrs ---------------------------------------------------------------------------------------------------
 
     def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:
-        self.staging.settle(path)
+        self._settle(path)
         agent = caller.agent
         if name == MESSAGE and (self._is_scratch(caller, path) or self.staging.get(path) is not None):
             pending = self.notes.message(agent, path)
@@ -467,7 +490,7 @@ class CollabHandler:
         return values[name].encode("utf-8")
 
     def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
-        self.staging.settle(path)
+        self._settle(path)
         if self._is_scratch(caller, path) or self.staging.get(path) is not None:
             return [MESSAGE] if self.notes.message(caller.agent, path) is not None else []
         if self._file(path) is None:
@@ -476,7 +499,7 @@ class CollabHandler:
         return [*names, EXPECTED] if self.notes.base(caller.agent, path) is not None else names
 
     def setxattr(self, caller: Caller, path: ViewPath, name: str, value: bytes) -> None:
-        self.staging.settle(path)
+        self._settle(path)
         if name in READ_ONLY_XATTRS:
             raise ZoneDenied(f"{name} is read-only: it describes the current version")
         if name not in (MESSAGE, EXPECTED):

@@ -175,7 +175,7 @@ class HandoffHandler:
             caller.agent, where.recipient, where.filename, content, message, sender=where.sender, provenance=provenance
         )
 
-    def _staged(self, caller: Caller, where: Where, data: bytes, *, dirty: bool) -> StagedHandle:
+    def _staged(self, caller: Caller, where: Where, data: bytes, *, dirty: bool, flags: int) -> StagedHandle:
         provenance = self.provenance.of(caller.pid)  # now: the writer may have exited by the last close
 
         def on_flush(handle: BufferHandle) -> None:
@@ -188,7 +188,8 @@ class HandoffHandler:
             if not self.staging.held_by(caller.agent, where.path):
                 self.notes.set_message(caller.agent, where.path, None)  # a message for a write that never came
 
-        handle = StagedHandle(caller, bytearray(data), new_file_attr(), writable=True, dirty=dirty)
+        append = bool(flags & os.O_APPEND)
+        handle = StagedHandle(caller, bytearray(data), new_file_attr(), writable=True, dirty=dirty, append=append)
         handle.on_flush = on_flush
         self.staging.track(where.path, handle)
         handle.on_release = on_release
@@ -198,11 +199,11 @@ class HandoffHandler:
 
     def uncached(self, path: ViewPath) -> bool:
         """Nodes the kernel must not cache (``ops``): scratch names, which show each agent its own file, and files
-        being delivered, which exist only once the delivery succeeds."""
+        being delivered, which exist only once the delivery succeeds and whose sender sees the staged size."""
         where = Where(path)
         if not where.filename:
             return False
-        return is_scratch_name(path.name) or (self.staging.get(path) is not None and self._stat(where) is None)
+        return is_scratch_name(path.name) or self.staging.get(path) is not None
 
     def getattr(self, path: ViewPath, caller: Caller | None = None) -> Attr:
         """``caller`` says whose scratch files to show; without it a scratch name shows the first holder's."""
@@ -211,6 +212,9 @@ class HandoffHandler:
             for agent in [caller.agent] if caller is not None else self.scratch.owners(path):
                 if self.scratch.exists(agent, path):
                     return self.scratch.getattr(agent, path)
+        own = self.staging.of(caller.agent, path) if caller is not None and where.filename else None
+        if own is not None:  # the sender's fstat and lseek(SEEK_END) see what it has written so far
+            return own.getattr()
         st = self._stat(where)
         if st is not None:
             if stat.S_ISDIR(st.st_mode):
@@ -286,7 +290,7 @@ class HandoffHandler:
             return FileHandle(caller, open_in(self.zone.dir, where.rel), writable=False)
         self._check_writer(caller, where)
         data = b"" if flags & os.O_TRUNC else self.zone.read(where.sender, where.recipient, where.filename).content
-        return self._staged(caller, where, data, dirty=bool(flags & os.O_TRUNC))
+        return self._staged(caller, where, data, dirty=bool(flags & os.O_TRUNC), flags=flags)
 
     def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
         if len(path.parts) < 3:
@@ -300,7 +304,7 @@ class HandoffHandler:
             if flags & os.O_EXCL:
                 raise AlreadyExists(f"{path}: exists")
             return self.open(caller, path, flags)
-        return self._staged(caller, where, b"", dirty=True)
+        return self._staged(caller, where, b"", dirty=True, flags=flags)
 
     # -- changing the tree ----------------------------------------------------------------------------------------
 

@@ -146,3 +146,10 @@ class Staging:
     def held_by(self, agent: str, path: ViewPath) -> bool:
         with self._lock:
             return any(h.caller.agent == agent for h in self._open.get(path, []))
+
+    def of(self, agent: str, path: ViewPath) -> StagedHandle | None:
+        """The latest file ``agent`` has open at ``path``: what its ``fstat`` and ``lseek(SEEK_END)`` must see, since
+        the kernel takes the size of an open file from getattr (the store still holds the last commit)."""
+        with self._lock:
+            mine = [h for h in self._open.get(path, []) if h.caller.agent == agent]
+        return mine[-1] if mine else None

@@ -1,0 +1,159 @@
+"""Issue 15, the shared zones: every save is one version and nothing acknowledged is lost, through a real mount.
+
+Appends in ``collaborative/`` survive whatever the program asks in between (``fstat``, ``lseek``), and a random
+sequence of writes, truncations and reopens (fsx's idea, small) matches an in-memory model byte for byte.
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import random
+from collections.abc import Callable
+
+import pytest
+
+from tests.fuse.conftest import Mount
+
+MountFactory = Callable[..., Mount]
+CUR = "collaborative/current"
+
+
+def test_i15_append_after_reopen_keeps_every_line(mount: MountFactory) -> None:
+    """create ``line1``; reopen O_APPEND, write, fstat, write: ``line2`` used to be overwritten by ``line3``."""
+    m = mount()
+    path = m.path(f"{CUR}/log.txt")
+    with open(path, "wb") as f:
+        f.write(b"line1\n")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, b"line2\n")
+        assert os.fstat(fd).st_size == 12
+        os.write(fd, b"line3\n")
+        assert os.lseek(fd, 0, os.SEEK_END) == 18
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"line1\nline2\nline3\n"
+
+
+def test_i15_fstat_and_seek_end_see_the_open_files_size(mount: MountFactory) -> None:
+    m = mount()
+    path = m.path(f"{CUR}/grow.txt")
+    path.write_bytes(b"12345")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.pwrite(fd, b"abcdefgh", 3)
+        assert os.fstat(fd).st_size == 11
+        assert os.stat(path).st_size == 11  # the writer's own view by name, too
+        assert os.lseek(fd, 0, os.SEEK_END) == 11
+        os.ftruncate(fd, 4)
+        assert os.fstat(fd).st_size == 4
+        assert os.lseek(fd, 0, os.SEEK_END) == 4
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"123a"
+
+
+class _Model:
+    """One file in ``collaborative/``, driven by random operations, checked against bytes kept here (fsx's idea):
+    the program's view while the file is open and the committed content after every close must both match."""
+
+    def __init__(self, path: os.PathLike[str], rng: random.Random) -> None:
+        self.path = path
+        self.rng = rng
+        self.data = bytearray()
+        self.fd = -1
+        self.append = False
+        self.log: list[str] = []
+
+    def reopen(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.log.append("close")
+            with open(self.path, "rb") as f:
+                assert f.read() == self.data, self.where("committed content")
+        self.append = self.rng.random() < 0.4
+        flags = os.O_RDWR | (os.O_APPEND if self.append else 0) | (os.O_CREAT if self.fd < 0 else 0)
+        self.fd = os.open(self.path, flags, 0o644)
+        self.log.append(f"open append={self.append}")
+
+    def where(self, what: str) -> str:
+        return f"{what} differs after: {'; '.join(self.log[-12:])}"
+
+    def step(self) -> None:
+        rng, op = self.rng, self.rng.choice(["write", "write", "read", "truncate", "fstat", "seek_end"])
+        size = len(self.data)
+        if op == "write":
+            offset, chunk = rng.randrange(size + 64), rng.randbytes(rng.randrange(1, 200))
+            os.lseek(self.fd, offset, os.SEEK_SET)
+            os.write(self.fd, chunk)
+            at = size if self.append else offset
+            self.data.extend(b"\0" * max(0, at - len(self.data)))
+            self.data[at : at + len(chunk)] = chunk
+            self.log.append(f"write {len(chunk)}@{at}")
+        elif op == "read":
+            offset, n = rng.randrange(size + 1), rng.randrange(1, 300)
+            self.log.append(f"read {n}@{offset}")
+            assert os.pread(self.fd, n, offset) == bytes(self.data[offset : offset + n]), self.where("read")
+        elif op == "truncate":
+            new = rng.randrange(size + 100)
+            os.ftruncate(self.fd, new)
+            self.data = self.data[:new] + b"\0" * max(0, new - size)
+            self.log.append(f"truncate {new}")
+        elif op == "fstat":
+            self.log.append("fstat")
+            assert os.fstat(self.fd).st_size == len(self.data), self.where("fstat size")
+        else:
+            self.log.append("lseek end")
+            assert os.lseek(self.fd, 0, os.SEEK_END) == len(self.data), self.where("lseek(SEEK_END)")
+
+
+def test_i15_random_ops_with_reopens_match_a_model(mount: MountFactory) -> None:
+    """fsx with close/reopen every few operations failed at op 72; here 4 seeds x 250 operations, each close a
+    commit, compared with the model after every operation that can see the size or the bytes."""
+    m = mount()
+    for seed in range(4):
+        rng = random.Random(seed)
+        model = _Model(m.path(f"{CUR}/fsx-{seed}.bin"), rng)
+        model.reopen()
+        for _ in range(250):
+            if rng.random() < 0.15:
+                model.reopen()
+            model.step()
+        model.reopen()
+        os.close(model.fd)
+
+
+def test_i15_handoff_append_after_reopen_keeps_every_line(mount: MountFactory) -> None:
+    """The same sequence in a handoff box: the delivery holds every appended line."""
+    m = mount()
+    path = m.path("handoff/alice_to_bob/log.txt")
+    with open(path, "wb") as f:
+        f.write(b"line1\n")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, b"line2\n")
+        assert os.fstat(fd).st_size == 12
+        os.write(fd, b"line3\n")
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"line1\nline2\nline3\n"
+
+
+def test_i15_shared_writable_mmap_fails_at_mmap_with_ENODEV(mount: MountFactory) -> None:
+    """A staged file has no page cache to share: MAP_SHARED fails at mmap() itself (ENODEV, the kernel's answer
+    for a direct-I/O file), never later; a private mapping reads the content, and the file is unchanged."""
+    m = mount()
+    path = m.path(f"{CUR}/mapped.bin")
+    path.write_bytes(b"0123456789")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with pytest.raises(OSError) as refused:
+            mmap.mmap(fd, 10, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        assert refused.value.errno == errno.ENODEV
+        with mmap.mmap(fd, 10, mmap.MAP_PRIVATE, mmap.PROT_READ) as private:
+            assert private[:] == b"0123456789"
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"0123456789"
