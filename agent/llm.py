@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from agent.llm_errors import LLMError, redact, translate
 
 __all__ = ["LLM", "LLMError", "LiteLLMModel", "Model", "ModelReply", "ScriptedModel", "ToolCall", "Usage"]
-__all__ += ["ToolChoiceModel", "model_from_settings"]
+__all__ += ["ToolChoiceModel", "model_from_settings", "timeout_from_env"]
 
 log = logging.getLogger("omx.llm")
 
@@ -154,15 +154,21 @@ class LiteLLMModel:
     ) -> ModelReply:
         request_id = new_request_id()
         kwargs = self._request(messages, request_id, tools=tools, json_mode=json_mode, tool_choice=tool_choice)
-        litellm = _import_litellm()  # before find_spec below, which would import litellm without our settings
-        if tools and importlib.util.find_spec("litellm.responses.mcp") is not None:
-            kwargs["_skip_mcp_handler"] = True  # litellm 1.7x+ imports the optional `mcp` package for any tools
         try:
-            with _litellm_warnings_ignored(), ThreadPoolExecutor(1, thread_name_prefix="omx-llm") as pool:
-                # off the main thread: there litellm's sync logging adopts a main-thread event loop it never closes
-                response = pool.submit(litellm.completion, **kwargs).result()
+            return self._send(kwargs, request_id)
+        except LLMError:
+            raise
         except Exception as exc:
             raise self._error(exc, request_id) from None
+
+    def _send(self, kwargs: dict[str, Any], request_id: str) -> ModelReply:
+        """One blocking request built by ``_request``; ``agent.openai_http`` sends the same one without litellm."""
+        litellm = _import_litellm()  # before find_spec below, which would import litellm without our settings
+        if kwargs.get("tools") and importlib.util.find_spec("litellm.responses.mcp") is not None:
+            kwargs["_skip_mcp_handler"] = True  # litellm 1.7x+ imports the optional `mcp` package for any tools
+        with _litellm_warnings_ignored(), ThreadPoolExecutor(1, thread_name_prefix="omx-llm") as pool:
+            # off the main thread: there litellm's sync logging adopts a main-thread event loop it never closes
+            response = pool.submit(litellm.completion, **kwargs).result()
         return _reply(response, request_id=request_id, model=self.model)
 
     def stream(self, messages: list[dict[str, Any]], *, json_mode: bool = False) -> AsyncIterator[str]:
@@ -178,24 +184,25 @@ class LiteLLMModel:
     async def _stream(self, kwargs: dict[str, Any], request_id: str) -> AsyncGenerator[str, None]:
         import trio  # here, not at import: the blocking loop and `omx --help` never pay for it
 
-        def start() -> Any:
-            litellm = _import_litellm()
-            with _litellm_warnings_ignored():
-                return iter(litellm.completion(**kwargs))
-
-        def pull(chunks: Any) -> Any:
+        def pull(chunks: Iterator[str]) -> Any:
             with _litellm_warnings_ignored():
                 return next(chunks, _END)
 
         try:
-            chunks = await trio.to_thread.run_sync(start)
-            while (chunk := await trio.to_thread.run_sync(pull, chunks)) is not _END:
-                choices = getattr(chunk, "choices", None) or []
-                text = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
-                if text:
-                    yield text
+            chunks = await trio.to_thread.run_sync(self._open_stream, kwargs)
+            while (text := await trio.to_thread.run_sync(pull, chunks)) is not _END:
+                yield text
+        except LLMError:
+            raise
         except Exception as exc:
             raise self._error(exc, request_id) from None
+
+    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[str]:
+        """The text deltas of a streamed request, as a blocking iterator (pulled in a worker thread)."""
+        litellm = _import_litellm()
+        with _litellm_warnings_ignored():
+            chunks = iter(litellm.completion(**kwargs))
+        return _stream_texts(chunks)
 
     def _request(
         self,
@@ -228,15 +235,27 @@ class LiteLLMModel:
         log.debug("request %s: %s, %d messages, %d characters", request_id, self.model, len(messages), size)
         return kwargs
 
+    def _secrets(self) -> list[str | None]:
+        """What a message must never show: the key, and every provider key or token in the environment."""
+        return [self._api_key, *(v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")))]
+
     def _error(self, exc: Exception, request_id: str) -> LLMError:
         """The one-line ``LLMError`` for a failed call, with the key and every provider secret redacted."""
-        secrets = [self._api_key, *(v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")))]
+        secrets = self._secrets()
         log.debug("request %s failed: %s", request_id, redact(repr(exc), secrets))
         return translate(exc, model=self.model, api_base=self.api_base, timeout=self.timeout,
                          request_id=request_id, secrets=secrets)  # fmt: skip
 
 
 _END = object()  # the end of a litellm stream, from a worker thread's ``next``
+
+
+def _stream_texts(chunks: Iterator[Any]) -> Iterator[str]:
+    for chunk in chunks:
+        choices = getattr(chunk, "choices", None) or []
+        text = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+        if text:
+            yield text
 
 
 def _reply(response: Any, *, request_id: str, model: str) -> ModelReply:
@@ -307,8 +326,13 @@ def _json_text(arguments: str | dict[str, Any]) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
-def model_from_settings(model: str | None, api_base: str | None) -> Model:
-    """The model the user chose: --model / OMX_MODEL, --api-base / OMX_API_BASE; provider keys from their variables."""
+def model_from_settings(model: str | None, api_base: str | None, *, timeout: float | None = None) -> Model:
+    """The model the user chose: --model / OMX_MODEL, --api-base / OMX_API_BASE; provider keys from their variables.
+
+    An ``openai/<name>`` model with an API base is sent by the direct client (``agent.openai_http``: no litellm
+    import, so the first request leaves at once); every other model goes through litellm. ``timeout``: seconds
+    one request may take, else ``OMX_TIMEOUT``, else 60.
+    """
     name = model or os.environ.get("OMX_MODEL")
     base = api_base or os.environ.get("OMX_API_BASE")
     if not name:
@@ -321,7 +345,29 @@ def model_from_settings(model: str | None, api_base: str | None) -> Model:
     key = os.environ.get("OMX_API_KEY")
     if key is None and base and name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         key = "no-key"  # local OpenAI-compatible servers ignore the key, but the OpenAI client insists on one
-    return LiteLLMModel(name, api_base=base, api_key=key)
+    seconds = timeout if timeout is not None else timeout_from_env()
+    if base and name.startswith("openai/"):
+        from agent.openai_http import OpenAIHTTPModel  # imports agent.llm: here, not at the top
+
+        return OpenAIHTTPModel(name, api_base=base, api_key=key, timeout=seconds)
+    return LiteLLMModel(name, api_base=base, api_key=key, timeout=seconds)
+
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def timeout_from_env() -> float:
+    """``OMX_TIMEOUT`` in seconds, else 60; a value that is not a positive number is an error that says so."""
+    text = os.environ.get("OMX_TIMEOUT")
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0
+    if not seconds > 0:
+        raise LLMError(f"LLM error: OMX_TIMEOUT={text!r} is not a number of seconds above 0 (for example 180)")
+    return seconds
 
 
 def _scripted_from_file(path: str) -> ScriptedModel:

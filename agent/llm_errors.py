@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any, Literal
 
 #: shapes of credentials that providers and HTTP libraries echo back: OpenAI/Anthropic keys, bearer tokens
 _KEY_SHAPES = re.compile(r"(sk-[A-Za-z0-9_\-]{4,}|Bearer\s+[A-Za-z0-9._\-]+|AIza[0-9A-Za-z_\-]{20,})")
@@ -19,12 +20,37 @@ _UNREACHABLE = re.compile(
 )
 
 
-class LLMError(Exception):
-    """A clear one-line message for the user; never contains an API key."""
+#: what went wrong with a call, which decides whether trying again can help (``LLMError.transient``)
+ErrorKind = Literal[
+    "timeout", "unreachable", "auth", "not_found", "rate_limited", "server", "context", "provider", "other"
+]
+#: the failures a later attempt may not meet: the server was busy, overloaded or not reachable for a moment
+TRANSIENT: frozenset[ErrorKind] = frozenset({"unreachable", "rate_limited", "server"})
 
-    def __init__(self, message: str, *, request_id: str | None = None) -> None:
+
+class LLMError(Exception):
+    """A clear one-line message for the user; never contains an API key.
+
+    ``kind`` says what failed, so the caller can retry a transient failure and give advice that fits it (run
+    again, raise the timeout, fix the key) instead of blaming the plan; ``retry_after`` is the server's
+    Retry-After in seconds when it sent one; ``attempts`` how many times the call was tried in all.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        request_id: str | None = None,
+        kind: ErrorKind = "other",
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
-        self.request_id = request_id
+        self.request_id, self.kind, self.retry_after = request_id, kind, retry_after
+        self.attempts = 1
+
+    @property
+    def transient(self) -> bool:
+        return self.kind in TRANSIENT
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
@@ -47,24 +73,71 @@ def translate(
 ) -> LLMError:
     """Turn whatever litellm raised into an LLMError that says what went wrong and what to try next."""
     name = type(exc).__name__
-    where = f" at {api_base}" if api_base else ""
     status = getattr(exc, "status_code", None)
     if name == "Timeout" or "timeout" in name.lower():
-        what = f"{model} timed out after {timeout:g}s; check that the server{where} is up, or raise the timeout"
+        kind: ErrorKind = "timeout"
     elif name == "APIConnectionError" or _UNREACHABLE.search(str(exc)):
-        what = f"cannot reach {model}{where}: {_first_line(exc)}; check the address and that the server is running"
+        kind = "unreachable"
     elif name == "AuthenticationError":
+        kind = "auth"
+    elif name == "NotFoundError":
+        kind = "not_found"
+    elif name == "RateLimitError":
+        kind = "rate_limited"
+    elif name == "ContextWindowExceededError":
+        kind = "context"
+    elif "LLM Provider NOT provided" in str(exc):
+        kind = "provider"
+    else:
+        kind = "server" if isinstance(status, int) and status >= 500 else "other"
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return describe(kind, model=model, api_base=api_base, timeout=timeout, request_id=request_id, secrets=secrets,
+                    detail=_first_line(exc), status=status, retry_after=retry_after_s(headers))  # fmt: skip
+
+
+def describe(
+    kind: ErrorKind,
+    *,
+    model: str,
+    api_base: str | None,
+    timeout: float,
+    request_id: str,
+    secrets: Iterable[str | None],
+    detail: str,
+    status: Any = None,
+    retry_after: float | None = None,
+) -> LLMError:
+    """The one message for a kind of failure, whichever client met it (litellm or the direct HTTP client)."""
+    where = f" at {api_base}" if api_base else ""
+    if kind == "timeout":
+        what = (
+            f"{model} timed out after {timeout:g}s; check that the server{where} is up, "
+            "or raise the timeout (--timeout or OMX_TIMEOUT)"
+        )
+    elif kind == "unreachable":
+        what = f"cannot reach {model}{where}: {detail}; check the address and that the server is running"
+    elif kind == "auth":
         variable = f"{model.split('/')[0].upper()}_API_KEY" if "/" in model else "OPENAI_API_KEY"
         what = f"{model} rejected the API key; set {variable} (or OMX_API_KEY) to a valid key"
-    elif name == "NotFoundError":
+    elif kind == "not_found":
         what = f"{model} was not found{where}; check the model name (--model / OMX_MODEL)"
-    elif name == "RateLimitError":
-        what = f"{model} is rate limited; wait and retry: {_first_line(exc)}"
-    elif name == "ContextWindowExceededError":
+    elif kind == "rate_limited":
+        what = f"{model} is rate limited; wait and retry: {detail}"
+    elif kind == "context":
         what = f"the conversation is longer than {model}'s context window; shorten the input"
-    elif "LLM Provider NOT provided" in str(exc):
+    elif kind == "provider":
         what = f"litellm does not know the provider of {model!r}; write it as provider/model, e.g. openai/gpt-4o-mini"
     else:
         code = f" (HTTP {status})" if isinstance(status, int) else ""
-        what = f"{model} failed{code}: {_first_line(exc)}"
-    return LLMError(redact(f"LLM error: {what} [request {request_id}]", secrets), request_id=request_id)
+        what = f"{model} failed{code}: {detail}"
+    message = redact(f"LLM error: {what} [request {request_id}]", secrets)
+    return LLMError(message, request_id=request_id, kind=kind, retry_after=retry_after)
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """A Retry-After header given in seconds (the HTTP-date form is rare from model servers and is ignored)."""
+    try:
+        value = headers.get("retry-after") if headers is not None else None
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None

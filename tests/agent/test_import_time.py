@@ -64,3 +64,22 @@ def test_litellm_arrives_with_the_first_real_call_offline_and_quiet() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""  # no cost-map download warning, no litellm console handler output
+
+
+def test_a_local_openai_compatible_server_is_called_without_litellm() -> None:
+    """Issue 17: the first request within 1 s of starting omx. litellm costs seconds to import, so a call to an
+    ``openai/...`` model with an API base (what ``omx --model openai/X --api-base URL`` builds) must not load it."""
+    result = run_python(
+        """
+        import sys
+        from agent.llm import model_from_settings
+        from tests.support.openai_stub import OpenAIStub
+        with OpenAIStub() as stub:
+            stub.enqueue("pong")
+            model = model_from_settings("openai/test-model", stub.base_url)
+            assert model.complete([{"role": "user", "content": "ping"}]).content == "pong"
+        assert "litellm" not in sys.modules, "the direct client imported litellm"
+        assert "openai" not in sys.modules, "the direct client imported the openai SDK"
+        """
+    )
+    assert result.returncode == 0, result.stderr

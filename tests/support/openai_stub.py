@@ -60,6 +60,7 @@ class OpenAIStub:
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request: scripts/bench_start.py times a start
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -93,6 +94,7 @@ class OpenAIStub:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.arrivals.append(time.monotonic())
             if self._queue:
                 return self._queue.pop(0)
         return ScriptedResponse(
