@@ -29,7 +29,7 @@ import pyfuse3
 import trio
 
 from omxfs.errors import MountError, OmxError
-from omxfs.fuse.identity import CALLERS, IdentityResolver
+from omxfs.fuse.identity import CALLERS, FixedIdentity, Identity, IdentityResolver
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import FSTYPE, mount_at, report_ready
 from omxfs.fuse.ops import Operations
@@ -58,12 +58,18 @@ class Mounted:
     log: Path  # the log file, by a path that works from outside the daemon once it is unmounted
 
 
-def mount_options(allow_other: bool = False) -> set[str]:
-    """pyfuse3's defaults without ``default_permissions``: access is decided per agent here, not by mode bits."""
+def mount_options(allow_other: bool = False, view: bool = False) -> set[str]:
+    """pyfuse3's defaults without ``default_permissions``: access is decided per agent here, not by mode bits.
+
+    A view's daemon is mounted with ``auto_unmount``: fusermount3 stays beside it and unmounts as soon as the
+    daemon's connection closes, so a view killed with SIGKILL leaves no stale mount.
+    """
     options = set(pyfuse3.default_options) - {"default_permissions"}
     options |= {"fsname=omxfs", "subtype=omxfs"}
     if allow_other:
         options.add("allow_other")
+    if view:
+        options.add("auto_unmount")
     return options
 
 
@@ -80,9 +86,19 @@ def build_router(ws: Workspace) -> Router:
 
 
 def build_ops(
-    ws: Workspace, default_agent: str, log: logging.Logger, *, on_init: Callable[[], None] | None = None
+    ws: Workspace,
+    default_agent: str,
+    log: logging.Logger,
+    *,
+    on_init: Callable[[], None] | None = None,
+    fixed_identity: bool = False,
 ) -> Operations:
-    identity = IdentityResolver(lambda: ws.config, default_agent, CALLERS)
+    """The operations of a mount; ``fixed_identity``: every request is ``default_agent``'s (a view's daemon)."""
+    identity: Identity = (
+        FixedIdentity(lambda: ws.config, default_agent)
+        if fixed_identity
+        else IdentityResolver(lambda: ws.config, default_agent, CALLERS)
+    )
     return Operations(build_router(ws), identity, InodeTable(), log, store_root=ws.root, on_init=on_init)
 
 
@@ -128,12 +144,20 @@ async def serve(
     *,
     allow_other: bool = False,
     detached: bool = False,
+    view: bool = False,
     task_status: trio.TaskStatus[Mounted] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Mount the workspace at ``ws_path`` on ``mountpoint`` and serve it until unmounted or signalled."""
+    """Mount the workspace at ``ws_path`` on ``mountpoint`` and serve it until unmounted or signalled.
+
+    ``view``: the daemon of one agent view (``omxfs run``, ``omxfs.view``): every request is ``default_agent``'s,
+    the mount is unmounted by fusermount3 if this process dies, no mount record is written (the mount is the
+    view's, not the machine's), and signals are left to the caller, which forwards them to the view's command;
+    the caller ends the session with ``pyfuse3.terminate()``.
+    """
     mountpoint = os.path.abspath(mountpoint)
     pid = os.getpid()
-    with contextlib.ExitStack() as stack, trio.open_signal_receiver(*SIGNALS) as signals:
+    with contextlib.ExitStack() as stack:
+        signals: AsyncIterator[int] | None = None if view else stack.enter_context(trio.open_signal_receiver(*SIGNALS))
         store_fd = hold_store(ws_path)
         stack.callback(os.close, store_fd)
         root = Path(f"/proc/self/fd/{store_fd}")
@@ -151,18 +175,30 @@ async def serve(
         stack.callback(faulthandler.disable)
 
         initialized = trio.Event()  # set by Operations.init: the kernel's INIT is answered, the mount serves
-        ops = build_ops(ws, default_agent, log, on_init=initialized.set)
+        ops = build_ops(ws, default_agent, log, on_init=initialized.set, fixed_identity=view)
         log.info("mounting %s on %s as %s (pid %d)", os.path.abspath(ws_path), mountpoint, default_agent, pid)
         try:
-            pyfuse3.init(ops, mountpoint, mount_options(allow_other))
+            pyfuse3.init(ops, mountpoint, mount_options(allow_other, view))
         except RuntimeError as exc:
             raise MountError(f"cannot mount on {mountpoint}: {exc} (see the log {ws_path}/{log_rel})") from None
         try:
             await _serve_mounted(
-                ws, ops, log, signals, initialized, root, store_path, mountpoint, default_agent, log_rel, task_status
+                ws,
+                ops,
+                log,
+                signals,
+                initialized,
+                root,
+                store_path,
+                mountpoint,
+                default_agent,
+                log_rel,
+                view,
+                task_status,
             )
         finally:
-            remove_record(ws, pid)
+            if not view:
+                remove_record(ws, pid)
             pyfuse3.close(unmount=True)
             log.info("unmounted %s", mountpoint)
 
@@ -171,13 +207,14 @@ async def _serve_mounted(
     ws: Workspace,
     ops: Operations,
     log: logging.Logger,
-    signals: AsyncIterator[int],
+    signals: AsyncIterator[int] | None,
     initialized: trio.Event,
     root: Path,
     store_path: str,
     mountpoint: str,
     default_agent: str,
     log_rel: Path,
+    view: bool,
     task_status: trio.TaskStatus[Mounted],
 ) -> None:
     async with trio.open_nursery() as nursery:
@@ -188,14 +225,15 @@ async def _serve_mounted(
             finally:
                 nursery.cancel_scope.cancel()  # unmounted from outside, or terminated: stop the other tasks
 
-        async def on_signal() -> None:
+        async def on_signal(signals: AsyncIterator[int]) -> None:
             async for signum in signals:
                 log.info("%s: unmounting", signal.Signals(signum).name)
                 pyfuse3.terminate()
                 return
 
         nursery.start_soon(fuse_loop)
-        nursery.start_soon(on_signal)
+        if signals is not None:
+            nursery.start_soon(on_signal, signals)
         with trio.move_on_after(READY_TIMEOUT):
             await initialized.wait()
         if not initialized.is_set():
@@ -212,8 +250,9 @@ async def _serve_mounted(
                 started=datetime.now(UTC).isoformat(timespec="seconds"),
                 log=str(log_rel),
             )
-            await trio.to_thread.run_sync(write_record, ws, record)
-            await trio.to_thread.run_sync(prune_records, ws.meta)
+            if not view:
+                await trio.to_thread.run_sync(write_record, ws, record)
+                await trio.to_thread.run_sync(prune_records, ws.meta)
             log.info("ready: %s answers", mountpoint)
             task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel))
     await ops.close_all()

@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from omxfs.errors import ZoneDenied
 from omxfs.store.config import Config
@@ -166,6 +167,30 @@ class CallerEnvironments:
 
 #: the mount's cache, shared by its identity resolver and its provenance reader
 CALLERS = CallerEnvironments()
+
+
+class Identity(Protocol):
+    """Who makes a FUSE request, from the uid and pid the kernel reports; ZoneDenied when nobody may."""
+
+    default_agent: str
+
+    def resolve(self, uid: int, pid: int) -> str: ...
+
+
+class FixedIdentity:
+    """A view's daemon (``omxfs run --as NAME``): every request is NAME's, whoever the caller claims to be.
+
+    Only the processes of one view reach this daemon (its mount is bound into that view alone, and the kernel
+    lets no other uid in), so nothing is looked up: no uid map, no ``OMX_AGENT``. The name is still checked
+    against the current config on every request, so an agent removed from the workspace stops acting at once.
+    """
+
+    def __init__(self, config_provider: Callable[[], Config], agent: str) -> None:
+        self._config = config_provider
+        self.default_agent = agent
+
+    def resolve(self, uid: int, pid: int) -> str:
+        return IdentityResolver._known(self._config(), self.default_agent, "the view's identity (omxfs run --as)")
 
 
 class IdentityResolver:

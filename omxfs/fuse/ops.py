@@ -34,13 +34,14 @@ from omxfs.fuse.capabilities import (
     CallerViews,
     Inline,
     ListsWithAttrs,
+    NodeMaker,
     WriteChecker,
     has_inline,
     is_uncached,
     views_per_caller,
 )
 from omxfs.fuse.entries import OpenDir, OpenFile, Request, Target, entry_attributes
-from omxfs.fuse.identity import IdentityResolver
+from omxfs.fuse.identity import Identity
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.router import Router, view_path
 from omxfs.fuse.runner import Runner
@@ -67,7 +68,7 @@ class Operations(pyfuse3.Operations):
     def __init__(
         self,
         router: Router,
-        identity: IdentityResolver,
+        identity: Identity,
         inodes: InodeTable,
         log: logging.Logger,
         *,
@@ -167,7 +168,22 @@ class Operations(pyfuse3.Operations):
         return self._stat(path, caller)
 
     def _remember(self, path: ViewPath, attr: Attr, uncached: bool = False) -> pyfuse3.EntryAttributes:
-        return entry_attributes(self.inodes.remember(path, attr.mode), attr, uncached=uncached)
+        inode = self.inodes.remember(path, attr.mode, attr.ino, self._same_file(attr))
+        return entry_attributes(inode, attr, uncached=uncached)
+
+    def _same_file(self, attr: Attr) -> Callable[[ViewPath], bool] | None:
+        """For a store file with several names (hard links), whether another known path still names it: the
+        names then share one number (``InodeTable.number``)."""
+        if attr.nlink < 2 or not attr.ino or attr.is_dir:
+            return None
+
+        def same_file(other: ViewPath) -> bool:
+            try:
+                return self.router.route(other).getattr(other).ino == attr.ino
+            except OmxError:
+                return False
+
+        return same_file
 
     def _open_file(self, inode: int, handle: Handle) -> pyfuse3.FileInfo:
         fh = self._next_fh
@@ -257,9 +273,12 @@ class Operations(pyfuse3.Operations):
     ) -> pyfuse3.EntryAttributes:
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             path = self._child(parent_inode, name)
-            if not stat.S_ISREG(mode):
-                raise NotSupported(f"{path}: only regular files can be created here (no FIFOs, sockets, devices)")
             handler = self.router.route(path)
+            if not stat.S_ISREG(mode):
+                if not isinstance(handler, NodeMaker):
+                    raise NotSupported(f"{path}: only regular files can be created here (no FIFOs, sockets, devices)")
+                handler.mknod(caller, path, mode, rdev)
+                return self._remember(path, *self._stat(path, caller))
             handle = handler.create(caller, path, mode, os.O_WRONLY | os.O_EXCL)
             try:
                 handle.flush()
@@ -347,7 +366,7 @@ class Operations(pyfuse3.Operations):
             new = self._child(new_parent_inode, new_name)
             handler = self.router.route_pair(existing, new)
             handler.link(caller, existing, new)
-            # The new name gets a number of its own: the table maps one path to one number.
+            # Where the handler serves store files, the new name shares the number of the file (``_same_file``).
             return self._remember(new, *self._stat(new, caller))
 
         target = f"{self._describe(new_parent_inode, new_name)} -> {self._describe(inode)}"
@@ -500,7 +519,8 @@ class Operations(pyfuse3.Operations):
         if d.attrs is not None:  # the hot case: no path object per entry, see InodeTable.remember_entry
             for index, name in enumerate(names[start : start + READDIR_BATCH], start):
                 attr = d.attrs[index]
-                out.append((index + 1, name, entry_attributes(self.inodes.remember_entry(base, name, attr.mode), attr)))
+                inode = self.inodes.remember_entry(base, name, attr.mode, attr.ino, self._same_file(attr))
+                out.append((index + 1, name, entry_attributes(inode, attr)))
             return out
         for index, name in enumerate(names[start : start + READDIR_BATCH], start):
             child = base / name if base != ROOT else ViewPath(name)

@@ -19,7 +19,7 @@ import trio
 
 from omxfs.errors import OmxError
 from omxfs.fuse.entries import Request, Target
-from omxfs.fuse.identity import IdentityResolver
+from omxfs.fuse.identity import Identity
 from omxfs.fuse.zones.base import Caller
 from omxfs.store.workspace import REQUESTER
 
@@ -39,7 +39,7 @@ def _on_behalf(caller: Caller, work: Callable[[Caller], T]) -> T:
 
 
 class Runner:
-    def __init__(self, identity: IdentityResolver, log: logging.Logger, thread_limit: int = 64) -> None:
+    def __init__(self, identity: Identity, log: logging.Logger, thread_limit: int = 64) -> None:
         self.identity = identity
         self.log = log
         self._limiter = trio.CapacityLimiter(thread_limit)

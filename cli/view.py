@@ -1,0 +1,69 @@
+"""``omxfs run``: a command in an agent's view of a workspace (``omxfs.view``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from cli.errors import friendly_errors
+from omxfs.view.sandbox import Bind
+
+HELP = """Run COMMAND as agent NAME in a view of WORKSPACE made for it.
+
+\b
+Inside the view the workspace shows at its own path, and:
+  agents/NAME/   the store's own directory, read-write at native speed
+  agents/*/      every other agent's zone, read-only
+  handoff/ collaborative/ realtime/
+                 served by a daemon for which every request is NAME's:
+                 no OMX_AGENT, no uid map, nothing to forge
+  .omxfs/        read-only
+The host's system directories are read-only; /tmp is private, $HOME is
+empty, there is no /run or /home, and the view has its own PID, IPC and
+user namespaces: no capability, no other process, no host UNIX socket.
+COMMAND starts in the current directory if it lies inside WORKSPACE, else
+in WORKSPACE/agents/NAME. Its exit status is omxfs run's.
+
+WORKSPACE is the store directory or the mountpoint of an `omxfs mount`.
+
+\b
+Examples:
+  omxfs run ./ws --as alice -- sh
+  omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git -C agents/alice status
+  omxfs run ./ws --as bob --no-network -- python3 agent.py
+"""
+
+
+@click.command(
+    "run", help=HELP, context_settings={"ignore_unknown_options": False, "help_option_names": ["-h", "--help"]}
+)
+@click.argument("workspace", type=click.Path(readable=False))
+@click.option("--as", "agent", required=True, metavar="NAME", help="The agent the view belongs to.")
+@click.option("--bind", "binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-write.")
+@click.option("--ro-bind", "ro_binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-only.")
+@click.option("--no-network", is_flag=True, help="Cut the network (a network namespace with loopback only).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(
+    workspace: str,
+    agent: str,
+    binds: tuple[str, ...],
+    ro_binds: tuple[str, ...],
+    no_network: bool,
+    command: tuple[str, ...],
+) -> None:
+    from omxfs.view import launch
+
+    paths = [_bind(spec, read_only=False) for spec in binds] + [_bind(spec, read_only=True) for spec in ro_binds]
+    with friendly_errors():
+        status = launch.run(workspace, agent, command, binds=paths, network=not no_network)
+    sys.exit(status)
+
+
+def _bind(spec: str, *, read_only: bool) -> Bind:
+    source, _, dest = spec.partition(":")
+    source = os.path.abspath(os.path.expanduser(source))
+    if not os.path.exists(source):
+        raise click.BadParameter(f"{source} does not exist", param_hint="--bind/--ro-bind")
+    return Bind(source, os.path.abspath(dest) if dest else source, read_only)

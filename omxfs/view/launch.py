@@ -1,0 +1,237 @@
+"""``omxfs run WS --as NAME -- COMMAND``: one process that serves a view's daemon and runs COMMAND in the view.
+
+The launcher mounts the view's daemon (``daemon.serve(view=True)``: every request is NAME's) on a private
+directory (mode 0700, in ``$XDG_RUNTIME_DIR`` or ``/tmp``), starts bubblewrap with the view's command line, and
+waits. The daemon lives exactly as long as its view: when COMMAND ends, the launcher unmounts and exits with
+COMMAND's status; if the launcher is killed, fusermount3 (``auto_unmount``) unmounts and bwrap
+(``--die-with-parent``) kills the view. One daemon per view keeps that simple: views of the same agent share
+nothing but the store, which is built for several daemons at once.
+
+Signals: SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to the launcher are forwarded to COMMAND (bwrap's own
+PID 1 in the view does not forward). SIGINT and SIGQUIT are forwarded too, unless the launcher is in the
+foreground of a terminal: the terminal sends those to COMMAND itself, which shares the launcher's process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import trio
+
+from omxfs.errors import MountError
+from omxfs.fuse.mounts import check_fuse, check_pyfuse3
+from omxfs.store.layout import AGENTS, META_DIR
+from omxfs.store.names import AGENT_NAME
+from omxfs.store.workspace import Workspace
+from omxfs.view.locate import Store, locate
+from omxfs.view.sandbox import Bind, ViewSpec, bwrap_args, inside, start_dir
+
+FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
+_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def run(
+    workspace: str,
+    agent: str,
+    command: Sequence[str],
+    *,
+    binds: Sequence[Bind] = (),
+    network: bool = True,
+) -> int:
+    """Run ``command`` in ``agent``'s view of ``workspace``; its exit status (128+N if killed by signal N)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise MountError("omxfs run needs bubblewrap: install it (apt-get install bubblewrap)", errno.ENOENT)
+    check_pyfuse3()
+    check_fuse()
+    if os.geteuid() != 0 and not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        # fusermount3 opens the device with the caller's file-system uid: 0600 (some containers) keeps users out
+        raise MountError(
+            f"a view's daemon cannot mount here: /dev/fuse is not open to uid {os.geteuid()}; as root, "
+            "`chmod 0666 /dev/fuse` (its mode on a standard Debian/Ubuntu), or run omxfs run as root",
+            errno.EACCES,
+        )
+    store = locate(workspace)
+    with contextlib.ExitStack() as stack:
+        stack.callback(os.close, store.fd)
+        _check_identity(store, agent)
+        agents_fd = _open_at(store.fd, AGENTS, store)
+        stack.callback(os.close, agents_fd)
+        own_fd = _open_at(agents_fd, agent, store)
+        stack.callback(os.close, own_fd)
+        meta_fd = _open_at(store.fd, META_DIR, store)
+        stack.callback(os.close, meta_fd)
+        if not os.access(f"/proc/self/fd/{own_fd}", os.W_OK | os.X_OK):
+            raise MountError(
+                f"{store.path}/{AGENTS}/{agent} is not writable by uid {os.getuid()}: a view acts with your own "
+                "uid on the store, so run it as the store's owner (or chown the store to the agent's user)",
+                errno.EACCES,
+            )
+        for bind in binds:
+            if inside(bind.dest, store.workspace):
+                raise MountError(f"--bind {bind.dest}: nothing may cover the workspace inside a view", errno.EINVAL)
+        mountpoint = tempfile.mkdtemp(prefix=f"omxfs-view-{agent}-", dir=_runtime_dir())
+        stack.callback(_remove_quietly, mountpoint)
+        try:
+            cwd: str | None = os.getcwd()
+        except OSError:
+            cwd = None
+        spec = ViewSpec(
+            agent=agent,
+            workspace=store.workspace,
+            daemon_mount=mountpoint,
+            agents_fd=agents_fd,
+            own_fd=own_fd,
+            meta_fd=meta_fd,
+            cwd=start_dir(store.workspace, agent, cwd),
+            command=command,
+            binds=binds,
+            network=network,
+            home=os.environ.get("HOME"),
+            privileged=os.geteuid() == 0,
+        )
+        try:
+            return trio.run(_serve_and_run, bwrap, spec, store)
+        except BaseExceptionGroup as group:  # a nursery's: the one error inside is the message
+            raise _single(group) from None
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    errors = group.exceptions
+    while len(errors) == 1 and isinstance(errors[0], BaseExceptionGroup):
+        errors = errors[0].exceptions
+    return errors[0] if len(errors) == 1 else group
+
+
+async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store) -> int:
+    import pyfuse3
+
+    from omxfs.fuse import daemon
+
+    async with trio.open_nursery() as nursery:
+        serve = functools.partial(daemon.serve, f"/proc/self/fd/{store.fd}", spec.daemon_mount, spec.agent, view=True)
+        await nursery.start(serve)
+        try:
+            return await _run_view(bwrap, spec)
+        finally:
+            pyfuse3.terminate()  # serve() returns: the session ends, the mount is removed
+
+
+async def _run_view(bwrap: str, spec: ViewSpec) -> int:
+    info_read, info_write = os.pipe()
+    spec = ViewSpec(**{**spec.__dict__, "info_fd": info_write})
+    args = bwrap_args(bwrap, spec)
+    try:
+        process = await trio.lowlevel.open_process(
+            args, pass_fds=(info_write, spec.agents_fd, spec.own_fd, spec.meta_fd)
+        )
+    except OSError as exc:
+        os.close(info_read)
+        raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
+    finally:
+        os.close(info_write)
+    async with trio.open_nursery() as nursery:
+        with trio.open_signal_receiver(*FORWARDED) as signals:
+            child = await _read_child_pid(info_read)
+            nursery.start_soon(_forward, signals, child, process.pid)
+            status = await process.wait()
+            nursery.cancel_scope.cancel()
+    if child is None and status != 0:
+        raise MountError(
+            f"the view could not be set up (bubblewrap exited with {status}, see its message above): views need "
+            "user namespaces; enable them (sysctl kernel.unprivileged_userns_clone=1, or "
+            "kernel.apparmor_restrict_unprivileged_userns=0) or run as root",
+            errno.EPERM,
+        )
+    return 128 - status if status < 0 else status
+
+
+async def _read_child_pid(fd: int) -> int | None:
+    """bwrap's ``--info-fd`` JSON: the view's PID 1 as the host numbers it; None if the setup failed."""
+    data = b""
+    async with trio.lowlevel.FdStream(fd) as stream:
+        while chunk := await stream.receive_some():
+            data += chunk
+    try:
+        return int(json.loads(data)["child-pid"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+async def _forward(signals: AsyncIterator[int], child: int | None, bwrap_pid: int) -> None:
+    async for signum in signals:
+        if signum in TERMINAL_SIGNALS and _terminal_foreground():
+            continue  # the terminal delivered it to the whole process group, COMMAND included
+        targets = _command_pids(child) or [bwrap_pid]
+        for pid in targets:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+
+def _command_pids(child: int | None) -> list[int]:
+    """COMMAND: the child of the view's PID 1 (bwrap's reaper, which ignores signals it is not built to pass)."""
+    if child is None:
+        return []
+    try:
+        return [int(pid) for pid in Path(f"/proc/{child}/task/{child}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _terminal_foreground() -> bool:
+    try:
+        return os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError):
+        return False
+
+
+def _check_identity(store: Store, agent: str) -> None:
+    """The agent exists, and a name the uid map binds is that uid's own (root acts for anyone: it owns the store)."""
+    ws = Workspace(Path(f"/proc/self/fd/{store.fd}"))
+    if not AGENT_NAME.fullmatch(agent) or not ws.config.knows(agent):
+        raise MountError(
+            f"no agent named {agent!r} in {store.workspace}: add it with "
+            f"`omxfs init {store.workspace} --agent {agent}`",
+            errno.EACCES,
+        )
+    uid = os.getuid()
+    bound = sorted(u for u, name in ws.config.uids.items() if name == agent)
+    if bound and uid != 0 and uid not in bound:
+        raise MountError(
+            f"the uid map binds {agent} to uid {', '.join(map(str, bound))}: only that uid (or root) may run as "
+            f"{agent}, not uid {uid}",
+            errno.EACCES,
+        )
+
+
+def _open_at(dir_fd: int, name: str, store: Store) -> int:
+    try:
+        return os.open(name, _DIR, dir_fd=dir_fd)
+    except OSError as exc:
+        raise MountError(
+            f"cannot open {name} in the store {store.path}: {exc.strerror} (complete it with `omxfs init`)",
+            exc.errno or errno.EIO,
+        ) from None
+
+
+def _runtime_dir() -> str:
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
+        return runtime
+    return tempfile.gettempdir()
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(path)

@@ -1,0 +1,108 @@
+"""The store behind a workspace path, reached underneath any mount that covers it.
+
+``omxfs run WS`` accepts what a user calls the workspace: the store directory itself, or the mountpoint of an
+``omxfs mount``. A view binds the store's own directories, so it needs the store, and needs it by descriptor:
+
+- a plain store (``WS/.omxfs/config.toml``): WS itself;
+- a mount elsewhere (``omxfs mount STORE MNT``): the store its daemon's record names;
+- a mount in place (``omxfs mount WS``, the README's quick start): the store is hidden under the mount. Its daemon
+  holds an ``O_PATH`` descriptor of it, taken before mounting; ``/proc/<daemon>/fd/<N>`` resolves to the directory
+  underneath, and the kernel lets the daemon's own user (and root) open it, as the daemon itself does.
+
+The result is an ``O_PATH`` descriptor the caller owns, checked to be a store and not the mount.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from omxfs.errors import MountError
+from omxfs.fuse.mounts import FSTYPE, mount_at
+from omxfs.store.layout import CONFIG, META_DIR
+from omxfs.store.mount_records import read_records
+
+_DIR = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Store:
+    fd: int  # O_PATH descriptor of the store's directory; the caller closes it
+    path: str  # where the store is, for messages
+    workspace: str  # the path the workspace shows at, inside the view as outside
+
+
+def locate(workspace: str | os.PathLike[str]) -> Store:
+    """The store behind ``workspace``, or MountError with one line that says what to do."""
+    shown = os.path.realpath(workspace)
+    entry = mount_at(shown)
+    if entry is None or entry.fstype != FSTYPE:
+        if not os.path.isfile(os.path.join(shown, META_DIR, CONFIG)):
+            raise MountError(
+                f"{workspace} is not an omxfs workspace (no {META_DIR}/{CONFIG}): create one with "
+                f"`omxfs init {workspace} --agent NAME`",
+                errno.ENOENT,
+            )
+        return Store(_open(shown), shown, shown)
+    try:
+        records = [r for r in read_records(Path(shown, META_DIR)) if os.path.realpath(r.mountpoint) == shown]
+    except OSError:
+        records = []
+    if not records:
+        raise MountError(
+            f"{workspace} is an omxfs mount whose daemon cannot be found (another user's, or without "
+            "--allow-other): run `omxfs run` with the store's directory instead",
+            errno.EACCES,
+        )
+    record = records[0]
+    if os.path.realpath(record.store) != shown:
+        return Store(_open(record.store), record.store, shown)
+    fd = _underneath(record.pid, record.store, entry.dev)
+    if fd is None:
+        raise MountError(
+            f"{workspace} is mounted over its own store, and the store underneath cannot be reached through "
+            f"its daemon (pid {record.pid}, another user's?): unmount it (`omxfs umount {workspace}`) or run "
+            "`omxfs run` as the daemon's user",
+            errno.EACCES,
+        )
+    return Store(fd, record.store, shown)
+
+
+def _open(path: str) -> int:
+    try:
+        fd = os.open(path, _DIR)
+    except OSError as exc:
+        raise MountError(f"cannot open the workspace {path}: {exc.strerror}", exc.errno or errno.EIO) from None
+    if not _is_store(fd):
+        os.close(fd)
+        raise MountError(f"{path} is not an omxfs workspace (no {META_DIR}/{CONFIG})", errno.ENOENT)
+    return fd
+
+
+def _underneath(pid: int, store: str, mount_dev: int) -> int | None:
+    """Our own descriptor of the daemon's descriptor of ``store`` that is not on the mount, if one is reachable."""
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        names = os.listdir(fds)
+    except OSError:
+        return None
+    for name in names:
+        try:
+            if os.readlink(fds / name) != store:
+                continue
+            fd = os.open(fds / name, _DIR)
+        except OSError:
+            continue
+        if os.fstat(fd).st_dev != mount_dev and _is_store(fd):
+            return fd
+        os.close(fd)
+    return None
+
+
+def _is_store(fd: int) -> bool:
+    try:
+        return os.path.isfile(f"/proc/self/fd/{fd}/{META_DIR}/{CONFIG}")
+    except OSError:
+        return False

@@ -1,0 +1,143 @@
+"""The bubblewrap command line of a view: what the agent's processes see, where, and with which rights.
+
+Why bubblewrap and not the namespace calls by hand: a view needs a user namespace (so an unprivileged user can
+build it, and root in it holds no capability outside), a PID namespace (no daemon, no other view, no host process
+to signal, ptrace or open through ``/proc``; everything left behind dies with the command), and a fresh root
+assembled from binds. bwrap does exactly this, is already the agent sandbox's fallback, is audited and packaged
+everywhere, and keeps the setup out of our (multithreaded) Python process, where ``unshare`` of a user namespace
+is not even allowed.
+
+What a view holds (order matters: later binds cover earlier ones):
+
+- the host's system directories read-only (``/usr``, ``/etc``, ``/opt``, ``/sys`` ...; merged-usr symlinks as
+  symlinks), and the interpreter and packages omx runs from, so ``omx`` and ``omxfs`` work inside;
+- a private ``/tmp`` (a tmpfs), an empty ``$HOME``, a minimal ``/dev``, its own ``/proc``; no ``/run``, no
+  ``/home``, no ``/var``: the host's UNIX sockets (``/tmp/tmux-*``, ``/run/*``) and files are not there to reach;
+- the caller's ``--bind``/``--ro-bind`` paths (a toolchain, ``~/.gitconfig``), never inside the workspace;
+- the workspace last, so nothing covers it: the view's daemon at WS, then the store's ``agents/`` read-only, the
+  agent's own zone read-write and ``.omxfs/`` read-only, each bound from a descriptor (``--bind-fd``), so a store
+  hidden under a mount in place is bound all the same.
+
+No capability survives (``--cap-drop ALL``), no new user namespace can be made inside (``--disable-userns``,
+which would otherwise give back a full capability set over a copy of the view), and the command dies with its
+launcher (``--die-with-parent``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omxfs.store.layout import AGENTS, META_DIR
+
+#: the host's system directories a view shows read-only, when they exist
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
+#: the environment variable that tells a process it runs in a view, and as whom (informative: the daemon ignores it)
+VIEW_ENV = "OMX_VIEW"
+AGENT_ENV = "OMX_AGENT"
+
+
+@dataclass(frozen=True)
+class Bind:
+    source: str
+    dest: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    agent: str
+    workspace: str  # the path the workspace shows at (inside the view as outside)
+    daemon_mount: str  # where the view's daemon is mounted (outside the view)
+    agents_fd: int  # O_PATH descriptors of the store's agents/, agents/<agent>/ and .omxfs/
+    own_fd: int
+    meta_fd: int
+    cwd: str
+    command: Sequence[str]
+    binds: Sequence[Bind] = ()
+    network: bool = True
+    home: str | None = None
+    info_fd: int | None = None
+    privileged: bool = False  # running as root: drop the capabilities bwrap would otherwise keep
+    runtime: Sequence[str] = field(default_factory=lambda: runtime_dirs())
+
+
+#: the top-level packages of this project, found beside ``omxfs`` (in site-packages, or in an editable checkout)
+PACKAGES = ("omxfs", "agent", "cli")
+
+
+def runtime_dirs() -> list[str]:
+    """The directories omx itself runs from: its virtual environment, and an editable checkout's packages (only
+    those, not the checkout, which may hold anything, the workspace included)."""
+    checkout = Path(__file__).resolve().parent.parent.parent
+    dirs = {sys.prefix, sys.base_prefix, *(str(checkout / name) for name in PACKAGES if (checkout / name).is_dir())}
+    covered: list[str] = list(SYSTEM_DIRS)
+    for path in sorted(dirs, key=len):  # a directory inside one already shown is not bound again
+        if not _under_any(path, covered):
+            covered.append(path)
+    return covered[len(SYSTEM_DIRS) :]
+
+
+def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
+    """The whole command line, ``bwrap`` to the command's last argument."""
+    args = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not spec.network:
+        args.append("--unshare-net")
+    args += ["--disable-userns", "--die-with-parent"]
+    if spec.privileged:
+        args += ["--cap-drop", "ALL"]
+    args += _system()
+    args += [*_ro_binds(spec.runtime)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+    if spec.home and not _under_any(spec.home, (spec.workspace,)):
+        args += ["--dir", spec.home]
+    for bind in spec.binds:
+        args += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.dest]
+    ws = spec.workspace
+    args += ["--bind", spec.daemon_mount, ws]
+    args += ["--ro-bind-fd", str(spec.agents_fd), f"{ws}/{AGENTS}"]
+    args += ["--bind-fd", str(spec.own_fd), f"{ws}/{AGENTS}/{spec.agent}"]
+    args += ["--ro-bind-fd", str(spec.meta_fd), f"{ws}/{META_DIR}"]
+    args += ["--setenv", VIEW_ENV, spec.agent, "--setenv", AGENT_ENV, spec.agent]
+    if spec.info_fd is not None:
+        args += ["--info-fd", str(spec.info_fd)]
+    args += ["--chdir", spec.cwd, "--", *spec.command]
+    return args
+
+
+def start_dir(workspace: str, agent: str, cwd: str | None) -> str:
+    """The caller's directory when it lies inside the workspace, else the agent's own zone."""
+    if cwd is not None and _under_any(cwd, (workspace,)):
+        return cwd
+    return f"{workspace}/{AGENTS}/{agent}"
+
+
+def inside(path: str, root: str) -> bool:
+    return _under_any(path, (root,))
+
+
+def _system() -> list[str]:
+    args: list[str] = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):  # merged /usr: /bin -> usr/bin stays a symlink
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    resolv = os.path.realpath("/etc/resolv.conf")  # often a link into /run, which a view does not show
+    if not _under_any(resolv, SYSTEM_DIRS) and os.path.isfile(resolv):
+        args += ["--ro-bind", resolv, resolv]
+    return args
+
+
+def _ro_binds(paths: Sequence[str]) -> list[str]:
+    args: list[str] = []
+    for path in paths:
+        args += ["--ro-bind", path, path]
+    return args
+
+
+def _under_any(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
