@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cli import doc, mcp, mount_tools
+from cli import doc, mcp, mount_tools, view
 from cli.errors import friendly_errors
 from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
@@ -205,6 +205,7 @@ def _print_mounts() -> None:
 for command in (*mount_tools.COMMANDS, *doc.COMMANDS):
     main.add_command(command)
 main.add_command(mcp.mcp)
+main.add_command(view.run)
 
 
 if __name__ == "__main__":
