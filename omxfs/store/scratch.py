@@ -27,6 +27,11 @@ an ordinary ``cp`` at close time. The names, and who makes them:
 ``*.omx-tmp``                          ``omx``'s own file tools (``.<name>.XXXXXXXX.omx-tmp``)
 =====================================  ===============================================================
 
+A name rule cannot know every tool: ``perl -pi`` makes ``XXEvjlEY``, a program may ask ``mkstemp`` for any
+template. So a file is also scratch, whatever its name, when it is created the way ``mkstemp`` creates one
+(``is_work_file``: read-write, exclusive, mode 0600), which ``cp`` (write-only), shells (no ``O_EXCL``) and editors
+writing in place never do; it is a *work file*, kept and shown like the named ones until it is renamed onto a name.
+
 Only the last component of a path counts; a directory is never scratch. ``is_scratch_name(name)`` is the rule;
 ``ScratchArea`` (over one workspace) keeps the files, and ``fsck`` checks the area (``stray-scratch``). The mount
 shows them through ``omxfs.fuse.zones.scratch``.
@@ -73,6 +78,14 @@ def is_scratch_name(name: str) -> bool:
         n = int(name)
         return n >= _VIM_PROBE_FIRST and (n - _VIM_PROBE_FIRST) % _VIM_PROBE_STEP == 0
     return _SCRATCH.fullmatch(name) is not None
+
+
+def is_work_file(mode: int, flags: int) -> bool:
+    """Whether a create with ``mode`` and open ``flags`` is ``mkstemp``'s (glibc, perl, Python's ``tempfile``, sed):
+    ``O_RDWR | O_CREAT | O_EXCL`` with permissions 0600. ``cp -a`` also creates with 0600 and ``O_EXCL``, but
+    write-only, so a copied file still becomes a version or a delivery at its close."""
+    exclusive = bool(flags & os.O_EXCL)  # a create: O_CREAT is implied
+    return exclusive and flags & os.O_ACCMODE == os.O_RDWR and stat.S_IMODE(mode) == 0o600
 
 
 class ScratchArea:

@@ -10,6 +10,7 @@ import errno
 import mmap
 import os
 import random
+import shutil
 from collections.abc import Callable
 
 import pytest
@@ -157,3 +158,82 @@ def test_i15_shared_writable_mmap_fails_at_mmap_with_ENODEV(mount: MountFactory)
     finally:
         os.close(fd)
     assert path.read_bytes() == b"0123456789"
+
+
+# -- saves through a work file: one version each, whatever the work file's name ---------------------------------
+
+PLAN = f"{CUR}/plan.md"
+
+
+def _versions(m: Mount, path: str = "plan.md") -> list[tuple[int, str]]:
+    return [(e.version, e.author) for e in m.ws.collab.history(path)]
+
+
+def _scratch_left(m: Mount) -> list[str]:
+    root = m.store / ".omxfs/scratch"
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if not p.is_dir()) if root.exists() else []
+
+
+@pytest.mark.skipif(not shutil.which("perl"), reason="perl missing")
+def test_i15_perl_pi_is_one_save(mount: MountFactory) -> None:
+    """``perl -pi`` writes ``XXEvjlEY`` (mkstemp) and renames it over the file: one version, no file of its own."""
+    m = mount()
+    m.path(PLAN).write_text("a plan\n")
+    m.run(["perl", "-pi", "-e", "s/a/b/", PLAN], check=True)
+    assert m.path(PLAN).read_text() == "b plan\n"
+    assert _versions(m) == [(1, "alice"), (2, "alice")]
+    assert m.ws.collab.list() == ["plan.md"] and os.listdir(m.path(CUR)) == ["plan.md"]
+    # As another agent: its read of the file is its base, as for any program.
+    m.run(["perl", "-pi", "-e", "s/plan/bill/", PLAN], agent="bob", check=True)
+    assert m.path(PLAN).read_text() == "b bill\n" and _versions(m)[-1] == (3, "bob")
+    assert m.ws.collab.list() == ["plan.md"] and _scratch_left(m) == []
+
+
+@pytest.mark.skipif(not shutil.which("perl"), reason="perl missing")
+def test_i15_perl_pi_bak_is_one_save_and_a_private_backup(mount: MountFactory) -> None:
+    """``perl -pi.bak`` links the file to ``plan.md.bak`` first: the backup is the agent's private copy."""
+    m = mount()
+    m.path(PLAN).write_text("a plan\n")
+    m.run(["perl", "-pi.bak", "-e", "s/a/b/", PLAN], check=True)
+    assert m.path(PLAN).read_text() == "b plan\n" and _versions(m) == [(1, "alice"), (2, "alice")]
+    assert m.path(f"{PLAN}.bak").read_text() == "a plan\n"
+    assert sorted(os.listdir(m.path(CUR))) == ["plan.md", "plan.md.bak"]
+    assert m.run(f"ls -A {CUR}", agent="bob", check=True).stdout == b"plan.md\n"
+    assert m.ws.collab.list() == ["plan.md"]
+    m.run(f"rm {PLAN}.bak", check=True)
+    assert _scratch_left(m) == []
+
+
+def test_i15_named_temporary_file_and_os_replace_is_one_save(mount: MountFactory) -> None:
+    """Python's ``NamedTemporaryFile`` with a prefix of its own (no name rule knows it) + ``os.replace``."""
+    m = mount()
+    m.path(PLAN).write_text("v1\n")
+    m.py(
+        "import os, tempfile\n"
+        f"open({PLAN!r}).read()\n"
+        f"with tempfile.NamedTemporaryFile('w', dir={CUR!r}, prefix='plan-', delete=False) as f:\n"
+        "    f.write('v2\\n')\n"
+        f"os.replace(f.name, {PLAN!r})\n",
+        agent="bob",
+    )
+    assert m.path(PLAN).read_text() == "v2\n" and _versions(m) == [(1, "alice"), (2, "bob")]
+    assert m.ws.collab.list() == ["plan.md"] and _scratch_left(m) == []
+
+
+def test_i15_a_work_file_left_behind_is_its_creators_and_can_be_deleted(mount: MountFactory) -> None:
+    """A tool killed between its work file and the rename leaves the work file: no version, seen and deleted by
+    its creator only; ``cp -a`` (0600 and exclusive too, but write-only) still makes a version."""
+    m = mount()
+    m.py(f"import os; fd = os.open('{CUR}/XXEvjlEY', os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600); os.write(fd, b'w')")
+    assert os.listdir(m.path(CUR)) == ["XXEvjlEY"] and m.path(f"{CUR}/XXEvjlEY").read_bytes() == b"w"
+    assert m.run(f"ls -A {CUR}", agent="bob", check=True).stdout == b""
+    assert m.run(f"rm {CUR}/XXEvjlEY", agent="bob").returncode != 0
+    assert m.ws.collab.list() == []
+    m.run(f"rm {CUR}/XXEvjlEY", check=True)
+    assert os.listdir(m.path(CUR)) == [] and _scratch_left(m) == []
+    private = m.root.parent / "private.txt"
+    private.write_text("copied\n")
+    private.chmod(0o600)
+    m.run(["cp", "-a", str(private), f"{CUR}/copied.txt"], check=True)
+    assert m.ws.collab.list() == ["copied.txt"]
+    assert m.run(f"cat {CUR}/copied.txt", agent="bob", check=True).stdout == b"copied\n"

@@ -22,7 +22,10 @@ version it declared (``setfattr -n user.omx.expected_version``, ``-1`` = do not 
 - Scratch names (``scratch.py``) live in the agent's scratch area: renaming one onto a real name commits its
   content with the agent's base for that name (``sed -i``, vim and other write-to-temp-then-rename saves: one
   version each); renaming a versioned file to a scratch name copies it there and leaves it in place (vim's
-  backup); the source of a rename must be a scratch file to become a version.
+  backup); the source of a rename must be a scratch file to become a version. A file created the way ``mkstemp``
+  creates one (``is_work_file``: ``perl -pi``'s ``XXEvjlEY``, any ``tempfile`` prefix) is a scratch file whatever
+  its name, so a save through it is one version and a work file left behind is its creator's to delete; a link of
+  a versioned file to a scratch name (``perl -pi.bak``) is a private backup copy.
 
 xattrs of a versioned file: ``user.omx.owner`` (author of the current version), ``user.omx.version``,
 ``user.omx.author``, ``user.omx.sha256``, ``user.omx.message`` (the last commit's; setting it sets the next
@@ -80,7 +83,7 @@ from omxfs.store.layout import (
 )
 from omxfs.store.names import relative_path
 from omxfs.store.records import VersionEntry
-from omxfs.store.scratch import is_scratch_name
+from omxfs.store.scratch import is_scratch_name, is_work_file
 from omxfs.store.tree import open_in
 
 if TYPE_CHECKING:
@@ -126,6 +129,8 @@ class CollabHandler:
         self.staging = Staging()
         #: versioned files open for writing: their writer sees the staged size (``getattr``)
         self.writers = Staging()
+        #: work files (scratch files with ordinary names, ``is_work_file``) this mount has shown: never cached
+        self.work_names: set[ViewPath] = set()
 
     # -- paths ----------------------------------------------------------------------------------------------------
 
@@ -196,7 +201,9 @@ class CollabHandler:
         sees its staged size and everyone else the last commit."""
         if len(path.parts) <= 2:
             return False
-        return is_scratch_name(path.name) or self.staging.get(path) is not None or self.writers.get(path) is not None
+        if is_scratch_name(path.name) or path in self.work_names:
+            return True
+        return self.staging.get(path) is not None or self.writers.get(path) is not None
 
     # -- nodes ----------------------------------------------------------------------------------------------------
 
@@ -220,6 +227,9 @@ class CollabHandler:
             st = lstat(self.zone.versions_dir, self.zone.version_file(rel, entry.version))
             if st is not None:
                 return file_attr(st)
+        elif caller is not None and self.scratch.exists(caller.agent, path):
+            self.work_names.add(path)  # a work file: its creator's alone, like a scratch name
+            return self.scratch.getattr(caller.agent, path)
         staged = self.staging.get(path)
         if staged is not None:
             return staged.getattr()
@@ -301,6 +311,9 @@ class CollabHandler:
             raise AlreadyExists(f"{path}: is a directory")
         relative_path(rel)  # refuse odd names now rather than at close
         self.ws.require_actor(caller.agent)
+        if is_work_file(mode, flags):  # mkstemp's (perl -pi's XXEvjlEY): one save once renamed onto a name
+            self.work_names.add(path)
+            return self.scratch.create(caller, path, mode, flags)
         base = self.notes.base(caller.agent, path)
         handle = StagedHandle(
             caller, bytearray(), new_file_attr(), writable=True, dirty=True, append=bool(flags & os.O_APPEND)
@@ -377,6 +390,7 @@ class CollabHandler:
         self._settle(path)
         if self._is_scratch(caller, path):
             self.scratch.unlink(caller.agent, path)
+            self.work_names.discard(path)
             return
         if self._file(path) is not None or self.staging.get(path) is not None:
             raise ZoneDenied(f"{path}: versioned files cannot be deleted (no delete in v1); write new content instead")
@@ -406,6 +420,7 @@ class CollabHandler:
                 self.scratch.rename(agent, old, new)
             else:
                 self._commit_scratch(agent, old, new, self.provenance.of(caller.pid))
+            self.work_names.discard(old)
             return
         found = self._file(old)
         if found is not None and is_scratch_name(new.name):
@@ -437,7 +452,17 @@ class CollabHandler:
         self.scratch.symlink(caller.agent, path, target)
 
     def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None:
-        raise ZoneDenied(f"{new}: hard links are not supported in collaborative/")
+        """A link of a versioned file to a scratch name is a backup (``perl -pi.bak``: ``link(f, f.bak)``, then the
+        work file renamed over ``f``): a private copy, as vim's backup by rename; other hard links are refused."""
+        self._rel_below_current(new, "create links")
+        found = None if self._is_scratch(caller, existing) else self._file(existing)
+        if found is None or not is_scratch_name(new.name):
+            raise ZoneDenied(f"{new}: hard links are not supported in collaborative/ (only backups to a scratch name)")
+        self.ws.require_actor(caller.agent)
+        self._require_dir(new.parent)
+        if self._is_scratch(caller, new):
+            raise AlreadyExists(f"{new}: exists")
+        self.scratch.write(caller.agent, new, self.zone.read_version(found[0], found[1].version))
 
     def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
         """Truncation is a write (staged on an open file, committed at once by path); the rest is ignored."""
