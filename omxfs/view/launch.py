@@ -33,6 +33,7 @@ from omxfs.fuse.mounts import check_fuse, check_pyfuse3
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
+from omxfs.view import namespaces
 from omxfs.view.locate import Store, locate
 from omxfs.view.sandbox import Bind, ViewSpec, bwrap_args, inside, start_dir
 
@@ -65,6 +66,16 @@ def run(
     store = locate(workspace)
     with contextlib.ExitStack() as stack:
         stack.callback(os.close, store.fd)
+        if os.geteuid() == 0:
+            namespaces.private_mounts()
+            if store.under_mount:
+                namespaces.detach(store.workspace)
+        elif store.under_mount:
+            raise MountError(
+                f"{store.workspace} is mounted over its own store, which a view as uid {os.geteuid()} cannot bind: "
+                f"mount it elsewhere (`omxfs mount {store.path} MOUNTPOINT`) or run omxfs run as root",
+                errno.EBUSY,
+            )
         _check_identity(store, agent)
         agents_fd = _open_at(store.fd, AGENTS, store)
         stack.callback(os.close, agents_fd)

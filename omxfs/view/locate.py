@@ -32,6 +32,7 @@ class Store:
     fd: int  # O_PATH descriptor of the store's directory; the caller closes it
     path: str  # where the store is, for messages
     workspace: str  # the path the workspace shows at, inside the view as outside
+    under_mount: bool = False  # a daemon is mounted over the store itself (in place)
 
 
 def locate(workspace: str | os.PathLike[str]) -> Store:
@@ -67,7 +68,7 @@ def locate(workspace: str | os.PathLike[str]) -> Store:
             "`omxfs run` as the daemon's user",
             errno.EACCES,
         )
-    return Store(fd, record.store, shown)
+    return Store(fd, record.store, shown, under_mount=True)
 
 
 def _open(path: str) -> int:

@@ -1,0 +1,70 @@
+"""Views are run as real ``omxfs run`` processes on real workspaces; the shared mount fixture is the fuse tests'."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from omxfs.store import Workspace
+from tests.fuse.conftest import clean_env, mount, poll  # noqa: F401  (the mount fixture, for views over mounts)
+
+OMXFS = [sys.executable, "-m", "cli.omxfs"]
+TIMEOUT = 60
+
+
+def run_view(
+    workspace: Path,
+    agent: str,
+    script: str,
+    *options: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
+    """``omxfs run WORKSPACE --as AGENT [options] -- sh -c SCRIPT``, as a real process; output captured."""
+    return subprocess.run(
+        view_argv(workspace, agent, script, *options),
+        cwd=cwd or workspace.parent,
+        env=env or clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def view_argv(workspace: Path, agent: str, script: str, *options: str) -> list[str]:
+    return [*OMXFS, "run", str(workspace), "--as", agent, *options, "--", "sh", "-c", script]
+
+
+def omxfs_view_mounts(pid: int | str = "self") -> list[str]:
+    """The mountpoints of views' daemons in the mount table of process ``pid`` (ours: the host's)."""
+    with open(f"/proc/{pid}/mountinfo", encoding="utf-8") as f:
+        return [line.split()[4] for line in f if "fuse.omxfs" in line and "omxfs-view-" in line]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Workspace:
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent: views need FUSE")
+    return Workspace.init(tmp_path / "ws", agents=["alice", "bob"], supervisors=["boss"])
+
+
+@pytest.fixture
+def ok() -> Callable[[subprocess.CompletedProcess[str]], str]:
+    """The output of a view that must have succeeded, or a failure that shows what it printed."""
+
+    def check(done: subprocess.CompletedProcess[str], status: int = 0) -> str:
+        assert done.returncode == status, f"exit {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
+        return done.stdout
+
+    return check
+
+
+def lines(text: str) -> Sequence[str]:
+    return [line for line in text.splitlines() if line]

@@ -1,0 +1,176 @@
+"""``omxfs run WS --as NAME -- COMMAND`` (issue 14): what a view shows, how it starts and ends, real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from omxfs.store import Workspace
+from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, view_argv
+
+Ok = Callable[..., str]
+
+
+def test_own_zone_is_the_store_directory_read_write_and_other_zones_are_read_only(store: Workspace, ok: Ok) -> None:
+    ws = store.root
+    out = ok(
+        run_view(
+            ws,
+            "alice",
+            "pwd; echo mine > notes.md; mkdir -p src && echo x > src/a.c; "
+            "echo no > ../bob/f 2>/dev/null || echo bob-refused; "
+            "echo no > ../../.omxfs/config.toml 2>/dev/null || echo meta-refused; cat ../../.omxfs/config.toml",
+        )
+    )
+    assert out.splitlines()[0] == f"{ws}/agents/alice"  # started in its own zone: the caller was outside WS
+    assert (ws / "agents/alice/notes.md").read_text() == "mine\n"  # the store's own file, written natively
+    assert (ws / "agents/alice/src/a.c").read_text() == "x\n"
+    assert "bob-refused" in out and "meta-refused" in out and "alice" in out
+    assert not (ws / "agents/bob/f").exists()
+
+
+def test_shared_zones_are_served_as_the_view_agent(store: Workspace, ok: Ok) -> None:
+    ws = store.root
+    ok(run_view(ws, "alice", f"echo plan > {ws}/collaborative/current/plan.md"))
+    history = store.collab.history("plan.md")
+    assert [(v.version, v.author) for v in history] == [(1, "alice")]
+    ok(run_view(ws, "alice", f"cp {ws}/agents/alice/../../.omxfs/config.toml {ws}/handoff/alice_to_bob/cfg"))
+    assert store.handoff.meta("alice", "bob", "cfg").sender == "alice"
+
+
+def test_command_starts_in_the_callers_directory_inside_the_workspace(store: Workspace, ok: Ok) -> None:
+    ws = store.root
+    (ws / "agents/bob/sub").mkdir()
+    assert ok(run_view(ws, "alice", "pwd", cwd=ws / "agents/bob/sub")).strip() == f"{ws}/agents/bob/sub"
+
+
+def test_exit_status_is_the_commands(store: Workspace, ok: Ok) -> None:
+    ok(run_view(store.root, "alice", "exit 5"), 5)
+    ok(run_view(store.root, "alice", "kill -9 $$"), 128 + 9)
+
+
+def test_a_signal_to_omxfs_run_reaches_the_command(store: Workspace) -> None:
+    script = 'trap "echo got-TERM; exit 7" TERM; echo ready; while :; do sleep 0.05; done'
+    with subprocess.Popen(
+        view_argv(store.root, "alice", script), stdout=subprocess.PIPE, text=True, env=clean_env(), cwd="/"
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 7
+        assert proc.stdout.read().strip() == "got-TERM"
+
+
+def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) -> None:
+    before = set(omxfs_view_mounts())
+    marker = "4242.5"  # a sleep only this view runs
+    with subprocess.Popen(
+        view_argv(store.root, "alice", f"echo ready; exec sleep {marker}"),
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+        cwd="/",
+    ) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        assert omxfs_view_mounts(proc.pid)  # the view's daemon is mounted while it runs (in its launcher's namespace)
+        proc.kill()
+        proc.wait(30)
+    poll(lambda: not set(omxfs_view_mounts()) - before, what="the killed view's mount to go")
+    poll(lambda: not _processes(f"sleep {marker}"), what="the killed view's command to die")
+
+
+def test_views_of_a_workspace_mounted_in_place(mount: Callable[..., object], ok: Ok) -> None:
+    shared = mount(agents=("alice", "bob"), default="alice", in_place=True)
+    root: Path = shared.root  # type: ignore[attr-defined]
+    out = ok(run_view(root, "bob", "echo from-bob > notes.md; ls ../alice; cat notes.md"))
+    assert "from-bob" in out
+    # the view wrote the store underneath; the shared daemon shows it
+    assert (root / "agents/bob/notes.md").read_text() == "from-bob\n"
+
+
+def test_views_of_a_workspace_mounted_elsewhere_hide_the_store(mount: Callable[..., object], ok: Ok) -> None:
+    shared = mount(agents=("alice", "bob"), default="alice")
+    root: Path = shared.root  # type: ignore[attr-defined]
+    store: Path = shared.store  # type: ignore[attr-defined]
+    out = ok(run_view(root, "alice", f"echo hi > note; pwd; test -e {store}/.omxfs && echo store-visible || true"))
+    assert out.splitlines()[0] == f"{root}/agents/alice"
+    assert "store-visible" not in out
+    assert (store / "agents/alice/note").read_text() == "hi\n"
+
+
+def test_two_agents_in_two_views_editing_one_collaborative_file_get_a_conflict(store: Workspace, ok: Ok) -> None:
+    ws = store.root
+    store.collab.write("alice", "plan.md", b"v1\n", expected_version=0)
+    plan = f"{ws}/collaborative/current/plan.md"
+    # alice reads v1, then waits for bob's v2 before she saves: her save is a conflict, kept for her
+    with subprocess.Popen(
+        view_argv(
+            ws,
+            "alice",
+            f"cat {plan} > /dev/null; touch {ws}/agents/alice/read; "
+            f"while [ ! -e {ws}/agents/bob/saved ]; do sleep 0.02; done; "
+            f"echo alice > {plan} && echo saved || echo conflict",
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+        cwd="/",
+    ) as alice:
+        poll(lambda: (ws / "agents/alice/read").exists(), timeout=30, what="alice to read v1")
+        ok(run_view(ws, "bob", f"cat {plan} > /dev/null; echo bob > {plan}; touch {ws}/agents/bob/saved"))
+        out, err = alice.communicate(timeout=60)
+    assert out.strip() == "conflict", err
+    assert "busy" in err.lower()
+    assert [v.author for v in store.collab.history("plan.md")] == ["alice", "bob"]
+    refused = store.collab.conflicts("alice", "plan.md")  # refused at open (her base was v1): kept on record
+    assert len(refused) == 1 and refused[0]["current_version"] == 2, refused
+
+
+def test_bind_and_ro_bind_add_host_paths(store: Workspace, tmp_path: Path, ok: Ok) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "conf").write_text("setting\n")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = ok(
+        run_view(
+            store.root,
+            "alice",
+            f"cat {tools}/conf; echo x > {tools}/new 2>/dev/null || echo ro; echo y > {out_dir}/made",
+            "--ro-bind",
+            str(tools),
+            "--bind",
+            str(out_dir),
+        )
+    )
+    assert out.splitlines() == ["setting", "ro"]
+    assert (out_dir / "made").read_text() == "y\n"
+
+
+def test_clear_errors_instead_of_tracebacks(store: Workspace, tmp_path: Path) -> None:
+    unknown = run_view(store.root, "carol", "true")
+    assert unknown.returncode == 1
+    assert "no agent named 'carol'" in unknown.stderr and "omxfs init" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    nothing = run_view(plain, "alice", "true")
+    assert nothing.returncode == 1 and "not an omxfs workspace" in nothing.stderr
+    inside = run_view(store.root, "alice", "true", "--bind", f"{tmp_path}:{store.root}/agents/x")
+    assert inside.returncode == 1 and "nothing may cover the workspace" in inside.stderr
+
+
+def _processes(cmdline: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().replace(b"\0", b" ").strip() == cmdline.encode():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
