@@ -1,6 +1,6 @@
 """What the ops layer asks of a zone handler beyond ``ZoneHandler``, each asked only of handlers that offer it:
 run cheap work on the loop (``Inline``), answer ``access(W_OK)`` (``WriteChecker``), show each caller its own nodes
-(``CallerViews``), list with attributes (``ListsWithAttrs``).
+(``CallerViews``), list with attributes (``ListsWithAttrs``), make special files (``NodeMaker``).
 """
 
 from __future__ import annotations
@@ -58,6 +58,13 @@ class ListsWithAttrs(Protocol):
     """A handler that lists a directory with its entries' attributes in one go (readdirplus needs both)."""
 
     def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]: ...
+
+
+@runtime_checkable
+class NodeMaker(Protocol):
+    """A handler that creates FIFOs, UNIX sockets and device nodes (``mknod``), as far as its store allows."""
+
+    def mknod(self, caller: Caller, path: ViewPath, mode: int, rdev: int) -> None: ...
 
 
 @functools.cache

@@ -76,6 +76,7 @@ def entry_attributes(inode: int, attr: Attr, *, uncached: bool = False) -> pyfus
     e.st_nlink = attr.nlink
     e.st_uid = attr.uid
     e.st_gid = attr.gid
+    e.st_rdev = attr.rdev
     e.st_size = attr.size
     e.st_blksize = 4096
     e.st_blocks = (attr.size + 511) // 512

@@ -5,16 +5,23 @@ hands to the kernel. A number is valid while the kernel knows it: every reply th
 create, mkdir, symlink, link, mknod, each readdirplus entry) adds one to its lookup count, ``forget`` takes
 counts away, and at zero the number is purged unless a file is still open on it. The root is pinned.
 
-Numbers are never reused (a counter), so the generation is always 0. A number whose path was unlinked or
+Numbers are never reused (a counter), so the generation is always 0. A number whose paths were all unlinked or
 replaced by a rename is *detached*: it keeps its last path for the log, no longer answers lookups, and
 ``getattr`` on it must be served from an open handle.
+
+Hard links (issue 15): the names of one store file share one number, so the kernel keeps one inode for them, with
+one ``st_nlink`` and one page cache (a read through one name sees an append through the other). A node therefore
+has every path it is known by; all but directories are also indexed by their store inode number, and a new name
+whose file has ``st_nlink > 1`` joins the node of a known name of that file, once the caller confirmed that the
+known name still is that file (``same_file``: an inode number freed and reused behind our back must not join two
+files).
 """
 
 from __future__ import annotations
 
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from omxfs.errors import NotFound
@@ -25,19 +32,29 @@ ROOT_INODE = 1  # pyfuse3.ROOT_INODE, fixed by the FUSE protocol
 
 @dataclass
 class _Node:
-    path: ViewPath
+    paths: list[ViewPath]  # every live name; empty once detached
     fmt: int  # S_IFMT bits: a path that changes type behind our back gets a new number
+    last: ViewPath  # the path it was last known by, for the log once detached
     lookups: int = 0
     opened: int = 0
-    detached: bool = False
+    ino: int = 0  # the store's inode number, 0 if not known or a directory
+
+    @property
+    def path(self) -> ViewPath:
+        return self.paths[0] if self.paths else self.last
+
+    @property
+    def detached(self) -> bool:
+        return not self.paths
 
 
 class InodeTable:
     """Thread-safe: ops run on the trio thread, but readdir batches and tests may use it from others."""
 
     def __init__(self) -> None:
-        self._nodes: dict[int, _Node] = {ROOT_INODE: _Node(ROOT, stat.S_IFDIR, lookups=1)}
+        self._nodes: dict[int, _Node] = {ROOT_INODE: _Node([ROOT], stat.S_IFDIR, ROOT, lookups=1)}
         self._by_path: dict[ViewPath, int] = {ROOT: ROOT_INODE}
+        self._by_ino: dict[int, int] = {}  # store inode number -> our number, for live nodes but directories
         # The same index by directory and name, so a listing finds the numbers of names it has handed out before
         # without making and hashing a path object per entry (most of a repeated listing's cost).
         self._children: dict[ViewPath, dict[str, int]] = {}
@@ -85,44 +102,79 @@ class InodeTable:
 
     # -- lookup counts -----------------------------------------------------------------------------------------
 
-    def number(self, path: ViewPath, mode: int) -> int:
+    def number(
+        self, path: ViewPath, mode: int, ino: int = 0, same_file: Callable[[ViewPath], bool] | None = None
+    ) -> int:
         """The number for ``path`` (allocated if new) *without* counting a lookup; pair with ``remember``.
 
+        ``ino``: the store's inode number (ignored for directories, which have no links). ``same_file``: given when
+        the file has several names; says whether another known path still is this file, so ``path`` may share that
+        path's number.
         readdirplus needs the number before it knows whether the kernel takes the entry; ``discard`` drops a
         number nobody took.
         """
         fmt = stat.S_IFMT(mode)
+        ino = ino if fmt != stat.S_IFDIR else 0
         with self._lock:
             inode = self._by_path.get(path)
             if inode is not None:
                 node = self._nodes[inode]
-                if node.fmt == fmt or inode == ROOT_INODE:
+                # A regular file replaced behind our back keeps the number of its only name; one name of a linked
+                # file that now names another file does not.
+                same = not ino or node.ino in (0, ino) or len(node.paths) == 1
+                if inode == ROOT_INODE or (node.fmt == fmt and same):
+                    if ino:
+                        self._set_ino(inode, ino)
                     return inode
-                # Replaced by another type behind our back (e.g. a file became a directory): the kernel would
-                # mark an inode whose type changes as bad, so the old number is detached and a new one given.
-                self._detach(inode)
+                # Replaced by another type (e.g. a file became a directory; the kernel would mark an inode whose
+                # type changes as bad), or a linked file's name now names another file: a new number.
+                self._drop_path(path, inode)
+            twin = self._by_ino.get(ino) if ino and same_file is not None else None
+            if twin is not None:
+                node = self._nodes[twin]
+                if node.fmt == fmt and same_file is not None and same_file(node.path):
+                    node.paths.append(path)
+                    self._index(path, twin)
+                    return twin
+                self._set_ino(twin, 0)  # that number's file is gone: its store inode number means nothing now
             inode = self._next
             self._next += 1
-            self._nodes[inode] = _Node(path, fmt)
+            self._nodes[inode] = _Node([path], fmt, path)
             self._index(path, inode)
+            self._set_ino(inode, ino)
             return inode
 
-    def remember(self, path: ViewPath, mode: int) -> int:
+    def remember(
+        self, path: ViewPath, mode: int, ino: int = 0, same_file: Callable[[ViewPath], bool] | None = None
+    ) -> int:
         """Count one lookup of ``path``; returns its number."""
         with self._lock:
-            inode = self.number(path, mode)
+            inode = self.number(path, mode, ino, same_file)
             self._nodes[inode].lookups += 1
             return inode
 
-    def remember_entry(self, directory: ViewPath, name: str, mode: int) -> int:
-        """``remember(directory / name, mode)``, without making the path when the name already has a number."""
+    def remember_entry(
+        self,
+        directory: ViewPath,
+        name: str,
+        mode: int,
+        ino: int = 0,
+        same_file: Callable[[ViewPath], bool] | None = None,
+    ) -> int:
+        """``remember(directory / name, ...)``, without making the path when the name already has a number."""
         with self._lock:
             children = self._children.get(directory)
             inode = children.get(name) if children is not None else None
-            if inode is None or self._nodes[inode].fmt != stat.S_IFMT(mode):
-                inode = self.number(directory / name if directory != ROOT else ViewPath(name), mode)
+            if inode is None or not self._matches(self._nodes[inode], mode, ino):
+                path = directory / name if directory != ROOT else ViewPath(name)
+                inode = self.number(path, mode, ino, same_file)
             self._nodes[inode].lookups += 1
             return inode
+
+    @staticmethod
+    def _matches(node: _Node, mode: int, ino: int) -> bool:
+        fmt = stat.S_IFMT(mode)
+        return node.fmt == fmt and (not ino or node.ino == ino)
 
     def add_lookup(self, inode: int) -> None:
         with self._lock:
@@ -157,22 +209,27 @@ class InodeTable:
     # -- namespace changes -------------------------------------------------------------------------------------
 
     def unlinked(self, path: ViewPath) -> None:
-        """``path`` (and, for a directory, everything below it) no longer exists."""
+        """``path`` (and, for a directory, everything below it) no longer exists; other names of a file stay."""
         with self._lock:
-            for inode in self._subtree(path):
-                self._detach(inode)
+            for p, inode in self._subtree(path):
+                self._drop_path(p, inode)
 
     def renamed(self, old: ViewPath, new: ViewPath) -> None:
-        """``old`` is now ``new``: the number moves, descendants follow, whatever ``new`` was is detached."""
+        """``old`` is now ``new``: the number moves, descendants follow, whatever ``new`` was loses that name."""
         with self._lock:
+            inode = self._by_path.get(old)
+            if inode is not None and inode == self._by_path.get(new):
+                return  # two names of one file: rename(2) does nothing at all
             self.unlinked(new)
             moving = self._subtree(old)
-            for inode in moving:
-                self._unindex(self._nodes[inode].path)
-            for inode in moving:
+            for p, _ in moving:
+                self._unindex(p)
+            for p, inode in moving:
                 node = self._nodes[inode]
-                node.path = new if node.path == old else new / node.path.relative_to(old)
-                self._index(node.path, inode)
+                moved = new if p == old else new / p.relative_to(old)
+                node.paths[node.paths.index(p)] = moved
+                node.last = moved
+                self._index(moved, inode)
 
     def exchanged(self, a: ViewPath, b: ViewPath) -> None:
         """RENAME_EXCHANGE: the two subtrees swap places."""
@@ -185,15 +242,15 @@ class InodeTable:
 
     # -- internals ---------------------------------------------------------------------------------------------
 
-    def _subtree(self, path: ViewPath) -> list[int]:
-        """The numbers of ``path`` and below; only directories need the scan of the whole table."""
+    def _subtree(self, path: ViewPath) -> list[tuple[ViewPath, int]]:
+        """``path`` and the paths below it, with their numbers; only directories need the scan of the table."""
         inode = self._by_path.get(path)
         if path == ROOT:
             return []
         if inode is not None and self._nodes[inode].fmt != stat.S_IFDIR:
-            return [inode]
+            return [(path, inode)]
         return [
-            inode
+            (p, inode)
             for p, inode in self._by_path.items()
             if p == path or (len(p.parts) > len(path.parts) and p.parts[: len(path.parts)] == path.parts)
         ]
@@ -209,30 +266,52 @@ class InodeTable:
         if not siblings:
             del self._children[path.parent]
 
-    def _detach(self, inode: int) -> None:
+    def _set_ino(self, inode: int, ino: int) -> None:
+        """Record the store inode number of a node that is not a directory (0: none), keeping the index in step."""
         node = self._nodes[inode]
-        if self._by_path.get(node.path) == inode:
-            self._unindex(node.path)
-        node.detached = True
-        self._purge_if_unused(inode)
+        if node.ino == ino or node.fmt == stat.S_IFDIR:
+            return
+        if node.ino and self._by_ino.get(node.ino) == inode:
+            del self._by_ino[node.ino]
+        node.ino = ino
+        if ino:
+            self._by_ino[ino] = inode
+
+    def _drop_path(self, path: ViewPath, inode: int) -> None:
+        """``path`` no longer names ``inode``'s node; a node left without names is detached."""
+        node = self._nodes[inode]
+        if self._by_path.get(path) == inode:
+            self._unindex(path)
+        if path in node.paths:
+            node.paths.remove(path)
+            node.last = path
+        if not node.paths:
+            self._set_ino(inode, 0)
+            self._purge_if_unused(inode)
 
     def _purge_if_unused(self, inode: int) -> None:
         node = self._nodes.get(inode)
         if node is None or inode == ROOT_INODE or node.lookups > 0 or node.opened > 0:
             return
         del self._nodes[inode]
-        if self._by_path.get(node.path) == inode:
-            self._unindex(node.path)
+        if node.ino and self._by_ino.get(node.ino) == inode:
+            del self._by_ino[node.ino]
+        for path in node.paths:
+            if self._by_path.get(path) == inode:
+                self._unindex(path)
 
     def check(self) -> None:
-        """Invariants, for tests: the path index and the nodes agree, the root is pinned."""
+        """Invariants, for tests: the path, name and file indexes agree with the nodes, the root is pinned."""
         with self._lock:
             assert self._nodes[ROOT_INODE].path == ROOT
             for path, inode in self._by_path.items():
                 node = self._nodes[inode]
-                assert node.path == path and not node.detached, (path, inode, node)
+                assert path in node.paths, (path, inode, node)
             for inode, node in self._nodes.items():
                 assert inode == ROOT_INODE or node.lookups > 0 or node.opened > 0, (inode, node)
+                assert all(self._by_path.get(p) == inode for p in node.paths), (inode, node)
+            for ino, inode in self._by_ino.items():
+                assert self._nodes[inode].ino == ino and not self._nodes[inode].detached, (ino, inode)
             by_name = {d / name: inode for d, names in self._children.items() for name, inode in names.items()}
             assert by_name == {path: inode for path, inode in self._by_path.items() if path != ROOT}, "name index"
             assert all(self._children.values()), "an empty name index is kept"

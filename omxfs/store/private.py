@@ -3,6 +3,10 @@
 Two ways in: whole files by zone-relative path (``write``, ``read``, ``delete``: the CLI and the tools), and the
 zone as a tree of real files for the mount (``open_file``, ``mkdir``, ``rename``…: full POSIX for the owner, by
 store path ``agents/<owner>/...``). Both check the same rule, and a supervisor's every change is audited.
+
+Through the mount the zone is a POSIX filesystem (issue 15): the zone rule decides *which agent* may change it,
+and each change is then made as the calling user (``fs_user.acting_as``), so mode bits, ownership, ``chown``,
+sticky directories and set-ID bits between the uids that reach the zone are exactly the store filesystem's.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import stat
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import NotFound, NotPermitted, NotSupported, OmxError, ZoneDenied
+from omxfs.errors import NotFound, NotSupported, OmxError, ZoneDenied
 from omxfs.store.atomic import list_files, open_dir, read_bytes
+from omxfs.store.fs_user import FsUser, acting_as
 from omxfs.store.layout import AGENTS, OMX_XATTRS, USER_XATTRS
 from omxfs.store.names import check_component, relative_path
 from omxfs.store.tree import OpenFile, StoreTree, is_write
@@ -100,18 +105,22 @@ class PrivateZone:
         if actor != owner:
             self.ws.audit(actor, action, str(path))
 
-    def open_file(self, actor: str, path: PurePosixPath, flags: int) -> OpenFile:
+    def open_file(self, actor: str, path: PurePosixPath, flags: int, user: FsUser | None = None) -> OpenFile:
         """Open for reading by anyone, for writing (or ``O_TRUNC``) by who may write the zone (audited)."""
         owner = self.owner_for(actor, path) if is_write(flags) else None
-        file = self.tree.open(path, flags & OPEN_FLAGS)
+        with acting_as(user):
+            file = self.tree.open(path, flags & OPEN_FLAGS)
         if owner is not None:
             self._audit(actor, owner, "open for writing", path)
         return file
 
-    def create_file(self, actor: str, path: PurePosixPath, mode: int, flags: int) -> OpenFile:
+    def create_file(
+        self, actor: str, path: PurePosixPath, mode: int, flags: int, user: FsUser | None = None
+    ) -> OpenFile:
         owner = self.owner_for(actor, path)
         check_component(path.name)
-        file = self.tree.create(path, flags & CREATE_FLAGS, stat.S_IMODE(mode))
+        with acting_as(user):
+            file = self.tree.create(path, flags & CREATE_FLAGS, stat.S_IMODE(mode))
         self._audit(actor, owner, "create", path)
         return file
 
@@ -127,80 +136,106 @@ class PrivateZone:
         atime_ns: int | None = None,
         mtime_ns: int | None = None,
         open_file: OpenFile | None = None,
+        user: FsUser | None = None,
     ) -> None:
-        """setattr: ownership never changes here (EPERM); ``size`` truncates through ``open_file`` when the caller
-        has the file open for writing, else through a new descriptor."""
+        """setattr, as the store's filesystem allows it to ``user`` (chown included); ``size`` truncates through
+        ``open_file`` when the caller has the file open for writing, else through a new descriptor."""
         owner = self.owner_for(actor, path, entry=False)
         st = self.tree.lstat(path)
-        if (uid is not None and uid != st.st_uid) or (gid is not None and gid != st.st_gid):
-            raise NotPermitted(f"{path}: ownership is not changed through the mount")
-        if size is not None:
-            if open_file is not None:
-                open_file.truncate(size)
-            else:
-                self.tree.truncate(path, size)
         if mode is not None and stat.S_ISLNK(st.st_mode):
             raise NotSupported(f"{path}: a symlink has no mode of its own")
         times = None
         if atime_ns is not None or mtime_ns is not None:
             times = (st.st_atime_ns if atime_ns is None else atime_ns, st.st_mtime_ns if mtime_ns is None else mtime_ns)
-        self.tree.change(path, mode=mode, times_ns=times)
+        chown = None if uid is None and gid is None else (-1 if uid is None else uid, -1 if gid is None else gid)
+        with acting_as(user):
+            if size is not None:
+                if open_file is not None:
+                    open_file.truncate(size)
+                else:
+                    self.tree.truncate(path, size)
+            self.tree.change(path, mode=mode, times_ns=times, owner=chown)
         self._audit(actor, owner, "setattr", path)
 
-    def mkdir(self, actor: str, path: PurePosixPath, mode: int) -> None:
+    def mkdir(self, actor: str, path: PurePosixPath, mode: int, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, path)
         check_component(path.name)
-        self.tree.mkdir(path, stat.S_IMODE(mode))
+        with acting_as(user):
+            self.tree.mkdir(path, stat.S_IMODE(mode))
         self._audit(actor, owner, "mkdir", path)
 
-    def unlink(self, actor: str, path: PurePosixPath) -> None:
+    def mknod(self, actor: str, path: PurePosixPath, mode: int, rdev: int, user: FsUser | None = None) -> None:
+        """A FIFO, a UNIX socket (``bind``) or a device node, where the store's filesystem allows it."""
         owner = self.owner_for(actor, path)
-        self.tree.unlink(path)
+        check_component(path.name)
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+            raise NotSupported(f"{path}: mknod makes FIFOs, sockets and device nodes (mode {mode:o})")
+        with acting_as(user):
+            self.tree.mknod(path, mode, rdev)
+        self._audit(actor, owner, "mknod", path)
+
+    def unlink(self, actor: str, path: PurePosixPath, user: FsUser | None = None) -> None:
+        owner = self.owner_for(actor, path)
+        with acting_as(user):
+            self.tree.unlink(path)
         self._audit(actor, owner, "unlink", path)
 
-    def rmdir(self, actor: str, path: PurePosixPath) -> None:
+    def rmdir(self, actor: str, path: PurePosixPath, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, path)
-        self.tree.rmdir(path)
+        with acting_as(user):
+            self.tree.rmdir(path)
         self._audit(actor, owner, "rmdir", path)
 
-    def rename(self, actor: str, old: PurePosixPath, new: PurePosixPath, flags: int) -> None:
+    def rename(
+        self, actor: str, old: PurePosixPath, new: PurePosixPath, flags: int, user: FsUser | None = None
+    ) -> None:
         old_owner = self.owner_for(actor, old)
         new_owner = self.owner_for(actor, new)
         check_component(new.name)
-        self.tree.rename(old, new, flags)
+        with acting_as(user):
+            self.tree.rename(old, new, flags)
         self._audit(actor, old_owner, f"rename to {new}", old)
         if new_owner != old_owner:
             self._audit(actor, new_owner, f"rename from {old}", new)
 
-    def symlink(self, actor: str, path: PurePosixPath, target: bytes) -> None:
+    def symlink(self, actor: str, path: PurePosixPath, target: bytes, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, path)
         check_component(path.name)
-        self.tree.symlink(path, target)
+        with acting_as(user):
+            self.tree.symlink(path, target)
         self._audit(actor, owner, "symlink", path)
 
-    def link(self, actor: str, existing: PurePosixPath, new: PurePosixPath) -> None:
+    def link(self, actor: str, existing: PurePosixPath, new: PurePosixPath, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, new)
         check_component(new.name)
         if len(existing.parts) <= ZONE_DEPTH or existing.parts[1] != owner:
             # A link to another zone's file would let the owner of this zone write into that one.
             raise ZoneDenied(f"{new}: a hard link cannot join two zones ({existing} is not in agents/{owner}/)")
-        self.tree.link(existing, new)
+        with acting_as(user):
+            self.tree.link(existing, new)
         self._audit(actor, owner, f"link to {existing}", new)
 
     def _xattr_owner(self, actor: str, path: PurePosixPath, name: str) -> str:
         owner = self.owner_for(actor, path, entry=False)
-        if name.startswith(OMX_XATTRS):
-            raise ZoneDenied(f"{path}: {name} is generated by omxfs and read-only")
         if not name.startswith(USER_XATTRS):
             raise NotSupported(f"{path}: only user.* attributes are kept ({name})")
         return owner
 
-    def set_xattr(self, actor: str, path: PurePosixPath, name: str, value: bytes) -> None:
+    def set_xattr(self, actor: str, path: PurePosixPath, name: str, value: bytes, user: FsUser | None = None) -> None:
+        """Set a ``user.*`` attribute. The generated ``user.omx.*`` ones are never listed, so no copy sees them, but
+        a copy made from a zone that lists them (or a program that names one) sets them here: accepted and
+        ignored, since omxfs generates them (issue 15: an xattr-preserving copy must never fail on them)."""
         owner = self._xattr_owner(actor, path, name)
-        self.tree.set_xattr(path, name, value)
+        if name.startswith(OMX_XATTRS):
+            return
+        with acting_as(user):
+            self.tree.set_xattr(path, name, value)
         self._audit(actor, owner, f"setxattr {name}", path)
 
-    def remove_xattr(self, actor: str, path: PurePosixPath, name: str) -> None:
+    def remove_xattr(self, actor: str, path: PurePosixPath, name: str, user: FsUser | None = None) -> None:
         owner = self._xattr_owner(actor, path, name)
-        self.tree.remove_xattr(path, name)
+        if name.startswith(OMX_XATTRS):
+            return  # generated, not stored: nothing to remove (see ``set_xattr``)
+        with acting_as(user):
+            self.tree.remove_xattr(path, name)
         self._audit(actor, owner, f"removexattr {name}", path)

@@ -214,9 +214,20 @@ class StoreTree:
                 fd = os.open(path.name, base, dir_fd=dir_fd)
         return OpenFile(fd, path)
 
-    def change(self, path: PurePosixPath, *, mode: int | None, times_ns: tuple[int, int] | None) -> None:
-        """chmod and utimes of ``path``, neither following a symlink."""
+    def change(
+        self,
+        path: PurePosixPath,
+        *,
+        mode: int | None,
+        times_ns: tuple[int, int] | None,
+        owner: tuple[int, int] | None = None,
+    ) -> None:
+        """chown (``owner``: uid, gid, -1 to keep one), chmod and utimes of ``path``, none following a symlink.
+
+        The owner changes first: a chown clears the set-id bits, a mode given with it must win."""
         with self.parent(path) as dir_fd, os_errors(path):
+            if owner is not None:
+                os.chown(path.name, *owner, dir_fd=dir_fd, follow_symlinks=False)
             if mode is not None:
                 os.chmod(path.name, stat.S_IMODE(mode), dir_fd=dir_fd, follow_symlinks=False)
             if times_ns is not None:
@@ -230,10 +241,26 @@ class StoreTree:
             file.close()
 
     def mkdir(self, path: PurePosixPath, perm: int) -> None:
-        """A directory with exactly ``perm`` (see ``create``)."""
+        """A directory with exactly ``perm`` (see ``create``), plus the set-group-ID bit it inherits from a parent
+        that has it, as the store's filesystem gives it."""
         with self.parent(path) as dir_fd, os_errors(path):
             os.mkdir(path.name, perm, dir_fd=dir_fd)
-            os.chmod(path.name, perm, dir_fd=dir_fd, follow_symlinks=False)
+            self._exact_mode(dir_fd, path.name, perm)
+
+    def mknod(self, path: PurePosixPath, mode: int, rdev: int) -> None:
+        """A FIFO, UNIX socket or device node with exactly the permission bits of ``mode`` (see ``create``)."""
+        with self.parent(path) as dir_fd, os_errors(path):
+            os.mknod(path.name, mode, rdev, dir_fd=dir_fd)
+            self._exact_mode(dir_fd, path.name, stat.S_IMODE(mode))
+
+    @staticmethod
+    def _exact_mode(dir_fd: int, name: str, perm: int) -> None:
+        """Undo the daemon's umask on a node just made (the kernel applied the caller's), keeping an inherited
+        set-group-ID bit; no call at all when nothing differs, the common case."""
+        have = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        want = perm | (have & stat.S_ISGID)
+        if have != want:
+            os.chmod(name, want, dir_fd=dir_fd, follow_symlinks=False)
 
     def unlink(self, path: PurePosixPath) -> None:
         with self.parent(path) as dir_fd, os_errors(path):

@@ -192,7 +192,9 @@ def test_hostile_writes_to_generated_and_read_only_files(m: Mount) -> None:
 def test_hostile_config_cannot_be_replaced_or_its_xattrs_forged(m: Mount) -> None:
     refused(errno.EXDEV, lambda: os.rename(m.path("agents/alice/mine.md"), m.path(".omxfs/config.toml")))
     refused(errno.EACCES, lambda: os.unlink(m.path(".omxfs/config.toml")))
-    refused(errno.EACCES, lambda: os.setxattr(m.path("agents/alice/mine.md"), "user.omx.owner", b"bob"))
+    # Issue 15: in one's own zone a generated attribute is accepted and ignored (copies set it), never forged.
+    os.setxattr(m.path("agents/alice/mine.md"), "user.omx.owner", b"bob")
+    assert os.getxattr(m.path("agents/alice/mine.md"), "user.omx.owner") == b"alice"
     refused(errno.EACCES, lambda: os.setxattr(m.path("collaborative/current/plan.md"), "user.omx.author", b"bob"))
     refused(errno.EACCES, lambda: os.unlink(m.path("collaborative/current/plan.md")))
 

@@ -65,6 +65,10 @@ class Attr(NamedTuple):
     uid: int = 0
     gid: int = 0
     stable: bool = False
+    #: the store's inode number where the node is a store file (names of one file share one number: hard links)
+    ino: int = 0
+    #: the device number of a device node
+    rdev: int = 0
 
     @property
     def is_dir(self) -> bool:

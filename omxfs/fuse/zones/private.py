@@ -19,9 +19,11 @@ import threading
 from typing import TYPE_CHECKING
 
 from omxfs.errors import OmxError
-from omxfs.fuse.zones.base import AttrChanges, Caller, Handle, ViewPath
+from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath
 from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler
 from omxfs.store import layout
+from omxfs.store.fs_user import FsUser, acting_as, caller_user
+from omxfs.store.layout import OMX_XATTRS
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.private import ZONE_DEPTH
 
@@ -34,6 +36,11 @@ INLINE_CHANGES = frozenset({"open-write", "create", "mkdir", "symlink", "setattr
 #: an unlink frees the file's blocks: only files up to this size are removed on the loop
 INLINE_UNLINK_SIZE = 1 << 20
 KEEP_CACHE_PATHS = 4096  # files whose last-open signature is remembered for keep_cache
+
+
+def user_of(caller: Caller) -> FsUser | None:
+    """Whom the store's filesystem sees making ``caller``'s change: the caller's own uid, gid and groups."""
+    return caller_user(caller.uid, caller.gid, caller.pid)
 
 
 class PrivateHandler(ReadOnlyHandler):
@@ -82,7 +89,17 @@ class PrivateHandler(ReadOnlyHandler):
         return True
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
-        return [n for n in self.tree.listdir(path) if self.shown(path, n)]
+        with acting_as(user_of(caller)):
+            return [n for n in self.tree.listdir(path) if self.shown(path, n)]
+
+    def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
+        with acting_as(user_of(caller)):
+            return super().listdir_attrs(caller, path)
+
+    def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
+        """The stored ``user.*`` attributes; the generated ``user.omx.owner`` is read by name only, so no copy
+        carries it (an xattr-preserving copy out of the mount is a plain file, issue 15)."""
+        return [n for n in self.tree.user_xattrs(path) if not n.startswith(OMX_XATTRS)]
 
     def shown(self, path: ViewPath, name: str) -> bool:
         """In ``agents/`` only zones are listed: a stray file or a badly named directory on the store is no agent."""
@@ -94,7 +111,7 @@ class PrivateHandler(ReadOnlyHandler):
     # -- files -------------------------------------------------------------------------------------------------
 
     def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
-        file = self.ws.private.open_file(caller.agent, path, flags)
+        file = self.ws.private.open_file(caller.agent, path, flags, user_of(caller))
         try:
             keep = self._keep_cache(path, file.fstat()) and not flags & os.O_TRUNC
         except OmxError:
@@ -103,7 +120,7 @@ class PrivateHandler(ReadOnlyHandler):
         return FdHandle(caller, file, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY, keep_cache=keep)
 
     def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
-        file = self.ws.private.create_file(caller.agent, path, mode, flags)
+        file = self.ws.private.create_file(caller.agent, path, mode, flags, user_of(caller))
         return FdHandle(caller, file, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY)
 
     def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
@@ -117,32 +134,36 @@ class PrivateHandler(ReadOnlyHandler):
             atime_ns=changes.atime_ns,
             mtime_ns=changes.mtime_ns,
             open_file=handle.file if isinstance(handle, FdHandle) and handle.writable else None,
+            user=user_of(caller),
         )
 
     # -- names -------------------------------------------------------------------------------------------------
 
     def mkdir(self, caller: Caller, path: ViewPath, mode: int) -> None:
-        self.ws.private.mkdir(caller.agent, path, mode)
+        self.ws.private.mkdir(caller.agent, path, mode, user_of(caller))
+
+    def mknod(self, caller: Caller, path: ViewPath, mode: int, rdev: int) -> None:
+        self.ws.private.mknod(caller.agent, path, mode, rdev, user_of(caller))
 
     def unlink(self, caller: Caller, path: ViewPath) -> None:
-        self.ws.private.unlink(caller.agent, path)
+        self.ws.private.unlink(caller.agent, path, user_of(caller))
 
     def rmdir(self, caller: Caller, path: ViewPath) -> None:
-        self.ws.private.rmdir(caller.agent, path)
+        self.ws.private.rmdir(caller.agent, path, user_of(caller))
 
     def rename(self, caller: Caller, old: ViewPath, new: ViewPath, flags: int) -> None:
-        self.ws.private.rename(caller.agent, old, new, flags)
+        self.ws.private.rename(caller.agent, old, new, flags, user_of(caller))
 
     def symlink(self, caller: Caller, path: ViewPath, target: bytes) -> None:
-        self.ws.private.symlink(caller.agent, path, target)
+        self.ws.private.symlink(caller.agent, path, target, user_of(caller))
 
     def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None:
-        self.ws.private.link(caller.agent, existing, new)
+        self.ws.private.link(caller.agent, existing, new, user_of(caller))
 
     # -- extended attributes -----------------------------------------------------------------------------------
 
     def setxattr(self, caller: Caller, path: ViewPath, name: str, value: bytes) -> None:
-        self.ws.private.set_xattr(caller.agent, path, name, value)
+        self.ws.private.set_xattr(caller.agent, path, name, value, user_of(caller))
 
     def removexattr(self, caller: Caller, path: ViewPath, name: str) -> None:
-        self.ws.private.remove_xattr(caller.agent, path, name)
+        self.ws.private.remove_xattr(caller.agent, path, name, user_of(caller))

@@ -33,6 +33,8 @@ def attr_of(st: os.stat_result, *, stable: bool = False) -> Attr:
         uid=st.st_uid,
         gid=st.st_gid,
         stable=stable,
+        ino=st.st_ino,
+        rdev=st.st_rdev,
     )
 
 
