@@ -1,10 +1,9 @@
 """``omxfs mcp WS --as NAME``: serve the workspace tools to MCP clients, acting as NAME on the mount at WS.
 
-The server (``agent.workspace_tools.mcp_server``) must be NAME on the mount, and the mount reads who a process is
-from the environment it *started* with, so this command does not serve in its own process: it execs the server
-(same pid, same stdio, so an MCP client that started ``omxfs mcp`` talks to it directly) in a process that is
-NAME. Where ``omxfs run`` exists, that process runs inside ``omxfs run WS --as NAME`` and the kernel fixes the
-identity; until then it is started with ``OMX_AGENT=NAME``, as ``omx`` starts its tool calls.
+The server (``agent.workspace_tools.mcp_server``) must be NAME on the mount, so this command does not serve in
+its own process: it execs ``omxfs run WS --as NAME -- <the server>`` (same pid, same stdio, so the MCP client that
+started ``omxfs mcp`` talks to the server directly), and in NAME's view the kernel fixes who the server is: no
+``OMX_AGENT`` claim that another process could also make.
 """
 
 from __future__ import annotations
@@ -34,14 +33,11 @@ def require_mount(target: str, agent: str) -> None:
         raise MountError(f"{target} is not a mounted workspace: {how}")
 
 
-def server_command(target: str, agent: str, port: int | None, has_run: bool) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment of a server process that the mount takes for ``agent``."""
+def server_command(target: str, agent: str, port: int | None) -> list[str]:
+    """The argv of the server in NAME's view of the workspace mounted at ``target``."""
     http = ["--http", str(port)] if port is not None else []
-    server = [sys.executable, "-P", "-m", SERVER_MODULE, target, agent, *http]
-    env = {**os.environ, "OMX_AGENT": agent}  # the claim; inside a view it agrees with the kernel's identity
-    if has_run:
-        return [sys.executable, "-P", "-m", "cli.omxfs", "run", target, "--as", agent, "--", *server], env
-    return server, env
+    server = [sys.executable, "-P", "-m", SERVER_MODULE, target, agent, *http]  # -P: the client's cwd shadows nothing
+    return [sys.executable, "-P", "-m", "cli.omxfs", "run", target, "--as", agent, "--", *server]
 
 
 @click.command("mcp")
@@ -54,8 +50,7 @@ def server_command(target: str, agent: str, port: int | None, has_run: bool) -> 
     metavar="PORT",
     help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio (0: a free port; the URL is printed).",
 )
-@click.pass_context
-def mcp(ctx: click.Context, workspace: Path, agent: str, port: int | None) -> None:
+def mcp(workspace: Path, agent: str, port: int | None) -> None:
     """Serve the shared-workspace tools over MCP (stdio) to Claude Code, Codex, Cursor or any MCP client.
 
     WORKSPACE is a mounted workspace (`omxfs mount`); every tool call acts as NAME through it, with the
@@ -64,9 +59,7 @@ def mcp(ctx: click.Context, workspace: Path, agent: str, port: int | None) -> No
     target = os.path.abspath(workspace)
     with friendly_errors():
         require_mount(target, agent)
-    group = ctx.find_root().command
-    has_run = isinstance(group, click.Group) and group.get_command(ctx, "run") is not None
-    argv, env = server_command(target, agent, port, has_run)
+    argv = server_command(target, agent, port)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(argv[0], argv, env)
+    os.execv(argv[0], argv)

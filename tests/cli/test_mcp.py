@@ -1,0 +1,250 @@
+"""``omxfs mcp WS --as NAME`` (issue 17): the workspace tools served over MCP, driven by the official SDK's own
+``Client`` as a real client: it starts ``omxfs mcp`` over stdio (or reaches ``--http`` on 127.0.0.1) against a
+real mount, and every call goes through the server process, the mount and the store.
+
+The mount's default identity is alice, so a server ``--as bob`` whose writes land in bob's zone shows that the
+server acts as NAME on the mount, not as whoever started it.
+"""
+
+# ruff: noqa: F811  (the ``mount`` fixture is imported from tests/fuse/conftest.py and requested by name)
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+from click.testing import CliRunner
+from mcp import Client, StdioServerParameters
+
+from agent.workspace_tools import get_tool_definitions
+from cli.mcp import SERVER_MODULE, server_command
+from cli.omxfs import main as omxfs
+from tests.fuse.conftest import DEADLINE, Mount, clean_env, mount  # noqa: F401
+
+MountFactory = Callable[..., Mount]
+Clients = dict[str, Client]
+
+
+def _params(m: Mount, agent: str, *extra: str) -> StdioServerParameters:
+    # the test process has no OMX_AGENT: the server must get its identity from `omxfs mcp`, not from us
+    argv = ["-m", "cli.omxfs", "mcp", str(m.root), "--as", agent, *extra]
+    return StdioServerParameters(command=sys.executable, args=argv, env=clean_env())
+
+
+@asynccontextmanager
+async def _clients(m: Mount, agents: list[str]) -> AsyncIterator[Clients]:
+    async with AsyncExitStack() as stack:
+        yield {agent: await stack.enter_async_context(Client(_params(m, agent))) for agent in agents}
+
+
+def session(m: Mount, agents: list[str], body: Callable[[Clients], Awaitable[None]]) -> None:
+    """Run ``body`` with one connected MCP client per agent, each talking to its own ``omxfs mcp`` process."""
+
+    async def run() -> None:
+        with anyio.fail_after(60):
+            async with _clients(m, agents) as clients:
+                await body(clients)
+
+    anyio.run(run)
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool's ``{"success": ...}`` result; the text a model reads and the structured content agree."""
+    answer = await client.call_tool(name, arguments)
+    result = answer.structured_content
+    assert isinstance(result, dict) and isinstance(result["success"], bool), answer
+    assert [json.loads(block.text) for block in answer.content if block.type == "text"] == [result]
+    assert answer.is_error is not result["success"]  # a failed call is a tool error the client shows as one
+    return result
+
+
+async def ok(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await call(client, name, arguments)
+    assert result["success"] is True, result
+    return result
+
+
+def test_tools_listed_are_the_generated_definitions(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"])
+
+    async def body(clients: Clients) -> None:
+        listed = (await clients["bob"].list_tools()).tools
+        expected = get_tool_definitions()
+        assert [t.name for t in listed] == [d["name"] for d in expected]
+        assert [t.input_schema for t in listed] == [d["parameters"] for d in expected]
+        assert [t.description for t in listed] == [d["description"] for d in expected]
+        instructions = clients["bob"].instructions or ""
+        assert instructions.startswith("You are bob") and "alice" in instructions  # the zones, for bob's team
+
+    session(m, ["bob"], body)
+
+
+def test_save_lands_in_the_private_zone_of_the_server_agent(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"], default="alice")
+
+    async def body(clients: Clients) -> None:
+        saved = await ok(clients["bob"], "save_to_my_workspace", {"filename": "notes/plan.md", "content": "步骤一"})
+        assert saved["path"] == "agents/bob/notes/plan.md" and saved["agent_id"] == "bob"
+        listed = await ok(clients["bob"], "list_workspace_files", {})
+        assert listed["files"] == ["notes/plan.md"]
+        bad = await call(clients["bob"], "save_to_my_workspace", {"filename": "../alice/x.md", "content": "no"})
+        assert bad["success"] is False and bad["error"] and bad["hint"]
+
+    session(m, ["bob"], body)
+    assert m.path("agents/bob/notes/plan.md").read_text("utf-8") == "步骤一"
+    assert m.ws.private.read("bob", "notes/plan.md") == "步骤一".encode()  # the store agrees
+    assert not m.path("agents/alice/x.md").exists()
+
+
+def test_handoff_from_one_server_to_another(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"])
+
+    async def body(clients: Clients) -> None:
+        delivery = {"to_agent": "bob", "filename": "data.csv", "content": "a,b\n1,2\n", "message": "please chart"}
+        sent = await ok(clients["alice"], "handoff_file", delivery)
+        assert sent["path"] == "handoff/alice_to_bob/data.csv"
+        inbox = await ok(clients["bob"], "check_my_handoffs", {})
+        assert [(h["from"], h["filename"], h["message"]) for h in inbox["handoffs"]] == [
+            ("alice", "data.csv", "please chart")
+        ]
+        read = await ok(clients["bob"], "read_handoff", {"from_agent": "alice", "filename": "data.csv"})
+        assert read["content"] == "a,b\n1,2\n"
+        assert (await ok(clients["alice"], "check_my_handoffs", {}))["count"] == 0
+
+    session(m, ["alice", "bob"], body)
+
+
+def test_collaborative_conflict_carries_the_suggestion_and_recovers(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"])
+    first = {"filepath": "report.md", "content": "intro\n", "message": "draft", "expected_version": 0}
+
+    async def body(clients: Clients) -> None:
+        alice, bob = clients["alice"], clients["bob"]
+        assert (await ok(alice, "collab_write", first))["version"] == 1
+        polish = {"filepath": "report.md", "content": "Intro.\n", "message": "polish", "expected_version": 1}
+        assert (await ok(bob, "collab_write", polish))["version"] == 2
+        stale = {"filepath": "report.md", "content": "intro\nresults\n", "message": "results", "expected_version": 1}
+        conflict = await call(alice, "collab_write", stale)
+        assert conflict["success"] is False and conflict["is_conflict"] is True
+        info = conflict["conflict"]
+        assert (info["current_version"], info["current_author"]) == (2, "bob")
+        assert (info["current_content"], info["your_content"]) == ("Intro.\n", "intro\nresults\n")
+        assert "expected_version=2" in conflict["suggestion"]
+        # the recovery the suggestion asks for: merge into the current version and write on it
+        merged = {
+            "filepath": "report.md",
+            "content": info["current_content"] + "results\n",
+            "message": "results, merged with bob's polish",
+            "expected_version": info["current_version"],
+        }
+        assert (await ok(alice, "collab_write", merged))["version"] == 3
+        history = await ok(bob, "collab_history", {"filepath": "report.md"})
+        assert [(h["version"], h["author"]) for h in history["history"]] == [(1, "alice"), (2, "bob"), (3, "alice")]
+
+    session(m, ["alice", "bob"], body)
+    assert m.ws.collab.read("report.md").content == b"Intro.\nresults\n"
+
+
+def test_realtime_edits_from_two_servers_merge(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"])
+    doc = {"doc_id": "board"}
+
+    async def body(clients: Clients) -> None:
+        alice, bob = clients["alice"], clients["bob"]
+        schema = {"title": "rga", "tasks": "or_set", "done": "pn_counter"}
+        await ok(alice, "realtime_create_document", {**doc, "schema": schema})
+        await ok(
+            alice,
+            "realtime_edit_text",
+            {**doc, "field_name": "title", "operation": "insert", "args": {"position": 0, "text": "Sprint"}},
+        )
+        edit = {"position": 6, "text": " 1"}
+        assert (
+            await ok(bob, "realtime_edit_text", {**doc, "field_name": "title", "operation": "insert", "args": edit})
+        )["text"] == "Sprint 1"
+        async with anyio.create_task_group() as tg:  # both at once
+            for agent, client in clients.items():
+                tg.start_soon(
+                    ok, client, "realtime_set_add", {**doc, "field_name": "tasks", "element": f"{agent}'s task"}
+                )
+                tg.start_soon(ok, client, "realtime_counter_increment", {**doc, "field_name": "done"})
+        snapshot = (await ok(bob, "realtime_get_document_snapshot", doc))["snapshot"]
+        assert snapshot["fields"] == {"title": "Sprint 1", "tasks": ["alice's task", "bob's task"], "done": 2}
+
+    session(m, ["alice", "bob"], body)
+
+
+def test_streamable_http_on_localhost(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"])
+    argv = [sys.executable, "-m", "cli.omxfs", "mcp", str(m.root), "--as", "bob", "--http", "0"]
+    with subprocess.Popen(argv, env=clean_env(), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stderr is not None
+            line = server.stderr.readline()  # printed once the port is bound
+            found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+            assert found, line
+
+            async def run() -> None:
+                with anyio.fail_after(60):
+                    async with Client(found.group(0)) as client:
+                        assert len((await client.list_tools()).tools) == len(get_tool_definitions())
+                        await ok(client, "save_to_my_workspace", {"filename": "over-http.md", "content": "hi"})
+
+            anyio.run(run)
+        finally:
+            server.terminate()
+            server.wait(DEADLINE)
+    assert m.path("agents/bob/over-http.md").read_text("utf-8") == "hi"
+
+
+def test_refuses_a_directory_that_is_not_a_mount(tmp_path: Any) -> None:
+    result = CliRunner().invoke(omxfs, ["mcp", str(tmp_path), "--as", "alice"])
+    assert result.exit_code == 1
+    assert (
+        result.output
+        == f"Error: {tmp_path} is not a mounted workspace: mount it first with `omxfs mount {tmp_path} --as alice`\n"
+    )
+
+
+def test_an_agent_the_workspace_does_not_have_is_one_line_on_stderr(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"])
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.omxfs", "mcp", str(m.root), "--as", "mallory"],
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("Error: no agent named 'mallory'") and done.stderr.count("\n") == 1
+
+
+def test_the_server_refuses_to_start_as_an_agent_its_process_is_not(mount: MountFactory) -> None:
+    """Started by hand as alice (OMX_AGENT) for bob, the server says so in one line instead of serving."""
+    m = mount(agents=["alice", "bob"])
+    done = subprocess.run(
+        [sys.executable, "-m", SERVER_MODULE, str(m.root), "bob"],
+        env=clean_env("alice"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("error: this process is 'alice' on the mount (OMX_AGENT), not 'bob'")
+    assert done.stderr.count("\n") == 1
+
+
+def test_the_server_runs_in_the_agents_view() -> None:
+    """In ``omxfs run WS --as NAME`` the kernel fixes the server's identity (issue 17: "run it inside omxfs run")."""
+    argv = server_command("/ws", "bob", 8123)
+    server = [sys.executable, "-P", "-m", SERVER_MODULE, "/ws", "bob", "--http", "8123"]
+    assert argv == [sys.executable, "-P", "-m", "cli.omxfs", "run", "/ws", "--as", "bob", "--", *server]
