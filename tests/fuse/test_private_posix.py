@@ -1,0 +1,172 @@
+"""Issue 15: the private zone is a POSIX filesystem, checked with the real tools that failed there.
+
+Each test runs real programs through a real mount, in the mount's default agent's zone (``agents/alice/``), as
+root: ``tar x`` of an archive with other uids, xattr-preserving copies (``cp -a``, ``rsync -aX``, ``shutil``),
+``pip wheel`` of an sdist with a C extension, a FIFO, a bound UNIX socket and a hard link.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tarfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.fuse.conftest import Mount
+
+
+@pytest.fixture
+def m(mount: Callable[..., Mount]) -> Mount:
+    return mount()
+
+
+def add_file(archive: tarfile.TarFile, name: str, data: bytes, uid: int, gid: int, mode: int = 0o644) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.uid, info.gid, info.mode = len(data), uid, gid, mode
+    info.uname = info.gname = ""  # numeric owners only: no name lookup on this machine
+    archive.addfile(info, io.BytesIO(data))
+
+
+def test_tar_x_as_root_keeps_the_archives_foreign_owners(m: Mount, tmp_path: Path) -> None:
+    """tar x as root of an archive with files of other uids exited 2 (chown EPERM on every member)."""
+    archive_path = tmp_path / "foreign.tar"
+    with tarfile.open(archive_path, "w") as archive:
+        directory = tarfile.TarInfo("src")
+        directory.type, directory.mode, directory.uid, directory.gid = tarfile.DIRTYPE, 0o755, 1234, 2345
+        archive.addfile(directory)
+        add_file(archive, "src/a.c", b"int a;\n", 1234, 2345)
+        add_file(archive, "src/run.sh", b"#!/bin/sh\n", 4321, 5432, 0o4755)
+    m.path("agents/alice/unpack").mkdir()
+    done = m.run(["tar", "xf", str(archive_path), "-C", "agents/alice/unpack"])
+    assert done.returncode == 0, done.stderr.decode()
+    for name, uid, gid in (("src", 1234, 2345), ("src/a.c", 1234, 2345), ("src/run.sh", 4321, 5432)):
+        st = os.lstat(m.path(f"agents/alice/unpack/{name}"))
+        assert (st.st_uid, st.st_gid) == (uid, gid), name
+        assert os.lstat(m.store / f"agents/alice/unpack/{name}").st_uid == uid  # on the store itself
+    assert stat.S_IMODE(os.stat(m.path("agents/alice/unpack/src/run.sh")).st_mode) == 0o4755
+    assert m.path("agents/alice/unpack/src/a.c").read_bytes() == b"int a;\n"
+
+
+def tagged(path: Path, data: bytes = b"content\n") -> Path:
+    path.write_bytes(data)
+    os.setxattr(path, "user.note", b"kept")
+    return path
+
+
+def test_xattr_preserving_copies_within_into_and_out_of_the_zone(m: Mount, tmp_path: Path) -> None:
+    """cp --preserve=all, rsync -aX, shutil.copy2 and copytree failed on the generated user.omx.owner; a copy
+    carried out of the mount kept it."""
+    zone = m.path("agents/alice")
+    tagged(zone / "f.txt")
+    (zone / "tree").mkdir()
+    tagged(zone / "tree" / "g.txt")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    tagged(outside / "h.txt")
+    for argv in (
+        ["cp", "--preserve=xattr", "agents/alice/f.txt", "agents/alice/cp-xattr.txt"],
+        ["cp", "-a", "--preserve=all", "agents/alice/f.txt", "agents/alice/cp-all.txt"],
+        ["cp", "-a", "--preserve=all", str(outside / "h.txt"), "agents/alice/cp-in.txt"],
+        ["rsync", "-aX", "agents/alice/tree/", "agents/alice/rsynced/"],
+        ["rsync", "-aX", f"{outside}/", "agents/alice/rsynced-in/"],
+    ):
+        done = m.run(argv)
+        assert done.returncode == 0, (argv, done.stderr.decode())
+    shutil.copy2(zone / "f.txt", zone / "copy2.txt")
+    shutil.copytree(zone / "tree", zone / "copytree")
+    shutil.copytree(outside, zone / "copytree-in")
+    for copy in ("cp-xattr.txt", "cp-all.txt", "cp-in.txt", "rsynced/g.txt", "rsynced-in/h.txt", "copy2.txt",
+                 "copytree/g.txt", "copytree-in/h.txt"):  # fmt: skip
+        assert os.getxattr(zone / copy, "user.note") == b"kept", copy
+        assert os.listxattr(m.store / "agents/alice" / copy) == ["user.note"], copy  # nothing generated stored
+    carried = tmp_path / "carried"
+    carried.mkdir()
+    done = m.run(["cp", "-a", "--preserve=all", "agents/alice/f.txt", str(carried / "f.txt")])
+    assert done.returncode == 0, done.stderr.decode()
+    m.run(["rsync", "-aX", "agents/alice/tree/", str(carried / "tree")], check=True)
+    shutil.copy2(zone / "f.txt", carried / "copy2.txt")
+    for copy in ("f.txt", "tree/g.txt", "copy2.txt"):
+        assert os.listxattr(carried / copy) == ["user.note"], copy  # a plain file: no user.omx.owner
+
+
+SETUP_PY = b"""from setuptools import Extension, setup
+setup(name="omxdemo", version="1.0", ext_modules=[Extension("omxdemo", ["omxdemo.c"])])
+"""
+EXTENSION_C = b"""#include <Python.h>
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "omxdemo", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_omxdemo(void) { return PyModule_Create(&module); }
+"""
+
+
+def test_pip_wheel_of_an_sdist_with_a_c_extension(m: Mount) -> None:
+    """setuptools copies with shutil.copy2, which failed on user.omx.owner: pip wheel of any C extension failed."""
+    pytest.importorskip("wheel", reason="pip wheel with setuptools < 70.1 needs the wheel package (--dev)")
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    zone = m.path("agents/alice")
+    (zone / "tmp").mkdir()
+    with tarfile.open(zone / "omxdemo-1.0.tar.gz", "w:gz") as sdist:
+        for name, data in (
+            ("PKG-INFO", b"Metadata-Version: 2.1\nName: omxdemo\nVersion: 1.0\n"),
+            ("setup.py", SETUP_PY),
+            ("omxdemo.c", EXTENSION_C),
+        ):
+            add_file(sdist, f"omxdemo-1.0/{name}", data, 0, 0)
+    env = {**m.env(None), "TMPDIR": str(zone / "tmp"), "PIP_NO_INDEX": "1"}
+    argv = [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", "wheels"]
+    done = subprocess.run(
+        [*argv, "omxdemo-1.0.tar.gz"], cwd=zone, env=env, capture_output=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout.decode()[-3000:] + done.stderr.decode()[-3000:]
+    assert [p.name for p in (zone / "wheels").iterdir() if p.name.startswith("omxdemo-1.0-")]
+
+
+def test_fifo_socket_and_hard_link_in_a_private_zone(m: Mount) -> None:
+    """mkfifo, bind(2) and a hard link's shared inode: EOPNOTSUPP, EOPNOTSUPP and one inode number per name."""
+    zone = m.path("agents/alice")
+    m.run(["mkfifo", "agents/alice/pipe"], check=True)
+    assert stat.S_ISFIFO(os.lstat(zone / "pipe").st_mode)
+    assert stat.S_ISFIFO(os.lstat(m.store / "agents/alice/pipe").st_mode)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append((zone / "pipe").read_bytes()))
+    reader.start()
+    (zone / "pipe").write_bytes(b"through the fifo")
+    reader.join(timeout=10)
+    assert received == [b"through the fifo"]
+
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(zone / "sock"))
+        server.listen(1)
+        assert stat.S_ISSOCK(os.lstat(zone / "sock").st_mode)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(zone / "sock"))
+            peer, _ = server.accept()
+            with peer:
+                client.sendall(b"ping")
+                assert peer.recv(4) == b"ping"
+    finally:
+        server.close()
+
+    (zone / "a.txt").write_bytes(b"one\n")
+    os.link(zone / "a.txt", zone / "b.txt")
+    a, b = os.stat(zone / "a.txt"), os.stat(zone / "b.txt")
+    assert a.st_ino == b.st_ino and a.st_nlink == b.st_nlink == 2
+    with open(zone / "b.txt", "rb") as through_b:
+        assert through_b.read() == b"one\n"
+        with open(zone / "a.txt", "ab") as through_a:
+            through_a.write(b"two\n")
+        through_b.seek(0)
+        assert through_b.read() == b"one\ntwo\n"  # the old content 20 times in 20, before
+    os.unlink(zone / "a.txt")
+    assert os.stat(zone / "b.txt").st_nlink == 1  # was stale for half a second
+    assert (zone / "b.txt").read_bytes() == b"one\ntwo\n"
