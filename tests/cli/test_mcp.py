@@ -84,7 +84,7 @@ def test_tools_listed_are_the_generated_definitions(mount: MountFactory) -> None
     session(m, ["bob"], body)
 
 
-def test_save_lands_in_the_private_zone_of_the_server_agent(mount: MountFactory) -> None:
+def test_save_lands_in_the_private_zone_of_the_server_agent_and_mistakes_are_results(mount: MountFactory) -> None:
     m = mount(agents=["alice", "bob"], default="alice")
 
     async def body(clients: Clients) -> None:
@@ -94,6 +94,12 @@ def test_save_lands_in_the_private_zone_of_the_server_agent(mount: MountFactory)
         assert listed["files"] == ["notes/plan.md"]
         bad = await call(clients["bob"], "save_to_my_workspace", {"filename": "../alice/x.md", "content": "no"})
         assert bad["success"] is False and bad["error"] and bad["hint"]
+        # a model's mistakes come back as the dispatcher's results, with what to do, not as protocol errors
+        missing = await call(clients["bob"], "save_to_my_workspace", {"filename": "x.md"})
+        assert missing["error_type"] == "invalid_arguments" and '"content" (string, required)' in missing["hint"]
+        unknown = await call(clients["bob"], "save_file", {})
+        assert unknown["error_type"] == "unknown_tool"
+        assert unknown["available_tools"] == [d["name"] for d in get_tool_definitions()]
 
     session(m, ["bob"], body)
     assert m.path("agents/bob/notes/plan.md").read_text("utf-8") == "步骤一"
