@@ -37,6 +37,7 @@ from omxfs.store.layout import AGENTS, META_DIR
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
 #: the environment variable that tells a process it runs in a view, and as whom (informative: the daemon ignores it)
 VIEW_ENV = "OMX_VIEW"
+SCOPE = Path(__file__).with_name("scope.py")
 AGENT_ENV = "OMX_AGENT"
 
 
@@ -104,7 +105,8 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
     args += ["--setenv", VIEW_ENV, spec.agent, "--setenv", AGENT_ENV, spec.agent]
     if spec.info_fd is not None:
         args += ["--info-fd", str(spec.info_fd)]
-    args += ["--chdir", spec.cwd, "--", *spec.command]
+    # the command starts through scope.py: Landlock keeps the host's abstract UNIX sockets out of reach
+    args += ["--chdir", spec.cwd, "--", sys.executable, "-I", "-S", str(SCOPE), *spec.command]
     return args
 
 

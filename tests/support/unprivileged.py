@@ -45,7 +45,7 @@ def as_nobody(argv: list[str], scratch: Path, env: dict[str, str] | None = None)
         ]
     if os.path.exists("/dev/fuse") and not os.stat("/dev/fuse").st_mode & stat.S_IWOTH:
         node = shlex.quote(str(scratch / "fuse"))
-        steps += [f"mknod -m 666 {node} c 10 229", f"mount --bind {node} /dev/fuse"]
+        steps += [f"rm -f {node}", f"mknod -m 666 {node} c 10 229", f"mount --bind {node} /dev/fuse"]
     variables = " ".join(shlex.quote(f"{k}={v}") for k, v in (env or {}).items())
     steps.append(
         f"exec setpriv --reuid {NOBODY} --regid {NOBODY} --clear-groups env HOME=/tmp {variables} "

@@ -22,13 +22,14 @@ def run_view(
     agent: str,
     script: str,
     *options: str,
+    args: Sequence[str] = (),
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = TIMEOUT,
 ) -> subprocess.CompletedProcess[str]:
-    """``omxfs run WORKSPACE --as AGENT [options] -- sh -c SCRIPT``, as a real process; output captured."""
+    """``omxfs run WORKSPACE --as AGENT [options] -- sh -c SCRIPT [args]``, a real process; output captured."""
     return subprocess.run(
-        view_argv(workspace, agent, script, *options),
+        view_argv(workspace, agent, script, *options, args=args),
         cwd=cwd or workspace.parent,
         env=env or clean_env(),
         capture_output=True,
@@ -38,8 +39,8 @@ def run_view(
     )
 
 
-def view_argv(workspace: Path, agent: str, script: str, *options: str) -> list[str]:
-    return [*OMXFS, "run", str(workspace), "--as", agent, *options, "--", "sh", "-c", script]
+def view_argv(workspace: Path, agent: str, script: str, *options: str, args: Sequence[str] = ()) -> list[str]:
+    return [*OMXFS, "run", str(workspace), "--as", agent, *options, "--", "sh", "-c", script, *args]
 
 
 def omxfs_view_mounts(pid: int | str = "self") -> list[str]:

@@ -1,0 +1,72 @@
+"""Run as ``python -I -S scope.py COMMAND...`` inside a view: scope IPC with Landlock, then exec COMMAND.
+
+A view shares the host's network namespace unless ``--no-network``, and with it the host's *abstract* UNIX
+sockets, which are names, not files, so no bind hides them (a desktop bus, a debugger, an agent's helper).
+Landlock's scopes (ABI 6, Linux 6.12) close them: a process of the view may connect only to abstract sockets
+made inside the view, and signal only processes inside it. Where the kernel has no scopes this execs COMMAND
+unchanged (and says so on stderr once): the view's namespaces still hold everything else.
+
+Standalone on purpose (no omx import, started with ``-I -S``): it runs before every view's command.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import sys
+
+SYS_LANDLOCK_CREATE_RULESET = 444  # the same numbers on every architecture since the syscall table unification
+SYS_LANDLOCK_RESTRICT_SELF = 446
+CREATE_RULESET_VERSION = 1
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+SCOPE_SIGNAL = 1 << 1
+SCOPES_ABI = 6
+PR_SET_NO_NEW_PRIVS = 38
+
+
+class RulesetAttr(ctypes.Structure):
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
+
+
+def scope() -> str | None:
+    """Scope this process (and what it execs) to itself; None, or why not."""
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "aarch64", "riscv64"):
+        return f"no Landlock on {platform.system()} {platform.machine()}"
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), CREATE_RULESET_VERSION)
+    if abi < SCOPES_ABI:
+        return f"Landlock ABI {max(abi, 0)} has no IPC scopes (ABI {SCOPES_ABI}, Linux 6.12, has)"
+    attr = RulesetAttr(0, 0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    ruleset = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), 0)
+    if ruleset < 0:
+        return f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}"
+    try:
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # bwrap has set it already; required either way
+            return f"prctl(NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}"
+        if libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
+            return f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}"
+    finally:
+        os.close(ruleset)
+    return None
+
+
+def main(argv: list[str]) -> None:
+    if not argv:
+        sys.exit("usage: scope.py COMMAND [ARGS...]")
+    why = scope()
+    if why is not None:
+        print(f"omxfs run: abstract UNIX sockets of the host stay reachable: {why}", file=sys.stderr)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        print(f"omxfs run: {argv[0]}: {exc.strerror}", file=sys.stderr)
+        sys.exit(127 if isinstance(exc, FileNotFoundError) else 126)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

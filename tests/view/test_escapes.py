@@ -1,0 +1,152 @@
+"""Every way out of a view that issue 14 names, tried from inside a real view: each must fail.
+
+Before views, each of these worked from an agent's process: the identity was an environment variable, the
+daemon and every other process were visible, the host's ``/tmp`` (a tmux server's socket) was reachable.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from omxfs.store import Workspace
+from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, view_argv
+
+Ok = Callable[..., str]
+
+CONNECT = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1].replace("@", "\\0", 1))
+    print("connected")
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+
+
+def test_omx_agent_inside_a_view_changes_nothing(store: Workspace, ok: Ok) -> None:
+    ws = store.root
+    out = ok(
+        run_view(
+            ws,
+            "alice",
+            f"OMX_AGENT=bob sh -c 'echo forged > {ws}/collaborative/current/f.md'; "
+            f"OMX_AGENT=bob sh -c 'echo x > {ws}/agents/bob/f' 2>/dev/null || echo bob-zone-refused; "
+            f"OMX_AGENT=boss sh -c 'echo x > {ws}/handoff/bob_to_alice/f' 2>/dev/null || echo handoff-refused",
+        )
+    )
+    assert [v.author for v in store.collab.history("f.md")] == ["alice"]  # the daemon's identity, not the claim
+    assert "bob-zone-refused" in out and "handoff-refused" in out
+    assert not (ws / "agents/bob/f").exists() and not (ws / "handoff/bob_to_alice/f").exists()
+
+
+def test_the_launcher_and_its_daemon_are_invisible_and_cannot_be_traced(store: Workspace) -> None:
+    ptrace = (
+        "import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True); pid = int(sys.argv[1]); "
+        "print(libc.ptrace(16, pid, 0, 0), ctypes.get_errno(), os.path.exists(f'/proc/{pid}/fd'))"
+    )
+    with subprocess.Popen(
+        view_argv(store.root, "alice", 'read pid; python3 -c "$0" "$pid"; ls /proc | grep -c "^[0-9]"', args=(ptrace,)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+        cwd="/",
+    ) as view:
+        out, err = view.communicate(f"{view.pid}\n", timeout=60)  # the launcher: the daemon's process
+    result, count = out.split("\n")[:2]
+    assert result == "-1 3 False", err  # PTRACE_ATTACH: ESRCH, and no /proc entry to open
+    assert int(count) <= 4  # bwrap's reaper, the shell, ls, grep: nothing of the host
+
+
+def test_a_host_unix_socket_in_tmp_is_out_of_reach(store: Workspace, tmp_path: Path) -> None:
+    path = f"/tmp/omx-test-{os.getpid()}.sock"  # where a tmux server keeps its socket: the host's /tmp
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(path)
+        server.listen()
+        try:
+            here = subprocess.run([sys.executable, "-c", CONNECT, path], capture_output=True, text=True, check=True)
+            assert here.stdout.strip() == "connected"  # the socket answers on the host
+            done = run_view(store.root, "alice", 'python3 -c "$0" "$1"', args=(CONNECT, path))
+        finally:
+            os.unlink(path)
+    # not there at all in the view's private /tmp: ENOENT
+    assert done.stdout.split("\n")[0] == "refused 2", done.stderr
+
+
+def test_a_host_abstract_unix_socket_is_out_of_reach(store: Workspace) -> None:
+    name = f"@omx-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(name.replace("@", "\0", 1))
+        server.listen()
+        done = run_view(store.root, "alice", 'python3 -c "$0" "$1"', args=(CONNECT, name))
+    # Landlock's scope: EPERM, although the view shares the host's network namespace
+    assert done.stdout.split("\n")[0] == "refused 1", done.stdout + done.stderr
+
+
+def test_another_views_daemon_and_processes_are_out_of_reach(store: Workspace) -> None:
+    ws = store.root
+    with subprocess.Popen(
+        view_argv(ws, "bob", "echo ready; exec sleep 4244.5"),
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+        cwd="/",
+    ) as other:
+        assert other.stdout is not None and other.stdout.readline().strip() == "ready"
+        mounts = omxfs_view_mounts(other.pid)
+        assert mounts, "bob's view has a daemon mount"
+        probe = " ".join(f"test -e {m} && echo reached {m};" for m in mounts)
+        done = run_view(ws, "alice", f"{probe} pgrep -x sleep || echo no-sleep; kill -0 {other.pid} || echo no-pid")
+        other.kill()
+    assert "reached" not in done.stdout
+    assert "no-sleep" in done.stdout and "no-pid" in done.stdout
+
+
+def test_a_setsid_grandchild_dies_with_the_view(store: Workspace, ok: Ok) -> None:
+    ok(run_view(store.root, "alice", "setsid sh -c 'sleep 4245.5 &' < /dev/null > /dev/null 2>&1; echo left"))
+    poll(lambda: not _running("sleep 4245.5"), what="the view's orphan to die with it")
+
+
+def test_root_in_a_view_holds_no_capability(store: Workspace, ok: Ok) -> None:
+    out = ok(
+        run_view(
+            store.root,
+            "alice",
+            "grep CapEff /proc/self/status; mount -t tmpfs none /tmp 2>/dev/null || echo no-mount; "
+            "unshare -U true 2>/dev/null || echo no-userns; touch f; chown 1234 f 2>/dev/null || echo no-chown; "
+            "cat /root/.bashrc 2>/dev/null || echo no-root-home",
+        )
+    )
+    assert "CapEff:\t0000000000000000" in out
+    for refused in ("no-mount", "no-userns", "no-chown", "no-root-home"):
+        assert refused in out
+
+
+def test_no_network_cuts_the_network(store: Workspace) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('connected')"
+        shared = run_view(store.root, "alice", 'python3 -c "$0"', args=(code,))
+        cut = run_view(store.root, "alice", 'python3 -c "$0" 2>/dev/null || echo cut', "--no-network", args=(code,))
+    assert shared.stdout.strip() == "connected", shared.stderr
+    assert cut.stdout.strip() == "cut"
+
+
+def _running(cmdline: str) -> bool:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().replace(b"\0", b" ").strip() == cmdline.encode():
+                    return True
+        except OSError:
+            continue
+    return False
