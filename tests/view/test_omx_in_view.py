@@ -1,0 +1,68 @@
+"""``omx --as NAME`` on an omxfs workspace runs itself and its tools in NAME's view (issue 14).
+
+Before views, a python step of ``omx --as bob`` set ``OMX_AGENT=alice`` for a child process, and the child's
+writes landed as alice's (the risk rules now rate a step that starts programs HIGH, so the forged child itself
+is tried in ``test_escapes.py``, directly in a view). Here the real ``omx`` command is started (so it
+re-executes itself through ``omxfs run``), with a scripted model whose replies sit in the workspace, where the
+view can read them; its step writes as bob and finds alice's zone read-only, refused by the kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from omxfs.store import Workspace
+from tests.e2e.helpers import PLAN_A
+from tests.view.conftest import clean_env
+
+OMX = Path(sys.executable).parent / "omx"
+
+FORGE = """
+open("collaborative/current/f.md", "w").write("mine\\n")
+open("agents/alice/planted.txt", "w").write("x")
+"""
+
+
+def test_omx_as_runs_in_the_agents_view_where_no_tool_can_change_identity(store: Workspace) -> None:
+    ws = store.root
+    plan = {
+        **PLAN_A,
+        "risk_level": "MEDIUM",
+        "steps": [{"id": 1, "description": "forge", "tool": "python", "inputs": {"code": FORGE}}],
+        "success_criteria": [],
+    }
+    replies = ws / "agents/bob/replies.json"
+    replies.write_text(json.dumps([json.dumps(plan)]), encoding="utf-8")
+    done = subprocess.run(
+        [str(OMX), "forge identities", "--as", "bob", "-w", str(ws), "--model", f"scripted:{replies}"],
+        input="y\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env("alice"),  # started with OMX_AGENT=alice: in bob's view it names nobody
+        cwd="/",
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # the step failed: alice's zone is read-only here
+    assert "Read-only file system" in done.stdout + done.stderr
+    assert not (ws / "agents/alice/planted.txt").exists()
+    assert [v.author for v in store.collab.history("f.md")] == ["bob"]
+    (run,) = (ws / "agents/bob/runs").iterdir()  # the run's trace, written natively in bob's own zone
+    assert (run / "trace.jsonl").is_file()
+
+
+def test_omx_in_one_agents_view_cannot_act_as_another(store: Workspace) -> None:
+    view = [sys.executable, "-m", "cli.omxfs", "run", str(store.root), "--as", "bob", "--"]
+    done = subprocess.run(
+        [*view, str(OMX), "x", "--as", "alice"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(),
+        cwd="/",
+        check=False,
+    )
+    assert done.returncode == 1 and "runs in bob's view: it cannot act as alice" in done.stderr
