@@ -14,9 +14,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent.llm import LLMError, Model
-from agent.loop import MAX_STEPS_REACHED, Agent, AgentConfig
+from agent.llm_errors import advice
+from agent.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed
 
-ModelFactory = Callable[[str | None, str | None], Model]
+ModelFactory = Callable[[str | None, str | None, float | None], Model]
 
 DEFAULT_RUNS_DIR = Path("runs")
 
@@ -27,12 +28,13 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class AgentOutcome:
-    """How ``omx agent`` ended: the answer for stdout, one-line ``message`` and ``summary`` for stderr."""
+    """How ``omx agent`` ended: the answer for stdout, one-line ``message``, ``summary`` and ``usage`` for stderr."""
 
     exit_code: int
     answer: str | None = None
     message: str | None = None
     summary: str | None = None
+    usage: str | None = None  # the run's tokens and cost
 
 
 def one_line(text: str) -> str:
@@ -48,7 +50,14 @@ def validation_line(source: str, exc: ValidationError) -> str:
     return one_line(f"{source}: " + "; ".join(problems))
 
 
-def load_config(path: Path | None, *, model: str | None, api_base: str | None, runs_dir: Path | None) -> AgentConfig:
+def load_config(
+    path: Path | None,
+    *,
+    model: str | None,
+    api_base: str | None,
+    runs_dir: Path | None,
+    timeout: float | None = None,
+) -> AgentConfig:
     """The YAML's config (or the defaults) with the command line's overrides; runs always recorded."""
     import yaml
 
@@ -67,6 +76,8 @@ def load_config(path: Path | None, *, model: str | None, api_base: str | None, r
         update["model"] = model
     if api_base:
         update["api_base"] = api_base
+    if timeout:
+        update["timeout"] = timeout
     return config.model_copy(update=update)
 
 
@@ -79,16 +90,17 @@ def run_agent(
     mode: str | None,
     runs_dir: Path | None,
     build_model: ModelFactory,
+    timeout: float | None = None,
 ) -> AgentOutcome:
-    """Run ``prompt`` once; ``build_model(name, api_base)`` makes the model (``agent.llm.model_from_settings``)."""
+    """Run ``prompt`` once; ``build_model(name, api_base, timeout)`` makes the model (``cli.omx.build_model``)."""
     if not prompt.strip():
         return AgentOutcome(2, message="the prompt is empty")
     try:
-        config = load_config(config_path, model=model, api_base=api_base, runs_dir=runs_dir)
+        config = load_config(config_path, model=model, api_base=api_base, runs_dir=runs_dir, timeout=timeout)
     except ConfigError as exc:
         return AgentOutcome(2, message=str(exc))
     try:
-        llm = build_model(config.model, config.api_base)
+        llm = build_model(config.model, config.api_base, config.timeout)
     except LLMError as exc:
         return AgentOutcome(1, message=one_line(str(exc)))
     try:
@@ -101,12 +113,15 @@ def run_agent(
         return AgentOutcome(2, message=one_line(str(exc)))
     try:
         run = agent.run(prompt, mode=mode)
-    except LLMError as exc:
-        return AgentOutcome(1, message=one_line(str(exc)))
+    except AgentFailed as failed:
+        next_step = advice(failed.kind, failed.attempts, "the same omx agent command")
+        usage, summary = failed.tally.line(), f"run: {failed.run_dir}"
+        return AgentOutcome(1, message=one_line(f"{failed}; {next_step}"), summary=summary, usage=usage)
     summary = f"{run.steps} steps, {len(run.requests)} requests, run: {run.run_dir}"
     if run.answer == MAX_STEPS_REACHED:
-        return AgentOutcome(1, message=f"{MAX_STEPS_REACHED} ({config.max_steps}) without an answer", summary=summary)
-    return AgentOutcome(0, answer=run.answer, summary=summary)
+        message = f"{MAX_STEPS_REACHED} ({config.max_steps}) without an answer"
+        return AgentOutcome(1, message=message, summary=summary, usage=run.tally.line())
+    return AgentOutcome(0, answer=run.answer, summary=summary, usage=run.tally.line())
 
 
 def _check_mode(agent: Agent, mode: str) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent.llm_errors import advice
 from agent.plan import Plan, Step, WorkspaceStep
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import Ref, ToolInput, WorkspaceInput
@@ -31,6 +32,8 @@ class StepOutcome(BaseModel):
     status: Literal["success", "failed", "skipped"]
     error: str | None = None
     hint: str | None = None
+    error_type: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)  # the failed tool's details (an LLMError's kind...)
     note: str | None = None  # e.g. a collaborative conflict the model merged
     duration_s: float = 0.0
 
@@ -220,6 +223,8 @@ class Executor:
             status=status,
             error=result.error,
             hint=result.hint,
+            error_type=result.error_type,
+            details=result.details if not result.ok else {},
             note=_note(result),
             duration_s=duration,
         )
@@ -227,5 +232,8 @@ class Executor:
 
     def _suggestion(self, step: Step, outcome: StepOutcome) -> str:
         plan = self.recorder.plan_path
+        if outcome.error_type == "LLMError":  # the model failed, not the step: nothing in the plan to fix
+            kind, attempts = str(outcome.details.get("kind", "other")), int(outcome.details.get("attempts", 1))
+            return advice(kind, attempts, f"omx run {plan}")
         hint = f"{outcome.hint}; then " if outcome.hint else ""
         return f"{hint}fix step {step.id} in {plan} and run it again: omx run {plan}"

@@ -52,6 +52,7 @@ class ModelReply(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     request_id: str
     model: str
+    retries: list[str] = Field(default_factory=list)  # failed attempts before this reply (agent.waiting)
 
     def as_message(self) -> dict[str, Any]:
         """The reply as the assistant message that goes back into the conversation, tool calls included."""
@@ -275,25 +276,27 @@ def _reply(response: Any, *, request_id: str, model: str) -> ModelReply:
     return ModelReply(content=message.content, tool_calls=calls, usage=usage, request_id=request_id, model=model)
 
 
+Scripted = ModelReply | LLMError | str | dict[str, Any]
+
+
 class ScriptedModel:
     """A ``Model`` for tests (STYLE lesson 9): replies in the given order, and a record of every request."""
 
-    def __init__(
-        self, replies: Iterable[ModelReply | str | dict[str, Any]] = (), *, supports_allowed_tools: bool = True
-    ) -> None:
+    def __init__(self, replies: Iterable[Scripted] = (), *, supports_allowed_tools: bool = True) -> None:
         self.supports_allowed_tools = supports_allowed_tools
-        self._replies: list[ModelReply] = []
+        self._replies: list[ModelReply | LLMError] = []
         self._made = 0
         self.requests: list[dict[str, Any]] = []
         self.enqueue(*replies)
 
-    def enqueue(self, *replies: ModelReply | str | dict[str, Any]) -> None:
-        """Add replies: a ModelReply, a str (text) or {"content", "tool_calls": [{"name", "arguments"}], "usage"}."""
+    def enqueue(self, *replies: Scripted) -> None:
+        """Add replies: a ModelReply, a str (text) or {"content", "tool_calls": [{"name", "arguments"}], "usage"};
+        an ``LLMError`` is raised by the request that takes it (a failing or flaky model)."""
         self._replies.extend(self._coerce(r) for r in replies)
 
-    def _coerce(self, reply: ModelReply | str | dict[str, Any]) -> ModelReply:
+    def _coerce(self, reply: Scripted) -> ModelReply | LLMError:
         n = self._made = self._made + 1
-        if isinstance(reply, ModelReply):
+        if isinstance(reply, ModelReply | LLMError):
             return reply
         if isinstance(reply, str):
             reply = {"content": reply}
@@ -319,7 +322,10 @@ class ScriptedModel:
         self.requests.append(request)
         if not self._replies:
             raise LLMError(f"LLM error: the scripted model has no reply left for request {len(self.requests)}")
-        return self._replies.pop(0)
+        reply = self._replies.pop(0)
+        if isinstance(reply, LLMError):
+            raise reply
+        return reply
 
 
 def _json_text(arguments: str | dict[str, Any]) -> str:

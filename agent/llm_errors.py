@@ -47,6 +47,7 @@ class LLMError(Exception):
         super().__init__(message)
         self.request_id, self.kind, self.retry_after = request_id, kind, retry_after
         self.attempts = 1
+        self.retries: list[str] = []  # the failed attempts before this one (agent.waiting), for the trace
 
     @property
     def transient(self) -> bool:
@@ -141,3 +142,20 @@ def retry_after_s(headers: Any) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except (TypeError, ValueError, AttributeError):
         return None
+
+
+def advice(kind: str, attempts: int, rerun: str) -> str:
+    """What to do after a failed model call of ``kind`` (``LLMError.kind``), given the command that runs the same
+    thing again (``rerun``). A model's failure is not the plan's or the prompt's: the advice never says to edit
+    them, except to shorten an input the model cannot take.
+    """
+    tried = f" (tried {attempts} times)" if attempts > 1 else ""
+    if kind in TRANSIENT:
+        return f"the model's server failed{tried}, not the task: run it again when the server is back: {rerun}"
+    if kind == "timeout":
+        return f"raise the timeout (--timeout SECONDS or OMX_TIMEOUT) and run it again: {rerun}"
+    if kind == "context":
+        return f"shorten the input the model gets, then run it again: {rerun}"
+    if kind in ("auth", "not_found", "provider"):
+        return f"fix the model settings as the error says, then run it again: {rerun}"
+    return f"run it again: {rerun}; if it fails the same way, check the model and its server"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -48,8 +48,9 @@ from agent.context import (
     tool_choice_for,
 )
 from agent.llm import LLMError, Model, ModelReply, ToolCall, ToolChoiceModel, Usage, model_from_settings
+from agent.pricing import Tally
 from agent.tool_manager import ToolManager
-from agent.trace import ModelCallEntry, RunEntry, RunRecorder, now
+from agent.trace import PREVIEW_CHARS, ModelCallEntry, RunEntry, RunRecorder, ToolCallEntry, digest, now, preview
 
 if TYPE_CHECKING:
     from agent.prompting import Session
@@ -68,6 +69,7 @@ class AgentConfig(BaseModel):
     tool_timeout: float = Field(30, gt=0, description="seconds one tool call may take")
     system_prompt: str = "You are a helpful assistant. Use the tools when they help; answer in plain text."
     model: str | None = Field(None, description="litellm model name; default --model / OMX_MODEL")
+    timeout: float | None = Field(None, gt=0, description="seconds one model request may take; else OMX_TIMEOUT, 60")
     api_base: str | None = Field(None, description="an OpenAI-compatible server; default OMX_API_BASE")
     runs_dir: Path | None = Field(None, description="record each run in <runs_dir>/<timestamp>/trace.jsonl")
     context: ContextSettings = Field(default_factory=ContextSettings, description="seed 003 context discipline")
@@ -101,6 +103,16 @@ class AgentRun(BaseModel):
     run_dir: Path | None = None
     resizes: list[dict[str, Any]] = Field(default_factory=list, description="session resizes: step, type, reason")
     output: Any = Field(None, description="the answer checked by the output schema, when run(output=...) asked")
+    tally: Tally = Field(default_factory=Tally, description="tokens and cost of the run's requests")
+
+
+class AgentFailed(LLMError):
+    """A run that ended on a model failure: the ``LLMError``, with what the run had cost and where it is recorded."""
+
+    def __init__(self, error: LLMError, tally: Tally, run_dir: Path | None) -> None:
+        super().__init__(str(error), request_id=error.request_id, kind=error.kind, retry_after=error.retry_after)
+        self.attempts, self.retries = error.attempts, error.retries
+        self.error, self.tally, self.run_dir = error, tally, run_dir
 
 
 def tool_schemas(tools: ToolManager) -> list[dict[str, Any]]:
@@ -172,11 +184,22 @@ class Agent:
         allowed = self.mask.get_allowed_tools(mode) if self.mask is not None and mode is not None else None
         recorder = RunRecorder.create(self.config.runs_dir) if self.config.runs_dir else None
         if recorder is not None:
-            recorder.record(RunEntry(event="start", data={"prompt": prompt, "mode": mode}))
+            start = {"command": "agent", "prompt": prompt, "mode": mode, "model": _model_name(self.model),
+                     "max_steps": self.config.max_steps, "tools": self.tools.names}  # fmt: skip
+            recorder.record(RunEntry(event="start", data=start))
         run = _Run(self, prompt, mode, allowed, recorder, output)
-        result = run.loop()
+        try:
+            result = run.loop()
+        except LLMError as exc:
+            if recorder is not None:
+                end = {"status": "failed", "error": str(exc), "steps": run.steps, "usage": run.tally.record()}
+                recorder.record(RunEntry(event="end", data=end))
+            raise AgentFailed(exc, run.tally, recorder.run_dir if recorder is not None else None) from None
         if recorder is not None:
-            recorder.record(RunEntry(event="end", data={"answer": result.answer, "steps": result.steps}))
+            status = "max_steps" if result.answer == MAX_STEPS_REACHED else "answered"
+            end = {"status": status, "answer": preview(result.answer), "answer_digest": digest(result.answer),
+                   "steps": result.steps, "usage": result.tally.record()}  # fmt: skip
+            recorder.record(RunEntry(event="end", data=end))
         if self.memory is not None:
             self.memory.append_log("history.jsonl", {"task": prompt, "answer": result.answer, "steps": result.steps})
         return result
@@ -205,6 +228,7 @@ class _Run:
         self.settings = agent.config.context
         self.schemas = tool_schemas(agent.tools) or None  # every tool, same order, every request
         self.usage, self.calls, self.steps, self.retries = Usage(), list[ToolCall](), 0, 0
+        self.tally = Tally()
         self.measures: list[RequestMeasure] = []
         self.tool_errors: list[str] = []
         self.recitation = TodoRecitation() if self.settings.todo_recitation else None
@@ -241,8 +265,10 @@ class _Run:
             self.context.append_message(reply.as_message())
             for call in reply.tool_calls:
                 self.calls.append(call)
+                start, began = now(), time.monotonic()
                 result = self._execute(call)
                 error = is_tool_error(result)
+                self._record_tool(call, result, error, start, began)
                 if error:
                     self.tool_errors.append(f"{call.name}: {result.strip()}")
                 self.context.append_message({"role": "tool", "tool_call_id": call.id, "content": result},
@@ -251,10 +277,13 @@ class _Run:
 
     def _execute(self, call: ToolCall) -> str:
         """Masking: a call the mode does not allow is refused, whatever the provider let through."""
-        known = self.agent.tools.get(call.name) is not None
-        if self.allowed is not None and self.mode is not None and known and call.name not in self.allowed:
+        if self._refused(call) and self.allowed is not None and self.mode is not None:
             return refusal(call.name, self.mode, self.allowed)
         return self.agent._execute(call)
+
+    def _refused(self, call: ToolCall) -> bool:
+        known = self.agent.tools.get(call.name) is not None
+        return self.allowed is not None and self.mode is not None and known and call.name not in self.allowed
 
     def _request(self) -> ModelReply:
         """One model call at a turn boundary: resize or compress if due, recite the plan, send, measure."""
@@ -262,13 +291,18 @@ class _Run:
         compressed = False
         limit, directory = settings.compress_at_chars, settings.compress_dir
         if self.resizer is not None:
+            before = self.context.size_chars()
             resized = self.resizer.before_request(self.context)
             if resized is not None:
                 self.resizes.append({"step": self.steps + 1, **resized})
+                self._record_fold("resize", before, resized)
             compressed = resized is not None
         elif settings.append_only and limit is not None and directory is not None and self.context.size_chars() > limit:
+            before = self.context.size_chars()
             kept = self.context.compress_to_file(directory, settings.compress_keep_last, keep_first=2)
             compressed = kept is not None
+            if kept is not None:
+                self._record_fold("compress", before, {"reference": preview(kept)})
         if self.recitation is not None:
             noise = self.agent.noise
             trailer = noise.recitation_trailer() if noise is not None else None
@@ -295,6 +329,7 @@ class _Run:
             raise
         self.steps += 1
         _add_usage(self.usage, reply.usage)
+        self.tally.add(reply.model, reply.usage)
         u = reply.usage
         measure = RequestMeasure(step=self.steps, prompt_chars=len(text), prefix_chars=shared,
                                  previous_request=previous is not None, prompt_tokens=u.prompt_tokens,
@@ -334,8 +369,32 @@ class _Run:
                 prompt_chars=chars,
                 prefix_chars=shared,
                 previous_request=had_previous,
+                retries=reply.retries if reply is not None else error.retries if error is not None else [],
             )
         )
+
+    def _record_tool(self, call: ToolCall, result: str, error: bool, start: str, began: float) -> None:
+        """The tool call in the trace: its arguments, its result in short and by digest, whether it failed."""
+        if self.recorder is None:
+            return
+        try:
+            arguments: Any = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            arguments = call.arguments
+        refused = self._refused(call)
+        status: Literal["success", "failed", "refused"] = "refused" if refused else "failed" if error else "success"
+        self.recorder.record(
+            ToolCallEntry(step=self.steps, call_id=call.id, tool=call.name, arguments=preview(arguments),
+                          inputs_digest=digest(arguments), output_digest=digest(result), start_time=start,
+                          end_time=now(), duration_s=round(time.monotonic() - began, 3), status=status,
+                          output=preview(result), error=result.strip()[:PREVIEW_CHARS] if error else None)
+        )  # fmt: skip
+
+    def _record_fold(self, event: Literal["compress", "resize"], before: int, data: dict[str, Any]) -> None:
+        """A compression or resize in the trace: at which request, and the context's size before and after."""
+        if self.recorder is not None:
+            sizes = {"step": self.steps + 1, "chars_before": before, "chars_after": self.context.size_chars()}
+            self.recorder.record(RunEntry(event=event, data={**sizes, **data}))
 
     def _should_retry(self, answer: str) -> bool:
         if not self.settings.error_preservation or self.steps >= self.agent.config.max_steps:
@@ -367,7 +426,7 @@ class _Run:
         return True
 
     def _result(self, answer: str) -> AgentRun:
-        return AgentRun(answer=answer, steps=self.steps, tool_calls=self.calls, usage=self.usage,
+        return AgentRun(answer=answer, steps=self.steps, tool_calls=self.calls, usage=self.usage, tally=self.tally,
                         messages=self.context.get_messages(), requests=self.measures,
                         run_dir=self.recorder.run_dir if self.recorder is not None else None,
                         resizes=self.resizes, output=self.output)  # fmt: skip
@@ -379,6 +438,15 @@ def _structured(prompt: str, output: Any) -> tuple[type[BaseModel], str]:
 
     spec = Prompt().set("input", prompt).set("output", output)
     return spec.to_output_model(), str(spec.to_messages()[-1]["content"])
+
+
+def _model_name(model: Any) -> str | None:
+    """The name under wrappers (``WaitingModel(OpenAIHTTPModel("openai/x"))`` is "openai/x"); None if it has none."""
+    for _ in range(4):
+        model = getattr(model, "model", None)
+        if model is None or isinstance(model, str):
+            return model
+    return None
 
 
 def _add_usage(total: Usage, more: Usage) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.llm import LLMError, Model
+from agent.llm_errors import advice
 from agent.plan import Plan, validation_summary
 from agent.shell_policy import ALLOW_LIST
 from agent.tools.inputs import TOOL_INPUTS
@@ -193,7 +194,8 @@ class Planner:
             try:
                 reply = self.model.complete(messages, json_mode=True)
             except LLMError as exc:
-                raise PlanningError(f"planning failed: {exc}", replies) from None
+                next_step = advice(exc.kind, exc.attempts, "the same omx command")
+                raise PlanningError(f"planning failed: {exc}\n{next_step}", replies) from None
             content = reply.content or ""
             replies.append(content)
             try:

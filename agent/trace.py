@@ -1,7 +1,9 @@
 """The record of a run: ``runs/<ts>/plan.json`` and ``trace.jsonl``, one JSON object per line (seed 004 FR-R2).
 
-Three kinds of line, told apart by ``kind``: ``run`` (start, plan, confirmation, end: what was decided and why),
-``model`` (every model request: purpose, request id, token usage including cached tokens) and ``step`` (the
+Four kinds of line, told apart by ``kind``: ``run`` (start, plan, confirmation, end: what was decided and why;
+for ``omx agent`` also its context compressions and resizes and the answer), ``model`` (every model request:
+purpose, request id, token usage including cached tokens, the retries it took), ``tool`` (every tool call of
+``omx agent``: arguments, result digest and preview, error) and ``step`` (the
 seed's TraceEntry: step_id, tool, inputs_digest, output_digest, start_time, end_time, status, error, plus what a
 person needs to debug it: the inputs and output in short, stderr, the sandbox). Lines are appended and flushed
 one by one, so a run that crashes still leaves everything up to the crash.
@@ -24,8 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.llm import LLMError, Model, ModelReply
 from agent.plan import Plan
+from agent.pricing import Tally
 
-__all__ = ["ModelCallEntry", "RecordingModel", "RunEntry", "RunRecorder", "TraceEntry", "digest", "now", "preview"]
+__all__ = ["ModelCallEntry", "RecordingModel", "RunEntry", "RunRecorder", "ToolCallEntry", "TraceEntry", "digest"]
+__all__ += ["now", "preview"]
 
 PREVIEW_CHARS = 400
 
@@ -98,18 +102,37 @@ class ModelCallEntry(_Entry):
     prompt_chars: int | None = None
     prefix_chars: int | None = None
     previous_request: bool | None = None
+    retries: list[str] = Field(default_factory=list)  # failed attempts before this one's outcome (agent.waiting)
+
+
+class ToolCallEntry(_Entry):
+    """One tool call of ``omx agent``: what the model asked for and what it got back (digests cover it all)."""
+
+    kind: Literal["tool"] = "tool"
+    step: int  # the model call that asked for it
+    call_id: str
+    tool: str
+    arguments: Any  # the parsed JSON arguments in short, or the raw text when they were not JSON
+    inputs_digest: str
+    output_digest: str
+    start_time: str
+    end_time: str
+    duration_s: float
+    status: Literal["success", "failed", "refused"]
+    output: str  # the result in short (PREVIEW_CHARS)
+    error: str | None = None
 
 
 class RunEntry(_Entry):
     """A decision or milestone of the run: start, plan, confirmation, end."""
 
     kind: Literal["run"] = "run"
-    event: Literal["start", "plan_invalid", "plan", "confirmation", "end"]
+    event: Literal["start", "plan_invalid", "plan", "confirmation", "end", "compress", "resize", "answer"]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-Entry = TraceEntry | ModelCallEntry | RunEntry
+Entry = TraceEntry | ModelCallEntry | ToolCallEntry | RunEntry
 
 
 class RunRecorder:
@@ -155,6 +178,7 @@ class RecordingModel:
         self.recorder = recorder
         self.purpose = "plan"
         self.step_id: int | None = None
+        self.tally = Tally()  # the run's tokens and cost, for its summary
 
     def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
@@ -163,9 +187,11 @@ class RecordingModel:
         try:
             reply = self.model.complete(messages, tools=tools, json_mode=json_mode)
         except LLMError as exc:
-            self._record(start, began, status="failed", request_id=exc.request_id, error=str(exc))
+            self._record(start, began, status="failed", request_id=exc.request_id, error=str(exc),
+                         retries=exc.retries)  # fmt: skip
             raise
         usage = reply.usage
+        self.tally.add(reply.model, usage)
         self._record(
             start,
             began,
@@ -175,6 +201,7 @@ class RecordingModel:
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cached_tokens=usage.cached_tokens,
+            retries=reply.retries,
         )
         return reply
 

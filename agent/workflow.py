@@ -160,7 +160,8 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         planner = Planner(recording, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents)
         plan = planner.plan(task, workspace)
     except PlanningError as exc:
-        _end(recorder, "planning_failed", error=str(exc), steps_executed=0)
+        _end(recorder, "planning_failed", error=str(exc), steps_executed=0, usage=recording.tally.record())
+        ui.show(recording.tally.line())
         return Outcome(EXIT_FAILED, "planning_failed", str(exc), recorder.run_dir)
     return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team)
 
@@ -225,7 +226,9 @@ def _decide_and_run(
         ui.show(_sandbox_line(sandbox))
     ui.show(f"Plan saved: {recorder.plan_path}")
     if options.dry_run:
-        _end(recorder, "dry_run", steps_executed=0)
+        _end(recorder, "dry_run", steps_executed=0, **_usage(model))
+        if model is not None:
+            ui.show(model.tally.line())
         if assessment.level is RiskLevel.HIGH:
             ui.show("This plan would be refused (HIGH risk):\n" + "\n".join(f"  - {r}" for r in assessment.reasons))
         ui.show(f"Dry run: nothing was executed. Run the plan with: omx run {recorder.plan_path}")
@@ -262,10 +265,18 @@ def _decide_and_run(
         steps_executed=result.steps_executed,
         produced_files=result.produced_files,
         error=result.error,
+        **_usage(model),
     )
     ui.show(summary_text(result, recorder))
+    if model is not None:
+        ui.show(model.tally.line())
     code = EXIT_OK if result.status == "success" else EXIT_FAILED
     return Outcome(code, result.status, result.error, recorder.run_dir, result)
+
+
+def _usage(model: RecordingModel | None) -> dict[str, Any]:
+    """The run's tokens and cost for its end line, when it has a model."""
+    return {"usage": model.tally.record()} if model is not None else {}
 
 
 def _sandbox_line(sandbox: Sandbox) -> str:

@@ -23,14 +23,20 @@ if TYPE_CHECKING:
 EPILOG = """\b
 Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed.
 Model: --model / OMX_MODEL (e.g. openai/gpt-4o-mini, ollama/llama3.1); --api-base / OMX_API_BASE for a local
-OpenAI-compatible server, e.g. --model openai/qwen2.5 --api-base http://127.0.0.1:8080/v1."""
+OpenAI-compatible server, e.g. --model openai/qwen2.5 --api-base http://127.0.0.1:8080/v1.
+Waiting: --timeout / OMX_TIMEOUT seconds per request (60); 429, 5xx and connection errors are tried again
+OMX_RETRIES times (3) with backoff, each retry shown on stderr and kept in the trace."""
 
 
-def build_model(model: str | None, api_base: str | None) -> Model:
-    """The model for a run; tests replace this function to script the model."""
+def build_model(model: str | None, api_base: str | None, timeout: float | None = None) -> Model:
+    """The model for a run, retried on transient failures (each retry told on stderr) with a spinner on a
+    terminal; tests replace this function to script the model."""
     from agent.llm import model_from_settings
+    from agent.waiting import RetryPolicy, WaitingModel
 
-    return model_from_settings(model, api_base)
+    inner = model_from_settings(model, api_base, timeout=timeout)
+    warn = lambda line: click.echo(f"omx: {line}", err=True)  # noqa: E731
+    return WaitingModel(inner, RetryPolicy.from_env(), on_retry=warn, progress=sys.stderr)
 
 
 class ClickUI:
@@ -122,6 +128,12 @@ _dry = click.option("--dry-run", is_flag=True, help="Save and show the plan and 
 _model = click.option("--model", "-m", metavar="M", help="litellm model name (default: $OMX_MODEL).")
 _base = click.option("--api-base", metavar="URL", help="OpenAI-compatible server (default: $OMX_API_BASE).")
 _nosb = click.option("--no-sandbox", is_flag=True, help="Run shell and python steps without an OS sandbox.")
+_timeout = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="How long one model request may take (default: $OMX_TIMEOUT, else 60).",
+)
 
 
 @click.group(cls=TaskGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
@@ -142,6 +154,7 @@ def main() -> None:
 @_workspace
 @_model
 @_base
+@_timeout
 @_nosb
 def task_command(
     task: str,
@@ -151,13 +164,14 @@ def task_command(
     workspace: str | None,
     model: str | None,
     api_base: str | None,
+    timeout: float | None,
     no_sandbox: bool,
 ) -> None:
     """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
     from agent.workflow import run_task
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
-    _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base)))
+    _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 
 @main.command("run", epilog=EPILOG)
@@ -168,6 +182,7 @@ def task_command(
 @_workspace
 @_model
 @_base
+@_timeout
 @_nosb
 def run_command(
     plan: str,
@@ -177,13 +192,14 @@ def run_command(
     workspace: str | None,
     model: str | None,
     api_base: str | None,
+    timeout: float | None,
     no_sandbox: bool,
 ) -> None:
     """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
     from agent.workflow import run_plan_file
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
-    _guarded(lambda: run_plan_file(Path(plan), options, ClickUI(), lambda: build_model(model, api_base)))
+    _guarded(lambda: run_plan_file(Path(plan), options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 
 @main.command("replay")
@@ -208,10 +224,17 @@ Model: --model, else the config's model, else $OMX_MODEL; --model scripted:FILE 
 @click.option("--config", "-c", "config", type=click.Path(dir_okay=False), help="The agent's YAML config.")
 @_model
 @_base
+@_timeout
 @click.option("--mode", metavar="MODE", help="Restrict the callable tools to a mode of context.tool_modes.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where runs go (default: runs_dir, else ./runs).")
 def agent_command(
-    prompt: str, config: str | None, model: str | None, api_base: str | None, mode: str | None, runs_dir: str | None
+    prompt: str,
+    config: str | None,
+    model: str | None,
+    api_base: str | None,
+    timeout: float | None,
+    mode: str | None,
+    runs_dir: str | None,
 ) -> None:
     """Answer PROMPT with the multi-turn tool-calling loop, under the context settings of --config.
 
@@ -236,8 +259,8 @@ def agent_command(
 
     config_path, runs = Path(config) if config else None, Path(runs_dir) if runs_dir else None
     _guarded(
-        lambda: run_agent(prompt, config_path=config_path, model=model, api_base=api_base, mode=mode,
-                          runs_dir=runs, build_model=build_model),
+        lambda: run_agent(prompt, config_path=config_path, model=model, api_base=api_base, timeout=timeout,
+                          mode=mode, runs_dir=runs, build_model=build_model),
         _finish_agent,
     )  # fmt: skip
 
@@ -245,7 +268,7 @@ def agent_command(
 def _finish_agent(outcome: AgentOutcome) -> None:
     if outcome.answer is not None:
         click.echo(outcome.answer)
-    for line in (outcome.message, outcome.summary):
+    for line in (outcome.message, outcome.summary, outcome.usage):
         if line:
             click.echo(f"omx agent: {line}", err=True)
     sys.exit(outcome.exit_code)

@@ -25,7 +25,8 @@ def llm(inputs: LlmInput, ctx: ToolContext) -> ToolResult:
     try:
         reply = ctx.model.complete([{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}])
     except LLMError as exc:
-        return ToolResult.failure(str(exc), "check the model settings and run the plan again with omx run", "LLMError")
+        return ToolResult.failure(str(exc), "the model call failed, not the plan", "LLMError", kind=exc.kind,
+                                  attempts=exc.attempts, retries=exc.retries)  # fmt: skip
     text = (reply.content or "").strip()
     fenced = FENCE.match(text)
     text = fenced.group(1).strip() if fenced else text

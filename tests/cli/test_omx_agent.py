@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 import cli.omx
 from agent.context import is_prefix
 from agent.llm import Model, ScriptedModel
+from agent.waiting import WaitingModel
 
 REPO = Path(__file__).resolve().parents[2]
 OMX = REPO / ".venv" / "bin" / "omx"
@@ -64,10 +65,10 @@ def models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[ScriptedMode
     built: list[ScriptedModel] = []
     real = cli.omx.build_model
 
-    def keep(model: str | None, api_base: str | None) -> Model:
-        made = real(model, api_base)
-        assert isinstance(made, ScriptedModel)
-        built.append(made)
+    def keep(model: str | None, api_base: str | None, timeout: float | None = None) -> Model:
+        made = real(model, api_base, timeout)
+        assert isinstance(made, WaitingModel) and isinstance(made.model, ScriptedModel)
+        built.append(made.model)
         return made
 
     monkeypatch.setattr(cli.omx, "build_model", keep)
@@ -187,6 +188,7 @@ def test_max_steps_is_exit_1_with_the_run_recorded(models: list[ScriptedModel], 
     assert result.stderr.splitlines() == [
         "omx agent: max steps reached (1) without an answer",
         f"omx agent: 1 steps, 1 requests, run: {summary_run_dir(result.stderr)}",
+        "omx agent: Tokens: 0 in (0 cached), 0 out in 1 request; cost unknown (no price for this model)",
     ]
     assert summary_run_dir(result.stderr).parent == Path("out")  # --runs-dir wins
 
@@ -194,7 +196,13 @@ def test_max_steps_is_exit_1_with_the_run_recorded(models: list[ScriptedModel], 
 def test_an_llm_error_is_exit_1_with_one_line(models: list[ScriptedModel], tmp_path: Path) -> None:
     result = omx_agent("hi", "--model", script(tmp_path, TWO_STEPS[:1]))  # no reply left for the second request
     assert result.exit_code == 1
-    assert result.stderr == "omx agent: LLM error: the scripted model has no reply left for request 2\n"
+    message, where, usage = result.stderr.splitlines()
+    # issue 17: the advice fits a model failure (run again), the run is named, and its tokens are counted
+    assert message == (
+        "omx agent: LLM error: the scripted model has no reply left for request 2; run it again: the same omx agent "
+        "command; if it fails the same way, check the model and its server"
+    )
+    assert where.startswith("omx agent: run: runs/") and usage.startswith("omx agent: Tokens: 0 in (0 cached)")
     no_model = omx_agent("hi")
     assert no_model.exit_code == 1 and no_model.stderr.startswith("omx agent: LLM error: no model configured")
     assert len(no_model.stderr.splitlines()) == 1

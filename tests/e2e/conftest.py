@@ -29,7 +29,7 @@ def script(monkeypatch: pytest.MonkeyPatch) -> Callable[..., ScriptedModel]:
 
     def install(*replies: Any) -> ScriptedModel:
         model = ScriptedModel(replies)
-        monkeypatch.setattr(cli.omx, "build_model", lambda name, base: model)
+        monkeypatch.setattr(cli.omx, "build_model", lambda name, base, timeout=None: model)
         return model
 
     return install

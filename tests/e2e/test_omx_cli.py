@@ -101,7 +101,10 @@ def check_case_B(ws: Path, output: str) -> None:
     assert (run_dir / "plan.json").is_file()
     entries = trace_of(run_dir)
     assert kinds(entries, "step") == []
-    assert run_end(entries) == {"status": "dry_run", "steps_executed": 0}
+    end = run_end(entries)
+    assert (end["status"], end["steps_executed"]) == ("dry_run", 0)
+    assert (end["usage"]["requests"], end["usage"]["cost_usd"]) == (1, None)  # issue 17: tokens at the end
+    assert "Tokens: " in output and "in 1 request; cost unknown" in output
     assert entries[0]["data"]["dry_run"] is True
     assert "Dry run: nothing was executed" in output and f"omx run {run_dir / 'plan.json'}" in output
 
@@ -306,7 +309,7 @@ def test_no_model_configured_is_one_line(ws: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_an_unreachable_server_is_one_line(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing(name: str | None, base: str | None) -> Any:
+    def failing(name: str | None, base: str | None, timeout: float | None = None) -> Any:
         class Down:
             def complete(self, *args: Any, **kwargs: Any) -> Any:
                 raise LLMError("LLM error: cannot reach openai/x at http://127.0.0.1:9/v1: refused")

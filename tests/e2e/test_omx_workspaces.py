@@ -70,7 +70,7 @@ import json, os, sys
 import cli.omx
 from agent.llm import ScriptedModel
 model = ScriptedModel(json.loads(os.environ["OMX_TEST_REPLIES"]))
-cli.omx.build_model = lambda name, base: model
+cli.omx.build_model = lambda name, base, timeout=None: model
 sys.argv = ["omx", *sys.argv[1:]]
 cli.omx.main()
 """

@@ -143,7 +143,9 @@ def test_full_context_engineering_pipeline(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in (run.run_dir / "trace.jsonl").read_text().splitlines()]
     model_lines = [x for x in lines if x["kind"] == "model"]
     assert [x["prefix_chars"] for x in model_lines] == [m.prefix_chars for m in run.requests]
-    assert [x["event"] for x in lines if x["kind"] == "run"] == ["start", "end"]
+    assert [x["event"] for x in lines if x["kind"] == "run"] == ["start", "resize", "end"]
+    (resize,) = [x["data"] for x in lines if x.get("event") == "resize"]  # issue 17: the trace shows the fold
+    assert resize["step"] == 5 and resize["chars_after"] < resize["chars_before"]
 
 
 def test_all_features_off_behaves_as_before() -> None:
