@@ -18,6 +18,11 @@ from pathlib import PurePosixPath
 from omxfs.errors import CrossZone, NotFound
 from omxfs.fuse.zones.base import ROOT, ViewPath, ZoneHandler
 from omxfs.store.layout import AGENTS, COLLABORATIVE, HANDOFF, META_DIR, READ_ONLY_COLLAB, REALTIME
+from omxfs.store.names import nfc
+
+#: zones whose names are compared after NFC normalisation (``names.shared_path``): one file per name as people
+#: read it; the private zone keeps the bytes a program gave, as a POSIX filesystem does
+_NFC_ZONES = frozenset({HANDOFF, COLLABORATIVE, REALTIME})
 
 
 @dataclass(frozen=True)
@@ -59,11 +64,11 @@ class Router:
 
 
 def view_path(parent: ViewPath, name: bytes) -> ViewPath:
-    """The view path of ``name`` in ``parent``; names are checked by the handlers, not here."""
+    """The view path of ``name`` in ``parent``; names are checked by the handlers, not here. In the shared zones a
+    name is its NFC form, so both forms of ``café`` are one node (one inode, one file in the store)."""
     if b"/" in name or name in (b"", b".", b".."):
         raise NotFound(f"no entry {name!r}")
-    return (
-        PurePosixPath(parent, name.decode("utf-8", "surrogateescape"))
-        if parent != ROOT
-        else PurePosixPath(name.decode("utf-8", "surrogateescape"))
-    )
+    text = name.decode("utf-8", "surrogateescape")
+    if parent == ROOT:
+        return PurePosixPath(text)
+    return PurePosixPath(parent, nfc(text) if parent.parts[0] in _NFC_ZONES else text)

@@ -25,8 +25,10 @@ from omxfs.store.workspace import REQUESTER
 
 T = TypeVar("T")
 
-#: errnos that answer a question rather than refuse a request: not worth a log line each
-QUIET_ERRNOS = frozenset({errno.ENOENT, errno.ENODATA, errno.EEXIST, errno.EOPNOTSUPP})
+#: errnos that answer a question rather than refuse a request (is there such a name, such an attribute; may I
+#: create it exclusively): not worth a log line each. EOPNOTSUPP refuses what a program asked (a FIFO, an xattr a
+#: zone does not keep): logged like every refusal (SPEC §7)
+QUIET_ERRNOS = frozenset({errno.ENOENT, errno.ENODATA, errno.EEXIST})
 
 
 def _on_behalf(caller: Caller, work: Callable[[Caller], T]) -> T:

@@ -71,7 +71,7 @@ from omxfs.store.layout import (
     staged_name,
     version_name,
 )
-from omxfs.store.names import relative_path
+from omxfs.store.names import VERSIONED_ROOM, check_room, shared_path
 from omxfs.store.records import (
     VersionEntry,
     VersionRecord,
@@ -152,7 +152,7 @@ class CollabZone:
 
     def history(self, path: str) -> builtins.list[VersionEntry]:
         """Every commit of ``path``, ascending; empty if the file was never committed."""
-        return list(self._entries(relative_path(path)))
+        return list(self._entries(shared_path(path)))
 
     def _entries(self, rel: PurePosixPath) -> tuple[VersionEntry, ...]:
         """Every version of ``rel`` committed as far as this process can see: the ones known, then any entry files
@@ -227,16 +227,16 @@ class CollabZone:
     def latest(self, path: str) -> VersionEntry | None:
         """The last commit of ``path``, None if it has none; what the mount asks on every lookup (cheap: see
         ``_entries``)."""
-        entries = self._entries(relative_path(path))
+        entries = self._entries(shared_path(path))
         return entries[-1] if entries else None
 
     def current_version(self, path: str) -> int:
         """The latest version number, 0 if the file does not exist."""
-        return len(self._entries(relative_path(path)))
+        return len(self._entries(shared_path(path)))
 
     def read(self, path: str) -> CollabFile:
         """The current content with its version (seed C-2, FR-3.2)."""
-        rel = relative_path(path)
+        rel = shared_path(path)
         history = self._entries(rel)
         if not history:
             raise NotFound(f"collaborative/{rel}: no such file")
@@ -251,7 +251,7 @@ class CollabZone:
     def version_file(self, path: str, version: int) -> PurePosixPath:
         """Where version ``version``'s content is, relative to ``.versions/``: ``<path>/v<N>.txt``, or the staged
         name its entry gives while its commit has not renamed it yet (or was killed before)."""
-        rel = relative_path(path)
+        rel = shared_path(path)
         final = rel / version_name(version)
         if exists(self.versions_dir, final):
             return final
@@ -284,11 +284,13 @@ class CollabZone:
         On a mismatch raises ``Conflict`` with the recovery info, keeps the rejected content under
         ``.conflicts/<actor>/`` and leaves the file unchanged (seed C-3).
         """
-        rel = relative_path(path)
+        rel = shared_path(path)
         self.ws.require_actor(actor)
         if not _is_int(expected_version) or expected_version < NO_CHECK:
             raise InvalidInput(f"expected_version must be an integer >= -1, not {expected_version!r}")
         self._check_shape(rel)
+        if not self._entries(rel):
+            check_room(rel, VERSIONED_ROOM, "its conflict records <name>.rejected-<K>.json")
         # The lock only keeps this machine's writers from losing races to each other: the exclusive create decides.
         with self.ws.locks.hold(f"collab:{rel}"):
             for _ in range(MAX_RACES):
@@ -413,7 +415,7 @@ class CollabZone:
     def make_dir(self, actor: str, path: str) -> None:
         """A directory in ``current/``: no version of its own, it only holds files."""
         self.ws.require_actor(actor)
-        rel = relative_path(path)
+        rel = shared_path(path)
         dir_fd = open_dir(self.current_dir, rel.parent)
         try:
             os.mkdir(rel.name, 0o755, dir_fd=dir_fd)
@@ -425,7 +427,7 @@ class CollabZone:
     def remove_dir(self, actor: str, path: str) -> None:
         """Remove an empty directory of ``current/``; one whose files have (or had) versions is not empty."""
         self.ws.require_actor(actor)
-        rel = relative_path(path)
+        rel = shared_path(path)
         versions = lstat(self.versions_dir, rel)
         if versions is not None and stat.S_ISDIR(versions.st_mode) and any((self.versions_dir / rel).iterdir()):
             raise NotEmpty(f"{COLLABORATIVE}/{CURRENT}/{rel}: directory not empty")
@@ -446,7 +448,7 @@ class CollabZone:
         """A write refused when its file was opened, on ``base`` (0: never read), before any content: kept in a
         record of its own like every refused write, with no content; it becomes the latest record unless that
         holds a rejected write's content (which a record with none must not hide)."""
-        rel = relative_path(path)
+        rel = shared_path(path)
         self.ws.require_actor(actor)
         info = self._recovery_info(rel, base, self._entries(rel))
         info["your_content"] = ""

@@ -9,15 +9,20 @@ Symlinks are the other way out; the store's I/O refuses to follow them (see ``at
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import PurePosixPath
 
 from omxfs.errors import InvalidInput, NameTooLong
-from omxfs.store.layout import STATE_SUFFIX
+from omxfs.store.layout import META_SUFFIX, REJECTED, STATE_SUFFIX
 
 AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 DOC_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 NAME_MAX = 255  # bytes, as in Linux and macOS
 PATH_MAX = 4096  # bytes
+#: bytes a handoff delivery's name needs beyond its own: its ``<file>.meta.json``
+DELIVERY_ROOM = len(META_SUFFIX)
+#: ... and a collaborative file's: its conflict records ``<file>.rejected-<K>.json`` (K up to 10 digits)
+VERSIONED_ROOM = len(REJECTED) + 10 + len(".json")
 
 
 def check_agent(name: str) -> str:
@@ -62,6 +67,26 @@ def relative_path(path: str) -> PurePosixPath:
     if len(path.encode("utf-8")) > PATH_MAX:  # every component encoded above, so this cannot raise
         raise NameTooLong(f"path is longer than {PATH_MAX} bytes")
     return PurePosixPath(*parts)
+
+
+def shared_path(path: str) -> PurePosixPath:
+    """A path in a shared zone (handoff, collaborative): ``relative_path`` of its NFC form, so that ``café`` typed
+    precomposed (NFC) or decomposed (NFD, as macOS tools write it) names one file, never two that list alike."""
+    return relative_path(nfc(path) if isinstance(path, str) else path)
+
+
+def nfc(name: str) -> str:
+    """``name`` in Unicode normalisation form C; names undecodable as UTF-8 (surrogate escapes) stay as they are."""
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
+def check_room(rel: PurePosixPath, room: int, why: str) -> PurePosixPath:
+    """``rel``, whose file the store also keeps under its name plus ``room`` bytes (``why``): checked when the file
+    is created, since a write acknowledged first and refused at its commit for a name too long would be lost."""
+    size = len(rel.name.encode("utf-8", "surrogateescape"))
+    if size + room > NAME_MAX:
+        raise NameTooLong(f"{rel.name[:40]}...: {size} bytes, at most {NAME_MAX - room} here ({why})")
+    return rel
 
 
 def handoff_dir_name(sender: str, recipient: str) -> str:

@@ -237,3 +237,67 @@ def test_i15_a_work_file_left_behind_is_its_creators_and_can_be_deleted(mount: M
     m.run(["cp", "-a", str(private), f"{CUR}/copied.txt"], check=True)
     assert m.ws.collab.list() == ["copied.txt"]
     assert m.run(f"cat {CUR}/copied.txt", agent="bob", check=True).stdout == b"copied\n"
+
+
+# -- names ------------------------------------------------------------------------------------------------------
+
+
+def test_i15_a_handoff_name_too_long_for_its_meta_fails_at_create(mount: MountFactory) -> None:
+    """``<250 x a>`` has no room for ``.meta.json``: ENAMETOOLONG at open, never an acknowledged write lost at
+    close; 245 bytes is the longest delivery name, and collaborative/ refuses at create the same way."""
+    m = mount()
+    box = "handoff/bob_to_alice"
+    long = m.py(f"import os\ntry:\n    open('{box}/{'a' * 250}', 'w')\nexcept OSError as e:\n    print(e.errno)", "bob")
+    assert long.stdout.decode().strip() == str(errno.ENAMETOOLONG)
+    assert "ENAMETOOLONG" in m.log()
+    m.run(f"echo ok > {box}/{'b' * 245}", agent="bob", check=True)
+    assert m.path(f"{box}/{'b' * 245}.meta.json").exists()
+    with pytest.raises(OSError) as refused:
+        m.path(f"{CUR}/{'c' * 231}").write_text("no room\n")
+    assert refused.value.errno == errno.ENAMETOOLONG
+    m.path(f"{CUR}/{'c' * 230}").write_text("fits\n")
+    assert m.ws.collab.list() == ["c" * 230]
+
+
+def test_i15_a_refused_touch_or_chmod_is_EACCES(mount: MountFactory) -> None:
+    """``touch``/``chmod`` of a box or a ``.meta.json`` by the receiver, of any ``.meta.json`` and of a realtime
+    snapshot: EACCES, with a log line (it returned 0 and changed nothing); the sender's touch of its delivery is
+    still accepted (times and modes belong to the store)."""
+    m = mount()
+    box = "handoff/bob_to_alice"
+    m.run(f"echo hi > {box}/note.txt", agent="bob", check=True)
+    for command in (f"touch {box}", f"touch {box}/note.txt", f"touch {box}/note.txt.meta.json", f"chmod 600 {box}"):
+        done = m.run(command, agent="alice")
+        assert done.returncode != 0 and b"Permission denied" in done.stderr, command
+    assert m.run(f"touch {box}/note.txt.meta.json", agent="bob").returncode != 0
+    m.run(f"touch {box}/note.txt && chmod 600 {box}/note.txt", agent="bob", check=True)
+    m.run("""mkdir realtime/notes && echo '{"title": "lww_register"}' > realtime/notes/.schema.json""", check=True)
+    assert b"Permission denied" in m.run("touch realtime/notes/.snapshot.json").stderr
+    m.run("touch realtime/notes/title", check=True)  # a field takes writes: its times are ignored
+    assert "op=setattr" in m.log() and "errno=EACCES" in m.log()
+
+
+def test_i15_EOPNOTSUPP_refusals_are_logged(mount: MountFactory) -> None:
+    """An attribute collaborative/ does not keep is refused with EOPNOTSUPP and, like every refusal, a log line."""
+    m = mount()
+    m.path(f"{CUR}/x.md").write_text("x\n")
+    done = m.run(f"setfattr -n user.colour -v red {CUR}/x.md")
+    assert done.returncode != 0 and b"not supported" in done.stderr
+    assert "op=setxattr" in m.log() and f"errno={errno.errorcode[errno.EOPNOTSUPP]}: user.colour" in m.log()
+
+
+def test_i15_nfc_and_nfd_names_are_one_file(mount: MountFactory) -> None:
+    """``café`` precomposed (NFC) and decomposed (NFD) are one file in the shared zones: the second write is the
+    file's next version (not a twin that lists alike), the store holds one NFC name, both names read it."""
+    m = mount()
+    nfc_name, nfd_name = "caf\u00e9.md", "cafe\u0301.md"
+    m.path(f"{CUR}/{nfc_name}").write_text("one\n")
+    m.path(f"{CUR}/{nfd_name}").write_text("two\n")
+    assert os.listdir(m.path(CUR)) == [nfc_name]
+    assert m.ws.collab.list() == [nfc_name] and _versions(m, nfc_name) == [(1, "alice"), (2, "alice")]
+    assert m.path(f"{CUR}/{nfd_name}").read_text() == "two\n"
+    assert os.stat(m.path(f"{CUR}/{nfd_name}")).st_ino == os.stat(m.path(f"{CUR}/{nfc_name}")).st_ino
+    box = "handoff/bob_to_alice"
+    m.run(f"echo one > {box}/{nfd_name} && echo two > {box}/{nfc_name}", agent="bob", check=True)
+    assert sorted(os.listdir(m.path(box))) == [nfc_name, f"{nfc_name}.meta.json"]
+    assert m.path(f"{box}/{nfd_name}").read_text() == "two\n"

@@ -81,7 +81,7 @@ from omxfs.store.layout import (
     VERSION,
     VERSIONS,
 )
-from omxfs.store.names import relative_path
+from omxfs.store.names import VERSIONED_ROOM, check_room, relative_path
 from omxfs.store.records import VersionEntry
 from omxfs.store.scratch import is_scratch_name, is_work_file
 from omxfs.store.tree import open_in
@@ -309,7 +309,8 @@ class CollabHandler:
             return self.open(caller, path, flags)
         if self._dir_stat(path) is not None:
             raise AlreadyExists(f"{path}: is a directory")
-        relative_path(rel)  # refuse odd names now rather than at close
+        # odd names now rather than at close, and room for its conflict records' names
+        check_room(relative_path(rel), VERSIONED_ROOM, "its conflict records <name>.rejected-<K>.json")
         self.ws.require_actor(caller.agent)
         if is_work_file(mode, flags):  # mkstemp's (perl -pi's XXEvjlEY): one save once renamed onto a name
             self.work_names.add(path)

@@ -399,7 +399,8 @@ class HandoffHandler:
         raise ZoneDenied(f"{new}: hard links are not supported in handoff/")
 
     def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
-        """Truncation is a write (by the sender); mode, owner and times belong to the store and are ignored."""
+        """Truncation is a write (by the sender); mode, owner and times belong to the store: ignored for who may
+        write the node, refused (EACCES, as in another agent's private zone) for the rest, never a silent 0."""
         self.staging.settle(path)
         where = Where(path)
         if self._is_scratch(caller, where):
@@ -409,6 +410,9 @@ class HandoffHandler:
             self.scratch.setattr(caller.agent, path, changes)
             return
         if changes.size is None:
+            if not self.may_write(caller, path):
+                why = "metadata is generated" if is_meta(where.filename) else f"only {where.sender} writes this box"
+                raise ZoneDenied(f"{path}: {why}; its mode, owner and times cannot be changed")
             return
         if isinstance(handle, BufferHandle) and handle.writable:
             handle.truncate(changes.size)

@@ -514,6 +514,8 @@ class RealtimeHandler:
                 changes = dataclasses.replace(changes, size=None)
             self.scratch.setattr(caller.agent, path, changes)
             return
+        if not self.may_write(caller, path):  # generated: a touch is refused as any write (EACCES), never a silent 0
+            raise read_only(path, f"{node.kind.value} is generated")
         current = handle.getattr() if handle is not None else self.getattr(path)
         if changes.mode is not None and stat.S_IMODE(changes.mode) != stat.S_IMODE(current.mode):
             raise read_only(path, "the mode of realtime nodes is fixed")
