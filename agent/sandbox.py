@@ -15,12 +15,15 @@ program does once it runs (``python3 -c`` can open any path and any socket). Mec
   ``--no-sandbox`` (mode ``off``), which runs them unconfined and is recorded in the trace.
 
 Every process gets a minimal environment (no API keys), its own session (a timeout kills the whole group), the
-workspace as its working directory and a bounded share of its output.
+workspace as its working directory and a bounded share of its output. Nothing it starts outlives it: while a tool
+runs, omx is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so what the tool leaves behind, even a double-forked
+``setsid`` daemon, becomes omx's child, and is killed and reaped when the tool ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import json
 import os
@@ -31,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -54,6 +58,8 @@ ETC_FILES = (
     "/etc/locale.alias",
 )
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+PR_SET_CHILD_SUBREAPER = 36
+LEFTOVER_ROUNDS = 8  # a killed leftover's own children are adopted in turn: kill until none is left, boundedly
 
 
 class SandboxUnavailable(Exception):
@@ -238,6 +244,8 @@ class Sandbox:
         tmp = tempfile.mkdtemp(prefix="omx-tool-")
         status_read, status_write = os.pipe()
         start = time.monotonic()
+        before = _children()
+        _subreaper(True)
         try:
             try:
                 proc = subprocess.Popen(
@@ -254,10 +262,11 @@ class Sandbox:
                 return ProcessResult(126, "", f"cannot start {argv[0]}: {exc.strerror}")
             finally:
                 os.close(status_write)
-            result = _collect(proc, timeout)
+            result = _collect(proc, timeout, lambda: _kill_leftovers(proc, before))
             result.duration = time.monotonic() - start
             status = _read_all(status_read)
         finally:
+            _subreaper(False)
             os.close(status_read)
             shutil.rmtree(tmp, ignore_errors=True)
         if status:
@@ -266,6 +275,37 @@ class Sandbox:
                 raise SandboxError(failure["error"])
             return ProcessResult(127, "", failure["error"], duration=result.duration)
         return result
+
+
+def _subreaper(on: bool) -> None:
+    """Become (or stop being) the reaper of orphans below us; best effort off Linux."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
+
+
+def _children() -> set[int]:
+    """Our children now, adopted orphans included (every thread's)."""
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children", encoding="ascii") as f:
+                found.update(int(pid) for pid in f.read().split())
+    return found
+
+
+def _kill_leftovers(proc: subprocess.Popen[bytes], before: set[int]) -> None:
+    """Kill what the tool left: its session, then every orphan we adopted since it started, and reap them."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for _ in range(LEFTOVER_ROUNDS):
+        leftovers = _children() - before - {proc.pid}
+        if not leftovers:
+            return
+        for pid in leftovers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
 
 def _read_all(fd: int) -> bytes:
@@ -291,7 +331,9 @@ def _kill_session(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def _collect(proc: subprocess.Popen[bytes], timeout: float) -> ProcessResult:
+def _collect(proc: subprocess.Popen[bytes], timeout: float, leftovers: Callable[[], None]) -> ProcessResult:
+    """Wait for the tool (killing its session on timeout), then ``leftovers()`` (which kills what it left,
+    holding its pipes), then take its output."""
     out, err, dropped = bytearray(), bytearray(), [False]
     assert proc.stdout is not None and proc.stderr is not None
     readers = [
@@ -311,6 +353,7 @@ def _collect(proc: subprocess.Popen[bytes], timeout: float) -> ProcessResult:
             _kill_session(proc)
             raise
     finally:
+        leftovers()
         for reader, stream in zip(readers, (proc.stdout, proc.stderr), strict=True):
             reader.join(timeout=5)  # a child that left the session may hold the pipe: do not wait for it forever
             if not reader.is_alive():

@@ -150,6 +150,21 @@ def test_a_timeout_kills_the_whole_process_group(sandbox: Sandbox, ws: Path) -> 
     assert _gone(pid)
 
 
+def test_a_setsid_grandchild_dies_with_its_step(sandbox: Sandbox, ws: Path) -> None:
+    """Issue 14: a double fork into a new session left a process behind that outlived the step; now the step's
+    orphans are adopted by omx (child subreaper) and killed when the step ends."""
+    daemon = "import os, time; open('daemon.pid', 'w').write(str(os.getpid())); time.sleep(60)"
+    code = (
+        "import os, subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {daemon!r}], start_new_session=True)\n"
+        "while not os.path.exists('daemon.pid'): time.sleep(0.01)\n"
+    )
+    done = sandbox.run(py(code), timeout=30)
+    assert done.returncode == 0, done.stderr
+    pid = int((ws / "daemon.pid").read_text(encoding="utf-8"))
+    assert _gone(pid)  # killed and reaped before run() returned
+
+
 def test_output_is_bounded(sandbox: Sandbox) -> None:
     done = sandbox.run(py(f"print('x' * {OUTPUT_LIMIT * 3})"), timeout=20)
     assert done.returncode == 0 and done.truncated and len(done.stdout) == OUTPUT_LIMIT
@@ -225,7 +240,7 @@ def test_ctrl_c_kills_the_tool_too() -> None:
         py("import time; time.sleep(60)"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
     with pytest.raises(KeyboardInterrupt):
-        sandbox_module._collect(proc, 30)
+        sandbox_module._collect(proc, 30, lambda: None)
     assert proc.returncode == -9 and proc.stdout is not None and proc.stdout.closed
 
 
