@@ -70,6 +70,8 @@ def _short(value: Any, limit: int = 80) -> str:
 def _run_line(entry: dict[str, Any]) -> list[str]:
     data = entry.get("data", {})
     event = entry.get("event")
+    if data.get("command") == "agent" or event in ("compress", "resize") or (event == "end" and "steps" in data):
+        return _agent_run_line(event, data)  # an omx agent run's end counts model calls ("steps"), a plan's steps
     if event == "start":
         what = f"task {data.get('task')!r}" if data.get("command") == "task" else f"plan {data.get('plan')}"
         sandbox = data.get("sandbox", {})
@@ -99,6 +101,52 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
     return [f"{event}: {_short(data)}"]
 
 
+def _agent_run_line(event: Any, data: dict[str, Any]) -> list[str]:
+    """The milestones of an ``omx agent`` run: its prompt, context folds, and how it ended."""
+    if event == "start":
+        tools = ", ".join(data.get("tools") or []) or "none"
+        mode = f", mode {data['mode']}" if data.get("mode") else ""
+        model = data.get("model") or "(unnamed)"
+        return [
+            f"agent run started: prompt {_short(data.get('prompt'), 200)}",
+            f"model {model}, at most {data.get('max_steps')} model calls{mode}; tools: {tools}",
+        ]
+    if event in ("compress", "resize"):
+        what = f"{data.get('type')} resize ({data.get('reason')})" if event == "resize" else "compression"
+        return [
+            f"context {what} before model call {data.get('step')}: "
+            f"{data.get('chars_before')} -> {data.get('chars_after')} characters"
+        ]
+    if event == "end":
+        usage = data.get("usage") or {}
+        cost = usage.get("cost_usd")
+        lines = [
+            f"run ended: {data.get('status')} after {data.get('steps', 0)} model call(s); "
+            f"{usage.get('prompt_tokens', 0)} tokens in ({usage.get('cached_tokens', 0)} cached), "
+            f"{usage.get('completion_tokens', 0)} out, " + (f"${cost:.4f}" if cost is not None else "cost unknown")
+        ]
+        lines += [f"  answer: {_short(data['answer'], 200)}"] if data.get("answer") is not None else []
+        lines += [f"  error: {data['error']}"] if data.get("error") else []
+        return lines
+    return [f"{event}: {_short(data)}"]
+
+
+def _tool_lines(entry: dict[str, Any]) -> list[str]:
+    """One tool call of an ``omx agent`` run: the call, its arguments, its result or error."""
+    head = f"tool {entry.get('tool')} (model call {entry.get('step')}): {entry.get('status')} "
+    lines = [head + f"{entry.get('duration_s', 0):.2f}s [{entry.get('call_id')}]"]
+    arguments = entry.get("arguments")
+    if isinstance(arguments, dict):
+        lines += [f"  {name}: {_short(value)}" for name, value in arguments.items()]
+    else:
+        lines.append(f"  arguments (not JSON): {_short(arguments)}")
+    if entry.get("error"):
+        lines.append(f"  error: {_short(entry['error'], 200)}")
+    else:
+        lines.append(f"  -> {_short(entry.get('output'))}  ({str(entry.get('output_digest'))[:19]})")
+    return lines
+
+
 def _entry_lines(entry: dict[str, Any]) -> tuple[str | None, list[str]]:
     kind = entry.get("kind")
     if kind == "run":
@@ -111,7 +159,10 @@ def _entry_lines(entry: dict[str, Any]) -> tuple[str | None, list[str]]:
         )
         head = f"model {entry.get('purpose')}{step}: {entry.get('status')} {entry.get('duration_s', 0):.2f}s, {usage}"
         lines = [head + f" [{entry.get('request_id')}]"]
+        lines += [f"  retried: {retry}" for retry in entry.get("retries") or []]
         return entry.get("start_time"), lines + ([f"  error: {entry['error']}"] if entry.get("error") else [])
+    if kind == "tool":
+        return entry.get("start_time"), _tool_lines(entry)
     if kind == "step":
         took = _seconds(entry.get("start_time"), entry.get("end_time"))
         lines = [f"step {entry.get('step_id')} {entry.get('tool')}: {entry.get('status')} {took}".rstrip()]
@@ -131,8 +182,11 @@ def render_run(path: Path) -> str:
     plan, entries, bad = load_run(path)
     run_dir = path.parent if path.is_file() else path
     lines = [f"Run {run_dir}"]
+    start = next((e.get("data", {}) for e in entries if e.get("event") == "start"), {})
     if plan:
         lines.append(f"Goal: {plan.get('goal')}  ({len(plan.get('steps', []))} step(s), plan.json)")
+    elif start.get("command") == "agent" or "prompt" in start:
+        lines.append("An omx agent run: no plan, the model called tools turn by turn")
     else:
         lines.append("No plan.json: the run ended before a valid plan existed")
     for entry in entries:

@@ -127,7 +127,7 @@ class RunEntry(_Entry):
     """A decision or milestone of the run: start, plan, confirmation, end."""
 
     kind: Literal["run"] = "run"
-    event: Literal["start", "plan_invalid", "plan", "confirmation", "end", "compress", "resize", "answer"]
+    event: Literal["start", "plan_invalid", "plan", "confirmation", "end", "compress", "resize"]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)
 

@@ -230,3 +230,42 @@ def test_omx_help_lists_the_agent_command_and_a_task_still_routes_to_task(tmp_pa
     assert top.exit_code == 0 and "agent" in top.stdout and 'agent "PROMPT"' in top.stdout
     task_help = runner.invoke(cli.omx.main, ["summarise agents", "--help"])  # not a subcommand: a task
     assert task_help.exit_code == 0 and "Plan TASK" in task_help.stdout
+
+
+def test_the_trace_holds_every_tool_call_and_replay_shows_the_run(models: list[ScriptedModel], tmp_path: Path) -> None:
+    """Issue 17: an omx agent trace held only model measurements, and replay printed "No plan.json ... plan None"."""
+    replies = [
+        {"content": None, "tool_calls": [{"name": "python", "arguments": {"code": "print(6*7)"}}]},
+        {"content": None, "tool_calls": [{"name": "python", "arguments": "not json"}]},
+        {"content": ANSWER, "usage": {"prompt_tokens": 180, "completion_tokens": 8, "cached_tokens": 96}},
+    ]
+    result = omx_agent("What is 6*7? Use python.", "--model", script(tmp_path, replies))
+    assert result.exit_code == 0, result.stderr
+    run_dir = summary_run_dir(result.stderr)
+    entries = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text(encoding="utf-8").splitlines()]
+    ran, bad = [e for e in entries if e["kind"] == "tool"]
+    assert (ran["step"], ran["tool"], ran["arguments"], ran["status"]) == (
+        1,
+        "python",
+        {"code": "print(6*7)"},
+        "success",
+    )
+    assert ran["output"] == "42\n" and ran["output_digest"].startswith("sha256:") and ran["error"] is None
+    assert (bad["step"], bad["arguments"], bad["status"]) == (2, "not json", "failed")
+    assert "are not valid JSON" in bad["error"]
+    end = entries[-1]["data"]
+    assert (end["status"], end["answer"], end["steps"]) == ("answered", ANSWER, 3)
+    assert (end["usage"]["prompt_tokens"], end["usage"]["cached_tokens"]) == (180, 96)
+
+    shown = CliRunner().invoke(cli.omx.main, ["replay", str(run_dir)])
+    assert shown.exit_code == 0, shown.output
+    lines = [line.strip() for line in shown.output.splitlines()]
+    assert "No plan.json" not in shown.output and "plan None" not in shown.output
+    assert "An omx agent run: no plan, the model called tools turn by turn" in lines
+    assert any(line.endswith("agent run started: prompt What is 6*7? Use python.") for line in lines)
+    assert any("tool python (model call 1): success" in line for line in lines)
+    assert "code: print(6*7)" in lines and any(line.startswith("-> 42\\n  (sha256:") for line in lines)
+    assert any("tool python (model call 2): failed" in line for line in lines)
+    assert any(line.startswith("error: error: the arguments of python are not valid JSON") for line in lines)
+    assert any("run ended: answered after 3 model call(s); 180 tokens in (96 cached), 8 out" in x for x in lines)
+    assert f"answer: {ANSWER}" in lines
