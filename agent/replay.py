@@ -182,7 +182,7 @@ def render_run(path: Path) -> str:
     plan, entries, bad = load_run(path)
     run_dir = path.parent if path.is_file() else path
     lines = [f"Run {run_dir}"]
-    start = next((e.get("data", {}) for e in entries if e.get("event") == "start"), {})
+    start: dict[str, Any] = next((e.get("data", {}) for e in entries if e.get("event") == "start"), {})
     if plan:
         lines.append(f"Goal: {plan.get('goal')}  ({len(plan.get('steps', []))} step(s), plan.json)")
     elif start.get("command") == "agent" or "prompt" in start:
