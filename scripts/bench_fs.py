@@ -457,6 +457,17 @@ def build_passthrough_ll(build_dir: Path) -> tuple[Path, str]:
     return binary, " ".join([*command, str(binary)])
 
 
+def passthrough_ll_command(binary: Path, source: Path, mountpoint: Path, *options: str) -> list[str]:
+    """Foreground, over ``source``; with no ``options``, its defaults."""
+    if "," in str(source):
+        raise Unavailable(f"{source}: a comma cannot be passed in -o source=")
+    return [str(binary), "-f", *options, "-o", f"source={source}", str(mountpoint)]
+
+
+def floor_command(source: Path, mountpoint: Path) -> list[str]:
+    return [sys.executable, str(FLOOR_SCRIPT), str(source), str(mountpoint)]
+
+
 def run_passthrough_ll(
     results: Results, run_dir: Path, build_dir: Path, cold_reason: str | None, cached: bool = False
 ) -> None:
@@ -465,10 +476,7 @@ def run_passthrough_ll(
     name, prefix = (CACHED, "passthrough-cached") if cached else ("passthrough_ll", "passthrough")
     source, mountpoint = run_dir / f"{prefix}-src", run_dir / f"{prefix}-mnt"
     source.mkdir()
-    if "," in str(source):
-        raise Unavailable(f"{source}: a comma cannot be passed in -o source=")
-    cache = ["-o", "cache=always"] if cached else []
-    command = [str(binary), "-f", *cache, "-o", f"source={source}", str(mountpoint)]
+    command = passthrough_ll_command(binary, source, mountpoint, *(["-o", "cache=always"] if cached else []))
     how = (
         "cache=always: entry/attr timeout 86400 s, keep_cache on every open; sequential workloads only"
         if cached
@@ -486,7 +494,7 @@ def run_passthrough_ll(
 def run_pyfuse3_floor(results: Results, run_dir: Path, cold_reason: str | None) -> None:
     source, mountpoint = run_dir / "pyfuse3-src", run_dir / "pyfuse3-mnt"
     source.mkdir()
-    command = [sys.executable, str(FLOOR_SCRIPT), str(source), str(mountpoint)]
+    command = floor_command(source, mountpoint)
     results.options["pyfuse3_floor"] = (
         f"{' '.join(command)} (pyfuse3 {pyfuse3_version()} + trio, every handler inline on the loop of "
         "pyfuse3.main() with its default tasks; passthrough_ll's defaults: entry/attr timeout 1.0 s, no "
@@ -514,6 +522,13 @@ def omxfs(*args: str) -> list[str]:
     if script.exists():
         return [str(script), *args]
     return [sys.executable, "-c", "import sys; from cli.omxfs import main; sys.exit(main())", *args]
+
+
+def init_workspace(ws: Path) -> None:
+    """``omxfs init WS --agent bench``: a fresh workspace whose only agent is the benchmark's."""
+    init = subprocess.run(omxfs("init", str(ws), "--agent", AGENT), capture_output=True, text=True, cwd=REPO)
+    if init.returncode or not (ws / ".omxfs" / "config.toml").is_file():
+        raise Unavailable(f"omxfs init failed ({init.returncode}): {init.stderr.strip() or init.stdout.strip()}")
 
 
 def commit_bodies(n: int) -> list[bytes]:
@@ -580,9 +595,7 @@ def collab_through_mount(results: Results, mountpoint: Path, ws: Path) -> str:
 
 def run_omx(results: Results, run_dir: Path, cold_reason: str | None) -> None:
     ws, mountpoint = run_dir / "omx-ws", run_dir / "omx-mnt"
-    init = subprocess.run(omxfs("init", str(ws), "--agent", AGENT), capture_output=True, text=True, cwd=REPO)
-    if init.returncode or not (ws / ".omxfs" / "config.toml").is_file():
-        raise Unavailable(f"omxfs init failed ({init.returncode}): {init.stderr.strip() or init.stdout.strip()}")
+    init_workspace(ws)
     collab_store_direct(results, ws)
     if (agent := os.environ.get("OMX_AGENT")) not in (None, AGENT):
         log(f"  warning: OMX_AGENT={agent} in this environment; the mount may take our requests as {agent}")

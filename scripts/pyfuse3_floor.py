@@ -11,10 +11,11 @@ while the kernel knows it), lookups are counted and the descriptor closed when t
 entry and attribute timeouts of 1.0 s; no ``keep_cache`` (the kernel drops the page cache at every open); no
 writeback cache; readdirplus for every listing (pyfuse3 turns the kernel's adaptive readdirplus off, so every
 listed entry is looked up and counted); pyfuse3's default mount options without ``default_permissions``, plus
-``fsname``; umask 0 (the kernel has applied the caller's). Xattrs, access, link, symlink, mknod, readlink,
-fsyncdir, locks and fallocate are not implemented: pyfuse3 answers ENOSYS and the kernel stops asking, as it does
-for passthrough_ll's xattrs. Flush is a no-op (passthrough_ll's is ``close(dup(fh))``), and listings leave out
-``.`` and ``..`` (two entries, never looked up).
+``fsname``; umask 0 (the kernel has applied the caller's). Symlink and readlink are there because real work
+makes links (``python -m venv`` in ``bench_real.py``). Xattrs, access, link, mknod, fsyncdir, locks and fallocate
+are not implemented: pyfuse3 answers ENOSYS and the kernel stops asking, as it does for passthrough_ll's xattrs.
+Flush is a no-op (passthrough_ll's is ``close(dup(fh))``), and listings leave out ``.`` and ``..`` (two entries,
+never looked up).
 
 Every handler runs inline on the trio loop of ``pyfuse3.main()`` with its default tasks, as omx's does: no
 threads, no awaits, as few Python statements per request as the job allows. A failed call answers its errno.
@@ -162,6 +163,20 @@ class Floor(pyfuse3.Operations):
         try:
             os.mkdir(name, mode, dir_fd=parent)
             return self._lookup(parent, name)
+        except OSError as exc:
+            raise error(exc) from None
+
+    async def symlink(self, parent_inode: int, name: bytes, target: bytes, ctx: Ctx) -> EntryAttributes:
+        parent = self.fds[parent_inode]
+        try:
+            os.symlink(target, name, dir_fd=parent)
+            return self._lookup(parent, name)
+        except OSError as exc:
+            raise error(exc) from None
+
+    async def readlink(self, inode: int, ctx: Ctx) -> bytes:
+        try:
+            return os.readlink(b"", dir_fd=self.fds[inode])  # the O_PATH descriptor is the link itself
         except OSError as exc:
             raise error(exc) from None
 

@@ -321,6 +321,12 @@ def test_floor_daemon_passes_requests_through(tmp_path: Path) -> None:
         assert sorted(e.name for e in os.scandir(mnt / "d") if e.is_file(follow_symlinks=False)) == names
         assert (mnt / "d" / "f042").read_bytes() == b"f042"
 
+        os.symlink("d/f042", mnt / "link")  # python -m venv makes links (bench_real.py)
+        assert os.readlink(mnt / "link") == "d/f042" == os.readlink(source / "link")
+        assert (mnt / "link").read_bytes() == b"f042"
+        assert os.lstat(mnt / "link").st_size == len("d/f042")
+        os.unlink(mnt / "link")
+
         os.rename(mnt / "big.bin", mnt / "d" / "moved.bin")
         assert not (source / "big.bin").exists()
         assert (source / "d" / "moved.bin").read_bytes() == b"sh\0" == (mnt / "d" / "moved.bin").read_bytes()
