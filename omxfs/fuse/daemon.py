@@ -118,6 +118,24 @@ def _open_log(ws: Workspace, pid: int) -> tuple[logging.Logger, TextIO, Path]:
     return log, stream, rel
 
 
+class _Noteworthy(logging.Handler):
+    """Counts the records above INFO (refusals, internal errors): a view's log without any is not kept."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+def _drop_if_quiet(ws: Workspace, rel: Path, noteworthy: _Noteworthy) -> None:
+    """A view is started for every ``omx --as`` run: its log is kept only when it says more than start and stop."""
+    if noteworthy.count == 0:
+        with contextlib.suppress(OSError):
+            os.unlink(ws.root / rel)
+
+
 def _detach_log(log: logging.Logger) -> None:
     for handler in list(log.handlers):
         log.removeHandler(handler)
@@ -165,6 +183,10 @@ async def serve(
         ws = Workspace(root)
         ws.require_actor(default_agent)
         log, stream, log_rel = _open_log(ws, pid)
+        if view:
+            noteworthy = _Noteworthy()
+            log.addHandler(noteworthy)
+            stack.callback(_drop_if_quiet, ws, log_rel, noteworthy)
         stack.callback(stream.close)
         stack.callback(_detach_log, log)
         log_fd = stream.fileno()
@@ -176,7 +198,7 @@ async def serve(
 
         initialized = trio.Event()  # set by Operations.init: the kernel's INIT is answered, the mount serves
         ops = build_ops(ws, default_agent, log, on_init=initialized.set, fixed_identity=view)
-        log.info("mounting %s on %s as %s (pid %d)", os.path.abspath(ws_path), mountpoint, default_agent, pid)
+        log.info("mounting %s on %s as %s (pid %d)", store_path, mountpoint, default_agent, pid)
         try:
             pyfuse3.init(ops, mountpoint, mount_options(allow_other, view))
         except RuntimeError as exc:
