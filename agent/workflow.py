@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from agent.confirm import Declined, Refused, confirm, render_plan
 from agent.executor import ExecutionResult, Executor
 from agent.llm import LLMError, Model
+from agent.overwrites import overwrite_previews
 from agent.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.planner import Planner, PlanningError
 from agent.risk import RiskAssessment, assess
@@ -233,6 +234,10 @@ def _decide_and_run(
             ui.show("This plan would be refused (HIGH risk):\n" + "\n".join(f"  - {r}" for r in assessment.reasons))
         ui.show(f"Dry run: nothing was executed. Run the plan with: omx run {recorder.plan_path}")
         return Outcome(EXIT_OK, "dry_run", run_dir=recorder.run_dir)
+    if assessment.level is RiskLevel.MEDIUM:  # a person is about to be asked: show what the writes will change
+        changes = overwrite_previews(plan, workspace)
+        if changes:
+            ui.show("Changes to existing files:\n" + "\n".join(changes))
     try:
         approval = confirm(assessment, yes=options.yes, ask=ui.ask)
     except Refused as exc:
