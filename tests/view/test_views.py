@@ -174,3 +174,12 @@ def _processes(cmdline: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def test_a_views_log_is_kept_only_when_it_has_something_to_say(store: Workspace, ok: Ok) -> None:
+    logs = store.root / ".omxfs/logs"
+    ok(run_view(store.root, "alice", "echo x > collaborative/current/a.md", cwd=store.root))
+    assert not list(logs.glob("mount-*.log"))  # start and stop only: every omx --as run would leave one
+    ok(run_view(store.root, "alice", "touch handoff/stray 2>/dev/null || echo refused", cwd=store.root))
+    (log,) = logs.glob("mount-*.log")
+    assert "WARNING agent=alice op=create path=handoff/stray errno=EACCES" in log.read_text()
