@@ -85,24 +85,37 @@ def _started_with(name: str) -> str | None:
     return found.decode("utf-8", "replace") if found is not None else None
 
 
-def adopt_identity(as_agent: str | None) -> None:
-    """``--as NAME``: start omx again with ``OMX_AGENT=NAME``, so that an omxfs mount takes omx and every process it
-    starts for NAME (a mount reads the environment a process started with; changing ``os.environ`` is not seen).
-    Only as the installed command: inside a test runner or another program the environment is the caller's to set.
+def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
+    """``--as NAME``: start omx again as NAME, so that the workspace takes omx and every process it starts for NAME.
+
+    On an omxfs workspace, omx runs itself again inside NAME's view (``agent/view.py``): the identity is then the
+    kernel's, and no tool can change it. Elsewhere (a mount this machine cannot make views of, or no workspace),
+    it runs again with ``OMX_AGENT=NAME``, which a mount reads from the environment a process started with
+    (changing ``os.environ`` is not seen). Only as the installed command: inside a test runner or another
+    program the environment is the caller's to set.
     """
-    if not as_agent or _started_with("OMX_AGENT") == as_agent or os.environ.get("OMX_REEXEC") == as_agent:
+    from agent.runs import RunsError
+    from agent.view import view_command
+
+    if not as_agent or os.path.basename(sys.argv[0]) not in ("omx", "omx.py") or not os.path.isfile(sys.argv[0]):
         return
-    if os.path.basename(sys.argv[0]) not in ("omx", "omx.py") or not os.path.isfile(sys.argv[0]):
+    try:
+        view = view_command(Path(workspace or "."), as_agent, [sys.executable, sys.argv[0], *sys.argv[1:]])
+    except RunsError as exc:
+        raise click.ClickException(str(exc)) from None
+    sys.stdout.flush()
+    if view is not None:
+        os.execv(view[0], view)
+    if _started_with("OMX_AGENT") == as_agent or os.environ.get("OMX_REEXEC") == as_agent:
         return
     env = {**os.environ, "OMX_AGENT": as_agent, "OMX_REEXEC": as_agent}
-    sys.stdout.flush()
     os.execve(sys.executable, [sys.executable, sys.argv[0], *sys.argv[1:]], env)
 
 
 def _options(workspace: str | None, as_agent: str | None, yes: bool, dry_run: bool, no_sandbox: bool) -> Options:
     from agent.workflow import Options
 
-    adopt_identity(as_agent)
+    adopt_identity(as_agent, workspace)
 
     mode: SandboxMode = "off" if no_sandbox else "auto"
     return Options(Path(workspace) if workspace else None, as_agent, yes, dry_run, mode)
