@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 
 from agent.llm_errors import advice
 from agent.plan import Plan, Step, WorkspaceStep
+from agent.resume import save_output
 from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import Ref, ToolInput, WorkspaceInput
+from agent.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
 from agent.tools.registry import run_tool
 from agent.tools.workspace import run_workspace_step
 from agent.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
@@ -29,7 +30,7 @@ BULLETS = re.compile(r"\b(\d+)\s+bullet", re.IGNORECASE)
 class StepOutcome(BaseModel):
     step_id: int
     tool: str
-    status: Literal["success", "failed", "skipped"]
+    status: Literal["success", "failed", "skipped", "reused"]  # reused: before --from-step, not run again
     error: str | None = None
     hint: str | None = None
     error_type: str | None = None
@@ -120,11 +121,18 @@ class Executor:
         self.ctx = ctx
         self.recorder = recorder
 
-    def execute(self, plan: Plan) -> ExecutionResult:
+    def execute(
+        self, plan: Plan, *, from_step: int | None = None, earlier: dict[int, str] | None = None
+    ) -> ExecutionResult:
+        """Run the steps in order; with ``from_step``, the steps before it are not run and ``earlier`` holds the
+        outputs of theirs that later steps refer to (``agent.resume``)."""
         outputs: dict[int, str] = {}
         outcomes: list[StepOutcome] = []
         produced: list[Path] = []
         for index, step in enumerate(plan.steps):
+            if from_step is not None and step.id < from_step:
+                outcomes.append(self._reuse(step, (earlier or {}).get(step.id), outputs, produced))
+                continue
             outcome, result = self._run_step(step, outputs)
             outcomes.append(outcome)
             if outcome.status == "failed":
@@ -144,7 +152,7 @@ class Executor:
                 return ExecutionResult(
                     status="failed",
                     steps_total=len(plan.steps),
-                    steps_executed=index + 1,
+                    steps_executed=sum(1 for o in outcomes if o.status not in ("reused", "skipped")),
                     steps=outcomes,
                     produced_files=[str(p) for p in dict.fromkeys(produced)],
                     failed_step=step.id,
@@ -152,6 +160,7 @@ class Executor:
                     suggestion=self._suggestion(step, outcome),
                 )
             outputs[step.id] = result.output
+            save_output(self.recorder.run_dir, step.id, result.output)
             if step.tool == "write_text":
                 produced.append(Path(result.details["path"]))
         files = list(dict.fromkeys(produced))
@@ -160,13 +169,26 @@ class Executor:
         return ExecutionResult(
             status="failed" if unmet else "success",
             steps_total=len(plan.steps),
-            steps_executed=len(plan.steps),
+            steps_executed=sum(1 for o in outcomes if o.status != "reused"),
             steps=outcomes,
             produced_files=[str(p) for p in files],
             criteria=checks,
             error=f"success criterion not met: {unmet[0].criterion} ({unmet[0].detail})" if unmet else None,
             suggestion="look at the produced files, adjust the plan and run it again" if unmet else None,
         )
+
+    def _reuse(self, step: Step, output: str | None, outputs: dict[int, str], produced: list[Path]) -> StepOutcome:
+        """A step before ``--from-step``: traced as reused, its saved output kept for this run's own resume."""
+        if output is not None:
+            outputs[step.id] = output
+            save_output(self.recorder.run_dir, step.id, output)
+        if isinstance(step.inputs, WriteTextInput) and (self.ctx.workspace / step.inputs.path).is_file():
+            produced.append(self.ctx.workspace / step.inputs.path)  # what it wrote then counts for the criteria
+        self.recorder.record(
+            TraceEntry(step_id=step.id, tool=step.tool, inputs_digest=None, output_digest=None, start_time=None,
+                       end_time=None, status="reused", output=preview(output) if output is not None else None)
+        )  # fmt: skip
+        return StepOutcome(step_id=step.id, tool=step.tool, status="reused")
 
     def _run_step(self, step: Step, outputs: dict[int, str]) -> tuple[StepOutcome, ToolResult]:
         inputs = _resolve(step.inputs, outputs)
@@ -232,8 +254,9 @@ class Executor:
 
     def _suggestion(self, step: Step, outcome: StepOutcome) -> str:
         plan = self.recorder.plan_path
+        rerun = f"omx run {plan} --from-step {step.id}"
         if outcome.error_type == "LLMError":  # the model failed, not the step: nothing in the plan to fix
             kind, attempts = str(outcome.details.get("kind", "other")), int(outcome.details.get("attempts", 1))
-            return advice(kind, attempts, f"omx run {plan}")
+            return advice(kind, attempts, rerun)
         hint = f"{outcome.hint}; then " if outcome.hint else ""
-        return f"{hint}fix step {step.id} in {plan} and run it again: omx run {plan}"
+        return f"{hint}fix step {step.id} in {plan} and run it again from there: {rerun}"

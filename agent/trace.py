@@ -72,7 +72,7 @@ class TraceEntry(_Entry):
     output_digest: str | None
     start_time: str | None
     end_time: str | None
-    status: Literal["success", "failed", "skipped"]
+    status: Literal["success", "failed", "skipped", "reused"]  # reused: before omx run --from-step
     error: str | None = None
     error_type: str | None = None
     hint: str | None = None

@@ -17,6 +17,7 @@ from agent.llm import LLMError, Model
 from agent.overwrites import overwrite_previews
 from agent.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.planner import Planner, PlanningError
+from agent.resume import ResumeError, earlier_outputs
 from agent.risk import RiskAssessment, assess
 from agent.runs import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
 from agent.sandbox import Sandbox, SandboxMode, SandboxUnavailable
@@ -43,6 +44,7 @@ class Options:
     yes: bool = False
     dry_run: bool = False
     sandbox_mode: SandboxMode = "auto"
+    from_step: int | None = None  # omx run --from-step: the steps before it are not run again
 
 
 @dataclass
@@ -171,11 +173,13 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
     """``omx run plan.json``: re-execute a saved plan (in its workspace unless --workspace says otherwise)."""
     try:
         plan = load_plan(plan_path)
-    except PlanError as exc:
+        earlier = earlier_outputs(plan, plan_path, options.from_step) if options.from_step is not None else {}
+    except (PlanError, ResumeError) as exc:
         return Outcome(EXIT_FAILED, "error", str(exc))
+    start = options.from_step or plan.steps[0].id
     try:
         workspace = _workspace(options.workspace or Path(plan.workspace_root))
-        needs_model = any(step.tool == "llm" for step in plan.steps)
+        needs_model = any(step.tool == "llm" and step.id >= start for step in plan.steps)
         model = _make_model(model_factory) if needs_model else _optional_model(plan, model_factory)
         sandbox = _sandbox(workspace, options)
         team = _team(workspace, options)
@@ -189,6 +193,7 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
             data={
                 "command": "run",
                 "plan": str(plan_path.resolve()),
+                "from_step": options.from_step,
                 "workspace": str(workspace),
                 "dry_run": options.dry_run,
                 "sandbox": _sandbox_record(sandbox),
@@ -196,7 +201,7 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
         )
     )
     recording = RecordingModel(model, recorder) if model is not None else None
-    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team)
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, earlier)
 
 
 def _optional_model(plan: Plan, factory: ModelFactory) -> Model | None:
@@ -218,11 +223,18 @@ def _decide_and_run(
     sandbox: Sandbox,
     model: RecordingModel | None,
     team: _Team,
+    earlier: dict[int, str] | None = None,
 ) -> Outcome:
     recorder.write_plan(plan)
     assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off", agent=team.agent)
     recorder.record(RunEntry(event="plan", data=_assessment_record(assessment)))
     ui.show(render_plan(plan, assessment))
+    if options.from_step is not None:
+        before = [step.id for step in plan.steps if step.id < options.from_step]
+        listed = ", ".join(map(str, before))
+        reused = f"step {listed} is not" if len(before) == 1 else f"steps {listed} are not"
+        reused = f"{reused} run again" if before else "every step runs"
+        ui.show(f"Resuming at step {options.from_step}: {reused} (the risk above is the whole plan's)")
     if any(step.tool in ("shell", "python") for step in plan.steps):
         ui.show(_sandbox_line(sandbox))
     ui.show(f"Plan saved: {recorder.plan_path}")
@@ -260,7 +272,7 @@ def _decide_and_run(
         team=team.agents,
     )
     try:
-        result = Executor(ctx, recorder).execute(plan)
+        result = Executor(ctx, recorder).execute(plan, from_step=options.from_step, earlier=earlier)
     except KeyboardInterrupt:
         _end(recorder, "interrupted")
         raise

@@ -189,6 +189,12 @@ def task_command(
 
 @main.command("run", epilog=EPILOG)
 @click.argument("plan", type=click.Path(dir_okay=False))
+@click.option(
+    "--from-step",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Start at step N (after fixing it); earlier steps are not run again, their saved outputs are used.",
+)
 @_yes
 @_dry
 @_as
@@ -207,11 +213,13 @@ def run_command(
     api_base: str | None,
     timeout: float | None,
     no_sandbox: bool,
+    from_step: int | None,
 ) -> None:
     """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
     from agent.workflow import run_plan_file
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
+    options.from_step = from_step
     _guarded(lambda: run_plan_file(Path(plan), options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 

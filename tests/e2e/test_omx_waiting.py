@@ -64,6 +64,6 @@ def test_a_model_failure_in_a_step_says_run_again_not_fix_the_plan(tmp_path: Pat
     run_dir = only_run(tmp_path)
     assert advice == (
         "Next: the model's server failed, not the task: run it again when the server is back: "
-        f"omx run {run_dir / 'plan.json'}"
+        f"omx run {run_dir / 'plan.json'} --from-step 2"
     )
     assert run_end(trace_of(run_dir))["usage"]["requests"] == 1  # the failed call counted no tokens
