@@ -91,7 +91,8 @@ def translate(
         kind = "provider"
     else:
         kind = "server" if isinstance(status, int) and status >= 500 else "other"
-    headers = getattr(getattr(exc, "response", None), "headers", None)
+    # litellm keeps the server's headers on the exception; its .response is one it rebuilt, without them
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
     return describe(kind, model=model, api_base=api_base, timeout=timeout, request_id=request_id, secrets=secrets,
                     detail=_first_line(exc), status=status, retry_after=retry_after_s(headers))  # fmt: skip
 

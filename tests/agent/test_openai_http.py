@@ -133,3 +133,12 @@ def test_a_streamed_http_error_is_the_same_llm_error(openai_stub: OpenAIStub) ->
     with pytest.raises(LLMError, match="is rate limited; wait and retry: slow down") as caught:
         trio.run(drain)
     assert caught.value.transient
+
+
+def test_both_clients_read_the_server_s_retry_after(openai_stub: OpenAIStub) -> None:
+    for _ in range(2):
+        openai_stub.enqueue(status=429, error="slow down", headers={"Retry-After": "7"})
+    for model in both(openai_stub):
+        with pytest.raises(LLMError) as caught:
+            model.complete(PING)
+        assert (caught.value.kind, caught.value.retry_after) == ("rate_limited", 7.0)

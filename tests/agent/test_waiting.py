@@ -112,3 +112,11 @@ def test_the_spinner_shows_the_model_on_a_terminal_and_erases_itself(monkeypatch
         os.close(parent)
         os.close(child)
     assert "waiting for openai/x... 0s" in shown and shown.endswith("\r\033[K")
+
+
+def test_the_server_s_retry_after_decides_the_wait(openai_stub: OpenAIStub) -> None:
+    openai_stub.enqueue(status=429, error="slow down", headers={"Retry-After": "7"})
+    openai_stub.enqueue("pong")
+    model, slept, told = waiting(openai_stub)
+    assert model.complete(PING).content == "pong"
+    assert slept == [7.0] and told[0].endswith("trying again in 7.0s")

@@ -27,6 +27,7 @@ class ScriptedResponse:
     delay: float = 0.0
     finish_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)  # sent with the answer, e.g. Retry-After
 
 
 def _tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -82,11 +83,13 @@ class OpenAIStub:
         error: str = "scripted error",
         delay: float = 0.0,
         finish_reason: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Queue the next reply. tool_calls: [{"name", "arguments": dict or JSON text, "id"?}]; usage:
         {"prompt_tokens", "completion_tokens", "cached_tokens"}; status != 200 answers an OpenAI-style error with
-        message ``error``; delay (s) holds the answer back, to test timeouts."""
-        scripted = ScriptedResponse(content, tool_calls, usage, status, error, delay, finish_reason)
+        message ``error``; delay (s) holds the answer back, to test timeouts; headers go with the answer."""
+        scripted = ScriptedResponse(content, tool_calls, usage, status, error, delay, finish_reason,
+                                    headers=headers or {})  # fmt: skip
         with self._lock:
             self._queue.append(scripted)
 
@@ -154,8 +157,16 @@ def _handler_for(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass
 
-        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+        def _send(
+            self,
+            status: int,
+            payload: bytes,
+            content_type: str = "application/json",
+            headers: dict[str, str] | None = None,
+        ) -> None:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
@@ -182,7 +193,7 @@ def _handler_for(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             try:
                 if scripted.status != 200:
                     error = {"error": {"message": scripted.error, "type": "server_error", "code": scripted.status}}
-                    self._send(scripted.status, json.dumps(error).encode())
+                    self._send(scripted.status, json.dumps(error).encode(), headers=scripted.headers)
                 elif body.get("stream"):
                     events = _stream_events(completion(scripted, body.get("model", "test-model")))
                     text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
