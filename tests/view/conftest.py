@@ -49,6 +49,18 @@ def omxfs_view_mounts(pid: int | str = "self") -> list[str]:
         return [line.split()[4] for line in f if "fuse.omxfs" in line and "omxfs-view-" in line]
 
 
+def running(cmdline: str) -> bool:
+    """Whether a process of the host runs exactly ``cmdline`` (arguments joined by spaces)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().replace(b"\0", b" ").strip() == cmdline.encode():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Workspace:
     if not os.path.exists("/dev/fuse"):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from omxfs.store import Workspace
-from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, view_argv
+from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
 
@@ -111,7 +111,7 @@ def test_another_views_daemon_and_processes_are_out_of_reach(store: Workspace) -
 
 def test_a_setsid_grandchild_dies_with_the_view(store: Workspace, ok: Ok) -> None:
     ok(run_view(store.root, "alice", "setsid sh -c 'sleep 4245.5 &' < /dev/null > /dev/null 2>&1; echo left"))
-    poll(lambda: not _running("sleep 4245.5"), what="the view's orphan to die with it")
+    poll(lambda: not running("sleep 4245.5"), what="the view's orphan to die with it")
 
 
 def test_root_in_a_view_holds_no_capability(store: Workspace, ok: Ok) -> None:
@@ -139,14 +139,3 @@ def test_no_network_cuts_the_network(store: Workspace) -> None:
         cut = run_view(store.root, "alice", 'python3 -c "$0" 2>/dev/null || echo cut', "--no-network", args=(code,))
     assert shared.stdout.strip() == "connected", shared.stderr
     assert cut.stdout.strip() == "cut"
-
-
-def _running(cmdline: str) -> bool:
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read().replace(b"\0", b" ").strip() == cmdline.encode():
-                    return True
-        except OSError:
-            continue
-    return False

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from omxfs.store import Workspace
-from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, view_argv
+from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
 
@@ -79,7 +78,7 @@ def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) ->
         proc.kill()
         proc.wait(30)
     poll(lambda: not set(omxfs_view_mounts()) - before, what="the killed view's mount to go")
-    poll(lambda: not _processes(f"sleep {marker}"), what="the killed view's command to die")
+    poll(lambda: not running(f"sleep {marker}"), what="the killed view's command to die")
 
 
 def test_views_of_a_workspace_mounted_in_place(mount: Callable[..., object], ok: Ok) -> None:
@@ -162,18 +161,6 @@ def test_clear_errors_instead_of_tracebacks(store: Workspace, tmp_path: Path) ->
     assert nothing.returncode == 1 and "not an omxfs workspace" in nothing.stderr
     inside = run_view(store.root, "alice", "true", "--bind", f"{tmp_path}:{store.root}/agents/x")
     assert inside.returncode == 1 and "nothing may cover the workspace" in inside.stderr
-
-
-def _processes(cmdline: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read().replace(b"\0", b" ").strip() == cmdline.encode():
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
 
 
 def test_a_views_log_is_kept_only_when_it_has_something_to_say(store: Workspace, ok: Ok) -> None:
