@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,29 @@ def test_a_model_failure_in_a_step_says_run_again_not_fix_the_plan(tmp_path: Pat
         f"omx run {run_dir / 'plan.json'} --from-step 2"
     )
     assert run_end(trace_of(run_dir))["usage"]["requests"] == 1  # the failed call counted no tokens
+
+
+def test_a_terminal_sees_a_spinner_while_the_model_works(tmp_path: Path, openai_stub: OpenAIStub) -> None:
+    """Issue 17: nothing showed while waiting. On a terminal stderr shows the model and the seconds waited."""
+    openai_stub.enqueue("done", delay=1.0)
+    parent, child = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))}
+    env |= {"PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1", "TERM": "xterm"}
+    command = [sys.executable, "-m", "cli.omx", "agent", "hi", "--model", "openai/test", "--api-base",
+               openai_stub.base_url, "--runs-dir", "runs"]  # fmt: skip
+    with subprocess.Popen(command, cwd=tmp_path, env=env, stdin=child, stdout=child, stderr=child) as process:
+        os.close(child)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(parent, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(parent)
+    assert process.returncode == 0
+    text = shown.decode(errors="replace")
+    assert "waiting for openai/test... 0s" in text and "\r\033[K" in text
+    assert "done" in text

@@ -20,6 +20,7 @@ from agent.context import (
 )
 from agent.llm import LiteLLMModel, ScriptedModel
 from agent.loop import NO_ANSWER, Agent, AgentConfig
+from agent.replay import render_run
 from agent.tool_manager import ToolManager
 from tests.support.openai_stub import OpenAIStub
 
@@ -146,6 +147,9 @@ def test_full_context_engineering_pipeline(tmp_path: Path) -> None:
     assert [x["event"] for x in lines if x["kind"] == "run"] == ["start", "resize", "end"]
     (resize,) = [x["data"] for x in lines if x.get("event") == "resize"]  # issue 17: the trace shows the fold
     assert resize["step"] == 5 and resize["chars_after"] < resize["chars_before"]
+    (shown,) = [line for line in render_run(run.run_dir).splitlines() if " resize (" in line]
+    assert f"resize ({resize['reason']}) before model call 5: " in shown
+    assert shown.endswith(f"{resize['chars_before']} -> {resize['chars_after']} characters")
 
 
 def test_all_features_off_behaves_as_before() -> None:
