@@ -149,7 +149,7 @@ class Agent:
         self.config = (
             config if isinstance(config, AgentConfig) else AgentConfig.from_yaml(config) if config else AgentConfig()
         )
-        self.model = model or model_from_settings(self.config.model, self.config.api_base)
+        self.model = model or model_from_settings(self.config.model, self.config.api_base, timeout=self.config.timeout)
         self.tools = tools or ToolManager(timeout=self.config.tool_timeout)
         settings = self.config.context
         self.memory = FileBasedMemory(settings.memory_dir) if settings.memory_dir else None

@@ -14,6 +14,7 @@ tell the two clients apart. Every other model still goes through litellm.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -45,18 +46,25 @@ class OpenAIHTTPModel(LiteLLMModel):
         if not model.startswith("openai/"):
             raise ValueError(f"the direct client serves openai/<name> models, not {model!r}")
         super().__init__(model, api_base=api_base, **settings)
+        self._client: httpx.Client | None = None
+
+    def _http(self) -> httpx.Client:
+        """One client per model, so an agent's many requests reuse a connection (a TLS handshake to a remote
+        server costs more than the request); closed when the model goes away or the interpreter exits."""
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.Client(timeout=self.timeout)
+            weakref.finalize(self, self._client.close)
+        return self._client
 
     def __repr__(self) -> str:
         return f"OpenAIHTTPModel({self.model!r}, api_base={self.api_base!r})"
 
     def _send(self, kwargs: dict[str, Any], request_id: str) -> ModelReply:
-        import httpx
-
-        with httpx.Client(timeout=self.timeout) as client:
-            response = client.post(self._url(), json=self._body(kwargs), headers=self._headers(kwargs))
-            _raise_for_status(response)
-            data = response.json()
-        return _reply(data, request_id=request_id, model=self.model)
+        response = self._http().post(self._url(), json=self._body(kwargs), headers=self._headers(kwargs))
+        _raise_for_status(response)
+        return _reply(response.json(), request_id=request_id, model=self.model)
 
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[str]:
         import httpx
