@@ -237,7 +237,8 @@ def replay_command(run_dir: str) -> None:
 
 AGENT_EPILOG = """\b
 Exit status: 0 answered, 1 no answer (max steps reached, or an LLM error), 2 bad config or --mode.
-Model: --model, else the config's model, else $OMX_MODEL; --model scripted:FILE replays a JSON list of replies."""
+Model: --model, else the config's model, else $OMX_MODEL; --model scripted:FILE replays a JSON list of replies.
+Timeout: --timeout, else the config's timeout, else $OMX_TIMEOUT, else 60 s; OMX_RETRIES (3) for 429/5xx."""
 
 
 @main.command("agent", epilog=AGENT_EPILOG)
@@ -267,6 +268,7 @@ def agent_command(
     \b
     A minimal agent.yaml (every context key is off by default):
       max_steps: 8
+      timeout: 120                 # seconds per model request (else --timeout, OMX_TIMEOUT, 60)
       runs_dir: runs
       context:
         append_only: true          # each request extends the previous one
