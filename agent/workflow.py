@@ -240,8 +240,7 @@ def _decide_and_run(
     ui.show(f"Plan saved: {recorder.plan_path}")
     if options.dry_run:
         _end(recorder, "dry_run", steps_executed=0, **_usage(model))
-        if model is not None:
-            ui.show(model.tally.line())
+        _show_usage(ui, model)
         if assessment.level is RiskLevel.HIGH:
             ui.show("This plan would be refused (HIGH risk):\n" + "\n".join(f"  - {r}" for r in assessment.reasons))
         ui.show(f"Dry run: nothing was executed. Run the plan with: omx run {recorder.plan_path}")
@@ -254,12 +253,14 @@ def _decide_and_run(
         approval = confirm(assessment, yes=options.yes, ask=ui.ask)
     except Refused as exc:
         recorder.record(RunEntry(event="confirmation", data={"decision": "refused", "reasons": exc.reasons}))
-        _end(recorder, "refused", steps_executed=0, reasons=exc.reasons)
+        _end(recorder, "refused", steps_executed=0, reasons=exc.reasons, **_usage(model))
+        _show_usage(ui, model)
         message = "refused: the plan is HIGH risk:\n" + "\n".join(f"  - {r}" for r in exc.reasons)
         return Outcome(EXIT_REFUSED, "refused", message, recorder.run_dir, reasons=exc.reasons)
     except Declined as exc:
         recorder.record(RunEntry(event="confirmation", data={"decision": "declined"}))
-        _end(recorder, "declined", steps_executed=0)
+        _end(recorder, "declined", steps_executed=0, **_usage(model))
+        _show_usage(ui, model)
         return Outcome(EXIT_DECLINED, "declined", str(exc), recorder.run_dir)
     recorder.record(RunEntry(event="confirmation", data={"decision": "approved", "how": approval}))
     ctx = ToolContext(
@@ -285,8 +286,7 @@ def _decide_and_run(
         **_usage(model),
     )
     ui.show(summary_text(result, recorder))
-    if model is not None:
-        ui.show(model.tally.line())
+    _show_usage(ui, model)
     code = EXIT_OK if result.status == "success" else EXIT_FAILED
     return Outcome(code, result.status, result.error, recorder.run_dir, result)
 
@@ -294,6 +294,12 @@ def _decide_and_run(
 def _usage(model: RecordingModel | None) -> dict[str, Any]:
     """The run's tokens and cost for its end line, when it has a model."""
     return {"usage": model.tally.record()} if model is not None else {}
+
+
+def _show_usage(ui: UI, model: RecordingModel | None) -> None:
+    """The last line of every run that had a model: its tokens and cost (issue 17)."""
+    if model is not None:
+        ui.show(model.tally.line())
 
 
 def _sandbox_line(sandbox: Sandbox) -> str:

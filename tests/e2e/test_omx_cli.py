@@ -149,9 +149,12 @@ def test_case_C_rm_rf_refused_scripted_model(ws: Path, script: Callable[..., Scr
 
 
 def test_case_C_rm_rf_refused_litellm_stub(ws: Path, openai_stub: OpenAIStub) -> None:
-    openai_stub.enqueue(content=json.dumps(PLAN_C))
+    openai_stub.enqueue(content=json.dumps(PLAN_C), usage={"prompt_tokens": 900, "completion_tokens": 40})
     done = omx_subprocess(ws, openai_stub, TASK_C, "--yes")
     check_case_C(ws, done.returncode, done.stderr)
+    # issue 17: a refused run still ends with what its planning cost, on screen and in the trace
+    assert "Tokens: 900 in (0 cached), 40 out in 1 request; cost unknown" in done.stdout
+    assert run_end(trace_of(only_run(ws)))["usage"]["prompt_tokens"] == 900
 
 
 # -- omx run, omx replay ---------------------------------------------------------------------------------------
