@@ -35,7 +35,10 @@ How it is timed: a round has three independent parts (the tree's workloads, make
 run in a new directory of the target (``bash -c SCRIPT``, or ``omxfs run ... -- bash -c SCRIPT`` for the view) that
 it removes at its end, untimed. The script reads bash's ``$EPOCHREALTIME`` (no process started to read the clock)
 right before and right after each workload's command, and prints both. So only the command itself is timed, inside
-the view too: never the view's start, never the untimed preparation between workloads.
+the view too: never the view's start, never the untimed preparation between workloads. Every target is mounted
+before the first round, and each round goes through all of them in turn, after one untimed warm-up round in a plain
+directory (the first run of git, gcc and python reads them from disk): the machine's load, which moves on a shared
+machine, spreads over every target instead of landing on one. A target that fails keeps the figures it has.
 
 The inputs (``tree.tar``, the wheels, the C project) are made once per run outside the targets, then copied
 (untimed) into each target's directory, so every target reads its input through itself, as a developer's download
@@ -246,17 +249,77 @@ def end_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def measure(results: Results, target: str, place: Place, inputs: Inputs, repeat: int, run_dir: Path) -> None:
+def run_round(results: Results, target: str, place: Place, number: int, inputs: Inputs, log_path: Path) -> None:
+    for part, steps in round_parts(results.workloads, number == 1, inputs).items():
+        script = round_script(place.root, f"r{number}-{part}", steps)
+        for workload, seconds in run_part(place, script, log_path).items():
+            results.record(target, workload, seconds)
+
+
+def warm_up(results: Results, inputs: Inputs, run_dir: Path) -> None:
+    """One round in a plain directory, its times thrown away: the first run of git, gcc, python and pip reads them
+    from disk, and no target should pay for that."""
+    log("warm-up round (untimed)")
+    for part, steps in round_parts(results.workloads, True, inputs).items():
+        run_part(Place(run_dir), round_script(run_dir, f"warm-up-{part}", steps), run_dir / "warm-up.log")
+
+
+def measure(results: Results, inputs: Inputs, args: argparse.Namespace, run_dir: Path) -> None:
+    """Every target mounted at once, then round after round through all of them, so that a change in the machine's
+    load spreads over every target instead of landing on whichever ran then."""
+    with contextlib.ExitStack() as mounts:
+        places: dict[str, Place] = {}
+        for target in results.targets:
+            attempt(
+                results,
+                target,
+                functools.partial(mount, results, target, mounts, places, inputs, run_dir, args.build_dir),
+            )
+        warm_up(results, inputs, run_dir)
+        for number in range(1, args.repeat + 1):
+            log(f"round {number} of {args.repeat}")
+            for target, place in list(places.items()):
+                log_path = run_dir / f"{target}.log"
+                if not attempt(
+                    results, target, functools.partial(run_round, results, target, place, number, inputs, log_path)
+                ):
+                    del places[target]
+        for target in places:
+            if missing := [w for w in results.workloads if results.seconds[w][target] is None]:
+                results.failed[target] = f"no time was printed for {', '.join(missing)}"
+
+
+def mount(
+    results: Results,
+    target: str,
+    mounts: contextlib.ExitStack,
+    places: dict[str, Place],
+    inputs: Inputs,
+    run_dir: Path,
+    build_dir: Path,
+) -> None:
+    """Make ``target``'s place (mounted until ``mounts`` closes) and copy the inputs into it, untimed."""
+    place = mounts.enter_context(PLACES[target](results, run_dir, build_dir))
     log(f"{target}: {place.root}")
-    shutil.copytree(inputs.directory, place.root / "inputs", symlinks=True)  # untimed: each target reads its own copy
-    for number in range(1, repeat + 1):
-        for part, steps in round_parts(results.workloads, number == 1, inputs).items():
-            script = round_script(place.root, f"r{number}-{part}", steps)
-            for workload, seconds in run_part(place, script, run_dir / f"{target}.log").items():
-                results.record(target, workload, seconds)
-    missing = [w for w in results.workloads if results.seconds[w][target] is None]
-    if missing:
-        raise RuntimeError(f"no time was printed for {', '.join(missing)}")
+    shutil.copytree(inputs.directory, place.root / "inputs", symlinks=True)  # each target reads its own copy
+    places[target] = place
+
+
+def attempt(results: Results, target: str, action: Callable[[], None]) -> bool:
+    """``action`` for ``target``; if it cannot run or fails, that is recorded with one line, and the answer is no."""
+    try:
+        action()
+        return True
+    except Skipped as e:
+        print(f"{target}: skipped ({e})", file=sys.stderr, flush=True)
+        results.skipped[target] = str(e)
+    except bench_fs.Unavailable as e:
+        log(f"{target}: FAILED: {e}")
+        results.failed[target] = str(e)
+    except Exception as e:  # a workload failed: keep the other targets' figures, and exit 1
+        log(f"{target}: FAILED\n{traceback.format_exc()}")
+        results.failed[target] = repr(e)
+    return False
 
 
 # -- the targets ------------------------------------------------------------------------------------------------
@@ -427,21 +490,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run_target(results: Results, target: str, inputs: Inputs, args: argparse.Namespace, run_dir: Path) -> None:
-    try:
-        with PLACES[target](results, run_dir, args.build_dir) as place:
-            measure(results, target, place, inputs, args.repeat, run_dir)
-    except Skipped as e:
-        print(f"{target}: skipped ({e})", file=sys.stderr, flush=True)
-        results.skipped[target] = str(e)
-    except bench_fs.Unavailable as e:
-        log(f"{target}: FAILED: {e}")
-        results.failed[target] = str(e)
-    except Exception as e:  # a workload failed: keep the other targets' figures, and exit 1
-        log(f"{target}: FAILED\n{traceback.format_exc()}")
-        results.failed[target] = repr(e)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     for signum in (signal.SIGTERM, signal.SIGHUP):
@@ -455,8 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         inputs = make_inputs(run_dir / "inputs", args.small)
         log(f"inputs: {inputs.tree_files} files in tree.tar, {len(inputs.packages)} wheels, {inputs.c_units} C units")
-        for target in args.targets:
-            run_target(results, target, inputs, args, run_dir)
+        measure(results, inputs, args, run_dir)
     except KeyboardInterrupt:
         log("interrupted: mounts are gone, no results")
         return 130
