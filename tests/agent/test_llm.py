@@ -294,3 +294,16 @@ def test_stub_streams_server_sent_events(openai_stub: OpenAIStub) -> None:
     chunks = [json.loads(e) for e in events[:-1]]
     assert chunks[0]["choices"][0]["delta"]["content"] == "streamed"
     assert chunks[-1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 2}
+
+
+def test_omx_timeout_sets_the_request_timeout_and_a_bad_value_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17: the timeout was fixed at 60 s. --timeout wins over OMX_TIMEOUT, which wins over the default."""
+    monkeypatch.setenv("OMX_TIMEOUT", "180")
+    model = model_from_settings("ollama/llama3.1", None)
+    assert isinstance(model, LiteLLMModel) and model.timeout == 180
+    flagged = model_from_settings("openai/qwen", "http://127.0.0.1:8080/v1", timeout=5)
+    assert isinstance(flagged, LiteLLMModel) and flagged.timeout == 5
+    for bad in ("soon", "0", "-3", "nan"):
+        monkeypatch.setenv("OMX_TIMEOUT", bad)
+        with pytest.raises(LLMError, match=f"OMX_TIMEOUT='{bad}' is not a number of seconds above 0"):
+            model_from_settings("ollama/llama3.1", None)
