@@ -16,6 +16,7 @@ from agent.runs import RunsError, is_omxfs_store
 
 VIEW_ENV = "OMX_VIEW"
 WORKSPACE_OPTIONS = ("-w", "--workspace")
+SCRIPTED = "scripted:"  # --model scripted:FILE
 
 
 def in_view() -> str | None:
@@ -36,8 +37,27 @@ def view_command(workspace: Path, agent: str, argv: list[str]) -> list[str] | No
         raise RunsError(f"this process runs in {current}'s view: it cannot act as {agent}")
     if not is_omxfs_store(workspace):
         return None
-    omxfs = _omxfs()
-    return [omxfs, "run", str(workspace.resolve()), "--as", agent, "--", *absolute_workspace(argv)]
+    root = workspace.resolve()
+    program, arguments, binds = argv[:2], *named_files(absolute_workspace(argv[2:]), root)
+    shown = [arg for path in binds for arg in ("--ro-bind", path)]
+    return [_omxfs(), "run", str(root), "--as", agent, *shown, "--", *program, *arguments]
+
+
+def named_files(argv: list[str], workspace: Path) -> tuple[list[str], list[str]]:
+    """``argv`` with every existing file it names outside the workspace made absolute, and those files, which the
+    view shows read-only (a plan to run, a config, ``--model scripted:FILE``): the view has no host ``/tmp`` or
+    ``$HOME`` otherwise. Only files named on the command line, never directories."""
+    out, files = [], []
+    for arg in argv:
+        prefix = SCRIPTED if arg.startswith(SCRIPTED) else ""
+        path = arg.removeprefix(prefix)
+        full = os.path.abspath(path) if path else ""
+        if full and os.path.isfile(full) and not Path(full).resolve().is_relative_to(workspace):
+            out.append(prefix + full)
+            files.append(full)
+        else:
+            out.append(arg)
+    return out, list(dict.fromkeys(files))
 
 
 def absolute_workspace(argv: list[str]) -> list[str]:

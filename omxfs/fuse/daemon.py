@@ -41,7 +41,15 @@ from omxfs.fuse.zones.private import PrivateHandler
 from omxfs.fuse.zones.read_only import ReadOnlyHandler
 from omxfs.fuse.zones.realtime import RealtimeHandler
 from omxfs.store.layout import META_DIR
-from omxfs.store.mount_records import MountRecord, hold_store, open_log, prune_records, remove_record, write_record
+from omxfs.store.mount_records import (
+    MountRecord,
+    hold_store,
+    open_log,
+    prune_records,
+    remove_log,
+    remove_record,
+    write_record,
+)
 from omxfs.store.workspace import Workspace
 
 LOGGER = "omxfs.mount"
@@ -132,8 +140,7 @@ class _Noteworthy(logging.Handler):
 def _drop_if_quiet(ws: Workspace, rel: Path, noteworthy: _Noteworthy) -> None:
     """A view is started for every ``omx --as`` run: its log is kept only when it says more than start and stop."""
     if noteworthy.count == 0:
-        with contextlib.suppress(OSError):
-            os.unlink(ws.root / rel)
+        remove_log(ws, rel)
 
 
 def _detach_log(log: logging.Logger) -> None:

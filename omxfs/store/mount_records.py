@@ -87,6 +87,12 @@ def open_log(ws: Workspace, pid: int) -> tuple[TextIO, Path]:
     return stream, Path(rel)
 
 
+def remove_log(ws: Workspace, rel: Path) -> None:
+    """Best effort: a log nobody needs (a view's that says only start and stop)."""
+    with contextlib.suppress(OSError):
+        os.unlink(ws.root / rel)
+
+
 def hold_store(ws_path: str | os.PathLike[str]) -> int:
     """An ``O_PATH`` descriptor of the store, taken before mounting: once a mount covers the store's path, the
     daemon still reaches the store through it (``/proc/self/fd/N``), never through its own mount."""

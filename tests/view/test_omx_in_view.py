@@ -10,10 +10,12 @@ view can read them; its step writes as bob and finds alice's zone read-only, ref
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+from agent.view import view_command
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A
 from tests.view.conftest import clean_env
@@ -66,3 +68,27 @@ def test_omx_in_one_agents_view_cannot_act_as_another(store: Workspace) -> None:
         check=False,
     )
     assert done.returncode == 1 and "runs in bob's view: it cannot act as alice" in done.stderr
+
+
+def test_files_omx_is_given_outside_the_workspace_are_shown_in_the_view(store: Workspace, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}")
+    inside = store.root / "agents/alice/notes.md"
+    inside.write_text("x")
+    argv = ["python", "omx", "run", str(plan), "--model", f"scripted:{plan}", "-w", ".", str(inside), "word"]
+    command = view_command(store.root, "alice", argv)
+    assert command is not None
+    view, omx = command[: command.index("--")], command[command.index("--") + 1 :]
+    assert view[-2:] == ["--ro-bind", str(plan)] and view.count("--ro-bind") == 1  # once, and not the inside file
+    assert omx == [
+        "python",
+        "omx",
+        "run",
+        str(plan),
+        "--model",
+        f"scripted:{plan}",
+        "-w",
+        os.getcwd(),
+        str(inside),
+        "word",
+    ]
