@@ -11,12 +11,14 @@ sticky directories and set-ID bits between the uids that reach the zone are exac
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+import time
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import NotFound, NotSupported, OmxError, ZoneDenied
+from omxfs.errors import NotFound, NotSupported, OmxError, OSFailure, ZoneDenied
 from omxfs.store.atomic import list_files, open_dir, read_bytes
 from omxfs.store.fs_user import FsUser, acting_as
 from omxfs.store.layout import AGENTS, OMX_XATTRS, USER_XATTRS
@@ -31,6 +33,35 @@ _COMMON_FLAGS = os.O_ACCMODE | os.O_APPEND | os.O_SYNC | os.O_DSYNC | os.O_TRUNC
 #: the open flags a program's create and open pass on to the store's file (the rest are the daemon's to choose)
 CREATE_FLAGS = _COMMON_FLAGS | os.O_EXCL
 OPEN_FLAGS = _COMMON_FLAGS
+
+
+#: how close to the clock both times of a setattr must be to be taken for ``UTIME_NOW`` (see ``_now``)
+NOW_WINDOW_NS = 100_000_000
+
+
+def _now(times: tuple[int, int] | None) -> bool:
+    """Whether a setattr's times are "now": pyfuse3 turns ``UTIME_NOW`` into the clock's time before we see it, yet
+    only "now" may be set by a user who merely has write permission (an explicit time needs the owner). Both
+    times at the clock, within a tenth of a second, are taken for it; a program that gives exactly that time on
+    purpose without owning the file then succeeds where the store would refuse it (EPERM)."""
+    if times is None:
+        return False
+    clock = time.time_ns()
+    return all(abs(clock - t) < NOW_WINDOW_NS for t in times)
+
+
+def _drops_set_id(st: os.stat_result, mode: int | None) -> bool:
+    """Whether ``mode`` is the file's mode with its set-user/group-ID bits cleared: what the kernel asks (as the
+    writer) before a write or truncate by a user other than the owner. The store would clear them itself for a
+    write made by that user; the daemon writes as root, so it clears them as root, once the writer has shown it
+    may write the file."""
+    set_id = stat.S_ISUID | stat.S_ISGID
+    return (
+        mode is not None
+        and stat.S_ISREG(st.st_mode)
+        and bool(st.st_mode & set_id)
+        and stat.S_IMODE(mode) == stat.S_IMODE(st.st_mode) & ~set_id
+    )
 
 
 class PrivateZone:
@@ -148,13 +179,22 @@ class PrivateZone:
         if atime_ns is not None or mtime_ns is not None:
             times = (st.st_atime_ns if atime_ns is None else atime_ns, st.st_mtime_ns if mtime_ns is None else mtime_ns)
         chown = None if uid is None and gid is None else (-1 if uid is None else uid, -1 if gid is None else gid)
+        drop_set_id = False
         with acting_as(user):
             if size is not None:
                 if open_file is not None:
                     open_file.truncate(size)
                 else:
                     self.tree.truncate(path, size)
-            self.tree.change(path, mode=mode, times_ns=times, owner=chown)
+            try:
+                self.tree.change(path, mode=mode, times_ns=times, owner=chown, now=user is not None and _now(times))
+            except OSFailure as exc:
+                if exc.errno != errno.EPERM or user is None or times or chown or not _drops_set_id(st, mode):
+                    raise
+                self.tree.open(path, os.O_WRONLY).close()  # only a user who may write the file drops its set-ID bits
+                drop_set_id = True
+        if drop_set_id:
+            self.tree.change(path, mode=mode, times_ns=None)  # as the daemon: see _drops_set_id
         self._audit(actor, owner, "setattr", path)
 
     def mkdir(self, actor: str, path: PurePosixPath, mode: int, user: FsUser | None = None) -> None:

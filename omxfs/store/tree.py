@@ -221,8 +221,10 @@ class StoreTree:
         mode: int | None,
         times_ns: tuple[int, int] | None,
         owner: tuple[int, int] | None = None,
+        now: bool = False,
     ) -> None:
-        """chown (``owner``: uid, gid, -1 to keep one), chmod and utimes of ``path``, none following a symlink.
+        """chown (``owner``: uid, gid, -1 to keep one), chmod and utimes of ``path``, none following a symlink;
+        ``now``: set both times to the kernel's now (``UTIME_NOW``, which write permission allows), not ``times_ns``.
 
         The owner changes first: a chown clears the set-id bits, a mode given with it must win."""
         with self.parent(path) as dir_fd, os_errors(path):
@@ -230,7 +232,9 @@ class StoreTree:
                 os.chown(path.name, *owner, dir_fd=dir_fd, follow_symlinks=False)
             if mode is not None:
                 os.chmod(path.name, stat.S_IMODE(mode), dir_fd=dir_fd, follow_symlinks=False)
-            if times_ns is not None:
+            if now:
+                os.utime(path.name, dir_fd=dir_fd, follow_symlinks=False)
+            elif times_ns is not None:
                 os.utime(path.name, ns=times_ns, dir_fd=dir_fd, follow_symlinks=False)
 
     def truncate(self, path: PurePosixPath, size: int) -> None:
