@@ -18,7 +18,7 @@ import ctypes
 import errno
 import os
 import platform
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from omxfs.errors import OSFailure
@@ -86,9 +86,10 @@ def groups_of(pid: int, gid: int) -> tuple[int, ...]:
     return (gid,)
 
 
-def caller_user(uid: int, gid: int, pid: int) -> FsUser | None:
-    """The identity to act as for a request from ``uid``/``gid``/``pid``: None where the daemon acts as itself
-    (the caller is the daemon's own user, or the daemon cannot switch)."""
-    if (uid, gid) == (os.geteuid(), os.getegid()) or not can_switch():
+def caller_user(uid: int, gid: int, pid: int, mapped: Callable[[int], bool]) -> FsUser | None:
+    """The identity to act as for a request from ``uid``/``gid``/``pid``: None where the daemon acts as itself,
+    for its own user, for a uid the workspace's uid map names (``mapped``: that uid *is* an agent, whose zone and
+    rights the zone rule alone decides, as before), or when the daemon cannot switch."""
+    if (uid, gid) == (os.geteuid(), os.getegid()) or not can_switch() or mapped(uid):
         return None
     return FsUser(uid, gid, groups_of(pid, gid))

@@ -49,7 +49,9 @@ def clean_env(agent: str | None = None) -> dict[str, str]:
 class Mount:
     """One live mount of a workspace, served by its own daemon process."""
 
-    def __init__(self, store: Path, root: Path, default: str, registry: list[Mount]) -> None:
+    def __init__(
+        self, store: Path, root: Path, default: str, registry: list[Mount], *, allow_other: bool = False
+    ) -> None:
         self.store = store
         self.root = root
         self.default = default
@@ -66,7 +68,8 @@ class Mount:
         self._output = root.parent / f".daemon-{root.name}.out"
         with open(self._output, "wb") as out:
             self.proc: subprocess.Popen[bytes] = subprocess.Popen(
-                [sys.executable, "-m", "cli.omxfs", "mount", str(store), str(root), "--as", default, "--foreground"],
+                [sys.executable, "-m", "cli.omxfs", "mount", str(store), str(root), "--as", default, "--foreground"]
+                + (["--allow-other"] if allow_other else []),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -199,6 +202,7 @@ def mount(tmp_path: Path) -> Iterator[Callable[..., Mount]]:
         supervisors: Sequence[str] = (),
         uids: dict[int, str] | None = None,
         in_place: bool = False,
+        allow_other: bool = False,
     ) -> Mount:
         n = len({m.store for m in registry})
         store = tmp_path / ("ws" if n == 0 else f"ws{n + 1}")
@@ -208,7 +212,7 @@ def mount(tmp_path: Path) -> Iterator[Callable[..., Mount]]:
             ws.writer.write(ws.meta, CONFIG, render_config(config).encode("utf-8"))
         root = store if in_place else tmp_path / ("mnt" if n == 0 else f"mnt{n + 1}")
         root.mkdir(exist_ok=True)
-        return Mount(store, root, default, registry)
+        return Mount(store, root, default, registry, allow_other=allow_other)
 
     yield make
     problems = []

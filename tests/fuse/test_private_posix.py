@@ -7,6 +7,7 @@ root: ``tar x`` of an archive with other uids, xattr-preserving copies (``cp -a`
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import shutil
@@ -170,3 +171,63 @@ def test_fifo_socket_and_hard_link_in_a_private_zone(m: Mount) -> None:
     os.unlink(zone / "a.txt")
     assert os.stat(zone / "b.txt").st_nlink == 1  # was stale for half a second
     assert (zone / "b.txt").read_bytes() == b"one\ntwo\n"
+
+
+def as_uid(m: Mount, uid: int, action: Callable[[], object], cwd: str) -> str:
+    """What ``action`` does when a process of ``uid`` (its own group, no other) runs it in ``cwd`` of the mount:
+    ``ok`` or the errno's name. A forked child that starts there as root, so the test's private temp
+    directories on the way to the mount are never traversed as ``uid``."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: only system calls, then _exit
+        result = b"ok"
+        try:
+            os.chdir(m.path(cwd))
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            action()
+        except OSError as exc:
+            result = errno.errorcode.get(exc.errno or 0, "?").encode()
+        finally:
+            os.write(write_end, result)
+            os._exit(0)
+    os.close(write_end)
+    try:
+        return os.read(read_end, 64).decode()
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+
+
+def write_text(name: str, text: str, mode: str = "w") -> None:
+    with open(name, mode) as f:
+        f.write(text)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to other uids needs root")
+def test_another_uid_in_a_zone_is_itself_for_the_files_and_a_mapped_uid_is_its_agent(
+    mount: Callable[..., Mount],
+) -> None:
+    """Issue 15's rule for "another uid in my zone": a uid the uid map is silent on is the mount's agent for the
+    zone rule and itself for the files (it owns what it creates; mode bits and chown between uids are the store's);
+    a uid the map names is that agent, acting as the daemon, as before."""
+    m = mount(uids={60001: "bob"}, allow_other=True)
+    shared = m.path("agents/alice/shared")
+    shared.mkdir(mode=0o777)
+    os.chmod(shared, 0o777)
+    assert as_uid(m, 60002, lambda: write_text("n.txt", "mine"), "agents/alice/shared") == "ok"
+    on_store = os.lstat(m.store / "agents/alice/shared/n.txt")
+    assert (on_store.st_uid, on_store.st_gid, stat.S_IMODE(on_store.st_mode)) == (60002, 60002, 0o644)
+    for action, expected in (
+        (lambda: write_text("n.txt", "theirs", "a"), "EACCES"),  # another unmapped uid: the file's mode bits
+        (lambda: os.chown("n.txt", 60003, 60003), "EPERM"),  # not the owner
+        (lambda: os.chmod("n.txt", 0o666), "EPERM"),
+        (lambda: write_text("other.txt", ""), "ok"),  # the directory is 0777
+    ):
+        assert as_uid(m, 60003, action, "agents/alice/shared") == expected
+    assert (m.store / "agents/alice/shared/n.txt").read_text() == "mine"
+    # The mapped uid is bob: refused in alice's zone by the zone rule, master of its own (root's directory).
+    assert as_uid(m, 60001, lambda: write_text("shared/b.txt", ""), "agents/alice") == "EACCES"
+    assert as_uid(m, 60001, lambda: write_text("b.txt", "bob"), "agents/bob") == "ok"
+    assert os.lstat(m.store / "agents/bob/b.txt").st_uid == os.geteuid()  # made by the daemon, as before

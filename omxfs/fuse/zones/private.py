@@ -38,11 +38,6 @@ INLINE_UNLINK_SIZE = 1 << 20
 KEEP_CACHE_PATHS = 4096  # files whose last-open signature is remembered for keep_cache
 
 
-def user_of(caller: Caller) -> FsUser | None:
-    """Whom the store's filesystem sees making ``caller``'s change: the caller's own uid, gid and groups."""
-    return caller_user(caller.uid, caller.gid, caller.pid)
-
-
 class PrivateHandler(ReadOnlyHandler):
     """``agents/`` and below. Another daemon or the CLI may change a zone at any time: nothing here is stable."""
 
@@ -67,6 +62,14 @@ class PrivateHandler(ReadOnlyHandler):
     def is_stable(self, parts: tuple[str, ...], st: os.stat_result) -> bool:
         return False
 
+    def user_of(self, caller: Caller) -> FsUser | None:
+        """Whom the store's filesystem sees making ``caller``'s request: a uid the uid map is silent on as itself
+        (its uid, gid and groups), anyone else as the daemon (``fs_user.caller_user``)."""
+        return caller_user(caller.uid, caller.gid, caller.pid, self._mapped)
+
+    def _mapped(self, uid: int) -> bool:
+        return uid in self.ws.config.uids
+
     def owner_of(self, path: ViewPath) -> str | None:
         return path.parts[1] if len(path.parts) >= ZONE_DEPTH else None
 
@@ -89,11 +92,11 @@ class PrivateHandler(ReadOnlyHandler):
         return True
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
-        with acting_as(user_of(caller)):
+        with acting_as(self.user_of(caller)):
             return [n for n in self.tree.listdir(path) if self.shown(path, n)]
 
     def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
-        with acting_as(user_of(caller)):
+        with acting_as(self.user_of(caller)):
             return super().listdir_attrs(caller, path)
 
     def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
@@ -111,7 +114,7 @@ class PrivateHandler(ReadOnlyHandler):
     # -- files -------------------------------------------------------------------------------------------------
 
     def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
-        file = self.ws.private.open_file(caller.agent, path, flags, user_of(caller))
+        file = self.ws.private.open_file(caller.agent, path, flags, self.user_of(caller))
         try:
             keep = self._keep_cache(path, file.fstat()) and not flags & os.O_TRUNC
         except OmxError:
@@ -120,7 +123,7 @@ class PrivateHandler(ReadOnlyHandler):
         return FdHandle(caller, file, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY, keep_cache=keep)
 
     def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
-        file = self.ws.private.create_file(caller.agent, path, mode, flags, user_of(caller))
+        file = self.ws.private.create_file(caller.agent, path, mode, flags, self.user_of(caller))
         return FdHandle(caller, file, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY)
 
     def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
@@ -134,36 +137,36 @@ class PrivateHandler(ReadOnlyHandler):
             atime_ns=changes.atime_ns,
             mtime_ns=changes.mtime_ns,
             open_file=handle.file if isinstance(handle, FdHandle) and handle.writable else None,
-            user=user_of(caller),
+            user=self.user_of(caller),
         )
 
     # -- names -------------------------------------------------------------------------------------------------
 
     def mkdir(self, caller: Caller, path: ViewPath, mode: int) -> None:
-        self.ws.private.mkdir(caller.agent, path, mode, user_of(caller))
+        self.ws.private.mkdir(caller.agent, path, mode, self.user_of(caller))
 
     def mknod(self, caller: Caller, path: ViewPath, mode: int, rdev: int) -> None:
-        self.ws.private.mknod(caller.agent, path, mode, rdev, user_of(caller))
+        self.ws.private.mknod(caller.agent, path, mode, rdev, self.user_of(caller))
 
     def unlink(self, caller: Caller, path: ViewPath) -> None:
-        self.ws.private.unlink(caller.agent, path, user_of(caller))
+        self.ws.private.unlink(caller.agent, path, self.user_of(caller))
 
     def rmdir(self, caller: Caller, path: ViewPath) -> None:
-        self.ws.private.rmdir(caller.agent, path, user_of(caller))
+        self.ws.private.rmdir(caller.agent, path, self.user_of(caller))
 
     def rename(self, caller: Caller, old: ViewPath, new: ViewPath, flags: int) -> None:
-        self.ws.private.rename(caller.agent, old, new, flags, user_of(caller))
+        self.ws.private.rename(caller.agent, old, new, flags, self.user_of(caller))
 
     def symlink(self, caller: Caller, path: ViewPath, target: bytes) -> None:
-        self.ws.private.symlink(caller.agent, path, target, user_of(caller))
+        self.ws.private.symlink(caller.agent, path, target, self.user_of(caller))
 
     def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None:
-        self.ws.private.link(caller.agent, existing, new, user_of(caller))
+        self.ws.private.link(caller.agent, existing, new, self.user_of(caller))
 
     # -- extended attributes -----------------------------------------------------------------------------------
 
     def setxattr(self, caller: Caller, path: ViewPath, name: str, value: bytes) -> None:
-        self.ws.private.set_xattr(caller.agent, path, name, value, user_of(caller))
+        self.ws.private.set_xattr(caller.agent, path, name, value, self.user_of(caller))
 
     def removexattr(self, caller: Caller, path: ViewPath, name: str) -> None:
-        self.ws.private.remove_xattr(caller.agent, path, name, user_of(caller))
+        self.ws.private.remove_xattr(caller.agent, path, name, self.user_of(caller))
