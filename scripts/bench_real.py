@@ -35,10 +35,11 @@ How it is timed: a round has three independent parts (the tree's workloads, make
 run in a new directory of the target (``bash -c SCRIPT``, or ``omxfs run ... -- bash -c SCRIPT`` for the view) that
 it removes at its end, untimed. The script reads bash's ``$EPOCHREALTIME`` (no process started to read the clock)
 right before and right after each workload's command, and prints both. So only the command itself is timed, inside
-the view too: never the view's start, never the untimed preparation between workloads. Every target is mounted
-before the first round, and each round goes through all of them in turn, after one untimed warm-up round in a plain
-directory (the first run of git, gcc and python reads them from disk): the machine's load, which moves on a shared
-machine, spreads over every target instead of landing on one. A target that fails keeps the figures it has.
+the view too: never the view's start, never the untimed preparation between workloads (a ``sync`` starts each
+script, so no other target's writeback lands in its times). Every target is mounted before the first round, and
+each round goes through all of them in turn, starting one target later than the round before, after one untimed
+warm-up round in a plain directory (the first run of git, gcc and python reads them from disk): the load of a
+shared machine spreads over every target instead of landing on one. A target that fails keeps the figures it has.
 
 The inputs (``tree.tar``, the wheels, the C project) are made once per run outside the targets, then copied
 (untimed) into each target's directory, so every target reads its input through itself, as a developer's download
@@ -203,6 +204,7 @@ def round_script(root: Path, here: str, steps: list[Step]) -> str:
     The directory is removed at the end, untimed."""
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in ENVIRONMENT.items())
     lines = ["set -eu", f"export {exports}", f"cd {shlex.quote(str(root))}", f"mkdir {here}", f"cd {here}"]
+    lines.append("sync")  # no writeback of the target before, or of earlier parts, lands in this part's times
     for step in steps:
         fail = f"{{ echo '{MARK}: failed: {step.workload or step.command}' >&2; exit 1; }}"
         if step.workload is None:
@@ -278,11 +280,12 @@ def measure(results: Results, inputs: Inputs, args: argparse.Namespace, run_dir:
         warm_up(results, inputs, run_dir)
         for number in range(1, args.repeat + 1):
             log(f"round {number} of {args.repeat}")
-            for target, place in list(places.items()):
+            names = list(places)
+            turn = (number - 1) % max(len(names), 1)  # each round starts one target later
+            for target in names[turn:] + names[:turn]:
                 log_path = run_dir / f"{target}.log"
-                if not attempt(
-                    results, target, functools.partial(run_round, results, target, place, number, inputs, log_path)
-                ):
+                action = functools.partial(run_round, results, target, places[target], number, inputs, log_path)
+                if not attempt(results, target, action):
                     del places[target]
         for target in places:
             if missing := [w for w in results.workloads if results.seconds[w][target] is None]:
