@@ -54,25 +54,37 @@ def _unescape(field: str) -> str:
 
 
 def omxfs_mount_of(path: Path, mountinfo: Path = MOUNTINFO) -> Path | None:
-    """The root of the omxfs mount that ``path`` lies on, or None (Linux; None where there is no mountinfo)."""
+    """The root of the omxfs mount that ``path`` lies on, or None (Linux; None where there is no mountinfo).
+
+    Another filesystem mounted over part of the workspace hides it there, except where an agent view binds the
+    store's own directories into it (``agents/``, ``agents/<name>/``, ``.omxfs/``): that is still the workspace.
+    """
     try:
         lines = mountinfo.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
     target = path.resolve()
-    depth, found = -1, None  # the deepest mount point holding the path, and whether it is omxfs
+    holding: list[tuple[Path, bool]] = []  # the mount points holding the path, in mount order, and if omxfs
     for line in lines:  # later lines are later mounts: the last one at a mount point is the visible one
         before, _, after = line.partition(" - ")
         fields, tail = before.split(), after.split()
         if len(fields) < 5 or len(tail) < 2:
             continue
         point = Path(_unescape(fields[4]))
-        if point != target and point not in target.parents:
-            continue
-        omxfs = tail[0] == "fuse.omxfs" or (tail[0].startswith("fuse") and tail[1] == "omxfs")
-        if len(point.parts) >= depth:
+        if point == target or point in target.parents:
+            holding.append((point, tail[0] == "fuse.omxfs" or (tail[0].startswith("fuse") and tail[1] == "omxfs")))
+    depth, found = -1, None
+    for point, omxfs in holding:
+        hides = omxfs or found is None or not _view_bind(found, point)
+        if hides and len(point.parts) >= depth:
             depth, found = len(point.parts), (point if omxfs else None)
     return found
+
+
+def _view_bind(root: Path, point: Path) -> bool:
+    """Whether ``point`` is where a view binds a store directory into the workspace at ``root``."""
+    rel = point.relative_to(root).parts if point.is_relative_to(root) else ()
+    return rel in ((AGENTS,), (META_DIR,)) or (len(rel) == 2 and rel[0] == AGENTS)
 
 
 def is_omxfs_mount(workspace: Path, mountinfo: Path = MOUNTINFO) -> bool:

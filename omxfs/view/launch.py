@@ -64,6 +64,10 @@ def run(
             errno.EACCES,
         )
     store = locate(workspace)
+    try:  # now: a mount this launcher detaches below would leave its directory unreachable
+        cwd: str | None = os.getcwd()
+    except OSError:
+        cwd = None
     with contextlib.ExitStack() as stack:
         stack.callback(os.close, store.fd)
         if os.geteuid() == 0:
@@ -94,10 +98,6 @@ def run(
                 raise MountError(f"--bind {bind.dest}: nothing may cover the workspace inside a view", errno.EINVAL)
         mountpoint = tempfile.mkdtemp(prefix=f"omxfs-view-{agent}-", dir=_runtime_dir())
         stack.callback(_remove_quietly, mountpoint)
-        try:
-            cwd: str | None = os.getcwd()
-        except OSError:
-            cwd = None
         spec = ViewSpec(
             agent=agent,
             workspace=store.workspace,

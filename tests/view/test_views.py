@@ -84,8 +84,8 @@ def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) ->
 def test_views_of_a_workspace_mounted_in_place(mount: Callable[..., object], ok: Ok) -> None:
     shared = mount(agents=("alice", "bob"), default="alice", in_place=True)
     root: Path = shared.root  # type: ignore[attr-defined]
-    out = ok(run_view(root, "bob", "echo from-bob > notes.md; ls ../alice; cat notes.md"))
-    assert "from-bob" in out
+    out = ok(run_view(root, "bob", "pwd; echo from-bob > agents/bob/notes.md; cat agents/bob/notes.md", cwd=root))
+    assert out.splitlines() == [str(root), "from-bob"]  # the caller's directory, although under the detached mount
     # the view wrote the store underneath; the shared daemon shows it
     assert (root / "agents/bob/notes.md").read_text() == "from-bob\n"
 
