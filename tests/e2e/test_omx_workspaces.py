@@ -62,6 +62,21 @@ def test_the_omxfs_mount_is_found_in_mountinfo(tmp_path: Path) -> None:
     assert not runs_module.is_omxfs_mount(mount, info)
 
 
+def test_an_agent_views_binds_are_still_the_omxfs_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    info = tmp_path / "mountinfo"
+    info.write_text(
+        f"22 1 8:1 / / rw - ext4 /dev/sda1 rw\n98 22 0:50 / {ws} rw - fuse.omxfs omxfs rw\n"
+        f"99 98 8:1 /ws/agents {ws}/agents ro - ext4 /dev/sda1 rw\n"
+        f"100 99 8:1 /ws/agents/alice {ws}/agents/alice rw - ext4 /dev/sda1 rw\n"
+        f"101 98 0:51 / {ws}/collaborative rw - tmpfs tmpfs rw\n",
+        encoding="utf-8",
+    )
+    assert runs_module.omxfs_mount_of(ws / "agents" / "alice" / "src", info) == ws  # the view's own zone
+    assert runs_module.omxfs_mount_of(ws / "agents", info) == ws
+    assert runs_module.omxfs_mount_of(ws / "collaborative" / "x", info) is None  # anything else mounted hides it
+
+
 # -- on a real omxfs mount: the zone rules hold for everything omx does -------------------------------------------
 
 #: omx in a child process with a scripted model (the mount knows a process by its initial environment)
