@@ -1,10 +1,15 @@
 """Private zones through the mount, ``agents/<agent>/``: full POSIX for the owner, read-only for everyone else.
 
 The owner (or a supervisor, whose every change is audited with ``ws.audit``) may do whatever a program does in
-a directory of its own: create, write, truncate, rename over, link, symlink, chmod, touch, set ``user.*``
-xattrs. Editors, git, sqlite and Python's tempfile-then-replace all need exactly that. Everyone else reads and
-lists; each change fails with EACCES and leaves the disk untouched, because the store checks the rule
+a directory of its own: create, write, truncate, rename over, link, symlink, mknod, chmod, chown, touch, set
+``user.*`` xattrs. Editors, git, sqlite, tar and Python's tempfile-then-replace all need exactly that. Everyone
+else reads and lists; each change fails with EACCES and leaves the disk untouched, because the store checks the rule
 (``PrivateZone.owner_for``) before any system call that changes something, and does the change itself.
+
+Between uids the zone is a POSIX filesystem (issue 15): a caller whose uid the uid map is silent on acts on the
+store as itself (``user_of``, ``omxfs.store.fs_user``), so mode bits, ownership and ``chown`` are the store's;
+``user.omx.owner`` is read by name but never listed, so copies that keep xattrs neither fail on it nor carry it
+away.
 
 ``agents/`` itself only lists the zones: they are created by ``omxfs init WS --agent NAME``, never through the
 mount, and a zone's root cannot be removed or renamed. Symlinks may be created with any target, because the
