@@ -18,6 +18,7 @@ import ctypes
 import errno
 import os
 import platform
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -93,3 +94,15 @@ def caller_user(uid: int, gid: int, pid: int, mapped: Callable[[int], bool]) -> 
     if (uid, gid) == (os.geteuid(), os.getegid()) or not can_switch() or mapped(uid):
         return None
     return FsUser(uid, gid, groups_of(pid, gid))
+
+
+def may_write(user: FsUser, st: os.stat_result) -> bool:
+    """What ``access(W_OK)`` answers ``user`` for a node with ``st`` on the store: the mode's owner, group or other
+    write bit that applies (``access(2)`` checks the real ids, which switching the fs ids would not change)."""
+    if user.uid == 0:
+        return True
+    if st.st_uid == user.uid:
+        return bool(st.st_mode & stat.S_IWUSR)
+    if st.st_gid == user.gid or st.st_gid in user.groups:
+        return bool(st.st_mode & stat.S_IWGRP)
+    return bool(st.st_mode & stat.S_IWOTH)

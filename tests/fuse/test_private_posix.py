@@ -200,6 +200,12 @@ def as_uid(m: Mount, uid: int, action: Callable[[], object], cwd: str) -> str:
         os.waitpid(pid, 0)
 
 
+def access_w(name: str) -> None:
+    """``access(name, W_OK)`` as an action for ``as_uid``: EACCES when it says no."""
+    if not os.access(name, os.W_OK):
+        raise OSError(errno.EACCES, "access(W_OK) is false")
+
+
 def write_text(name: str, text: str, mode: str = "w") -> None:
     with open(name, mode) as f:
         f.write(text)
@@ -224,9 +230,11 @@ def test_another_uid_in_a_zone_is_itself_for_the_files_and_a_mapped_uid_is_its_a
         (lambda: os.chown("n.txt", 60003, 60003), "EPERM"),  # not the owner
         (lambda: os.chmod("n.txt", 0o666), "EPERM"),
         (lambda: write_text("other.txt", ""), "ok"),  # the directory is 0777
+        (lambda: access_w("n.txt"), "EACCES"),  # access(W_OK) says the same (it said yes to any uid)
     ):
         assert as_uid(m, 60003, action, "agents/alice/shared") == expected
     assert (m.store / "agents/alice/shared/n.txt").read_text() == "mine"
+    assert as_uid(m, 60002, lambda: access_w("n.txt"), "agents/alice/shared") == "ok"
     # The mapped uid is bob: refused in alice's zone by the zone rule, master of its own (root's directory).
     assert as_uid(m, 60001, lambda: write_text("shared/b.txt", ""), "agents/alice") == "EACCES"
     assert as_uid(m, 60001, lambda: write_text("b.txt", "bob"), "agents/bob") == "ok"

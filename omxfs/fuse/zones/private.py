@@ -27,7 +27,7 @@ from omxfs.errors import OmxError
 from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath
 from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler
 from omxfs.store import layout
-from omxfs.store.fs_user import FsUser, acting_as, caller_user
+from omxfs.store.fs_user import FsUser, acting_as, caller_user, may_write
 from omxfs.store.layout import OMX_XATTRS
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.private import ZONE_DEPTH
@@ -114,7 +114,16 @@ class PrivateHandler(ReadOnlyHandler):
         return path != AGENTS or AGENT_NAME.fullmatch(name) is not None
 
     def may_write(self, caller: Caller, path: ViewPath) -> bool:
-        return self.ws.private.may_write(caller.agent, path)
+        """The zone rule for the agent, then, for a uid that acts as itself, the write bit that applies to it."""
+        if not self.ws.private.may_write(caller.agent, path):
+            return False
+        user = self.user_of(caller)
+        if user is None:
+            return True
+        try:
+            return may_write(user, self.tree.lstat(path))
+        except OmxError:
+            return False
 
     # -- files -------------------------------------------------------------------------------------------------
 
