@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import platform
 import stat
@@ -58,12 +59,18 @@ def _set_fs_ids(uid: int, gid: int) -> None:
         raise OSFailure(f"cannot act as uid {uid} gid {gid}", errno.EPERM)
 
 
+def acting_as(user: FsUser | None) -> contextlib.AbstractContextManager[None]:
+    """Run the block's system calls as ``user`` on this thread (None: as the daemon), then switch back.
+
+    None, by far the common case (every request of the daemon's own user), costs a shared no-op context."""
+    return _AS_DAEMON if user is None else _switched(user)
+
+
+_AS_DAEMON = contextlib.nullcontext()
+
+
 @contextlib.contextmanager
-def acting_as(user: FsUser | None) -> Iterator[None]:
-    """Run the block's system calls as ``user`` on this thread (None: as the daemon), then switch back."""
-    if user is None:
-        yield
-        return
+def _switched(user: FsUser) -> Iterator[None]:
     own = FsUser(os.geteuid(), os.getegid(), tuple(os.getgroups()))
     try:
         _set_groups(user.groups)
@@ -87,11 +94,17 @@ def groups_of(pid: int, gid: int) -> tuple[int, ...]:
     return (gid,)
 
 
+@functools.cache
+def _own_ids() -> tuple[int, int]:
+    """The daemon's effective uid and gid: it never changes them (only the per-thread fs ids, and back)."""
+    return os.geteuid(), os.getegid()
+
+
 def caller_user(uid: int, gid: int, pid: int, mapped: Callable[[int], bool]) -> FsUser | None:
     """The identity to act as for a request from ``uid``/``gid``/``pid``: None where the daemon acts as itself,
     for its own user, for a uid the workspace's uid map names (``mapped``: that uid *is* an agent, whose zone and
     rights the zone rule alone decides, as before), or when the daemon cannot switch."""
-    if (uid, gid) == (os.geteuid(), os.getegid()) or not can_switch() or mapped(uid):
+    if (uid, gid) == _own_ids() or not can_switch() or mapped(uid):
         return None
     return FsUser(uid, gid, groups_of(pid, gid))
 
