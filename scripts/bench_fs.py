@@ -70,10 +70,13 @@ other), ``floor_vs_passthrough_ll`` (pyfuse3_floor / passthrough_ll: the binding
 (write_close_4k and stat for every target but passthrough_ll_cached), ``targets``, ``floor``, ``kernel_limits``
 (``seq_read_warm_page_cache_vs_native``: passthrough_ll_cached's seq_read_warm / native's, what the kernel's FUSE
 page-cache read path costs over native; ``omx_seq_read_warm_vs_page_cache_limit``: omx's / passthrough_ll_cached's,
-what omx adds to it; each ``null`` when either side did not run), ``options`` (how each daemon ran), ``params``
-(``targets``: the ``--only`` targets; passthrough_ll_cached goes with passthrough_ll) and ``unavailable`` (what
-could not run, and why: omx before its mount exists, cold reads without root). Exits 1 if a workload read back
-wrong data or a target failed to run, 0 otherwise: a goal missed is reported in ``targets``, not by the exit code.
+what omx adds to it; each ``null`` when either side did not run), ``requests`` (issue 16: the omx daemon's
+requests by operation for each workload and latency, read from the mount root's xattr ``user.omx.requests`` when
+each figure is recorded, so the few untimed steps before a workload are included), ``options`` (how each daemon
+ran), ``params`` (``targets``: the ``--only`` targets; passthrough_ll_cached goes with passthrough_ll) and
+``unavailable`` (what could not run, and why: omx before its mount exists, cold reads without root). Exits 1 if a
+workload read back wrong data or a target failed to run, 0 otherwise: a goal missed is reported in ``targets``,
+not by the exit code.
 Mounts are always unmounted (also on Ctrl-C and SIGTERM) and the run directory is removed unless ``--keep``.
 
     .venv/bin/python scripts/bench_fs.py [--quick] [--only native,passthrough,pyfuse3,omx] [--keep]
@@ -161,19 +164,54 @@ class Results:
     )
     unavailable: dict[str, str] = field(default_factory=dict)
     wrong: list[str] = field(default_factory=list)
+    #: the omx daemon's requests by operation, per workload and latency (issue 16)
+    requests: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: the omx mount root while omx runs: its counts are read at each record of an omx figure
+    counter: Path | None = None
+    counted: dict[str, int] = field(default_factory=dict)
 
     def record(self, target: str, workload: str, ms: float, note: str = "") -> None:
         self.workloads_ms[workload][target] = round(ms, 3)
         log(f"  {target:21} {workload:19} {ms:11.2f} ms {note}")
+        self.count(target, workload)
 
     def latency(self, name: str, target: str, value: Percentiles) -> None:
         self.latency_us[name][target] = value
         log(f"  {target:21} {name:19} p50 {value['p50']:9.1f} µs  p99 {value['p99']:9.1f} µs")
+        self.count(target, name)
+
+    def start_counting(self, mountpoint: Path) -> None:
+        self.counter = mountpoint
+        self.counted = read_requests(mountpoint)
+
+    def count(self, target: str, name: str) -> None:
+        """The omx daemon's requests since the previous omx figure (or the start): the timed work, and the few
+        untimed steps before it (a mkdir, a sync, the warm-up samples of a latency)."""
+        if target != "omx" or self.counter is None:
+            return
+        now = read_requests(self.counter)
+        self.requests[name] = request_delta(self.counted, now)
+        self.counted = now
+        log(f"  {'':21} {'':19} {sum(self.requests[name].values()):8} requests: {self.requests[name]}")
 
     def check(self, ok: bool, what: str) -> None:
         if not ok:
             self.wrong.append(what)
             log(f"  WRONG: {what}")
+
+
+def read_requests(mountpoint: Path) -> dict[str, int]:
+    """An omx daemon's request counts by operation: the mount root's virtual xattr (uncounted itself)."""
+    from omxfs.store.layout import REQUESTS  # the product, imported only where omx runs
+
+    counts: dict[str, int] = json.loads(os.getxattr(mountpoint, REQUESTS))
+    return counts
+
+
+def request_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The requests between two reads of a daemon's counts, by operation, most first."""
+    delta = {op: n - before.get(op, 0) for op, n in after.items() if n != before.get(op, 0)}
+    return dict(sorted(delta.items(), key=lambda item: (-item[1], item[0])))
 
 
 # -- measuring --------------------------------------------------------------------------------------------------
@@ -603,8 +641,12 @@ def run_omx(results: Results, run_dir: Path, cold_reason: str | None) -> None:
     with fuse_daemon("omxfs", command, mountpoint, run_dir / "omxfs.log", unmount=omxfs("umount")) as mnt:
         how = f"omxfs mount WS MNT --as {AGENT} --foreground; workloads in MNT/agents/{AGENT}/"
         results.options["omx"] = how
-        run_all(results, "omx", mnt / "agents" / AGENT, cold_reason)
-        results.options["omx"] = f"{how}; collaborative base version: {collab_through_mount(results, mnt, ws)}"
+        results.start_counting(mnt)
+        try:
+            run_all(results, "omx", mnt / "agents" / AGENT, cold_reason)
+            results.options["omx"] = f"{how}; collaborative base version: {collab_through_mount(results, mnt, ws)}"
+        finally:
+            results.counter = None
 
 
 # -- the report -------------------------------------------------------------------------------------------------
@@ -657,6 +699,7 @@ def report(results: Results) -> dict[str, Any]:
         "targets": targets,
         "floor": floor,
         "kernel_limits": kernel_limits,
+        "requests": results.requests,
         "options": results.options,
         "params": {
             "size_mib": params.size_mib,

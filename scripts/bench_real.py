@@ -52,9 +52,12 @@ Output: progress on stderr; a table of seconds (workload x target), the ratios o
 ``ratio_vs_native``, ``ratio_vs_passthrough_ll``, ``ratio_vs_pyfuse3_floor`` ({target: {workload: ratio}}),
 ``goals`` (issue 14: the view within 1.1x of native on every workload; issue 16: omx within 1.5x of
 passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is over 1.5x passthrough_ll; ``null``
-when a side did not run), ``requests`` ({target: null} until the daemons count their requests, issue 16),
-``options`` (how each target ran), ``params`` (rounds, inputs, load average before and after) and ``skipped``
-and ``failed`` ({target: why}). Exits 1 if a target failed, 0 otherwise (a missed goal is not a failure).
+when a side did not run), ``requests`` ({target: {workload: {operation: count}}} of the last round, for omx,
+whose daemon counts its requests (issue 16): the script reads the mount root's xattr ``user.omx.requests`` with
+``getfattr`` right outside each timed command, so a count may include a request of ``getfattr`` itself; ``null``
+for the other targets; also printed as a table after the ratios), ``options`` (how each target ran), ``params``
+(rounds, inputs, load average before and after) and ``skipped`` and ``failed`` ({target: why}). Exits 1 if a
+target failed, 0 otherwise (a missed goal is not a failure).
 Mounts are unmounted on every exit, Ctrl-C and SIGTERM included; the run directory is removed unless ``--keep``.
 
     .venv/bin/python scripts/bench_real.py [--targets native,passthrough_ll,pyfuse3_floor,omx,view]
@@ -86,6 +89,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_fs  # siblings, importable once their directory is on the path
 from bench_real_inputs import GREP_WORD, Inputs, make_inputs
+
+from omxfs.store.layout import REQUESTS
 
 TARGETS = ("native", "passthrough_ll", "pyfuse3_floor", "omx", "view")
 BASES = ("native", "passthrough_ll", "pyfuse3_floor")  # what ratios are taken against
@@ -125,6 +130,7 @@ ENVIRONMENT = {
     "PIP_NO_INPUT": "1",
 }
 MARK = "@bench"
+COUNTS = "@requests"
 GRACE_S = 10.0  # for a script's processes to end on SIGTERM
 #: the interpreter behind this one's venv: ``python -m venv`` of a venv's python would nest venvs
 BASE_PYTHON = Path(sys.base_prefix, "bin", f"python{sys.version_info.major}.{sys.version_info.minor}")
@@ -147,6 +153,8 @@ class Place:
 
     root: Path
     wrap: tuple[str, ...] = ()
+    #: a mount root whose ``user.omx.requests`` the script reads around each timed command (the omx daemon)
+    counter: Path | None = None
 
 
 @dataclass
@@ -157,6 +165,8 @@ class Results:
     options: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    #: {target: {workload: {operation: requests}}} of the last round, for targets whose daemon counts them
+    requests: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.seconds = {w: dict.fromkeys(self.targets) for w in self.workloads}
@@ -198,10 +208,12 @@ def venv_pip(inputs: Inputs) -> str:
     return f"{python} -m venv venv && venv/bin/python {install}"
 
 
-def round_script(root: Path, here: str, steps: list[Step]) -> str:
+def round_script(root: Path, here: str, steps: list[Step], counter: Path | None = None) -> str:
     """bash, in a new directory ``here`` of ``root``: each timed command between two reads of ``$EPOCHREALTIME``,
     printed as ``@bench NAME START END``; the first command that fails stops the script with its name on stderr.
-    The directory is removed at the end, untimed."""
+    With a ``counter`` (a mount root), the daemon's request counts are read just outside those two reads and
+    printed as ``@requests NAME BEFORE AFTER`` (compact JSON). The directory is removed at the end, untimed."""
+    read_counts = f"getfattr --only-values --absolute-names -n {REQUESTS} {shlex.quote(str(counter))}"
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in ENVIRONMENT.items())
     lines = ["set -eu", f"export {exports}", f"cd {shlex.quote(str(root))}", f"mkdir {here}", f"cd {here}"]
     lines.append("sync")  # no writeback of the target before, or of earlier parts, lands in this part's times
@@ -209,14 +221,20 @@ def round_script(root: Path, here: str, steps: list[Step]) -> str:
         fail = f"{{ echo '{MARK}: failed: {step.workload or step.command}' >&2; exit 1; }}"
         if step.workload is None:
             lines.append(f"{step.command} || {fail}")
-        else:
+        elif counter is None:
             lines.append(f"s=$EPOCHREALTIME; {step.command} || {fail}; echo {MARK} {step.workload} $s $EPOCHREALTIME")
+        else:
+            lines.append(
+                f"b=$({read_counts}); s=$EPOCHREALTIME; {step.command} || {fail}; e=$EPOCHREALTIME; "
+                f"a=$({read_counts}); echo {MARK} {step.workload} $s $e; echo {COUNTS} {step.workload} $b $a"
+            )
     lines += ["cd ..", f"rm -rf {here}"]
     return "\n".join(lines) + "\n"
 
 
-def run_part(place: Place, script: str, log_path: Path) -> dict[str, float]:
-    """Run one part's script in the target; the seconds of each timed workload."""
+def run_part(place: Place, script: str, log_path: Path) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
+    """Run one part's script in the target; the seconds of each timed workload, and the requests each sent to the
+    daemon by operation (where the script reads them)."""
     env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}  # the mount's --as identity, not the caller's
     command = [*place.wrap, "bash", "--noprofile", "--norc", "-c", script]
     with open(log_path, "ab") as errors:
@@ -232,10 +250,12 @@ def run_part(place: Place, script: str, log_path: Path) -> dict[str, float]:
             raise
     marks = [line.split() for line in out.decode(errors="replace").splitlines() if line.startswith(MARK)]
     timed = {name: float(end) - float(start) for _, name, start, end in marks}
+    counted = [line.split() for line in out.decode(errors="replace").splitlines() if line.startswith(COUNTS)]
+    requests = {name: bench_fs.request_delta(json.loads(b), json.loads(a)) for _, name, b, a in counted}
     if proc.returncode:
         after = f"after {', '.join(timed)}" if timed else "before any workload ended"
         raise RuntimeError(f"the script exited {proc.returncode} {after}; {log_path}:\n{bench_fs.log_tail(log_path)}")
-    return timed
+    return timed, requests
 
 
 def end_group(proc: subprocess.Popen[bytes]) -> None:
@@ -253,9 +273,12 @@ def end_group(proc: subprocess.Popen[bytes]) -> None:
 
 def run_round(results: Results, target: str, place: Place, number: int, inputs: Inputs, log_path: Path) -> None:
     for part, steps in round_parts(results.workloads, number == 1, inputs).items():
-        script = round_script(place.root, f"r{number}-{part}", steps)
-        for workload, seconds in run_part(place, script, log_path).items():
+        script = round_script(place.root, f"r{number}-{part}", steps, place.counter)
+        timed, requests = run_part(place, script, log_path)
+        for workload, seconds in timed.items():
             results.record(target, workload, seconds)
+        for workload, counts in requests.items():
+            results.requests.setdefault(target, {})[workload] = counts
 
 
 def warm_up(results: Results, inputs: Inputs, run_dir: Path) -> None:
@@ -368,8 +391,11 @@ def omx(results: Results, run_dir: Path, build_dir: Path) -> Iterator[Place]:
         f"omxfs mount WS MNT --as {bench_fs.AGENT} --foreground; work in MNT/agents/{bench_fs.AGENT}/"
     )
     unmount = bench_fs.omxfs("umount")
+    counter = shutil.which("getfattr")
+    if counter is None:
+        log("omx: getfattr (Debian package attr) is not installed: requests are not counted")
     with bench_fs.fuse_daemon("omxfs", command, mountpoint, run_dir / "omx-daemon.log", unmount=unmount) as mnt:
-        yield Place(mnt / "agents" / bench_fs.AGENT)
+        yield Place(mnt / "agents" / bench_fs.AGENT, counter=mnt if counter else None)
 
 
 @contextlib.contextmanager
@@ -448,6 +474,11 @@ def print_tables(results: Results) -> None:
             by_target = ratios(results, base)
             by_workload = {w: {t: by_target[t][w] for t in by_target} for w in results.workloads}
             print(f"\n{table(by_workload, list(by_target), f'/ {base}')}")
+    for target, by_workload in results.requests.items():
+        print(f"\nrequests to the {target} daemon (last round)")
+        for workload, counts in by_workload.items():
+            ops = " ".join(f"{op}={n}" for op, n in counts.items())
+            print(f"{workload:18}{sum(counts.values()):>9}  {ops}")
 
 
 def report(results: Results, params: dict[str, Any]) -> dict[str, Any]:
@@ -455,8 +486,7 @@ def report(results: Results, params: dict[str, Any]) -> dict[str, Any]:
         "seconds": results.seconds,
         **{f"ratio_vs_{base}": ratios(results, base) if base in results.targets else {} for base in BASES},
         "goals": goals(results),
-        # Issue 16: each daemon's request counts per workload go here once the daemons count them.
-        "requests": dict.fromkeys(results.targets),
+        "requests": {target: results.requests.get(target) for target in results.targets},
         "options": results.options,
         "params": params,
         "skipped": results.skipped,

@@ -40,6 +40,7 @@ KEYS = {
     "targets",
     "floor",
     "kernel_limits",
+    "requests",
     "options",
     "params",
     "unavailable",
@@ -188,6 +189,7 @@ def test_bench_fs_quick_native_passthrough_ll_and_floor(tmp_path: Path) -> None:
     assert "pyfuse3_floor.py" in results["options"]["pyfuse3_floor"]
     assert_ratios(results, "floor_vs_passthrough_ll")
     assert all(times["omx"] is None for times in results["workloads_ms"].values())
+    assert results["requests"] == {}, "only the omx daemon counts its requests"
     for key in ("ratio_vs_native", "ratio_vs_passthrough_ll", "ratio_vs_pyfuse3_floor"):
         assert all(r is None for r in results[key].values()), key
     assert all(goal is None for goal in results["targets"].values())
@@ -224,6 +226,11 @@ def test_bench_fs_quick_omx(tmp_path: Path) -> None:
     assert all(isinstance(goal, bool) for goal in results["targets"].values())
     assert all(isinstance(check, bool) for check in results["floor"].values())
     assert results["options"]["omx"] and results["options"]["pyfuse3_floor"]
+    # Issue 16: the omx daemon's requests for each figure, by operation.
+    requests = results["requests"]
+    measured = {w for w, times in results["workloads_ms"].items() if times["omx"] is not None}
+    assert set(requests) >= measured | {"write_close_4k", "stat", "collab_commit"}, requests
+    assert requests["small_create_write"].get("create", 0) > 0 and requests["small_unlink"].get("unlink", 0) > 0
 
 
 # -- the floor daemon itself ------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import functools
+import json
 import logging
 import os
 import signal
@@ -229,7 +230,7 @@ async def serve(
             if not view:
                 remove_record(ws, pid)
             pyfuse3.close(unmount=True)
-            log.info("unmounted %s", mountpoint)
+            log.info("unmounted %s; requests served: %s", mountpoint, json.dumps(ops.requests, sort_keys=True))
 
 
 async def _serve_mounted(

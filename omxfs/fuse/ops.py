@@ -9,6 +9,9 @@ caller on the handle), turns the inode into a view path, asks the router for the
 
 Lookup counts are kept in ``inodes.InodeTable``; every reply that carries an entry counts one.
 
+Every request is counted by operation (``requests``), before any work: the root's virtual xattr
+``user.omx.requests`` answers the counts as JSON, uncounted itself and never listed.
+
 Kernel caching: nodes that cannot change behind the kernel's back (``Attr.stable``) are cached for a minute,
 with their pages; everything else for half a second, since other daemons and the CLI write the store directly;
 nodes whose handler shows each caller its own (``getattr(path, caller=...)``) not at all, since the kernel's
@@ -20,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import json
 import logging
 import os
 import stat
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar, cast
@@ -42,11 +47,11 @@ from omxfs.fuse.capabilities import (
 )
 from omxfs.fuse.entries import OpenDir, OpenFile, Request, Target, entry_attributes
 from omxfs.fuse.identity import Identity
-from omxfs.fuse.inodes import InodeTable
+from omxfs.fuse.inodes import ROOT_INODE, InodeTable
 from omxfs.fuse.router import Router, view_path
 from omxfs.fuse.runner import Runner
 from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, ViewPath
-from omxfs.store.layout import USER_XATTRS
+from omxfs.store.layout import REQUESTS, USER_XATTRS
 
 T = TypeVar("T")
 
@@ -56,6 +61,7 @@ READDIR_BATCH = 64
 INLINE_IO = 64 * 1024
 
 _USER_XATTRS = USER_XATTRS.encode()
+_REQUESTS = REQUESTS.encode()
 
 ReaddirReply = Callable[[pyfuse3.ReaddirToken, bytes, pyfuse3.EntryAttributes, int], bool]
 
@@ -89,6 +95,9 @@ class Operations(pyfuse3.Operations):
         self._next_fh = 1
         self.runner = Runner(identity, log, thread_limit)
         self._on_init = on_init
+        #: requests received, by operation (issue 16): what a workload costs the daemon, read through the root's
+        #: virtual ``REQUESTS`` xattr and logged at unmount; one dict increment per request
+        self.requests: Counter[str] = Counter()
 
     def init(self) -> None:
         """The kernel's INIT request arrived (its reply follows): from now on the mount answers."""
@@ -201,6 +210,7 @@ class Operations(pyfuse3.Operations):
     # -- names -------------------------------------------------------------------------------------------------
 
     async def lookup(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        self.requests["lookup"] += 1
         child = self._child_once(parent_inode, name)
 
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
@@ -211,10 +221,13 @@ class Operations(pyfuse3.Operations):
         return await self.runner.run("lookup", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def forget(self, inode_list: Sequence[tuple[int, int]]) -> None:
+        self.requests["forget"] += 1
         for inode, count in inode_list:
             self.inodes.forget(inode, count)
 
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        self.requests["getattr"] += 1
+
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             attr, uncached = self._attr(inode, caller)
             if stat.S_IFMT(attr.mode) != self.inodes.fmt(inode):
@@ -232,6 +245,7 @@ class Operations(pyfuse3.Operations):
         fh: int | None,
         ctx: pyfuse3.RequestContext,
     ) -> pyfuse3.EntryAttributes:
+        self.requests["setattr"] += 1
         changes = AttrChanges(
             size=attr.st_size if fields.update_size else None,
             mode=attr.st_mode if fields.update_mode else None,
@@ -261,6 +275,8 @@ class Operations(pyfuse3.Operations):
         return await self.runner.run("setattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def readlink(self, inode: int, ctx: pyfuse3.RequestContext) -> bytes:
+        self.requests["readlink"] += 1
+
         def work(caller: Caller) -> bytes:
             path = self.inodes.path(inode)
             return self.router.route(path).readlink(path)
@@ -271,6 +287,8 @@ class Operations(pyfuse3.Operations):
     async def mknod(
         self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
+        self.requests["mknod"] += 1
+
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             path = self._child(parent_inode, name)
             handler = self.router.route(path)
@@ -291,6 +309,7 @@ class Operations(pyfuse3.Operations):
     async def mkdir(
         self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
+        self.requests["mkdir"] += 1
         child = self._child_once(parent_inode, name)
 
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
@@ -303,6 +322,7 @@ class Operations(pyfuse3.Operations):
         return await self.runner.run("mkdir", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self.requests["unlink"] += 1
         child = self._child_once(parent_inode, name)
 
         def work(caller: Caller) -> None:
@@ -314,6 +334,8 @@ class Operations(pyfuse3.Operations):
         await self.runner.run("unlink", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self.requests["rmdir"] += 1
+
         def work(caller: Caller) -> None:
             path = self._child(parent_inode, name)
             self.router.route(path).rmdir(caller, path)
@@ -324,6 +346,7 @@ class Operations(pyfuse3.Operations):
     async def symlink(
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
+        self.requests["symlink"] += 1
         child = self._child_once(parent_inode, name)
 
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
@@ -346,6 +369,8 @@ class Operations(pyfuse3.Operations):
         flags: int,
         ctx: pyfuse3.RequestContext,
     ) -> None:
+        self.requests["rename"] += 1
+
         def work(caller: Caller) -> None:
             old = self._child(parent_inode_old, name_old)
             new = self._child(parent_inode_new, name_new)
@@ -361,6 +386,8 @@ class Operations(pyfuse3.Operations):
     async def link(
         self, inode: int, new_parent_inode: int, new_name: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
+        self.requests["link"] += 1
+
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             existing = self.inodes.path(inode)
             new = self._child(new_parent_inode, new_name)
@@ -375,6 +402,8 @@ class Operations(pyfuse3.Operations):
     # -- files -------------------------------------------------------------------------------------------------
 
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        self.requests["open"] += 1
+
         def work(caller: Caller) -> Handle:
             path = self.inodes.path(inode)
             return self.router.route(path).open(caller, path, flags)
@@ -387,6 +416,7 @@ class Operations(pyfuse3.Operations):
     async def create(
         self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
+        self.requests["create"] += 1
         child = self._child_once(parent_inode, name)
 
         def work(caller: Caller) -> tuple[Handle, pyfuse3.EntryAttributes]:
@@ -406,6 +436,7 @@ class Operations(pyfuse3.Operations):
         return self._open_file(entry.st_ino, handle), entry
 
     async def read(self, fh: int, off: int, size: int) -> bytes:
+        self.requests["read"] += 1
         f = self._file(fh)
         if self._inline_io(f.handle, "read", size):
             # A store file is read on the loop only if the page cache holds the data (``read_cached``; a read that
@@ -421,6 +452,7 @@ class Operations(pyfuse3.Operations):
         )
 
     async def write(self, fh: int, off: int, buf: bytes) -> int:
+        self.requests["write"] += 1
         f = self._file(fh)
         inline = self._inline_io(f.handle, "write", len(buf), off + len(buf))
         return await self.runner.run(
@@ -428,6 +460,7 @@ class Operations(pyfuse3.Operations):
         )
 
     async def flush(self, fh: int) -> None:
+        self.requests["flush"] += 1
         f = self._file(fh)
         inline = self._inline_io(f.handle, "flush")
         await self.runner.run(
@@ -435,10 +468,12 @@ class Operations(pyfuse3.Operations):
         )
 
     async def fsync(self, fh: int, datasync: bool) -> None:
+        self.requests["fsync"] += 1
         f = self._file(fh)
         await self.runner.run("fsync", f.handle.caller, self._describe(f.inode), lambda _: f.handle.fsync(datasync))
 
     async def release(self, fh: int) -> None:
+        self.requests["release"] += 1
         f = self._files.pop(fh, None)
         if f is None:
             return
@@ -462,6 +497,8 @@ class Operations(pyfuse3.Operations):
     # -- directories -------------------------------------------------------------------------------------------
 
     async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int:
+        self.requests["opendir"] += 1
+
         def work(caller: Caller) -> Caller:
             path = self.inodes.path(inode)
             if not self._stat(path, caller)[0].is_dir:
@@ -477,6 +514,7 @@ class Operations(pyfuse3.Operations):
         return fh
 
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
+        self.requests["readdir"] += 1
         d = self._dirs.get(fh)
         if d is None:
             raise pyfuse3.FUSEError(errno.EBADF)
@@ -532,16 +570,20 @@ class Operations(pyfuse3.Operations):
         return out
 
     async def releasedir(self, fh: int) -> None:
+        self.requests["releasedir"] += 1
         d = self._dirs.pop(fh, None)
         if d is not None:
             self.inodes.closed(d.inode)
 
     async def fsyncdir(self, fh: int, datasync: bool) -> None:
         """Every change of a directory entry is made durable by the store (or by the program's own fsync)."""
+        self.requests["fsyncdir"] += 1
 
     # -- attributes and the rest -------------------------------------------------------------------------------
 
     async def access(self, inode: int, mode: int, ctx: pyfuse3.RequestContext) -> bool:
+        self.requests["access"] += 1
+
         def work(caller: Caller) -> bool:
             path = self.inodes.path(inode)
             handler = self.router.route(path)
@@ -556,6 +598,7 @@ class Operations(pyfuse3.Operations):
         return await self.runner.run("access", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
+        self.requests["statfs"] += 1
         root = self.store_root
         if root is None:
             raise pyfuse3.FUSEError(errno.ENOSYS)
@@ -571,6 +614,9 @@ class Operations(pyfuse3.Operations):
         return await self.runner.run("statfs", Request.of(ctx), "/", work)
 
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
+        if name == _REQUESTS and inode == ROOT_INODE:  # read by benchmarks around a workload: not counted itself
+            return json.dumps(self.requests, sort_keys=True, separators=(",", ":")).encode()
+        self.requests["getxattr"] += 1
         if not name.startswith(_USER_XATTRS):
             # No zone keeps any other namespace, and the kernel asks for security.capability before every write():
             # answered here, before the caller or the path is even looked at.
@@ -584,6 +630,8 @@ class Operations(pyfuse3.Operations):
         return await self.runner.run("getxattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def setxattr(self, inode: int, name: bytes, value: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self.requests["setxattr"] += 1
+
         def work(caller: Caller) -> None:
             path = self.inodes.path(inode)
             self.router.route(path).setxattr(caller, path, os.fsdecode(name), value)
@@ -591,6 +639,8 @@ class Operations(pyfuse3.Operations):
         await self.runner.run("setxattr", Request.of(ctx), self._describe(inode), work)
 
     async def listxattr(self, inode: int, ctx: pyfuse3.RequestContext) -> Sequence[bytes]:
+        self.requests["listxattr"] += 1
+
         def work(caller: Caller) -> list[bytes]:
             path = self.inodes.path(inode)
             return [os.fsencode(n) for n in self.router.route(path).listxattr(caller, path)]
@@ -599,6 +649,8 @@ class Operations(pyfuse3.Operations):
         return await self.runner.run("listxattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def removexattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self.requests["removexattr"] += 1
+
         def work(caller: Caller) -> None:
             path = self.inodes.path(inode)
             self.router.route(path).removexattr(caller, path, os.fsdecode(name))

@@ -107,6 +107,8 @@ TYPE = "user.omx.type"
 FROM = "user.omx.from"
 TO = "user.omx.to"
 TIMESTAMP = "user.omx.timestamp"
+#: the mount root's virtual, read-only xattr: the daemon's request counts by operation, as JSON (issue 16)
+REQUESTS = "user.omx.requests"
 
 # -- renameat2(2) flags (<linux/fs.h>), which the os module lacks ------------------------------------------------
 RENAME_NOREPLACE = 1
