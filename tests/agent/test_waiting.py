@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import select
 
 import pytest
 
@@ -100,6 +101,15 @@ def test_the_spinner_is_quiet_when_the_output_is_not_a_terminal() -> None:
     assert piped.getvalue() == ""
 
 
+def read_terminal(fd: int) -> str:
+    """All a pty holds: the kernel hands written bytes to the reading side asynchronously, so one read may
+    return part of them; read until nothing more comes within a second."""
+    shown = b""
+    while select.select([fd], [], [], 1.0)[0]:
+        shown += os.read(fd, 4096)
+    return shown.decode()
+
+
 def test_the_spinner_shows_the_model_on_a_terminal_and_erases_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TERM", "xterm")
     parent, child = pty.openpty()
@@ -107,7 +117,7 @@ def test_the_spinner_shows_the_model_on_a_terminal_and_erases_itself(monkeypatch
         with open(child, "w", encoding="utf-8", closefd=False) as terminal:
             with Spinner(terminal, "openai/x", interval_s=0.01) as spinner:
                 assert spinner.enabled
-            shown = os.read(parent, 4096).decode()
+            shown = read_terminal(parent)
     finally:
         os.close(parent)
         os.close(child)
