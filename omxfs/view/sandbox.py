@@ -26,6 +26,7 @@ launcher (``--die-with-parent``).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ from omxfs.store.layout import AGENTS, META_DIR
 
 #: the host's system directories a view shows read-only, when they exist
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
+#: where the host keeps secrets readable by their owner alone, hidden from root in a view
+PRIVATE_CONFIG = "/etc"
 #: the environment variable that tells a process it runs in a view, and as whom (informative: the daemon ignores it)
 VIEW_ENV = "OMX_VIEW"
 SCOPE = Path(__file__).with_name("scope.py")
@@ -91,6 +94,8 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
     if spec.privileged:
         args += ["--cap-drop", "ALL"]
     args += _system()
+    if spec.privileged:
+        args += _hide_private(PRIVATE_CONFIG)
     args += [*_ro_binds(spec.runtime)]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
     if spec.home and not _under_any(spec.home, (spec.workspace,)):
@@ -132,6 +137,35 @@ def _system() -> list[str]:
     if not _under_any(resolv, SYSTEM_DIRS) and os.path.isfile(resolv):
         args += ["--ro-bind", resolv, resolv]
     return args
+
+
+def _hide_private(root: str) -> list[str]:
+    """Cover what only its owner may read under ``root`` (``/etc/shadow``, ssh host keys, ``/etc/ssl/private``).
+
+    Root in a view holds no capability, but it is still uid 0, the owner of those files: without this it could
+    read them through the read-only system binds. Files become empty, directories empty and read-only.
+    """
+    args: list[str] = []
+    for top, dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(top, name)
+            if _owner_only(path, directory=False):
+                args += ["--ro-bind", "/dev/null", path]
+        for name in list(dirs):
+            path = os.path.join(top, name)
+            if _owner_only(path, directory=True):
+                args += ["--tmpfs", path, "--remount-ro", path]
+                dirs.remove(name)
+    return args
+
+
+def _owner_only(path: str, *, directory: bool) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    kind = stat.S_ISDIR(st.st_mode) if directory else stat.S_ISREG(st.st_mode)
+    return kind and not st.st_mode & stat.S_IROTH
 
 
 def _ro_binds(paths: Sequence[str]) -> list[str]:

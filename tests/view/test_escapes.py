@@ -121,11 +121,13 @@ def test_root_in_a_view_holds_no_capability(store: Workspace, ok: Ok) -> None:
             "alice",
             "grep CapEff /proc/self/status; mount -t tmpfs none /tmp 2>/dev/null || echo no-mount; "
             "unshare -U true 2>/dev/null || echo no-userns; touch f; chown 1234 f 2>/dev/null || echo no-chown; "
-            "cat /root/.bashrc 2>/dev/null || echo no-root-home",
+            "cat /root/.bashrc 2>/dev/null || echo no-root-home; "
+            "test -s /etc/ssh/ssh_host_ed25519_key -a -r /etc/ssh/ssh_host_ed25519_key || echo no-host-key; "
+            "[ \"$(cat /etc/shadow 2>/dev/null)\" ] || echo no-shadow",
         )
     )
     assert "CapEff:\t0000000000000000" in out
-    for refused in ("no-mount", "no-userns", "no-chown", "no-root-home"):
+    for refused in ("no-mount", "no-userns", "no-chown", "no-root-home", "no-host-key", "no-shadow"):
         assert refused in out
 
 
