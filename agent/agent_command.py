@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent.llm import LLMError, Model
-from agent.llm_errors import advice
 from agent.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed
+from agent.model.errors import advice
+from agent.model.llm import LLMError, Model
 
 ModelFactory = Callable[[str | None, str | None, float | None], Model]
 

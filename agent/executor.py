@@ -13,14 +13,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agent.llm_errors import advice
+from agent.model.errors import advice
 from agent.plan import Plan, Step, WorkspaceStep
+from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 from agent.resume import save_output
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
 from agent.tools.registry import run_tool
 from agent.tools.workspace import run_workspace_step
-from agent.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 
 __all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
 

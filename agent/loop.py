@@ -47,10 +47,10 @@ from agent.context import (
     shared_prefix_chars,
     tool_choice_for,
 )
-from agent.llm import LLMError, Model, ModelReply, ToolCall, ToolChoiceModel, Usage, model_from_settings
-from agent.pricing import Tally
+from agent.model.llm import LLMError, Model, ModelReply, ToolCall, ToolChoiceModel, Usage, model_from_settings
+from agent.model.pricing import Tally
+from agent.record.trace import PREVIEW_CHARS, ModelCallEntry, RunEntry, RunRecorder, ToolCallEntry, digest, now, preview
 from agent.tool_manager import ToolManager
-from agent.trace import PREVIEW_CHARS, ModelCallEntry, RunEntry, RunRecorder, ToolCallEntry, digest, now, preview
 
 if TYPE_CHECKING:
     from agent.prompting import Session

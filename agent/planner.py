@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent.llm import LLMError, Model
-from agent.llm_errors import advice
+from agent.model.errors import advice
+from agent.model.llm import LLMError, Model
 from agent.plan import Plan, validation_summary
 from agent.shell_policy import ALLOW_LIST
 from agent.tools.inputs import TOOL_INPUTS

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.sandbox import Sandbox, SandboxError, SandboxUnavailable
+from agent.sandbox.confine import Sandbox, SandboxError, SandboxUnavailable
 
 ToolFn = Callable[..., str]
 
@@ -24,7 +24,7 @@ def python_execute(code: str, timeout: float = 30, *, sandbox: Sandbox | None = 
     """Run ``code`` in a fresh Python process under the OS sandbox; stdout on success, else the error line a
     programmer would read.
 
-    The sandbox (``agent.sandbox``: Landlock, or bubblewrap) lets the code write only inside its workspace (by
+    The sandbox (``agent.sandbox.confine``: Landlock, or bubblewrap) lets the code write only inside its workspace (by
     default the current directory) and reach no network; the whole process session is killed on timeout, so
     code that started children leaves none behind.
     """

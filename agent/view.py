@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from agent.runs import RunsError, is_omxfs_store
+from agent.record.runs_dir import RunsError, is_omxfs_store
 
 VIEW_ENV = "OMX_VIEW"
 WORKSPACE_OPTIONS = ("-w", "--workspace")

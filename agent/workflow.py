@@ -13,16 +13,16 @@ from typing import Any, Protocol
 
 from agent.confirm import Declined, Refused, confirm, render_plan
 from agent.executor import ExecutionResult, Executor
-from agent.llm import LLMError, Model
+from agent.model.llm import LLMError, Model
 from agent.overwrites import overwrite_previews
 from agent.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.planner import Planner, PlanningError
+from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
+from agent.record.trace import RecordingModel, RunEntry, RunRecorder
 from agent.resume import ResumeError, earlier_outputs
 from agent.risk import RiskAssessment, assess
-from agent.runs import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
-from agent.sandbox import Sandbox, SandboxMode, SandboxUnavailable
+from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
 from agent.tools.base import ToolContext
-from agent.trace import RecordingModel, RunEntry, RunRecorder
 
 __all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Options", "Outcome"]
 __all__ += ["run_plan_file", "run_task", "summary_text"]

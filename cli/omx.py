@@ -16,8 +16,8 @@ import click
 
 if TYPE_CHECKING:
     from agent.agent_command import AgentOutcome
-    from agent.llm import Model
-    from agent.sandbox import SandboxMode
+    from agent.model.llm import Model
+    from agent.sandbox.confine import SandboxMode
     from agent.workflow import Options, Outcome
 
 EPILOG = """\b
@@ -31,8 +31,8 @@ OMX_RETRIES times (3) with backoff, each retry shown on stderr and kept in the t
 def build_model(model: str | None, api_base: str | None, timeout: float | None = None) -> Model:
     """The model for a run, retried on transient failures (each retry told on stderr) with a spinner on a
     terminal; tests replace this function to script the model."""
-    from agent.llm import model_from_settings
-    from agent.waiting import RetryPolicy, WaitingModel
+    from agent.model.llm import model_from_settings
+    from agent.model.waiting import RetryPolicy, WaitingModel
 
     inner = model_from_settings(model, api_base, timeout=timeout)
     warn = lambda line: click.echo(f"omx: {line}", err=True)  # noqa: E731
@@ -94,7 +94,7 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
     (changing ``os.environ`` is not seen). Only as the installed command: inside a test runner or another
     program the environment is the caller's to set.
     """
-    from agent.runs import RunsError
+    from agent.record.runs_dir import RunsError
     from agent.view import view_command
 
     if not as_agent or os.path.basename(sys.argv[0]) not in ("omx", "omx.py") or not os.path.isfile(sys.argv[0]):
@@ -227,7 +227,7 @@ def run_command(
 @click.argument("run_dir", type=click.Path())
 def replay_command(run_dir: str) -> None:
     """Show a recorded run (runs/<ts>) as a timeline: plan, model calls, steps, outcome."""
-    from agent.replay import ReplayError, render_run
+    from agent.record.replay import ReplayError, render_run
 
     try:
         click.echo(render_run(Path(run_dir)))

@@ -31,8 +31,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.context import ContextSettings, request_text, shared_prefix_chars
-from agent.llm import ModelReply, ScriptedModel, Usage
 from agent.loop import Agent, AgentConfig
+from agent.model.llm import ModelReply, ScriptedModel, Usage
 from agent.tool_manager import ToolManager
 from agent.workspace_tools.prompt import system_prompt as workspace_prompt
 

@@ -7,8 +7,8 @@ slash style, ``reply[0]`` in the dot style), so a user interface can show a fiel
 Each chunk re-parses the text received so far: quadratic in the reply length, which is fine for the few
 kilobytes a structured reply has, and far simpler than an incremental parser that must agree with ``json``.
 
-Real models: ``agent.llm.LiteLLMModel`` is a ``StreamingModel`` itself (its ``stream`` sends tokens through
-litellm); ``CompletionStream`` adapts any other ``agent.llm.Model`` (the whole reply arrives as one chunk).
+Real models: ``agent.model.llm.LiteLLMModel`` is a ``StreamingModel`` itself (its ``stream`` sends tokens through
+litellm); ``CompletionStream`` adapts any other ``agent.model.llm.Model`` (the whole reply arrives as one chunk).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 import trio
 from pydantic import BaseModel, ConfigDict
 
-from agent.llm import LLMError, Model
+from agent.model.llm import LLMError, Model
 from agent.prompting.partial_json import Path, partial_leaves
 
 __all__ = ["CompletionStream", "ScriptedStreamingModel", "StreamingData", "StreamingModel", "StreamingParser"]
@@ -117,7 +117,7 @@ async def _chunks(chunks: list[str]) -> AsyncIterator[str]:
 
 
 class CompletionStream:
-    """Any ``agent.llm.Model`` as a ``StreamingModel``: the call runs in a worker thread, the reply is one chunk."""
+    """Any ``agent.model.llm.Model`` as a ``StreamingModel``: the call runs in a worker thread, one chunk."""
 
     def __init__(self, model: Model) -> None:
         self.model = model

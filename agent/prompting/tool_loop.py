@@ -23,7 +23,7 @@ from typing import Any
 import trio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from agent.llm import Model, ModelReply, ToolCall
+from agent.model.llm import Model, ModelReply, ToolCall
 from agent.prompting.output_model import parse_reply
 from agent.prompting.output_schema import is_schema
 from agent.prompting.prompt import Prompt

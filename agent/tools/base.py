@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent.llm import Model
-from agent.sandbox import Sandbox
+from agent.model.llm import Model
+from agent.sandbox.confine import Sandbox
 
 __all__ = ["ToolContext", "ToolFailure", "ToolResult"]
 

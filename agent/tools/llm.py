@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agent.llm import LLMError
+from agent.model.llm import LLMError
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import LlmInput
 

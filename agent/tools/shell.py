@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from agent.sandbox import ProcessResult, SandboxError, SandboxUnavailable
+from agent.sandbox.confine import ProcessResult, SandboxError, SandboxUnavailable
 from agent.shell_policy import ALLOW_LIST, classify
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import ShellInput

@@ -21,11 +21,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.llm import LLMError
+from agent.model.llm import LLMError
 from agent.plan import RiskLevel, WorkspaceStep
+from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import WorkspaceInput
-from agent.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 
 __all__ = ["MAX_RETRIES", "MAX_TURNS", "WorkspaceCaller", "run_workspace_step", "workspace_findings"]
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from agent.executor import Executor
-from agent.llm import ScriptedModel
+from agent.model.llm import ScriptedModel
 from agent.plan import Plan
-from agent.sandbox import Sandbox, SandboxUnavailable
+from agent.record.trace import RecordingModel, RunRecorder, digest
+from agent.sandbox.confine import Sandbox, SandboxUnavailable
 from agent.tools import registry
 from agent.tools.base import ToolContext
-from agent.trace import RecordingModel, RunRecorder, digest
 
 
 def make_plan(*steps: tuple[str, dict[str, Any]], criteria: list[str] | None = None) -> Plan:

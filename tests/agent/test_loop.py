@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm import LiteLLMModel, LLMError, ScriptedModel
 from agent.loop import MAX_STEPS_REACHED, Agent, AgentConfig
+from agent.model.llm import LiteLLMModel, LLMError, ScriptedModel
 from agent.tool_manager import ToolManager
 from tests.support.openai_stub import OpenAIStub
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent.llm import LiteLLMModel, ScriptedModel
+from agent.model.llm import LiteLLMModel, ScriptedModel
 from agent.planner import Planner, PlanningError, system_prompt
 from tests.support.openai_stub import OpenAIStub
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import sandbox as sandbox_module
-from agent.llm import ScriptedModel
-from agent.sandbox import Sandbox, SandboxUnavailable
+from agent.model.llm import ScriptedModel
+from agent.sandbox import confine as sandbox_module
+from agent.sandbox.confine import Sandbox, SandboxUnavailable
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import ListDirInput, LlmInput, PythonInput, ReadTextInput, ShellInput, WriteTextInput
 from agent.tools.registry import TOOLS, run_tool

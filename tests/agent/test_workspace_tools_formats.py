@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]  # (litellm depends on it)
 import pytest
 
-from agent.llm import LiteLLMModel, _import_litellm
+from agent.model.llm import LiteLLMModel, _import_litellm
 from agent.workspace_tools import (
     StoreBackend,
     WorkspaceTools,

@@ -19,8 +19,8 @@ from click.testing import CliRunner, Result
 
 import cli.omx
 from agent.context import is_prefix
-from agent.llm import Model, ScriptedModel
-from agent.waiting import WaitingModel
+from agent.model.llm import Model, ScriptedModel
+from agent.model.waiting import WaitingModel
 
 REPO = Path(__file__).resolve().parents[2]
 OMX = REPO / ".venv" / "bin" / "omx"

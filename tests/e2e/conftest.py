@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import cli.omx
-from agent.llm import ScriptedModel
+from agent.model.llm import ScriptedModel
 from tests.e2e.helpers import NOTES
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import cli.omx
 from agent import workflow
-from agent.llm import LLMError, ScriptedModel
+from agent.model.llm import LLMError, ScriptedModel
 from tests.e2e.helpers import (
     NOTES,
     PLAN_A,

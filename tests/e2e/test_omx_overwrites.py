@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.llm import ScriptedModel
+from agent.model.llm import ScriptedModel
 from tests.e2e.helpers import PLAN_A, TASK_A, omx
 
 OVERWRITE = {

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.llm import LLMError, ScriptedModel
+from agent.model.llm import LLMError, ScriptedModel
 from tests.e2e.helpers import NOTES, PLAN_A, SUMMARY, TASK_A, kinds, omx, run_end, trace_of
 
 

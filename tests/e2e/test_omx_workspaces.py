@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agent import runs as runs_module
 from agent import workflow
-from agent.llm import ScriptedModel
+from agent.model.llm import ScriptedModel
+from agent.record import runs_dir as runs_module
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A, REPO, kinds, omx, run_end, trace_of
 
@@ -83,7 +83,7 @@ def test_an_agent_views_binds_are_still_the_omxfs_workspace(tmp_path: Path) -> N
 DRIVER = """
 import json, os, sys
 import cli.omx
-from agent.llm import ScriptedModel
+from agent.model.llm import ScriptedModel
 model = ScriptedModel(json.loads(os.environ["OMX_TEST_REPLIES"]))
 cli.omx.build_model = lambda name, base, timeout=None: model
 sys.argv = ["omx", *sys.argv[1:]]

@@ -3,7 +3,7 @@
 Every attack is refused with the errno a Unix tool shows, leaves the store byte for byte as it was (the
 snapshot below skips only the daemon's own log), and, where the daemon refused it, is one line of the daemon log
 naming agent, operation, path and errno. Escapes of the ``omx`` tools' OS sandbox are in
-``tests/agent/test_sandbox.py`` (``test_hostile_*``).
+``tests/agent/sandbox/test_sandbox.py`` (``test_hostile_*``).
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ from agent.context import (
     restore_all,
     restore_messages,
 )
-from agent.llm import LiteLLMModel, ScriptedModel
 from agent.loop import NO_ANSWER, Agent, AgentConfig
-from agent.replay import render_run
+from agent.model.llm import LiteLLMModel, ScriptedModel
+from agent.record.replay import render_run
 from agent.tool_manager import ToolManager
 from tests.support.openai_stub import OpenAIStub
 

@@ -11,8 +11,8 @@ import pytest
 import trio
 
 from agent.context import ContextSettings, SessionSettings, is_prefix, is_reference, restore_all
-from agent.llm import ScriptedModel
 from agent.loop import OUTPUT_MISMATCH, Agent, AgentConfig, AgentRun
+from agent.model.llm import ScriptedModel
 from agent.prompting import ResizeDecision, ResizePolicy, Session, Settings
 from agent.tool_manager import ToolManager
 

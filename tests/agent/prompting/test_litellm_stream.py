@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm import LiteLLMModel, LLMError
+from agent.model.llm import LiteLLMModel, LLMError
 from agent.prompting import ModelRequest, Settings
 from tests.support.openai_stub import OpenAIStub
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent.llm import ScriptedModel
+from agent.model.llm import ScriptedModel
 from agent.prompting import CompletionStream, ModelRequest, ScriptedStreamingModel, Settings, StreamingParser
 from agent.prompting.partial_json import partial_leaves
 
@@ -89,7 +89,7 @@ def test_slash_paths_escape_like_json_pointer_and_malformed_json_is_an_error() -
 
 @pytest.mark.trio
 async def test_any_model_streams_through_completion_stream() -> None:
-    """Seed 002 §4: a non-streaming agent.llm.Model is one chunk; the response still parses it."""
+    """Seed 002 §4: a non-streaming agent.model.llm.Model is one chunk; the response still parses it."""
     model = ScriptedModel(['{"result": "7"}'])
     request = ModelRequest(CompletionStream(model)).set_prompt("input", "3+4").set_prompt("output", {"result": (int,)})
     assert await request.get_response().data() == {"result": 7}

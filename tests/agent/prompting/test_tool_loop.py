@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from agent.llm import ModelReply, ScriptedModel, ToolCall
+from agent.model.llm import ModelReply, ScriptedModel, ToolCall
 from agent.prompting import Prompt, Settings, ToolLoop
 
 

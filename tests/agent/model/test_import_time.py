@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:
@@ -28,8 +28,8 @@ def test_agent_core_imports_without_litellm_and_fast() -> None:
         """
         import sys, time
         started = time.perf_counter()
-        import agent.llm, agent.loop, agent.tool_manager, agent.subagents, agent.rules
-        from agent.llm import LLM, ScriptedModel
+        import agent.model.llm, agent.loop, agent.tool_manager, agent.subagents, agent.rules
+        from agent.model.llm import LLM, ScriptedModel
         LLM(ScriptedModel(["hi"])).call("hello")
         elapsed = time.perf_counter() - started
         assert "litellm" not in sys.modules, "litellm imported without a real call"
@@ -49,7 +49,7 @@ def test_litellm_arrives_with_the_first_real_call_offline_and_quiet() -> None:
     result = run_python(
         """
         import os, sys
-        from agent.llm import LiteLLMModel
+        from agent.model.llm import LiteLLMModel
         from tests.support.openai_stub import OpenAIStub
         assert "litellm" not in sys.modules
         with OpenAIStub() as stub:
@@ -72,7 +72,7 @@ def test_a_local_openai_compatible_server_is_called_without_litellm() -> None:
     result = run_python(
         """
         import sys
-        from agent.llm import model_from_settings
+        from agent.model.llm import model_from_settings
         from tests.support.openai_stub import OpenAIStub
         with OpenAIStub() as stub:
             stub.enqueue("pong")

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from agent.llm import LLMError, Model, ModelReply
+from agent.model.llm import LLMError, Model, ModelReply
 
 __all__ = ["RetryPolicy", "Spinner", "WaitingModel", "retry_line"]
 

@@ -1,6 +1,6 @@
 """The sandbox launcher: confine this process with Landlock (and a private network namespace), then exec the tool.
 
-It runs as its own small program (``python -I -S agent/sandbox_exec.py CONFIG -- ARGV...``) rather than as a
+It runs as its own small program (``python -I -S agent/sandbox/launcher.py CONFIG -- ARGV...``) rather than as a
 ``preexec_fn``, because restricting a forked copy of a multi-threaded parent can deadlock, and because the
 confinement must be in place before the first instruction of the tool runs. Only the standard library is used,
 so it works whatever the tool's working directory and ``sys.path`` are.
@@ -268,7 +268,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(confine(json.loads(argv[1]), best_effort=True)))
         return 0
     if len(argv) < 3 or argv[1] != "--":
-        print("usage: sandbox_exec.py CONFIG_JSON -- PROGRAM [ARGS...] | --probe CONFIG_JSON", file=sys.stderr)
+        print("usage: launcher.py CONFIG_JSON -- PROGRAM [ARGS...] | --probe CONFIG_JSON", file=sys.stderr)
         return 2
     config = json.loads(argv[0])
     status_fd = int(config.get("status_fd", -1))

@@ -24,9 +24,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.llm import LLMError, Model, ModelReply
+from agent.model.llm import LLMError, Model, ModelReply
+from agent.model.pricing import Tally
 from agent.plan import Plan
-from agent.pricing import Tally
 
 __all__ = ["ModelCallEntry", "RecordingModel", "RunEntry", "RunRecorder", "ToolCallEntry", "TraceEntry", "digest"]
 __all__ += ["now", "preview"]
@@ -102,7 +102,7 @@ class ModelCallEntry(_Entry):
     prompt_chars: int | None = None
     prefix_chars: int | None = None
     previous_request: bool | None = None
-    retries: list[str] = Field(default_factory=list)  # failed attempts before this one's outcome (agent.waiting)
+    retries: list[str] = Field(default_factory=list)  # failed attempts before this one's outcome (agent.model.waiting)
 
 
 class ToolCallEntry(_Entry):

@@ -15,11 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from agent import sandbox as sandbox_module
-from agent import sandbox_exec
-from agent.sandbox import OUTPUT_LIMIT, Sandbox, SandboxError, SandboxUnavailable, probe_bubblewrap, probe_landlock
+from agent.sandbox import confine as sandbox_module
+from agent.sandbox import launcher
+from agent.sandbox.confine import (
+    OUTPUT_LIMIT,
+    Sandbox,
+    SandboxError,
+    SandboxUnavailable,
+    probe_bubblewrap,
+    probe_landlock,
+)
 
-HAS_LANDLOCK = sandbox_exec.landlock_abi() >= 1
+HAS_LANDLOCK = launcher.landlock_abi() >= 1
 needs_landlock = pytest.mark.skipif(not HAS_LANDLOCK, reason="this kernel has no Landlock")
 needs_bwrap = pytest.mark.skipif(probe_bubblewrap() is None, reason="bubblewrap is not installed or cannot run here")
 
@@ -116,7 +123,7 @@ def test_landlock_alone_denies_tcp_connect(ws: Path, listener: int) -> None:
 @needs_landlock
 def test_what_the_kernel_offers_is_detected_and_described(ws: Path) -> None:
     info = Sandbox(ws).info
-    assert info.mechanism == "landlock" and info.landlock_abi == sandbox_exec.landlock_abi()
+    assert info.mechanism == "landlock" and info.landlock_abi == launcher.landlock_abi()
     assert "writes only under the workspace" in info.filesystem
     if os.geteuid() == 0:
         assert probe_landlock(True).get("netns") == "netns" and info.network.startswith("netns")
@@ -191,11 +198,11 @@ def test_no_sandbox_mode_runs_unconfined_and_says_so(ws: Path, tmp_path: Path) -
 
 def test_a_sandbox_that_cannot_be_set_up_fails_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The launcher reports a setup failure on the status pipe and never runs the program."""
-    monkeypatch.setattr(sandbox_exec, "landlock_abi", lambda: 0)
+    monkeypatch.setattr(launcher, "landlock_abi", lambda: 0)
     read_fd, write_fd = os.pipe()
     try:
         config = {"landlock": True, "read": [], "write": [str(ws)], "status_fd": write_fd}
-        assert sandbox_exec.main([json.dumps(config), "--", "touch", str(ws / "ran")]) == 125
+        assert launcher.main([json.dumps(config), "--", "touch", str(ws / "ran")]) == 125
         os.close(write_fd)
         assert json.loads(os.read(read_fd, 4096)) == {
             "stage": "sandbox",

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import trio
 
-from agent.llm import LiteLLMModel, LLMError, ModelReply, model_from_settings
-from agent.openai_http import OpenAIHTTPModel
+from agent.model.llm import LiteLLMModel, LLMError, ModelReply, model_from_settings
+from agent.model.openai_http import OpenAIHTTPModel
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]

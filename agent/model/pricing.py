@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.llm import Usage
+from agent.model.llm import Usage
 
 __all__ = ["Tally", "cost_usd"]
 

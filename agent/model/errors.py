@@ -47,7 +47,7 @@ class LLMError(Exception):
         super().__init__(message)
         self.request_id, self.kind, self.retry_after = request_id, kind, retry_after
         self.attempts = 1
-        self.retries: list[str] = []  # the failed attempts before this one (agent.waiting), for the trace
+        self.retries: list[str] = []  # the failed attempts before this one (agent.model.waiting), for the trace
 
     @property
     def transient(self) -> bool:

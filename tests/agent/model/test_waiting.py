@@ -11,9 +11,9 @@ import select
 
 import pytest
 
-from agent.llm import LLMError
-from agent.openai_http import OpenAIHTTPModel
-from agent.waiting import RetryPolicy, Spinner, WaitingModel
+from agent.model.llm import LLMError
+from agent.model.openai_http import OpenAIHTTPModel
+from agent.model.waiting import RetryPolicy, Spinner, WaitingModel
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]

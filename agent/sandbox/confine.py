@@ -3,7 +3,7 @@
 The checks of the shell policy and the file tools are the first line; this is the second, for what a permitted
 program does once it runs (``python3 -c`` can open any path and any socket). Mechanisms, in order of preference:
 
-- ``landlock`` (Linux 5.13+): ``agent/sandbox_exec.py`` restricts itself and then execs the tool. Reads and
+- ``landlock`` (Linux 5.13+): ``agent/sandbox/launcher.py`` restricts itself and then execs the tool. Reads and
   execution only under the system directories, the Python installation and the workspace; writes only under the
   workspace, a private temporary directory and a few devices (``/dev/null``…). Network: a new empty network
   namespace when the kernel lets this user create one (root, or unprivileged user namespaces), plus Landlock's
@@ -39,12 +39,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from agent import sandbox_exec
+from agent.sandbox import launcher
 
 __all__ = ["ProcessResult", "Sandbox", "SandboxError", "SandboxInfo", "SandboxMode", "SandboxUnavailable"]
 
 SandboxMode = Literal["auto", "landlock", "bubblewrap", "off"]
-LAUNCHER = Path(sandbox_exec.__file__).resolve()
+LAUNCHER = Path(launcher.__file__).resolve()
 #: bytes of stdout and of stderr kept per process; the rest is read and dropped so the tool never blocks
 OUTPUT_LIMIT = 256 * 1024
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

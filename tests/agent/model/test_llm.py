@@ -10,8 +10,8 @@ import urllib.request
 
 import pytest
 
-from agent.llm import LLM, LiteLLMModel, LLMError, ModelReply, ScriptedModel, ToolCall, Usage, model_from_settings
-from agent.llm_errors import redact
+from agent.model.errors import redact
+from agent.model.llm import LLM, LiteLLMModel, LLMError, ModelReply, ScriptedModel, ToolCall, Usage, model_from_settings
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from agent.llm_errors import LLMError, redact, translate
+from agent.model.errors import LLMError, redact, translate
 
 __all__ = ["LLM", "LLMError", "LiteLLMModel", "Model", "ModelReply", "ScriptedModel", "ToolCall", "Usage"]
 __all__ += ["ToolChoiceModel", "model_from_settings", "timeout_from_env"]
@@ -52,7 +52,7 @@ class ModelReply(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     request_id: str
     model: str
-    retries: list[str] = Field(default_factory=list)  # failed attempts before this reply (agent.waiting)
+    retries: list[str] = Field(default_factory=list)  # failed attempts before this reply (agent.model.waiting)
 
     def as_message(self) -> dict[str, Any]:
         """The reply as the assistant message that goes back into the conversation, tool calls included."""
@@ -163,7 +163,7 @@ class LiteLLMModel:
             raise self._error(exc, request_id) from None
 
     def _send(self, kwargs: dict[str, Any], request_id: str) -> ModelReply:
-        """One blocking request built by ``_request``; ``agent.openai_http`` sends the same one without litellm."""
+        """One blocking request built by ``_request``; ``openai_http`` sends the same one without litellm."""
         litellm = _import_litellm()  # before find_spec below, which would import litellm without our settings
         if kwargs.get("tools") and importlib.util.find_spec("litellm.responses.mcp") is not None:
             kwargs["_skip_mcp_handler"] = True  # litellm 1.7x+ imports the optional `mcp` package for any tools
@@ -335,7 +335,7 @@ def _json_text(arguments: str | dict[str, Any]) -> str:
 def model_from_settings(model: str | None, api_base: str | None, *, timeout: float | None = None) -> Model:
     """The model the user chose: --model / OMX_MODEL, --api-base / OMX_API_BASE; provider keys from their variables.
 
-    An ``openai/<name>`` model with an API base is sent by the direct client (``agent.openai_http``: no litellm
+    An ``openai/<name>`` model with an API base is sent by the direct client (``agent.model.openai_http``: no litellm
     import, so the first request leaves at once); every other model goes through litellm. ``timeout``: seconds
     one request may take, else ``OMX_TIMEOUT``, else 60.
     """
@@ -353,7 +353,7 @@ def model_from_settings(model: str | None, api_base: str | None, *, timeout: flo
         key = "no-key"  # local OpenAI-compatible servers ignore the key, but the OpenAI client insists on one
     seconds = timeout if timeout is not None else timeout_from_env()
     if base and name.startswith("openai/"):
-        from agent.openai_http import OpenAIHTTPModel  # imports agent.llm: here, not at the top
+        from agent.model.openai_http import OpenAIHTTPModel  # imports agent.model.llm: here, not at the top
 
         return OpenAIHTTPModel(name, api_base=base, api_key=key, timeout=seconds)
     return LiteLLMModel(name, api_base=base, api_key=key, timeout=seconds)

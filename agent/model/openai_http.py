@@ -7,7 +7,7 @@ OpenAI-compatible server needs none of litellm's provider logic: the request is 
 import in the background would not do: the plan prompt is ready in milliseconds, the import takes seconds.
 
 The request is the one ``LiteLLMModel`` builds (this class only sends it), the reply is read the same way, and a
-failure becomes the same ``LLMError`` message (``agent.llm_errors.describe``), so nothing above this module can
+failure becomes the same ``LLMError`` message (``agent.model.errors.describe``), so nothing above this module can
 tell the two clients apart. Every other model still goes through litellm.
 """
 
@@ -18,8 +18,8 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from agent.llm import LiteLLMModel, ModelReply, ToolCall, Usage
-from agent.llm_errors import ErrorKind, LLMError, describe, retry_after_s
+from agent.model.errors import ErrorKind, LLMError, describe, retry_after_s
+from agent.model.llm import LiteLLMModel, ModelReply, ToolCall, Usage
 
 if TYPE_CHECKING:
     import httpx
@@ -159,7 +159,7 @@ def _events(client: httpx.Client, response: httpx.Response) -> Iterator[str]:
 
 
 def _reply(data: dict[str, Any], *, request_id: str, model: str) -> ModelReply:
-    """The parts omx uses of an OpenAI chat completion (JSON), as ``agent.llm._reply`` reads litellm's object."""
+    """The parts omx uses of an OpenAI chat completion (JSON), as ``agent.model.llm._reply`` reads litellm's object."""
     message = data["choices"][0]["message"]
     calls = [
         ToolCall(
