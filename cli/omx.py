@@ -1,7 +1,7 @@
 """``omx``: the local agent. Plan a task, confirm it, execute it in a sandbox, record a trace (SPEC §6, seed 004);
-or, with ``omx agent``, answer a prompt with the multi-turn tool loop (``agent.agent_command``).
+or, with ``omx agent``, answer a prompt with the multi-turn tool loop (``agent.chat.command``).
 
-Parsing and printing only; the flow lives in ``agent.workflow``. Nothing heavy is imported at module level
+Parsing and printing only; the flow lives in ``agent.plan_run.workflow``. Nothing heavy is imported at module level
 (pydantic and litellm load when a command runs), so ``omx --help`` answers at once.
 """
 
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from agent.agent_command import AgentOutcome
+    from agent.chat.command import AgentOutcome
     from agent.model.llm import Model
+    from agent.plan_run.workflow import Options, Outcome
     from agent.sandbox.confine import SandboxMode
-    from agent.workflow import Options, Outcome
 
 EPILOG = """\b
 Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed.
@@ -113,7 +113,7 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
 
 
 def _options(workspace: str | None, as_agent: str | None, yes: bool, dry_run: bool, no_sandbox: bool) -> Options:
-    from agent.workflow import Options
+    from agent.plan_run.workflow import Options
 
     adopt_identity(as_agent, workspace)
 
@@ -181,7 +181,7 @@ def task_command(
     no_sandbox: bool,
 ) -> None:
     """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
-    from agent.workflow import run_task
+    from agent.plan_run.workflow import run_task
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
     _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
@@ -216,7 +216,7 @@ def run_command(
     from_step: int | None,
 ) -> None:
     """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
-    from agent.workflow import run_plan_file
+    from agent.plan_run.workflow import run_plan_file
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
     options.from_step = from_step
@@ -278,7 +278,7 @@ def agent_command(
         tool_modes: {look: [python]}
         memory_dir: memory         # memory_save / memory_load tools and files
     """
-    from agent.agent_command import run_agent
+    from agent.chat.command import run_agent
 
     config_path, runs = Path(config) if config else None, Path(runs_dir) if runs_dir else None
     _guarded(
@@ -302,7 +302,7 @@ def schema_command() -> None:
     """Print the JSON schema of plan format v1 (what plan.json files follow)."""
     import json
 
-    from agent.plan import plan_json_schema
+    from agent.plan_run.plan import plan_json_schema
 
     click.echo(json.dumps(plan_json_schema(), indent=2))
 

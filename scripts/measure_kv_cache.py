@@ -30,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.chat.loop import Agent, AgentConfig
+from agent.chat.tool_manager import ToolManager
 from agent.context import ContextSettings, request_text, shared_prefix_chars
-from agent.loop import Agent, AgentConfig
 from agent.model.llm import ModelReply, ScriptedModel, Usage
-from agent.tool_manager import ToolManager
 from agent.workspace_tools.prompt import system_prompt as workspace_prompt
 
 CACHE_BLOCK_TOKENS = 16  # the simulated cache reuses whole blocks, as vLLM's prefix cache does

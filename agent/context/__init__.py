@@ -1,8 +1,9 @@
 """Context discipline for the agent loop (seed 003), after Manus' "Context Engineering for AI Agents".
 
 Append-only context with reversible compression, todo recitation, error preservation, tool masking, template
-noise and file-based memory; ``agent.loop`` wires each in behind a ``ContextSettings`` switch. Nothing here talks
-to a model or imports litellm.
+noise and file-based memory; ``agent.chat.loop`` wires each in behind a ``ContextSettings`` switch. Nothing here talks
+to a model or imports litellm, and nothing here imports the chat loop or ``agent.prompting`` (which uses the
+reversible compression for its sessions): ``tests/agent/test_structure.py`` keeps it so.
 """
 
 from agent.context.append_only import ContextEntry, ContextManager, is_prefix
@@ -14,9 +15,8 @@ from agent.context.compression import (
     restore_messages,
 )
 from agent.context.error_preservation import ErrorPreservation, is_tool_error
-from agent.context.file_memory import FileBasedMemory, MemoryPathError, register_memory_tools
+from agent.context.file_memory import FileBasedMemory, MemoryPathError
 from agent.context.prefix import RequestMeasure, request_text, shared_prefix_chars
-from agent.context.session_resize import SessionResize, SessionSettings
 from agent.context.settings import ContextSettings
 from agent.context.template_noise import TemplateNoise
 from agent.context.todo_recitation import RECITATION_INSTRUCTION, TodoRecitation
@@ -31,8 +31,6 @@ __all__ = [
     "FileBasedMemory",
     "MemoryPathError",
     "RequestMeasure",
-    "SessionResize",
-    "SessionSettings",
     "TemplateNoise",
     "TodoRecitation",
     "ToolMask",
@@ -41,7 +39,6 @@ __all__ = [
     "is_reference",
     "is_tool_error",
     "refusal",
-    "register_memory_tools",
     "request_text",
     "restorable_reference",
     "restore_all",

@@ -10,7 +10,7 @@ __all__ = ["ErrorPreservation", "is_tool_error"]
 
 
 def is_tool_error(result: str) -> bool:
-    """Tool results that report a failure start with "error:" (agent.tool_manager's convention)."""
+    """Tool results that report a failure start with "error:" (agent.chat.tool_manager's convention)."""
     return result.lstrip().startswith("error:")
 
 

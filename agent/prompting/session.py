@@ -27,7 +27,7 @@ from typing import Any, Literal, TypeVar
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.context import compress_messages, restorable_reference, restore_all
+from agent.context.compression import compress_messages, restorable_reference, restore_all
 from agent.prompting.settings import Settings
 
 __all__ = ["PolicyHandler", "ResizeDecision", "ResizeHandler", "ResizePolicy", "Session", "text_length"]

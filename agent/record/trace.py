@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.model.llm import LLMError, Model, ModelReply
 from agent.model.pricing import Tally
-from agent.plan import Plan
+from agent.plan_run.plan import Plan
 
 __all__ = ["ModelCallEntry", "RecordingModel", "RunEntry", "RunRecorder", "ToolCallEntry", "TraceEntry", "digest"]
 __all__ += ["now", "preview"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.shell_policy import path_problem
+from agent.plan_run.shell_policy import path_problem
 from agent.tools.base import ToolFailure
 
 __all__ = ["confine"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from agent.plan_run.shell_policy import ALLOW_LIST, classify
 from agent.sandbox.confine import ProcessResult, SandboxError, SandboxUnavailable
-from agent.shell_policy import ALLOW_LIST, classify
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import ShellInput
 

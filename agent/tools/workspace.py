@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.model.llm import LLMError
-from agent.plan import RiskLevel, WorkspaceStep
+from agent.plan_run.plan import RiskLevel, WorkspaceStep
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import WorkspaceInput

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 import cli.omx
-from agent import workflow
 from agent.model.llm import LLMError, ScriptedModel
+from agent.plan_run import workflow
 from tests.e2e.helpers import (
     NOTES,
     PLAN_A,

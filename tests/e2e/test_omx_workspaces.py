@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agent import workflow
 from agent.model.llm import ScriptedModel
+from agent.plan_run import workflow
 from agent.record import runs_dir as runs_module
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A, REPO, kinds, omx, run_end, trace_of

@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
+from agent.chat.loop import NO_ANSWER, Agent, AgentConfig
+from agent.chat.session_resize import SessionSettings
+from agent.chat.tool_manager import ToolManager
 from agent.context import (
     ContextSettings,
-    SessionSettings,
     is_prefix,
     is_reference,
     request_text,
     restore_all,
     restore_messages,
 )
-from agent.loop import NO_ANSWER, Agent, AgentConfig
 from agent.model.llm import LiteLLMModel, ScriptedModel
 from agent.record.replay import render_run
-from agent.tool_manager import ToolManager
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]

@@ -28,7 +28,7 @@ def test_agent_core_imports_without_litellm_and_fast() -> None:
         """
         import sys, time
         started = time.perf_counter()
-        import agent.model.llm, agent.loop, agent.tool_manager, agent.subagents, agent.rules
+        import agent.model.llm, agent.chat.loop, agent.chat.tool_manager, agent.subagents, agent.rules
         from agent.model.llm import LLM, ScriptedModel
         LLM(ScriptedModel(["hi"])).call("hello")
         elapsed = time.perf_counter() - started

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from agent.tool_manager import ToolManager, python_execute
+from agent.chat.tool_manager import ToolManager, python_execute
 
 
 def test_TC_Tool_001_python_tool_prints_result_quickly() -> None:

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 import trio
 
-from agent.context import ContextSettings, SessionSettings, is_prefix, is_reference, restore_all
-from agent.loop import OUTPUT_MISMATCH, Agent, AgentConfig, AgentRun
+from agent.chat.loop import OUTPUT_MISMATCH, Agent, AgentConfig, AgentRun
+from agent.chat.session_resize import SessionSettings
+from agent.chat.tool_manager import ToolManager
+from agent.context import ContextSettings, is_prefix, is_reference, restore_all
 from agent.model.llm import ScriptedModel
 from agent.prompting import ResizeDecision, ResizePolicy, Session, Settings
-from agent.tool_manager import ToolManager
 
 FILES = {f"{i}.txt": f"content of file {i}. " * 10 for i in range(6)}  # 210 characters each
 

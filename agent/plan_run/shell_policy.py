@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from agent.plan import RiskLevel
+from agent.plan_run.plan import RiskLevel
 
 __all__ = ["ALLOWED_COMMANDS", "FORBIDDEN_COMMANDS", "ShellVerdict", "classify", "code_concerns", "path_problem"]
 

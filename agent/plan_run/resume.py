@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.plan import Plan
+from agent.plan_run.plan import Plan
 
 __all__ = ["OUTPUTS_DIR", "ResumeError", "earlier_outputs", "save_output"]
 

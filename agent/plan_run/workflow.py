@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent.confirm import Declined, Refused, confirm, render_plan
-from agent.executor import ExecutionResult, Executor
 from agent.model.llm import LLMError, Model
-from agent.overwrites import overwrite_previews
-from agent.plan import Plan, PlanError, RiskLevel, load_plan
-from agent.planner import Planner, PlanningError
+from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
+from agent.plan_run.executor import ExecutionResult, Executor
+from agent.plan_run.overwrites import overwrite_previews
+from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
+from agent.plan_run.planner import Planner, PlanningError
+from agent.plan_run.resume import ResumeError, earlier_outputs
+from agent.plan_run.risk import RiskAssessment, assess
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder
-from agent.resume import ResumeError, earlier_outputs
-from agent.risk import RiskAssessment, assess
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
 from agent.tools.base import ToolContext
 

@@ -1,4 +1,4 @@
-"""``omx agent "PROMPT"``: one prompt through the multi-turn tool loop (``agent.loop``), recorded and measured.
+"""``omx agent "PROMPT"``: one prompt through the multi-turn tool loop (``agent.chat.loop``), recorded and measured.
 
 ``cli.omx`` parses and prints; this module builds the config (YAML, then the command line's overrides), runs the
 agent and says how it ended. Every failure the user can fix is one line, never a traceback (STYLE lesson 7):
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed
+from agent.chat.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model
 

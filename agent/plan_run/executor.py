@@ -14,9 +14,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent.model.errors import advice
-from agent.plan import Plan, Step, WorkspaceStep
+from agent.plan_run.plan import Plan, Step, WorkspaceStep
+from agent.plan_run.resume import save_output
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
-from agent.resume import save_output
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
 from agent.tools.registry import run_tool
@@ -125,7 +125,7 @@ class Executor:
         self, plan: Plan, *, from_step: int | None = None, earlier: dict[int, str] | None = None
     ) -> ExecutionResult:
         """Run the steps in order; with ``from_step``, the steps before it are not run and ``earlier`` holds the
-        outputs of theirs that later steps refer to (``agent.resume``)."""
+        outputs of theirs that later steps refer to (``agent.plan_run.resume``)."""
         outputs: dict[int, str] = {}
         outcomes: list[StepOutcome] = []
         produced: list[Path] = []

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.plan import Plan, PythonStep, ShellStep, Step, WorkspaceStep, WriteTextStep
-from agent.plan import RiskLevel as Level
-from agent.shell_policy import classify, code_concerns, path_problem
+from agent.plan_run.plan import Plan, PythonStep, ShellStep, Step, WorkspaceStep, WriteTextStep
+from agent.plan_run.plan import RiskLevel as Level
+from agent.plan_run.shell_policy import classify, code_concerns, path_problem
 
 __all__ = ["Finding", "RiskAssessment", "assess"]
 

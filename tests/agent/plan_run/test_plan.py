@@ -8,7 +8,7 @@ from typing import Any, get_args
 
 import pytest
 
-from agent.plan import Plan, PlanError, RiskLevel, load_plan, parse_plan, plan_json_schema
+from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan, parse_plan, plan_json_schema
 from agent.tools.inputs import Ref, WorkspaceToolName
 
 SPEC_EXAMPLE = {

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.plan import RiskLevel
-from agent.shell_policy import classify, code_concerns
+from agent.plan_run.plan import RiskLevel
+from agent.plan_run.shell_policy import classify, code_concerns
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from agent.plan import Plan
+from agent.plan_run.plan import Plan
 from agent.tools.inputs import Ref, WriteTextInput
 
 __all__ = ["overwrite_previews"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.loop import MAX_STEPS_REACHED, Agent, AgentConfig
+from agent.chat.loop import MAX_STEPS_REACHED, Agent, AgentConfig
+from agent.chat.tool_manager import ToolManager
 from agent.model.llm import LiteLLMModel, LLMError, ScriptedModel
-from agent.tool_manager import ToolManager
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]

@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agent.plan import Plan, RiskLevel
-from agent.risk import RiskAssessment
+from agent.plan_run.plan import Plan, RiskLevel
+from agent.plan_run.risk import RiskAssessment
 from agent.tools.inputs import REF_PATTERN
 
 __all__ = ["Decision", "Declined", "Refused", "confirm", "decide", "render_plan"]

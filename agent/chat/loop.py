@@ -11,7 +11,7 @@ against the previous one (prefix shared, cached tokens) and, with ``runs_dir``, 
 Seed 002 comes in two places, both off by default. ``session:`` turns on session resize: at each turn boundary a
 ``Session``'s policy decides (deep or lite, sync or async handlers) and the run's context folds the oldest turns
 into a readable reference, the same reversible fold ``compress_at_chars`` uses, so the append-only rule holds
-(``agent.context.session_resize`` says why it is one fold with two triggers). ``run(..., output=schema)`` asks
+(``agent.chat.session_resize`` says why it is one fold with two triggers). ``run(..., output=schema)`` asks
 for structured output: the task is sent as the prompt generator renders it (an OUTPUT REQUIREMENT section) and
 the final answer is checked by the schema's output model; a reply that does not fit goes back to the model.
 """
@@ -26,6 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agent.chat.memory_tools import register_memory_tools
+from agent.chat.session_resize import SessionResize, SessionSettings
+from agent.chat.tool_manager import ToolManager
 from agent.context import (
     RECITATION_INSTRUCTION,
     ContextManager,
@@ -33,15 +36,12 @@ from agent.context import (
     ErrorPreservation,
     FileBasedMemory,
     RequestMeasure,
-    SessionResize,
-    SessionSettings,
     TemplateNoise,
     TodoRecitation,
     ToolMask,
     is_prefix,
     is_tool_error,
     refusal,
-    register_memory_tools,
     request_text,
     restore_all,
     shared_prefix_chars,
@@ -50,7 +50,6 @@ from agent.context import (
 from agent.model.llm import LLMError, Model, ModelReply, ToolCall, ToolChoiceModel, Usage, model_from_settings
 from agent.model.pricing import Tally
 from agent.record.trace import PREVIEW_CHARS, ModelCallEntry, RunEntry, RunRecorder, ToolCallEntry, digest, now, preview
-from agent.tool_manager import ToolManager
 
 if TYPE_CHECKING:
     from agent.prompting import Session

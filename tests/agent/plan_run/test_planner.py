@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.model.llm import LiteLLMModel, ScriptedModel
-from agent.planner import Planner, PlanningError, system_prompt
+from agent.plan_run.planner import Planner, PlanningError, system_prompt
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from agent.executor import Executor
 from agent.model.llm import ScriptedModel
-from agent.plan import Plan
+from agent.plan_run.executor import Executor
+from agent.plan_run.plan import Plan
 from agent.record.trace import RecordingModel, RunRecorder, digest
 from agent.sandbox.confine import Sandbox, SandboxUnavailable
 from agent.tools import registry

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agent.confirm import Decision, Declined, Refused, confirm, decide, render_plan
-from agent.plan import Plan, RiskLevel
-from agent.risk import MANY_WRITES, assess
+from agent.plan_run.confirm import Decision, Declined, Refused, confirm, decide, render_plan
+from agent.plan_run.plan import Plan, RiskLevel
+from agent.plan_run.risk import MANY_WRITES, assess
 
 
 def make_plan(*steps: tuple[str, dict[str, Any]], label: str = "LOW") -> Plan:
