@@ -35,6 +35,7 @@ from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import FSTYPE, mount_at, report_ready
 from omxfs.fuse.ops import Operations
 from omxfs.fuse.router import Router
+from omxfs.fuse.watch import StoreWatch, local_store
 from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.handoff import HandoffHandler
 from omxfs.fuse.zones.layout import LayoutHandler
@@ -108,7 +109,12 @@ def build_ops(
         if fixed_identity
         else IdentityResolver(lambda: ws.config, default_agent, CALLERS)
     )
-    return Operations(build_router(ws), identity, InodeTable(), log, store_root=ws.root, on_init=on_init)
+    inodes = InodeTable()
+    # Private zones are cached long where every change to the store can be learned (issue 16, omxfs.fuse.watch).
+    watch = StoreWatch(ws.root, inodes, log) if local_store(ws.root) else None
+    if watch is None:
+        log.info("the store is not on a local filesystem: private zones are cached for 0.5 s, not watched")
+    return Operations(build_router(ws), identity, inodes, log, store_root=ws.root, on_init=on_init, watch=watch)
 
 
 def _open_log(ws: Workspace, pid: int) -> tuple[logging.Logger, TextIO, Path]:
@@ -210,7 +216,11 @@ async def serve(
         try:
             pyfuse3.init(ops, mountpoint, mount_options(allow_other, view))
         except RuntimeError as exc:
+            if ops.watch is not None:
+                ops.watch.stop()
             raise MountError(f"cannot mount on {mountpoint}: {exc} (see the log {ws_path}/{log_rel})") from None
+        if ops.watch is not None:
+            ops.watch.start()
         try:
             await _serve_mounted(
                 ws,
@@ -229,6 +239,8 @@ async def serve(
         finally:
             if not view:
                 remove_record(ws, pid)
+            if ops.watch is not None:  # its invalidations need the session that close() ends
+                ops.watch.stop()
             pyfuse3.close(unmount=True)
             log.info("unmounted %s; requests served: %s", mountpoint, json.dumps(ops.requests, sort_keys=True))
 

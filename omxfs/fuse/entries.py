@@ -1,6 +1,7 @@
 """What the ops layer keeps per request and per open node, and the entries it gives the kernel: a node's
-attributes with how long the kernel may cache them (nodes that cannot change behind its back for a minute,
-everything else for half a second, since other daemons and the CLI write the store directly).
+attributes with how long the kernel may cache them (nodes that cannot change behind its back for a minute; nodes
+whose store directory is watched for changes, ``omxfs.fuse.watch``, for a minute too; everything else for half a
+second, since other daemons and the CLI write the store directly).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from omxfs.fuse.zones.base import ROOT, Attr, Caller, Handle, ViewPath
 
 #: attribute and entry timeouts (seconds) of nodes that cannot change behind the kernel's back
 STABLE_TIMEOUT = 60.0
+#: ... of nodes whose every change is invalidated explicitly (``omxfs.fuse.watch``)
+WATCHED_TIMEOUT = 60.0
 #: ... and of everything else: other daemons and the CLI change the store directly (SPEC: visible within 1 s)
 VOLATILE_TIMEOUT = 0.5
 
@@ -64,14 +67,21 @@ class OpenDir:
     attrs: list[Attr] | None = None
 
 
-def entry_attributes(inode: int, attr: Attr, *, uncached: bool = False) -> pyfuse3.EntryAttributes:
-    """The kernel's entry for a node: its attributes and how long the kernel may cache them."""
+def entry_attributes(
+    inode: int, attr: Attr, *, uncached: bool = False, watched: tuple[bool, bool] = (False, False)
+) -> pyfuse3.EntryAttributes:
+    """The kernel's entry for a node: its attributes and how long the kernel may cache them. ``watched``: whether
+    every change to the node's name, and to its attributes, is invalidated explicitly (``Operations._watched``)."""
     e = pyfuse3.EntryAttributes()
     e.st_ino = inode
     e.generation = 0
-    timeout = STABLE_TIMEOUT if attr.stable else 0.0 if uncached else VOLATILE_TIMEOUT
-    e.entry_timeout = timeout
-    e.attr_timeout = timeout
+    if attr.stable:
+        e.entry_timeout = e.attr_timeout = STABLE_TIMEOUT
+    elif uncached:
+        e.entry_timeout = e.attr_timeout = 0.0
+    else:
+        e.entry_timeout = WATCHED_TIMEOUT if watched[0] else VOLATILE_TIMEOUT
+        e.attr_timeout = WATCHED_TIMEOUT if watched[1] else VOLATILE_TIMEOUT
     e.st_mode = attr.mode
     e.st_nlink = attr.nlink
     e.st_uid = attr.uid

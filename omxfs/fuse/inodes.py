@@ -5,8 +5,12 @@ hands to the kernel. A number is valid while the kernel knows it: every reply th
 create, mkdir, symlink, link, mknod, each readdirplus entry) adds one to its lookup count, ``forget`` takes
 counts away, and at zero the number is purged unless a file is still open on it. The root is pinned.
 
-Numbers are never reused (a counter), so the generation is always 0. A number whose paths were all unlinked or
-replaced by a rename is *detached*: it keeps its last path for the log, no longer answers lookups, and
+Numbers come from a counter, so the generation is always 0; once the kernel has forgotten a number, it is kept
+for its store file (by the file's type and store inode number, ``RETIRED``) and handed out again if that file is
+looked up again: a file keeps its ``st_ino`` while it exists, though the kernel forgets its inode whenever its
+entry is invalidated (``omxfs.fuse.watch``) or memory is short. A store inode number reused by another file gives
+that file the old number, which the kernel no longer knows: as on any filesystem. A number whose paths were all
+unlinked or replaced by a rename is *detached*: it keeps its last path for the log, no longer answers lookups, and
 ``getattr`` on it must be served from an open handle.
 
 Hard links (issue 15): the names of one store file share one number, so the kernel keeps one inode for them, with
@@ -28,6 +32,7 @@ from omxfs.errors import NotFound
 from omxfs.fuse.zones.base import ROOT, ViewPath
 
 ROOT_INODE = 1  # pyfuse3.ROOT_INODE, fixed by the FUSE protocol
+RETIRED = 1 << 16  # forgotten numbers kept for their store files (the oldest is dropped first)
 
 
 @dataclass
@@ -38,6 +43,7 @@ class _Node:
     lookups: int = 0
     opened: int = 0
     ino: int = 0  # the store's inode number, 0 if not known or a directory
+    store_ino: int = 0  # the store's inode number, directories too: the number is kept for it once forgotten
 
     @property
     def path(self) -> ViewPath:
@@ -59,6 +65,7 @@ class InodeTable:
         # without making and hashing a path object per entry (most of a repeated listing's cost).
         self._children: dict[ViewPath, dict[str, int]] = {}
         self._next = ROOT_INODE + 1
+        self._retired: dict[tuple[int, int], int] = {}  # (S_IFMT bits, store inode number) -> forgotten number
         self._lock = threading.RLock()
 
     # -- queries -----------------------------------------------------------------------------------------------
@@ -88,6 +95,11 @@ class InodeTable:
         with self._lock:
             return self._by_path.get(path)
 
+    def children(self, directory: ViewPath) -> list[tuple[str, int]]:
+        """The names known in ``directory``, with their numbers."""
+        with self._lock:
+            return list(self._children.get(directory, {}).items())
+
     def lookup_count(self, inode: int) -> int:
         with self._lock:
             node = self._nodes.get(inode)
@@ -114,11 +126,14 @@ class InodeTable:
         number nobody took.
         """
         fmt = stat.S_IFMT(mode)
+        store_ino = ino
         ino = ino if fmt != stat.S_IFDIR else 0
         with self._lock:
             inode = self._by_path.get(path)
             if inode is not None:
                 node = self._nodes[inode]
+                if store_ino:
+                    node.store_ino = store_ino
                 # A regular file replaced behind our back keeps the number of its only name; one name of a linked
                 # file that now names another file does not.
                 same = not ino or node.ino in (0, ino) or len(node.paths) == 1
@@ -137,9 +152,11 @@ class InodeTable:
                     self._index(path, twin)
                     return twin
                 self._set_ino(twin, 0)  # that number's file is gone: its store inode number means nothing now
-            inode = self._next
-            self._next += 1
-            self._nodes[inode] = _Node([path], fmt, path)
+            inode = self._retired.pop((fmt, store_ino), 0) if store_ino else 0
+            if not inode:
+                inode = self._next
+                self._next += 1
+            self._nodes[inode] = _Node([path], fmt, path, store_ino=store_ino)
             self._index(path, inode)
             self._set_ino(inode, ino)
             return inode
@@ -249,11 +266,18 @@ class InodeTable:
             return []
         if inode is not None and self._nodes[inode].fmt != stat.S_IFDIR:
             return [(path, inode)]
-        return [
-            (p, inode)
-            for p, inode in self._by_path.items()
-            if p == path or (len(p.parts) > len(path.parts) and p.parts[: len(path.parts)] == path.parts)
-        ]
+        # Down the name index, not a scan of every known path: ``rm -rf`` removes hundreds of directories while
+        # thousands of paths are known (a scan each made it quadratic).
+        found = [(path, inode)] if inode is not None else []
+        below = [path]
+        while below:
+            directory = below.pop()
+            for name, child in self._children.get(directory, {}).items():
+                p = directory / name
+                found.append((p, child))
+                if p in self._children:
+                    below.append(p)
+        return found
 
     def _index(self, path: ViewPath, inode: int) -> None:
         self._by_path[path] = inode
@@ -294,6 +318,12 @@ class InodeTable:
         if node is None or inode == ROOT_INODE or node.lookups > 0 or node.opened > 0:
             return
         del self._nodes[inode]
+        if node.store_ino:
+            key = (node.fmt, node.store_ino)
+            self._retired.pop(key, None)  # re-inserted last: the oldest is dropped first
+            self._retired[key] = inode
+            if len(self._retired) > RETIRED:
+                del self._retired[next(iter(self._retired))]
         if node.ino and self._by_ino.get(node.ino) == inode:
             del self._by_ino[node.ino]
         for path in node.paths:

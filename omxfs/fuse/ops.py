@@ -13,7 +13,10 @@ Every request is counted by operation (``requests``), before any work: the root'
 ``user.omx.requests`` answers the counts as JSON, uncounted itself and never listed.
 
 Kernel caching: nodes that cannot change behind the kernel's back (``Attr.stable``) are cached for a minute,
-with their pages; everything else for half a second, since other daemons and the CLI write the store directly;
+with their pages; so are nodes named in a directory the ``StoreWatch`` watches (the private zones on a local
+store: every change, also those made behind the daemon's back, is invalidated explicitly within 0.1 s; the
+directory is watched before its entries are read); everything else for half a second, since other daemons and the
+CLI write the store directly;
 nodes whose handler shows each caller its own (``getattr(path, caller=...)``) not at all, since the kernel's
 caches are shared by all callers.
 """
@@ -50,6 +53,7 @@ from omxfs.fuse.identity import Identity
 from omxfs.fuse.inodes import ROOT_INODE, InodeTable
 from omxfs.fuse.router import Router, view_path
 from omxfs.fuse.runner import Runner
+from omxfs.fuse.watch import StoreWatch
 from omxfs.fuse.zones.base import ROOT, Attr, AttrChanges, Caller, Handle, ViewPath
 from omxfs.store.layout import REQUESTS, USER_XATTRS
 
@@ -82,6 +86,7 @@ class Operations(pyfuse3.Operations):
         readdir_reply: ReaddirReply | None = None,
         thread_limit: int = 64,
         on_init: Callable[[], None] | None = None,
+        watch: StoreWatch | None = None,
     ) -> None:
         super().__init__()
         self.router = router
@@ -95,6 +100,7 @@ class Operations(pyfuse3.Operations):
         self._next_fh = 1
         self.runner = Runner(identity, log, thread_limit)
         self._on_init = on_init
+        self.watch = watch
         #: requests received, by operation (issue 16): what a workload costs the daemon, read through the root's
         #: virtual ``REQUESTS`` xattr and logged at unmount; one dict increment per request
         self.requests: Counter[str] = Counter()
@@ -176,9 +182,39 @@ class Operations(pyfuse3.Operations):
             raise NotFound(f"{path}: deleted")
         return self._stat(path, caller)
 
-    def _remember(self, path: ViewPath, attr: Attr, uncached: bool = False) -> pyfuse3.EntryAttributes:
+    def _remember(
+        self, path: ViewPath, attr: Attr, uncached: bool = False, parent: int | None = None
+    ) -> pyfuse3.EntryAttributes:
+        """Count a lookup of ``path`` (named in the directory node ``parent``, if known) and make its entry."""
         inode = self.inodes.remember(path, attr.mode, attr.ino, self._same_file(attr))
-        return entry_attributes(inode, attr, uncached=uncached)
+        return entry_attributes(inode, attr, uncached=uncached, watched=self._watched(parent, inode, attr))
+
+    def _ensure_watched(self, directory: int) -> None:
+        """Watch ``directory``'s store directory before its entries are read for the kernel (``StoreWatch``)."""
+        if self.watch is not None:
+            self.watch.ensure(directory, self.inodes.path(directory))
+
+    def _watched(self, directory: int | None, inode: int, attr: Attr) -> tuple[bool, bool]:
+        """Whether the kernel may cache long the entry of ``inode`` (named in ``directory``), and its attributes:
+        every change to them is learned and invalidated (``StoreWatch``).
+
+        The name: its directory is watched, and it is the file's only name (a change made through a name in another
+        directory is reported to that directory only). The attributes: a file's go with its name; a directory's
+        only where the directory itself is watched, since its mtime and link count change with its entries, which
+        only its own watch reports.
+        """
+        watch = self.watch
+        if watch is None:
+            return False, False
+        name = directory is not None and watch.covers(directory) and (attr.nlink < 2 or attr.is_dir)
+        return name, watch.covers(inode) if attr.is_dir else name
+
+    def _parent(self, inode: int) -> int | None:
+        """The directory node ``inode`` is named in, if known (never for a detached node)."""
+        path = self.inodes.path(inode)
+        if path == ROOT or self.inodes.is_detached(inode):
+            return None
+        return self.inodes.inode_of(path.parent)
 
     def _same_file(self, attr: Attr) -> Callable[[ViewPath], bool] | None:
         """For a store file with several names (hard links), whether another known path still names it: the
@@ -213,9 +249,13 @@ class Operations(pyfuse3.Operations):
         self.requests["lookup"] += 1
         child = self._child_once(parent_inode, name)
 
+        parent = parent_inode if name not in (b".", b"..") else None
+
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             path = child()
-            return self._remember(path, *self._stat(path, caller))
+            if parent is not None:
+                self._ensure_watched(parent)
+            return self._remember(path, *self._stat(path, caller), parent=parent)
 
         inline = self._inline("lookup", child)
         return await self.runner.run("lookup", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
@@ -232,7 +272,9 @@ class Operations(pyfuse3.Operations):
             attr, uncached = self._attr(inode, caller)
             if stat.S_IFMT(attr.mode) != self.inodes.fmt(inode):
                 raise NotFound(f"{self.inodes.path(inode)}: replaced by a node of another type")
-            return entry_attributes(inode, attr, uncached=uncached)
+            return entry_attributes(
+                inode, attr, uncached=uncached, watched=self._watched(self._parent(inode), inode, attr)
+            )
 
         inline = self._inline("getattr", lambda: self.inodes.path(inode))
         return await self.runner.run("getattr", Request.of(ctx), self._describe(inode), work, inline=inline)
@@ -268,7 +310,9 @@ class Operations(pyfuse3.Operations):
             if handle is not None:
                 return entry_attributes(inode, handle.getattr(), uncached=is_uncached(self.router.route(path), path))
             attr, uncached = self._attr(inode, caller)
-            return entry_attributes(inode, attr, uncached=uncached)
+            return entry_attributes(
+                inode, attr, uncached=uncached, watched=self._watched(self._parent(inode), inode, attr)
+            )
 
         op = "truncate" if changes.size is not None else "setattr"
         inline = self._inline(op, lambda: self.inodes.path(inode))
@@ -292,17 +336,18 @@ class Operations(pyfuse3.Operations):
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             path = self._child(parent_inode, name)
             handler = self.router.route(path)
+            self._ensure_watched(parent_inode)
             if not stat.S_ISREG(mode):
                 if not isinstance(handler, NodeMaker):
                     raise NotSupported(f"{path}: only regular files can be created here (no FIFOs, sockets, devices)")
                 handler.mknod(caller, path, mode, rdev)
-                return self._remember(path, *self._stat(path, caller))
+                return self._remember(path, *self._stat(path, caller), parent=parent_inode)
             handle = handler.create(caller, path, mode, os.O_WRONLY | os.O_EXCL)
             try:
                 handle.flush()
             finally:
                 handle.release()
-            return self._remember(path, *self._stat(path, caller))
+            return self._remember(path, *self._stat(path, caller), parent=parent_inode)
 
         return await self.runner.run("mknod", Request.of(ctx), self._describe(parent_inode, name), work)
 
@@ -315,8 +360,9 @@ class Operations(pyfuse3.Operations):
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             path = child()
             handler = self.router.route(path)
+            self._ensure_watched(parent_inode)
             handler.mkdir(caller, path, mode)
-            return self._remember(path, *self._stat(path, caller))
+            return self._remember(path, *self._stat(path, caller), parent=parent_inode)
 
         inline = self._inline("mkdir", child)
         return await self.runner.run("mkdir", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
@@ -352,8 +398,9 @@ class Operations(pyfuse3.Operations):
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             path = child()
             handler = self.router.route(path)
+            self._ensure_watched(parent_inode)
             handler.symlink(caller, path, target)
-            return self._remember(path, *self._stat(path, caller))
+            return self._remember(path, *self._stat(path, caller), parent=parent_inode)
 
         inline = self._inline("symlink", child)
         return await self.runner.run(
@@ -392,9 +439,10 @@ class Operations(pyfuse3.Operations):
             existing = self.inodes.path(inode)
             new = self._child(new_parent_inode, new_name)
             handler = self.router.route_pair(existing, new)
+            self._ensure_watched(new_parent_inode)
             handler.link(caller, existing, new)
             # Where the handler serves store files, the new name shares the number of the file (``_same_file``).
-            return self._remember(new, *self._stat(new, caller))
+            return self._remember(new, *self._stat(new, caller), parent=new_parent_inode)
 
         target = f"{self._describe(new_parent_inode, new_name)} -> {self._describe(inode)}"
         return await self.runner.run("link", Request.of(ctx), target, work)
@@ -422,9 +470,10 @@ class Operations(pyfuse3.Operations):
         def work(caller: Caller) -> tuple[Handle, pyfuse3.EntryAttributes]:
             path = child()
             handler = self.router.route(path)
+            self._ensure_watched(parent_inode)
             handle = handler.create(caller, path, mode, flags)
             try:
-                return handle, self._remember(path, handle.getattr(), is_uncached(handler, path))
+                return handle, self._remember(path, handle.getattr(), is_uncached(handler, path), parent_inode)
             except BaseException:
                 handle.release()
                 raise
@@ -522,6 +571,8 @@ class Operations(pyfuse3.Operations):
         if start_id == 0 or d.names is None:
             path = self.inodes.path(d.inode)
             handler = self.router.route(path)
+            if self.watch is not None:  # before the listing: no change falls between it and the watch
+                self.watch.ensure(d.inode, path)
             # A listing with attributes only where no entry depends on who lists (the caller's scratch files).
             same_for_all = not views_per_caller(type(handler))
             if isinstance(handler, ListsWithAttrs) and same_for_all:
@@ -558,7 +609,8 @@ class Operations(pyfuse3.Operations):
             for index, name in enumerate(names[start : start + READDIR_BATCH], start):
                 attr = d.attrs[index]
                 inode = self.inodes.remember_entry(base, name, attr.mode, attr.ino, self._same_file(attr))
-                out.append((index + 1, name, entry_attributes(inode, attr)))
+                watched = self._watched(d.inode, inode, attr)
+                out.append((index + 1, name, entry_attributes(inode, attr, watched=watched)))
             return out
         for index, name in enumerate(names[start : start + READDIR_BATCH], start):
             child = base / name if base != ROOT else ViewPath(name)
@@ -566,7 +618,7 @@ class Operations(pyfuse3.Operations):
                 attr, uncached = self._stat(child, caller)
             except OmxError:
                 continue
-            out.append((index + 1, name, self._remember(child, attr, uncached)))
+            out.append((index + 1, name, self._remember(child, attr, uncached, d.inode)))
         return out
 
     async def releasedir(self, fh: int) -> None:

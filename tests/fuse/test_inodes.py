@@ -43,3 +43,20 @@ def test_renaming_one_name_of_a_file_onto_another_changes_nothing() -> None:
     table.renamed(B, C)
     assert table.inode_of(C) == first and table.inode_of(B) is None and table.inode_of(A) == first
     table.check()
+
+
+def test_i16_a_forgotten_file_gets_its_number_back_when_looked_up_again() -> None:
+    """The kernel forgets an inode whenever its entry is invalidated (issue 16's store watch): the file's st_ino
+    must not change for that (pjdfstest rename/00.t compares them), for a file or a directory."""
+    table = InodeTable()
+    directory = PurePosixPath("agents/alice/d")
+    file_number = table.remember(A, FILE, ino=42)
+    dir_number = table.remember(directory, stat.S_IFDIR | 0o755, ino=43)
+    table.forget(file_number, 1)
+    table.forget(dir_number, 1)
+    assert len(table) == 1  # only the root is left
+    table.renamed(A, B)  # renamed meanwhile, behind the kernel's back: the number goes with the file
+    assert table.remember(B, FILE, ino=42) == file_number
+    assert table.remember(directory, stat.S_IFDIR | 0o755, ino=43) == dir_number
+    assert table.remember(C, FILE, ino=44) not in (file_number, dir_number)
+    table.check()

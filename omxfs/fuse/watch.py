@@ -1,0 +1,276 @@
+"""The store watched for changes made behind the daemon's back, so the kernel may cache the private zones for long.
+
+Issue 16: a private zone changes through this mount, but also behind it: another daemon on the same store, an
+agent view writing its own zone natively (the store's directory bound into the view), the CLI. The kernel may keep
+entries and attributes of a private-zone node for a minute (``entries.WATCHED_TIMEOUT``) only because each of
+those changes is learned from the store itself and invalidated within ``COALESCE_S``, well inside the promised
+second.
+
+Why inotify on the store's directories rather than a change journal: every writer of a private zone (a view's
+programs among them) writes the store's files with plain system calls, so only the kernel sees them all; a journal
+would need every writer's cooperation. inotify sees a change however it was made, from any mount of the store's
+filesystem (bind mounts included), not from another machine: a store on a network or FUSE filesystem (NFS, CIFS,
+GlusterFS, another omxfs) is not watched at all (``local_store``), and keeps the short timeouts.
+
+What is watched: each directory of a private zone (``agents/<agent>/`` and below, and the root and ``agents/``
+above them) just before the daemon answers
+a lookup, a listing or a creation in it (``ensure``: watch first, then stat, so no change falls between), and only
+while the watch holds: a directory whose watch could not be added (inotify's limit), was removed or moved away keeps
+the short timeouts for its entries (``covers``). An event on a name invalidates the kernel's entry for it (removed,
+renamed) and the node's attributes and pages (written, chmod, touch, xattrs); events of the daemon's own changes
+invalidate too, which costs the kernel a lookup or getattr it would have made anyway with short timeouts.
+A file with several names (hard links) is never cached long: a write through a name in another directory is
+reported to that directory only.
+
+The invalidations run in this module's own thread, never on the trio thread that answers requests: pyfuse3's
+``invalidate_entry`` waits while the kernel handles a request on the same directory, and that request needs the
+loop (pyfuse3 releases the GIL while it waits).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import logging
+import os
+import select
+import struct
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyfuse3
+
+from omxfs.errors import NotFound
+from omxfs.fuse.inodes import InodeTable
+from omxfs.fuse.mounts import mount_table
+from omxfs.fuse.zones.base import ViewPath
+from omxfs.store import layout
+
+#: events are gathered this long before the kernel is told, so that a burst costs one invalidation per node
+COALESCE_S = 0.05
+#: filesystems whose changes this machine's inotify sees: every writer of the store runs here
+LOCAL_FILESYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "bcachefs", "zfs", "jfs"})
+
+# <sys/inotify.h>
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
+IN_Q_OVERFLOW, IN_IGNORED = 0x4000, 0x8000
+IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
+IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
+MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
+    | IN_DONT_FOLLOW
+    | IN_EXCL_UNLINK
+)
+#: the name no longer leads where the kernel may believe it does. Not IN_CREATE: the kernel keeps no entry for an
+#: absent name (pyfuse3 answers a failed lookup with an error, which the kernel does not cache), and a name that
+#: existed before its creation was removed or renamed first, with its own event
+GONE = IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
+#: the directory's entries changed: its mtime and link count
+NAMESPACE = GONE | IN_CREATE
+DATA = IN_MODIFY | IN_CLOSE_WRITE  # the pages changed too
+EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-padded name
+
+#: not errors for an invalidation: the kernel does not hold that node or entry, or the session is ending
+QUIET = frozenset({errno.ENOENT, errno.ENOTCONN, errno.ENODEV, errno.EBADF})
+
+Invalidate = Callable[[int, bytes | None, bool], None]
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.inotify_init1.argtypes = [ctypes.c_int]
+    libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+    libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+    return libc
+
+
+def local_store(root: Path) -> bool:
+    """Whether every change to the store is made on this machine's kernel, where inotify sees it."""
+    dev = os.stat(root).st_dev
+    types = [e.fstype for e in mount_table() if e.dev == dev]
+    return bool(types) and types[-1] in LOCAL_FILESYSTEMS
+
+
+def watched_zone(directory: ViewPath) -> bool:
+    """What the watch covers: the private zones (``agents/<agent>/`` and below), and the two directories above
+    them, whose entries change only when a zone is added."""
+    parts = directory.parts
+    return not parts or parts[0] == layout.AGENTS
+
+
+def kernel_invalidate(inode: int, name: bytes | None, data: bool) -> None:
+    """Tell the kernel: forget the entry ``name`` of directory ``inode``, or the attributes (and pages) of ``inode``.
+    A node or entry the kernel does not hold is not an error."""
+    try:
+        if name is not None:
+            pyfuse3.invalidate_entry(inode, name)
+        else:
+            pyfuse3.invalidate_inode(inode, attr_only=not data)
+    except OSError as exc:
+        if exc.errno not in QUIET:
+            raise
+
+
+class StoreWatch:
+    """inotify on the private zones' directories the kernel holds entries of; invalidates what changes."""
+
+    def __init__(
+        self, store_root: Path, inodes: InodeTable, log: logging.Logger, invalidate: Invalidate = kernel_invalidate
+    ) -> None:
+        self.root = str(store_root)
+        self.inodes = inodes
+        self.log = log
+        self._invalidate = invalidate
+        self._libc = _libc()
+        fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self._fd = fd
+        self._lock = threading.Lock()
+        self._wd_of: dict[int, int] = {}  # directory node number -> watch descriptor
+        self._dir_of: dict[int, int] = {}  # watch descriptor -> directory node number
+        self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
+        self._thread = threading.Thread(target=self._run, name="omxfs-store-watch", daemon=True)
+        self._full = False  # inotify's watch limit was reached once: logged once
+
+    # -- the request side (trio thread and worker threads) -----------------------------------------------------
+
+    def ensure(self, directory: int, path: ViewPath) -> None:
+        """Watch the store directory of ``path`` (node ``directory``) before its entries are read for the kernel."""
+        if not watched_zone(path):
+            return
+        with self._lock:
+            if directory in self._wd_of:
+                return
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(f"{self.root}/{path}"), MASK)
+        if wd < 0:
+            code = ctypes.get_errno()
+            if code == errno.ENOSPC and not self._full:
+                self._full = True
+                self.log.warning("inotify's watch limit is reached: more directories keep 0.5 s caches")
+            return
+        with self._lock:
+            old = self._dir_of.get(wd)
+            if old is not None:  # the same directory under a new number (moved behind our back): the newest counts
+                self._wd_of.pop(old, None)
+            self._wd_of[directory] = wd
+            self._dir_of[wd] = directory
+
+    def covers(self, directory: int) -> bool:
+        """Whether the entries of node ``directory`` may be cached long: its store directory is watched."""
+        return directory in self._wd_of
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop invalidating (before the FUSE session closes) and release the inotify descriptor."""
+        if self._thread.is_alive():
+            os.write(self._stop_w, b"x")
+            self._thread.join()
+        for fd in (self._fd, self._stop_r, self._stop_w):
+            os.close(fd)
+
+    # -- the watch thread --------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            ready, _, _ = select.select([self._fd, self._stop_r], [], [])
+            if self._stop_r in ready:
+                return
+            time.sleep(COALESCE_S)  # the rest of a burst joins this batch
+            try:
+                self._apply(self._read())
+            except Exception:  # a bug here must not stop the watch: the next change is still learned
+                self.log.exception("store watch: invalidation failed")
+
+    def _read(self) -> bytes:
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _apply(self, data: bytes) -> None:
+        entries: set[tuple[int, bytes]] = set()
+        nodes: dict[int, bool] = {}  # node -> whether its pages changed too
+        offset = 0
+        while offset + EVENT.size <= len(data):
+            wd, mask, _, length = EVENT.unpack_from(data, offset)
+            name = data[offset + EVENT.size : offset + EVENT.size + length].rstrip(b"\0")
+            offset += EVENT.size + length
+            if mask & IN_Q_OVERFLOW:
+                self._overflowed(entries, nodes)
+                continue
+            self._event(wd, mask, name, entries, nodes)
+        for directory, entry in entries:
+            self._invalidate(directory, entry, False)
+        for node, pages in nodes.items():
+            self._invalidate(node, None, pages)
+
+    def _event(self, wd: int, mask: int, name: bytes, entries: set[tuple[int, bytes]], nodes: dict[int, bool]) -> None:
+        with self._lock:
+            directory = self._dir_of.get(wd)
+            if directory is not None and mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF):
+                # Gone or moved: its entries are no longer watched at this path; the kernel forgets those it
+                # holds, and the next lookup in it watches it again.
+                del self._dir_of[wd]
+                self._wd_of.pop(directory, None)
+                if mask & IN_MOVE_SELF:
+                    self._libc.inotify_rm_watch(self._fd, wd)
+                self._forget_children(directory, entries, nodes)
+                nodes[directory] = False
+                return
+        if directory is None:
+            return
+        if not name:
+            nodes[directory] = nodes.get(directory, False) or bool(mask & DATA)
+            return
+        if mask & GONE:
+            entries.add((directory, name))
+        if mask & NAMESPACE:
+            nodes[directory] = nodes.get(directory, False)
+        try:
+            child = self.inodes.inode_of(self.inodes.path(directory) / os.fsdecode(name))
+        except NotFound:
+            return
+        if child is not None:
+            nodes[child] = nodes.get(child, False) or bool(mask & DATA)
+
+    def _forget_children(self, directory: int, entries: set[tuple[int, bytes]], nodes: dict[int, bool]) -> None:
+        """The kernel forgets the entries it holds in ``directory``, and their nodes' attributes and pages."""
+        try:
+            path = self.inodes.path(directory)
+        except NotFound:
+            return
+        for name, child in self.inodes.children(path):
+            entries.add((directory, os.fsencode(name)))
+            nodes[child] = True
+
+    def _overflowed(self, entries: set[tuple[int, bytes]], nodes: dict[int, bool]) -> None:
+        """inotify lost events: the kernel forgets every watched directory's entries."""
+        self.log.warning("store watch: inotify's queue overflowed; the kernel forgets every private-zone entry")
+        with self._lock:
+            directories = list(self._wd_of)
+        for directory in directories:
+            self._forget_children(directory, entries, nodes)
+            nodes[directory] = True
