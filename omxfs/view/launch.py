@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Sequence
@@ -144,9 +145,10 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
     spec = ViewSpec(**{**spec.__dict__, "info_fd": info_write})
     args = bwrap_args(bwrap, spec)
     try:
-        process = await trio.lowlevel.open_process(
-            args, pass_fds=(info_write, spec.agents_fd, spec.own_fd, spec.meta_fd)
-        )
+        # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
+        # --die-with-parent is the kernel's parent-death signal, sent when the *thread* that forked exits, and
+        # trio retires idle worker threads after 10 s, which killed every view that ran longer.
+        process = subprocess.Popen(args, pass_fds=(info_write, spec.agents_fd, spec.own_fd, spec.meta_fd))
     except OSError as exc:
         os.close(info_read)
         raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
@@ -156,7 +158,7 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
         with trio.open_signal_receiver(*FORWARDED) as signals:
             child = await _read_child_pid(info_read)
             nursery.start_soon(_forward, signals, child, process.pid)
-            status = await process.wait()
+            status = await _wait(process)
             nursery.cancel_scope.cancel()
     if child is None and status != 0:
         raise MountError(
@@ -166,6 +168,16 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
             errno.EPERM,
         )
     return 128 - status if status < 0 else status
+
+
+async def _wait(process: subprocess.Popen[bytes]) -> int:
+    """The process's exit status, waited for without a thread: its pidfd is readable once it has exited."""
+    pidfd = os.pidfd_open(process.pid)
+    try:
+        await trio.lowlevel.wait_readable(pidfd)
+    finally:
+        os.close(pidfd)
+    return process.wait()
 
 
 async def _read_child_pid(fd: int) -> int | None:

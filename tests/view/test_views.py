@@ -170,3 +170,9 @@ def test_a_views_log_is_kept_only_when_it_has_something_to_say(store: Workspace,
     ok(run_view(store.root, "alice", "touch handoff/stray 2>/dev/null || echo refused", cwd=store.root))
     (log,) = logs.glob("mount-*.log")
     assert "WARNING agent=alice op=create path=handoff/stray errno=EACCES" in log.read_text()
+
+
+def test_a_view_lives_as_long_as_its_command(store: Workspace, ok: Ok) -> None:
+    """bwrap's --die-with-parent fires when the *thread* that started it exits: started from one of trio's worker
+    threads, which retire after 10 s idle, every view was killed after about 10 s (exit 137)."""
+    assert ok(run_view(store.root, "alice", "sleep 11; echo still-here")).strip() == "still-here"
