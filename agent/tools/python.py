@@ -1,4 +1,8 @@
-"""The python tool (seed 000 ToolManager "python"): run code in the sandbox with a timeout; output is what it prints."""
+"""The python plan tool (SPEC §6): run code in the sandbox with a timeout; output is what it prints.
+
+``omx agent`` has its own python tool, ``agent.chat.tool_manager.python_execute`` (seed 000 ToolManager "python"):
+the same sandbox, but a string in and a string out for the chat loop, where this returns a ``ToolResult``.
+"""
 
 from __future__ import annotations
 
