@@ -48,10 +48,10 @@ class SessionSettings(BaseModel):
 
     def build(self, context_dir: Path) -> Session:
         """A seed-002 ``Session`` with these thresholds and the default policy and handlers."""
-        from agent.prompting import Session, Settings
+        from agent.prompting import LayeredSettings, Session
 
         resize = self.model_dump(exclude={"context_dir"})
-        settings = Settings.defaults().set("session", {"context_dir": str(context_dir), "resize": resize})
+        settings = LayeredSettings.defaults().set("session", {"context_dir": str(context_dir), "resize": resize})
         return Session(settings)
 
 

@@ -1,4 +1,8 @@
-"""The context settings of an agent (``context:`` in its YAML config); every one off or harmless by default."""
+"""The context settings of an agent (``context:`` in its YAML config); every one off or harmless by default.
+
+One section of ``agent.chat.loop.AgentConfig``, the one config system of ``omx agent``; the seed-002 layered
+settings (``agent.prompting.layered_settings``) are a different thing, the switches of the prompting features.
+"""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.prompting.generator import PromptObject, to_messages, to_text
+from agent.prompting.layered_settings import LayeredSettings
 from agent.prompting.output_model import output_model
 from agent.prompting.output_schema import is_schema
-from agent.prompting.settings import Settings
 
 __all__ = ["Prompt", "PromptObject"]
 
@@ -24,8 +24,8 @@ __all__ = ["Prompt", "PromptObject"]
 class Prompt:
     """The parts of one prompt, set by name; rendering lives in ``generator`` and reads the prompt's settings."""
 
-    def __init__(self, settings: Settings | None = None, parts: Mapping[str, Any] | None = None) -> None:
-        self.settings = settings if settings is not None else Settings.defaults()
+    def __init__(self, settings: LayeredSettings | None = None, parts: Mapping[str, Any] | None = None) -> None:
+        self.settings = settings if settings is not None else LayeredSettings.defaults()
         self._parts: dict[str, Any] = {}
         self.update(parts or {})
 

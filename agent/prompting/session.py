@@ -28,7 +28,7 @@ import trio
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.context.compression import compress_messages, restorable_reference, restore_all
-from agent.prompting.settings import Settings
+from agent.prompting.layered_settings import LayeredSettings
 
 __all__ = ["PolicyHandler", "ResizeDecision", "ResizeHandler", "ResizePolicy", "Session", "text_length"]
 
@@ -56,7 +56,7 @@ class ResizePolicy(BaseModel):
     keep_last: int = Field(4, ge=0, description="messages an every-n-turns resize keeps verbatim")
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> ResizePolicy:
+    def from_settings(cls, settings: LayeredSettings) -> ResizePolicy:
         return cls.model_validate(settings.get("session.resize", {}) or {})
 
 
@@ -114,10 +114,10 @@ class Session:
     """The messages of one conversation: ``history`` (append-only) and ``context_window`` (what is sent)."""
 
     def __init__(
-        self, settings: Settings | None = None, *, context_dir: Path | None = None, id: str | None = None
+        self, settings: LayeredSettings | None = None, *, context_dir: Path | None = None, id: str | None = None
     ) -> None:
         self.id = id or uuid.uuid4().hex
-        self.settings = settings if settings is not None else Settings.defaults()
+        self.settings = settings if settings is not None else LayeredSettings.defaults()
         self._context_dir = context_dir
         self._history: list[Message] = []
         self._window: list[Message] = []

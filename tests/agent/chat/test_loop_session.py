@@ -15,7 +15,7 @@ from agent.chat.session_resize import SessionSettings
 from agent.chat.tool_manager import ToolManager
 from agent.context import ContextSettings, is_prefix, is_reference, restore_all
 from agent.model.llm import ScriptedModel
-from agent.prompting import ResizeDecision, ResizePolicy, Session, Settings
+from agent.prompting import LayeredSettings, ResizeDecision, ResizePolicy, Session
 
 FILES = {f"{i}.txt": f"content of file {i}. " * 10 for i in range(6)}  # 210 characters each
 
@@ -115,7 +115,9 @@ def test_custom_sync_and_async_handlers_take_effect_through_the_loop(tmp_path: P
     def fold_two(window: list[dict[str, Any]], decision: ResizeDecision, policy: ResizePolicy) -> int:
         return 2
 
-    session = Session(Settings.defaults(), context_dir=tmp_path / "ctx")  # no thresholds: only the handler decides
+    session = Session(
+        LayeredSettings.defaults(), context_dir=tmp_path / "ctx"
+    )  # no thresholds: only the handler decides
     session.register_policy_handler(every_third_turn)
     session.register_resize_handler("lite", fold_two)
     model = ScriptedModel(script())

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent.prompting import Prompt, Settings
+from agent.prompting import LayeredSettings, Prompt
 
 MAIN = (
     "[INFO]:\nI'm a human\n\n"
@@ -171,7 +171,7 @@ def test_to_messages_with_rich_content_keeps_parts_and_wraps_strings() -> None:
 
 def test_rich_content_default_comes_from_the_settings() -> None:
     """Seed 002 §6 to_messages: without an argument, prompt.rich_content decides."""
-    prompt = Prompt(Settings.defaults().set("prompt.rich_content", True)).set("input", "hi")
+    prompt = Prompt(LayeredSettings.defaults().set("prompt.rich_content", True)).set("input", "hi")
     assert prompt.to_messages() == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
 
 

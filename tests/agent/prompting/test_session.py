@@ -9,11 +9,11 @@ import pytest
 import trio
 
 from agent.context import restore_messages
-from agent.prompting import ResizeDecision, ResizePolicy, Session, Settings
+from agent.prompting import LayeredSettings, ResizeDecision, ResizePolicy, Session
 
 
 def session_with(tmp_path: Path, **resize: Any) -> Session:
-    settings = Settings.defaults().set("session.resize", resize)
+    settings = LayeredSettings.defaults().set("session.resize", resize)
     return Session(settings, context_dir=tmp_path / "context")
 
 
@@ -193,7 +193,7 @@ def test_every_n_turns_keeps_the_last_messages(tmp_path: Path) -> None:
 
 def test_resize_without_a_context_directory_says_what_to_set() -> None:
     """Seed 002 §2: resizing is reversible only with somewhere to keep the folded messages."""
-    session = Session(Settings.defaults().set("session.resize.max_keep_messages_count", 1))
+    session = Session(LayeredSettings.defaults().set("session.resize.max_keep_messages_count", 1))
     session.add_messages(chat(2))
     with pytest.raises(ValueError, match=r"set session\.context_dir"):
         session.resize()

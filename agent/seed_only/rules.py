@@ -1,4 +1,4 @@
-"""Seed 000 RuleEngine: which YAML rules apply to a context (a dict such as {"language": "python", "lines": 120}).
+"""Seed 000 RuleEngine, not called by the product: which YAML rules apply to a context (a dict of facts).
 
 A rule file is a list (or ``{"rules": [...]}``) of ``{name, when, then}``; every key of ``when`` must hold:
 

@@ -1,8 +1,13 @@
 """Layered, dotted-key settings for prompting (seed 002 §1 ``set_settings`` / ``settings[...]``).
 
 A request's settings are a child of its agent's, which are a child of the defaults: a child reads through to its
-parent and writes only to itself, so a per-request override never leaks back. Every feature in this package reads
-its switch from here, and ``DEFAULTS`` keeps each one off, or bounded, until someone turns it on.
+parent and writes only to itself, so a per-request override never leaks back. Every seed-002 feature (this package
+and its parts in ``agent.seed_only``) reads its switch from here, and ``DEFAULTS`` keeps each one off, or bounded,
+until someone turns it on.
+
+Not the config of ``omx agent``: that is ``agent.chat.loop.AgentConfig`` (its YAML file), validated by pydantic,
+with ``context:`` (``agent.context.settings.ContextSettings``) and ``session:`` (``SessionSettings``) as sections;
+a ``session:`` section becomes these layered settings only to build the seed-002 ``Session``.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DEFAULTS", "Settings"]
+__all__ = ["DEFAULTS", "LayeredSettings"]
 
 #: the safe defaults: no session resize, no streaming parse, lenient role order, bounded tool loop
 DEFAULTS: dict[str, Any] = {
@@ -32,25 +37,25 @@ DEFAULTS: dict[str, Any] = {
 _MISSING = object()
 
 
-class Settings:
+class LayeredSettings:
     """Nested settings addressed by dotted keys (``"session.resize.every_n_turns"``), with an optional parent."""
 
-    def __init__(self, values: Mapping[str, Any] | None = None, *, parent: Settings | None = None) -> None:
+    def __init__(self, values: Mapping[str, Any] | None = None, *, parent: LayeredSettings | None = None) -> None:
         self._own: dict[str, Any] = {}
         self._parent = parent
         for key, value in (values or {}).items():
             self.set(key, value)
 
     @classmethod
-    def defaults(cls) -> Settings:
+    def defaults(cls) -> LayeredSettings:
         """A fresh root holding ``DEFAULTS``; the usual parent of an agent's or a request's settings."""
         return cls(DEFAULTS)
 
-    def child(self) -> Settings:
+    def child(self) -> LayeredSettings:
         """A layer on top of this one: reads fall through to self, writes stay in the child."""
-        return Settings(parent=self)
+        return LayeredSettings(parent=self)
 
-    def set(self, key: str, value: Any) -> Settings:
+    def set(self, key: str, value: Any) -> LayeredSettings:
         """Set ``key`` (dotted); a mapping value is merged leaf by leaf, so setting one option keeps its siblings."""
         parts = _parts(key)
         node = self._own
@@ -65,7 +70,7 @@ class Settings:
             target = existing if isinstance(existing, dict) else {}
             node[last] = target
             for sub_key, sub_value in value.items():
-                Settings._merge_into(target, str(sub_key), sub_value)
+                LayeredSettings._merge_into(target, str(sub_key), sub_value)
         else:
             node[last] = copy.deepcopy(value)
         return self
@@ -79,7 +84,7 @@ class Settings:
             nested = existing if isinstance(existing, dict) else {}
             target[key] = nested
             for sub_key, sub_value in value.items():
-                Settings._merge_into(nested, str(sub_key), sub_value)
+                LayeredSettings._merge_into(nested, str(sub_key), sub_value)
         else:
             target[key] = copy.deepcopy(value)
 
@@ -104,7 +109,7 @@ class Settings:
         """Everything this layer sees, merged with its parents; a copy, safe to change."""
         merged = self._parent.to_dict() if self._parent is not None else {}
         for key, value in self._own.items():
-            Settings._merge_into(merged, key, value)
+            LayeredSettings._merge_into(merged, key, value)
         return merged
 
     def _lookup(self, key: str) -> Any:
@@ -116,7 +121,7 @@ class Settings:
         return node
 
     def __repr__(self) -> str:
-        return f"Settings({self.to_dict()!r})"
+        return f"LayeredSettings({self.to_dict()!r})"
 
 
 def _parts(key: str) -> list[str]:

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from agent.model.llm import ScriptedModel
-from agent.prompting import CompletionStream, ModelRequest, ScriptedStreamingModel, Settings, StreamingParser
-from agent.prompting.partial_json import partial_leaves
+from agent.prompting import LayeredSettings
+from agent.seed_only.partial_json import partial_leaves
+from agent.seed_only.requests import ModelRequest
+from agent.seed_only.streaming import CompletionStream, ScriptedStreamingModel, StreamingParser
 
 REPLY = '{"thinking": "Say hi back.", "reply": ["Hello!", "How are you?"], "score": 12, "done": true}'
 
@@ -18,7 +20,7 @@ REPLY = '{"thinking": "Say hi back.", "reply": ["Hello!", "How are you?"], "scor
 async def test_instant_yields_streaming_data_whose_first_value_is_not_none() -> None:
     """Seed 002 §4: streaming_parse=True, path style "slash", structured output -> at least one StreamingData from
     the instant generator, and the first one's value is not None."""
-    settings = Settings.defaults()
+    settings = LayeredSettings.defaults()
     settings.set("response.streaming_parse", True)
     settings.set("response.streaming_parse_path_style", "slash")
     request = ModelRequest(ScriptedStreamingModel([REPLY], chunk_size=4), settings)

@@ -1,4 +1,4 @@
-"""One request, many responses: each response is a snapshot with its own stream and its own readers (seed 002 §5).
+"""Seed 002 §5 requests, not called by the product: one request, many responses, each a snapshot with its own stream.
 
 ``ModelRequest.get_response`` freezes the prompt and settings of that moment into a ``ModelResponse``, so the
 request can be changed and asked again while earlier responses are still being read. A response asks its model
@@ -16,11 +16,11 @@ from typing import Any
 import trio
 from pydantic import BaseModel
 
+from agent.prompting.layered_settings import LayeredSettings
 from agent.prompting.output_model import parse_reply
 from agent.prompting.output_schema import is_schema
 from agent.prompting.prompt import Prompt
-from agent.prompting.settings import Settings
-from agent.prompting.streaming import StreamingData, StreamingModel, StreamingParser
+from agent.seed_only.streaming import StreamingData, StreamingModel, StreamingParser
 
 __all__ = ["ModelRequest", "ModelResponse"]
 
@@ -28,9 +28,9 @@ __all__ = ["ModelRequest", "ModelResponse"]
 class ModelRequest:
     """A prompt and settings (a child of the given ones) for one streaming model."""
 
-    def __init__(self, model: StreamingModel, settings: Settings | None = None) -> None:
+    def __init__(self, model: StreamingModel, settings: LayeredSettings | None = None) -> None:
         self.model = model
-        self.settings = (settings if settings is not None else Settings.defaults()).child()
+        self.settings = (settings if settings is not None else LayeredSettings.defaults()).child()
         self.prompt = Prompt(self.settings)
 
     def set_settings(self, key: str, value: Any) -> ModelRequest:
@@ -49,7 +49,7 @@ class ModelRequest:
         return ModelResponse(
             self.model,
             self.prompt.to_messages(),
-            settings=Settings(self.settings.to_dict()),
+            settings=LayeredSettings(self.settings.to_dict()),
             output_model=self.prompt.to_output_model() if schema else None,
             json_mode=schema and po.output_format.lower() == "json",
         )
@@ -63,7 +63,7 @@ class ModelResponse:
         model: StreamingModel,
         messages: list[dict[str, Any]],
         *,
-        settings: Settings,
+        settings: LayeredSettings,
         output_model: type[BaseModel] | None = None,
         json_mode: bool = False,
     ) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.rules import RuleEngine
+from agent.seed_only.rules import RuleEngine
 
 RULES = """
 - name: python-style

@@ -7,7 +7,8 @@ from contextlib import aclosing
 import pytest
 import trio
 
-from agent.prompting import ModelRequest, ModelResponse, ScriptedStreamingModel
+from agent.seed_only.requests import ModelRequest, ModelResponse
+from agent.seed_only.streaming import ScriptedStreamingModel
 
 PROMPTS = ["Hello, how are you?", "Hello again!", "Who are you?"]
 REPLIES = ['{"thinking": "greet", "reply": ["Fine, thanks."]}', '{"thinking": "again", "reply": "Hi again!"}',

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from agent.prompting import DEFAULTS, Settings
+from agent.prompting import DEFAULTS, LayeredSettings
 
 
 def test_set_settings_then_settings_item_reads_it_back() -> None:
     """Seed 002 §1: after set_settings("test", "test"), settings["test"] == "test"."""
-    settings = Settings.defaults()
+    settings = LayeredSettings.defaults()
     settings.set_settings("test", "test")
     assert settings["test"] == "test"
     settings["other"] = 1  # the item form writes too
@@ -18,7 +18,7 @@ def test_set_settings_then_settings_item_reads_it_back() -> None:
 
 def test_dotted_keys_and_mappings_merge_leaf_by_leaf() -> None:
     """Seed 002 §1: a nested setting is addressed by a dotted key; setting a mapping keeps the siblings."""
-    settings = Settings.defaults()
+    settings = LayeredSettings.defaults()
     settings.set("session.resize", {"every_n_turns": 2})
     assert settings["session.resize.every_n_turns"] == 2
     assert settings["session.resize.keep_last"] == DEFAULTS["session"]["resize"]["keep_last"]
@@ -31,7 +31,7 @@ def test_dotted_keys_and_mappings_merge_leaf_by_leaf() -> None:
 
 def test_a_child_reads_through_and_never_writes_back() -> None:
     """Seed 002 §1: a request's settings override its agent's without changing them."""
-    parent = Settings.defaults()
+    parent = LayeredSettings.defaults()
     child = parent.child()
     child.set("response.streaming_parse", True)
     assert child["response.streaming_parse"] is True
@@ -42,7 +42,7 @@ def test_a_child_reads_through_and_never_writes_back() -> None:
 
 def test_defaults_keep_every_feature_off_or_bounded() -> None:
     """Seed 002 (issue 5): each feature sits behind a setting whose default is safe."""
-    settings = Settings.defaults()
+    settings = LayeredSettings.defaults()
     resize = settings["session.resize"]
     assert [resize[k] for k in ("max_messages_text_length", "max_keep_messages_count", "every_n_turns")] == [None] * 3
     assert settings["response.streaming_parse"] is False

@@ -1,4 +1,4 @@
-"""Streaming replies: models that yield text chunks, and the parse that turns chunks into partial values (seed 002 §4).
+"""Seed 002 §4 streaming, not called by the product: models that yield text chunks, parsed into partial values.
 
 ``StreamingModel.stream`` returns an async iterator of text chunks. ``StreamingParser`` reads a JSON reply as it
 arrives and reports each value that changed as a ``StreamingData`` addressed by its path (``/reply/0`` in the
@@ -21,7 +21,7 @@ import trio
 from pydantic import BaseModel, ConfigDict
 
 from agent.model.llm import LLMError, Model
-from agent.prompting.partial_json import Path, partial_leaves
+from agent.seed_only.partial_json import Path, partial_leaves
 
 __all__ = ["CompletionStream", "ScriptedStreamingModel", "StreamingData", "StreamingModel", "StreamingParser"]
 __all__ += ["format_path"]

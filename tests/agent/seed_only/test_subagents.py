@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agent.subagents import DEFAULT_AGENT, SubAgentConfig, SubAgentManager, terms
+from agent.seed_only.subagents import DEFAULT_AGENT, SubAgentConfig, SubAgentManager, terms
 
 
 def reviewer(specialization: str = "code review") -> SubAgentConfig:

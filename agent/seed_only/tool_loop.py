@@ -1,4 +1,6 @@
-"""Tools before the answer: plan and run tool calls, then ask again with the results in the prompt (seed 002 §3).
+"""Seed 002 §3 tool loop, not called by the product (``omx agent`` is ``agent.chat.loop``): tools, then the answer.
+
+Plan and run tool calls, then ask again with the results in the prompt.
 
 The seed's tool extension answers in two phases. First the model sees the prompt and the tools and calls
 what it needs, for up to ``tool.loop.max_rounds`` rounds (each round's results go back to it as tool

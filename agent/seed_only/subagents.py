@@ -1,4 +1,4 @@
-"""Seed 000 SubAgentManager: pick the specialised sub-agent whose description best matches a task, else "general".
+"""Seed 000 SubAgentManager, not called by the product: pick the sub-agent that best matches a task.
 
 Matching is by words, not by a model call, so it is instant, free and predictable: the task is scored against
 each agent's keywords, specialization and name. Words are lowercase runs of letters and digits, with a light

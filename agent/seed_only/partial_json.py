@@ -1,4 +1,4 @@
-"""The leaves of a JSON text that may still be arriving, each with its path and whether it is finished.
+"""Seed 002 §4 streaming parse, not called by the product: the leaves of a JSON text that may still be arriving.
 
 A streaming reply is a prefix of a JSON document. This parser reads as far as the prefix goes and reports every
 scalar it has seen: a string so far (``"Hel"``, not finished), a finished number, ``true``... A number or a

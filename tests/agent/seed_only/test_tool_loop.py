@@ -11,7 +11,8 @@ import pytest
 import trio
 
 from agent.model.llm import ModelReply, ScriptedModel, ToolCall
-from agent.prompting import Prompt, Settings, ToolLoop
+from agent.prompting import LayeredSettings, Prompt
+from agent.seed_only.tool_loop import ToolLoop
 
 
 class ReadsActionResults:
@@ -123,7 +124,7 @@ async def test_the_loop_is_bounded_by_max_rounds_and_timed_tools_are_stopped() -
         await trio.sleep(60)
         return "never"
 
-    settings = Settings.defaults().set("tool.loop", {"max_rounds": 2, "timeout": 0.05})
+    settings = LayeredSettings.defaults().set("tool.loop", {"max_rounds": 2, "timeout": 0.05})
     prompt = Prompt(settings).set("input", "go")
     calls = [[ToolCall(id=f"c{n}", name="slow", arguments="{}")] for n in range(5)]
     model = ReadsActionResults(calls)
@@ -135,7 +136,7 @@ async def test_the_loop_is_bounded_by_max_rounds_and_timed_tools_are_stopped() -
 @pytest.mark.trio
 async def test_with_the_loop_off_or_no_tools_there_is_one_plain_request() -> None:
     """Seed 002 §3 (tool.loop.enabled): off, the tools are not offered and the prompt goes out once, unchanged."""
-    settings = Settings.defaults().set("tool.loop.enabled", False)
+    settings = LayeredSettings.defaults().set("tool.loop.enabled", False)
     model = ScriptedModel(["just text"])
     outcome = await ToolLoop(model).use_tool(add).run(Prompt(settings).set("input", "hi"))
     assert outcome.data == outcome.text == "just text"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.model.llm import LiteLLMModel, LLMError
-from agent.prompting import ModelRequest, Settings
+from agent.prompting import LayeredSettings
+from agent.seed_only.requests import ModelRequest
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]
@@ -20,7 +21,9 @@ def stream_for(stub: OpenAIStub) -> LiteLLMModel:
 async def test_litellm_stream_feeds_streaming_parse(openai_stub: OpenAIStub) -> None:
     """Seed 002 §4: a structured reply streamed by a real client yields StreamingData, the first value not None."""
     openai_stub.enqueue('{"thinking": "hi", "reply": ["hello"]}')
-    settings = Settings.defaults().set("response", {"streaming_parse": True, "streaming_parse_path_style": "slash"})
+    settings = LayeredSettings.defaults().set(
+        "response", {"streaming_parse": True, "streaming_parse_path_style": "slash"}
+    )
     request = ModelRequest(stream_for(openai_stub), settings)
     request.set_prompt("input", "hello").set_prompt("output", {"thinking": (str,), "reply": ([str],)})
     events = [e async for e in request.get_response().instant()]
