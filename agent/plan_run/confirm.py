@@ -15,7 +15,7 @@ from typing import Any
 
 from agent.plan_run.plan import Plan, RiskLevel
 from agent.plan_run.risk import RiskAssessment
-from agent.tools.inputs import REF_PATTERN
+from agent.plan_run.tools.inputs import REF_PATTERN
 
 __all__ = ["Decision", "Declined", "Refused", "confirm", "decide", "render_plan"]
 

@@ -16,11 +16,11 @@ from pydantic import BaseModel, Field
 from agent.model.errors import advice
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
 from agent.plan_run.resume import save_output
+from agent.plan_run.tools.base import ToolContext, ToolResult
+from agent.plan_run.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
+from agent.plan_run.tools.registry import run_tool
+from agent.plan_run.tools.workspace import run_workspace_step
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
-from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
-from agent.tools.registry import run_tool
-from agent.tools.workspace import run_workspace_step
 
 __all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
 

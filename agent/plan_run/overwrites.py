@@ -12,7 +12,7 @@ import difflib
 from pathlib import Path
 
 from agent.plan_run.plan import Plan
-from agent.tools.inputs import Ref, WriteTextInput
+from agent.plan_run.tools.inputs import Ref, WriteTextInput
 
 __all__ = ["overwrite_previews"]
 

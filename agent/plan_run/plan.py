@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from agent.tools.inputs import (
+from agent.plan_run.tools.inputs import (
     ListDirInput,
     LlmInput,
     PythonInput,

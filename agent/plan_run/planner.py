@@ -19,7 +19,7 @@ from agent.model.errors import advice
 from agent.model.llm import LLMError, Model
 from agent.plan_run.plan import Plan, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
-from agent.tools.inputs import TOOL_INPUTS
+from agent.plan_run.tools.inputs import TOOL_INPUTS
 
 __all__ = ["Planner", "PlanningError", "system_prompt"]
 

@@ -67,7 +67,7 @@ def _step_findings(
         verdict = classify(step.inputs.cmd, workspace)
         found += [Finding(verdict.risk, reason, step.id) for reason in verdict.reasons]
     elif isinstance(step, WorkspaceStep):
-        from agent.tools.workspace import workspace_findings
+        from agent.plan_run.tools.workspace import workspace_findings
 
         found += [Finding(level, reason, step.id) for level, reason in workspace_findings(step, workspace, agent)]
     elif isinstance(step, PythonStep):

@@ -19,10 +19,10 @@ from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.plan_run.planner import Planner, PlanningError
 from agent.plan_run.resume import ResumeError, earlier_outputs
 from agent.plan_run.risk import RiskAssessment, assess
+from agent.plan_run.tools.base import ToolContext
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
-from agent.tools.base import ToolContext
 
 __all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Options", "Outcome"]
 __all__ += ["run_plan_file", "run_task", "summary_text"]

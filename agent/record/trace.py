@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.model.llm import LLMError, Model, ModelReply
 from agent.model.pricing import Tally
-from agent.plan_run.plan import Plan
 
 __all__ = ["ModelCallEntry", "RecordingModel", "RunEntry", "RunRecorder", "ToolCallEntry", "TraceEntry", "digest"]
 __all__ += ["now", "preview"]
@@ -156,8 +155,9 @@ class RunRecorder:
             return cls(run_dir)
         raise FileExistsError(f"cannot create a run directory in {runs_root}: 999 runs this second")
 
-    def write_plan(self, plan: Plan) -> None:
-        """plan.json, atomically: a reader never sees half a plan."""
+    def write_plan(self, plan: BaseModel) -> None:
+        """plan.json (an ``agent.plan_run.plan.Plan``), atomically: a reader never sees half a plan. Typed as any
+        model, so the record, which ``omx agent`` uses too, does not depend on the plan package."""
         tmp = self.plan_path.with_name(".plan.json.tmp")
         tmp.write_text(plan.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
         os.replace(tmp, self.plan_path)

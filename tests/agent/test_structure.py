@@ -6,6 +6,8 @@ hidden in a lazy import is still two packages that cannot be understood, or move
   session uses the context's reversible compression, so the context imports nothing of prompting, nor of the chat
   loop that wires both in.
 - Nothing outside ``agent.seed_only`` imports it: its modules are the seed cases the product does not call.
+- The packages of ``agent`` depend on each other one way only (chat and plan_run on the parts below them), so no
+  import cycle joins two concepts.
 """
 
 from __future__ import annotations
@@ -79,8 +81,37 @@ def test_the_product_calls_no_seed_only_module() -> None:
     )
 
 
+def _package_edges() -> dict[str, set[str]]:
+    """``agent``'s packages (and top-level modules), each with the others it imports."""
+    edges: dict[str, set[str]] = {}
+    for module, path in _modules("agent"):
+        source = module.split(".")[1] if "." in module else ""
+        for name in _imports(module, path):
+            parts = name.split(".")
+            if source and parts[0] == "agent" and len(parts) > 1 and parts[1] != source:
+                edges.setdefault(source, set()).add(parts[1])
+    return edges
+
+
+def test_no_import_cycle_between_the_packages_of_agent() -> None:
+    edges = _package_edges()
+    cycles = []
+
+    def visit(node: str, path: list[str]) -> None:
+        for target in sorted(edges.get(node, ())):
+            if target in path:
+                cycles.append(" -> ".join([*path[path.index(target) :], target]))
+            else:
+                visit(target, [*path, target])
+
+    for start in sorted(edges):
+        visit(start, [start])
+    assert not cycles, sorted(set(cycles))
+
+
 def test_the_checks_see_imports() -> None:
     """The checks above pass vacuously if the parser finds nothing: prompting's session must be seen using the
     context's compression, and the chat loop using both."""
     assert _imported_from("agent.prompting", "agent.context.compression")
     assert _imported_from("agent.chat", "agent.prompting") and _imported_from("agent.chat", "agent.context")
+    assert {"context", "prompting", "model", "record"} <= _package_edges()["chat"]

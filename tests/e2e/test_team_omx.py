@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent.tools.workspace import MAX_RETRIES
+from agent.plan_run.tools.workspace import MAX_RETRIES
 from tests.fuse.conftest import Mount, mount  # noqa: F401
 
 OMX = str(Path(sys.executable).parent / "omx")

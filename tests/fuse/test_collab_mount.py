@@ -357,7 +357,7 @@ def test_omx_file_tool_save_makes_one_version(mount: MountFactory) -> None:
     m = mount()
     write_as(m, None, PLAN, "v1\n")
     code = (  # read first: the read is bob's base version, as it is for any program
-        f"from pathlib import Path; from agent.tools.files import _atomic_write; p = Path({PLAN!r}); "
+        f"from pathlib import Path; from agent.plan_run.tools.files import _atomic_write; p = Path({PLAN!r}); "
         "p.read_bytes(); _atomic_write(p, b'v2\\n')"
     )
     m.run([sys.executable, "-c", code], agent="bob", check=True)

@@ -11,10 +11,10 @@ import pytest
 from agent.model.llm import ScriptedModel
 from agent.plan_run.executor import Executor
 from agent.plan_run.plan import Plan
+from agent.plan_run.tools import registry
+from agent.plan_run.tools.base import ToolContext
 from agent.record.trace import RecordingModel, RunRecorder, digest
 from agent.sandbox.confine import Sandbox, SandboxUnavailable
-from agent.tools import registry
-from agent.tools.base import ToolContext
 
 
 def make_plan(*steps: tuple[str, dict[str, Any]], criteria: list[str] | None = None) -> Plan:

@@ -9,7 +9,7 @@ from typing import Any, get_args
 import pytest
 
 from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan, parse_plan, plan_json_schema
-from agent.tools.inputs import Ref, WorkspaceToolName
+from agent.plan_run.tools.inputs import Ref, WorkspaceToolName
 
 SPEC_EXAMPLE = {
     "version": 1,

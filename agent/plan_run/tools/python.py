@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import PythonInput
-from agent.tools.shell import run_sandboxed
+from agent.plan_run.tools.base import ToolContext, ToolResult
+from agent.plan_run.tools.inputs import PythonInput
+from agent.plan_run.tools.shell import run_sandboxed
 
 __all__ = ["python"]
 

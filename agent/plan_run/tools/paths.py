@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.plan_run.shell_policy import path_problem
-from agent.tools.base import ToolFailure
+from agent.plan_run.tools.base import ToolFailure
 
 __all__ = ["confine"]
 

@@ -23,9 +23,9 @@ from typing import Any
 
 from agent.model.llm import LLMError
 from agent.plan_run.plan import RiskLevel, WorkspaceStep
+from agent.plan_run.tools.base import ToolContext, ToolResult
+from agent.plan_run.tools.inputs import WorkspaceInput
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
-from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import WorkspaceInput
 
 __all__ = ["MAX_RETRIES", "MAX_TURNS", "WorkspaceCaller", "run_workspace_step", "workspace_findings"]
 

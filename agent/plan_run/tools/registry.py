@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent.tools.base import ToolContext, ToolResult
-from agent.tools.files import list_dir, read_text, write_text
-from agent.tools.inputs import ToolInput
-from agent.tools.llm import llm
-from agent.tools.python import python
-from agent.tools.shell import shell
+from agent.plan_run.tools.base import ToolContext, ToolResult
+from agent.plan_run.tools.files import list_dir, read_text, write_text
+from agent.plan_run.tools.inputs import ToolInput
+from agent.plan_run.tools.llm import llm
+from agent.plan_run.tools.python import python
+from agent.plan_run.tools.shell import shell
 
 __all__ = ["TOOLS", "run_tool"]
 

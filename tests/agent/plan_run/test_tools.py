@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from agent.model.llm import ScriptedModel
+from agent.plan_run.tools.base import ToolContext, ToolResult
+from agent.plan_run.tools.inputs import ListDirInput, LlmInput, PythonInput, ReadTextInput, ShellInput, WriteTextInput
+from agent.plan_run.tools.registry import TOOLS, run_tool
 from agent.sandbox import confine as sandbox_module
 from agent.sandbox.confine import Sandbox, SandboxUnavailable
-from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import ListDirInput, LlmInput, PythonInput, ReadTextInput, ShellInput, WriteTextInput
-from agent.tools.registry import TOOLS, run_tool
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agent.tools.base import ToolContext, ToolFailure, ToolResult
-from agent.tools.inputs import ListDirInput, ReadTextInput, WriteTextInput
-from agent.tools.paths import confine
+from agent.plan_run.tools.base import ToolContext, ToolFailure, ToolResult
+from agent.plan_run.tools.inputs import ListDirInput, ReadTextInput, WriteTextInput
+from agent.plan_run.tools.paths import confine
 
 __all__ = ["list_dir", "read_text", "write_text"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from agent.model.llm import LLMError
-from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import LlmInput
+from agent.plan_run.tools.base import ToolContext, ToolResult
+from agent.plan_run.tools.inputs import LlmInput
 
 __all__ = ["llm"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 from agent.plan_run.shell_policy import ALLOW_LIST, classify
+from agent.plan_run.tools.base import ToolContext, ToolResult
+from agent.plan_run.tools.inputs import ShellInput
 from agent.sandbox.confine import ProcessResult, SandboxError, SandboxUnavailable
-from agent.tools.base import ToolContext, ToolResult
-from agent.tools.inputs import ShellInput
 
 __all__ = ["run_sandboxed", "shell"]
 
