@@ -123,7 +123,7 @@ def test_root_in_a_view_holds_no_capability(store: Workspace, ok: Ok) -> None:
             "unshare -U true 2>/dev/null || echo no-userns; touch f; chown 1234 f 2>/dev/null || echo no-chown; "
             "cat /root/.bashrc 2>/dev/null || echo no-root-home; "
             "test -s /etc/ssh/ssh_host_ed25519_key -a -r /etc/ssh/ssh_host_ed25519_key || echo no-host-key; "
-            "[ \"$(cat /etc/shadow 2>/dev/null)\" ] || echo no-shadow",
+            '[ "$(cat /etc/shadow 2>/dev/null)" ] || echo no-shadow',
         )
     )
     assert "CapEff:\t0000000000000000" in out
