@@ -95,6 +95,15 @@ class InodeTable:
         with self._lock:
             return self._by_path.get(path)
 
+    def child(self, directory: int, name: str) -> int | None:
+        """The number of ``name`` in the directory numbered ``directory``, if known."""
+        with self._lock:
+            node = self._nodes.get(directory)
+            if node is None or node.detached:
+                return None
+            names = self._children.get(node.path)
+            return names.get(name) if names is not None else None
+
     def children(self, directory: ViewPath) -> list[tuple[str, int]]:
         """The names known in ``directory``, with their numbers."""
         with self._lock:

@@ -14,7 +14,7 @@ Every request is counted by operation (``requests``), before any work: the root'
 
 Kernel caching: nodes that cannot change behind the kernel's back (``Attr.stable``) are cached for a minute,
 with their pages; so are nodes named in a directory the ``StoreWatch`` watches (the private zones on a local
-store: every change, also those made behind the daemon's back, is invalidated explicitly within 0.1 s; the
+store: every change, also those made behind the daemon's back, is invalidated explicitly within 0.2 s; the
 directory is watched before its entries are read); everything else for half a second, since other daemons and the
 CLI write the store directly;
 nodes whose handler shows each caller its own (``getattr(path, caller=...)``) not at all, since the kernel's

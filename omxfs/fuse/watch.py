@@ -17,8 +17,12 @@ above them) just before the daemon answers
 a lookup, a listing or a creation in it (``ensure``: watch first, then stat, so no change falls between), and only
 while the watch holds: a directory whose watch could not be added (inotify's limit), was removed or moved away keeps
 the short timeouts for its entries (``covers``). An event on a name invalidates the kernel's entry for it (removed,
-renamed) and the node's attributes and pages (written, chmod, touch, xattrs); events of the daemon's own changes
-invalidate too, which costs the kernel a lookup or getattr it would have made anyway with short timeouts.
+renamed) and the node's attributes (written, chmod, touch, xattrs); events of the daemon's own changes invalidate
+too, which costs the kernel a lookup or getattr it would have made anyway with short timeouts. Pages are never
+dropped here: a file changed elsewhere is opened without ``keep_cache`` (the private zone compares the file with
+its last open), and the kernel drops the pages of a file held open once a fresh getattr shows another mtime
+(libfuse's default ``auto_inval_data``); dropping them at each write event would also drop the pages the daemon's
+own writes left, which make a re-read as fast as native.
 A file with several names (hard links) is never cached long: a write through a name in another directory is
 reported to that directory only.
 
@@ -29,6 +33,7 @@ loop (pyfuse3 releases the GIL while it waits).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -50,12 +55,14 @@ from omxfs.fuse.zones.base import ViewPath
 from omxfs.store import layout
 
 #: events are gathered this long before the kernel is told, so that a burst costs one invalidation per node
-COALESCE_S = 0.05
+COALESCE_S = 0.1
+#: the watch thread's nice value (a Linux thread has its own)
+WATCH_NICE = 10
 #: filesystems whose changes this machine's inotify sees: every writer of the store runs here
 LOCAL_FILESYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "bcachefs", "zfs", "jfs"})
 
 # <sys/inotify.h>
-IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MODIFY, IN_ATTRIB = 0x2, 0x4
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
 IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
 IN_Q_OVERFLOW, IN_IGNORED = 0x4000, 0x8000
@@ -64,7 +71,6 @@ IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
 MASK = (
     IN_MODIFY
     | IN_ATTRIB
-    | IN_CLOSE_WRITE
     | IN_MOVED_FROM
     | IN_MOVED_TO
     | IN_CREATE
@@ -81,13 +87,12 @@ MASK = (
 GONE = IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
 #: the directory's entries changed: its mtime and link count
 NAMESPACE = GONE | IN_CREATE
-DATA = IN_MODIFY | IN_CLOSE_WRITE  # the pages changed too
 EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-padded name
 
 #: not errors for an invalidation: the kernel does not hold that node or entry, or the session is ending
 QUIET = frozenset({errno.ENOENT, errno.ENOTCONN, errno.ENODEV, errno.EBADF})
 
-Invalidate = Callable[[int, bytes | None, bool], None]
+Invalidate = Callable[[int, bytes | None], None]
 
 
 def _libc() -> ctypes.CDLL:
@@ -112,14 +117,14 @@ def watched_zone(directory: ViewPath) -> bool:
     return not parts or parts[0] == layout.AGENTS
 
 
-def kernel_invalidate(inode: int, name: bytes | None, data: bool) -> None:
-    """Tell the kernel: forget the entry ``name`` of directory ``inode``, or the attributes (and pages) of ``inode``.
+def kernel_invalidate(inode: int, name: bytes | None) -> None:
+    """Tell the kernel: forget the entry ``name`` of directory ``inode``, or the attributes of ``inode``.
     A node or entry the kernel does not hold is not an error."""
     try:
         if name is not None:
             pyfuse3.invalidate_entry(inode, name)
         else:
-            pyfuse3.invalidate_inode(inode, attr_only=not data)
+            pyfuse3.invalidate_inode(inode, attr_only=True)
     except OSError as exc:
         if exc.errno not in QUIET:
             raise
@@ -146,6 +151,9 @@ class StoreWatch:
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         self._thread = threading.Thread(target=self._run, name="omxfs-store-watch", daemon=True)
         self._full = False  # inotify's watch limit was reached once: logged once
+        # what the watch cost, logged when it stops: events read, invalidations sent, seconds spent on them
+        self._events = self._invalidations = 0
+        self._busy_s = 0.0
 
     # -- the request side (trio thread and worker threads) -----------------------------------------------------
 
@@ -184,21 +192,33 @@ class StoreWatch:
         if self._thread.is_alive():
             os.write(self._stop_w, b"x")
             self._thread.join()
+            self.log.info(
+                "store watch: %d events, %d invalidations, %.3f s; %d directories watched",
+                self._events,
+                self._invalidations,
+                self._busy_s,
+                len(self._dir_of),
+            )
         for fd in (self._fd, self._stop_r, self._stop_w):
             os.close(fd)
 
     # -- the watch thread --------------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        # Requests come first: this thread's work can wait a little (the promise is a second, not 0.1 s).
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WATCH_NICE)
         while True:
             ready, _, _ = select.select([self._fd, self._stop_r], [], [])
             if self._stop_r in ready:
                 return
             time.sleep(COALESCE_S)  # the rest of a burst joins this batch
+            started = time.perf_counter()
             try:
                 self._apply(self._read())
             except Exception:  # a bug here must not stop the watch: the next change is still learned
                 self.log.exception("store watch: invalidation failed")
+            self._busy_s += time.perf_counter() - started
 
     def _read(self) -> bytes:
         chunks = []
@@ -212,22 +232,30 @@ class StoreWatch:
 
     def _apply(self, data: bytes) -> None:
         entries: set[tuple[int, bytes]] = set()
-        nodes: dict[int, bool] = {}  # node -> whether its pages changed too
+        nodes: set[int] = set()
+        # One name's events of a batch are one: a write is a create, several modifies and an attrib or two, and
+        # every invalidation they call for is the same (all of them at worst).
+        masks: dict[tuple[int, bytes], int] = {}
         offset = 0
         while offset + EVENT.size <= len(data):
             wd, mask, _, length = EVENT.unpack_from(data, offset)
             name = data[offset + EVENT.size : offset + EVENT.size + length].rstrip(b"\0")
             offset += EVENT.size + length
+            self._events += 1
             if mask & IN_Q_OVERFLOW:
                 self._overflowed(entries, nodes)
                 continue
+            key = (wd, name)
+            masks[key] = masks.get(key, 0) | mask
+        for (wd, name), mask in masks.items():
             self._event(wd, mask, name, entries, nodes)
         for directory, entry in entries:
-            self._invalidate(directory, entry, False)
-        for node, pages in nodes.items():
-            self._invalidate(node, None, pages)
+            self._invalidate(directory, entry)
+        for node in nodes:
+            self._invalidate(node, None)
+        self._invalidations += len(entries) + len(nodes)
 
-    def _event(self, wd: int, mask: int, name: bytes, entries: set[tuple[int, bytes]], nodes: dict[int, bool]) -> None:
+    def _event(self, wd: int, mask: int, name: bytes, entries: set[tuple[int, bytes]], nodes: set[int]) -> None:
         with self._lock:
             directory = self._dir_of.get(wd)
             if directory is not None and mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF):
@@ -238,39 +266,38 @@ class StoreWatch:
                 if mask & IN_MOVE_SELF:
                     self._libc.inotify_rm_watch(self._fd, wd)
                 self._forget_children(directory, entries, nodes)
-                nodes[directory] = False
+                nodes.add(directory)
                 return
         if directory is None:
             return
         if not name:
-            nodes[directory] = nodes.get(directory, False) or bool(mask & DATA)
+            nodes.add(directory)
             return
-        if mask & GONE:
-            entries.add((directory, name))
         if mask & NAMESPACE:
-            nodes[directory] = nodes.get(directory, False)
-        try:
-            child = self.inodes.inode_of(self.inodes.path(directory) / os.fsdecode(name))
-        except NotFound:
-            return
+            nodes.add(directory)
+        # The kernel holds an entry only for a name it looked up, which the inode table then knows; a name the
+        # daemon itself removed or renamed away is gone from the table, and the kernel already forgot it.
+        child = self.inodes.child(directory, os.fsdecode(name))
         if child is not None:
-            nodes[child] = nodes.get(child, False) or bool(mask & DATA)
+            nodes.add(child)
+            if mask & GONE:
+                entries.add((directory, name))
 
-    def _forget_children(self, directory: int, entries: set[tuple[int, bytes]], nodes: dict[int, bool]) -> None:
-        """The kernel forgets the entries it holds in ``directory``, and their nodes' attributes and pages."""
+    def _forget_children(self, directory: int, entries: set[tuple[int, bytes]], nodes: set[int]) -> None:
+        """The kernel forgets the entries it holds in ``directory``, and their nodes' attributes."""
         try:
             path = self.inodes.path(directory)
         except NotFound:
             return
         for name, child in self.inodes.children(path):
             entries.add((directory, os.fsencode(name)))
-            nodes[child] = True
+            nodes.add(child)
 
-    def _overflowed(self, entries: set[tuple[int, bytes]], nodes: dict[int, bool]) -> None:
+    def _overflowed(self, entries: set[tuple[int, bytes]], nodes: set[int]) -> None:
         """inotify lost events: the kernel forgets every watched directory's entries."""
         self.log.warning("store watch: inotify's queue overflowed; the kernel forgets every private-zone entry")
         with self._lock:
             directories = list(self._wd_of)
         for directory in directories:
             self._forget_children(directory, entries, nodes)
-            nodes[directory] = True
+            nodes.add(directory)
