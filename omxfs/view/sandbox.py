@@ -10,9 +10,11 @@ is not even allowed.
 What a view holds (order matters: later binds cover earlier ones):
 
 - the host's system directories read-only (``/usr``, ``/etc``, ``/opt``, ``/sys`` ...; merged-usr symlinks as
-  symlinks), and the interpreter and packages omx runs from, so ``omx`` and ``omxfs`` work inside;
+  symlinks);
 - a private ``/tmp`` (a tmpfs), an empty ``$HOME``, a minimal ``/dev``, its own ``/proc``; no ``/run``, no
   ``/home``, no ``/var``: the host's UNIX sockets (``/tmp/tmux-*``, ``/run/*``) and files are not there to reach;
+- the interpreter and packages omx runs from, read-only, so ``omx`` and ``omxfs`` work inside (after ``/tmp``:
+  a checkout or a virtual environment may live there);
 - the caller's ``--bind``/``--ro-bind`` paths (a toolchain, ``~/.gitconfig``), never inside the workspace;
 - the workspace last, so nothing covers it: the view's daemon at WS, then the store's ``agents/`` read-only, the
   agent's own zone read-write and ``.omxfs/`` read-only, each bound from a descriptor (``--bind-fd``), so a store
@@ -96,10 +98,10 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
     args += _system()
     if spec.privileged:
         args += _hide_private(PRIVATE_CONFIG)
-    args += [*_ro_binds(spec.runtime)]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
     if spec.home and not _under_any(spec.home, (spec.workspace,)):
         args += ["--dir", spec.home]
+    args += [*_ro_binds(spec.runtime)]  # after the private /tmp, which would cover a checkout or venv there
     for bind in spec.binds:
         args += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.dest]
     ws = spec.workspace
