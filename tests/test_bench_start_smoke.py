@@ -23,4 +23,5 @@ def test_bench_start_measures_both_commands() -> None:
     report = json.loads(done.stdout.splitlines()[-1])
     for command in ("agent", "task"):
         assert report[command]["median_s"] > 0
-        assert report[command]["ratio_to_target"] == round(report[command]["median_s"] / report["target_s"], 2)
+        # both are rounded from the same median (3 and 2 places), so they may differ by a rounding step
+        assert abs(report[command]["ratio_to_target"] - report[command]["median_s"] / report["target_s"]) <= 0.006
