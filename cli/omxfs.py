@@ -92,8 +92,9 @@ def mount(
     if allow_other and not detached:
         click.echo(
             f"warning: --allow-other lets every local user in, and a user whose uid the workspace's uid map does "
-            f"not name acts as {name} (or as the OMX_AGENT it claims): map each user's uid to an agent in "
-            f"{os.path.join(ws_path, '.omxfs', 'config.toml')} [uids]",
+            f"not name acts as {name} (or as the OMX_AGENT it claims), with its own uid for file permissions: map "
+            f"each user's uid to an agent in {os.path.join(ws_path, '.omxfs', 'config.toml')} [uids], or give each "
+            "agent a view (`omxfs run WS --as NAME -- ...`)",
             err=True,
         )
     with friendly_errors():
