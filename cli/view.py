@@ -36,9 +36,7 @@ Examples:
 """
 
 
-@click.command(
-    "run", help=HELP, context_settings={"ignore_unknown_options": False, "help_option_names": ["-h", "--help"]}
-)
+@click.command("run", help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("workspace", type=click.Path(readable=False))
 @click.option("--as", "agent", required=True, metavar="NAME", help="The agent the view belongs to.")
 @click.option("--bind", "binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-write.")

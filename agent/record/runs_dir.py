@@ -17,13 +17,14 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import re
 from pathlib import Path
 
 from omxfs.errors import OmxError
+from omxfs.fuse.mounts import FSTYPE, MOUNTINFO, mount_table
 from omxfs.process import pid_alive
 from omxfs.store.config import parse_config
 from omxfs.store.layout import AGENTS, CONFIG, META_DIR, MOUNT_RECORDS
+from omxfs.store.names import AGENT_NAME
 
 __all__ = [
     "RunsError",
@@ -36,9 +37,6 @@ __all__ = [
     "runs_root",
 ]
 
-AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # SPEC §2, as in omxfs.store.names
-MOUNTINFO = Path("/proc/self/mountinfo")
-
 
 class RunsError(Exception):
     """The workspace cannot hold a run record for this agent; the message says what to do."""
@@ -48,11 +46,6 @@ def is_omxfs_store(workspace: Path) -> bool:
     return (workspace / META_DIR).is_dir() and (workspace / AGENTS).is_dir()
 
 
-def _unescape(field: str) -> str:
-    """mountinfo writes space, tab, newline and backslash in paths as octal escapes (``\\040``)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
 def omxfs_mount_of(path: Path, mountinfo: Path = MOUNTINFO) -> Path | None:
     """The root of the omxfs mount that ``path`` lies on, or None (Linux; None where there is no mountinfo).
 
@@ -60,19 +53,15 @@ def omxfs_mount_of(path: Path, mountinfo: Path = MOUNTINFO) -> Path | None:
     store's own directories into it (``agents/``, ``agents/<name>/``, ``.omxfs/``): that is still the workspace.
     """
     try:
-        lines = mountinfo.read_text(encoding="utf-8", errors="replace").splitlines()
+        table = mount_table(mountinfo)
     except OSError:
         return None
     target = path.resolve()
-    holding: list[tuple[Path, bool]] = []  # the mount points holding the path, in mount order, and if omxfs
-    for line in lines:  # later lines are later mounts: the last one at a mount point is the visible one
-        before, _, after = line.partition(" - ")
-        fields, tail = before.split(), after.split()
-        if len(fields) < 5 or len(tail) < 2:
-            continue
-        point = Path(_unescape(fields[4]))
-        if point == target or point in target.parents:
-            holding.append((point, tail[0] == "fuse.omxfs" or (tail[0].startswith("fuse") and tail[1] == "omxfs")))
+    holding = [  # the mount points holding the path, in mount order (the last at a point is the visible one)
+        (point, entry.fstype == FSTYPE or (entry.fstype.startswith("fuse") and entry.source == "omxfs"))
+        for entry in table
+        if (point := Path(entry.mountpoint)) == target or point in target.parents
+    ]
     depth, found = -1, None
     for point, omxfs in holding:
         hides = omxfs or found is None or not _view_bind(found, point)

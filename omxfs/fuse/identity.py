@@ -190,7 +190,7 @@ class FixedIdentity:
         self.default_agent = agent
 
     def resolve(self, uid: int, pid: int) -> str:
-        return IdentityResolver._known(self._config(), self.default_agent, "the view's identity (omxfs run --as)")
+        return known_agent(self._config(), self.default_agent, "the view's identity (omxfs run --as)")
 
 
 class IdentityResolver:
@@ -211,26 +211,27 @@ class IdentityResolver:
         config = self._config()
         mapped = config.uids.get(uid)
         if mapped is not None:
-            return self._known(config, mapped, f"the uid map entry for uid {uid}")
+            return known_agent(config, mapped, f"the uid map entry for uid {uid}")
         try:
             claimed = self.environments.of(pid).get(ENV_VAR)
         except ProcessGone:
             claimed = None  # the request outlived its process: nothing was claimed, the mount's default answers
         if claimed is not None:
             name = claimed.decode("utf-8", "replace")
-            bound = [bound_uid for bound_uid, agent in config.uids.items() if agent == name]
+            bound = config.bound_uids(name)
             if bound:  # a name the uid map binds is that uid's alone: claiming it is refused, never guessed
                 raise ZoneDenied(
                     f"OMX_AGENT={name} of pid {pid} (uid {uid}) refused: the uid map binds {name} to uid "
-                    f"{', '.join(map(str, sorted(bound)))}, and only that uid acts as {name}"
+                    f"{', '.join(map(str, bound))}, and only that uid acts as {name}"
                 )
-            return self._known(config, name, f"OMX_AGENT of pid {pid}")
-        return self._known(config, self.default_agent, "the mount's default identity (--as)")
+            return known_agent(config, name, f"OMX_AGENT of pid {pid}")
+        return known_agent(config, self.default_agent, "the mount's default identity (--as)")
 
-    @staticmethod
-    def _known(config: Config, name: str, source: str) -> str:
-        if not AGENT_NAME.fullmatch(name):
-            raise ZoneDenied(f"malformed agent name {name!r} from {source}")
-        if not config.knows(name):
-            raise ZoneDenied(f"unknown agent {name!r} from {source}: add it with `omxfs init WS --agent {name}`")
-        return name
+
+def known_agent(config: Config, name: str, source: str) -> str:
+    """``name``, if it is well-formed and an agent of the workspace; else ZoneDenied naming ``source``."""
+    if not AGENT_NAME.fullmatch(name):
+        raise ZoneDenied(f"malformed agent name {name!r} from {source}")
+    if not config.knows(name):
+        raise ZoneDenied(f"unknown agent {name!r} from {source}: add it with `omxfs init WS --agent {name}`")
+    return name

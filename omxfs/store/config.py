@@ -24,6 +24,10 @@ class Config:
     def knows(self, agent: str) -> bool:
         return agent in self.agents or agent in self.supervisors
 
+    def bound_uids(self, agent: str) -> list[int]:
+        """The uids the uid map binds to ``agent``, in order: a bound name is theirs alone."""
+        return sorted(uid for uid, name in self.uids.items() if name == agent)
+
     def with_agents(self, agents: list[str], supervisors: list[str]) -> Config:
         merged = tuple(dict.fromkeys([*self.agents, *agents]))
         merged_sup = tuple(dict.fromkeys([*self.supervisors, *supervisors]))

@@ -15,6 +15,7 @@ foreground of a terminal: the terminal sends those to COMMAND itself, which shar
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import functools
 import json
@@ -142,7 +143,7 @@ async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store) -> int:
 
 async def _run_view(bwrap: str, spec: ViewSpec) -> int:
     info_read, info_write = os.pipe()
-    spec = ViewSpec(**{**spec.__dict__, "info_fd": info_write})
+    spec = dataclasses.replace(spec, info_fd=info_write)
     args = bwrap_args(bwrap, spec)
     try:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
@@ -229,7 +230,7 @@ def _check_identity(store: Store, agent: str) -> None:
             errno.EACCES,
         )
     uid = os.getuid()
-    bound = sorted(u for u, name in ws.config.uids.items() if name == agent)
+    bound = ws.config.bound_uids(agent)
     if bound and uid != 0 and uid not in bound:
         raise MountError(
             f"the uid map binds {agent} to uid {', '.join(map(str, bound))}: only that uid (or root) may run as "
