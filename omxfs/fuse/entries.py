@@ -94,3 +94,15 @@ def entry_attributes(
     e.st_mtime_ns = attr.mtime_ns
     e.st_ctime_ns = attr.ctime_ns
     return e
+
+
+def absent_entry() -> pyfuse3.EntryAttributes:
+    """A negative entry: no such name, and the kernel may remember that for ``WATCHED_TIMEOUT`` without asking again
+    (node number 0 is FUSE's "absent, cache this"; an ENOENT error is never cached). Only for names whose creation
+    behind the daemon's back is invalidated (``StoreWatch.absent``)."""
+    e = pyfuse3.EntryAttributes()
+    e.st_ino = 0
+    e.generation = 0
+    e.entry_timeout = WATCHED_TIMEOUT
+    e.attr_timeout = 0.0
+    return e

@@ -15,8 +15,9 @@ Every request is counted by operation (``requests``), before any work: the root'
 Kernel caching: nodes that cannot change behind the kernel's back (``Attr.stable``) are cached for a minute,
 with their pages; so are nodes named in a directory the ``StoreWatch`` watches (the private zones on a local
 store: every change, also those made behind the daemon's back, is invalidated explicitly within 0.2 s; the
-directory is watched before its entries are read); everything else for half a second, since other daemons and the
-CLI write the store directly;
+directory is watched before its entries are read), and there the absence of a name too (a negative entry, which the
+watch invalidates when the name is created behind the daemon's back); everything else for half a second, since
+other daemons and the CLI write the store directly;
 nodes whose handler shows each caller its own (``getattr(path, caller=...)``) not at all, since the kernel's
 caches are shared by all callers.
 """
@@ -48,7 +49,7 @@ from omxfs.fuse.capabilities import (
     is_uncached,
     views_per_caller,
 )
-from omxfs.fuse.entries import OpenDir, OpenFile, Request, Target, entry_attributes
+from omxfs.fuse.entries import OpenDir, OpenFile, Request, Target, absent_entry, entry_attributes
 from omxfs.fuse.identity import Identity
 from omxfs.fuse.inodes import ROOT_INODE, InodeTable
 from omxfs.fuse.router import Router, view_path
@@ -187,6 +188,8 @@ class Operations(pyfuse3.Operations):
     ) -> pyfuse3.EntryAttributes:
         """Count a lookup of ``path`` (named in the directory node ``parent``, if known) and make its entry."""
         inode = self.inodes.remember(path, attr.mode, attr.ino, self._same_file(attr))
+        if parent is not None and self.watch is not None:  # the kernel's entry for the name is positive now
+            self.watch.present(parent, os.fsencode(path.name))
         return entry_attributes(inode, attr, uncached=uncached, watched=self._watched(parent, inode, attr))
 
     def _ensure_watched(self, directory: int) -> None:
@@ -253,9 +256,20 @@ class Operations(pyfuse3.Operations):
 
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             path = child()
-            if parent is not None:
-                self._ensure_watched(parent)
-            return self._remember(path, *self._stat(path, caller), parent=parent)
+            if parent is None:
+                return self._remember(path, *self._stat(path, caller))
+            self._ensure_watched(parent)
+            # git and build tools probe many absent names (.gitignore in every directory): where a creation behind
+            # the daemon's back is invalidated, the kernel may remember the absence instead of asking each time.
+            watch = self.watch
+            absence = watch is not None and watch.absent(parent, path.parent, name)
+            try:
+                found = self._stat(path, caller)
+            except NotFound:
+                if absence and watch is not None and watch.still_absent(parent, name):
+                    return absent_entry()
+                raise
+            return self._remember(path, *found, parent=parent)
 
         inline = self._inline("lookup", child)
         return await self.runner.run("lookup", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
@@ -426,6 +440,8 @@ class Operations(pyfuse3.Operations):
                 self.inodes.exchanged(old, new)
             else:
                 self.inodes.renamed(old, new)
+            if self.watch is not None:  # the kernel moved its entry over any negative one of the new name
+                self.watch.present(parent_inode_new, name_new)
 
         target = f"{self._describe(parent_inode_old, name_old)} -> {self._describe(parent_inode_new, name_new)}"
         await self.runner.run("rename", Request.of(ctx), target, work)

@@ -17,7 +17,8 @@ above them) just before the daemon answers
 a lookup, a listing or a creation in it (``ensure``: watch first, then stat, so no change falls between), and only
 while the watch holds: a directory whose watch could not be added (inotify's limit), was removed or moved away keeps
 the short timeouts for its entries (``covers``). An event on a name invalidates the kernel's entry for it (removed,
-renamed) and the node's attributes (written, chmod, touch, xattrs); events of the daemon's own changes invalidate
+renamed, or created where the kernel was told the name is absent: ``absent``) and the node's attributes (written,
+chmod, touch, xattrs); events of the daemon's own changes invalidate
 too, which costs the kernel a lookup or getattr it would have made anyway with short timeouts. Pages are never
 dropped here: a file changed elsewhere is opened without ``keep_cache`` (the private zone compares the file with
 its last open), and the kernel drops the pages of a file held open once a fresh getattr shows another mtime
@@ -49,6 +50,7 @@ from pathlib import Path
 import pyfuse3
 
 from omxfs.errors import NotFound
+from omxfs.fuse.entries import WATCHED_TIMEOUT
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import mount_table
 from omxfs.fuse.zones.base import ViewPath
@@ -81,13 +83,17 @@ MASK = (
     | IN_DONT_FOLLOW
     | IN_EXCL_UNLINK
 )
-#: the name no longer leads where the kernel may believe it does. Not IN_CREATE: the kernel keeps no entry for an
-#: absent name (pyfuse3 answers a failed lookup with an error, which the kernel does not cache), and a name that
-#: existed before its creation was removed or renamed first, with its own event
+#: the name no longer leads where the kernel may believe it does (a name that existed before its creation was removed
+#: or renamed first, with its own event)
 GONE = IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
+#: the name now exists: the kernel's entry for it is wrong only where it was told the name is absent (``absent``)
+APPEARED = IN_CREATE | IN_MOVED_TO
 #: the directory's entries changed: its mtime and link count
 NAMESPACE = GONE | IN_CREATE
 EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-padded name
+
+#: negative entries (names the kernel was told are absent) remembered at once; past it, absences are not cached
+MAX_ABSENT = 1 << 16
 
 #: not errors for an invalidation: the kernel does not hold that node or entry, or the session is ending
 QUIET = frozenset({errno.ENOENT, errno.ENOTCONN, errno.ENODEV, errno.EBADF})
@@ -148,6 +154,8 @@ class StoreWatch:
         self._lock = threading.Lock()
         self._wd_of: dict[int, int] = {}  # directory node number -> watch descriptor
         self._dir_of: dict[int, int] = {}  # watch descriptor -> directory node number
+        # (directory node number, name) -> until when the kernel may hold a negative entry for it (monotonic s)
+        self._absent: dict[tuple[int, bytes], float] = {}
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         self._thread = threading.Thread(target=self._run, name="omxfs-store-watch", daemon=True)
         self._full = False  # inotify's watch limit was reached once: logged once
@@ -181,6 +189,34 @@ class StoreWatch:
     def covers(self, directory: int) -> bool:
         """Whether the entries of node ``directory`` may be cached long: its store directory is watched."""
         return directory in self._wd_of
+
+    def absent(self, directory: int, path: ViewPath, name: bytes) -> bool:
+        """Before a lookup of ``name`` in ``directory`` (at ``path``) reads the store: whether the kernel may be told
+        the name is absent, for ``WATCHED_TIMEOUT``; then a creation of it behind the daemon's back invalidates that
+        entry. Noted before the store is read, so a creation between the read and the reply is not missed (the
+        lookup then asks ``still_absent``). Only in the private zones, whose every name is a store file."""
+        if not path.parts or path.parts[0] != layout.AGENTS or not self.covers(directory):
+            return False
+        now = time.monotonic()
+        with self._lock:
+            if len(self._absent) >= MAX_ABSENT:  # those the kernel no longer holds go first; if none, not cached
+                self._absent = {key: until for key, until in self._absent.items() if until > now}
+                if len(self._absent) >= MAX_ABSENT:
+                    return False
+            self._absent[directory, name] = now + WATCHED_TIMEOUT + 1.0
+        return True
+
+    def still_absent(self, directory: int, name: bytes) -> bool:
+        """Whether no creation of ``name`` was reported since ``absent``: the negative entry may go to the kernel."""
+        with self._lock:
+            return (directory, name) in self._absent
+
+    def present(self, directory: int, name: bytes) -> None:
+        """The kernel holds a positive entry for ``name`` now (looked up, or made through the mount): its creation
+        event needs no invalidation."""
+        if self._absent:
+            with self._lock:
+                self._absent.pop((directory, name), None)
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -265,6 +301,7 @@ class StoreWatch:
                 self._wd_of.pop(directory, None)
                 if mask & IN_MOVE_SELF:
                     self._libc.inotify_rm_watch(self._fd, wd)
+                entries.update(self._take_absent(directory))
                 self._forget_children(directory, entries, nodes)
                 nodes.add(directory)
                 return
@@ -275,8 +312,12 @@ class StoreWatch:
             return
         if mask & NAMESPACE:
             nodes.add(directory)
-        # The kernel holds an entry only for a name it looked up, which the inode table then knows; a name the
-        # daemon itself removed or renamed away is gone from the table, and the kernel already forgot it.
+        if mask & APPEARED and self._absent:
+            with self._lock:
+                if self._absent.pop((directory, name), None) is not None:
+                    entries.add((directory, name))  # a negative entry: the kernel would not see the new name
+        # The kernel holds a positive entry only for a name it looked up, which the inode table then knows; a name
+        # the daemon itself removed or renamed away is gone from the table, and the kernel already forgot it.
         child = self.inodes.child(directory, os.fsdecode(name))
         if child is not None:
             nodes.add(child)
@@ -284,7 +325,8 @@ class StoreWatch:
                 entries.add((directory, name))
 
     def _forget_children(self, directory: int, entries: set[tuple[int, bytes]], nodes: set[int]) -> None:
-        """The kernel forgets the entries it holds in ``directory``, and their nodes' attributes."""
+        """The kernel forgets the entries it holds in ``directory``, and their nodes' attributes (the negative
+        entries are ``_take_absent``'s)."""
         try:
             path = self.inodes.path(directory)
         except NotFound:
@@ -293,11 +335,20 @@ class StoreWatch:
             entries.add((directory, os.fsencode(name)))
             nodes.add(child)
 
+    def _take_absent(self, directory: int) -> list[tuple[int, bytes]]:
+        """The negative entries the kernel may hold in ``directory``, forgotten here (the lock is held)."""
+        absent = [key for key in self._absent if key[0] == directory]
+        for key in absent:
+            del self._absent[key]
+        return absent
+
     def _overflowed(self, entries: set[tuple[int, bytes]], nodes: set[int]) -> None:
         """inotify lost events: the kernel forgets every watched directory's entries."""
         self.log.warning("store watch: inotify's queue overflowed; the kernel forgets every private-zone entry")
         with self._lock:
             directories = list(self._wd_of)
+            entries.update(self._absent)
+            self._absent.clear()
         for directory in directories:
             self._forget_children(directory, entries, nodes)
             nodes.add(directory)
