@@ -20,7 +20,7 @@ import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +30,7 @@ import pyfuse3
 import trio
 
 from omxfs.errors import MountError, OmxError
+from omxfs.fuse import guardian
 from omxfs.fuse.identity import CALLERS, FixedIdentity, Identity, IdentityResolver
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import FSTYPE, mount_at, report_ready
@@ -66,6 +67,40 @@ class Mounted:
     pid: int
     mountpoint: str
     log: Path  # the log file, by a path that works from outside the daemon once it is unmounted
+    end: Callable[[], Awaitable[None]]  # ends the session from inside the daemon's process (``end_session``)
+
+
+async def end_session(ops: Operations) -> None:
+    """End the session: the store watch first, while requests are still answered, then pyfuse3's loop.
+
+    The order matters: the watch thread may be waiting in ``invalidate_entry`` for a directory lock that a request
+    holds, and that request needs the loop; stopped the other way round, the thread would wait for good.
+    """
+    if ops.watch is not None:
+        with trio.CancelScope(shield=True):  # a cancelled caller still ends the session in this order
+            await trio.to_thread.run_sync(ops.watch.stop)
+    pyfuse3.terminate()
+
+
+def _guard(ops: Operations, mountpoint: str, log: logging.Logger) -> None:
+    """Start the mount's guardian (``guardian.py``), and the store watch only where the guardian can abort the
+    connection: a watch thread stuck in an invalidation would otherwise keep a killed daemon's mount hanging."""
+    entry = mount_at(mountpoint)
+    if entry is None:
+        raise MountError(f"{mountpoint} is not in the mount table after mounting")
+    _, can_abort = guardian.start(entry.dev)
+    if ops.watch is None:
+        return
+    if can_abort:
+        ops.watch.start()
+        return
+    log.info(
+        "private zones are cached for 0.5 s, not watched: the connection of a killed daemon could not be aborted "
+        "(fusectl is not mounted on %s; mount it, or run as root)",
+        guardian.CONNECTIONS,
+    )
+    ops.watch.stop()
+    ops.watch = None
 
 
 def mount_options(allow_other: bool = False, view: bool = False) -> set[str]:
@@ -219,8 +254,7 @@ async def serve(
             if ops.watch is not None:
                 ops.watch.stop()
             raise MountError(f"cannot mount on {mountpoint}: {exc} (see the log {ws_path}/{log_rel})") from None
-        if ops.watch is not None:
-            ops.watch.start()
+        _guard(ops, mountpoint, log)
         try:
             await _serve_mounted(
                 ws,
@@ -270,7 +304,7 @@ async def _serve_mounted(
         async def on_signal(signals: AsyncIterator[int]) -> None:
             async for signum in signals:
                 log.info("%s: unmounting", signal.Signals(signum).name)
-                pyfuse3.terminate()
+                await end_session(ops)
                 return
 
         nursery.start_soon(fuse_loop)
@@ -296,7 +330,8 @@ async def _serve_mounted(
                 await trio.to_thread.run_sync(write_record, ws, record)
                 await trio.to_thread.run_sync(prune_records, ws.meta)
             log.info("ready: %s answers", mountpoint)
-            task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel))
+            end = functools.partial(end_session, ops)
+            task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel, end))
     await ops.close_all()
 
 

@@ -29,7 +29,9 @@ reported to that directory only.
 
 The invalidations run in this module's own thread, never on the trio thread that answers requests: pyfuse3's
 ``invalidate_entry`` waits while the kernel handles a request on the same directory, and that request needs the
-loop (pyfuse3 releases the GIL while it waits).
+loop (pyfuse3 releases the GIL while it waits). For the same reason the session ends with the watch stopped
+first (``daemon.end_session``), and the watch runs only where the daemon's guardian can abort the connection
+(``guardian.py``): a killed daemon's thread waiting there would otherwise never exit, nor free the mount.
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ class StoreWatch:
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         self._thread = threading.Thread(target=self._run, name="omxfs-store-watch", daemon=True)
         self._full = False  # inotify's watch limit was reached once: logged once
+        self._stopped = False
         # what the watch cost, logged when it stops: events read, invalidations sent, seconds spent on them
         self._events = self._invalidations = 0
         self._busy_s = 0.0
@@ -224,7 +227,10 @@ class StoreWatch:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop invalidating (before the FUSE session closes) and release the inotify descriptor."""
+        """Stop invalidating (before the FUSE session closes) and release the inotify descriptor; once."""
+        if self._stopped:
+            return
+        self._stopped = True
         if self._thread.is_alive():
             os.write(self._stop_w, b"x")
             self._thread.join()

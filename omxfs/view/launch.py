@@ -128,17 +128,15 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 
 async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store) -> int:
-    import pyfuse3
-
     from omxfs.fuse import daemon
 
     async with trio.open_nursery() as nursery:
         serve = functools.partial(daemon.serve, f"/proc/self/fd/{store.fd}", spec.daemon_mount, spec.agent, view=True)
-        await nursery.start(serve)
+        mounted = await nursery.start(serve)
         try:
             return await _run_view(bwrap, spec)
         finally:
-            pyfuse3.terminate()  # serve() returns: the session ends, the mount is removed
+            await mounted.end()  # serve() returns: the session ends, the mount is removed
 
 
 async def _run_view(bwrap: str, spec: ViewSpec) -> int:

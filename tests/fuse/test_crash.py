@@ -127,12 +127,13 @@ def test_sigkill_during_mixed_writes_loses_nothing_acknowledged(mount: Callable[
         assert omxfs("umount", str(root)).returncode == 0
         assert gone(pid)
     finally:
+        # The daemon first: a worker waits for its answer, uninterruptibly once the daemon has read the request.
+        if not gone(pid) and pid != m.proc.pid:
+            os.kill(pid, signal.SIGKILL)
         for w in workers:
             if w.poll() is None:
                 w.kill()
-                w.wait()
-        if not gone(pid) and pid != m.proc.pid:
-            os.kill(pid, signal.SIGKILL)
+                w.wait(60)
         subprocess.run(["fusermount3", "-uz", str(root)], capture_output=True, check=False)
     logs = "".join(p.read_text("utf-8", "replace") for p in (store / ".omxfs" / "logs").glob("mount-*.log"))
     assert "Traceback" not in logs, logs[-4000:]

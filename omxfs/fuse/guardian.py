@@ -1,0 +1,154 @@
+"""A guardian process aborts the FUSE connection of a daemon that dies, so that nothing waits on the mount forever.
+
+Why it exists: the kernel ends a connection's requests when the last ``/dev/fuse`` descriptor closes, that is when
+every thread of the daemon has exited. ``kill -9`` ends the threads, except one that waits in the kernel
+uninterruptibly. The store watch's thread (``watch.py``) can: ``invalidate_entry`` takes the directory's lock, and
+a process that holds that lock waits for a request the dead daemon read and will never answer. That thread never
+exits, so the descriptor never closes, the request never ends: every process that touches the mount hangs in D
+state for good, and neither ``kill -9`` nor ``fusermount3 -u`` frees it. The kernel's cure is writing to the
+connection's ``abort`` file in the fusectl filesystem, which ends every request of the connection.
+
+The guardian is a small process with nothing of the mount: no descriptor of it, ``/`` as its directory, a session
+of its own (a terminal's or a process group's signals miss it). The kernel tells it when the daemon's main thread
+has exited (``PR_SET_PDEATHSIG``: the main thread forked it); it then aborts the connection if it still exists,
+which after a clean unmount it does not. It reaches fusectl where the host mounts it, or (root) mounts it
+itself, attached nowhere, so it changes nothing on the host. It says on its stdout whether it can abort; where it
+cannot (an unprivileged daemon on a host without fusectl), the daemon keeps the kernel's caches short and does not
+run the watch, whose invalidations are what can get stuck (``daemon.py``).
+
+Run as ``python -I -S guardian.py DEV PID``: a standalone script, stdlib only, so that it starts in milliseconds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import subprocess
+import sys
+import time
+
+CONNECTIONS = "/sys/fs/fuse/connections"
+READY, UNABLE = "ready", "unable"
+#: how long the guardian may take to say whether it can abort (a Python start plus two mounts)
+START_TIMEOUT = 10.0
+#: after the death signal, how long the daemon's main thread may take to show as exited in /proc
+EXIT_GRACE = 2.0
+
+# <linux/prctl.h>; <linux/mount.h> and the new mount API's system calls (one number on every architecture)
+PR_SET_PDEATHSIG = 1
+SYS_FSOPEN, SYS_FSCONFIG, SYS_FSMOUNT = 430, 431, 432
+FSOPEN_CLOEXEC, FSMOUNT_CLOEXEC, FSCONFIG_CMD_CREATE = 1, 1, 6
+
+
+def connection_name(dev: int) -> str:
+    """fusectl names a connection by the kernel's device number of the mount (``MKDEV``: major << 20 | minor)."""
+    return str((os.major(dev) << 20) | os.minor(dev))
+
+
+# -- the daemon's side ---------------------------------------------------------------------------------------
+
+
+def start(dev: int) -> tuple[subprocess.Popen[bytes], bool]:
+    """Start the guardian of the connection of the mount with device number ``dev``; whether it can abort it.
+
+    Call from the main thread: the kernel's parent-death signal follows the thread that forks, and a worker thread
+    can retire long before the daemon ends."""
+    guardian = subprocess.Popen(
+        [sys.executable, "-I", "-S", os.path.abspath(__file__), str(dev), str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        cwd="/",
+        start_new_session=True,
+    )
+    assert guardian.stdout is not None
+    answer = guardian.stdout.readline().decode("ascii", "replace").strip()
+    guardian.stdout.close()
+    return guardian, answer == READY
+
+
+# -- the guardian ------------------------------------------------------------------------------------------
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
+def fusectl() -> int | None:
+    """A descriptor of fusectl's root: the host's mount, or (root only) a mount of its own, attached nowhere.
+
+    A mount of its own is made with the new mount API (``fsopen``/``fsmount``) rather than in a mount namespace of
+    its own: a namespace copies every mount, the FUSE mounts of all daemons among them, and a copy keeps a FUSE
+    connection alive after its daemon unmounts it.
+    """
+    if os.path.ismount(CONNECTIONS):
+        return os.open(CONNECTIONS, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    libc = _libc()
+    config = libc.syscall(SYS_FSOPEN, b"fusectl", FSOPEN_CLOEXEC)
+    if config < 0:
+        return None
+    try:
+        if libc.syscall(SYS_FSCONFIG, config, FSCONFIG_CMD_CREATE, None, None, 0) < 0:
+            return None
+        mount = libc.syscall(SYS_FSMOUNT, config, FSMOUNT_CLOEXEC, 0)
+        return mount if mount >= 0 else None
+    finally:
+        os.close(config)
+
+
+def _main_thread_gone(pid: int, parent: int) -> bool:
+    """Whether the daemon's main thread has exited: reparented (the whole process is gone), or its main thread a
+    zombie while another thread is still stuck in the kernel."""
+    if os.getppid() != parent:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in (b"Z", b"X")
+
+
+def _abort(fusectl: int, abort_file: str) -> None:
+    """Abort the connection if it still exists (after a clean unmount it does not)."""
+    try:
+        fd = os.open(abort_file, os.O_WRONLY | os.O_CLOEXEC, dir_fd=fusectl)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"1")
+    finally:
+        os.close(fd)
+    print(f"omxfs guardian: the daemon died with its mount live: aborted FUSE connection {abort_file}", file=sys.stderr)
+
+
+def guard(dev: int, pid: int) -> None:
+    libc = _libc()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # before the death signal is armed: none is lost
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    parent = os.getppid()
+    fusectl_fd = fusectl()
+    abort_file = f"{connection_name(dev)}/abort"
+    if fusectl_fd is None or not os.access(abort_file, os.W_OK, dir_fd=fusectl_fd):
+        print(UNABLE, flush=True)
+        return
+    print(READY, flush=True)
+    if parent != pid:  # the daemon died before the death signal was armed
+        _abort(fusectl_fd, abort_file)
+        return
+    while True:
+        if not _main_thread_gone(pid, parent):
+            signal.sigwait({signal.SIGTERM})
+        deadline = time.monotonic() + EXIT_GRACE
+        while not _main_thread_gone(pid, parent):  # the signal comes a moment before /proc shows the exit
+            if time.monotonic() > deadline:
+                break  # a SIGTERM from someone else: the daemon lives on
+            time.sleep(0.01)
+        else:
+            _abort(fusectl_fd, abort_file)
+            return
+
+
+if __name__ == "__main__":
+    guard(int(sys.argv[1]), int(sys.argv[2]))
