@@ -26,6 +26,9 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── bad-checksum          a version file's sha256 is not its history entry's
     ├── bad-meta              a handoff metadata file does not parse or names another sender/recipient/file
     ├── bad-conflict          a conflict record is not a JSON object
+    ├── unreachable-name      a shared-zone name not in Unicode NFC form (made on the store by hand or by a tool
+                              before names were normalised): the mount, which looks every shared name up in NFC,
+                              cannot reach it; rename it to its NFC form (a twin may exist: which to keep is yours)
     └── bad-state             a CRDT state file (merged or a writer's) does not parse, is of another document or
                               schema, is not named as a writer's file, or is a writer's of no document
 
@@ -67,7 +70,7 @@ from omxfs.store.layout import (
     entry_name,
     version_name,
 )
-from omxfs.store.names import AGENT_NAME, parse_handoff_dir
+from omxfs.store.names import AGENT_NAME, nfc, parse_handoff_dir
 from omxfs.store.realtime import decode_state, encode_state
 from omxfs.store.records import (
     HandoffMeta,
@@ -197,6 +200,7 @@ class _Checker:
         zone = self.ws.collab
         tracked = {PurePosixPath(rel) for rel in zone.list()}
         for rel in sorted(tracked):
+            self._reachable(f"{COLLABORATIVE}/{rel}", str(rel))
             with self.ws.locks.hold(f"collab:{rel}") if self.repair else contextlib.nullcontext():
                 self._collab_file(rel)
         for rel in sorted(list_files(zone.current_dir)):
@@ -211,6 +215,11 @@ class _Checker:
                     record = exc
                 if not isinstance(record, dict):
                     self.found("bad-conflict", f"{COLLABORATIVE}/{CONFLICTS}/{rel}", "not a JSON object")
+
+    def _reachable(self, shown: str, name: str) -> None:
+        """Shared zones are reached by the NFC form of each name (``names.shared_path``)."""
+        if nfc(name) != name:
+            self.found("unreachable-name", shown, f"not in Unicode NFC form: the mount reaches only {nfc(name)!r}")
 
     def _collab_file(self, rel: PurePosixPath) -> None:
         """The entry files are the truth (``history.json`` only before they existed); the rest is derived."""
@@ -341,6 +350,7 @@ class _Checker:
                     if rel.with_name(rel.name[: -len(META_SUFFIX)]) not in files:
                         self._dangling_meta(name)
                     continue
+                self._reachable(f"handoff/{name}", str(rel))
                 with self.ws.locks.hold(f"handoff:{name}") if self.repair else contextlib.nullcontext():
                     self._delivery(pair, box, rel)
 
@@ -403,6 +413,7 @@ class _Checker:
             where = f"{STATE_DIR}/{path.name}"
             doc_id = path.name[: -len(STATE_SUFFIX)]
             documents.add(doc_id)
+            self._reachable(where, doc_id)
             try:
                 raw = path.read_bytes()
                 doc = decode_state(raw, where)

@@ -192,3 +192,19 @@ def test_scratch_of_an_agent_that_is_not_configured_is_stray(ws: Workspace) -> N
     assert kinds(ws, repair=True) == ["stray-scratch"]
     assert fsck(ws).clean
     assert ScratchArea(ws).agents() == ["alice"]
+
+
+def test_i15_a_shared_name_not_in_nfc_form_is_reported_as_unreachable(ws: Workspace) -> None:
+    """Issue 15 (names): the mount looks shared names up in NFC form, so a store file named in NFD (made by hand, by
+    a macOS tool on the store, or before names were normalised) cannot be reached through it: fsck says so."""
+    composed, decomposed = "caf\u00e9.md", "cafe\u0301.md"
+    ws.collab.write("alice", composed, b"v1", expected_version=0)
+    zone = ws.collab
+    os.rename(zone.versions_dir / composed, zone.versions_dir / decomposed)
+    os.rename(zone.current_dir / composed, zone.current_dir / decomposed)
+    report = fsck(ws)
+    found = [f for f in report.findings if f.kind == "unreachable-name"]
+    assert [f.path for f in found] == [f"collaborative/{decomposed}"]
+    assert composed in found[0].detail
+    assert found[0].is_corruption and not fsck(ws, repair=True).clean  # reported, never guessed at
+    assert kinds(ws) == ["unreachable-name"]
