@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.scripts import load_script
+from tests.support import scripts
+from tests.support.scripts import load_script, unmount_everything_under
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "bench_fs.py"
 FLOOR = REPO / "scripts" / "pyfuse3_floor.py"
 PASSTHROUGH_LL = Path("/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c")
 KEYS = {
@@ -102,32 +102,10 @@ def omx_mount_missing() -> str | None:
     return None if done.returncode == 0 else f"`omxfs mount` is not available yet: {last}"
 
 
-def unmount_everything_under(path: Path) -> None:
-    with open("/proc/self/mounts") as f:
-        mounts = [Path(line.split()[1].replace("\\040", " ")) for line in f if line.strip()]
-    for mountpoint in mounts:
-        if mountpoint.is_relative_to(path.resolve()):
-            subprocess.run(["fusermount3", "-u", "-z", str(mountpoint)], check=False, timeout=30)
-
-
 def run_bench(tmp_path: Path, only: str) -> dict[str, Any]:
-    """The parsed last line; on a timeout the script gets SIGTERM (it unmounts), and we lazily unmount the rest."""
-    env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
-    command = [sys.executable, str(SCRIPT), "--quick", "--only", only, "--workdir", str(tmp_path)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        try:
-            out, err = proc.communicate(timeout=600)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=60)
-            pytest.fail(f"the benchmark timed out:\n{err}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        unmount_everything_under(tmp_path)
-    assert proc.returncode == 0, err
+    """The parsed last line of ``bench_fs.py --quick --only ONLY`` (``scripts.run_bench``: never hangs, unmounts)."""
+    returncode, out, err = scripts.run_bench("bench_fs", "--quick", "--only", only, workdir=tmp_path)
+    assert returncode == 0, err
     results: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     assert set(results) == KEYS
     assert set(results["workloads_ms"]) == set(results["ratio_vs_native"]) == WORKLOADS

@@ -8,48 +8,21 @@ same checks, smaller numbers. Whatever happens, nothing stays mounted under ``tm
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support import scripts
 from tests.support.scripts import load_script
 
-REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "bench_load.py"
 KEYS = {"ops", "lost_updates", "conflicts_reported", "conflicts_expected", "p50_ms", "p99_ms"}
 
 
-def unmount_everything_under(path: Path) -> None:
-    with open("/proc/self/mounts") as f:
-        mounted = [Path(line.split()[1].replace("\\040", " ")) for line in f if line.strip()]
-    for mountpoint in mounted:
-        if mountpoint.is_relative_to(path.resolve()):
-            subprocess.run(["fusermount3", "-u", "-z", str(mountpoint)], check=False, timeout=30)
-
-
 def run_load(tmp_path: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
-    command = [sys.executable, str(SCRIPT), "--workdir", str(tmp_path), *args]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        try:
-            out, err = proc.communicate(timeout=180)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=60)
-            pytest.fail(f"the load run timed out (a deadlock?):\n{err}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        unmount_everything_under(tmp_path)
+    returncode, out, err = scripts.run_bench("bench_load", *args, workdir=tmp_path, timeout=180)  # a deadlock?
     results: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    assert proc.returncode == 0, (results, err)
+    assert returncode == 0, (results, err)
     assert set(results) >= KEYS
     assert not any(tmp_path.iterdir()), "the run directory was not removed"
     return results

@@ -1,13 +1,18 @@
-"""The project's scripts and CLI as tests drive them: a script loaded as a module, ``omxfs`` run as a process."""
+"""The project's scripts and CLI as tests drive them: a script loaded as a module, a benchmark or ``omxfs`` run as a
+process."""
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from tests.fuse.conftest import clean_env
 
@@ -36,3 +41,34 @@ def run_omxfs(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[s
         timeout=timeout,
         check=False,
     )
+
+
+def unmount_everything_under(path: Path) -> None:
+    """Lazily unmount whatever a benchmark left mounted below ``path`` (it unmounts its own; this is the net)."""
+    with open("/proc/self/mounts") as f:
+        mounts = [Path(line.split()[1].replace("\\040", " ")) for line in f if line.strip()]
+    for mountpoint in mounts:
+        if mountpoint.is_relative_to(path.resolve()):
+            subprocess.run(["fusermount3", "-u", "-z", str(mountpoint)], check=False, timeout=30)
+
+
+def run_bench(script: str, *args: str, workdir: Path, timeout: float = 600) -> tuple[int, str, str]:
+    """``scripts/<script>.py ARGS --workdir WORKDIR`` as a process, without ``OMX_AGENT``: its exit code, stdout
+    and stderr. Past ``timeout`` it gets SIGTERM (the benchmarks unmount on it) and the test fails; whatever is
+    still mounted under ``workdir`` afterwards is unmounted, so a failed run never leaves a mount behind."""
+    env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}
+    command = [sys.executable, str(REPO / "scripts" / f"{script}.py"), *args, "--workdir", str(workdir)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+            pytest.fail(f"{script} timed out:\n{err}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+        unmount_everything_under(workdir)
+    return proc.returncode, out, err
