@@ -704,7 +704,8 @@ class Operations(pyfuse3.Operations):
             path = self.inodes.path(inode)
             self.router.route(path).setxattr(caller, path, os.fsdecode(name), value)
 
-        await self.runner.run("setxattr", Request.of(ctx), self._describe(inode), work)
+        inline = self._inline("setxattr", lambda: self.inodes.path(inode))
+        await self.runner.run("setxattr", Request.of(ctx), self._describe(inode), work, inline=inline)
 
     async def listxattr(self, inode: int, ctx: pyfuse3.RequestContext) -> Sequence[bytes]:
         self.requests["listxattr"] += 1

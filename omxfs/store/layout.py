@@ -97,6 +97,9 @@ ZONE_DIRS = (
 # -- extended attributes -----------------------------------------------------------------------------------------
 USER_XATTRS = "user."
 OMX_XATTRS = "user.omx."
+#: POSIX ACLs: an access ACL is kept only as the mode it stands for, a default ACL never (``omxfs.store.acl``)
+ACCESS_ACL = "system.posix_acl_access"
+DEFAULT_ACL = "system.posix_acl_default"
 OWNER = "user.omx.owner"
 VERSION = "user.omx.version"
 AUTHOR = "user.omx.author"

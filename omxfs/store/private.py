@@ -18,10 +18,11 @@ import time
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import NotFound, NotSupported, OmxError, OSFailure, ZoneDenied
+from omxfs.errors import NoAttribute, NotFound, NotSupported, OmxError, OSFailure, ZoneDenied
+from omxfs.store.acl import equivalent_mode
 from omxfs.store.atomic import list_files, open_dir, read_bytes
 from omxfs.store.fs_user import FsUser, acting_as
-from omxfs.store.layout import AGENTS, OMX_XATTRS, USER_XATTRS
+from omxfs.store.layout import ACCESS_ACL, AGENTS, DEFAULT_ACL, OMX_XATTRS, USER_XATTRS
 from omxfs.store.names import check_component, relative_path
 from omxfs.store.tree import OpenFile, StoreTree, is_write
 
@@ -264,7 +265,12 @@ class PrivateZone:
     def set_xattr(self, actor: str, path: PurePosixPath, name: str, value: bytes, user: FsUser | None = None) -> None:
         """Set a ``user.*`` attribute. The generated ``user.omx.*`` ones are never listed, so no copy sees them, but
         a copy made from a zone that lists them (or a program that names one) sets them here: accepted and
-        ignored, since omxfs generates them (issue 15: an xattr-preserving copy must never fail on them)."""
+        ignored, since omxfs generates them (issue 15: an xattr-preserving copy must never fail on them).
+        An access ACL that is only a mode (how ``cp -a`` sets modes) is that chmod (``omxfs.store.acl``)."""
+        mode = equivalent_mode(value) if name == ACCESS_ACL else None
+        if mode is not None:
+            self.change(actor, path, mode=stat.S_IMODE(self.tree.lstat(path).st_mode) & ~0o777 | mode, user=user)
+            return
         owner = self._xattr_owner(actor, path, name)
         if name.startswith(OMX_XATTRS):
             return
@@ -273,6 +279,9 @@ class PrivateZone:
         self._audit(actor, owner, f"setxattr {name}", path)
 
     def remove_xattr(self, actor: str, path: PurePosixPath, name: str, user: FsUser | None = None) -> None:
+        if name in (ACCESS_ACL, DEFAULT_ACL):  # none is kept (see ``set_xattr``): ``cp -a`` removes a directory's
+            self.owner_for(actor, path, entry=False)  # default ACL after setting its mode, and must hear "none"
+            raise NoAttribute(f"{path}: no ACL is kept ({name})")
         owner = self._xattr_owner(actor, path, name)
         if name.startswith(OMX_XATTRS):
             return  # generated, not stored: nothing to remove (see ``set_xattr``)
