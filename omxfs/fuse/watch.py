@@ -96,6 +96,8 @@ EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-pa
 
 #: negative entries (names the kernel was told are absent) remembered at once; past it, absences are not cached
 MAX_ABSENT = 1 << 16
+#: ... each for as long as the kernel may hold it after the lookup's reply, and a second to spare
+ABSENT_KEPT_S = WATCHED_TIMEOUT + 1.0
 
 #: not errors for an invalidation: the kernel does not hold that node or entry, or the session is ending
 QUIET = frozenset({errno.ENOENT, errno.ENOTCONN, errno.ENODEV, errno.EBADF})
@@ -206,13 +208,17 @@ class StoreWatch:
                 self._absent = {key: until for key, until in self._absent.items() if until > now}
                 if len(self._absent) >= MAX_ABSENT:
                     return False
-            self._absent[directory, name] = now + WATCHED_TIMEOUT + 1.0
+            self._absent[directory, name] = now + ABSENT_KEPT_S
         return True
 
     def still_absent(self, directory: int, name: bytes) -> bool:
-        """Whether no creation of ``name`` was reported since ``absent``: the negative entry may go to the kernel."""
+        """Whether no creation of ``name`` was reported since ``absent``: the negative entry may go to the kernel,
+        which keeps it ``WATCHED_TIMEOUT`` from now (however long the lookup took), so it is remembered as long."""
         with self._lock:
-            return (directory, name) in self._absent
+            if (directory, name) not in self._absent:
+                return False
+            self._absent[directory, name] = time.monotonic() + ABSENT_KEPT_S
+            return True
 
     def present(self, directory: int, name: bytes) -> None:
         """The kernel holds a positive entry for ``name`` now (looked up, or made through the mount): its creation
