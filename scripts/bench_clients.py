@@ -21,9 +21,10 @@ operations over that wall time. A round runs every level on every target, the ta
 later each round (so the load of a shared machine spreads over all of them); each figure is the best of
 ``--rounds`` rounds.
 
-Beside the rates: the daemon's CPU seconds per wall second while a level ran (``/proc/PID/stat``, every thread;
-1.0 is one CPU busy the whole time), and for omx the daemon's requests per operation (its ``user.omx.requests``
-xattr, read before and after each level).
+Beside the rates: the daemon's CPU seconds per wall second while a level ran (``/proc/PID/stat``, every thread and
+child process; 1.0 is one CPU busy the whole time; the kernel counts in ticks of 10 ms, so ``--quick`` figures are
+coarse), and for omx the daemon's requests per operation (its ``user.omx.requests`` xattr, read before and after
+each level) and its CPU time per request.
 
 Output: progress on stderr; on stdout a markdown table (ops/s per target and level, the speed-up over one client,
 and omx's time per operation over passthrough_ll's at each level), a second one of daemon CPU, then ONE JSON line:
@@ -31,7 +32,8 @@ and omx's time per operation over passthrough_ll's at each level), a second one 
 ``omx_vs_passthrough_ll`` ({clients: passthrough_ll's rate / omx's, i.e. omx's time per operation over
 passthrough_ll's}), ``daemon_cpu`` ({target: {clients: CPU s / wall s}}, native has none), ``phases_ms``
 ({target: {clients: {workload: mean ms per client}}} of the best round), ``requests_per_op`` ({clients:
-{operation: count}} for omx), ``options``, ``params``, ``unavailable`` ({target: why}). Exits 1 if a client read
+{operation: count}} for omx), ``daemon_us_per_request`` ({clients: the omx daemon's CPU µs per request}),
+``options``, ``params``, ``unavailable`` ({target: why}). Exits 1 if a client read
 back wrong data or failed, 0 otherwise. Mounts are unmounted on every exit, Ctrl-C and SIGTERM included, and the
 run directory is removed unless ``--keep``.
 
@@ -177,9 +179,11 @@ def mounted(name: str, run_dir: Path, build_dir: Path, options: dict[str, str]) 
 
 @dataclass(frozen=True)
 class Level:
-    """N clients at once on one target: their rate, the daemon's CPU share, the requests, the mean phases."""
+    """N clients at once on one target: their rate, the daemon's CPU (seconds, and per wall second), the requests,
+    the mean phases."""
 
     ops_per_s: float
+    daemon_cpu_s: float | None
     daemon_cpu: float | None
     requests: dict[str, int]
     phases_ms: dict[str, float]
@@ -216,14 +220,15 @@ def run_level(target: Target, clients: int, files: int, tag: str) -> Level:
     if wrong:
         raise RuntimeError(f"{target.name}: {'; '.join(wrong)}")
     wall_s = (max(r.end_ns for r in runs) - min(r.start_ns for r in runs)) / 1e9
-    daemon_cpu = round((cpu_seconds(target.pid) - cpu) / wall_s, 2) if target.pid and cpu is not None else None
+    used = cpu_seconds(target.pid) - cpu if target.pid and cpu is not None else None
     requests = bench_fs.request_delta(counted, bench_fs.read_requests(target.counter)) if target.counter else {}
     for root in roots:
         (root / "small").rmdir()
         root.rmdir()
     return Level(
         ops_per_s=clients * ops_per_client(files) / wall_s,
-        daemon_cpu=daemon_cpu,
+        daemon_cpu_s=used,
+        daemon_cpu=None if used is None else round(used / wall_s, 2),
         requests=requests,
         phases_ms={w: round(sum(r.phases_ms[w] for r in runs) / clients, 2) for w in PHASES},
     )
@@ -291,6 +296,11 @@ def report(results: Results, params: dict[str, Any]) -> dict[str, Any]:
         "omx_vs_passthrough_ll": omx_vs,
         "daemon_cpu": {t: {n: lv.daemon_cpu for n, lv in best.get(t, {}).items()} for t in names if t in DAEMONS},
         "phases_ms": {t: {n: lv.phases_ms for n, lv in best.get(t, {}).items()} for t in names},
+        "daemon_us_per_request": {
+            n: round(lv.daemon_cpu_s * 1e6 / sum(lv.requests.values()), 1)
+            for n, lv in best.get("omx", {}).items()
+            if lv.daemon_cpu_s is not None and lv.requests
+        },
         "requests_per_op": {
             n: {op: round(c / (n * ops_per_client(params["files_per_client"])), 2) for op, c in lv.requests.items()}
             for n, lv in best.get("omx", {}).items()
