@@ -22,7 +22,6 @@ Run as ``python -I -S guardian.py DEV PID``: a standalone script, stdlib only, s
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -72,7 +71,7 @@ def start(dev: int) -> tuple[subprocess.Popen[bytes], bool]:
 
 
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    return ctypes.CDLL(None, use_errno=True)  # the interpreter links libc: no search (find_library runs ldconfig)
 
 
 def fusectl() -> int | None:
