@@ -10,18 +10,19 @@ latencies, this one times wall-clock throughput of several processes, with a bar
 the daemons' CPU time; only the workload and the mounts are shared, and they are imported from ``bench_fs.py``.
 
 The targets are ``bench_fs.py``'s, mounted as it mounts them, all at once for the whole run: ``native``,
-``passthrough_ll`` (defaults), ``pyfuse3_floor`` and ``omx`` (the private zone ``agents/bench/``). A level of N
-clients starts N processes (``multiprocessing``, spawned), each in a fresh directory of the target; they meet at a
-barrier, then each runs ``bench_fs.run_small_files`` (its ``os.sync`` finds nothing to write: the parent
-synced before starting the clients): ``--files`` files of 4 KiB created (open + write + close),
-stat'ed, read, listed 5 times, unlinked. That is ``4 * files + 5`` operations per client (a listing counts as
-one). Each client stamps ``CLOCK_MONOTONIC`` (one clock for every process) when it leaves the barrier and when it
-is done; the level's wall time runs from the first start to the last end, and its rate is every client's
-operations over that wall time. A round runs every level on every target, the targets in an order that starts one
-later each round (so the load of a shared machine spreads over all of them); each figure is the best of
-``--rounds`` rounds.
+``passthrough_ll`` (defaults), ``pyfuse3_floor`` and ``omx`` (the private zone ``agents/bench/``); and
+``omx_per_client``: as many omx daemons as the largest level has clients, each mounting the same fresh store, client
+i working through daemon i (what a team gets from one mount per agent). A level of N clients starts N processes
+(``multiprocessing``, spawned), each in a fresh directory of the target; they meet at a barrier, then each runs
+``bench_fs.run_small_files`` (its ``os.sync`` finds nothing to write: the parent synced before starting the
+clients): ``--files`` files of 4 KiB created (open + write + close), stat'ed, read, listed 5 times, unlinked. That
+is ``4 * files + 5`` operations per client (a listing counts as one). Each client stamps ``CLOCK_MONOTONIC`` (one
+clock for every process) when it leaves the barrier and when it is done; the level's wall time runs from the first
+start to the last end, and its rate is every client's operations over that wall time. A round runs every level on
+every target, the targets in an order that starts one later each round (so the load of a shared machine spreads over
+all of them); each figure is the best of ``--rounds`` rounds.
 
-Beside the rates: the daemon's CPU seconds per wall second while a level ran (``/proc/PID/stat``, every thread and
+Beside the rates: the daemons' CPU seconds per wall second while a level ran (``/proc/PID/stat``, every thread and
 child process; 1.0 is one CPU busy the whole time; the kernel counts in ticks of 10 ms, so ``--quick`` figures are
 coarse), and for omx the daemon's requests per operation (its ``user.omx.requests`` xattr, read before and after
 each level) and its CPU time per request.
@@ -30,15 +31,14 @@ Output: progress on stderr; on stdout a markdown table (ops/s per target and lev
 and omx's time per operation over passthrough_ll's at each level), a second one of daemon CPU, then ONE JSON line:
 ``ops_per_s`` ({target: {clients: rate}}), ``speedup`` ({target: {clients: rate / rate at 1}}),
 ``omx_vs_passthrough_ll`` ({clients: passthrough_ll's rate / omx's, i.e. omx's time per operation over
-passthrough_ll's}), ``daemon_cpu`` ({target: {clients: CPU s / wall s}}, native has none), ``phases_ms``
-({target: {clients: {workload: mean ms per client}}} of the best round), ``requests_per_op`` ({clients:
-{operation: count}} for omx), ``daemon_us_per_request`` ({clients: the omx daemon's CPU µs per request}),
-``options``, ``params``, ``unavailable`` ({target: why}). Exits 1 if a client read
-back wrong data or failed, 0 otherwise. Mounts are unmounted on every exit, Ctrl-C and SIGTERM included, and the
-run directory is removed unless ``--keep``.
+passthrough_ll's}), ``daemon_cpu`` ({target: {clients: CPU s / wall s}}, native has none), ``phases_ms`` ({target:
+{clients: {workload: mean ms per client}}} of the best round), ``requests_per_op`` ({clients: {operation: count}}
+for omx), ``daemon_us_per_request`` ({clients: the omx daemon's CPU µs per request}), ``options``, ``params``,
+``unavailable`` ({target: why}). Exits 1 if a client read back wrong data or failed, 0 otherwise. Mounts are
+unmounted on every exit, Ctrl-C and SIGTERM included, and the run directory is removed unless ``--keep``.
 
     .venv/bin/python scripts/bench_clients.py [--quick] [--clients 1,2,4] [--files 1000] [--rounds 3]
-        [--targets native,passthrough_ll,pyfuse3_floor,omx] [--workdir /dev/shm] [--keep]
+        [--targets native,passthrough_ll,pyfuse3_floor,omx,omx_per_client] [--workdir /dev/shm] [--keep]
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_fs  # a sibling script, importable once its directory is on the path
 
-TARGETS = bench_fs.TARGETS
+TARGETS = (*bench_fs.TARGETS, "omx_per_client")
 DAEMONS = TARGETS[1:]  # every target but native is a daemon whose CPU time is read
 PHASES = (*bench_fs.SMALL_WORKLOADS, "list_dir")
 CLIENT_DEADLINE_S = 600.0  # a level that takes longer has hung: its clients are killed and the target fails
@@ -128,50 +128,81 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS + sum(cpu_seconds(c) for c in children(pid))
 
 
-@dataclass
-class Target:
-    """A target's directory, and for a daemon its pid and (omx) the mount root whose xattr counts its requests."""
+@dataclass(frozen=True)
+class Mount:
+    """Where clients work, and for a daemon its pid and (omx) the mount root whose xattr counts its requests."""
 
-    name: str
     root: Path
     pid: int | None = None
     counter: Path | None = None
 
 
+@dataclass(frozen=True)
+class Target:
+    """A target's mounts: one, or for ``omx_per_client`` one daemon per client on one store (client i uses mount i)."""
+
+    name: str
+    mounts: list[Mount]
+
+    def cpu_seconds(self) -> float | None:
+        pids = [m.pid for m in self.mounts]
+        return None if None in pids else sum(cpu_seconds(pid) for pid in pids if pid is not None)
+
+    def requests(self) -> dict[str, int]:
+        """The omx daemons' request counts, summed; empty for the others, which count nothing."""
+        total: dict[str, int] = {}
+        for counter in [m.counter for m in self.mounts if m.counter is not None]:
+            for op, n in bench_fs.read_requests(counter).items():
+                total[op] = total.get(op, 0) + n
+        return total
+
+
 @contextlib.contextmanager
-def mounted(name: str, run_dir: Path, build_dir: Path, options: dict[str, str]) -> Iterator[Target]:
-    """The target ``name`` ready for clients, mounted as ``bench_fs.py`` mounts it."""
+def daemon(name: str, command: list[str], mountpoint: Path, log_path: Path, *, omx: bool) -> Iterator[Mount]:
+    """A daemon mounted by ``bench_fs.fuse_daemon``, with its pid: the one child of ours that mounting added."""
+    before = children()
+    unmount = bench_fs.omxfs("umount") if omx else None
+    with bench_fs.fuse_daemon(name, command, mountpoint, log_path, unmount=unmount) as mnt:
+        pids = children() - before
+        pid = pids.pop() if len(pids) == 1 else None
+        yield Mount(mnt / "agents" / bench_fs.AGENT, pid, counter=mnt) if omx else Mount(mnt, pid)
+
+
+@contextlib.contextmanager
+def mounted(name: str, run_dir: Path, build_dir: Path, options: dict[str, str], clients: int) -> Iterator[Target]:
+    """The target ``name`` ready for ``clients`` clients at most, mounted as ``bench_fs.py`` mounts it."""
     if name == "native":
         (run_dir / "native").mkdir()
         options[name] = "a plain directory"
-        yield Target(name, run_dir / "native")
+        yield Target(name, [Mount(run_dir / "native")])
         return
-    unmount: list[str] | None = None
+    if name in ("omx", "omx_per_client"):
+        ws = run_dir / f"{name}-ws"
+        bench_fs.init_workspace(ws)
+        agent = bench_fs.AGENT
+        how = f"omxfs mount WS MNT --as {agent} --foreground; clients in MNT/agents/{agent}/"
+        options[name] = how if name == "omx" else f"{how}; a daemon (a mount) per client, all on WS"
+        with contextlib.ExitStack() as stack:
+            mounts = []
+            for i in range(1 if name == "omx" else clients):
+                mountpoint = run_dir / f"{name}-mnt{i}"
+                command = bench_fs.omxfs("mount", str(ws), str(mountpoint), "--as", agent, "--foreground")
+                log_path = run_dir / f"{name}{i}.log"
+                mounts.append(stack.enter_context(daemon(f"{name}{i}", command, mountpoint, log_path, omx=True)))
+            yield Target(name, mounts)
+        return
     if name == "passthrough_ll":
         binary, build = bench_fs.build_passthrough_ll(build_dir)
         source, mountpoint = run_dir / "passthrough-src", run_dir / "passthrough-mnt"
         command = bench_fs.passthrough_ll_command(binary, source, mountpoint)
         options[name] = f"{' '.join(command)} (defaults, as in bench_fs.py); built with: {build}"
-    elif name == "pyfuse3_floor":
+    else:
         source, mountpoint = run_dir / "pyfuse3-src", run_dir / "pyfuse3-mnt"
         command = bench_fs.floor_command(source, mountpoint)
         options[name] = f"{' '.join(command)} (pyfuse3 {bench_fs.pyfuse3_version()} + trio, as in bench_fs.py)"
-    else:
-        source, mountpoint = run_dir / "omx-ws", run_dir / "omx-mnt"
-        bench_fs.init_workspace(source)
-        command = bench_fs.omxfs("mount", str(source), str(mountpoint), "--as", bench_fs.AGENT, "--foreground")
-        unmount = bench_fs.omxfs("umount")
-        agent = bench_fs.AGENT
-        options[name] = f"omxfs mount WS MNT --as {agent} --foreground; clients in MNT/agents/{agent}/"
-    source.mkdir(exist_ok=True)
-    before = children()
-    with bench_fs.fuse_daemon(name, command, mountpoint, run_dir / f"{name}.log", unmount=unmount) as mnt:
-        pids = children() - before
-        pid = pids.pop() if len(pids) == 1 else None
-        if name == "omx":
-            yield Target(name, mnt / "agents" / bench_fs.AGENT, pid, counter=mnt)
-        else:
-            yield Target(name, mnt, pid)
+    source.mkdir()
+    with daemon(name, command, mountpoint, run_dir / f"{name}.log", omx=False) as mount:
+        yield Target(name, [mount])
 
 
 # -- a level ----------------------------------------------------------------------------------------------------
@@ -193,12 +224,11 @@ def run_level(target: Target, clients: int, files: int, tag: str) -> Level:
     ctx = multiprocessing.get_context("spawn")
     out: multiprocessing.Queue[ClientRun | str] = ctx.Queue()
     barrier = ctx.Barrier(clients)
-    roots = [target.root / f"{tag}-c{i}" for i in range(clients)]
+    roots = [target.mounts[i % len(target.mounts)].root / f"{tag}-c{i}" for i in range(clients)]
     for root in roots:
         root.mkdir()
     os.sync()  # no writeback of earlier levels lands in this one
-    cpu = cpu_seconds(target.pid) if target.pid else None
-    counted = bench_fs.read_requests(target.counter) if target.counter else {}
+    cpu, counted = target.cpu_seconds(), target.requests()
     runs: list[ClientRun] = []
     procs = [ctx.Process(target=client, args=(target.name, str(r), files, barrier, out)) for r in roots]
     for proc in procs:
@@ -220,8 +250,9 @@ def run_level(target: Target, clients: int, files: int, tag: str) -> Level:
     if wrong:
         raise RuntimeError(f"{target.name}: {'; '.join(wrong)}")
     wall_s = (max(r.end_ns for r in runs) - min(r.start_ns for r in runs)) / 1e9
-    used = cpu_seconds(target.pid) - cpu if target.pid and cpu is not None else None
-    requests = bench_fs.request_delta(counted, bench_fs.read_requests(target.counter)) if target.counter else {}
+    now = target.cpu_seconds()
+    used = None if cpu is None or now is None else now - cpu
+    requests = bench_fs.request_delta(counted, target.requests())
     for root in roots:
         (root / "small").rmdir()
         root.rmdir()
@@ -387,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
             targets = []
             for name in args.targets:
                 try:
-                    targets.append(stack.enter_context(mounted(name, run_dir, args.build_dir, results.options)))
+                    mount = mounted(name, run_dir, args.build_dir, results.options, max(args.clients))
+                    targets.append(stack.enter_context(mount))
                 except bench_fs.Unavailable as e:
                     bench_fs.log(f"{name}: unavailable: {e}")
                     results.unavailable[name] = str(e)

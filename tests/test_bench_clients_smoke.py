@@ -16,7 +16,7 @@ import pytest
 from tests.support import scripts
 from tests.test_bench_fs_smoke import fuse_missing, omx_mount_missing
 
-TARGETS = ["native", "passthrough_ll", "pyfuse3_floor", "omx"]
+TARGETS = ["native", "passthrough_ll", "pyfuse3_floor", "omx", "omx_per_client"]
 DAEMONS = TARGETS[1:]
 LEVELS = ["1", "2", "4"]  # JSON keys
 PHASES = {"small_create_write", "small_stat", "small_read", "small_unlink", "list_dir"}
