@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.fuse.conftest import clean_env
-from tests.test_bench_fs_smoke import floor_missing, fuse_missing, omx_mount_missing, unmount_everything_under
+from tests.support.scripts import unmount_everything_under
+from tests.test_bench_fs_smoke import floor_missing, fuse_missing, omx_mount_missing
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "bench_real.py"

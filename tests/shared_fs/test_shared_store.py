@@ -28,8 +28,7 @@ from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
 from scripts import shared_fs
 from tests.fuse.conftest import clean_env, poll
-from tests.support.scripts import load_script, run_omxfs
-from tests.test_bench_load_smoke import unmount_everything_under
+from tests.support.scripts import load_script, run_omxfs, unmount_everything_under
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "bench_load.py"
