@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pyfuse3
 
@@ -21,9 +22,8 @@ WATCHED_TIMEOUT = 60.0
 VOLATILE_TIMEOUT = 0.5
 
 
-@dataclass(frozen=True)
-class Request:
-    """The kernel's view of a caller, copied out of pyfuse3's RequestContext."""
+class Request(NamedTuple):
+    """The kernel's view of a caller, copied out of pyfuse3's RequestContext (a named tuple: one per request)."""
 
     uid: int
     gid: int
@@ -35,9 +35,9 @@ class Request:
         return cls(ctx.uid, ctx.gid, ctx.pid, ctx.umask)
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """What a request is about, for its log line: kept as parts, made text only if a line is written."""
+class Target(NamedTuple):
+    """What a request is about, for its log line: kept as parts, made text only if a line is written (a named
+    tuple: one is made per request, nearly always for no line at all)."""
 
     base: ViewPath | None
     name: bytes | None = None
