@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from cli.errors import friendly_errors
+from cli.params import MOUNT_PATH
 from omxfs.errors import MountError
 from omxfs.fuse import mounts
 
@@ -29,6 +30,8 @@ def require_mount(target: str, agent: str) -> None:
     state = mounts.probe(target)
     if state is mounts.State.STALE:
         raise MountError(f"{target} is a stale mount (its daemon died): run `omxfs umount {target}`, then {how}")
+    if state is mounts.State.UNRESPONSIVE:
+        raise MountError(f"{target} does not answer (its daemon is stopped, hung or swamped)")
     if state is not mounts.State.LIVE:
         raise MountError(f"{target} is not a mounted workspace: {how}")
 
@@ -41,7 +44,7 @@ def server_command(target: str, agent: str, port: int | None) -> list[str]:
 
 
 @click.command("mcp")
-@click.argument("workspace", type=click.Path(readable=False, path_type=Path))
+@click.argument("workspace", type=MOUNT_PATH)
 @click.option("--as", "agent", required=True, metavar="NAME", help="The agent the tools act as.")
 @click.option(
     "--http",

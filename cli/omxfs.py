@@ -11,6 +11,7 @@ import click
 
 from cli import doc, mcp, mount_tools, view
 from cli.errors import friendly_errors
+from cli.params import MOUNT_PATH
 from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
 from omxfs.store import Workspace
@@ -61,8 +62,8 @@ def init(workspace: Path, agents: tuple[str, ...], supervisors: tuple[str, ...])
 
 
 @main.command()
-@click.argument("workspace", type=click.Path(readable=False, path_type=Path))
-@click.argument("mountpoint", required=False, type=click.Path(readable=False, path_type=Path))
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("mountpoint", required=False, type=MOUNT_PATH)
 @click.option("--as", "agent", metavar="NAME", help="The identity of callers that name none (default: your login).")
 @click.option("--foreground", is_flag=True, help="Serve in this process until unmounted (Ctrl-C unmounts).")
 @click.option(
@@ -121,7 +122,7 @@ def mount(
 
 
 @main.command()
-@click.argument("mountpoint", type=click.Path(readable=False, path_type=Path))
+@click.argument("mountpoint", type=MOUNT_PATH)
 @click.option("--lazy", is_flag=True, help="Detach now even if files are open; finish when they are closed.")
 def umount(mountpoint: Path, lazy: bool) -> None:
     """Flush and unmount MOUNTPOINT (also a stale one whose daemon died), and wait for the daemon to exit."""
@@ -132,7 +133,7 @@ def umount(mountpoint: Path, lazy: bool) -> None:
 
 
 @main.command()
-@click.argument("path", required=False, type=click.Path(readable=False, path_type=Path))
+@click.argument("path", required=False, type=MOUNT_PATH)
 def status(path: Path | None) -> None:
     """Show the live mounts; with PATH (a workspace or a mount), what it holds and who serves it."""
     with friendly_errors():
@@ -140,8 +141,11 @@ def status(path: Path | None) -> None:
             _print_mounts()
             return
         target = os.path.abspath(path)
-        if mounts.probe(target) is mounts.State.STALE:
+        state = mounts.probe(target)
+        if state is mounts.State.STALE:
             raise MountError(f"{target} is a stale mount (its daemon died): run `omxfs umount {target}`")
+        if state is mounts.State.UNRESPONSIVE:
+            raise MountError(f"{target} does not answer (its daemon is stopped, hung or swamped)")
         ws = Workspace(path)
         click.echo(f"workspace {ws.root.resolve()}")
         for agent in ws.agents():
@@ -193,8 +197,15 @@ def _print_mounts() -> None:
     if not found:
         click.echo("no omxfs mounts")
     for mountpoint in found:
-        if mounts.probe(mountpoint) is mounts.State.STALE:
+        state = mounts.probe(mountpoint)
+        if state is mounts.State.STALE:
             click.echo(f"{mountpoint}: stale (its daemon died): run `omxfs umount {mountpoint}`")
+            continue
+        if state is mounts.State.UNRESPONSIVE:
+            click.echo(
+                f"{mountpoint}: not answering within {mounts.PROBE_TIMEOUT:g} s (its daemon is stopped, hung or "
+                f"swamped): `omxfs umount {mountpoint}` unmounts it"
+            )
             continue
         records = [r for r in read_records(Path(mountpoint, META_DIR)) if r.mountpoint == mountpoint]
         click.echo(f"{mountpoint}: live" + (f", store {records[0].store}" if records else ""))

@@ -19,6 +19,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -119,30 +120,64 @@ class State(Enum):
     FREE = "free"  # an ordinary directory
     LIVE = "live"  # an omxfs mount whose daemon answers
     STALE = "stale"  # a FUSE mount whose daemon died (ENOTCONN)
+    UNRESPONSIVE = "unresponsive"  # a mount whose daemon does not answer (stopped, hung, or swamped)
     OTHER = "other"  # a mount point of some other filesystem
 
 
-def probe(mountpoint: str, mountinfo: Path = MOUNTINFO) -> State:
-    entry = mount_at(mountpoint, mountinfo)
+#: seconds a mount's daemon may take to answer a statfs before the mount is called unresponsive
+PROBE_TIMEOUT = 5.0
+#: the probe, in a process of its own: exit status 0 if the daemon answered, else the errno
+_STATVFS = "import os, sys\ntry:\n    os.statvfs(sys.argv[1])\nexcept OSError as e:\n    sys.exit(e.errno or 5)"
+#: probes that did not answer, kept so that their Popen objects are never collected while they wait
+_abandoned: list[subprocess.Popen[bytes]] = []
+
+
+def _statvfs(mountpoint: str, timeout: float) -> int | None:
+    """The errno of a statfs of ``mountpoint`` (0: it answered), or None when it got no answer within ``timeout``.
+
+    statfs always reaches the daemon (a stat may be answered from the kernel's attribute cache). It runs in a
+    child process because a process whose request the daemon read and never answers waits uninterruptibly, SIGKILL
+    included: a child is left behind, where a thread of ours would keep this process from exiting."""
+    probe = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _STATVFS, mountpoint],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+    )
     try:
-        # statfs always reaches the daemon (a stat may be answered from the kernel's attribute cache)
-        os.statvfs(mountpoint)
-    except PermissionError:
-        pass  # the daemon answered, it just does not know who we are
-    except OSError as exc:
-        if exc.errno == errno.ENOTCONN:
-            return State.STALE
-        if entry is None:
-            raise MountError(f"{mountpoint}: {exc.strerror}", exc.errno or errno.EIO) from None
+        return probe.wait(timeout)
+    except subprocess.TimeoutExpired:
+        probe.kill()  # ends it if its request is still queued; a request the daemon read cannot be taken back
+        _abandoned.append(probe)
+        return None
+
+
+def probe(mountpoint: str, mountinfo: Path = MOUNTINFO, timeout: float = PROBE_TIMEOUT) -> State:
+    entry = mount_at(mountpoint, mountinfo)
+    code = _statvfs(mountpoint, timeout) if entry is not None else 0
+    if code is None:
+        return State.UNRESPONSIVE
+    if code == errno.ENOTCONN:
+        return State.STALE
     if entry is None:
+        try:
+            os.statvfs(mountpoint)  # not a mount point: nothing to wait for (below a stale mount: ENOTCONN)
+        except PermissionError:
+            pass
+        except OSError as exc:
+            if exc.errno == errno.ENOTCONN:
+                return State.STALE
+            raise MountError(f"{mountpoint}: {exc.strerror}", exc.errno or errno.EIO) from None
         return State.FREE
     return State.LIVE if entry.fstype == FSTYPE else State.OTHER
 
 
 def check_mountpoint(mountpoint: str, mountinfo: Path = MOUNTINFO) -> None:
     """The mountpoint is an existing directory that nothing is mounted on."""
-    # A stale mount fails every stat with ENOTCONN, so it looks absent to lexists: ask the mount table first.
-    if not os.path.lexists(mountpoint) and mount_at(mountpoint, mountinfo) is None:
+    # A stale mount fails every stat with ENOTCONN, so it looks absent to lexists, and a stat of a mount whose daemon
+    # does not answer waits for good: ask the mount table first.
+    if mount_at(mountpoint, mountinfo) is None and not os.path.lexists(mountpoint):
         raise MountError(f"mountpoint {mountpoint} does not exist: create it with `mkdir`", errno.ENOENT)
     state = probe(mountpoint, mountinfo)
     if state is State.STALE:
@@ -150,6 +185,11 @@ def check_mountpoint(mountpoint: str, mountinfo: Path = MOUNTINFO) -> None:
             f"{mountpoint} is a stale mount (its daemon died): run `omxfs umount {mountpoint}` "
             f"(or `fusermount3 -u {mountpoint}`), then mount again",
             errno.ENOTCONN,
+        )
+    if state is State.UNRESPONSIVE:
+        raise MountError(
+            f"{mountpoint} is a mount whose daemon does not answer: unmount it with `omxfs umount {mountpoint}`",
+            errno.EBUSY,
         )
     if state is State.LIVE:
         raise MountError(
@@ -309,7 +349,7 @@ def unmount(mountpoint: str, *, lazy: bool = False, timeout: float = 10.0) -> li
     if state is State.LIVE:
         pids = [r.pid for r in read_records(Path(mountpoint, META_DIR)) if r.mountpoint == mountpoint]
     try:
-        fusermount_unmount(mountpoint, lazy=lazy)
+        fusermount_unmount(mountpoint, lazy=lazy or state is State.UNRESPONSIVE)
     except MountError:
         if state is not State.STALE:
             raise

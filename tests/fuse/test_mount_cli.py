@@ -142,6 +142,27 @@ def test_a_stale_mount_says_what_to_do_and_umount_cleans_it(mount: Callable[...,
         assert omxfs("umount", m.root).returncode == 0
 
 
+def test_a_mount_whose_daemon_does_not_answer_is_reported_not_waited_on(mount: Callable[..., Mount]) -> None:
+    """``omxfs status`` probed every mount with a statfs of its own and waited for good on a daemon that did not
+    answer (CI hung on another process's stopped daemon): a mount that does not answer within the probe's time is
+    reported as such, and ``omxfs umount`` still unmounts it."""
+    m = mount()
+    poll(lambda: "ready:" in m.log(), what="the daemon to finish starting")  # it answers a moment before
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        listing = omxfs("status")
+        assert f"{m.root}: not answering within" in listing.stdout and f"omxfs umount {m.root}" in listing.stdout
+        assert "does not answer" in one_line_error(omxfs("status", m.root))
+        assert "does not answer" in one_line_error(omxfs("mount", m.store, m.root, "--as", "alice"))
+        done = omxfs("umount", m.root)
+        assert done.returncode == 0, done.stderr
+        assert not os.path.ismount(m.root)
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+    assert m.proc.wait(DEADLINE) == 0  # it learns of the unmount once it runs again, and ends cleanly
+    m.unmounted = True
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_unmounts_cleanly(mount: Callable[..., Mount], signum: int) -> None:
     m = mount()
