@@ -38,6 +38,25 @@ def renameat2(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str, flags: int) 
         raise OSError(code, os.strerror(code))
 
 
+#: ``statfs.f_type`` of the filesystems kept in memory (<linux/magic.h>): a read of them never waits for a disk
+_MEMORY_FILESYSTEMS = frozenset({0x01021994, 0x858458F6})  # tmpfs, ramfs
+_fstatfs = _libc.fstatfs
+_fstatfs.argtypes = [ctypes.c_int, ctypes.c_char_p]
+_fstatfs.restype = ctypes.c_int
+
+
+def in_memory(fd: int) -> bool:
+    """Whether the file open as ``fd`` lives in memory (tmpfs, ramfs), so that reading it does not wait for a disk
+    (short of swap).
+
+    Asked where ``RWF_NOWAIT`` is refused: tmpfs answers EOPNOTSUPP, and without this every read of a store on
+    tmpfs would go to a thread."""
+    buffer = ctypes.create_string_buffer(128)  # struct statfs: 120 bytes on 64-bit Linux; f_type comes first
+    if _fstatfs(fd, buffer) != 0:
+        return False
+    return int.from_bytes(buffer.raw[: ctypes.sizeof(ctypes.c_long)], "little", signed=True) in _MEMORY_FILESYSTEMS
+
+
 def is_write(flags: int) -> bool:
     """Whether an open with ``flags`` changes the file (written, or truncated at open)."""
     return (flags & os.O_ACCMODE) != os.O_RDONLY or bool(flags & os.O_TRUNC)
@@ -52,6 +71,7 @@ class OpenFile:
 
     fd: int
     what: object
+    memory: bool | None = None  # on tmpfs or ramfs (read on the loop, ``read_cached``); None: not asked yet
 
     def pread(self, offset: int, size: int) -> bytes:
         with os_errors(self.what):
@@ -59,11 +79,18 @@ class OpenFile:
 
     def read_cached(self, offset: int, size: int) -> bytes | None:
         """The bytes if the page cache holds all of them, else None (read in a thread then): ``RWF_NOWAIT``
-        makes the kernel refuse rather than wait for the disk, so a read on the event loop never stalls it."""
+        makes the kernel refuse rather than wait for the disk, so a read on the event loop never stalls it.
+        A filesystem that refuses ``RWF_NOWAIT`` itself is read at once if it lives in memory."""
+        if self.memory:
+            return self.pread(offset, size)
         buffer = bytearray(size)
         try:
             got = os.preadv(self.fd, [buffer], offset, os.RWF_NOWAIT)
         except OSError as exc:
+            if exc.errno == errno.EOPNOTSUPP and self.memory is None:
+                self.memory = in_memory(self.fd)
+                if self.memory:
+                    return self.pread(offset, size)
             if exc.errno in (errno.EAGAIN, errno.EOPNOTSUPP):
                 return None
             raise

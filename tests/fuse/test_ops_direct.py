@@ -10,6 +10,7 @@ import errno
 import logging
 import os
 import stat
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -663,6 +664,23 @@ def test_reads_on_the_loop_come_only_from_the_page_cache(tmp_path: Path) -> None
         assert handle.read(0, 4096) == b"x" * 4096  # what the worker thread does instead
     finally:
         handle.release()
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs a tmpfs at /dev/shm")
+def test_a_store_in_memory_is_read_on_the_loop() -> None:
+    """tmpfs refuses ``RWF_NOWAIT`` (EOPNOTSUPP), which sent every read of a store on tmpfs to a worker thread;
+    memory never waits for a disk, so those reads are answered on the loop (issue 16, found profiling bench_fs)."""
+    from omxfs.store.tree import OpenFile, in_memory
+
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as shm:
+        path = Path(shm) / "data.bin"
+        path.write_bytes(b"y" * 8192)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert in_memory(fd)
+            assert OpenFile(fd, "data.bin").read_cached(4096, 4096) == b"y" * 4096
+        finally:
+            os.close(fd)
 
 
 def test_private_files_keep_their_page_cache_only_while_unchanged(tmp_path: Path) -> None:
