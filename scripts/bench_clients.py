@@ -50,9 +50,7 @@ import multiprocessing
 import os
 import platform
 import queue
-import signal
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -405,11 +403,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, bench_fs.exit_on_signal)
-    if args.workdir:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(prefix="omx-bench-clients-", dir=args.workdir)).resolve()
+    run_dir = bench_fs.start_run(args.workdir, "omx-bench-clients-")
     bench_fs.log(f"run directory {run_dir}: clients {args.clients}, {args.files} files each, {args.rounds} rounds")
     results = Results(args.clients)
     load_before = os.getloadavg()

@@ -722,6 +722,16 @@ def exit_on_signal(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds through every finally, so mounts are unmounted
 
 
+def start_run(workdir: Path | None, prefix: str) -> Path:
+    """A fresh run directory under ``workdir`` (else the system temp dir); SIGTERM and SIGHUP now unmount and
+    leave (``exit_on_signal``), as Ctrl-C does."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, exit_on_signal)
+    if workdir:
+        workdir.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=workdir)).resolve()
+
+
 def remove_run_dir(run_dir: Path) -> None:
     """Never delete through a mount that is still there: that would reach into whatever it serves."""
     left = [m for m in mountpoints() if m.is_relative_to(run_dir.resolve())]
@@ -762,11 +772,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, exit_on_signal)
-    if args.workdir:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(prefix="omx-bench-", dir=args.workdir)).resolve()
+    run_dir = start_run(args.workdir, "omx-bench-")
     results = Results(Params(args.size_mib, args.files, args.samples, run_dir, args.targets))
     log(f"run directory {run_dir}: {args.size_mib} MiB, {args.files} files, {args.samples} samples")
     cold_reason = drop_caches()

@@ -77,7 +77,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -548,11 +547,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, bench_fs.exit_on_signal)
-    if args.workdir:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(prefix="omx-bench-real-", dir=args.workdir)).resolve()
+    run_dir = bench_fs.start_run(args.workdir, "omx-bench-real-")
     results = Results(args.workloads, args.targets)
     load_before = os.getloadavg()
     log(f"run directory {run_dir}; load average {load_before[0]:.2f} on {os.cpu_count()} CPUs")
