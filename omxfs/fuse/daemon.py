@@ -83,15 +83,15 @@ async def end_session(ops: Operations) -> None:
 
 
 def _guard(ops: Operations, mountpoint: str, log: logging.Logger) -> None:
-    """Start the mount's guardian (``guardian.py``), and the store watch only where the guardian can abort the
-    connection: a watch thread stuck in an invalidation would otherwise keep a killed daemon's mount hanging."""
+    """Start the store watch, and the mount's guardian (``guardian.py``) with it: the watch runs only where the
+    guardian can abort the connection, since a watch thread stuck in an invalidation would otherwise keep a killed
+    daemon's mount hanging."""
+    if ops.watch is None:  # nothing else in the daemon can wait in the kernel on its own mount
+        return
     entry = mount_at(mountpoint)
     if entry is None:
         raise MountError(f"{mountpoint} is not in the mount table after mounting")
-    _, can_abort = guardian.start(entry.dev)
-    if ops.watch is None:
-        return
-    if can_abort:
+    if guardian.start(entry.dev):
         ops.watch.start()
         return
     log.info(

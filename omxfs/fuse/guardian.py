@@ -30,8 +30,6 @@ import time
 
 CONNECTIONS = "/sys/fs/fuse/connections"
 READY, UNABLE = "ready", "unable"
-#: how long the guardian may take to say whether it can abort (a Python start plus two mounts)
-START_TIMEOUT = 10.0
 #: after the death signal, how long the daemon's main thread may take to show as exited in /proc
 EXIT_GRACE = 2.0
 
@@ -49,7 +47,11 @@ def connection_name(dev: int) -> str:
 # -- the daemon's side ---------------------------------------------------------------------------------------
 
 
-def start(dev: int) -> tuple[subprocess.Popen[bytes], bool]:
+#: the guardians this process started: each lives as long as this process's main thread
+_started: list[subprocess.Popen[bytes]] = []
+
+
+def start(dev: int) -> bool:
     """Start the guardian of the connection of the mount with device number ``dev``; whether it can abort it.
 
     Call from the main thread: the kernel's parent-death signal follows the thread that forks, and a worker thread
@@ -64,7 +66,8 @@ def start(dev: int) -> tuple[subprocess.Popen[bytes], bool]:
     assert guardian.stdout is not None
     answer = guardian.stdout.readline().decode("ascii", "replace").strip()
     guardian.stdout.close()
-    return guardian, answer == READY
+    _started.append(guardian)
+    return answer == READY
 
 
 # -- the guardian ------------------------------------------------------------------------------------------
@@ -109,17 +112,18 @@ def _main_thread_gone(pid: int, parent: int) -> bool:
     return state in (b"Z", b"X")
 
 
-def _abort(fusectl: int, abort_file: str) -> None:
-    """Abort the connection if it still exists (after a clean unmount it does not)."""
+def abort(fusectl: int, dev: int) -> bool:
+    """Abort the connection of the mount with device number ``dev`` through fusectl's root ``fusectl``, if it still
+    exists (after a clean unmount it does not); whether it did."""
     try:
-        fd = os.open(abort_file, os.O_WRONLY | os.O_CLOEXEC, dir_fd=fusectl)
+        fd = os.open(f"{connection_name(dev)}/abort", os.O_WRONLY | os.O_CLOEXEC, dir_fd=fusectl)
     except OSError:
-        return
+        return False
     try:
         os.write(fd, b"1")
     finally:
         os.close(fd)
-    print(f"omxfs guardian: the daemon died with its mount live: aborted FUSE connection {abort_file}", file=sys.stderr)
+    return True
 
 
 def guard(dev: int, pid: int) -> None:
@@ -128,14 +132,18 @@ def guard(dev: int, pid: int) -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     parent = os.getppid()
     fusectl_fd = fusectl()
-    abort_file = f"{connection_name(dev)}/abort"
-    if fusectl_fd is None or not os.access(abort_file, os.W_OK, dir_fd=fusectl_fd):
+    if fusectl_fd is None or not os.access(f"{connection_name(dev)}/abort", os.W_OK, dir_fd=fusectl_fd):
         print(UNABLE, flush=True)
         return
     print(READY, flush=True)
-    if parent != pid:  # the daemon died before the death signal was armed
-        _abort(fusectl_fd, abort_file)
-        return
+    if parent == pid:  # else the daemon died before the death signal was armed
+        _wait_for_exit(pid, parent)
+    if abort(fusectl_fd, dev):
+        print(f"omxfs guardian: the daemon died with its mount live: aborted FUSE connection {dev}", file=sys.stderr)
+
+
+def _wait_for_exit(pid: int, parent: int) -> None:
+    """Until the daemon's main thread has exited (a SIGTERM from anyone else is not its death)."""
     while True:
         if not _main_thread_gone(pid, parent):
             signal.sigwait({signal.SIGTERM})
@@ -145,7 +153,6 @@ def guard(dev: int, pid: int) -> None:
                 break  # a SIGTERM from someone else: the daemon lives on
             time.sleep(0.01)
         else:
-            _abort(fusectl_fd, abort_file)
             return
 
 
