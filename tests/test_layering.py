@@ -59,8 +59,6 @@ EXEMPT = {
     ("mounts.py", "report_ready", "os.write"),
     # the caller's identity is read from /proc/<pid>/ (read-only): the kernel's view of a process, not the store
     ("identity.py", "_open", "os.open"),
-    # the store watch is stopped by a byte written to its own wake-up pipe, which its thread polls beside inotify
-    ("watch.py", "stop", "os.write"),
     # a dead daemon's guardian aborts its FUSE connection through the kernel's fusectl file: not the store
     ("guardian.py", "fusectl", "os.open"),
     ("guardian.py", "abort", "os.open"),

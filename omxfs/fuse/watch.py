@@ -237,8 +237,8 @@ class StoreWatch:
         if self._stopped:
             return
         self._stopped = True
+        os.close(self._stop_w)  # the thread's select sees the pipe's end (readable, EOF)
         if self._thread.is_alive():
-            os.write(self._stop_w, b"x")
             self._thread.join()
             self.log.info(
                 "store watch: %d events, %d invalidations, %.3f s; %d directories watched",
@@ -247,7 +247,7 @@ class StoreWatch:
                 self._busy_s,
                 len(self._dir_of),
             )
-        for fd in (self._fd, self._stop_r, self._stop_w):
+        for fd in (self._fd, self._stop_r):
             os.close(fd)
 
     # -- the watch thread --------------------------------------------------------------------------------------
