@@ -10,16 +10,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent.model.llm import Usage
+from agent.model.pricing import cost_usd
 from tests.e2e.helpers import PLAN_A, REPO, TASK_A, kinds, only_run, run_end, trace_of
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]
 
 
-def omx(cwd: Path, stub: OpenAIStub, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def omx(
+    cwd: Path, stub: OpenAIStub, *args: str, model: str = "openai/test", **env: str
+) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))}
     base |= {"PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1", **env}
-    command = [sys.executable, "-m", "cli.omx", *args, "--model", "openai/test", "--api-base", stub.base_url]
+    command = [sys.executable, "-m", "cli.omx", *args, "--model", model, "--api-base", stub.base_url]
     return subprocess.run(command, cwd=cwd, env=base, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -35,6 +39,18 @@ def test_a_server_error_is_retried_shown_and_traced(tmp_path: Path, openai_stub:
     assert "\r" not in done.stderr  # no spinner when stderr is a pipe
     (model_call,) = kinds(trace_of(only_run(tmp_path)), "model")
     assert model_call["status"] == "success" and model_call["retries"] == [retry.removeprefix("omx: ")]
+
+
+def test_a_model_litellm_prices_ends_the_run_with_its_cost(tmp_path: Path, openai_stub: OpenAIStub) -> None:
+    """Issue 17: the cost at the end of every run when litellm knows the model's price (and in the trace)."""
+    openai_stub.enqueue("42", usage={"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600})
+    done = omx(tmp_path, openai_stub, "agent", "What is 6*7?", "--runs-dir", "runs", model="openai/gpt-4o-mini")
+    assert done.returncode == 0, done.stderr
+    usage = Usage(prompt_tokens=1000, completion_tokens=100, cached_tokens=600)
+    cost = cost_usd("openai/gpt-4o-mini", usage)
+    assert cost is not None and cost > 0
+    assert f"omx agent: Tokens: 1,000 in (600 cached), 100 out in 1 request; cost ${cost:.4f}" in done.stderr
+    assert run_end(trace_of(only_run(tmp_path)))["usage"]["cost_usd"] == cost
 
 
 def test_timeout_comes_from_the_flag_the_variable_and_the_yaml(tmp_path: Path, openai_stub: OpenAIStub) -> None:

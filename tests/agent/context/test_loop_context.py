@@ -201,6 +201,16 @@ def test_compression_in_the_loop_is_reversible_and_readable_by_the_agent(tmp_pat
     called = {c["id"] for m in run.messages if m.get("tool_calls") for c in m["tool_calls"]}
     assert all(m["tool_call_id"] in called for m in run.messages if m["role"] == "tool")  # never orphaned
     assert run.messages[:2] == model.requests[0]["messages"][:2]  # system and task stay at the front
+    # issue 17: the trace records each compression (at which request, the sizes), and replay shows it
+    assert run.run_dir is not None
+    entries = [json.loads(x) for x in (run.run_dir / "trace.jsonl").read_text().splitlines()]
+    folds = [x["data"] for x in entries if x.get("event") == "compress"]
+    assert len(folds) == len(references) and all(f["chars_after"] < f["chars_before"] for f in folds)
+    shown = [line for line in render_run(run.run_dir).splitlines() if "context compression before" in line]
+    assert [line.split("  ", 1)[1] for line in shown] == [
+        f"context compression before model call {f['step']}: {f['chars_before']} -> {f['chars_after']} characters"
+        for f in folds
+    ]
     path = references[0]["content"].rsplit("file: ", 1)[1]
     readback = Agent(config, model=ScriptedModel([call("memory_load", "name", path), "ok, read it"]),
                      tools=tools_for({}, [])).run("read back", mode="look")  # fmt: skip
