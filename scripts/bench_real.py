@@ -28,8 +28,15 @@ The workloads, in this order, in a fresh directory per round (what the issues 14
 - ``make_j2``: ``make -j2`` of a generated C project of 60 units, copied into the round's directory untimed;
 - ``venv_pip``: ``python -m venv venv`` (pip included, from ``ensurepip``: some 1,600 files) and ``venv/bin/python
   -m pip install --no-index --find-links`` of three local wheels. It takes seconds even natively, so it runs in
-  the first round only; the others are the best of ``--repeat`` rounds (default 3). ``--small`` makes the venv
-  ``--without-pip`` and runs pip from ensurepip's wheel (``bench_real_inputs.py``), so a smoke test stays short.
+  the first ``--venv-rounds`` rounds only (default 1); the others run in all ``--repeat`` rounds (default 3).
+  ``--small`` makes the venv ``--without-pip`` and runs pip from ensurepip's wheel (``bench_real_inputs.py``), so
+  a smoke test stays short.
+
+What is reported: each time is the best of its rounds. Where the load of a shared machine moves during a run, the
+best of a few runs of a long workload (the venv's 5 s) can still land in a quiet moment for one target and not for
+the other; a round runs every target back to back, so the ratio of two targets' times *in the same round* is
+paired against that drift, and the median of those per-round ratios (``median_round_ratio_vs_native``, where a
+workload ran in at least two rounds) tells a real difference from noise better than the ratio of two bests.
 
 How it is timed: a round has three independent parts (the tree's workloads, make, the venv), each ONE bash script
 run in a new directory of the target (``bash -c SCRIPT``, or ``omxfs run ... -- bash -c SCRIPT`` for the view) that
@@ -48,8 +55,10 @@ settings (``safe.directory=*``, an author) and pip's offline ones are exported b
 the caller's configuration (or of the view's empty home) changes the work.
 
 Output: progress on stderr; a table of seconds (workload x target), the ratios of every target to ``native``,
-``passthrough_ll`` and ``pyfuse3_floor`` on stdout, then ONE JSON line: ``seconds`` ({workload: {target: s}}),
-``ratio_vs_native``, ``ratio_vs_passthrough_ll``, ``ratio_vs_pyfuse3_floor`` ({target: {workload: ratio}}),
+``passthrough_ll`` and ``pyfuse3_floor`` and the median per-round ratios to ``native`` on stdout, then ONE JSON
+line: ``seconds`` ({workload: {target: s}}), ``ratio_vs_native``, ``ratio_vs_passthrough_ll``,
+``ratio_vs_pyfuse3_floor`` ({target: {workload: ratio}}), ``median_round_ratio_vs_native`` (the same shape;
+``null`` for a workload timed in fewer than two rounds), ``samples`` ({workload: {target: [s, one a round]}}),
 ``goals`` (issue 14: the view within 1.1x of native on every workload; issue 16: omx within 1.5x of
 passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is over 1.5x passthrough_ll; ``null``
 when a side did not run), ``requests`` ({target: {workload: {operation: count}}} of the last round, for omx,
@@ -61,7 +70,7 @@ target failed, 0 otherwise (a missed goal is not a failure).
 Mounts are unmounted on every exit, Ctrl-C and SIGTERM included; the run directory is removed unless ``--keep``.
 
     .venv/bin/python scripts/bench_real.py [--targets native,passthrough_ll,pyfuse3_floor,omx,view]
-        [--workloads tar_x,git_commit,...] [--repeat 3] [--small] [--keep] [--workdir DIR]
+        [--workloads tar_x,git_commit,...] [--repeat 3] [--venv-rounds 1] [--small] [--keep] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -75,6 +84,7 @@ import platform
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import traceback
@@ -166,20 +176,24 @@ class Results:
     failed: dict[str, str] = field(default_factory=dict)
     #: {target: {workload: {operation: requests}}} of the last round, for targets whose daemon counts them
     requests: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    #: {workload: {target: {round: seconds}}}: every time, so that targets can be compared round by round
+    samples: dict[str, dict[str, dict[int, float]]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.seconds = {w: dict.fromkeys(self.targets) for w in self.workloads}
+        self.samples = {w: {t: {} for t in self.targets} for w in self.workloads}
 
-    def record(self, target: str, workload: str, seconds: float) -> None:
+    def record(self, target: str, workload: str, seconds: float, number: int) -> None:
         best = self.seconds[workload][target]
         self.seconds[workload][target] = round(seconds if best is None else min(best, seconds), 4)
+        self.samples[workload][target][number] = round(seconds, 4)
         log(f"  {target:15} {workload:17} {seconds:9.3f} s")
 
 
 # -- the rounds -------------------------------------------------------------------------------------------------
 
 
-def round_parts(selected: list[str], first: bool, inputs: Inputs) -> dict[str, list[Step]]:
+def round_parts(selected: list[str], venv: bool, inputs: Inputs) -> dict[str, list[Step]]:
     """One round: its independent parts (the tree's workloads, make, the venv), each a list of steps where the
     selected workloads are timed and what they need runs untimed; a part with nothing to time is left out."""
     tree: list[Step] = []
@@ -192,7 +206,7 @@ def round_parts(selected: list[str], first: bool, inputs: Inputs) -> dict[str, l
     parts = {
         "tree": tree,
         "make": [Step(None, "cp -a ../inputs/cproj cproj"), Step("make_j2", COMMANDS["make_j2"])],
-        "venv": [Step("venv_pip", venv_pip(inputs))] if first else [],
+        "venv": [Step("venv_pip", venv_pip(inputs))] if venv else [],
     }
     return {name: steps for name, steps in parts.items() if any(step.workload in selected for step in steps)}
 
@@ -270,12 +284,14 @@ def end_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def run_round(results: Results, target: str, place: Place, number: int, inputs: Inputs, log_path: Path) -> None:
-    for part, steps in round_parts(results.workloads, number == 1, inputs).items():
+def run_round(
+    results: Results, target: str, place: Place, number: int, venv: bool, inputs: Inputs, log_path: Path
+) -> None:
+    for part, steps in round_parts(results.workloads, venv, inputs).items():
         script = round_script(place.root, f"r{number}-{part}", steps, place.counter)
         timed, requests = run_part(place, script, log_path)
         for workload, seconds in timed.items():
-            results.record(target, workload, seconds)
+            results.record(target, workload, seconds, number)
         for workload, counts in requests.items():
             results.requests.setdefault(target, {})[workload] = counts
 
@@ -306,7 +322,8 @@ def measure(results: Results, inputs: Inputs, args: argparse.Namespace, run_dir:
             turn = (number - 1) % max(len(names), 1)  # each round starts one target later
             for target in names[turn:] + names[:turn]:
                 log_path = run_dir / f"{target}.log"
-                action = functools.partial(run_round, results, target, places[target], number, inputs, log_path)
+                venv = number <= args.venv_rounds
+                action = functools.partial(run_round, results, target, places[target], number, venv, inputs, log_path)
                 if not attempt(results, target, action):
                     del places[target]
         for target in places:
@@ -429,6 +446,20 @@ def ratios(results: Results, base: str) -> dict[str, dict[str, float | None]]:
     }
 
 
+def median_round_ratios(results: Results, base: str) -> dict[str, dict[str, float | None]]:
+    """{target: {workload: the median over rounds of target / base in the same round}}, None below two rounds."""
+    medians: dict[str, dict[str, float | None]] = {}
+    for target in results.targets:
+        if target == base:
+            continue
+        medians[target] = {}
+        for workload in results.workloads:
+            times, bases = results.samples[workload][target], results.samples[workload][base]
+            paired = [times[n] / bases[n] for n in times.keys() & bases.keys() if bases[n]]
+            medians[target][workload] = round(statistics.median(paired), 3) if len(paired) > 1 else None
+    return medians
+
+
 def goals(results: Results) -> dict[str, bool | None]:
     """The issues' targets; ``None`` where a side did not run."""
     seconds, workloads = results.seconds, results.workloads
@@ -473,6 +504,11 @@ def print_tables(results: Results) -> None:
             by_target = ratios(results, base)
             rows = {w: {t: by_target[t][w] for t in by_target} for w in results.workloads}
             print(f"\n{table(rows, list(by_target), f'/ {base}')}")
+    if "native" in results.targets and len(results.targets) > 1:
+        paired = median_round_ratios(results, "native")
+        rows = {w: {t: paired[t][w] for t in paired} for w in results.workloads}
+        print("\nmedian of the per-round ratios to native (where a workload ran in two rounds or more)")
+        print(table(rows, list(paired), "/ native, paired"))
     for target, by_workload in results.requests.items():
         print(f"\nrequests to the {target} daemon (last round)")
         for workload, counts in by_workload.items():
@@ -484,6 +520,10 @@ def report(results: Results, params: dict[str, Any]) -> dict[str, Any]:
     return {
         "seconds": results.seconds,
         **{f"ratio_vs_{base}": ratios(results, base) if base in results.targets else {} for base in BASES},
+        "median_round_ratio_vs_native": median_round_ratios(results, "native") if "native" in results.targets else {},
+        "samples": {
+            w: {t: list(by_round.values()) for t, by_round in times.items()} for w, times in results.samples.items()
+        },
         "goals": goals(results),
         "requests": {target: results.requests.get(target) for target in results.targets},
         "options": results.options,
@@ -531,6 +571,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--targets", default=",".join(TARGETS), help=f"comma list of {', '.join(TARGETS)}")
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma list of {', '.join(WORKLOADS)}")
     parser.add_argument("--repeat", type=int, default=3, help="rounds; each time is the best of them (default 3)")
+    parser.add_argument(
+        "--venv-rounds", type=int, default=1, help="rounds that run venv_pip, the first ones (default 1: it is long)"
+    )
     parser.add_argument("--small", action="store_true", help="a tiny tree, C project and wheels (smoke test)")
     parser.add_argument("--keep", action="store_true", help="keep the run directory (it is printed)")
     parser.add_argument("--workdir", type=Path, help="where the run directory goes (default: the system temp dir)")
@@ -542,6 +585,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.workloads = names(args.workloads, WORKLOADS, "--workloads", parser)
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
+    if not 1 <= args.venv_rounds <= args.repeat:
+        parser.error("--venv-rounds: from 1 to --repeat")
     return args
 
 
@@ -567,6 +612,7 @@ def main(argv: list[str] | None = None) -> int:
             bench_fs.remove_run_dir(run_dir)
     params = {
         "repeat": args.repeat,
+        "venv_rounds": args.venv_rounds,
         "small": args.small,
         "tree_files": inputs.tree_files,
         "wheels": list(inputs.packages),
