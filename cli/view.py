@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
 from cli.errors import friendly_errors
+from cli.params import MOUNT_PATH
 from omxfs.view.sandbox import Bind
 
 HELP = """Run COMMAND as agent NAME in a view of WORKSPACE made for it.
@@ -29,22 +31,22 @@ in WORKSPACE/agents/NAME. Its exit status is omxfs run's.
 WORKSPACE is the store directory or the mountpoint of an `omxfs mount`.
 
 \b
-Examples:
+Examples (from outside ./ws, so each starts in ws/agents/NAME):
   omxfs run ./ws --as alice -- sh
-  omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git -C agents/alice status
+  omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git status
   omxfs run ./ws --as bob --no-network -- python3 agent.py
 """
 
 
 @click.command("run", help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("workspace", type=click.Path(readable=False))
+@click.argument("workspace", type=MOUNT_PATH)  # not click.Path, which stats it: WS may be a mount that hangs
 @click.option("--as", "agent", required=True, metavar="NAME", help="The agent the view belongs to.")
 @click.option("--bind", "binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-write.")
 @click.option("--ro-bind", "ro_binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-only.")
 @click.option("--no-network", is_flag=True, help="Cut the network (a network namespace with loopback only).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(
-    workspace: str,
+    workspace: Path,
     agent: str,
     binds: tuple[str, ...],
     ro_binds: tuple[str, ...],
@@ -55,7 +57,7 @@ def run(
 
     paths = [_bind(spec, read_only=False) for spec in binds] + [_bind(spec, read_only=True) for spec in ro_binds]
     with friendly_errors():
-        status = launch.run(workspace, agent, command, binds=paths, network=not no_network)
+        status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network)
     sys.exit(status)
 
 

@@ -10,6 +10,9 @@
   underneath, and the kernel lets the daemon's own user (and root) open it, as the daemon itself does.
 
 The result is an ``O_PATH`` descriptor the caller owns, checked to be a store and not the mount.
+
+WS is probed before anything stats it: a mount whose daemon is stopped or hung would make that stat (and
+``omxfs run``) wait for good; ``mounts.probe`` asks in a process of its own, with a time limit.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omxfs.errors import MountError
-from omxfs.fuse.mounts import FSTYPE, mount_at
+from omxfs.fuse.mounts import FSTYPE, State, mount_at, probe
 from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.store.mount_records import read_records
 
@@ -37,6 +40,7 @@ class Store:
 
 def locate(workspace: str | os.PathLike[str]) -> Store:
     """The store behind ``workspace``, or MountError with one line that says what to do."""
+    _check_answers(os.path.abspath(workspace))
     shown = os.path.realpath(workspace)
     entry = mount_at(shown)
     if entry is None or entry.fstype != FSTYPE:
@@ -69,6 +73,21 @@ def locate(workspace: str | os.PathLike[str]) -> Store:
             errno.EACCES,
         )
     return Store(fd, record.store, shown, under_mount=True)
+
+
+def _check_answers(path: str) -> None:
+    """A mount at ``path`` (taken as written: realpath stats it) answers, else one line instead of a hang."""
+    if mount_at(path) is None:
+        return
+    state = probe(path)
+    if state is State.UNRESPONSIVE:
+        raise MountError(
+            f"{path} is a mount whose daemon does not answer (stopped, hung or swamped): see `omxfs status`; "
+            f"`omxfs umount {path}` unmounts it",
+            errno.EBUSY,
+        )
+    if state is State.STALE:
+        raise MountError(f"{path} is a stale mount (its daemon died): run `omxfs umount {path}`", errno.ENOTCONN)
 
 
 def _open(path: str) -> int:

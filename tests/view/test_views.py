@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from omxfs.process import pid_alive
 from omxfs.store import Workspace
 from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
@@ -29,6 +31,30 @@ def test_own_zone_is_the_store_directory_read_write_and_other_zones_are_read_onl
     assert (ws / "agents/alice/src/a.c").read_text() == "x\n"
     assert "bob-refused" in out and "meta-refused" in out and "alice" in out
     assert not (ws / "agents/bob/f").exists()
+
+
+def test_own_zone_bypasses_the_daemon_and_the_host_is_out_of_sight(store: Workspace, ok: Ok) -> None:
+    """Issue 14: no daemon on the agent's own path; a private /tmp, no /run or /home, a minimal /dev."""
+    marker = Path(f"/tmp/omx-view-marker-{os.getpid()}")
+    marker.write_text("host")
+    try:
+        out = ok(
+            run_view(
+                store.root,
+                "alice",
+                f"stat -f -c %T . ../../collaborative; cat {marker} 2>/dev/null || echo no-marker; ls /dev; "
+                "test -e /run || echo no-run; test -e /home || echo no-home",
+            )
+        )
+    finally:
+        marker.unlink()
+    own, shared, tmp, *rest = out.splitlines()
+    assert "fuse" not in own and "fuse" in shared  # the store's filesystem itself, the daemon's mount
+    assert tmp == "no-marker"  # the host's /tmp (this file, every socket in it) is not there
+    assert "no-run" in rest and "no-home" in rest
+    devices = set(rest) - {"no-run", "no-home"}
+    assert devices <= {"console", "core", "fd", "full", "mqueue", "null", "ptmx", "pts", "random", "shm", "stderr",
+                       "stdin", "stdout", "tty", "urandom", "zero"}, devices  # fmt: skip
 
 
 def test_shared_zones_are_served_as_the_view_agent(store: Workspace, ok: Ok) -> None:
@@ -75,10 +101,14 @@ def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) ->
     ) as proc:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         assert omxfs_view_mounts(proc.pid)  # the view's daemon is mounted while it runs (in its launcher's namespace)
+        helpers = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()  # bwrap, fusermount3...
+        assert helpers
         proc.kill()
         proc.wait(30)
     poll(lambda: not set(omxfs_view_mounts()) - before, what="the killed view's mount to go")
     poll(lambda: not running(f"sleep {marker}"), what="the killed view's command to die")
+    # as root the mount lives in the launcher's own namespace, which ends with the last of these
+    poll(lambda: not any(pid_alive(int(pid)) for pid in helpers), what="the launcher's helpers to end")
 
 
 def test_views_of_a_workspace_mounted_in_place(mount: Callable[..., object], ok: Ok) -> None:
@@ -88,6 +118,23 @@ def test_views_of_a_workspace_mounted_in_place(mount: Callable[..., object], ok:
     assert out.splitlines() == [str(root), "from-bob"]  # the caller's directory, although under the detached mount
     # the view wrote the store underneath; the shared daemon shows it
     assert (root / "agents/bob/notes.md").read_text() == "from-bob\n"
+
+
+def test_a_workspace_whose_daemon_does_not_answer_is_refused_not_waited_on(mount: Callable[..., object]) -> None:
+    """``omxfs run`` of the quick start's mount with its daemon stopped waited for good (click.Path and locate stat
+    WS): now it probes the mount first and says so in one line."""
+    shared = mount(agents=("alice", "bob"), default="alice", in_place=True)
+    root: Path = shared.root  # type: ignore[attr-defined]
+    daemon: subprocess.Popen[bytes] = shared.proc  # type: ignore[attr-defined]
+    poll(lambda: "ready:" in shared.log(), what="the daemon to finish starting")  # type: ignore[attr-defined]
+    os.kill(daemon.pid, signal.SIGSTOP)
+    try:
+        done = run_view(root, "bob", "echo inside")  # TimeoutExpired (60 s) where it waits
+    finally:
+        os.kill(daemon.pid, signal.SIGCONT)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "does not answer" in done.stderr and f"omxfs umount {root}" in done.stderr
+    assert "inside" not in done.stdout and "Traceback" not in done.stderr
 
 
 def test_views_of_a_workspace_mounted_elsewhere_hide_the_store(mount: Callable[..., object], ok: Ok) -> None:
@@ -161,6 +208,26 @@ def test_clear_errors_instead_of_tracebacks(store: Workspace, tmp_path: Path) ->
     assert nothing.returncode == 1 and "not an omxfs workspace" in nothing.stderr
     inside = run_view(store.root, "alice", "true", "--bind", f"{tmp_path}:{store.root}/agents/x")
     assert inside.returncode == 1 and "nothing may cover the workspace" in inside.stderr
+
+
+def test_where_no_user_namespace_can_be_made_one_line_says_what_to_do(store: Workspace) -> None:
+    """Root in a user namespace of its own that may make none (user.max_user_namespaces 0 there, as in a container
+    without them): the daemon mounts, bubblewrap cannot start the view, and omxfs run says what to enable."""
+    no_userns = 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
+    view = view_argv(store.root, "alice", "echo inside")
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", no_userns, "sh", *view],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
+        cwd="/",
+        check=False,
+    )
+    assert done.returncode == 1 and "inside" not in done.stdout, done.stdout + done.stderr
+    (ours,) = [line for line in done.stderr.splitlines() if not line.startswith("bwrap:")]
+    assert "views need user namespaces" in ours and "user.max_user_namespaces" in ours
+    assert "run omxfs run as root" not in ours  # it is root already
 
 
 def test_a_views_log_is_kept_only_when_it_has_something_to_say(store: Workspace, ok: Ok) -> None:
