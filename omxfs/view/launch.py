@@ -160,10 +160,13 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
             status = await _wait(process)
             nursery.cancel_scope.cancel()
     if child is None and status != 0:
+        # bwrap makes a user namespace as root too: a limit of 0 (user.max_user_namespaces) or a container's
+        # seccomp stops root as well, where the other two switches stop only unprivileged users
         raise MountError(
             f"the view could not be set up (bubblewrap exited with {status}, see its message above): views need "
-            "user namespaces; enable them (sysctl kernel.unprivileged_userns_clone=1, or "
-            "kernel.apparmor_restrict_unprivileged_userns=0) or run as root",
+            "user namespaces; enable them (sysctl user.max_user_namespaces above 0, "
+            "kernel.unprivileged_userns_clone=1, kernel.apparmor_restrict_unprivileged_userns=0; a container must "
+            "allow them)" + ("" if spec.privileged else " or run omxfs run as root"),
             errno.EPERM,
         )
     return 128 - status if status < 0 else status
