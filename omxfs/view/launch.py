@@ -3,9 +3,9 @@
 The launcher mounts the view's daemon (``daemon.serve(view=True)``: every request is NAME's) on a private
 directory (mode 0700, in ``$XDG_RUNTIME_DIR`` or ``/tmp``), starts bubblewrap with the view's command line, and
 waits. The daemon lives exactly as long as its view: when COMMAND ends, the launcher unmounts and exits with
-COMMAND's status; if the launcher is killed, fusermount3 (``auto_unmount``) unmounts and bwrap
-(``--die-with-parent``) kills the view. One daemon per view keeps that simple: views of the same agent share
-nothing but the store, which is built for several daemons at once.
+COMMAND's status; if the launcher is killed, bwrap (``--die-with-parent``) kills the view and a small process of
+its own (``cleanup.py``) unmounts the daemon and removes the directory. One daemon per view keeps that simple:
+views of the same agent share nothing but the store, which is built for several daemons at once.
 
 Signals: SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to the launcher are forwarded to COMMAND (bwrap's own
 PID 1 in the view does not forward). SIGINT and SIGQUIT are forwarded too, unless the launcher is in the
@@ -41,6 +41,9 @@ from omxfs.view.sandbox import Bind, ViewSpec, bwrap_args, inside, start_dir
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
+CLEANUP = Path(__file__).with_name("cleanup.py")
+#: cleanup processes, referenced so that they are never collected (and warned about) while they wait
+_cleanups: list[subprocess.Popen[bytes]] = []
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -100,6 +103,7 @@ def run(
                 raise MountError(f"--bind {bind.dest}: nothing may cover the workspace inside a view", errno.EINVAL)
         mountpoint = tempfile.mkdtemp(prefix=f"omxfs-view-{agent}-", dir=_runtime_dir())
         stack.callback(_remove_quietly, mountpoint)
+        stack.callback(os.close, _start_cleanup(mountpoint))  # once the daemon is unmounted: nothing left to do
         spec = ViewSpec(
             agent=agent,
             workspace=store.workspace,
@@ -255,6 +259,27 @@ def _runtime_dir() -> str:
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
         return runtime
     return tempfile.gettempdir()
+
+
+def _start_cleanup(mountpoint: str) -> int:
+    """Start ``cleanup.py`` for ``mountpoint``; the write end of its pipe, which only this process holds."""
+    read_end, write_end = os.pipe()  # both close on exec: bwrap, fusermount3 and the guardian never hold them
+    try:
+        _cleanups.append(
+            subprocess.Popen(
+                [sys.executable, "-I", "-S", str(CLEANUP), mountpoint],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                cwd="/",
+                start_new_session=True,
+            )
+        )
+    except OSError as exc:
+        os.close(write_end)
+        raise MountError(f"cannot start the view's cleanup: {exc.strerror}", exc.errno or errno.EIO) from None
+    finally:
+        os.close(read_end)
+    return write_end
 
 
 def _remove_quietly(path: str) -> None:

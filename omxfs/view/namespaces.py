@@ -8,7 +8,8 @@ Two reasons, both for root only:
 - the view's daemon is mounted there too, out of the host's mount table, and goes with the namespace.
 
 An unprivileged launcher cannot do either (the mounts it would copy into a namespace of its own are locked), so
-it stays in the host's namespace; its daemon's mount is a private 0700 directory with ``auto_unmount``.
+it stays in the host's namespace; its daemon's mount is a private 0700 directory, unmounted by ``cleanup.py``
+should the launcher be killed.
 
 ``unshare(CLONE_NEWNS)`` must run before the process has a second thread (threads share a file-system context
 with it); ``omxfs run`` calls it before trio or pyfuse3 start any.

@@ -58,3 +58,27 @@ def test_a_name_the_uid_map_binds_cannot_be_taken_by_another_uid(tmp_path: Path,
     assert refused.returncode == 1
     assert "binds alice to uid 1001" in refused.stderr and "Traceback" not in refused.stderr
     assert nobody(tmp_path, *OMXFS, "run", str(ws), "--as", "bob", "--", "true").returncode == 0
+
+
+KILLED = """
+{OMXFS} run {ws} --as alice -- sh -c 'echo started; exec sleep 4713.5' > {ws}/../out &
+launcher=$!
+i=0; until grep -q started {ws}/../out; do i=$((i+1)); [ $i -lt 600 ] || exit 9; sleep 0.1; done
+view=$(grep omxfs-view- /proc/self/mounts | cut -d' ' -f2)
+[ -n "$view" ] || exit 8
+kill -9 $launcher
+i=0; while grep -q omxfs-view- /proc/self/mounts; do i=$((i+1)); [ $i -lt 300 ] || break; sleep 0.1; done
+grep omxfs-view- /proc/self/mounts || echo no-mount
+[ -e "$view" ] && echo "left $view" || echo no-directory
+"""
+
+
+def test_a_killed_unprivileged_view_leaves_no_stale_mount(tmp_path: Path, home: Path) -> None:
+    """Issue 14: fusermount3's auto_unmount did nothing for a user's mount (libfuse 1491: setuid fusermount3 cannot
+    open it to check it), so a view killed with SIGKILL left its daemon's mount in the host's table, ENOTCONN."""
+    ws = home / "ws"
+    assert nobody(tmp_path, *OMXFS, "init", str(ws), "--agent", "alice").returncode == 0
+    script = KILLED.replace("{OMXFS}", " ".join(OMXFS)).replace("{ws}", str(ws))
+    done = nobody(tmp_path, "sh", "-c", script)  # in the namespace nobody runs in: its mounts are there
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split() == ["no-mount", "no-directory"], done.stdout + done.stderr

@@ -100,7 +100,8 @@ def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) ->
         cwd="/",
     ) as proc:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        assert omxfs_view_mounts(proc.pid)  # the view's daemon is mounted while it runs (in its launcher's namespace)
+        view_dirs = omxfs_view_mounts(proc.pid)
+        assert view_dirs  # the view's daemon is mounted while it runs (in its launcher's namespace)
         helpers = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()  # bwrap, fusermount3...
         assert helpers
         proc.kill()
@@ -108,7 +109,12 @@ def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) ->
     poll(lambda: not set(omxfs_view_mounts()) - before, what="the killed view's mount to go")
     poll(lambda: not running(f"sleep {marker}"), what="the killed view's command to die")
     # as root the mount lives in the launcher's own namespace, which ends with the last of these
-    poll(lambda: not any(pid_alive(int(pid)) for pid in helpers), what="the launcher's helpers to end")
+    poll(lambda: not any(pid_alive(int(pid)) for pid in helpers), timeout=30, what="the launcher's helpers to end")
+    poll(
+        lambda: not any(os.path.exists(d) for d in view_dirs),
+        timeout=30,
+        what="the mount's directory to go (cleanup.py)",
+    )
 
 
 def test_views_of_a_workspace_mounted_in_place(mount: Callable[..., object], ok: Ok) -> None:
