@@ -33,7 +33,7 @@ WORKSPACE is the store directory or the mountpoint of an `omxfs mount`.
 \b
 Examples (from outside ./ws, so each starts in ws/agents/NAME):
   omxfs run ./ws --as alice -- sh
-  omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git status
+  omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git init project
   omxfs run ./ws --as bob --no-network -- python3 agent.py
 """
 
