@@ -10,15 +10,21 @@ drift from the generated ones, and would answer a model's bad arguments with its
 dispatcher's result that says how to call the tool.
 
 The tools act through the mount as whoever the mount takes this process for, so the process must *be* AGENT
-there (``MountBackend`` checks it and refuses otherwise): ``omxfs mcp`` starts it with ``OMX_AGENT=AGENT``, or
-inside ``omxfs run --as AGENT`` where the kernel fixes the identity. Calls run one at a time in a worker thread:
-they are blocking file I/O on the mount, and the mount keeps one realtime base per process, not per call.
+there (``MountBackend`` checks it and refuses otherwise): ``omxfs mcp`` starts it inside ``omxfs run --as AGENT``,
+where the kernel fixes the identity. Calls run one at a time in a worker thread: they are blocking file I/O on the
+mount, and the mount keeps one realtime base per process, not per call.
+
+Ctrl-C stops the server with exit status 130 and no traceback. Over stdio it stops at once: the SDK reads stdin in a
+thread nothing can interrupt, so a cancelled server would wait for the client's next line; ending the process
+mid-call loses nothing the store acknowledged, as when a client kills its server, which is how clients stop one.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import socket
 import sys
 from importlib.metadata import version
@@ -27,6 +33,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import uvicorn  # the HTTP transport's server; the SDK imports it anyway
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.types import (
@@ -48,6 +55,7 @@ from omxfs.store.layout import AGENTS
 SERVER_NAME = "omx"
 HOST = "127.0.0.1"  # the HTTP transport is for local clients only: it has no authentication
 HTTP_PATH = "/mcp"
+INTERRUPTED = 128 + signal.SIGINT  # the shell's status for a command stopped by Ctrl-C
 
 
 def tool_list() -> list[Tool]:
@@ -98,18 +106,29 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_http(server: Server[Any], port: int) -> None:
-    """Streamable HTTP on 127.0.0.1:PORT (0: a free port); the URL is printed on stderr once it is bound."""
-    import uvicorn  # only the HTTP transport needs it
+class AnnouncedServer(uvicorn.Server):
+    """uvicorn that prints its URL on stderr once it serves, not before: clients wait for that line, and from then
+    on a Ctrl-C is uvicorn's to handle (a clean stop) rather than the event loop's (a traceback mid-startup)."""
 
+    def __init__(self, config: uvicorn.Config, url: str) -> None:
+        super().__init__(config)
+        self.url = url
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:
+            sys.stderr.write(f"serving MCP for {SERVER_NAME} at {self.url}\n")
+            sys.stderr.flush()
+
+
+async def serve_http(server: Server[Any], port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:PORT (0: a free port); the URL is printed on stderr once it serves."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((HOST, port))
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HOST)
-    config = uvicorn.Config(app, log_level="warning")
-    sys.stderr.write(f"serving MCP for {SERVER_NAME} at http://{HOST}:{sock.getsockname()[1]}{HTTP_PATH}\n")
-    sys.stderr.flush()
-    await uvicorn.Server(config).serve(sockets=[sock])
+    url = f"http://{HOST}:{sock.getsockname()[1]}{HTTP_PATH}"
+    await AnnouncedServer(uvicorn.Config(app, log_level="warning"), url).serve(sockets=[sock])
 
 
 def main(argv: list[str]) -> int:
@@ -125,10 +144,14 @@ def main(argv: list[str]) -> int:
         return 2
     team = sorted(p.name for p in Path(args.root, AGENTS).iterdir() if p.is_dir())
     server = build_server(tools, team)
-    if args.http is None:
-        anyio.run(serve_stdio, server)
-    else:
-        anyio.run(serve_http, server, args.http)
+    try:
+        if args.http is None:
+            signal.signal(signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
+            anyio.run(serve_stdio, server)
+        else:
+            anyio.run(serve_http, server, args.http)
+    except KeyboardInterrupt:  # uvicorn stops cleanly on Ctrl-C, then raises it again
+        return INTERRUPTED
     return 0
 
 

@@ -10,16 +10,21 @@ server acts as NAME on the mount, not as whoever started it.
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import IO, Any
 
 import anyio
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
+from mcp.types import LATEST_PROTOCOL_VERSION
 
 from agent.workspace_tools import get_tool_definitions
 from cli.mcp import SERVER_MODULE, server_command
@@ -206,6 +211,69 @@ def test_streamable_http_on_localhost(mount: MountFactory) -> None:
             server.terminate()
             server.wait(DEADLINE)
     assert m.path("agents/bob/over-http.md").read_text("utf-8") == "hi"
+
+
+WAIT_S = 60.0  # for a server in a view to start or stop on a loaded machine: a failure, never a hang
+
+
+def _line(stream: IO[str] | None) -> str:
+    """The next line ``stream`` holds, or a failure after WAIT_S seconds instead of a hang."""
+    assert stream is not None
+    ready, _, _ = select.select([stream], [], [], WAIT_S)
+    assert ready, f"nothing to read in {WAIT_S}s"
+    return stream.readline()
+
+
+def _rest(stream: IO[str] | None) -> str:
+    """What ``stream`` holds up to its end, within WAIT_S seconds."""
+    assert stream is not None
+    text, deadline = "", time.monotonic() + WAIT_S
+    while select.select([stream], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        chunk = os.read(stream.fileno(), 65536)
+        if not chunk:
+            return text
+        text += chunk.decode(errors="replace")
+    raise AssertionError(f"the stream stayed open {WAIT_S}s after the process ended: {text!r}")
+
+
+def _interrupted(argv: list[str], ready: Callable[[subprocess.Popen[str]], None]) -> tuple[int, str]:
+    """Start ``argv``, wait for ``ready``, press Ctrl-C (SIGINT to ``omxfs mcp``, which its view forwards to the
+    server) and return its exit status and what it said on stderr after that."""
+    with subprocess.Popen(
+        argv, env=clean_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as server:
+        try:
+            ready(server)
+            server.send_signal(signal.SIGINT)
+            status = server.wait(WAIT_S)  # TimeoutExpired here is the hang this checks for
+            return status, _rest(server.stderr)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait(DEADLINE)
+
+
+def test_ctrl_c_stops_the_server_without_a_traceback_over_http_and_stdio(mount: MountFactory) -> None:
+    """A user who runs ``omxfs mcp`` by hand stops it with Ctrl-C: status 130, no KeyboardInterrupt traceback; over
+    stdio at once, not after the next line the SDK's stdin thread would have waited for."""
+    m = mount(agents=["alice", "bob"])
+    command = [sys.executable, "-m", "cli.omxfs", "mcp", str(m.root), "--as", "bob"]
+
+    def bound(server: subprocess.Popen[str]) -> None:
+        assert "http://127.0.0.1:" in _line(server.stderr)
+
+    def initialized(server: subprocess.Popen[str]) -> None:  # the stdio server answers, so it is serving
+        assert server.stdin is not None and server.stdout is not None
+        client = {"name": "test", "version": "0"}
+        hello = {"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": client}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.flush()
+        assert json.loads(_line(server.stdout))["id"] == 1
+
+    for argv, ready in (([*command, "--http", "0"], bound), (command, initialized)):
+        status, said = _interrupted(argv, ready)
+        assert (status, said) == (130, ""), said
 
 
 def test_refuses_a_directory_that_is_not_a_mount(tmp_path: Any) -> None:
