@@ -248,7 +248,11 @@ Timeout: --timeout, else the config's timeout, else $OMX_TIMEOUT, else 60 s; OMX
 @_base
 @_timeout
 @click.option("--mode", metavar="MODE", help="Restrict the callable tools to a mode of context.tool_modes.")
-@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where runs go (default: runs_dir, else ./runs).")
+@click.option(
+    "--runs-dir",
+    type=click.Path(file_okay=False),
+    help="Where runs go (default: runs_dir, else ./runs; at an omxfs mount's root agents/<you>/runs).",
+)
 def agent_command(
     prompt: str,
     config: str | None,

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from agent.chat.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model
+from agent.record.runs_dir import RunsError, is_omxfs_store, runs_root
 
 ModelFactory = Callable[[str | None, str | None, float | None], Model]
 
@@ -50,6 +51,18 @@ def validation_line(source: str, exc: ValidationError) -> str:
     return one_line(f"{source}: " + "; ".join(problems))
 
 
+def default_runs_dir() -> Path:
+    """``./runs``; at the root of an omxfs mount the agent's own ``agents/<you>/runs``, as for ``omx "TASK"``: the
+    mount's root is no one's to write, so ``./runs`` there failed with a PermissionError."""
+    workspace = Path.cwd()
+    if not is_omxfs_store(workspace):
+        return DEFAULT_RUNS_DIR
+    try:
+        return runs_root(workspace, None)
+    except RunsError as exc:
+        raise ConfigError(one_line(str(exc))) from None
+
+
 def load_config(
     path: Path | None,
     *,
@@ -71,7 +84,7 @@ def load_config(
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ConfigError(one_line(str(exc))) from None
-    update: dict[str, object] = {"runs_dir": runs_dir or config.runs_dir or DEFAULT_RUNS_DIR}
+    update: dict[str, object] = {"runs_dir": runs_dir or config.runs_dir or default_runs_dir()}
     if model:
         update["model"] = model
     if api_base:
@@ -111,6 +124,11 @@ def run_agent(
         return AgentOutcome(2, message=validation_line(str(config_path or "config"), exc))
     except ValueError as exc:  # a mode or tool_modes naming a tool that does not exist, two fold triggers
         return AgentOutcome(2, message=one_line(str(exc)))
+    try:
+        (config.runs_dir or DEFAULT_RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = f"{config.runs_dir}: {exc.strerror or exc}"
+        return AgentOutcome(2, message=f"cannot record the run in {where}; give another directory with --runs-dir")
     try:
         run = agent.run(prompt, mode=mode)
     except AgentFailed as failed:

@@ -193,3 +193,20 @@ def test_on_a_mount_as_must_match_who_the_mount_sees(mounted: Path) -> None:
     done = omx_on(mounted, [json.dumps(PLAN_A)], "summarise", "--yes", "--as", "bob")
     assert done.returncode == 1
     assert "takes this process for 'alice'" in done.stderr and "OMX_AGENT=bob omx" in done.stderr
+
+
+def test_omx_agent_at_the_mount_s_root_records_its_run_in_the_agent_s_zone(mounted: Path) -> None:
+    """``omx agent`` at a mount's root tried to make ./runs there, which no agent may write: "internal error
+    (PermissionError ...)". Its run now goes to agents/<you>/runs as omx "TASK"'s does; a directory it cannot
+    record in is one line that says what to do."""
+    done = omx_on(mounted, ["Hello."], "agent", "Say hello.")
+    assert (done.returncode, done.stdout) == (0, "Hello.\n"), done.stderr
+    (run_dir,) = (mounted / "agents" / "alice" / "runs").iterdir()
+    assert run_end(trace_of(run_dir))["status"] == "answered" and not (mounted / "runs").exists()
+    assert f"run: {run_dir}" in done.stderr
+
+    refused = omx_on(mounted, ["Hello."], "agent", "Say hello.", "--runs-dir", "runs")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "omx agent: cannot record the run in runs: Permission denied; give another directory with --runs-dir\n"
+    )
