@@ -57,7 +57,15 @@ def mcp(workspace: Path, agent: str, port: int | None) -> None:
     """Serve the shared-workspace tools over MCP (stdio) to Claude Code, Codex, Cursor or any MCP client.
 
     WORKSPACE is a mounted workspace (`omxfs mount`); every tool call acts as NAME through it, with the
-    zones' rules, merges and conflicts as for any program on the mount.
+    zones' rules, merges and conflicts as for any program on the mount. The server runs in NAME's view
+    (`omxfs run`), so the kernel, not a claim, makes it NAME. Ctrl-C stops it.
+
+    \b
+    Add it to an agent (with the workspace's full path):
+      claude mcp add omx -- omxfs mcp /path/to/ws --as alice
+      codex mcp add omx -- omxfs mcp /path/to/ws --as alice
+      Cursor, in .cursor/mcp.json:
+        {"mcpServers": {"omx": {"command": "omxfs", "args": ["mcp", "/path/to/ws", "--as", "alice"]}}}
     """
     target = os.path.abspath(workspace)
     with friendly_errors():

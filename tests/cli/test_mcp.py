@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -274,6 +275,17 @@ def test_ctrl_c_stops_the_server_without_a_traceback_over_http_and_stdio(mount: 
     for argv, ready in (([*command, "--http", "0"], bound), (command, initialized)):
         status, said = _interrupted(argv, ready)
         assert (status, said) == (130, ""), said
+
+
+def test_the_help_and_the_readme_say_how_to_add_the_server_to_claude_code_codex_and_cursor() -> None:
+    shown = CliRunner().invoke(omxfs, ["mcp", "--help"]).output
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    for one_line in (
+        "claude mcp add omx -- omxfs mcp /path/to/ws --as alice",
+        "codex mcp add omx -- omxfs mcp /path/to/ws --as alice",
+        '{"mcpServers": {"omx": {"command": "omxfs", "args": ["mcp", "/path/to/ws", "--as", "alice"]}}}',
+    ):
+        assert one_line in shown and one_line in readme, one_line
 
 
 def test_refuses_a_directory_that_is_not_a_mount(tmp_path: Any) -> None:
