@@ -20,6 +20,7 @@ import errno
 import functools
 import json
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -35,7 +36,7 @@ from omxfs.fuse.mounts import check_fuse, check_pyfuse3
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
-from omxfs.view import namespaces
+from omxfs.view import namespaces, setid
 from omxfs.view.locate import Store, locate
 from omxfs.view.sandbox import Bind, ViewSpec, bwrap_args, inside, start_dir
 
@@ -144,19 +145,23 @@ async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store) -> int:
 
 
 async def _run_view(bwrap: str, spec: ViewSpec) -> int:
+    seccomp = _setid_filter() if spec.privileged else None
     info_read, info_write = os.pipe()
-    spec = dataclasses.replace(spec, info_fd=info_write)
+    spec = dataclasses.replace(spec, info_fd=info_write, seccomp_fd=seccomp)
     args = bwrap_args(bwrap, spec)
+    passed = (info_write, spec.agents_fd, spec.own_fd, spec.meta_fd, *([seccomp] if seccomp is not None else []))
     try:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
         # --die-with-parent is the kernel's parent-death signal, sent when the *thread* that forked exits, and
         # trio retires idle worker threads after 10 s, which killed every view that ran longer.
-        process = subprocess.Popen(args, pass_fds=(info_write, spec.agents_fd, spec.own_fd, spec.meta_fd))
+        process = subprocess.Popen(args, pass_fds=passed)
     except OSError as exc:
         os.close(info_read)
         raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
     finally:
         os.close(info_write)
+        if seccomp is not None:
+            os.close(seccomp)
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(*FORWARDED) as signals:
             child = await _read_child_pid(info_read)
@@ -174,6 +179,18 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
             errno.EPERM,
         )
     return 128 - status if status < 0 else status
+
+
+def _setid_filter() -> int:
+    """``setid.py``'s filter for bwrap; a view started by root on an unknown ABI is refused, not left open."""
+    fd = setid.memfd()
+    if fd is None:
+        raise MountError(
+            f"a view started by root needs a seccomp filter for {platform.machine()}, which omxfs run does not have: "
+            "run it as the store's (unprivileged) owner",
+            errno.ENOSYS,
+        )
+    return fd
 
 
 async def _wait(process: subprocess.Popen[bytes]) -> int:

@@ -21,8 +21,9 @@ What a view holds (order matters: later binds cover earlier ones):
   hidden under a mount in place is bound all the same.
 
 No capability survives (``--cap-drop ALL``), no new user namespace can be made inside (``--disable-userns``,
-which would otherwise give back a full capability set over a copy of the view), and the command dies with its
-launcher (``--die-with-parent``).
+which would otherwise give back a full capability set over a copy of the view), the command dies with its
+launcher (``--die-with-parent``), and root in a view cannot make set-user-ID files (``setid.py``: they would be
+root's on the host).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class ViewSpec:
     network: bool = True
     home: str | None = None
     info_fd: int | None = None
+    seccomp_fd: int | None = None  # setid.py's filter, for a view started by root
     privileged: bool = False  # running as root: drop the capabilities bwrap would otherwise keep
     runtime: Sequence[str] = field(default_factory=lambda: runtime_dirs())
 
@@ -112,6 +114,8 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
     args += ["--setenv", VIEW_ENV, spec.agent, "--setenv", AGENT_ENV, spec.agent]
     if spec.info_fd is not None:
         args += ["--info-fd", str(spec.info_fd)]
+    if spec.seccomp_fd is not None:
+        args += ["--seccomp", str(spec.seccomp_fd)]
     # the command starts through scope.py: Landlock keeps the host's abstract UNIX sockets out of reach
     args += ["--chdir", spec.cwd, "--", sys.executable, "-I", "-S", str(SCOPE), *spec.command]
     return args

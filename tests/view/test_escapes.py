@@ -13,7 +13,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from omxfs.store import Workspace
+from omxfs.view import setid
 from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
@@ -141,3 +144,42 @@ def test_no_network_cuts_the_network(store: Workspace) -> None:
         cut = run_view(store.root, "alice", 'python3 -c "$0" 2>/dev/null || echo cut', "--no-network", args=(code,))
     assert shared.stdout.strip() == "connected", shared.stderr
     assert cut.stdout.strip() == "cut"
+
+
+SET_ID = """
+import os
+for what, make in [("open", lambda: os.close(os.open("o", os.O_CREAT | os.O_WRONLY, 0o4755))),
+                   ("mknod", lambda: os.mknod("n", 0o102755)), ("chmod", lambda: os.chmod("t", 0o2755))]:
+    try:
+        make()
+        print(what, "made")
+    except OSError as exc:
+        print(what, exc.errno)
+"""
+
+
+def test_root_in_a_view_cannot_make_set_id_files(store: Workspace, ok: Ok) -> None:
+    """Root in a view is uid 0 on the store: `cp /bin/sh x && chmod 4755 x` in its own zone made a set-user-ID-root
+    program on the host, which any local user reaching the store ran as root. Modes stay settable otherwise."""
+    if os.geteuid() != 0:
+        pytest.skip("only a view started by root is uid 0 on the store")
+    zone = store.root / "agents/alice"
+    out = ok(
+        run_view(
+            store.root,
+            "alice",
+            "cp /bin/true t; chmod 4755 t 2>/dev/null || echo no-suid; "
+            "install -m 4755 t u 2>/dev/null || echo no-install; "
+            'chmod 750 t && echo chmod-ok; python3 -c "$0"',
+            args=(SET_ID,),
+        )
+    )
+    assert out.split("\n")[:3] == ["no-suid", "no-install", "chmod-ok"], out
+    assert out.split("\n")[3:6] == ["open 1", "mknod 1", "chmod 1"], out  # EPERM
+    assert (zone / "t").stat().st_mode & 0o7777 == 0o750
+    assert not [p for p in zone.rglob("*") if p.lstat().st_mode & 0o6000]
+
+
+def test_the_set_id_filter_exists_for_each_abi_it_names() -> None:
+    assert setid.program("x86_64") and setid.program("aarch64")
+    assert setid.program("mips") is None  # a root view there is refused (launch._setid_filter), never unfiltered
