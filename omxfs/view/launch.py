@@ -36,7 +36,7 @@ from omxfs.fuse.mounts import check_fuse, check_pyfuse3
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
-from omxfs.view import namespaces, setid
+from omxfs.view import namespaces, seccomp
 from omxfs.view.locate import Store, locate
 from omxfs.view.sandbox import Bind, ViewSpec, bwrap_args, inside, start_dir
 
@@ -145,11 +145,11 @@ async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store) -> int:
 
 
 async def _run_view(bwrap: str, spec: ViewSpec) -> int:
-    seccomp = _setid_filter() if spec.privileged else None
+    syscalls = _seccomp_filter(spec.privileged)
     info_read, info_write = os.pipe()
-    spec = dataclasses.replace(spec, info_fd=info_write, seccomp_fd=seccomp)
+    spec = dataclasses.replace(spec, info_fd=info_write, seccomp_fd=syscalls)
     args = bwrap_args(bwrap, spec)
-    passed = (info_write, spec.agents_fd, spec.own_fd, spec.meta_fd, *([seccomp] if seccomp is not None else []))
+    passed = (info_write, spec.agents_fd, spec.own_fd, spec.meta_fd, syscalls)
     try:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
         # --die-with-parent is the kernel's parent-death signal, sent when the *thread* that forked exits, and
@@ -160,8 +160,7 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
         raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
     finally:
         os.close(info_write)
-        if seccomp is not None:
-            os.close(seccomp)
+        os.close(syscalls)
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(*FORWARDED) as signals:
             child = await _read_child_pid(info_read)
@@ -181,13 +180,14 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
     return 128 - status if status < 0 else status
 
 
-def _setid_filter() -> int:
-    """``setid.py``'s filter for bwrap; a view started by root on an unknown ABI is refused, not left open."""
-    fd = setid.memfd()
+def _seccomp_filter(privileged: bool) -> int:
+    """``seccomp.py``'s filter for bwrap (set-ID modes too for root); on an unknown ABI a view is refused, never
+    left unfiltered."""
+    fd = seccomp.memfd(set_id=privileged)
     if fd is None:
         raise MountError(
-            f"a view started by root needs a seccomp filter for {platform.machine()}, which omxfs run does not have: "
-            "run it as the store's (unprivileged) owner",
+            f"omxfs run has no seccomp filter for {platform.machine()} (x86_64, aarch64, riscv64): a view there could "
+            "type into your terminal",
             errno.ENOSYS,
         )
     return fd

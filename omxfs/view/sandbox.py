@@ -22,8 +22,8 @@ What a view holds (order matters: later binds cover earlier ones):
 
 No capability survives (``--cap-drop ALL``), no new user namespace can be made inside (``--disable-userns``,
 which would otherwise give back a full capability set over a copy of the view), the command dies with its
-launcher (``--die-with-parent``), and root in a view cannot make set-user-ID files (``setid.py``: they would be
-root's on the host).
+launcher (``--die-with-parent``); a seccomp filter (``seccomp.py``) keeps the view from typing into the caller's
+terminal and root in a view from making set-ID files, which would be root's on the host.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class ViewSpec:
     network: bool = True
     home: str | None = None
     info_fd: int | None = None
-    seccomp_fd: int | None = None  # setid.py's filter, for a view started by root
+    seccomp_fd: int | None = None  # seccomp.py's filter
     privileged: bool = False  # running as root: drop the capabilities bwrap would otherwise keep
     runtime: Sequence[str] = field(default_factory=lambda: runtime_dirs())
 

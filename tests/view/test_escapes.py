@@ -7,16 +7,20 @@ daemon and every other process were visible, the host's ``/tmp`` (a tmux server'
 from __future__ import annotations
 
 import os
+import pty
+import select
+import shlex
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from omxfs.store import Workspace
-from omxfs.view import setid
+from omxfs.view import seccomp
 from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
@@ -180,6 +184,45 @@ def test_root_in_a_view_cannot_make_set_id_files(store: Workspace, ok: Ok) -> No
     assert not [p for p in zone.rglob("*") if p.lstat().st_mode & 0o6000]
 
 
-def test_the_set_id_filter_exists_for_each_abi_it_names() -> None:
-    assert setid.program("x86_64") and setid.program("aarch64")
-    assert setid.program("mips") is None  # a root view there is refused (launch._setid_filter), never unfiltered
+def test_the_filter_exists_for_each_abi_it_names() -> None:
+    for machine in ("x86_64", "aarch64", "riscv64"):
+        assert seccomp.program(True, machine) and seccomp.program(False, machine), machine
+    assert seccomp.program(True, "mips") is None  # a view there is refused (launch._seccomp_filter), never unfiltered
+
+
+TYPE = """
+import errno, fcntl, termios
+try:
+    for c in b"echo INJECTED\\n":
+        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
+    print("typed")
+except OSError as exc:
+    print("refused", errno.errorcode[exc.errno])
+"""
+
+
+def test_a_view_cannot_type_into_the_callers_terminal(store: Workspace) -> None:
+    """TIOCSTI from a view pushed a line into the terminal omxfs run was started from: the caller's shell read it
+    (and would have run it, outside the view) once the view ended. Here a shell on a terminal runs the view, then
+    reads one line."""
+    view = " ".join(shlex.quote(a) for a in view_argv(store.root, "alice", 'python3 -c "$0"', args=(TYPE,)))
+    script = f'{view}; read -t 2 line; echo "read:$line"'
+    parent, child = pty.openpty()
+    with subprocess.Popen(
+        ["setsid", "--ctty", "bash", "-c", script], stdin=child, stdout=child, stderr=child, env=clean_env(), cwd="/"
+    ) as shell:
+        os.close(child)
+        shown, deadline = b"", time.monotonic() + 60
+        while time.monotonic() < deadline and select.select([parent], [], [], deadline - time.monotonic())[0]:
+            try:
+                chunk = os.read(parent, 4096)
+            except OSError:  # EIO: the shell closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(parent)
+        assert shell.wait(10) == 0
+    text = shown.decode(errors="replace")
+    assert "read:echo INJECTED" not in text, text
+    assert "refused EPERM" in text and "read:\r" in text, text

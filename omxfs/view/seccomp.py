@@ -1,0 +1,158 @@
+"""A view's seccomp filter: no keystrokes pushed into the caller's terminal, and (root) no set-ID files.
+
+The terminal: COMMAND shares the terminal ``omxfs run`` was started from (a shell, omx's confirmation prompt need
+it), and ``ioctl(TIOCSTI)`` pushes characters into a terminal's input as if typed, where the kernel allows it
+(``dev.tty.legacy_tiocsti`` 1, the default before Linux 6.2 and still common): a process in the view typed a
+command that the caller's shell ran after the view ended, outside it. ``TIOCLINUX`` can paste on a virtual
+console. Both fail with EPERM. (``bwrap --new-session`` would cut the terminal off instead, and with it job control
+and terminal signals.)
+
+Set-ID files, in a view started by root: root there holds no capability, but it is still uid 0 on the store, the
+owner of every file it makes in its own zone, which is the store's directory itself. An owner may set the
+set-user-ID bit of its own file, so ``cp /bin/sh x && chmod 4755 x`` in the view made a set-user-ID-root program on
+the host: any local user who can reach the store ran it as root (the view's own mounts are ``nosuid``; the
+store's filesystem outside is not). Nothing else in the kernel stops it (Landlock has no right over modes; the
+view's user namespace maps its root to the host's), so the calls that set a mode fail with EPERM when it has
+S_ISUID or S_ISGID: ``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``, ``mknod``, ``mknodat``, and ``open``,
+``openat`` and ``creat`` that create. ``openat2`` (whose mode sits in a struct a filter cannot read) and
+``io_uring_setup`` (whose requests no filter sees) fail with ENOSYS, which callers answer by falling back to
+``openat`` and plain system calls. An unprivileged view needs none of this: a set-ID file of its user gives
+nothing that user lacks.
+
+Calls of another ABI than the machine's own (i386, x32 on x86_64) are refused outright: their numbers differ. The
+program is classic BPF, as bwrap's ``--seccomp FD`` reads it (``struct sock_filter`` records to end of file).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import struct
+from dataclasses import dataclass
+
+SET_ID = 0o6000  # S_ISUID | S_ISGID
+TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX (ioctl's request is 32 bits in the kernel)
+CREATES = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE: only then does open read its mode
+EPERM, ENOSYS = 1, 38
+RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
+LD_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
+X32_BIT = 0x40000000
+NR, ARCH = 0, 4  # offsets in struct seccomp_data; args[i] at 16 + 8 * i (the low 32 bits on little endian)
+
+
+@dataclass(frozen=True)
+class Abi:
+    audit_arch: int
+    ioctl: int
+    mode_at: dict[int, int]  # syscall number: the argument that holds the mode
+    open_at: dict[int, tuple[int, int]]  # syscall number: (flags argument, mode argument)
+    unavailable: tuple[int, ...]  # ENOSYS
+    x32: bool = False
+
+
+def _generic(audit_arch: int) -> Abi:
+    """aarch64 and riscv64 share the generic system call table: fchmod, fchmodat, fchmodat2, mknodat; openat."""
+    mode_at = {52: 1, 53: 2, 452: 2, 33: 2}
+    return Abi(audit_arch, ioctl=29, mode_at=mode_at, open_at={56: (2, 3)}, unavailable=(437, 425))
+
+
+ABIS = {
+    "x86_64": Abi(
+        audit_arch=0xC000003E,
+        ioctl=16,
+        # chmod, fchmod, fchmodat, fchmodat2, creat, mknod, mknodat
+        mode_at={90: 1, 91: 1, 268: 2, 452: 2, 85: 1, 133: 1, 259: 2},
+        open_at={2: (1, 2), 257: (2, 3)},  # open, openat
+        unavailable=(437, 425),  # openat2, io_uring_setup
+        x32=True,
+    ),
+    "aarch64": _generic(0xC00000B7),
+    "riscv64": _generic(0xC00000F3),
+}
+
+
+def program(set_id: bool, machine: str | None = None) -> bytes | None:
+    """The filter for this machine's ABI (with ``set_id``: set-ID modes refused too), or None where the ABI is not
+    known (the caller says so)."""
+    abi = ABIS.get(machine or platform.machine())
+    return None if abi is None else _assemble(_code(abi, set_id))
+
+
+def memfd(set_id: bool, machine: str | None = None) -> int | None:
+    """A descriptor to pass to ``bwrap --seccomp``, positioned at the start of the program; None as ``program``."""
+    code = program(set_id, machine)
+    if code is None:
+        return None
+    fd = os.memfd_create("omxfs-view-seccomp", 0)  # close-on-exec: only pass_fds hands it to bwrap
+    os.write(fd, code)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+# An instruction: (code, k, jump if true, jump if false), jumps as labels ("next" falls through) resolved below.
+Instruction = tuple[int, int, str, str]
+
+
+def _arg(index: int) -> int:
+    return 16 + 8 * index
+
+
+def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
+    code: list[Instruction | str] = [
+        (LD_ABS, ARCH, "", ""),
+        (JEQ, abi.audit_arch, "next", "enosys"),
+        (LD_ABS, NR, "", ""),
+    ]
+    if abi.x32:
+        code.append((JGE, X32_BIT, "enosys", "next"))
+    code.append((JEQ, abi.ioctl, "ioctl", "next"))
+    if not set_id:
+        code += [(RET, RET_ALLOW, "", ""), *_ioctl(), *_returns()]
+        return code
+    for nr in abi.unavailable:
+        code.append((JEQ, nr, "enosys", "next"))
+    for nr, arg in abi.mode_at.items():
+        code.append((JEQ, nr, f"mode{arg}", "next"))
+    for nr, (flags, _) in abi.open_at.items():
+        code.append((JEQ, nr, f"open{flags}", "next"))
+    code.append((RET, RET_ALLOW, "", ""))
+    for flags, mode in sorted(set(abi.open_at.values())):
+        code += [f"open{flags}", (LD_ABS, _arg(flags), "", ""), (JSET, CREATES, f"mode{mode}", "allow")]
+    for arg in sorted(set(abi.mode_at.values()) | {mode for _, mode in abi.open_at.values()}):
+        code += [f"mode{arg}", (LD_ABS, _arg(arg), "", ""), (JSET, SET_ID, "eperm", "allow")]
+    return code + _ioctl() + _returns()
+
+
+def _ioctl() -> list[Instruction | str]:
+    code: list[Instruction | str] = ["ioctl", (LD_ABS, _arg(1), "", "")]
+    for request in TERMINAL_INJECTION:
+        code.append((JEQ, request, "eperm", "next"))
+    return [*code, (RET, RET_ALLOW, "", "")]
+
+
+def _returns() -> list[Instruction | str]:
+    return ["allow", (RET, RET_ALLOW, "", ""), "eperm", (RET, RET_ERRNO | EPERM, "", ""), "enosys",
+            (RET, RET_ERRNO | ENOSYS, "", "")]  # fmt: skip
+
+
+def _assemble(code: list[Instruction | str]) -> bytes:
+    labels: dict[str, int] = {}
+    instructions: list[Instruction] = []
+    for item in code:
+        if isinstance(item, str):
+            labels[item] = len(instructions)
+        else:
+            instructions.append(item)
+
+    def offset(label: str, at: int) -> int:
+        if label in ("", "next"):
+            return 0
+        jump = labels[label] - at - 1
+        if not 0 <= jump <= 255:
+            raise ValueError(f"seccomp jump to {label} out of range: {jump}")
+        return jump
+
+    return b"".join(
+        struct.pack("=HBBI", op, offset(true, at), offset(false, at), k)
+        for at, (op, k, true, false) in enumerate(instructions)
+    )
