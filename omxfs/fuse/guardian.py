@@ -112,18 +112,46 @@ def _main_thread_gone(pid: int, parent: int) -> bool:
     return state in (b"Z", b"X")
 
 
-def abort(fusectl: int, dev: int) -> bool:
-    """Abort the connection of the mount with device number ``dev`` through fusectl's root ``fusectl``, if it still
-    exists (after a clean unmount it does not); whether it did."""
-    try:
-        fd = os.open(f"{connection_name(dev)}/abort", os.O_WRONLY | os.O_CLOEXEC, dir_fd=fusectl)
-    except OSError:
-        return False
-    try:
-        os.write(fd, b"1")
-    finally:
-        os.close(fd)
-    return True
+class Connection:
+    """One FUSE connection's ``abort`` and ``waiting`` files in fusectl, opened while it lives and kept open.
+
+    Kept descriptors answer for that connection only: once it has ended, ``waiting`` reads empty and a write to
+    ``abort`` does nothing, even after another mount got its number. Opening the files by name when the daemon
+    dies would not do: the kernel hands a freed device number to the next mount at once (``omxfs umount A &&
+    omxfs mount B`` gives B the number A had), and the daemon's exit may show in ``/proc`` only a moment after its
+    death signal, so a guardian that looked the number up then could abort the next daemon's mount. The files
+    hold no reference to the connection: they keep nothing alive.
+    """
+
+    def __init__(self, abort_fd: int, waiting_fd: int) -> None:
+        self._abort = abort_fd
+        self._waiting = waiting_fd
+
+    @classmethod
+    def open(cls, fusectl: int, dev: int) -> Connection | None:
+        """The files of the connection of the mount with device number ``dev``; None if we may not abort it."""
+        try:
+            abort_fd = os.open(f"{connection_name(dev)}/abort", os.O_WRONLY | os.O_CLOEXEC, dir_fd=fusectl)
+        except OSError:
+            return None
+        try:
+            waiting_fd = os.open(f"{connection_name(dev)}/waiting", os.O_RDONLY | os.O_CLOEXEC, dir_fd=fusectl)
+        except OSError:
+            os.close(abort_fd)
+            return None
+        return cls(abort_fd, waiting_fd)
+
+    def abort(self) -> bool:
+        """End every request of the connection, if it still exists (after a clean unmount it does not); whether it
+        did. Once: ``waiting`` asks the connection only at its first read, and cannot be sought back."""
+        if not os.read(self._waiting, 32):
+            return False
+        os.write(self._abort, b"1")
+        return True
+
+    def close(self) -> None:
+        os.close(self._abort)
+        os.close(self._waiting)
 
 
 def guard(dev: int, pid: int) -> None:
@@ -132,13 +160,16 @@ def guard(dev: int, pid: int) -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     parent = os.getppid()
     fusectl_fd = fusectl()
-    if fusectl_fd is None or not os.access(f"{connection_name(dev)}/abort", os.W_OK, dir_fd=fusectl_fd):
+    connection = Connection.open(fusectl_fd, dev) if fusectl_fd is not None else None
+    if fusectl_fd is not None:
+        os.close(fusectl_fd)  # the connection's files keep a mount of our own alive by themselves
+    if connection is None:
         print(UNABLE, flush=True)
         return
     print(READY, flush=True)
     if parent == pid:  # else the daemon died before the death signal was armed
         _wait_for_exit(pid, parent)
-    if abort(fusectl_fd, dev):
+    if connection.abort():
         print(f"omxfs guardian: the daemon died with its mount live: aborted FUSE connection {dev}", file=sys.stderr)
 
 

@@ -20,6 +20,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from omxfs.fuse import guardian
 from omxfs.fuse.mounts import mount_at
 from tests.fuse.conftest import DEADLINE, Mount, poll
@@ -59,12 +61,15 @@ def thread_states(pid: int) -> list[str]:
     return states
 
 
-def abort(dev: int) -> None:
-    """The test's own way out if the guardian failed, so that a failure here never hangs the suite."""
+def connection(dev: int) -> guardian.Connection:
     root = guardian.fusectl()
-    if root is not None:
-        guardian.abort(root, dev)
+    assert root is not None, "fusectl is unreachable (the tests run as root)"
+    try:
+        found = guardian.Connection.open(root, dev)
+    finally:
         os.close(root)
+    assert found is not None, f"no FUSE connection {dev}"
+    return found
 
 
 def test_a_daemon_killed_while_its_watch_waits_for_a_directory_leaves_nothing_hanging(
@@ -79,6 +84,7 @@ def test_a_daemon_killed_while_its_watch_waits_for_a_directory_leaves_nothing_ha
     floor = subprocess.Popen([sys.executable, str(FLOOR), str(source), str(directory / "sub")])
     prober: subprocess.Popen[bytes] | None = None
     dev = os.stat(m.root).st_dev
+    own = connection(dev)  # the test's own way out if the guardian failed, so that a failure never hangs the suite
     pid = m.proc.pid
     try:
         # Found in the mount table, not by a stat: the floor's root is never asked, so the daemon's stat of it is.
@@ -99,7 +105,8 @@ def test_a_daemon_killed_while_its_watch_waits_for_a_directory_leaves_nothing_ha
         assert waiting(dev) == 0
         assert "aborted FUSE connection" in m.output()
     finally:
-        abort(dev)
+        own.abort()
+        own.close()
         os.kill(floor.pid, signal.SIGCONT)
         floor.terminate()
         floor.wait(DEADLINE)
@@ -131,3 +138,36 @@ def _state(proc: Path) -> str:
         return (proc / "stat").read_text().rpartition(")")[2].split()[0]
     except OSError:
         return "X"
+
+
+def test_the_guardian_never_aborts_a_later_mount_that_got_its_connection_number(tmp_path: Path) -> None:
+    """The kernel gives a freed FUSE device number to the next mount at once; a guardian acting a moment after its
+    daemon's clean exit must leave that next mount alone (found as a flaky test_crash: a remount was aborted)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    floors: list[subprocess.Popen[bytes]] = []
+
+    def floor(mountpoint: Path) -> int:
+        floors.append(subprocess.Popen([sys.executable, str(FLOOR), str(source), str(mountpoint)]))
+        poll(lambda: mount_at(str(mountpoint)) is not None, what=f"the floor's mount on {mountpoint}")
+        return mount_at(str(mountpoint)).dev  # type: ignore[union-attr]
+
+    try:
+        number = floor(first)
+        kept = connection(number)
+        subprocess.run(["fusermount3", "-u", str(first)], check=True, timeout=DEADLINE)
+        floors[0].wait(DEADLINE)
+        if floor(second) != number:  # another connection ended meanwhile and its lower number went first
+            pytest.skip("the kernel gave the next mount another number this time")
+        assert kept.abort() is False  # opened by name now, as the guardian did before, it would end the new mount
+        assert os.listdir(second) == []  # the later mount still answers
+        kept.close()
+    finally:
+        for mountpoint in (first, second):
+            subprocess.run(["fusermount3", "-uz", str(mountpoint)], capture_output=True, check=False)
+        for f in floors:
+            f.terminate()
+            f.wait(DEADLINE)
