@@ -161,8 +161,10 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
     finally:
         os.close(info_write)
         os.close(syscalls)
-    async with trio.open_nursery() as nursery:
-        with trio.open_signal_receiver(*FORWARDED) as signals:
+    # The receiver outlives the nursery: the forwarding task must be done with it before it closes (a task
+    # cancelled while waiting on a closed receiver ends in a RuntimeError, not in its cancellation).
+    with trio.open_signal_receiver(*FORWARDED) as signals:
+        async with trio.open_nursery() as nursery:
             child = await _read_child_pid(info_read)
             nursery.start_soon(_forward, signals, child, process.pid)
             status = await _wait(process)
