@@ -23,7 +23,6 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -78,8 +77,10 @@ class CallerEnvironments:
     def __init__(self, proc: Path = Path("/proc"), cache_size: int = CACHE_SIZE) -> None:
         self._proc = proc
         self._cache_size = cache_size
-        self._cache: OrderedDict[tuple[int, tuple[int, int, int]], dict[bytes, bytes]] = OrderedDict()
-        self._stat_fds: OrderedDict[int, int] = OrderedDict()  # pid -> open /proc/<pid>/stat
+        # Both in insertion order, the oldest dropped first: an LRU's reordering on every hit costs more per
+        # request than the rare re-read of an image evicted while still in use.
+        self._cache: dict[tuple[int, tuple[int, int, int]], dict[bytes, bytes]] = {}
+        self._stat_fds: dict[int, int] = {}  # pid -> open /proc/<pid>/stat
         self._lock = threading.Lock()
 
     def of(self, pid: int) -> Mapping[bytes, bytes]:
@@ -88,10 +89,9 @@ class CallerEnvironments:
             raise ProcessGone(f"pid {pid}")
         for _ in range(3):
             key = (pid, self._image_key(pid))
-            with self._lock:
-                if key in self._cache:
-                    self._cache.move_to_end(key)
-                    return self._cache[key]
+            found = self._cache.get(key)  # a dict read needs no lock: every change is made under it
+            if found is not None:
+                return found
             env = parse_environ(self._read(pid, "environ", ENVIRON_LIMIT))
             value = {name: v for name, v in env.items() if name.startswith(WATCHED_PREFIX)}
             # The environment was read after the key: if the pid was reused or the process exec'd in between,
@@ -99,8 +99,8 @@ class CallerEnvironments:
             if self._image_key(pid) == key[1]:
                 with self._lock:
                     self._cache[key] = value
-                    while len(self._cache) > self._cache_size:
-                        self._cache.popitem(last=False)
+                    while len(self._cache) > self._cache_size:  # the oldest image first
+                        del self._cache[next(iter(self._cache))]
                 return value
         raise ZoneDenied(f"pid {pid} keeps changing (exec) while its identity is read")
 
@@ -115,15 +115,15 @@ class CallerEnvironments:
     def _read_stat(self, pid: int) -> bytes:
         """``/proc/<pid>/stat`` through a kept descriptor; under the lock, so no thread closes one another uses."""
         with self._lock:
-            fd = self._stat_fds.pop(pid, None)
+            fd = self._stat_fds.get(pid)
             if fd is not None:
                 try:
                     data = os.pread(fd, STAT_LIMIT, 0)
                 except OSError:
                     data = b""  # the process exited (ESRCH): this pid may be someone else's now
                 if data:
-                    self._stat_fds[pid] = fd
                     return data
+                del self._stat_fds[pid]
                 os.close(fd)
             fd = self._open(pid, "stat")
             try:
@@ -132,8 +132,8 @@ class CallerEnvironments:
                 os.close(fd)
                 raise self._unreadable(pid, exc) from exc
             self._stat_fds[pid] = fd
-            while len(self._stat_fds) > OPEN_STATS:
-                os.close(self._stat_fds.popitem(last=False)[1])
+            while len(self._stat_fds) > OPEN_STATS:  # the longest kept first
+                os.close(self._stat_fds.pop(next(iter(self._stat_fds))))
             return data
 
     def close(self) -> None:

@@ -91,6 +91,23 @@ class InodeTable:
             node = self._nodes.get(inode)
             return node is None or node.detached
 
+    def attached_path(self, inode: int) -> tuple[ViewPath, bool]:
+        """``path(inode)``, and whether the node is detached (``is_detached``): one look at the table for both."""
+        with self._lock:
+            node = self._nodes.get(inode)
+            if node is None:
+                raise NotFound(f"inode {inode} is not known (forgotten)")
+            return node.path, not node.paths
+
+    def parent(self, inode: int) -> int | None:
+        """The number of the directory ``inode`` is named in, if that directory is known (never for the root or a
+        detached node)."""
+        with self._lock:
+            node = self._nodes.get(inode)
+            if node is None or not node.paths or inode == ROOT_INODE:
+                return None
+            return self._by_path.get(node.paths[0].parent)
+
     def inode_of(self, path: ViewPath) -> int | None:
         with self._lock:
             return self._by_path.get(path)

@@ -175,8 +175,8 @@ class Operations(pyfuse3.Operations):
 
     def _attr(self, inode: int, caller: Caller) -> tuple[Attr, bool]:
         """Attributes by path; an unlinked inode that is still open answers from its handle."""
-        path = self.inodes.path(inode)
-        if self.inodes.is_detached(inode):
+        path, detached = self.inodes.attached_path(inode)
+        if detached:
             for f in list(self._files.values()):
                 if f.inode == inode:
                     return f.handle.getattr(), False
@@ -214,10 +214,7 @@ class Operations(pyfuse3.Operations):
 
     def _parent(self, inode: int) -> int | None:
         """The directory node ``inode`` is named in, if known (never for a detached node)."""
-        path = self.inodes.path(inode)
-        if path == ROOT or self.inodes.is_detached(inode):
-            return None
-        return self.inodes.inode_of(path.parent)
+        return self.inodes.parent(inode)
 
     def _same_file(self, attr: Attr) -> Callable[[ViewPath], bool] | None:
         """For a store file with several names (hard links), whether another known path still names it: the

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from omxfs.errors import CrossZone, NotFound
-from omxfs.fuse.zones.base import ROOT, ViewPath, ZoneHandler
+from omxfs.fuse.zones.base import ViewPath, ZoneHandler
 from omxfs.store.layout import AGENTS, COLLABORATIVE, HANDOFF, META_DIR, READ_ONLY_COLLAB, REALTIME
 from omxfs.store.names import nfc
 
@@ -37,7 +37,7 @@ class Router:
     def route(self, path: ViewPath) -> ZoneHandler:
         """The handler of ``path``; handlers receive the whole view path."""
         parts = path.parts
-        if path == ROOT or not parts:
+        if not parts:  # the root
             return self.layout
         top = parts[0]
         if top == AGENTS:
@@ -69,6 +69,8 @@ def view_path(parent: ViewPath, name: bytes) -> ViewPath:
     if b"/" in name or name in (b"", b".", b".."):
         raise NotFound(f"no entry {name!r}")
     text = name.decode("utf-8", "surrogateescape")
-    if parent == ROOT:
+    parts = parent.parts
+    if not parts:  # the root
         return PurePosixPath(text)
-    return PurePosixPath(parent, nfc(text) if parent.parts[0] in _NFC_ZONES else text)
+    # joinpath parses only the new name (a new PurePosixPath(parent, name) parses the parent's parts again)
+    return parent.joinpath(nfc(text) if parts[0] in _NFC_ZONES else text)

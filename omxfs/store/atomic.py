@@ -32,6 +32,10 @@ from omxfs.store.beneath import open_beneath
 #: how often a read is tried again when a shared filesystem answers ESTALE for a file replaced elsewhere
 STALE_RETRIES = 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: a directory only named, for ``*at`` calls in it: no open of the directory itself (tmpfs allocates a readdir
+#: cursor for each real open, and frees it at close: about half the cost of the walk), and no read permission
+#: asked of it, only search, as POSIX asks of a directory one creates or stats a name in
+_PATH_DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def fsync_dir(path: Path) -> None:
@@ -69,26 +73,34 @@ def _held_dir(path: str) -> tuple[int, str] | None:
     return None if held is None else (int(held.group(1)), held.group(2).lstrip("/"))
 
 
-def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> int:
+def open_dir(root: Path, relative: PurePosixPath | str, *, create: bool = False, path_only: bool = False) -> int:
     """A descriptor of ``root/relative``, walked without following symlinks.
 
     From a held root (``held_dir``) the whole path is one ``openat2`` (``beneath.open_beneath``) where the kernel
     allows it. Otherwise, and to ``create`` missing directories, it is walked one component at a time with
-    ``O_NOFOLLOW``, from descriptor ``N`` itself when the root is exactly a held one.
+    ``O_NOFOLLOW``, from descriptor ``N`` itself when the root is exactly a held one. ``path_only``: an ``O_PATH``
+    descriptor, good for ``*at`` calls and ``/proc/self/fd/N/name`` paths only (not for listing, ``fsync`` or
+    ``f*xattr``). ``relative`` may be its string (``"."`` for ``root`` itself): the mount's walks have it at hand,
+    and a parent path object made for each walk cost more than the ``openat2``.
     """
-    if ".." in relative.parts:  # never in a checked name; refused here too, so neither walk can climb out
+    flags = _PATH_DIR_FLAGS if path_only else _DIR_FLAGS
+    if isinstance(relative, str):
+        text = relative or "."
+        parts: tuple[str, ...] = () if text == "." else tuple(text.split("/"))
+    else:
+        text, parts = str(relative), relative.parts
+    if ".." in parts:  # never in a checked name; refused here too, so neither walk can climb out
         raise InvalidInput(f"{root / relative}: '..' is not walked")
     held = held_dir(root)
     if held is not None and not create:
-        below = f"{held[1]}/{relative}" if held[1] else str(relative)
+        below = f"{held[1]}/{text}" if held[1] else text
         try:
-            fd = open_beneath(held[0], below, _DIR_FLAGS)
+            fd = open_beneath(held[0], below, flags)
         except OSError as exc:
             raise from_os_error(exc, root / relative, walking=True) from exc
         if fd is not None:
             return fd
     fd = held[0] if held is not None and not held[1] else None  # None: open root itself first
-    parts = relative.parts
     if fd is None or not parts:
         try:
             fd = os.open(root if fd is None else ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
@@ -102,7 +114,7 @@ def open_dir(root: Path, relative: PurePosixPath, *, create: bool = False) -> in
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o755, dir_fd=fd)
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            child = os.open(part, flags, dir_fd=fd)
         except OSError as exc:
             if owned:
                 os.close(fd)

@@ -30,6 +30,9 @@ class _OpenHow(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
+
+
 class _Openat2:
     def __init__(self) -> None:
         self.available = True
@@ -40,20 +43,20 @@ class _Openat2:
             return
         syscall.restype = ctypes.c_long
         self._syscall = syscall
-        self._hows: dict[int, _OpenHow] = {}
+        self._hows: dict[int, tuple[_OpenHow, ctypes._CArgObject]] = {}
 
-    def how(self, flags: int) -> _OpenHow:
+    def how(self, flags: int) -> ctypes._CArgObject:
+        """A pointer to the ``open_how`` of ``flags``, made once per flag set (the walk's few) and kept."""
         found = self._hows.get(flags)
         if found is None:
             resolve = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
-            found = self._hows[flags] = _OpenHow(flags, 0, resolve)
-        return found
+            how = _OpenHow(flags, 0, resolve)
+            found = self._hows[flags] = (how, ctypes.byref(how))  # the pointer keeps no reference: keep both
+        return found[1]
 
     def __call__(self, dir_fd: int, path: str, flags: int) -> int | None:
-        how = self.how(flags)
-        fd: int = self._syscall(
-            _SYS_OPENAT2, ctypes.c_int(dir_fd), os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how)
-        )
+        # Plain ints and bytes convert to C int and char* by themselves: no ctypes objects made per call.
+        fd: int = self._syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), self.how(flags), _HOW_SIZE)
         if fd >= 0:
             return fd
         code = ctypes.get_errno()

@@ -137,9 +137,9 @@ class StoreTree:
 
     @contextlib.contextmanager
     def parent(self, path: PurePosixPath) -> Iterator[int]:
-        """A descriptor of ``path``'s parent directory, for the ``*at`` call on ``path.name``."""
+        """A descriptor of ``path``'s parent directory, for the ``*at`` call on ``path.name`` (``O_PATH``)."""
         with os_errors(path):
-            fd = open_dir(self.root, path.parent)
+            fd = open_dir(self.root, str(path).rpartition("/")[0], path_only=True)
         try:
             yield fd
         finally:
@@ -157,16 +157,17 @@ class StoreTree:
     # -- reads ---------------------------------------------------------------------------------------------------
 
     def lstat(self, path: PurePosixPath) -> os.stat_result:
-        if path == ROOT:
+        if not path.parts:  # the root (``parts`` is cached on the path; comparing with ROOT builds both)
             with os_errors(path):
                 return os.stat(self.root)
         # Spelled out, not ``with self.parent(...)``: the mount stats on nearly every request.
+        parent, _, name = str(path).rpartition("/")
         try:
-            fd = open_dir(self.root, path.parent)
+            fd = open_dir(self.root, parent, path_only=True)
         except OSError as exc:
             raise from_os_error(exc, path) from exc
         try:
-            return os.stat(path.name, dir_fd=fd, follow_symlinks=False)
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
         except OSError as exc:
             raise from_os_error(exc, path) from exc
         finally:
