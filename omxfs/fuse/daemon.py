@@ -106,8 +106,9 @@ def _guard(ops: Operations, mountpoint: str, log: logging.Logger) -> None:
 def mount_options(allow_other: bool = False, view: bool = False) -> set[str]:
     """pyfuse3's defaults without ``default_permissions``: access is decided per agent here, not by mode bits.
 
-    A view's daemon is mounted with ``auto_unmount``: fusermount3 stays beside it and unmounts as soon as the
-    daemon's connection closes, so a view killed with SIGKILL leaves no stale mount.
+    A view's daemon is mounted with ``auto_unmount``: fusermount3 stays beside it and unmounts when the daemon's
+    connection closes, for root only; for an unprivileged user that fusermount3 cannot check the mount and leaves
+    it stale (libfuse issue 1491), so ``omxfs/view/cleanup.py`` unmounts a killed view's mount.
     """
     options = set(pyfuse3.default_options) - {"default_permissions"}
     options |= {"fsname=omxfs", "subtype=omxfs"}
