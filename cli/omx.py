@@ -135,7 +135,9 @@ def _guarded(run: Any, finish: Any = _finish) -> None:
 
 
 _workspace = click.option("--workspace", "-w", type=click.Path(file_okay=False), help="The workspace root.")
-_as = click.option("--as", "as_agent", metavar="AGENT", help="Act as this agent (omxfs workspaces; OMX_AGENT).")
+_as = click.option(
+    "--as", "as_agent", metavar="AGENT", help="Act as this agent: on an omxfs workspace, in its view (omxfs run)."
+)
 _yes = click.option("--yes", "-y", is_flag=True, help="Run a LOW risk plan without asking (never MEDIUM or HIGH).")
 _dry = click.option("--dry-run", is_flag=True, help="Save and show the plan and its risk; execute nothing (exit 0).")
 _model = click.option("--model", "-m", metavar="M", help="litellm model name (default: $OMX_MODEL).")

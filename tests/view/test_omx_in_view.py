@@ -15,7 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from agent.view import view_command
+from cli.omx import main as omx
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A
 from tests.view.conftest import clean_env
@@ -92,3 +95,14 @@ def test_files_omx_is_given_outside_the_workspace_are_shown_in_the_view(store: W
         str(inside),
         "word",
     ]
+
+
+def test_the_readme_and_the_help_say_omx_as_runs_in_the_agents_view() -> None:
+    """Since omx re-executes in the view (agent/view.py), the README and ``omx --help`` no longer say that it restarts
+    itself with OMX_AGENT=NAME (the issue-14 review found that sentence left over)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    bullet = readme[readme.index("- `omx --as NAME`") :].split("\n- ", 1)[0]
+    assert "NAME's view (`omxfs run WS --as NAME`" in bullet, bullet
+    assert "restarts itself with `OMX_AGENT" not in readme
+    shown = " ".join(CliRunner().invoke(omx, ["task", "--help"]).output.split())
+    assert "--as AGENT Act as this agent: on an omxfs workspace, in its view (omxfs run)." in shown, shown
