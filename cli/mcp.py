@@ -51,7 +51,7 @@ def server_command(target: str, agent: str, port: int | None) -> list[str]:
     "port",
     type=click.IntRange(0, 65535),
     metavar="PORT",
-    help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio (0: a free port; the URL is printed).",
+    help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio (0: a free port); a new token at each start.",
 )
 def mcp(workspace: Path, agent: str, port: int | None) -> None:
     """Serve the shared-workspace tools over MCP (stdio) to Claude Code, Codex, Cursor or any MCP client.
@@ -66,6 +66,15 @@ def mcp(workspace: Path, agent: str, port: int | None) -> None:
       codex mcp add omx -- omxfs mcp /path/to/ws --as alice
       Cursor, in .cursor/mcp.json:
         {"mcpServers": {"omx": {"command": "omxfs", "args": ["mcp", "/path/to/ws", "--as", "alice"]}}}
+
+    With --http PORT it prints its URL and a token, new at each start, on stderr (nowhere else), and answers
+    401 to a request without the header "Authorization: Bearer TOKEN": 127.0.0.1 is open to every local
+    process, other agents' views included. Give both to the agent:
+
+    \b
+      claude mcp add --transport http omx URL --header "Authorization: Bearer TOKEN"
+      codex mcp add omx --url URL --bearer-token-env-var OMX_MCP_TOKEN   (codex started with OMX_MCP_TOKEN=TOKEN)
+      Cursor: {"mcpServers": {"omx": {"url": "URL", "headers": {"Authorization": "Bearer TOKEN"}}}}
     """
     target = os.path.abspath(workspace)
     with friendly_errors():

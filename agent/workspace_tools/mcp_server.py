@@ -12,7 +12,8 @@ dispatcher's result that says how to call the tool.
 The tools act through the mount as whoever the mount takes this process for, so the process must *be* AGENT
 there (``MountBackend`` checks it and refuses otherwise): ``omxfs mcp`` starts it inside ``omxfs run --as AGENT``,
 where the kernel fixes the identity. Calls run one at a time in a worker thread: they are blocking file I/O on the
-mount, and the mount keeps one realtime base per process, not per call.
+mount, and the mount keeps one realtime base per process, not per call. Over HTTP every request must carry the
+token printed with the URL at start (``mcp_token.py``): 127.0.0.1 is open to every local process, other views too.
 
 Ctrl-C stops the server with exit status 130 and no traceback. Over stdio it stops at once: the SDK reads stdin in a
 thread nothing can interrupt, so a cancelled server would wait for the client's next line; ending the process
@@ -46,6 +47,7 @@ from mcp.types import (
 )
 
 from agent.workspace_tools.definitions import get_tool_definitions
+from agent.workspace_tools.mcp_token import SCHEME, RequireToken, new_token
 from agent.workspace_tools.mount_backend import MountBackend
 from agent.workspace_tools.prompt import system_prompt
 from agent.workspace_tools.tools import WorkspaceTools
@@ -53,7 +55,7 @@ from omxfs.errors import OmxError
 from omxfs.store.layout import AGENTS
 
 SERVER_NAME = "omx"
-HOST = "127.0.0.1"  # the HTTP transport is for local clients only: it has no authentication
+HOST = "127.0.0.1"  # the HTTP transport is for local clients only, and each request needs the token (mcp_token.py)
 HTTP_PATH = "/mcp"
 INTERRUPTED = 128 + signal.SIGINT  # the shell's status for a command stopped by Ctrl-C
 
@@ -106,36 +108,47 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-class AnnouncedServer(uvicorn.Server):
-    """uvicorn that prints its URL on stderr once it serves, not before: clients wait for that line, and from then
-    on a Ctrl-C is uvicorn's to handle (a clean stop) rather than the event loop's (a traceback mid-startup)."""
+def announcement(url: str, token: str) -> str:
+    """The line that tells a user where the server is and the header every request must carry."""
+    return f'serving MCP for {SERVER_NAME} at {url} (every request needs the header "Authorization: {SCHEME} {token}")'
 
-    def __init__(self, config: uvicorn.Config, url: str) -> None:
+
+class AnnouncedServer(uvicorn.Server):
+    """uvicorn that prints its URL and token on stderr once it serves, not before: clients wait for that line, and
+    from then on a Ctrl-C is uvicorn's to handle (a clean stop) rather than the event loop's (a traceback
+    mid-startup)."""
+
+    def __init__(self, config: uvicorn.Config, line: str) -> None:
         super().__init__(config)
-        self.url = url
+        self.line = line
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if not self.should_exit:
-            sys.stderr.write(f"serving MCP for {SERVER_NAME} at {self.url}\n")
+            sys.stderr.write(self.line + "\n")
             sys.stderr.flush()
 
 
 async def serve_http(server: Server[Any], port: int) -> None:
-    """Streamable HTTP on 127.0.0.1:PORT (0: a free port); the URL is printed on stderr once it serves."""
+    """Streamable HTTP on 127.0.0.1:PORT (0: a free port) for the holders of a token made now; the URL and the
+    token are printed on stderr once it serves."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((HOST, port))
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HOST)
-    url = f"http://{HOST}:{sock.getsockname()[1]}{HTTP_PATH}"
-    await AnnouncedServer(uvicorn.Config(app, log_level="warning"), url).serve(sockets=[sock])
+    token = new_token()
+    app = RequireToken(server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HOST), token)
+    line = announcement(f"http://{HOST}:{sock.getsockname()[1]}{HTTP_PATH}", token)
+    config = uvicorn.Config(app, log_level="warning", ws="none")  # MCP is plain HTTP: no websocket reaches the app
+    await AnnouncedServer(config, line).serve(sockets=[sock])
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m agent.workspace_tools.mcp_server")
     parser.add_argument("root", help="the mountpoint of the workspace")
     parser.add_argument("agent", help="the agent this process is on the mount")
-    parser.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT, not stdio")
+    parser.add_argument(
+        "--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT, not stdio (a token per start)"
+    )
     args = parser.parse_args(argv)
     try:
         tools = WorkspaceTools(MountBackend(args.root, args.agent))

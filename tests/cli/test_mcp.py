@@ -17,17 +17,22 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import httpx2
+import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.types import LATEST_PROTOCOL_VERSION
 
 from agent.workspace_tools import get_tool_definitions
+from agent.workspace_tools.mcp_token import REFUSED, RequireToken
 from cli.mcp import SERVER_MODULE, server_command
 from cli.omxfs import main as omxfs
 from tests.fuse.conftest import DEADLINE, Mount, clean_env, mount  # noqa: F401
@@ -191,27 +196,111 @@ def test_realtime_edits_from_two_servers_merge(mount: MountFactory) -> None:
     session(m, ["alice", "bob"], body)
 
 
-def test_streamable_http_on_localhost(mount: MountFactory) -> None:
-    m = mount(agents=["alice", "bob"])
-    argv = [sys.executable, "-m", "cli.omxfs", "mcp", str(m.root), "--as", "bob", "--http", "0"]
+@contextmanager
+def http_server(m: Mount, agent: str) -> Iterator[tuple[str, str]]:
+    """``omxfs mcp --http 0`` for ``agent``: its URL and the token it printed, from the line it prints once it
+    serves; the server is stopped after."""
+    argv = [sys.executable, "-m", "cli.omxfs", "mcp", str(m.root), "--as", agent, "--http", "0"]
     with subprocess.Popen(argv, env=clean_env(), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as server:
         try:
-            assert server.stderr is not None
-            line = server.stderr.readline()  # printed once the port is bound
-            found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+            line = _line(server.stderr)
+            found = re.fullmatch(r'serving MCP for omx at (http://127\.0\.0\.1:\d+/mcp) \(every request needs the '
+                                 r'header "Authorization: Bearer ([\w-]{43})"\)\n', line)  # fmt: skip
             assert found, line
-
-            async def run() -> None:
-                with anyio.fail_after(60):
-                    async with Client(found.group(0)) as client:
-                        assert len((await client.list_tools()).tools) == len(get_tool_definitions())
-                        await ok(client, "save_to_my_workspace", {"filename": "over-http.md", "content": "hi"})
-
-            anyio.run(run)
+            yield found.group(1), found.group(2)
         finally:
             server.terminate()
             server.wait(DEADLINE)
+
+
+class HttpClient:
+    """The SDK's client over streamable HTTP through an ``httpx2`` client whose headers (the token, as Claude Code's
+    --header sends it) can change between calls, and which keeps the HTTP status of every response."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.statuses: list[int] = []
+
+        async def keep(response: httpx2.Response) -> None:
+            self.statuses.append(response.status_code)
+
+        self.http = httpx2.AsyncClient(headers=headers, event_hooks={"response": [keep]})
+        self.url = url
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[Client]:
+        async with self.http, Client(streamable_http_client(self.url, http_client=self.http)) as client:
+            yield client  # the transport leaves a client it is given open: closed here
+
+
+def test_streamable_http_on_localhost_with_the_token(mount: MountFactory) -> None:
+    m = mount(agents=["alice", "bob"])
+    with http_server(m, "bob") as (url, token):
+
+        async def run() -> None:
+            with anyio.fail_after(60):
+                async with HttpClient(url, {"Authorization": f"Bearer {token}"}).session() as client:
+                    assert len((await client.list_tools()).tools) == len(get_tool_definitions())
+                    await ok(client, "save_to_my_workspace", {"filename": "over-http.md", "content": "hi"})
+
+        anyio.run(run)
     assert m.path("agents/bob/over-http.md").read_text("utf-8") == "hi"
+
+
+def test_without_the_token_or_with_a_wrong_one_a_request_gets_401_and_no_tool_runs(mount: MountFactory) -> None:
+    """Any local process can reach 127.0.0.1, a process in alice's view too: without the token bob's server printed
+    it must not act as bob (issue 14's identity). The SDK's client cannot connect without it, and a client that did
+    connect has each call answered 401, and not run, once its header is gone or wrong (the protocol's requests are
+    self-contained POSTs: a call needs no session, only the token)."""
+    m = mount(agents=["alice", "bob"])
+    refusals = [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Bearer"}, {"X-Token": "x"}]
+    with http_server(m, "bob") as (url, token):
+        right = {"Authorization": f"Bearer {token}"}
+
+        async def connect(headers: dict[str, str]) -> HttpClient:
+            client = HttpClient(url, headers)
+            refused = pytest.RaisesExc(MCPError, match="Server returned an error response")
+            with pytest.RaisesGroup(refused, flatten_subgroups=True):  # raised from the transport's task group
+                async with client.session():
+                    pass
+            return client
+
+        async def call_as(http: HttpClient, client: Client, headers: dict[str, str], filename: str) -> None:
+            http.http.headers.pop("Authorization", None)
+            http.http.headers.update(headers)
+            http.statuses.clear()
+            await client.call_tool("save_to_my_workspace", {"filename": filename, "content": "as bob"})
+
+        async def run() -> None:
+            with anyio.fail_after(60):
+                for headers in [*refusals, {"Authorization": token}, {"Authorization": f"Bearer {token}x"}]:
+                    refused = await connect(headers)
+                    assert refused.statuses and set(refused.statuses) == {401}, (headers, refused.statuses)
+                http = HttpClient(url, right)
+                async with http.session() as client:
+                    for i, headers in enumerate(refusals):
+                        with pytest.raises(MCPError, match="Server returned an error response"):
+                            await call_as(http, client, headers, f"stolen-{i}.md")
+                        assert http.statuses == [401], (headers, http.statuses)
+                    await call_as(http, client, {"Authorization": f"bearer {token}"}, "mine.md")  # any case
+                    assert set(http.statuses) == {200}, http.statuses
+
+        anyio.run(run)
+    assert sorted(p.name for p in m.path("agents/bob").iterdir()) == ["mine.md"]
+
+
+def test_the_refusal_says_which_header_to_send() -> None:
+    """A 401 tells a user who forgot the header what to send (and nothing else: no tool, no server detail)."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("the request reached the server")
+
+    async def run() -> None:
+        transport = httpx2.ASGITransport(app=RequireToken(app, "s3cret"))
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            answer = await http.post("/mcp", json={}, headers={"Authorization": "Bearer s3cre"})
+        assert (answer.status_code, answer.headers["www-authenticate"], answer.text) == (401, "Bearer", REFUSED)
+
+    anyio.run(run)
 
 
 WAIT_S = 60.0  # for a server in a view to start or stop on a loaded machine: a failure, never a hang
@@ -278,12 +367,17 @@ def test_ctrl_c_stops_the_server_without_a_traceback_over_http_and_stdio(mount: 
 
 
 def test_the_help_and_the_readme_say_how_to_add_the_server_to_claude_code_codex_and_cursor() -> None:
+    """Over stdio, and over HTTP with the token's header."""
     shown = CliRunner().invoke(omxfs, ["mcp", "--help"]).output
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
     for one_line in (
         "claude mcp add omx -- omxfs mcp /path/to/ws --as alice",
         "codex mcp add omx -- omxfs mcp /path/to/ws --as alice",
         '{"mcpServers": {"omx": {"command": "omxfs", "args": ["mcp", "/path/to/ws", "--as", "alice"]}}}',
+        # over HTTP, with the token the server printed (the header every request needs)
+        'claude mcp add --transport http omx URL --header "Authorization: Bearer TOKEN"',
+        "codex mcp add omx --url URL --bearer-token-env-var OMX_MCP_TOKEN",
+        '{"mcpServers": {"omx": {"url": "URL", "headers": {"Authorization": "Bearer TOKEN"}}}}',
     ):
         assert one_line in shown and one_line in readme, one_line
 
