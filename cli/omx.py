@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cli.params import MOUNT_PATH
+
 if TYPE_CHECKING:
     from agent.chat.command import AgentOutcome
     from agent.model.llm import Model
@@ -112,13 +114,33 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
     os.execve(sys.executable, [sys.executable, sys.argv[0], *sys.argv[1:]], env)
 
 
-def _options(workspace: str | None, as_agent: str | None, yes: bool, dry_run: bool, no_sandbox: bool) -> Options:
+def refuse_unanswering(*paths: Path | None) -> None:
+    """Each path omx was given (None: the current directory) lies on no mount whose daemon does not answer, else
+    one line: a stat there (click's, the view's, the run's) would wait for good. Paths are taken as written."""
+    from omxfs.errors import MountError
+    from omxfs.view.locate import check_answers
+
+    for path in paths:
+        try:
+            check_answers(os.path.abspath(path or "."))
+        except MountError as exc:
+            raise click.ClickException(exc.message) from None
+
+
+def _options(
+    workspace: Path | None, as_agent: str | None, yes: bool, dry_run: bool, no_sandbox: bool, *given: Path
+) -> Options:
+    """The run's options, once the workspace (and any other path ``given``) is known to answer and omx runs as
+    ``as_agent``."""
     from agent.plan_run.workflow import Options
 
-    adopt_identity(as_agent, workspace)
+    refuse_unanswering(workspace, *given)
+    if workspace is not None and workspace.is_file():
+        raise click.BadParameter(f"{workspace} is a file, not a directory", param_hint="'--workspace' / '-w'")
+    adopt_identity(as_agent, str(workspace) if workspace else None)
 
     mode: SandboxMode = "off" if no_sandbox else "auto"
-    return Options(Path(workspace) if workspace else None, as_agent, yes, dry_run, mode)
+    return Options(workspace, as_agent, yes, dry_run, mode)
 
 
 def _guarded(run: Any, finish: Any = _finish) -> None:
@@ -134,7 +156,9 @@ def _guarded(run: Any, finish: Any = _finish) -> None:
         raise click.ClickException(message) from exc
 
 
-_workspace = click.option("--workspace", "-w", type=click.Path(file_okay=False), help="The workspace root.")
+_workspace = click.option(  # not click.Path, which stats it: -w may be a mount that hangs (refuse_unanswering)
+    "--workspace", "-w", type=MOUNT_PATH, help="The workspace root."
+)
 _as = click.option(
     "--as", "as_agent", metavar="AGENT", help="Act as this agent: on an omxfs workspace, in its view (omxfs run)."
 )
@@ -176,7 +200,7 @@ def task_command(
     yes: bool,
     dry_run: bool,
     as_agent: str | None,
-    workspace: str | None,
+    workspace: Path | None,
     model: str | None,
     api_base: str | None,
     timeout: float | None,
@@ -190,7 +214,7 @@ def task_command(
 
 
 @main.command("run", epilog=EPILOG)
-@click.argument("plan", type=click.Path(dir_okay=False))
+@click.argument("plan", type=MOUNT_PATH)  # in the workspace, which may hang: probed first
 @click.option(
     "--from-step",
     type=click.IntRange(min=1),
@@ -206,11 +230,11 @@ def task_command(
 @_timeout
 @_nosb
 def run_command(
-    plan: str,
+    plan: Path,
     yes: bool,
     dry_run: bool,
     as_agent: str | None,
-    workspace: str | None,
+    workspace: Path | None,
     model: str | None,
     api_base: str | None,
     timeout: float | None,
@@ -220,9 +244,9 @@ def run_command(
     """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
     from agent.plan_run.workflow import run_plan_file
 
-    options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
+    options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan)
     options.from_step = from_step
-    _guarded(lambda: run_plan_file(Path(plan), options, ClickUI(), lambda: build_model(model, api_base, timeout)))
+    _guarded(lambda: run_plan_file(plan, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 
 @main.command("replay")

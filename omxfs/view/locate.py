@@ -12,7 +12,8 @@
 The result is an ``O_PATH`` descriptor the caller owns, checked to be a store and not the mount.
 
 WS is probed before anything stats it: a mount whose daemon is stopped or hung would make that stat (and
-``omxfs run``) wait for good; ``mounts.probe`` asks in a process of its own, with a time limit.
+``omxfs run``) wait for good; ``mounts.probe`` asks in a process of its own, with a time limit. ``omx`` probes the
+paths it is given the same way (``check_answers``) before it stats them or starts again in a view.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omxfs.errors import MountError
-from omxfs.fuse.mounts import FSTYPE, State, mount_at, probe
+from omxfs.fuse.mounts import FSTYPE, MountEntry, State, mount_at, mount_table, probe
 from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.store.mount_records import read_records
 
@@ -40,7 +41,7 @@ class Store:
 
 def locate(workspace: str | os.PathLike[str]) -> Store:
     """The store behind ``workspace``, or MountError with one line that says what to do."""
-    _check_answers(os.path.abspath(workspace))
+    check_answers(os.path.abspath(workspace))
     shown = os.path.realpath(workspace)
     entry = mount_at(shown)
     if entry is None or entry.fstype != FSTYPE:
@@ -75,19 +76,33 @@ def locate(workspace: str | os.PathLike[str]) -> Store:
     return Store(fd, record.store, shown, under_mount=True)
 
 
-def _check_answers(path: str) -> None:
-    """A mount at ``path`` (taken as written: realpath stats it) answers, else one line instead of a hang."""
-    if mount_at(path) is None:
+def check_answers(path: str) -> None:
+    """The FUSE mount that holds the absolute ``path`` (taken as written: realpath stats it), if one does, answers;
+    else one line instead of a hang."""
+    entry = _holding(path)
+    if entry is None or not entry.fstype.startswith("fuse"):  # only a daemon can leave a stat waiting
         return
-    state = probe(path)
+    point = entry.mountpoint
+    state = probe(point)
     if state is State.UNRESPONSIVE:
         raise MountError(
-            f"{path} is a mount whose daemon does not answer (stopped, hung or swamped): see `omxfs status`; "
-            f"`omxfs umount {path}` unmounts it",
+            f"{point} is a mount whose daemon does not answer (stopped, hung or swamped): see `omxfs status`; "
+            f"`omxfs umount {point}` unmounts it",
             errno.EBUSY,
         )
     if state is State.STALE:
-        raise MountError(f"{path} is a stale mount (its daemon died): run `omxfs umount {path}`", errno.ENOTCONN)
+        raise MountError(f"{point} is a stale mount (its daemon died): run `omxfs umount {point}`", errno.ENOTCONN)
+
+
+def _holding(path: str) -> MountEntry | None:
+    """The mount on top that holds ``path``: the deepest mount point at or above it, the last listed there."""
+    found: MountEntry | None = None
+    for entry in mount_table():
+        point = entry.mountpoint
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and (found is None or len(point) >= len(found.mountpoint)):
+            found = entry
+    return found
 
 
 def _open(path: str) -> int:

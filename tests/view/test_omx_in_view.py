@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -21,7 +23,7 @@ from agent.view import view_command
 from cli.omx import main as omx
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A
-from tests.view.conftest import clean_env
+from tests.view.conftest import TIMEOUT, clean_env, poll
 
 OMX = Path(sys.executable).parent / "omx"
 
@@ -106,3 +108,42 @@ def test_the_readme_and_the_help_say_omx_as_runs_in_the_agents_view() -> None:
     assert "restarts itself with `OMX_AGENT" not in readme
     shown = " ".join(CliRunner().invoke(omx, ["task", "--help"]).output.split())
     assert "--as AGENT Act as this agent: on an omxfs workspace, in its view (omxfs run)." in shown, shown
+
+
+def test_omx_on_a_workspace_whose_daemon_does_not_answer_is_refused_not_waited_on(
+    mount: Callable[..., object],
+) -> None:
+    """``omx --as bob -w MOUNT`` with MOUNT's daemon stopped (SIGSTOP) waited for good: click stats -w, and the
+    view's start stats the workspace. Now omx probes the mount first (5 s) and says so in one line, as ``omxfs run``
+    does; so do a task without --as and ``omx run`` of a plan saved on that mount (the issue-14 review's case)."""
+    shared = mount(agents=("alice", "bob"), default="alice", in_place=True)
+    root: Path = shared.root  # type: ignore[attr-defined]
+    daemon: subprocess.Popen[bytes] = shared.proc  # type: ignore[attr-defined]
+    poll(lambda: "ready:" in shared.log(), what="the daemon to finish starting")  # type: ignore[attr-defined]
+    commands = (
+        ["a task", "--as", "bob", "-w", str(root)],
+        ["a task", "-w", str(root)],
+        ["run", f"{root}/agents/bob/runs/1/plan.json", "--as", "bob"],
+    )
+    os.kill(daemon.pid, signal.SIGSTOP)
+    try:
+        done = [
+            subprocess.run(  # TimeoutExpired where omx waits on the mount
+                [str(OMX), *argv, "--model", "scripted:/nonexistent.json"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                env=clean_env(),
+                cwd="/",
+                check=False,
+            )
+            for argv in commands
+        ]
+    finally:
+        os.kill(daemon.pid, signal.SIGCONT)
+    for argv, refused in zip(commands, done, strict=True):
+        said = refused.stdout + refused.stderr
+        assert refused.returncode == 1 and refused.stdout == "", (argv, said)
+        assert refused.stderr.startswith(f"Error: {root} is a mount whose daemon does not answer"), (argv, said)
+        assert f"`omxfs umount {root}`" in refused.stderr and refused.stderr.count("\n") == 1, (argv, said)
