@@ -137,3 +137,16 @@ def test_i16_a_views_native_writes_show_through_the_shared_mount_within_a_second
     poll(lambda: (home / "made.txt").exists(), PROMISE_S, "the view's new file")
     poll(lambda: not (home / "v.txt").exists(), PROMISE_S, "the view's rename")
     assert (home / "w.txt").read_text() == "after\n"
+
+
+def test_i16_a_file_replaced_behind_the_back_under_a_cached_name_shows_within_a_second(
+    mount: Callable[..., Mount],
+) -> None:
+    """The kernel holds the name's entry for a minute: another file renamed over it on the store is shown."""
+    m = mount()
+    home, disk = m.path("agents/alice"), m.store / "agents/alice"
+    (home / "c.txt").write_text("mine")
+    prime(home / "c.txt")
+    (disk / ".c.tmp").write_text("theirs")
+    os.rename(disk / ".c.tmp", disk / "c.txt")
+    poll(lambda: (home / "c.txt").read_text() == "theirs", PROMISE_S, "the replacing file through the cached name")
