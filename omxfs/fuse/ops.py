@@ -212,10 +212,6 @@ class Operations(pyfuse3.Operations):
         name = directory is not None and watch.covers(directory) and (attr.nlink < 2 or attr.is_dir)
         return name, watch.covers(inode) if attr.is_dir else name
 
-    def _parent(self, inode: int) -> int | None:
-        """The directory node ``inode`` is named in, if known (never for a detached node)."""
-        return self.inodes.parent(inode)
-
     def _same_file(self, attr: Attr) -> Callable[[ViewPath], bool] | None:
         """For a store file with several names (hard links), whether another known path still names it: the
         names then share one number (``InodeTable.number``)."""
@@ -284,7 +280,7 @@ class Operations(pyfuse3.Operations):
             if stat.S_IFMT(attr.mode) != self.inodes.fmt(inode):
                 raise NotFound(f"{self.inodes.path(inode)}: replaced by a node of another type")
             return entry_attributes(
-                inode, attr, uncached=uncached, watched=self._watched(self._parent(inode), inode, attr)
+                inode, attr, uncached=uncached, watched=self._watched(self.inodes.parent(inode), inode, attr)
             )
 
         inline = self._inline("getattr", lambda: self.inodes.path(inode))
@@ -310,8 +306,8 @@ class Operations(pyfuse3.Operations):
         handle = self._files[fh].handle if fh is not None and fh in self._files else None
 
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
-            path = self.inodes.path(inode)
-            if self.inodes.is_detached(inode):  # unlinked but open: only ftruncate still means something
+            path, detached = self.inodes.attached_path(inode)
+            if detached:  # unlinked but open: only ftruncate still means something
                 if handle is None or changes != AttrChanges(size=changes.size):
                     raise NotFound(f"{path}: deleted")
                 if changes.size is not None:
@@ -322,7 +318,7 @@ class Operations(pyfuse3.Operations):
                 return entry_attributes(inode, handle.getattr(), uncached=is_uncached(self.router.route(path), path))
             attr, uncached = self._attr(inode, caller)
             return entry_attributes(
-                inode, attr, uncached=uncached, watched=self._watched(self._parent(inode), inode, attr)
+                inode, attr, uncached=uncached, watched=self._watched(self.inodes.parent(inode), inode, attr)
             )
 
         op = "truncate" if changes.size is not None else "setattr"

@@ -157,7 +157,7 @@ class StoreTree:
     # -- reads ---------------------------------------------------------------------------------------------------
 
     def lstat(self, path: PurePosixPath) -> os.stat_result:
-        if not path.parts:  # the root (``parts`` is cached on the path; comparing with ROOT builds both)
+        if not path.parts:  # the root (``parts`` is cached on the path object; a pathlib ``==`` is not)
             with os_errors(path):
                 return os.stat(self.root)
         # Spelled out, not ``with self.parent(...)``: the mount stats on nearly every request.
