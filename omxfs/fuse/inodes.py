@@ -27,6 +27,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from omxfs.errors import NotFound
 from omxfs.fuse.zones.base import ROOT, ViewPath
@@ -44,14 +45,36 @@ class _Node:
     opened: int = 0
     ino: int = 0  # the store's inode number, 0 if not known or a directory
     store_ino: int = 0  # the store's inode number, directories too: the number is kept for it once forgotten
+    #: ``paths[0]`` and its parent, kept together: getattr asks for the parent on every request, and a new parent
+    #: object each time costs its making and its hash (a path object computes its hash once, then keeps it)
+    _parent_of: tuple[ViewPath, ViewPath] | None = None
 
     @property
     def path(self) -> ViewPath:
         return self.paths[0] if self.paths else self.last
 
+    def parent_path(self) -> ViewPath:
+        """The parent of ``paths[0]`` (the node must not be detached); valid while ``paths[0]`` is the same object,
+        so no change of ``paths`` needs to clear it."""
+        first = self.paths[0]
+        kept = self._parent_of
+        if kept is None or kept[0] is not first:
+            kept = self._parent_of = (first, first.parent)
+        return kept[1]
+
     @property
     def detached(self) -> bool:
         return not self.paths
+
+
+class NodeState(NamedTuple):
+    """What getattr needs to know of a number, from one look at the table (``InodeTable.state``)."""
+
+    path: ViewPath
+    detached: bool
+    fmt: int
+    #: the number of the directory the node is named in, if known (never for the root or a detached node)
+    parent: int | None
 
 
 class InodeTable:
@@ -99,6 +122,17 @@ class InodeTable:
                 raise NotFound(f"inode {inode} is not known (forgotten)")
             return node.path, not node.paths
 
+    def state(self, inode: int) -> NodeState:
+        """``attached_path``, ``fmt`` and ``parent`` of a live number at once; NotFound for a forgotten one."""
+        with self._lock:
+            node = self._nodes.get(inode)
+            if node is None:
+                raise NotFound(f"inode {inode} is not known (forgotten)")
+            if not node.paths:
+                return NodeState(node.last, True, node.fmt, None)
+            parent = self._by_path.get(node.parent_path()) if inode != ROOT_INODE else None
+            return NodeState(node.paths[0], False, node.fmt, parent)
+
     def parent(self, inode: int) -> int | None:
         """The number of the directory ``inode`` is named in, if that directory is known (never for the root or a
         detached node)."""
@@ -106,7 +140,7 @@ class InodeTable:
             node = self._nodes.get(inode)
             if node is None or not node.paths or inode == ROOT_INODE:
                 return None
-            return self._by_path.get(node.paths[0].parent)
+            return self._by_path.get(node.parent_path())
 
     def inode_of(self, path: ViewPath) -> int | None:
         with self._lock:

@@ -51,7 +51,7 @@ from omxfs.fuse.capabilities import (
 )
 from omxfs.fuse.entries import OpenDir, OpenFile, Request, Target, absent_entry, entry_attributes
 from omxfs.fuse.identity import Identity
-from omxfs.fuse.inodes import ROOT_INODE, InodeTable
+from omxfs.fuse.inodes import ROOT_INODE, InodeTable, NodeState
 from omxfs.fuse.router import Router, view_path
 from omxfs.fuse.runner import Runner
 from omxfs.fuse.watch import StoreWatch
@@ -173,9 +173,10 @@ class Operations(pyfuse3.Operations):
             return views.getattr(path, caller=caller), views.uncached(path)
         return handler.getattr(path), False
 
-    def _attr(self, inode: int, caller: Caller) -> tuple[Attr, bool]:
-        """Attributes by path; an unlinked inode that is still open answers from its handle."""
-        path, detached = self.inodes.attached_path(inode)
+    def _attr(self, inode: int, caller: Caller, state: NodeState | None = None) -> tuple[Attr, bool]:
+        """Attributes by path; an unlinked inode that is still open answers from its handle. ``state``: the node's
+        ``InodeTable.state``, where the caller has it already."""
+        path, detached = (state.path, state.detached) if state is not None else self.inodes.attached_path(inode)
         if detached:
             for f in list(self._files.values()):
                 if f.inode == inode:
@@ -276,12 +277,11 @@ class Operations(pyfuse3.Operations):
         self.requests["getattr"] += 1
 
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
-            attr, uncached = self._attr(inode, caller)
-            if stat.S_IFMT(attr.mode) != self.inodes.fmt(inode):
-                raise NotFound(f"{self.inodes.path(inode)}: replaced by a node of another type")
-            return entry_attributes(
-                inode, attr, uncached=uncached, watched=self._watched(self.inodes.parent(inode), inode, attr)
-            )
+            state = self.inodes.state(inode)
+            attr, uncached = self._attr(inode, caller, state)
+            if stat.S_IFMT(attr.mode) != state.fmt:
+                raise NotFound(f"{state.path}: replaced by a node of another type")
+            return entry_attributes(inode, attr, uncached=uncached, watched=self._watched(state.parent, inode, attr))
 
         inline = self._inline("getattr", lambda: self.inodes.path(inode))
         return await self.runner.run("getattr", Request.of(ctx), self._describe(inode), work, inline=inline)
