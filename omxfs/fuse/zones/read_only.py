@@ -156,7 +156,7 @@ class ReadOnlyHandler:
             raise self.refuse(caller, path, "opening for writing")
         file = self.tree.open(path, os.O_RDONLY)
         try:
-            stable = self.is_stable(path.parts, file.fstat())
+            stable = self.is_stable(path.parts, file.opened or file.fstat())
         except BaseException:
             file.close()
             raise
