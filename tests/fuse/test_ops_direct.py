@@ -759,3 +759,23 @@ def test_the_page_cache_memory_forgets_the_oldest_open_first(tmp_path: Path, mon
     assert not keeps("c")  # a third: the oldest, a, is forgotten
     assert keeps("b") and not keeps("a") and not keeps("c")
     assert len(handler._opened) == 2
+
+
+def test_attributes_of_a_store_file_are_its_stat_s() -> None:
+    """``attr_of`` fills ``Attr`` by position: every field is the stat's own (a stat whose every field differs)."""
+    from omxfs.fuse.zones.read_only import attr_of
+
+    st = os.stat_result(range(100, 100 + os.stat_result.n_fields))
+    assert attr_of(st, stable=True)._asdict() == {
+        "mode": st.st_mode,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "atime_ns": st.st_atime_ns,
+        "nlink": st.st_nlink,
+        "uid": st.st_uid,
+        "gid": st.st_gid,
+        "stable": True,
+        "ino": st.st_ino,
+        "rdev": st.st_rdev,
+    }
