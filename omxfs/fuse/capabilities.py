@@ -1,6 +1,7 @@
 """What the ops layer asks of a zone handler beyond ``ZoneHandler``, each asked only of handlers that offer it:
-run cheap work on the loop (``Inline``), answer ``access(W_OK)`` (``WriteChecker``), show each caller its own nodes
-(``CallerViews``), list with attributes (``ListsWithAttrs``), make special files (``NodeMaker``).
+run cheap work on the loop (``Inline``, or hand it back with ``NotInline``), answer ``access(W_OK)``
+(``WriteChecker``), show each caller its own nodes (``CallerViews``), list with attributes (``ListsWithAttrs``),
+make special files (``NodeMaker``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ class Inline(Protocol):
     """
 
     def inline(self, op: str, caller: Caller, path: ViewPath) -> bool: ...
+
+
+class NotInline(Exception):
+    """Raised by an ``Inline`` handler's work running on the loop that found, only once it looked, that the work is
+    too slow for the loop after all (the unlink of a large file): nothing has been changed, and the ops layer runs
+    the request again in a worker thread, where the handler does it whole. Never raised off the loop."""
 
 
 @runtime_checkable

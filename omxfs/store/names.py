@@ -44,6 +44,10 @@ def check_component(part: str) -> str:
     """One path component: not empty, not ``.``/``..``, no slash, NUL or control character, at most 255 bytes."""
     if part in ("", ".", ".."):
         raise InvalidInput(f"invalid path component {part!r}")
+    if part.isascii() and part.isprintable() and "/" not in part:  # the common name, checked in C: one byte a
+        if len(part) > NAME_MAX:  # character, no control character (none is printable)
+            raise NameTooLong(f"name is {len(part)} bytes, the limit is {NAME_MAX}")
+        return part
     if "/" in part or any(ord(c) < 0x20 or ord(c) == 0x7F for c in part):
         raise InvalidInput(f"invalid character in name {part!r}")
     try:

@@ -217,11 +217,15 @@ class PrivateZone:
             self.tree.mknod(path, mode, rdev)
         self._audit(actor, owner, "mknod", path)
 
-    def unlink(self, actor: str, path: PurePosixPath, user: FsUser | None = None) -> None:
+    def unlink(self, actor: str, path: PurePosixPath, user: FsUser | None = None, *, most: int | None = None) -> bool:
+        """Remove ``path``; with ``most``, only if it is no larger than ``most`` bytes (``StoreTree.unlink``):
+        False, and nothing done or audited, if it is."""
         owner = self.owner_for(actor, path)
         with acting_as(user):
-            self.tree.unlink(path)
+            if not self.tree.unlink(path, most):
+                return False
         self._audit(actor, owner, "unlink", path)
+        return True
 
     def rmdir(self, actor: str, path: PurePosixPath, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, path)

@@ -38,6 +38,40 @@ def renameat2(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str, flags: int) 
         raise OSError(code, os.strerror(code))
 
 
+_syscall = _libc.syscall
+_syscall.restype = ctypes.c_long
+_SYS_FCHMODAT2 = 452  # Linux 6.6+; the same number on every architecture (added after the tables were unified)
+_AT_SYMLINK_NOFOLLOW = 0x100
+
+
+class _Fchmodat2:
+    """Whether the kernel (and any seccomp filter) allows ``fchmodat2``: asked by the first call."""
+
+    available = True
+
+
+def chmod_at(dir_fd: int, name: str, mode: int) -> None:
+    """chmod of ``name`` in the directory ``dir_fd``, never following a symlink (EOPNOTSUPP for one).
+
+    One ``fchmodat2(AT_SYMLINK_NOFOLLOW)`` where the kernel has it: glibc before 2.39 does ``os.chmod(...,
+    follow_symlinks=False)`` with four calls (an ``O_PATH`` open, a stat, a chmod of its ``/proc/self/fd`` magic
+    link, a close), and Python takes its EOPNOTSUPP for a symlink for a ValueError. Elsewhere, that."""
+    if _Fchmodat2.available:
+        if _syscall(_SYS_FCHMODAT2, dir_fd, os.fsencode(name), mode, _AT_SYMLINK_NOFOLLOW) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.ENOSYS, errno.EPERM):
+            raise OSError(code, os.strerror(code), name)
+        if code == errno.ENOSYS:  # an older kernel: glibc's way from now on
+            _Fchmodat2.available = False
+        # EPERM: not the owner, or a seccomp filter refusing the call; glibc's way below tells which
+    try:
+        os.chmod(name, mode, dir_fd=dir_fd, follow_symlinks=False)
+    except ValueError:  # Python's reading of EOPNOTSUPP: a symlink has no mode of its own
+        raise OSError(errno.EOPNOTSUPP, os.strerror(errno.EOPNOTSUPP), name) from None
+    _Fchmodat2.available = False  # glibc's way worked where fchmodat2 said EPERM: a filter refuses it
+
+
 #: ``statfs.f_type`` of the filesystems kept in memory (<linux/magic.h>): a read of them never waits for a disk
 _MEMORY_FILESYSTEMS = frozenset({0x01021994, 0x858458F6})  # tmpfs, ramfs
 _fstatfs = _libc.fstatfs
@@ -57,6 +91,41 @@ def in_memory(fd: int) -> bool:
     return int.from_bytes(buffer.raw[: ctypes.sizeof(ctypes.c_long)], "little", signed=True) in _MEMORY_FILESYSTEMS
 
 
+def _read_umask() -> int | None:
+    """This process's umask, from ``/proc/self/status`` (``Umask:``, Linux 4.7+); None where it cannot be read.
+
+    Not with ``umask(2)``, which can only read it by setting it: every thread of the daemon would create files
+    under the other mask for that moment."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+#: The daemon's umask, read once when the store is first imported. Safe to keep: no code of the daemon changes
+#: its umask (a umask is per process, or per thread only after ``unshare(CLONE_FS)``, which it never makes), and a
+#: library that set a narrower one for a moment (``umask(0)`` and back) would only make the creation exact anyway.
+DAEMON_UMASK = _read_umask()
+#: bits a creation may drop or keep by rules of its own (set-ID bits, on a directory or outside the group)
+_SET_ID = stat.S_ISUID | stat.S_ISGID
+
+
+def _made_exact(perm: int) -> bool:
+    """Whether creating a node with permission bits ``perm`` (``open(O_CREAT|O_EXCL)``, ``mkdir``, ``mknod``)
+    made exactly ``perm``, so no ``fchmod`` (or ``stat`` and ``chmod``) must follow it: the daemon's umask clears
+    none of its bits and it asks for no set-ID bit. The kernel applies the daemon's umask, not the caller's,
+    which it applied itself before the request came (FUSE), and it must not apply twice.
+
+    Where a directory has a default ACL (set on the store directly: the mount refuses ``system.posix_acl_default``),
+    the kernel applies no umask there but the ACL's bits, and such a creation keeps them, as on the store's own
+    filesystem; the ``fchmod`` made it exactly ``perm``."""
+    return DAEMON_UMASK is not None and not perm & (DAEMON_UMASK | _SET_ID)
+
+
 def is_write(flags: int) -> bool:
     """Whether an open with ``flags`` changes the file (written, or truncated at open)."""
     return (flags & os.O_ACCMODE) != os.O_RDONLY or bool(flags & os.O_TRUNC)
@@ -66,12 +135,14 @@ def is_write(flags: int) -> bool:
 class OpenFile:
     """A file of the store open for the mount: reads and writes go straight to disk through its descriptor.
 
-    ``what`` names it in errors. ``fd`` is -1 once closed.
+    ``what`` names it in errors. ``fd`` is -1 once closed. ``opened``: its ``fstat`` when ``StoreTree.open``
+    opened it (the check that it is a regular file made it; the mount's open reads it again for the page cache).
     """
 
     fd: int
     what: object
     memory: bool | None = None  # on tmpfs or ramfs (read on the loop, ``read_cached``); None: not asked yet
+    opened: os.stat_result | None = None
 
     def pread(self, offset: int, size: int) -> bytes:
         with os_errors(self.what):
@@ -135,11 +206,19 @@ class StoreTree:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def _parent(self, path: PurePosixPath) -> tuple[int, str]:
+        """A descriptor of ``path``'s parent directory (``O_PATH``, the caller closes it) and ``path``'s name, for
+        the ``*at`` call on it. ``open_dir`` raises the workspace's errors itself.
+
+        A plain call with ``try``/``finally`` around it at each use, not a ``contextmanager``: its generator cost
+        more than the ``openat2`` it wraps, on every request of the mount."""
+        parent, _, name = str(path).rpartition("/")
+        return open_dir(self.root, parent, path_only=True), name
+
     @contextlib.contextmanager
     def parent(self, path: PurePosixPath) -> Iterator[int]:
-        """A descriptor of ``path``'s parent directory, for the ``*at`` call on ``path.name`` (``O_PATH``)."""
-        with os_errors(path):
-            fd = open_dir(self.root, str(path).rpartition("/")[0], path_only=True)
+        """``_parent`` as a context manager, for the calls made less often than every request."""
+        fd = self._parent(path)[0]
         try:
             yield fd
         finally:
@@ -160,12 +239,7 @@ class StoreTree:
         if not path.parts:  # the root (``parts`` is cached on the path object; a pathlib ``==`` is not)
             with os_errors(path):
                 return os.stat(self.root)
-        # Spelled out, not ``with self.parent(...)``: the mount stats on nearly every request.
-        parent, _, name = str(path).rpartition("/")
-        try:
-            fd = open_dir(self.root, parent, path_only=True)
-        except OSError as exc:
-            raise from_os_error(exc, path) from exc
+        fd, name = self._parent(path)
         try:
             return os.stat(name, dir_fd=fd, follow_symlinks=False)
         except OSError as exc:
@@ -192,16 +266,23 @@ class StoreTree:
             return os.readlink(os.fsencode(path.name), dir_fd=fd)
 
     def open(self, path: PurePosixPath, flags: int, mode: int = 0o644) -> OpenFile:
-        """Open a regular file (never a symlink, FIFO or device: O_NONBLOCK keeps a FIFO from blocking us)."""
-        with self.parent(path) as dir_fd, os_errors(path):
-            fd = os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode, dir_fd=dir_fd)
+        """Open a regular file (never a symlink, FIFO or device: O_NONBLOCK keeps a FIFO from blocking us); the
+        file's ``opened`` is its ``fstat`` at the open."""
+        dir_fd, name = self._parent(path)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode, dir_fd=dir_fd)
+        except OSError as exc:
+            raise from_os_error(exc, path) from exc
+        finally:
+            os.close(dir_fd)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 raise OSFailure(f"{path}: not a regular file", errno.EINVAL)
         except BaseException:
             os.close(fd)
             raise
-        return OpenFile(fd, path)
+        return OpenFile(fd, path, opened=st)
 
     @staticmethod
     def _xattr_path(dir_fd: int, path: PurePosixPath) -> str:
@@ -230,16 +311,23 @@ class StoreTree:
 
     def create(self, path: PurePosixPath, flags: int, perm: int) -> OpenFile:
         """Create ``path`` with exactly ``perm`` (the kernel applied the caller's umask; the daemon's must not
-        apply again); without ``O_EXCL`` in ``flags``, a file created meanwhile by someone else is opened."""
+        apply again, ``_made_exact``); without ``O_EXCL`` in ``flags``, a file created meanwhile by someone else is
+        opened."""
         base = flags | os.O_NOFOLLOW | os.O_CLOEXEC
-        with self.parent(path) as dir_fd, os_errors(path):
+        dir_fd, name = self._parent(path)
+        try:
             try:
-                fd = os.open(path.name, base | os.O_CREAT | os.O_EXCL, perm, dir_fd=dir_fd)
-                os.fchmod(fd, perm)
+                fd = os.open(name, base | os.O_CREAT | os.O_EXCL, perm, dir_fd=dir_fd)
+                if not _made_exact(perm):
+                    os.fchmod(fd, perm)
             except FileExistsError:
                 if flags & os.O_EXCL:
                     raise
-                fd = os.open(path.name, base, dir_fd=dir_fd)
+                fd = os.open(name, base, dir_fd=dir_fd)
+        except OSError as exc:
+            raise from_os_error(exc, path) from exc
+        finally:
+            os.close(dir_fd)
         return OpenFile(fd, path)
 
     def change(
@@ -259,7 +347,7 @@ class StoreTree:
             if owner is not None:
                 os.chown(path.name, *owner, dir_fd=dir_fd, follow_symlinks=False)
             if mode is not None:
-                os.chmod(path.name, stat.S_IMODE(mode), dir_fd=dir_fd, follow_symlinks=False)
+                chmod_at(dir_fd, path.name, stat.S_IMODE(mode))
             if now:
                 os.utime(path.name, dir_fd=dir_fd, follow_symlinks=False)
             elif times_ns is not None:
@@ -277,26 +365,43 @@ class StoreTree:
         that has it, as the store's filesystem gives it."""
         with self.parent(path) as dir_fd, os_errors(path):
             os.mkdir(path.name, perm, dir_fd=dir_fd)
-            self._exact_mode(dir_fd, path.name, perm)
+            if not _made_exact(perm):
+                self._exact_mode(dir_fd, path.name, perm)
 
     def mknod(self, path: PurePosixPath, mode: int, rdev: int) -> None:
         """A FIFO, UNIX socket or device node with exactly the permission bits of ``mode`` (see ``create``)."""
         with self.parent(path) as dir_fd, os_errors(path):
             os.mknod(path.name, mode, rdev, dir_fd=dir_fd)
-            self._exact_mode(dir_fd, path.name, stat.S_IMODE(mode))
+            if not _made_exact(stat.S_IMODE(mode)):
+                self._exact_mode(dir_fd, path.name, stat.S_IMODE(mode))
 
     @staticmethod
     def _exact_mode(dir_fd: int, name: str, perm: int) -> None:
         """Undo the daemon's umask on a node just made (the kernel applied the caller's), keeping an inherited
-        set-group-ID bit; no call at all when nothing differs, the common case."""
+        set-group-ID bit; no chmod when nothing differs."""
         have = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
         want = perm | (have & stat.S_ISGID)
         if have != want:
-            os.chmod(name, want, dir_fd=dir_fd, follow_symlinks=False)
+            chmod_at(dir_fd, name, want)
 
-    def unlink(self, path: PurePosixPath) -> None:
-        with self.parent(path) as dir_fd, os_errors(path):
-            os.unlink(path.name, dir_fd=dir_fd)
+    def unlink(self, path: PurePosixPath, most: int | None = None) -> bool:
+        """Remove the name ``path``. With ``most``, only if it is not larger than ``most`` bytes (freeing a large
+        file's blocks may take long): False, and nothing done, if it is. Both in one walk to the parent."""
+        dir_fd, name = self._parent(path)
+        try:
+            if most is not None:
+                try:
+                    size = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
+                except OSError:
+                    size = 0  # the unlink reports what is wrong, with its own errno
+                if size > most:
+                    return False
+            os.unlink(name, dir_fd=dir_fd)
+        except OSError as exc:
+            raise from_os_error(exc, path) from exc
+        finally:
+            os.close(dir_fd)
+        return True
 
     def rmdir(self, path: PurePosixPath) -> None:
         with self.parent(path) as dir_fd, os_errors(path):

@@ -32,9 +32,10 @@ from omxfs.fuse.router import Router
 from omxfs.fuse.zones.base import ROOT, Attr, Caller
 from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.layout import LayoutHandler
-from omxfs.fuse.zones.private import PrivateHandler
+from omxfs.fuse.zones.private import INLINE_UNLINK_SIZE, PrivateHandler
 from omxfs.fuse.zones.read_only import ReadOnlyHandler
 from omxfs.store import Workspace
+from omxfs.store.tree import StoreTree
 from tests.fuse.conftest import DEADLINE
 from tests.fuse.test_identity import fake_process
 
@@ -574,15 +575,47 @@ async def test_xattrs_outside_user_are_absent_without_asking_a_zone(env: Env) ->
 
 def test_only_cheap_work_runs_on_the_loop(env: Env) -> None:
     env.ws.private.write("alice", "alice", "small", b"x")
-    env.ws.private.write("alice", "alice", "big", b"x" * (2 << 20))
     alice, boss = Caller("alice", 0, 0, ALICE), Caller("boss", 0, 0, ALICE)
     f = PurePosixPath("agents/alice/small")
     assert env.private.inline("getattr", boss, f) and env.private.inline("open", boss, f)
     assert env.private.inline("create", alice, f) and env.private.inline("unlink", alice, f)
     assert not env.private.inline("create", boss, f)  # a supervisor's change is audited with an fsync
-    assert not env.private.inline("unlink", alice, PurePosixPath("agents/alice/big"))  # frees many blocks
+    assert not env.private.inline("unlink", boss, f)
     assert not env.private.inline("truncate", alice, f) and not env.private.inline("rename", alice, f)
     assert not ReadOnlyHandler(env.ws).inline("getxattr", alice, PurePosixPath(".omxfs/config.toml"))
+
+
+@pytest.mark.trio
+async def test_a_large_file_is_unlinked_in_a_worker_thread(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The owner's unlink runs on the loop, whose one walk finds a large file's size and leaves it (freeing its
+    blocks may take long): the request is run again in a worker thread, which removes it. A small file goes on the
+    loop, and every refusal keeps its errno."""
+    env.ws.private.write("alice", "alice", "small", b"x")
+    env.ws.private.write("alice", "alice", "big", b"x" * (INLINE_UNLINK_SIZE + 1))
+    env.ws.private.write("bob", "bob", "other", b"x" * (INLINE_UNLINK_SIZE + 1))
+    removed: list[tuple[str, bool]] = []  # (name, on the loop) of each file the store removed
+    unlink = StoreTree.unlink
+
+    def spy(tree: StoreTree, path: PurePosixPath, most: int | None = None) -> bool:
+        done = unlink(tree, path, most)
+        if done:
+            removed.append((path.name, trio.lowlevel.in_trio_run()))
+        return done
+
+    monkeypatch.setattr(StoreTree, "unlink", spy)
+    zone = await env.walk("agents/alice")
+    for name in ("small", "big"):
+        await env.walk(f"agents/alice/{name}")
+        await env.ops.unlink(zone, name.encode(), ctx())
+    assert removed == [("small", True), ("big", False)]
+    assert not (env.ws.root / "agents/alice/big").exists()
+    with pytest.raises(pyfuse3.FUSEError) as err:
+        await env.ops.unlink(zone, b"big", ctx())
+    assert err.value.errno == errno.ENOENT
+    with pytest.raises(pyfuse3.FUSEError) as err:
+        await env.ops.unlink(await env.walk("agents/bob"), b"other", ctx())  # alice's: refused before any walk
+    assert err.value.errno == errno.EACCES and (env.ws.root / "agents/bob/other").exists()
+    assert len(removed) == 2
 
 
 def test_only_collaborative_work_that_commits_nothing_runs_on_the_loop(env: Env) -> None:
@@ -705,3 +738,44 @@ def test_private_files_keep_their_page_cache_only_while_unchanged(tmp_path: Path
     assert not keeps()
     assert keeps()
     assert not keeps(os.O_WRONLY | os.O_TRUNC)  # about to be emptied: never keep
+
+
+def test_the_page_cache_memory_forgets_the_oldest_open_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omxfs.fuse.zones import private
+
+    monkeypatch.setattr(private, "KEEP_CACHE_PATHS", 2)
+    ws = Workspace.init(tmp_path / "ws", agents=["alice"])
+    handler = private.PrivateHandler(ws)
+    alice = Caller("alice", 0, 0, 1)
+    for name in "abc":
+        ws.private.write("alice", "alice", name, b"x")
+
+    def keeps(name: str) -> bool:
+        handle = handler.open(alice, PurePosixPath(f"agents/alice/{name}"), os.O_RDONLY)
+        handle.release()
+        return handle.keep_cache
+
+    assert [keeps(n) for n in "abab"] == [False, False, True, True]
+    assert not keeps("c")  # a third: the oldest, a, is forgotten
+    assert keeps("b") and not keeps("a") and not keeps("c")
+    assert len(handler._opened) == 2
+
+
+def test_attributes_of_a_store_file_are_its_stat_s() -> None:
+    """``attr_of`` fills ``Attr`` by position: every field is the stat's own (a stat whose every field differs)."""
+    from omxfs.fuse.zones.read_only import attr_of
+
+    st = os.stat_result(range(100, 100 + os.stat_result.n_fields))
+    assert attr_of(st, stable=True)._asdict() == {
+        "mode": st.st_mode,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "atime_ns": st.st_atime_ns,
+        "nlink": st.st_nlink,
+        "uid": st.st_uid,
+        "gid": st.st_gid,
+        "stable": True,
+        "ino": st.st_ino,
+        "rdev": st.st_rdev,
+    }

@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+import trio
+
 from omxfs.errors import OmxError
+from omxfs.fuse.capabilities import NotInline
 from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath
 from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler
 from omxfs.store import layout
@@ -48,7 +52,9 @@ class PrivateHandler(ReadOnlyHandler):
 
     def __init__(self, ws: Workspace) -> None:
         super().__init__(ws)
-        self._opened: dict[ViewPath, tuple[int, int, int, int]] = {}
+        #: by path string (hashed and compared in C, as a path object is not), oldest first: the C ``OrderedDict``
+        #: drops its oldest entry at once, where a dict's first entry is found past every one deleted before it
+        self._opened: OrderedDict[str, tuple[int, int, int, int]] = OrderedDict()
         self._opened_lock = threading.Lock()  # handlers run on the loop and in worker threads
 
     def _keep_cache(self, path: ViewPath, st: os.stat_result) -> bool:
@@ -56,12 +62,12 @@ class PrivateHandler(ReadOnlyHandler):
         was at its last open through this mount (same inode, size, mtime and ctime). A change made anywhere else,
         by another daemon or on the store directly, changes that signature, and the open then drops the cache."""
         signature = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = str(path)
         with self._opened_lock:
-            unchanged = self._opened.get(path) == signature
-            self._opened.pop(path, None)
-            if len(self._opened) >= KEEP_CACHE_PATHS:
-                del self._opened[next(iter(self._opened))]
-            self._opened[path] = signature
+            unchanged = self._opened.pop(key, None) == signature
+            self._opened[key] = signature  # the newest, at the end
+            if len(self._opened) > KEEP_CACHE_PATHS:
+                self._opened.popitem(last=False)
         return unchanged
 
     def is_stable(self, parts: tuple[str, ...], st: os.stat_result) -> bool:
@@ -82,19 +88,12 @@ class PrivateHandler(ReadOnlyHandler):
         """Metadata reads, and the owner's small changes, run on the loop (``Inline``).
 
         A supervisor's change appends (and fsyncs) an audit record, a truncation or a rename over a file may free
-        many blocks, and so may the unlink of a large file: those go to a worker thread.
+        many blocks: those go to a worker thread. So may the unlink of a large file, which only the unlink's own
+        walk finds out: it then leaves the file and raises ``NotInline`` (see ``unlink``).
         """
         if op in INLINE_READS or op in ("getxattr", "listxattr"):  # the owner is the path's, no history to read
             return True
-        if op not in INLINE_CHANGES or caller.agent != self.owner_of(path):
-            return False
-        if op == "unlink":
-            try:
-                st = self.tree.lstat(path)
-            except OmxError:
-                return True  # the unlink itself reports it
-            return st.st_size <= INLINE_UNLINK_SIZE
-        return True
+        return op in INLINE_CHANGES and caller.agent == self.owner_of(path)
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
         with acting_as(self.user_of(caller)):
@@ -130,7 +129,7 @@ class PrivateHandler(ReadOnlyHandler):
     def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
         file = self.ws.private.open_file(caller.agent, path, flags, self.user_of(caller))
         try:
-            keep = self._keep_cache(path, file.fstat()) and not flags & os.O_TRUNC
+            keep = self._keep_cache(path, file.opened or file.fstat()) and not flags & os.O_TRUNC
         except OmxError:
             file.close()
             raise
@@ -163,7 +162,11 @@ class PrivateHandler(ReadOnlyHandler):
         self.ws.private.mknod(caller.agent, path, mode, rdev, self.user_of(caller))
 
     def unlink(self, caller: Caller, path: ViewPath) -> None:
-        self.ws.private.unlink(caller.agent, path, self.user_of(caller))
+        """On the loop only a file up to ``INLINE_UNLINK_SIZE`` is removed (stat and unlink from one walk); a larger
+        one raises ``NotInline``, and the ops layer runs the request again in a worker thread."""
+        most = INLINE_UNLINK_SIZE if trio.lowlevel.in_trio_run() else None  # a worker thread has no trio run
+        if not self.ws.private.unlink(caller.agent, path, self.user_of(caller), most=most):
+            raise NotInline(f"{path}: larger than {INLINE_UNLINK_SIZE} bytes")
 
     def rmdir(self, caller: Caller, path: ViewPath) -> None:
         self.ws.private.rmdir(caller.agent, path, self.user_of(caller))
