@@ -196,8 +196,9 @@ class Operations(pyfuse3.Operations):
 
     def _ensure_watched(self, directory: int) -> None:
         """Watch ``directory``'s store directory before its entries are read for the kernel (``StoreWatch``)."""
-        if self.watch is not None:
-            self.watch.ensure(directory, self.inodes.path(directory))
+        watch = self.watch
+        if watch is not None and not watch.covers(directory):  # nearly always watched already: no path needed
+            watch.ensure(directory, self.inodes.path(directory))
 
     def _watched(self, directory: int | None, inode: int, attr: Attr) -> tuple[bool, bool]:
         """Whether the kernel may cache long the entry of ``inode`` (named in ``directory``), and its attributes:
