@@ -84,8 +84,7 @@ class Runner:
         return await trio.to_thread.run_sync(in_thread, limiter=self._limiter)
 
     def caller(self, request: Request) -> Caller:
-        agent = self.identity.resolve(request.uid, request.pid)
-        return Caller(agent, request.uid, request.gid, request.pid, request.umask)
+        return Caller(self.identity.resolve(request.uid, request.pid), *request)  # uid, gid, pid, umask: in order
 
     def failure(
         self, op: str, caller: Caller | None, who: Request | Caller, target: Target | str, exc: Exception

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from omxfs.errors import ZoneDenied
-from omxfs.fuse.identity import CallerEnvironments, IdentityResolver, parse_environ, parse_image_key
+from omxfs.fuse.identity import (
+    CallerEnvironments,
+    FixedIdentity,
+    IdentityResolver,
+    parse_environ,
+    parse_image_key,
+    split_image,
+)
 from omxfs.store.config import Config
 from tests.fuse.conftest import Mount
 
@@ -29,6 +36,8 @@ def fake_process(
     fields[19] = str(start)  # field 22
     fields[45], fields[46] = str(env_start), str(env_start + len(environ))  # fields 48, 49
     (d / "stat").write_text(f"{pid} ({comm}) " + " ".join(fields) + "\n")
+    (d / "task" / str(pid)).mkdir(parents=True, exist_ok=True)  # the thread's own, which the resolver reads
+    (d / "task" / str(pid) / "stat").write_text(f"{pid} ({comm}) " + " ".join(fields) + "\n")
     (d / "environ").write_bytes(environ)
 
 
@@ -51,6 +60,14 @@ def test_parse_image_key_counts_fields_after_the_command_name() -> None:
     assert parse_image_key(line) == (22, 48, 49)
     with pytest.raises(ValueError):
         parse_image_key(b"42 (truncated")
+
+
+def test_split_image_gives_the_raw_start_time_and_the_end_from_field_48() -> None:
+    line = b"42 (a) (b c)) S " + b" ".join(str(n).encode() for n in range(4, 53)) + b"\n"  # field n holds n
+    assert split_image(line) == (b"22", b" 48 49 50 51 52\n")
+    for truncated in (b"42 (truncated", line[: line.index(b" 49 ")]):
+        with pytest.raises(ValueError):
+            split_image(truncated)
 
 
 def test_default_identity_when_nothing_is_claimed(proc: Path) -> None:
@@ -130,6 +147,31 @@ def test_exec_brings_a_new_environment_under_the_same_pid(proc: Path) -> None:
     assert r.resolve(0, 10) == "bob"
 
 
+def test_an_exec_is_noticed_when_the_new_address_ends_in_the_old_one(proc: Path) -> None:
+    """The kept image is compared by the raw end of the stat line, from the space before field 48."""
+    r = resolver(proc)
+    fake_process(proc, 10, {"OMX_AGENT": "bob"})
+    assert r.resolve(0, 10) == "bob"
+    stat = proc / "10" / "task" / "10" / "stat"
+    line = stat.read_bytes()
+    fields = line.split(b" ")
+    fields[47] = b"9" + fields[47]  # field 48 (arg_start) 5000 -> 95000: the line still ends with "5000 5014 ..."
+    stat.write_bytes(b" ".join(fields))
+    (proc / "10" / "environ").write_bytes(b"OMX_AGENT=boss\0")
+    assert r.resolve(0, 10) == "boss"
+
+
+def test_one_image_is_one_mapping_and_a_new_image_another(proc: Path) -> None:
+    """What the resolver's own cache relies on: ``of`` gives the same object while the image is the same."""
+    envs = CallerEnvironments(proc)
+    fake_process(proc, 10, {"OMX_AGENT": "bob"})
+    first = envs.of(10)
+    assert envs.of(10) is first
+    fake_process(proc, 10, {"OMX_AGENT": "bob"}, env_start=9000)  # exec'd, the same environment
+    assert envs.of(10) is not first and envs.of(10) == first
+    envs.close()
+
+
 def test_the_environment_is_read_once_per_process_image(proc: Path) -> None:
     r = resolver(proc)
     fake_process(proc, 10, {"OMX_AGENT": "bob"})
@@ -168,6 +210,36 @@ def test_the_config_is_consulted_on_every_request(proc: Path) -> None:
         r.resolve(0, 10)
     config["now"] = Config(agents=("alice", "carol"))  # `omxfs init WS --agent carol` while mounted
     assert r.resolve(0, 10) == "carol"
+
+
+def test_a_name_given_before_is_not_given_after_the_config_changes(proc: Path) -> None:
+    """The resolver keeps a pid's name with the config it came from: a new config settles it again, at once."""
+    config = {"now": Config(agents=("alice", "bob"))}
+    r = IdentityResolver(lambda: config["now"], "alice", CallerEnvironments(proc))
+    fake_process(proc, 10, {"OMX_AGENT": "bob"})
+    fake_process(proc, 11, {})
+    assert (r.resolve(0, 10), r.resolve(0, 11)) == ("bob", "alice")
+    config["now"] = Config(agents=("alice",))  # bob removed from the workspace while mounted
+    with pytest.raises(ZoneDenied, match="unknown agent 'bob'"):
+        r.resolve(0, 10)
+    config["now"] = Config(agents=("alice", "bob"), uids={1001: "bob"})  # bob bound to a uid
+    with pytest.raises(ZoneDenied, match="binds bob to uid 1001"):
+        r.resolve(0, 10)
+    assert r.resolve(1001, 10) == "bob"
+    config["now"] = Config(agents=("bob",))  # the default removed
+    with pytest.raises(ZoneDenied, match="unknown agent 'alice' from the mount's default"):
+        r.resolve(0, 11)
+
+
+def test_a_view_s_agent_removed_from_the_config_stops_acting_at_once() -> None:
+    config = {"now": Config(agents=("alice", "bob"))}
+    fixed = FixedIdentity(lambda: config["now"], "bob")
+    assert fixed.resolve(0, 10) == "bob"
+    config["now"] = Config(agents=("alice",))
+    with pytest.raises(ZoneDenied, match="unknown agent 'bob' from the view's identity"):
+        fixed.resolve(0, 10)
+    config["now"] = Config(agents=("alice",), supervisors=("bob",))
+    assert fixed.resolve(0, 10) == "bob"
 
 
 def test_the_real_proc_of_a_child_process() -> None:
