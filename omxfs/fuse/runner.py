@@ -31,15 +31,6 @@ T = TypeVar("T")
 QUIET_ERRNOS = frozenset({errno.ENOENT, errno.ENODATA, errno.EEXIST})
 
 
-def _on_behalf(caller: Caller, work: Callable[[Caller], T]) -> T:
-    """``work(caller)``, with the store told which process it is for (``REQUESTER``: the audit log records it)."""
-    token = REQUESTER.set((caller.uid, caller.pid))
-    try:
-        return work(caller)
-    finally:
-        REQUESTER.reset(token)
-
-
 class Runner:
     def __init__(self, identity: Identity, log: logging.Logger, thread_limit: int = 64) -> None:
         self.identity = identity
@@ -62,24 +53,32 @@ class Runner:
         """
         caller: Caller | None = who if isinstance(who, Caller) else None
         if inline is not False:
+            # The store is told which process the request is for (``REQUESTER``: the audit log records it, and one
+            # request reads the config once) from the naming of the caller on.
+            token = REQUESTER.set((who.uid, who.pid))
             try:
                 if caller is None:
                     assert isinstance(who, Request)
                     caller = self.caller(who)
                 if inline is True or inline(caller):
-                    return _on_behalf(caller, work)
+                    return work(caller)
             except Exception as exc:
                 raise self.failure(op, caller, who, target, exc) from None
+            finally:
+                REQUESTER.reset(token)
 
         def in_thread() -> T:
             nonlocal caller
+            token = REQUESTER.set((who.uid, who.pid))
             try:
                 if caller is None:
                     assert isinstance(who, Request)
                     caller = self.caller(who)
-                return _on_behalf(caller, work)
+                return work(caller)
             except Exception as exc:
                 raise self.failure(op, caller, who, target, exc) from None
+            finally:
+                REQUESTER.reset(token)
 
         return await trio.to_thread.run_sync(in_thread, limiter=self._limiter)
 

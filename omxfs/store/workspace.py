@@ -24,8 +24,9 @@ from omxfs.store.private import PrivateZone
 from omxfs.store.realtime import RealtimeZone
 from omxfs.store.records import utc_now
 
-#: ``(uid, pid)`` of the process a request of the mount comes from, set by the mount around the request's work
-#: (trio carries it into the worker thread): what the audit log records beside the agent
+#: ``(uid, pid)`` of the process a request of the mount comes from, set by the mount around the naming of its caller
+#: and its work (trio carries it into the worker thread): what the audit log records beside the agent. A new tuple
+#: per request, so it also tells one request from the next (``Workspace.config``)
 REQUESTER: ContextVar[tuple[int, int] | None] = ContextVar("omx_requester", default=None)
 
 
@@ -40,6 +41,8 @@ class Workspace:
         self.writer = AtomicWriter(self.meta / TMP)
         self.locks = Locks(self.meta / LOCKS)
         self._config: tuple[tuple[int, int], Config] | None = None
+        #: the config as the request being served first read it (its ``REQUESTER`` value, the config)
+        self._request_config: tuple[tuple[int, int], Config] | None = None
         self._config_path = os.fspath(self.meta / CONFIG)
         held = held_dir(self.root)
         # stat'ed on every request of the mount: relative to the held store descriptor, it skips the magic link
@@ -74,8 +77,16 @@ class Workspace:
 
     @property
     def config(self) -> Config:
-        """The config, re-read when the file changes (another process may add agents)."""
-        # One plain os.stat (no pathlib on the way): the mount asks for the config several times per request.
+        """The config, re-read when the file changes (another process may add agents).
+
+        Within one request of the mount (``REQUESTER``) the file is looked at once: naming the caller, the zone rule
+        and the caller's uid each ask for the config, and one look answers them all as of the same moment, as if
+        the request had come a few microseconds earlier or later."""
+        request = REQUESTER.get()
+        seen = self._request_config
+        if request is not None and seen is not None and seen[0] is request:
+            return seen[1]
+        # One plain os.stat (no pathlib on the way): the mount asks for the config on every request.
         # It is replaced by a rename, so a new inode number tells a new file even within one mtime tick.
         st = os.stat(self._config_at[0], dir_fd=self._config_at[1])
         stamp = (st.st_ino, st.st_mtime_ns)
@@ -83,6 +94,8 @@ class Workspace:
         if cached is None or cached[0] != stamp:
             with open(self._config_path, encoding="utf-8") as f:
                 cached = self._config = (stamp, parse_config(f.read()))
+        if request is not None:
+            self._request_config = (request, cached[1])  # one tuple: a thread never sees half of another's
         return cached[1]
 
     def add_agent(self, name: str, *, supervisor: bool = False) -> None:
