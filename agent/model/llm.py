@@ -9,9 +9,11 @@ one configuration serves the blocking agent loop and streamed responses.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -102,7 +104,25 @@ def _import_litellm() -> Any:
     if quiet:
         for name in _LITELLM_LOGGERS:
             logging.getLogger(name).handlers.clear()
+    if not _closing_at_exit:
+        atexit.register(_close_cached_clients, litellm)
+        _closing_at_exit.append(True)
     return litellm
+
+
+_closing_at_exit: list[bool] = []  # one atexit hook per process, however often litellm is asked for
+
+
+def _close_cached_clients(litellm: Any) -> None:
+    """Close the provider clients litellm keeps for reuse between calls (an ``openai.OpenAI`` per endpoint holds an
+    open connection): left to the interpreter's end, each socket is a ResourceWarning on stderr (litellm 1.110).
+    Only the synchronous ones: the calls here are blocking, and an async client's ``close`` needs a loop."""
+    clients = getattr(getattr(litellm, "in_memory_llm_clients_cache", None), "cache_dict", None) or {}
+    for client in list(clients.values()):
+        close = getattr(client, "close", None)
+        if callable(close) and not inspect.iscoroutinefunction(close):
+            with contextlib.suppress(Exception):  # at exit: a client that cannot close is no reason to fail
+                close()
 
 
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
