@@ -27,7 +27,7 @@ class Inline(Protocol):
 
 class NotInline(Exception):
     """Raised by an ``Inline`` handler's work running on the loop that found, only once it looked, that the work is
-    too slow for the loop after all (the unlink of a large file): nothing has been changed, and the ops layer runs
+    too slow for the loop after all (the unlink of a large file): nothing has been changed, and the runner runs
     the request again in a worker thread, where the handler does it whole. Never raised off the loop."""
 
 

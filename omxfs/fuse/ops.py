@@ -44,7 +44,6 @@ from omxfs.fuse.capabilities import (
     Inline,
     ListsWithAttrs,
     NodeMaker,
-    NotInline,
     WriteChecker,
     has_inline,
     is_uncached,
@@ -385,16 +384,9 @@ class Operations(pyfuse3.Operations):
             self.router.route(path).unlink(caller, path)
             self.inodes.unlinked(path)
 
-        def first(caller: Caller) -> bool:
-            try:
-                work(caller)
-            except NotInline:  # a large file, found by the unlink's own walk: its blocks are freed in a thread
-                return False
-            return True
-
-        request, target = Request.of(ctx), self._describe(parent_inode, name)
-        if not await self.runner.run("unlink", request, target, first, inline=self._inline("unlink", child)):
-            await self.runner.run("unlink", request, target, work)
+        # A large file is found by the unlink's own walk on the loop (NotInline): its blocks are freed in a thread.
+        inline = self._inline("unlink", child)
+        await self.runner.run("unlink", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.requests["rmdir"] += 1

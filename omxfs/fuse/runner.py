@@ -12,18 +12,26 @@ from __future__ import annotations
 import errno
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import pyfuse3
 import trio
 
 from omxfs.errors import OmxError
+from omxfs.fuse.capabilities import NotInline
 from omxfs.fuse.entries import Request, Target
 from omxfs.fuse.identity import Identity
 from omxfs.fuse.zones.base import Caller
 from omxfs.store.workspace import REQUESTER
 
 T = TypeVar("T")
+
+
+class _Later:
+    """What work tried on the loop answers when it must run in a worker thread instead."""
+
+
+LATER = _Later()
 
 #: errnos that answer a question rather than refuse a request (is there such a name, such an attribute; may I
 #: create it exclusively): not worth a log line each. EOPNOTSUPP refuses what a program asked (a FIFO, an xattr a
@@ -49,10 +57,13 @@ class Runner:
         """Run ``work`` for the caller, in a worker thread unless ``inline`` says it is cheap (see ``Inline``).
 
         Resolving the caller reads a small virtual file of /proc at most, so it is done on the loop whenever the
-        decision to stay there depends on who asks.
+        decision to stay there depends on who asks. Work on the loop that finds, once it looked, that it is too slow
+        for the loop after all raises ``NotInline`` having changed nothing, and runs again in a worker thread.
         """
         caller: Caller | None = who if isinstance(who, Caller) else None
-        if inline is not False:
+
+        def serve(on_loop: bool) -> T | _Later:
+            nonlocal caller
             # The store is told which process the request is for (``REQUESTER``: the audit log records it, and one
             # request reads the config once) from the naming of the caller on.
             token = REQUESTER.set((who.uid, who.pid))
@@ -60,27 +71,21 @@ class Runner:
                 if caller is None:
                     assert isinstance(who, Request)
                     caller = self.caller(who)
-                if inline is True or inline(caller):
-                    return work(caller)
-            except Exception as exc:
-                raise self.failure(op, caller, who, target, exc) from None
-            finally:
-                REQUESTER.reset(token)
-
-        def in_thread() -> T:
-            nonlocal caller
-            token = REQUESTER.set((who.uid, who.pid))
-            try:
-                if caller is None:
-                    assert isinstance(who, Request)
-                    caller = self.caller(who)
+                if on_loop and not (inline is True or (inline is not False and inline(caller))):
+                    return LATER
                 return work(caller)
             except Exception as exc:
+                if on_loop and isinstance(exc, NotInline):
+                    return LATER
                 raise self.failure(op, caller, who, target, exc) from None
             finally:
                 REQUESTER.reset(token)
 
-        return await trio.to_thread.run_sync(in_thread, limiter=self._limiter)
+        if inline is not False:
+            done = serve(True)
+            if not isinstance(done, _Later):
+                return done
+        return cast(T, await trio.to_thread.run_sync(serve, False, limiter=self._limiter))
 
     def caller(self, request: Request) -> Caller:
         return Caller(self.identity.resolve(request.uid, request.pid), *request)  # uid, gid, pid, umask: in order

@@ -163,7 +163,7 @@ class PrivateHandler(ReadOnlyHandler):
 
     def unlink(self, caller: Caller, path: ViewPath) -> None:
         """On the loop only a file up to ``INLINE_UNLINK_SIZE`` is removed (stat and unlink from one walk); a larger
-        one raises ``NotInline``, and the ops layer runs the request again in a worker thread."""
+        one raises ``NotInline``, and the runner runs the request again in a worker thread."""
         most = INLINE_UNLINK_SIZE if trio.lowlevel.in_trio_run() else None  # a worker thread has no trio run
         if not self.ws.private.unlink(caller.agent, path, self.user_of(caller), most=most):
             raise NotInline(f"{path}: larger than {INLINE_UNLINK_SIZE} bytes")
