@@ -365,20 +365,21 @@ class StoreTree:
         that has it, as the store's filesystem gives it."""
         with self.parent(path) as dir_fd, os_errors(path):
             os.mkdir(path.name, perm, dir_fd=dir_fd)
-            if not _made_exact(perm):
-                self._exact_mode(dir_fd, path.name, perm)
+            self._exact_mode(dir_fd, path.name, perm)
 
     def mknod(self, path: PurePosixPath, mode: int, rdev: int) -> None:
         """A FIFO, UNIX socket or device node with exactly the permission bits of ``mode`` (see ``create``)."""
         with self.parent(path) as dir_fd, os_errors(path):
             os.mknod(path.name, mode, rdev, dir_fd=dir_fd)
-            if not _made_exact(stat.S_IMODE(mode)):
-                self._exact_mode(dir_fd, path.name, stat.S_IMODE(mode))
+            self._exact_mode(dir_fd, path.name, stat.S_IMODE(mode))
 
     @staticmethod
     def _exact_mode(dir_fd: int, name: str, perm: int) -> None:
         """Undo the daemon's umask on a node just made (the kernel applied the caller's), keeping an inherited
-        set-group-ID bit; no chmod when nothing differs."""
+        set-group-ID bit; no call at all where the creation made ``perm`` exactly (``_made_exact``), no chmod when
+        nothing differs."""
+        if _made_exact(perm):
+            return
         have = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
         want = perm | (have & stat.S_ISGID)
         if have != want:
