@@ -314,10 +314,11 @@ class Operations(pyfuse3.Operations):
                 if changes.size is not None:
                     handle.truncate(changes.size)
                 return entry_attributes(inode, handle.getattr())
-            self.router.route(path).setattr(caller, path, changes, handle)
+            handler = self.router.route(path)
+            changed = handler.setattr(caller, path, changes, handle)
             if handle is not None:
-                return entry_attributes(inode, handle.getattr(), uncached=is_uncached(self.router.route(path), path))
-            attr, uncached = self._attr(inode, caller)
+                return entry_attributes(inode, handle.getattr(), uncached=is_uncached(handler, path))
+            attr, uncached = (changed, False) if changed is not None else self._attr(inode, caller)
             return entry_attributes(
                 inode, attr, uncached=uncached, watched=self._watched(self.inodes.parent(inode), inode, attr)
             )

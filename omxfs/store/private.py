@@ -171,15 +171,21 @@ class PrivateZone:
         mtime_ns: int | None = None,
         open_file: OpenFile | None = None,
         user: FsUser | None = None,
-    ) -> None:
+    ) -> os.stat_result:
         """setattr, as the store's filesystem allows it to ``user`` (chown included); ``size`` truncates through
-        ``open_file`` when the caller has the file open for writing, else through a new descriptor."""
+        ``open_file`` when the caller has the file open for writing, else through a new descriptor. Returns the
+        node's lstat after the change.
+
+        The node is stat'ed first only where the change depends on it (a mode: not on a symlink, nor where it only
+        drops set-ID bits; one time of two: the other is kept): ``touch``, ``tar`` and ``cp -a`` set both times."""
         owner = self.owner_for(actor, path, entry=False)
-        st = self.tree.lstat(path)
-        if mode is not None and stat.S_ISLNK(st.st_mode):
+        st = self.tree.lstat(path) if mode is not None or (atime_ns is None) != (mtime_ns is None) else None
+        if st is not None and mode is not None and stat.S_ISLNK(st.st_mode):
             raise NotSupported(f"{path}: a symlink has no mode of its own")
         times = None
-        if atime_ns is not None or mtime_ns is not None:
+        if atime_ns is not None and mtime_ns is not None:
+            times = (atime_ns, mtime_ns)
+        elif st is not None and (atime_ns is not None or mtime_ns is not None):
             times = (st.st_atime_ns if atime_ns is None else atime_ns, st.st_mtime_ns if mtime_ns is None else mtime_ns)
         chown = None if uid is None and gid is None else (-1 if uid is None else uid, -1 if gid is None else gid)
         drop_set_id = False
@@ -190,15 +196,20 @@ class PrivateZone:
                 else:
                     self.tree.truncate(path, size)
             try:
-                self.tree.change(path, mode=mode, times_ns=times, owner=chown, now=user is not None and _now(times))
+                changed = self.tree.change(
+                    path, mode=mode, times_ns=times, owner=chown, now=user is not None and _now(times)
+                )
             except OSFailure as exc:
-                if exc.errno != errno.EPERM or user is None or times or chown or not _drops_set_id(st, mode):
+                if exc.errno != errno.EPERM or user is None or times or chown or st is None:
+                    raise
+                if not _drops_set_id(st, mode):
                     raise
                 self.tree.open(path, os.O_WRONLY).close()  # only a user who may write the file drops its set-ID bits
                 drop_set_id = True
         if drop_set_id:
-            self.tree.change(path, mode=mode, times_ns=None)  # as the daemon: see _drops_set_id
+            changed = self.tree.change(path, mode=mode, times_ns=None)  # as the daemon: see _drops_set_id
         self._audit(actor, owner, "setattr", path)
+        return changed
 
     def mkdir(self, actor: str, path: PurePosixPath, mode: int, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, path)

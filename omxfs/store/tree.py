@@ -338,20 +338,27 @@ class StoreTree:
         times_ns: tuple[int, int] | None,
         owner: tuple[int, int] | None = None,
         now: bool = False,
-    ) -> None:
+    ) -> os.stat_result:
         """chown (``owner``: uid, gid, -1 to keep one), chmod and utimes of ``path``, none following a symlink;
         ``now``: set both times to the kernel's now (``UTIME_NOW``, which write permission allows), not ``times_ns``.
+        Returns the node's lstat after the changes, from the same walk (the mount answers a setattr with it).
 
         The owner changes first: a chown clears the set-id bits, a mode given with it must win."""
-        with self.parent(path) as dir_fd, os_errors(path):
+        dir_fd, name = self._parent(path)
+        try:
             if owner is not None:
-                os.chown(path.name, *owner, dir_fd=dir_fd, follow_symlinks=False)
+                os.chown(name, *owner, dir_fd=dir_fd, follow_symlinks=False)
             if mode is not None:
-                chmod_at(dir_fd, path.name, stat.S_IMODE(mode))
+                chmod_at(dir_fd, name, stat.S_IMODE(mode))
             if now:
-                os.utime(path.name, dir_fd=dir_fd, follow_symlinks=False)
+                os.utime(name, dir_fd=dir_fd, follow_symlinks=False)
             elif times_ns is not None:
-                os.utime(path.name, ns=times_ns, dir_fd=dir_fd, follow_symlinks=False)
+                os.utime(name, ns=times_ns, dir_fd=dir_fd, follow_symlinks=False)
+            return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            raise from_os_error(exc, path) from exc
+        finally:
+            os.close(dir_fd)
 
     def truncate(self, path: PurePosixPath, size: int) -> None:
         file = self.open(path, os.O_WRONLY)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import stat
+from pathlib import PurePosixPath
 
 import pytest
 
@@ -112,3 +114,36 @@ def test_no_temp_files_are_left_in_zones(ws: Workspace) -> None:
         ws.private.write("alice", "alice", "f.md", str(i).encode())
     assert os.listdir(ws.root / "agents/alice") == ["f.md"]
     assert os.listdir(ws.meta / "tmp") == []
+
+
+# -- setattr through the mount (``PrivateZone.change``) ------------------------------------------------------------
+
+
+def test_change_answers_with_the_attributes_it_made(ws: Workspace) -> None:
+    ws.private.write("alice", "alice", "f.txt", b"x")
+    path = PurePosixPath("agents/alice/f.txt")
+    st = ws.private.change("alice", path, atime_ns=1_000_000_000, mtime_ns=2_000_000_000, mode=0o600)
+    assert (st.st_atime_ns, st.st_mtime_ns, stat.S_IMODE(st.st_mode)) == (1_000_000_000, 2_000_000_000, 0o600)
+    assert st == os.lstat(ws.root / path)
+
+
+def test_change_stats_first_only_where_the_change_depends_on_the_node(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both times (``touch``, ``tar``, ``cp -a``) are one walk; one time of two keeps the other, so it stats first."""
+    ws.private.write("alice", "alice", "f.txt", b"x")
+    path = PurePosixPath("agents/alice/f.txt")
+    before = os.lstat(ws.root / path)
+    stats: list[PurePosixPath] = []
+    lstat = ws.private.tree.lstat
+
+    def counted(p: PurePosixPath) -> os.stat_result:
+        stats.append(p)
+        return lstat(p)
+
+    monkeypatch.setattr(ws.private.tree, "lstat", counted)
+    ws.private.change("alice", path, atime_ns=5_000_000_000, mtime_ns=6_000_000_000)
+    assert stats == []
+    st = ws.private.change("alice", path, mtime_ns=7_000_000_000)
+    assert stats == [path] and (st.st_atime_ns, st.st_mtime_ns) == (5_000_000_000, 7_000_000_000)
+    assert before.st_mtime_ns != st.st_mtime_ns

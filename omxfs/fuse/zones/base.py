@@ -153,7 +153,9 @@ class ZoneHandler(Protocol):
 
     def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None: ...
 
-    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None: ...
+    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> Attr | None:
+        """The node's attributes after the change where the change's own walk has them (never from a handler that
+        shows callers different nodes, ``CallerViews``); None: the ops layer asks ``getattr``."""
 
     def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes: ...
 

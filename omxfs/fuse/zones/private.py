@@ -29,7 +29,7 @@ import trio
 from omxfs.errors import OmxError
 from omxfs.fuse.capabilities import NotInline
 from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath
-from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler
+from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler, attr_of
 from omxfs.store import layout
 from omxfs.store.fs_user import FsUser, acting_as, caller_user, may_write
 from omxfs.store.layout import OMX_XATTRS
@@ -139,8 +139,9 @@ class PrivateHandler(ReadOnlyHandler):
         file = self.ws.private.create_file(caller.agent, path, mode, flags, self.user_of(caller))
         return FdHandle(caller, file, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY)
 
-    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
-        self.ws.private.change(
+    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> Attr:
+        """The change, answered with the node's attributes from its own walk (the ops layer needs no getattr)."""
+        st = self.ws.private.change(
             caller.agent,
             path,
             uid=changes.uid,
@@ -152,6 +153,7 @@ class PrivateHandler(ReadOnlyHandler):
             open_file=handle.file if isinstance(handle, FdHandle) and handle.writable else None,
             user=self.user_of(caller),
         )
+        return attr_of(st)
 
     # -- names -------------------------------------------------------------------------------------------------
 

@@ -203,7 +203,7 @@ class ReadOnlyHandler:
     def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None:
         raise self.refuse(caller, new, f"linking to {existing}")
 
-    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
+    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> Attr | None:
         raise self.refuse(caller, path, "changing attributes")
 
     def setxattr(self, caller: Caller, path: ViewPath, name: str, value: bytes) -> None:
