@@ -321,9 +321,9 @@ class InodeTable:
 
     def _subtree(self, path: ViewPath) -> list[tuple[ViewPath, int]]:
         """``path`` and the paths below it, with their numbers; only directories need the scan of the table."""
-        inode = self._by_path.get(path)
-        if path == ROOT:
+        if not path.parts:  # the root (``parts`` is cached on the path object; a pathlib ``==`` is not)
             return []
+        inode = self._by_path.get(path)
         if inode is not None and self._nodes[inode].fmt != stat.S_IFDIR:
             return [(path, inode)]
         # Down the name index, not a scan of every known path: ``rm -rf`` removes hundreds of directories while

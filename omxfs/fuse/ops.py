@@ -257,7 +257,7 @@ class Operations(pyfuse3.Operations):
             # git and build tools probe many absent names (.gitignore in every directory): where a creation behind
             # the daemon's back is invalidated, the kernel may remember the absence instead of asking each time.
             watch = self.watch
-            absence = watch is not None and watch.absent(parent, path.parent, name)
+            absence = watch is not None and watch.absent(parent, path, name)
             try:
                 found = self._stat(path, caller)
             except NotFound:

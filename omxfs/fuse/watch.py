@@ -196,11 +196,12 @@ class StoreWatch:
         return directory in self._wd_of
 
     def absent(self, directory: int, path: ViewPath, name: bytes) -> bool:
-        """Before a lookup of ``name`` in ``directory`` (at ``path``) reads the store: whether the kernel may be told
+        """Before a lookup of ``name`` (at ``path``) in ``directory`` reads the store: whether the kernel may be told
         the name is absent, for ``WATCHED_TIMEOUT``; then a creation of it behind the daemon's back invalidates that
         entry. Noted before the store is read, so a creation between the read and the reply is not missed (the
         lookup then asks ``still_absent``). Only in the private zones, whose every name is a store file."""
-        if not path.parts or path.parts[0] != layout.AGENTS or not self.covers(directory):
+        parts = path.parts  # the name's: its directory is in the private zones (``agents/`` or below)
+        if len(parts) < 2 or parts[0] != layout.AGENTS or not self.covers(directory):
             return False
         now = time.monotonic()
         with self._lock:
