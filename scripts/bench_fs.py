@@ -412,6 +412,15 @@ def fuse_daemon(
 ) -> Iterator[Path]:
     """Run a FUSE daemon in the foreground (our child, its own session so Ctrl-C reaches only us), wait until
     ``mountpoint`` is mounted and answers, and always unmount and reap it on the way out."""
+    with fuse_daemon_process(name, command, mountpoint, log_path, unmount) as (root, _):
+        yield root
+
+
+@contextlib.contextmanager
+def fuse_daemon_process(
+    name: str, command: list[str], mountpoint: Path, log_path: Path, unmount: list[str] | None = None
+) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
+    """``fuse_daemon``, giving the daemon's process too (its CPU time is read from ``/proc``)."""
     mountpoint.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as out:
         proc = subprocess.Popen(
@@ -428,7 +437,7 @@ def fuse_daemon(
             time.sleep(0.02)
         os.stat(mountpoint)  # answers, not just listed
         mounted = True
-        yield mountpoint
+        yield mountpoint, proc
     finally:
         stop_daemon(name, proc, mountpoint, unmount)
         if mounted and proc.returncode:

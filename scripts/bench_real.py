@@ -64,7 +64,11 @@ passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is over 
 when a side did not run), ``requests`` ({target: {workload: {operation: count}}} of the last round, for omx,
 whose daemon counts its requests (issue 16): the script reads the mount root's xattr ``user.omx.requests`` with
 ``getfattr`` right outside each timed command, so a count may include a request of ``getfattr`` itself; ``null``
-for the other targets; also printed as a table after the ratios), ``options`` (how each target ran), ``params``
+for the other targets; also printed as a table after the ratios), ``daemon_cpu`` ({workload: {target: CPU
+seconds}}: the user and system time of each FUSE daemon during the command, every thread, read by the script
+from ``/proc/PID/stat`` outside the timed reads; the least of the rounds; ``null`` for native and the view, which
+have no daemon; printed with its ratio to the floor's: the daemon is what limits this work, and its CPU time
+moves far less with the machine's load than the seconds do), ``options`` (how each target ran), ``params``
 (rounds, inputs, load average before and after) and ``skipped`` and ``failed`` ({target: why}). Exits 1 if a
 target failed, 0 otherwise (a missed goal is not a failure).
 Mounts are unmounted on every exit, Ctrl-C and SIGTERM included; the run directory is removed unless ``--keep``.
@@ -140,6 +144,8 @@ ENVIRONMENT = {
 }
 MARK = "@bench"
 COUNTS = "@requests"
+CPU = "@cpu"
+CLOCK_TICK_S = 1 / os.sysconf("SC_CLK_TCK")  # the unit of the CPU times in /proc/PID/stat
 GRACE_S = 10.0  # for a script's processes to end on SIGTERM
 #: the interpreter behind this one's venv: ``python -m venv`` of a venv's python would nest venvs
 BASE_PYTHON = Path(sys.base_prefix, "bin", f"python{sys.version_info.major}.{sys.version_info.minor}")
@@ -164,6 +170,8 @@ class Place:
     wrap: tuple[str, ...] = ()
     #: a mount root whose ``user.omx.requests`` the script reads around each timed command (the omx daemon)
     counter: Path | None = None
+    #: the FUSE daemon serving ``root``, whose CPU time the script reads around each timed command
+    daemon_pid: int | None = None
 
 
 @dataclass
@@ -178,10 +186,18 @@ class Results:
     requests: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     #: {workload: {target: {round: seconds}}}: every time, so that targets can be compared round by round
     samples: dict[str, dict[str, dict[int, float]]] = field(init=False)
+    #: {workload: {target: CPU seconds of its daemon (user + system, every thread)}}, the least of its rounds: a
+    #: FUSE daemon is what limits this work, and its CPU time moves far less with the machine's load than seconds
+    daemon_cpu: dict[str, dict[str, float | None]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.seconds = {w: dict.fromkeys(self.targets) for w in self.workloads}
         self.samples = {w: {t: {} for t in self.targets} for w in self.workloads}
+        self.daemon_cpu = {w: dict.fromkeys(self.targets) for w in self.workloads}
+
+    def record_cpu(self, target: str, workload: str, seconds: float) -> None:
+        best = self.daemon_cpu[workload][target]
+        self.daemon_cpu[workload][target] = round(seconds if best is None else min(best, seconds), 3)
 
     def record(self, target: str, workload: str, seconds: float, number: int) -> None:
         best = self.seconds[workload][target]
@@ -221,12 +237,17 @@ def venv_pip(inputs: Inputs) -> str:
     return f"{python} -m venv venv && venv/bin/python {install}"
 
 
-def round_script(root: Path, here: str, steps: list[Step], counter: Path | None = None) -> str:
+def round_script(
+    root: Path, here: str, steps: list[Step], counter: Path | None = None, daemon_pid: int | None = None
+) -> str:
     """bash, in a new directory ``here`` of ``root``: each timed command between two reads of ``$EPOCHREALTIME``,
     printed as ``@bench NAME START END``; the first command that fails stops the script with its name on stderr.
     With a ``counter`` (a mount root), the daemon's request counts are read just outside those two reads and
-    printed as ``@requests NAME BEFORE AFTER`` (compact JSON). The directory is removed at the end, untimed."""
+    printed as ``@requests NAME BEFORE AFTER`` (compact JSON); with a ``daemon_pid``, its CPU time (clock ticks
+    of user and system time, all threads: fields 14 and 15 of ``/proc/PID/stat``, read by bash itself) as
+    ``@cpu NAME BEFORE AFTER``. The directory is removed at the end, untimed."""
     read_counts = f"getfattr --only-values --absolute-names -n {REQUESTS} {shlex.quote(str(counter))}"
+    read_cpu = f"read -r -a f < /proc/{daemon_pid}/stat; echo $((f[13] + f[14]))"
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in ENVIRONMENT.items())
     lines = ["set -eu", f"export {exports}", f"cd {shlex.quote(str(root))}", f"mkdir {here}", f"cd {here}"]
     lines.append("sync")  # no writeback of the target before, or of earlier parts, lands in this part's times
@@ -234,20 +255,29 @@ def round_script(root: Path, here: str, steps: list[Step], counter: Path | None 
         fail = f"{{ echo '{MARK}: failed: {step.workload or step.command}' >&2; exit 1; }}"
         if step.workload is None:
             lines.append(f"{step.command} || {fail}")
-        elif counter is None:
-            lines.append(f"s=$EPOCHREALTIME; {step.command} || {fail}; echo {MARK} {step.workload} $s $EPOCHREALTIME")
-        else:
-            lines.append(
-                f"b=$({read_counts}); s=$EPOCHREALTIME; {step.command} || {fail}; e=$EPOCHREALTIME; "
-                f"a=$({read_counts}); echo {MARK} {step.workload} $s $e; echo {COUNTS} {step.workload} $b $a"
-            )
+            continue
+        before: list[str] = []
+        after: list[str] = []
+        reports = [f"echo {MARK} {step.workload} $s $e"]
+        if counter is not None:
+            before.append(f"b=$({read_counts})")
+            after.append(f"a=$({read_counts})")
+            reports.append(f"echo {COUNTS} {step.workload} $b $a")
+        if daemon_pid is not None:  # read nearest the command: the counts' getfattr is a request to the daemon
+            before.append(f"cb=$({read_cpu})")
+            after.insert(0, f"ca=$({read_cpu})")
+            reports.append(f"echo {CPU} {step.workload} $cb $ca")
+        timed = f"s=$EPOCHREALTIME; {step.command} || {fail}; e=$EPOCHREALTIME"
+        lines.append("; ".join([*before, timed, *after, *reports]))
     lines += ["cd ..", f"rm -rf {here}"]
     return "\n".join(lines) + "\n"
 
 
-def run_part(place: Place, script: str, log_path: Path) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
-    """Run one part's script in the target; the seconds of each timed workload, and the requests each sent to the
-    daemon by operation (where the script reads them)."""
+def run_part(
+    place: Place, script: str, log_path: Path
+) -> tuple[dict[str, float], dict[str, dict[str, int]], dict[str, float]]:
+    """Run one part's script in the target; the seconds of each timed workload, the requests each sent to the
+    daemon by operation, and the daemon's CPU seconds during each (where the script reads them)."""
     env = {k: v for k, v in os.environ.items() if k != "OMX_AGENT"}  # the mount's --as identity, not the caller's
     command = [*place.wrap, "bash", "--noprofile", "--norc", "-c", script]
     with open(log_path, "ab") as errors:
@@ -265,10 +295,12 @@ def run_part(place: Place, script: str, log_path: Path) -> tuple[dict[str, float
     timed = {name: float(end) - float(start) for _, name, start, end in marks}
     counted = [line.split() for line in out.decode(errors="replace").splitlines() if line.startswith(COUNTS)]
     requests = {name: bench_fs.request_delta(json.loads(b), json.loads(a)) for _, name, b, a in counted}
+    cpu_marks = [line.split() for line in out.decode(errors="replace").splitlines() if line.startswith(CPU)]
+    cpu = {name: (int(a) - int(b)) * CLOCK_TICK_S for _, name, b, a in cpu_marks}
     if proc.returncode:
         after = f"after {', '.join(timed)}" if timed else "before any workload ended"
         raise RuntimeError(f"the script exited {proc.returncode} {after}; {log_path}:\n{bench_fs.log_tail(log_path)}")
-    return timed, requests
+    return timed, requests, cpu
 
 
 def end_group(proc: subprocess.Popen[bytes]) -> None:
@@ -288,10 +320,12 @@ def run_round(
     results: Results, target: str, place: Place, number: int, venv: bool, inputs: Inputs, log_path: Path
 ) -> None:
     for part, steps in round_parts(results.workloads, venv, inputs).items():
-        script = round_script(place.root, f"r{number}-{part}", steps, place.counter)
-        timed, requests = run_part(place, script, log_path)
+        script = round_script(place.root, f"r{number}-{part}", steps, place.counter, place.daemon_pid)
+        timed, requests, cpu = run_part(place, script, log_path)
         for workload, seconds in timed.items():
             results.record(target, workload, seconds, number)
+        for workload, seconds in cpu.items():
+            results.record_cpu(target, workload, seconds)
         for workload, counts in requests.items():
             results.requests.setdefault(target, {})[workload] = counts
 
@@ -383,8 +417,8 @@ def fuse_peer(
     source.mkdir()
     command = command_for(source, mountpoint)
     results.options[name] = f"{' '.join(command)} ({how}, as in bench_fs.py)"
-    with bench_fs.fuse_daemon(name, command, mountpoint, run_dir / f"{name}-daemon.log") as root:
-        yield Place(root)
+    with bench_fs.fuse_daemon_process(name, command, mountpoint, run_dir / f"{name}-daemon.log") as (root, proc):
+        yield Place(root, daemon_pid=proc.pid)
 
 
 def passthrough_ll(results: Results, run_dir: Path, build_dir: Path) -> AbstractContextManager[Place]:
@@ -410,8 +444,9 @@ def omx(results: Results, run_dir: Path, build_dir: Path) -> Iterator[Place]:
     counter = shutil.which("getfattr")
     if counter is None:
         log("omx: getfattr (Debian package attr) is not installed: requests are not counted")
-    with bench_fs.fuse_daemon("omxfs", command, mountpoint, run_dir / "omx-daemon.log", unmount=unmount) as mnt:
-        yield Place(mnt / "agents" / bench_fs.AGENT, counter=mnt if counter else None)
+    log_path = run_dir / "omx-daemon.log"
+    with bench_fs.fuse_daemon_process("omxfs", command, mountpoint, log_path, unmount=unmount) as (mnt, proc):
+        yield Place(mnt / "agents" / bench_fs.AGENT, counter=mnt if counter else None, daemon_pid=proc.pid)
 
 
 @contextlib.contextmanager
@@ -497,6 +532,10 @@ def table(rows: dict[str, dict[str, float | None]], columns: list[str], unit: st
     return "\n".join(lines)
 
 
+def cpu_ratio(results: Results, workload: str, target: str, base: str) -> float | None:
+    return bench_fs.ratio(results.daemon_cpu[workload][target], results.daemon_cpu[workload][base])
+
+
 def print_tables(results: Results) -> None:
     print(table(results.seconds, results.targets, "seconds"))
     for base in BASES:
@@ -509,11 +548,20 @@ def print_tables(results: Results) -> None:
         rows = {w: {t: paired[t][w] for t in paired} for w in results.workloads}
         print("\nmedian of the per-round ratios to native (where a workload ran in two rounds or more)")
         print(table(rows, list(paired), "/ native, paired"))
+    daemons = [t for t in results.targets if any(results.daemon_cpu[w][t] is not None for w in results.workloads)]
+    if daemons:
+        print("\nthe daemon's CPU seconds (user + system, all its threads; the least of the rounds)")
+        print(table(results.daemon_cpu, daemons, "daemon CPU s"))
+        if "pyfuse3_floor" in daemons and len(daemons) > 1:
+            rows = {w: {t: cpu_ratio(results, w, t, "pyfuse3_floor") for t in daemons} for w in results.workloads}
+            print(f"\n{table(rows, daemons, 'CPU / floor')}")
     for target, by_workload in results.requests.items():
         print(f"\nrequests to the {target} daemon (last round)")
         for workload, counts in by_workload.items():
             ops = " ".join(f"{op}={n}" for op, n in counts.items())
-            print(f"{workload:18}{sum(counts.values()):>9}  {ops}")
+            total, cpu = sum(counts.values()), results.daemon_cpu[workload].get(target)
+            per = f"  ({cpu / total * 1e6:.0f} us of daemon CPU a request)" if cpu is not None and total else ""
+            print(f"{workload:18}{total:>9}  {ops}{per}")
 
 
 def report(results: Results, params: dict[str, Any]) -> dict[str, Any]:
@@ -526,6 +574,7 @@ def report(results: Results, params: dict[str, Any]) -> dict[str, Any]:
         },
         "goals": goals(results),
         "requests": {target: results.requests.get(target) for target in results.targets},
+        "daemon_cpu": results.daemon_cpu,
         "options": results.options,
         "params": params,
         "skipped": results.skipped,

@@ -42,6 +42,7 @@ KEYS = {
     "samples",
     "goals",
     "requests",
+    "daemon_cpu",
     "options",
     "params",
     "skipped",
@@ -123,6 +124,16 @@ def test_every_workload_is_timed_on_every_target_that_runs(tmp_path: Path) -> No
         assert by_workload["tar_x"].get("create", 0) > 0 and by_workload["tar_x"].get("write", 0) > 0
         assert by_workload["rm_rf"].get("unlink", 0) > 0 and by_workload["rm_rf"].get("rmdir", 0) > 0
         assert "requests to the omx daemon" in done.stdout
+    # Every FUSE daemon's CPU time, per workload; native and the view have none.
+    daemons = {"passthrough_ll", "pyfuse3_floor", "omx"} & set(measured)
+    assert list(results["daemon_cpu"]) == WORKLOADS
+    for workload, by_target in results["daemon_cpu"].items():
+        assert {t for t, cpu in by_target.items() if cpu is not None} <= daemons, workload
+        assert all(cpu is None or cpu >= 0 for cpu in by_target.values()), workload
+    for target in daemons:
+        assert sum(results["daemon_cpu"][w][target] for w in WORKLOADS) > 0, target
+    if daemons:
+        assert "the daemon's CPU seconds" in done.stdout
     assert lines[0].split() == ["seconds", *targets]  # the table, before the JSON line
     assert list(tmp_path.iterdir()) == [], "the run directory was not removed"
 
