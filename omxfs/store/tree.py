@@ -79,6 +79,11 @@ _fstatfs.argtypes = [ctypes.c_int, ctypes.c_char_p]
 _fstatfs.restype = ctypes.c_int
 
 
+#: st_dev -> whether that filesystem lives in memory (``in_memory``), learned at the first file read there: every
+#: file of a filesystem answers ``RWF_NOWAIT`` alike, so each new open need not be refused once more first
+_MEMORY_DEVICES: dict[int, bool] = {}
+
+
 def in_memory(fd: int) -> bool:
     """Whether the file open as ``fd`` lives in memory (tmpfs, ramfs), so that reading it does not wait for a disk
     (short of swap).
@@ -151,7 +156,10 @@ class OpenFile:
     def read_cached(self, offset: int, size: int) -> bytes | None:
         """The bytes if the page cache holds all of them, else None (read in a thread then): ``RWF_NOWAIT``
         makes the kernel refuse rather than wait for the disk, so a read on the event loop never stalls it.
-        A filesystem that refuses ``RWF_NOWAIT`` itself is read at once if it lives in memory."""
+        A filesystem that refuses ``RWF_NOWAIT`` itself is read at once if it lives in memory (known per device
+        once one of its files was read: ``_MEMORY_DEVICES``)."""
+        if self.memory is None and self.opened is not None:
+            self.memory = _MEMORY_DEVICES.get(self.opened.st_dev)
         if self.memory:
             return self.pread(offset, size)
         buffer = bytearray(size)
@@ -160,6 +168,8 @@ class OpenFile:
         except OSError as exc:
             if exc.errno == errno.EOPNOTSUPP and self.memory is None:
                 self.memory = in_memory(self.fd)
+                if self.opened is not None:
+                    _MEMORY_DEVICES[self.opened.st_dev] = self.memory
                 if self.memory:
                     return self.pread(offset, size)
             if exc.errno in (errno.EAGAIN, errno.EOPNOTSUPP):

@@ -716,6 +716,28 @@ def test_a_store_in_memory_is_read_on_the_loop() -> None:
             os.close(fd)
 
 
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs a tmpfs at /dev/shm")
+def test_a_filesystem_in_memory_is_found_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each open makes a new ``OpenFile``: the second file of a tmpfs store is read at once, without being refused
+    ``RWF_NOWAIT`` and asking the filesystem's type again (every first read of a file did, issue 16)."""
+    from omxfs.store import tree
+
+    asked: list[int] = []
+    in_memory = tree.in_memory
+    monkeypatch.setattr(tree, "in_memory", lambda fd: asked.append(fd) or in_memory(fd))
+    monkeypatch.setattr(tree, "_MEMORY_DEVICES", {})
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as shm:
+        store = StoreTree(Path(shm))
+        for name in ("a.bin", "b.bin"):
+            (Path(shm) / name).write_bytes(name.encode() * 100)
+            file = store.open(PurePosixPath(name), os.O_RDONLY)
+            try:
+                assert file.read_cached(0, 5) == name.encode()
+            finally:
+                file.close()
+    assert len(asked) == 1
+
+
 def test_private_files_keep_their_page_cache_only_while_unchanged(tmp_path: Path) -> None:
     """keep_cache on open exactly when the file is as it was at its last open here; any change drops the cache."""
     from omxfs.fuse.zones.private import PrivateHandler
