@@ -446,10 +446,11 @@ class Operations(pyfuse3.Operations):
         self, inode: int, new_parent_inode: int, new_name: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
         self.requests["link"] += 1
+        child = self._child_once(new_parent_inode, new_name)
 
         def work(caller: Caller) -> pyfuse3.EntryAttributes:
             existing = self.inodes.path(inode)
-            new = self._child(new_parent_inode, new_name)
+            new = child()
             handler = self.router.route_pair(existing, new)
             self._ensure_watched(new_parent_inode)
             handler.link(caller, existing, new)
@@ -457,7 +458,8 @@ class Operations(pyfuse3.Operations):
             return self._remember(new, *self._stat(new, caller), parent=new_parent_inode)
 
         target = f"{self._describe(new_parent_inode, new_name)} -> {self._describe(inode)}"
-        return await self.runner.run("link", Request.of(ctx), target, work)
+        # git links every object it writes to its final name: one system call, on the loop where the zone says so
+        return await self.runner.run("link", Request.of(ctx), target, work, inline=self._inline("link", child))
 
     # -- files -------------------------------------------------------------------------------------------------
 

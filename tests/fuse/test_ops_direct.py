@@ -579,8 +579,9 @@ def test_only_cheap_work_runs_on_the_loop(env: Env) -> None:
     f = PurePosixPath("agents/alice/small")
     assert env.private.inline("getattr", boss, f) and env.private.inline("open", boss, f)
     assert env.private.inline("create", alice, f) and env.private.inline("unlink", alice, f)
+    assert env.private.inline("link", alice, f)
     assert not env.private.inline("create", boss, f)  # a supervisor's change is audited with an fsync
-    assert not env.private.inline("unlink", boss, f)
+    assert not env.private.inline("unlink", boss, f) and not env.private.inline("link", boss, f)
     assert not env.private.inline("truncate", alice, f) and not env.private.inline("rename", alice, f)
     assert not ReadOnlyHandler(env.ws).inline("getxattr", alice, PurePosixPath(".omxfs/config.toml"))
 
@@ -616,6 +617,33 @@ async def test_a_large_file_is_unlinked_in_a_worker_thread(env: Env, monkeypatch
         await env.ops.unlink(await env.walk("agents/bob"), b"other", ctx())  # alice's: refused before any walk
     assert err.value.errno == errno.EACCES and (env.ws.root / "agents/bob/other").exists()
     assert len(removed) == 2
+
+
+@pytest.mark.trio
+async def test_the_owner_s_link_runs_on_the_loop(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git links each object it writes to its final name: the owner's link is one system call, made on the loop;
+    a supervisor's (audited with an fsync) in a worker thread; a link out of the zone is refused either way."""
+    env.ws.private.write("alice", "alice", "tmp_obj", b"x")
+    env.ws.private.write("bob", "bob", "theirs", b"x")
+    made: list[tuple[str, bool]] = []  # (new name, on the loop) of each link the store made
+    link = StoreTree.link
+
+    def spy(tree: StoreTree, existing: PurePosixPath, new: PurePosixPath) -> None:
+        link(tree, existing, new)
+        made.append((new.name, trio.lowlevel.in_trio_run()))
+
+    monkeypatch.setattr(StoreTree, "link", spy)
+    zone = await env.walk("agents/alice")
+    source = await env.walk("agents/alice/tmp_obj")
+    entry = await env.ops.link(source, zone, b"obj", ctx())
+    assert entry.st_nlink == 2 and (env.ws.root / "agents/alice/obj").read_bytes() == b"x"
+    boss = SimpleNamespace(uid=0, gid=0, pid=ALICE, umask=0o022)
+    monkeypatch.setattr(env.ops.runner, "caller", lambda request: Caller("boss", *request))
+    await env.ops.link(source, zone, b"by_boss", boss)
+    assert made == [("obj", True), ("by_boss", False)]
+    with pytest.raises(pyfuse3.FUSEError) as err:
+        await env.ops.link(await env.walk("agents/bob/theirs"), zone, b"stolen", ctx())
+    assert err.value.errno == errno.EACCES and not (env.ws.root / "agents/alice/stolen").exists()
 
 
 def test_only_collaborative_work_that_commits_nothing_runs_on_the_loop(env: Env) -> None:
