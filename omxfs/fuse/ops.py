@@ -391,13 +391,15 @@ class Operations(pyfuse3.Operations):
 
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.requests["rmdir"] += 1
+        child = self._child_once(parent_inode, name)
 
         def work(caller: Caller) -> None:
-            path = self._child(parent_inode, name)
+            path = child()
             self.router.route(path).rmdir(caller, path)
             self.inodes.unlinked(path)
 
-        await self.runner.run("rmdir", Request.of(ctx), self._describe(parent_inode, name), work)
+        inline = self._inline("rmdir", child)
+        await self.runner.run("rmdir", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def symlink(
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext

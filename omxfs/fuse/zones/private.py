@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 AGENTS = ViewPath(layout.AGENTS)
 #: changes that are one or two system calls on the store (when the owner makes them: no audit record to fsync)
-INLINE_CHANGES = frozenset({"open-write", "create", "mkdir", "symlink", "setattr", "setxattr", "unlink"})
+INLINE_CHANGES = frozenset({"open-write", "create", "mkdir", "symlink", "setattr", "setxattr", "unlink", "rmdir"})
 #: an unlink frees the file's blocks: only files up to this size are removed on the loop
 INLINE_UNLINK_SIZE = 1 << 20
 KEEP_CACHE_PATHS = 4096  # files whose last-open signature is remembered for keep_cache
