@@ -35,7 +35,7 @@ from omxfs.fuse.zones.base import ROOT, Attr, Caller
 from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.layout import LayoutHandler
 from omxfs.fuse.zones.private import INLINE_UNLINK_SIZE, PrivateHandler
-from omxfs.fuse.zones.read_only import ReadOnlyHandler
+from omxfs.fuse.zones.read_only import INLINE_LISTING, ReadOnlyHandler
 from omxfs.store import Workspace
 from omxfs.store.tree import StoreTree
 from tests.fuse.conftest import DEADLINE
@@ -653,6 +653,38 @@ async def test_an_owner_s_rmdir_runs_on_the_loop_and_a_supervisor_s_in_a_thread(
             await env.ops.rmdir(zone, b"full", ctx(pid))
         assert err.value.errno == code
     assert (zone_dir / "full/f").exists() and len(removed) == 2
+
+
+@pytest.mark.trio
+async def test_a_small_directory_is_listed_on_the_loop_and_a_large_one_in_a_thread(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing with attributes costs a stat per entry: on the loop only up to ``INLINE_LISTING`` entries. A
+    larger directory gives up there once its names are counted, and is listed whole in a worker thread."""
+    sizes = {"small": 3, "large": INLINE_LISTING + 1}
+    for directory, size in sizes.items():
+        (env.ws.root / "agents/alice" / directory).mkdir()
+        for i in range(size):
+            (env.ws.root / "agents/alice" / directory / f"f{i:04}").write_bytes(b"x" * i)
+    listings: list[tuple[str, bool, bool]] = []  # (directory, on the loop, listed rather than given up)
+    listdir_stats = StoreTree.listdir_stats
+
+    def spy(tree: StoreTree, path: PurePosixPath, most: int | None = None) -> list[tuple[str, os.stat_result]] | None:
+        found = listdir_stats(tree, path, most)
+        listings.append((path.name, trio.lowlevel.in_trio_run(), found is not None))
+        return found
+
+    monkeypatch.setattr(StoreTree, "listdir_stats", spy)
+    taken = {directory: await env.listing(f"agents/alice/{directory}", limit=100) for directory in sizes}
+    assert listings == [("small", True, True), ("large", True, False), ("large", False, True)]
+    for directory, size in sizes.items():
+        assert [name for name, _, _ in taken[directory]] == [f"f{i:04}" for i in range(size)]
+        assert [offset for _, _, offset in taken[directory]] == list(range(1, size + 1))
+    last = taken["large"][-1][1]
+    assert (await env.ops.getattr(last, ctx())).st_size == INLINE_LISTING  # the entries are the files
+    for entries in taken.values():
+        for _, inode, _ in entries:
+            await env.ops.forget([(inode, 1)])
 
 
 def test_only_collaborative_work_that_commits_nothing_runs_on_the_loop(env: Env) -> None:

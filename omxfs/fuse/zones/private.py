@@ -89,9 +89,10 @@ class PrivateHandler(ReadOnlyHandler):
 
         A supervisor's change appends (and fsyncs) an audit record, a truncation or a rename over a file may free
         many blocks: those go to a worker thread. So may the unlink of a large file, which only the unlink's own
-        walk finds out: it then leaves the file and raises ``NotInline`` (see ``unlink``).
+        walk finds out: it then leaves the file and raises ``NotInline`` (see ``unlink``). A listing (``readdir``)
+        likewise gives up on a large directory once it has counted the names (``listdir_attrs``).
         """
-        if op in INLINE_READS or op in ("getxattr", "listxattr"):  # the owner is the path's, no history to read
+        if op in INLINE_READS or op in ("readdir", "getxattr", "listxattr"):  # xattrs: owner from the path, no history
             return True
         return op in INLINE_CHANGES and caller.agent == self.owner_of(path)
 
