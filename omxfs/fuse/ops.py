@@ -391,13 +391,15 @@ class Operations(pyfuse3.Operations):
 
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.requests["rmdir"] += 1
+        child = self._child_once(parent_inode, name)
 
         def work(caller: Caller) -> None:
-            path = self._child(parent_inode, name)
+            path = child()
             self.router.route(path).rmdir(caller, path)
             self.inodes.unlinked(path)
 
-        await self.runner.run("rmdir", Request.of(ctx), self._describe(parent_inode, name), work)
+        inline = self._inline("rmdir", child)
+        await self.runner.run("rmdir", Request.of(ctx), self._describe(parent_inode, name), work, inline=inline)
 
     async def symlink(
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
@@ -590,7 +592,12 @@ class Operations(pyfuse3.Operations):
             # A listing with attributes only where no entry depends on who lists (the caller's scratch files).
             same_for_all = not views_per_caller(type(handler))
             if isinstance(handler, ListsWithAttrs) and same_for_all:
-                listing = await self.runner.run("readdir", d.caller, where, lambda c: handler.listdir_attrs(c, path))
+                # On the loop where the handler says so (``Inline``): its listing raises ``NotInline`` for a large
+                # directory, which the runner then lists in a worker thread.
+                inline = self._inline("readdir", lambda: path)
+                listing = await self.runner.run(
+                    "readdir", d.caller, where, lambda c: handler.listdir_attrs(c, path), inline=inline
+                )
                 d.names, d.attrs = [name for name, _ in listing], [attr for _, attr in listing]
             else:
                 d.names = await self.runner.run("readdir", d.caller, where, lambda c: handler.listdir(c, path))

@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import itertools
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -261,11 +262,19 @@ class StoreTree:
         with self.directory(path) as fd, os_errors(path):
             return sorted(os.listdir(fd))
 
-    def listdir_stats(self, path: PurePosixPath) -> list[tuple[str, os.stat_result]]:
+    def listdir_stats(self, path: PurePosixPath, most: int | None = None) -> list[tuple[str, os.stat_result]] | None:
         """Names with their lstat, sorted, all through one descriptor of the directory: a listing costs one walk
-        from the store root instead of one per entry. Entries that vanish meanwhile are left out."""
+        from the store root instead of one per entry. Entries that vanish meanwhile are left out.
+
+        With ``most``: None if the directory holds more than ``most`` entries. The names are counted before any is
+        stat'ed, and reading a name costs a fraction of its stat, so giving up on a large directory costs little."""
         found: list[tuple[str, os.stat_result]] = []
-        with self.directory(path) as fd, os_errors(path), os.scandir(fd) as entries:
+        with self.directory(path) as fd, os_errors(path), os.scandir(fd) as scan:
+            entries: Iterable[os.DirEntry[str]] = scan
+            if most is not None:
+                entries = list(itertools.islice(scan, most + 1))
+                if len(entries) > most:
+                    return None
             for entry in entries:
                 with contextlib.suppress(FileNotFoundError):
                     found.append((entry.name, entry.stat(follow_symlinks=False)))

@@ -1,12 +1,14 @@
 """The Operations called directly, no mount (STYLE lesson 4): lookup counts, readdir offsets, errno mapping.
 
 Fake request contexts name fake processes in a fake ``/proc``: pid 1 is alice, 2 bob, 3 claims a malformed
-name, 4 an unknown one. Every test ends with the inode table's invariant check, as s3ql ends with fsck.
+name, 4 an unknown one, 5 the supervisor boss. Every test ends with the inode table's invariant check, as s3ql
+ends with fsck.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import stat
@@ -33,13 +35,13 @@ from omxfs.fuse.zones.base import ROOT, Attr, Caller
 from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.layout import LayoutHandler
 from omxfs.fuse.zones.private import INLINE_UNLINK_SIZE, PrivateHandler
-from omxfs.fuse.zones.read_only import ReadOnlyHandler
+from omxfs.fuse.zones.read_only import INLINE_LISTING, ReadOnlyHandler
 from omxfs.store import Workspace
 from omxfs.store.tree import StoreTree
 from tests.fuse.conftest import DEADLINE
 from tests.fuse.test_identity import fake_process
 
-ALICE, BOB, MALFORMED, UNKNOWN = 1, 2, 3, 4
+ALICE, BOB, MALFORMED, UNKNOWN, BOSS = 1, 2, 3, 4, 5
 
 
 def ctx(pid: int = ALICE) -> pyfuse3.RequestContext:
@@ -115,6 +117,7 @@ def env(tmp_path: Path) -> Iterator[Env]:
     fake_process(proc, BOB, {"OMX_AGENT": "bob"})
     fake_process(proc, MALFORMED, {"OMX_AGENT": "Bad_Name"})
     fake_process(proc, UNKNOWN, {"OMX_AGENT": "mallory"})
+    fake_process(proc, BOSS, {"OMX_AGENT": "boss"})
     read_only = ReadOnlyHandler(ws)
     private = PrivateHandler(ws)
     router = Router(LayoutHandler(ws), private, read_only, read_only, read_only, read_only)
@@ -644,6 +647,72 @@ async def test_the_owner_s_link_runs_on_the_loop(env: Env, monkeypatch: pytest.M
     with pytest.raises(pyfuse3.FUSEError) as err:
         await env.ops.link(await env.walk("agents/bob/theirs"), zone, b"stolen", ctx())
     assert err.value.errno == errno.EACCES and not (env.ws.root / "agents/alice/stolen").exists()
+
+
+@pytest.mark.trio
+async def test_an_owner_s_rmdir_runs_on_the_loop_and_a_supervisor_s_in_a_thread(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owner's rmdir is one system call: on the loop. A supervisor's appends and fsyncs an audit record: in a
+    worker thread, audited with the process that asked. A refusal keeps its errno either way."""
+    zone_dir = env.ws.root / "agents/alice"
+    for name in ("mine", "bosses", "full"):
+        (zone_dir / name).mkdir()
+    (zone_dir / "full/f").write_bytes(b"")
+    removed: list[tuple[str, bool]] = []  # (name, on the loop) of each directory the store removed
+    rmdir = StoreTree.rmdir
+
+    def spy(tree: StoreTree, path: PurePosixPath) -> None:
+        rmdir(tree, path)
+        removed.append((path.name, trio.lowlevel.in_trio_run()))
+
+    monkeypatch.setattr(StoreTree, "rmdir", spy)
+    zone = await env.walk("agents/alice")
+    await env.ops.rmdir(zone, b"mine", ctx())
+    await env.ops.rmdir(zone, b"bosses", ctx(BOSS))
+    assert removed == [("mine", True), ("bosses", False)]
+    assert sorted(os.listdir(zone_dir)) == ["full"]
+    audit = [json.loads(line) for line in (env.ws.meta / "logs/audit.jsonl").read_text().splitlines()]
+    assert [(a["agent"], a["action"], a["path"], a["pid"]) for a in audit] == [
+        ("boss", "rmdir", "agents/alice/bosses", BOSS)
+    ]
+    for pid, code in ((ALICE, errno.ENOTEMPTY), (BOB, errno.EACCES)):
+        with pytest.raises(pyfuse3.FUSEError) as err:
+            await env.ops.rmdir(zone, b"full", ctx(pid))
+        assert err.value.errno == code
+    assert (zone_dir / "full/f").exists() and len(removed) == 2
+
+
+@pytest.mark.trio
+async def test_a_small_directory_is_listed_on_the_loop_and_a_large_one_in_a_thread(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing with attributes costs a stat per entry: on the loop only up to ``INLINE_LISTING`` entries. A
+    larger directory gives up there once its names are counted, and is listed whole in a worker thread."""
+    sizes = {"small": 3, "large": INLINE_LISTING + 1}
+    for directory, size in sizes.items():
+        (env.ws.root / "agents/alice" / directory).mkdir()
+        for i in range(size):
+            (env.ws.root / "agents/alice" / directory / f"f{i:04}").write_bytes(b"x" * i)
+    listings: list[tuple[str, bool, bool]] = []  # (directory, on the loop, listed rather than given up)
+    listdir_stats = StoreTree.listdir_stats
+
+    def spy(tree: StoreTree, path: PurePosixPath, most: int | None = None) -> list[tuple[str, os.stat_result]] | None:
+        found = listdir_stats(tree, path, most)
+        listings.append((path.name, trio.lowlevel.in_trio_run(), found is not None))
+        return found
+
+    monkeypatch.setattr(StoreTree, "listdir_stats", spy)
+    taken = {directory: await env.listing(f"agents/alice/{directory}", limit=100) for directory in sizes}
+    assert listings == [("small", True, True), ("large", True, False), ("large", False, True)]
+    for directory, size in sizes.items():
+        assert [name for name, _, _ in taken[directory]] == [f"f{i:04}" for i in range(size)]
+        assert [offset for _, _, offset in taken[directory]] == list(range(1, size + 1))
+    last = taken["large"][-1][1]
+    assert (await env.ops.getattr(last, ctx())).st_size == INLINE_LISTING  # the entries are the files
+    for entries in taken.values():
+        for _, inode, _ in entries:
+            await env.ops.forget([(inode, 1)])
 
 
 def test_only_collaborative_work_that_commits_nothing_runs_on_the_loop(env: Env) -> None:

@@ -1,8 +1,9 @@
-"""``StoreTree``'s creations with exactly the mode asked for, whatever the daemon's umask, and its unlink that
-leaves a large file for a worker thread."""
+"""``StoreTree``'s creations with exactly the mode asked for, whatever the daemon's umask, and its unlink and
+listing that leave a large file or directory for a worker thread."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -78,6 +79,39 @@ def test_unlink_leaves_a_file_larger_than_asked(tmp_path: Path) -> None:
     assert store.unlink(PurePosixPath("big")) is True and not (tmp_path / "big").exists()
     with pytest.raises(NotFound):
         store.unlink(PurePosixPath("big"), 100)
+
+
+def test_a_listing_gives_up_on_a_directory_larger_than_asked_before_any_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Giving up must cost little, whatever the directory's size: the names are counted, no entry is stat'ed."""
+    (tmp_path / "d").mkdir()
+    for i in range(5):
+        (tmp_path / "d" / f"f{i}").write_bytes(b"x" * i)
+    stats: list[str] = []
+    real_scandir = os.scandir
+
+    class Counted:
+        def __init__(self, entry: os.DirEntry[str]) -> None:
+            self.entry, self.name = entry, entry.name
+
+        def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+            stats.append(self.name)
+            return self.entry.stat(follow_symlinks=follow_symlinks)
+
+    @contextlib.contextmanager
+    def scandir(fd: int) -> Iterator[Iterator[Counted]]:
+        with real_scandir(fd) as entries:
+            yield (Counted(entry) for entry in entries)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    store, d = StoreTree(tmp_path), PurePosixPath("d")
+    assert store.listdir_stats(d, 4) is None and stats == []
+    for most in (5, None):
+        listed = store.listdir_stats(d, most)
+        assert listed is not None and [(name, st.st_size) for name, st in listed] == [(f"f{i}", i) for i in range(5)]
+    with pytest.raises(NotFound):
+        store.listdir_stats(PurePosixPath("gone"), 4)
 
 
 @pytest.fixture(params=["fchmodat2", "glibc"])

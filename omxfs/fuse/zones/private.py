@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
 AGENTS = ViewPath(layout.AGENTS)
 #: changes that are one or two system calls on the store (when the owner makes them: no audit record to fsync)
-INLINE_CHANGES = frozenset({"open-write", "create", "mkdir", "symlink", "link", "setattr", "setxattr", "unlink"})
+INLINE_CHANGES = frozenset(
+    {"open-write", "create", "mkdir", "symlink", "link", "setattr", "setxattr", "unlink", "rmdir"}
+)
 #: an unlink frees the file's blocks: only files up to this size are removed on the loop
 INLINE_UNLINK_SIZE = 1 << 20
 KEEP_CACHE_PATHS = 4096  # files whose last-open signature is remembered for keep_cache
@@ -89,9 +91,10 @@ class PrivateHandler(ReadOnlyHandler):
 
         A supervisor's change appends (and fsyncs) an audit record, a truncation or a rename over a file may free
         many blocks: those go to a worker thread. So may the unlink of a large file, which only the unlink's own
-        walk finds out: it then leaves the file and raises ``NotInline`` (see ``unlink``).
+        walk finds out: it then leaves the file and raises ``NotInline`` (see ``unlink``). A listing (``readdir``)
+        likewise gives up on a large directory once it has counted the names (``listdir_attrs``).
         """
-        if op in INLINE_READS or op in ("getxattr", "listxattr"):  # the owner is the path's, no history to read
+        if op in INLINE_READS or op in ("readdir", "getxattr", "listxattr"):  # xattrs: owner from the path, no history
             return True
         return op in INLINE_CHANGES and caller.agent == self.owner_of(path)
 

@@ -12,7 +12,10 @@ import os
 import stat
 from dataclasses import dataclass
 
+import trio
+
 from omxfs.errors import NoAttribute, OmxError
+from omxfs.fuse.capabilities import NotInline
 from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath, read_only
 from omxfs.store.layout import COLLABORATIVE, CONFLICTS, OMX_XATTRS, OWNER, USER_XATTRS, VERSION_FILE, VERSIONS
 from omxfs.store.tree import OpenFile, StoreTree, is_write
@@ -20,6 +23,10 @@ from omxfs.store.workspace import Workspace
 
 #: what a lookup, stat, access check or readlink costs here: one walk and one system call, no lock
 INLINE_READS = frozenset({"lookup", "getattr", "access", "opendir", "readlink", "open"})
+#: a listing with attributes costs a stat and an ``Attr`` per entry, about 5 us: a directory of up to this many
+#: entries is listed on the loop where a handler lists there. That keeps the loop at most 1-2 ms, less than a worker
+#: thread holding the GIL may keep it waiting anyway (``sys.getswitchinterval()``, 5 ms); a larger one goes there
+INLINE_LISTING = 256
 
 
 def attr_of(st: os.stat_result, *, stable: bool = False) -> Attr:
@@ -139,10 +146,18 @@ class ReadOnlyHandler:
         return self.tree.listdir(path)
 
     def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
-        """The listing with every entry's attributes (``ListsWithAttrs``): what readdirplus needs, at once."""
+        """The listing with every entry's attributes (``ListsWithAttrs``): what readdirplus needs, at once.
+
+        On the loop (where ``inline("readdir")`` sends it) only a directory of up to ``INLINE_LISTING`` entries is
+        listed: a larger one raises ``NotInline`` once its names are counted, and the runner lists it in a thread.
+        """
+        most = INLINE_LISTING if trio.lowlevel.in_trio_run() else None  # a worker thread has no trio run
+        listing = self.tree.listdir_stats(path, most)
+        if listing is None:
+            raise NotInline(f"{path}: more than {INLINE_LISTING} entries")
         return [
             (name, attr_of(st, stable=self.is_stable((*path.parts, name), st)))
-            for name, st in self.tree.listdir_stats(path)
+            for name, st in listing
             if self.shown(path, name)
         ]
 
