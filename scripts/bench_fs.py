@@ -511,8 +511,8 @@ def passthrough_ll_command(binary: Path, source: Path, mountpoint: Path, *option
     return [str(binary), "-f", *options, "-o", f"source={source}", str(mountpoint)]
 
 
-def floor_command(source: Path, mountpoint: Path) -> list[str]:
-    return [sys.executable, str(FLOOR_SCRIPT), str(source), str(mountpoint)]
+def floor_command(source: Path, mountpoint: Path, xattr: bool = False) -> list[str]:
+    return [sys.executable, str(FLOOR_SCRIPT), *(["--xattr"] if xattr else []), str(source), str(mountpoint)]
 
 
 def run_passthrough_ll(

@@ -9,6 +9,9 @@ under the same machine load:
 - ``passthrough_ll`` and ``pyfuse3_floor``: libfuse's C example and the do-nothing pyfuse3 + trio daemon, each over
   a plain directory of its own, mounted exactly as ``bench_fs.py`` mounts them (its docstring says why they are the
   yardsticks: the limit of FUSE, and the floor of the binding);
+- ``pyfuse3_floor_xattr``: the floor with xattrs (``pyfuse3_floor.py --xattr``, as passthrough_ll's ``-o xattr``):
+  it receives the xattr requests omx must answer and the other two refuse once with ENOSYS, the kernel's
+  ``security.capability`` before every write among them;
 - ``omx``: the private zone ``agents/bench/`` of a fresh workspace mounted with ``omxfs mount WS MNT --as bench``;
 - ``view``: ``agents/bench/`` of a fresh (unmounted) workspace seen from inside ``omxfs run WS --as bench --
   bash -c SCRIPT``, where it is the store's own directory bound into the view (issue 14); the interpreter's
@@ -55,25 +58,26 @@ settings (``safe.directory=*``, an author) and pip's offline ones are exported b
 the caller's configuration (or of the view's empty home) changes the work.
 
 Output: progress on stderr; a table of seconds (workload x target), the ratios of every target to ``native``,
-``passthrough_ll`` and ``pyfuse3_floor`` and the median per-round ratios to ``native`` on stdout, then ONE JSON
-line: ``seconds`` ({workload: {target: s}}), ``ratio_vs_native``, ``ratio_vs_passthrough_ll``,
-``ratio_vs_pyfuse3_floor`` ({target: {workload: ratio}}), ``median_round_ratio_vs_native`` (the same shape;
-``null`` for a workload timed in fewer than two rounds), ``samples`` ({workload: {target: [s, one a round]}}),
-``goals`` (issue 14: the view within 1.1x of native on every workload; issue 16: omx within 1.5x of
-passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is over 1.5x passthrough_ll; ``null``
-when a side did not run), ``requests`` ({target: {workload: {operation: count}}} of the last round, for omx,
-whose daemon counts its requests (issue 16): the script reads the mount root's xattr ``user.omx.requests`` with
-``getfattr`` right outside each timed command, so a count may include a request of ``getfattr`` itself; ``null``
-for the other targets; also printed as a table after the ratios), ``daemon_cpu`` ({workload: {target: CPU
-seconds}}: the user and system time of each FUSE daemon during the command, every thread, read by the script
-from ``/proc/PID/stat`` outside the timed reads; the least of the rounds; ``null`` for native and the view, which
-have no daemon; printed with its ratio to the floor's: the daemon is what limits this work, and its CPU time
-moves far less with the machine's load than the seconds do), ``options`` (how each target ran), ``params``
-(rounds, inputs, load average before and after) and ``skipped`` and ``failed`` ({target: why}). Exits 1 if a
-target failed, 0 otherwise (a missed goal is not a failure).
+``passthrough_ll``, ``pyfuse3_floor`` and ``pyfuse3_floor_xattr`` and the median per-round ratios to ``native`` on
+stdout, then ONE JSON line: ``seconds`` ({workload: {target: s}}), ``ratio_vs_native``, ``ratio_vs_passthrough_ll``,
+``ratio_vs_pyfuse3_floor``, ``ratio_vs_pyfuse3_floor_xattr`` ({target: {workload: ratio}}),
+``median_round_ratio_vs_native`` (the same shape; ``null`` for a workload timed in fewer than two rounds),
+``samples`` ({workload: {target: [s, one a round]}}), ``goals`` (issue 14: the view within 1.1x of native on every
+workload; issue 16: omx within 1.5x of passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is
+over 1.5x passthrough_ll; ``null`` when a side did not run), ``requests`` ({target: {workload: {operation: count}}}
+of the last round, for omx, whose daemon counts its requests (issue 16): the script reads the mount root's xattr
+``user.omx.requests`` with ``getfattr`` right outside each timed command, so a count may include a request of
+``getfattr`` itself; ``null`` for the other targets; also printed as a table after the ratios), ``daemon_cpu``
+({workload: {target: CPU seconds}}: the user and system time of each FUSE daemon during the command, every thread,
+read by the script from ``/proc/PID/stat`` outside the timed reads; the least of the rounds; ``null`` for native and
+the view, which have no daemon; printed with its ratio to the floor's: the daemon is what limits this work, and its
+CPU time moves far less with the machine's load than the seconds do), ``options`` (how each target ran), ``params``
+(rounds, inputs, load average before and after) and ``skipped`` and ``failed`` ({target: why}). Exits 1 if a target
+failed, 0 otherwise (a missed goal is not a failure).
 Mounts are unmounted on every exit, Ctrl-C and SIGTERM included; the run directory is removed unless ``--keep``.
 
-    .venv/bin/python scripts/bench_real.py [--targets native,passthrough_ll,pyfuse3_floor,omx,view]
+    .venv/bin/python scripts/bench_real.py
+        [--targets native,passthrough_ll,pyfuse3_floor,pyfuse3_floor_xattr,omx,view]
         [--workloads tar_x,git_commit,...] [--repeat 3] [--venv-rounds 1] [--small] [--keep] [--workdir DIR]
 """
 
@@ -105,8 +109,8 @@ from bench_real_inputs import GREP_WORD, Inputs, make_inputs
 
 from omxfs.store.layout import REQUESTS
 
-TARGETS = ("native", "passthrough_ll", "pyfuse3_floor", "omx", "view")
-BASES = ("native", "passthrough_ll", "pyfuse3_floor")  # what ratios are taken against
+TARGETS = ("native", "passthrough_ll", "pyfuse3_floor", "pyfuse3_floor_xattr", "omx", "view")
+BASES = ("native", "passthrough_ll", "pyfuse3_floor", "pyfuse3_floor_xattr")  # what ratios are taken against
 #: the tree's workloads, in the order they run; each works on what the ones before it left
 TREE = ("tar_x", "git_commit", "git_status", "git_status_later", "grep_r", "cp_a_git", "rm_rf")
 WORKLOADS = (*TREE, "make_j2", "venv_pip")
@@ -432,6 +436,14 @@ def pyfuse3_floor(results: Results, run_dir: Path, build_dir: Path) -> AbstractC
     return fuse_peer(results, run_dir, "pyfuse3_floor", bench_fs.floor_command, how)
 
 
+def pyfuse3_floor_xattr(results: Results, run_dir: Path, build_dir: Path) -> AbstractContextManager[Place]:
+    """The floor with xattrs (``--xattr``): it receives the xattr requests omx must answer, which the other
+    yardsticks refuse once with ENOSYS (the kernel's ``security.capability`` before every write among them)."""
+    how = f"pyfuse3 {bench_fs.pyfuse3_version()} + trio, with xattrs"
+    command_for = functools.partial(bench_fs.floor_command, xattr=True)
+    return fuse_peer(results, run_dir, "pyfuse3_floor_xattr", command_for, how)
+
+
 @contextlib.contextmanager
 def omx(results: Results, run_dir: Path, build_dir: Path) -> Iterator[Place]:
     ws, mountpoint = run_dir / "omx-ws", run_dir / "omx-mnt"
@@ -467,7 +479,14 @@ def view(results: Results, run_dir: Path, build_dir: Path) -> Iterator[Place]:
     yield Place(ws / "agents" / bench_fs.AGENT, wrap)
 
 
-PLACES = {"native": native, "passthrough_ll": passthrough_ll, "pyfuse3_floor": pyfuse3_floor, "omx": omx, "view": view}
+PLACES = {
+    "native": native,
+    "passthrough_ll": passthrough_ll,
+    "pyfuse3_floor": pyfuse3_floor,
+    "pyfuse3_floor_xattr": pyfuse3_floor_xattr,
+    "omx": omx,
+    "view": view,
+}
 
 
 # -- the report -------------------------------------------------------------------------------------------------

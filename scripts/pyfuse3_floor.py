@@ -17,10 +17,16 @@ are not implemented: pyfuse3 answers ENOSYS and the kernel stops asking, as it d
 Flush is a no-op (passthrough_ll's is ``close(dup(fh))``), and listings leave out ``.`` and ``..`` (two entries,
 never looked up).
 
+``--xattr`` adds extended attributes, as passthrough_ll's ``-o xattr`` does (through ``/proc/self/fd/N``): the
+kernel then asks ``security.capability`` before every write, and ``cp -a`` copies xattrs, requests omx must
+answer (it keeps ``user.*`` attributes) and the floor without xattrs never gets. ``bench_real.py``'s target
+``pyfuse3_floor_xattr`` mounts it: the cost of the binding for the requests omx receives.
+
 Every handler runs inline on the trio loop of ``pyfuse3.main()`` with its default tasks, as omx's does: no
 threads, no awaits, as few Python statements per request as the job allows. A failed call answers its errno.
 
-    python scripts/pyfuse3_floor.py SOURCE MOUNTPOINT   # foreground; SIGTERM, SIGINT or fusermount3 -u unmounts
+    python scripts/pyfuse3_floor.py [--xattr] SOURCE MOUNTPOINT   # foreground; SIGTERM, SIGINT or fusermount3 -u
+                                                                  # unmounts
 """
 
 from __future__ import annotations
@@ -234,6 +240,37 @@ class Floor(pyfuse3.Operations):
         return data
 
 
+class XattrFloor(Floor):
+    """The floor with passthrough_ll's ``-o xattr``: every xattr call on the node's ``/proc/self/fd/N``."""
+
+    def _node(self, inode: int) -> str:
+        return f"/proc/self/fd/{self.fds[inode]}"
+
+    async def getxattr(self, inode: int, name: bytes, ctx: Ctx) -> bytes:
+        try:
+            return os.getxattr(self._node(inode), name)
+        except OSError as exc:
+            raise error(exc) from None
+
+    async def setxattr(self, inode: int, name: bytes, value: bytes, ctx: Ctx) -> None:
+        try:
+            os.setxattr(self._node(inode), name, value)
+        except OSError as exc:
+            raise error(exc) from None
+
+    async def listxattr(self, inode: int, ctx: Ctx) -> Sequence[bytes]:
+        try:
+            return [os.fsencode(name) for name in os.listxattr(self._node(inode))]
+        except OSError as exc:
+            raise error(exc) from None
+
+    async def removexattr(self, inode: int, name: bytes, ctx: Ctx) -> None:
+        try:
+            os.removexattr(self._node(inode), name)
+        except OSError as exc:
+            raise error(exc) from None
+
+
 async def terminate_on(signals: AsyncIterator[int]) -> None:
     async for _ in signals:
         pyfuse3.terminate()  # main() returns, and serve() unmounts
@@ -253,12 +290,15 @@ async def serve(ops: Floor, mountpoint: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    xattr = argv[:1] == ["--xattr"]
+    if xattr:
+        argv = argv[1:]
     if len(argv) != 2:
-        print("usage: pyfuse3_floor.py SOURCE MOUNTPOINT", file=sys.stderr)
+        print("usage: pyfuse3_floor.py [--xattr] SOURCE MOUNTPOINT", file=sys.stderr)
         return 2
     os.umask(0)  # the kernel has applied the caller's umask to every mode we get
     try:
-        ops = Floor(argv[0])
+        ops = (XattrFloor if xattr else Floor)(argv[0])
     except OSError as exc:
         print(f"pyfuse3_floor: cannot open the source: {exc}", file=sys.stderr)
         return 1

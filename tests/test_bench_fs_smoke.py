@@ -220,8 +220,9 @@ def load_bench() -> ModuleType:
 
 
 @contextlib.contextmanager
-def floor_daemon(tmp_path: Path) -> Iterator[tuple[Path, Path, subprocess.Popen[bytes]]]:
-    """``pyfuse3_floor.py SRC MNT`` in a subprocess, once MNT is mounted and answers; always reaped and unmounted.
+def floor_daemon(tmp_path: Path, *options: str) -> Iterator[tuple[Path, Path, subprocess.Popen[bytes]]]:
+    """``pyfuse3_floor.py [OPTIONS] SRC MNT`` in a subprocess, once MNT is mounted and answers; always reaped and
+    unmounted.
 
     On a clean exit from the block the daemon must still run (unless the block stopped it) and have logged nothing.
     """
@@ -231,7 +232,7 @@ def floor_daemon(tmp_path: Path) -> Iterator[tuple[Path, Path, subprocess.Popen[
     mountpoint.mkdir()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, str(FLOOR), str(source), str(mountpoint)],
+            [sys.executable, str(FLOOR), *options, str(source), str(mountpoint)],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -265,6 +266,28 @@ def write_file(path: Path, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+@pytest.mark.skipif(floor_missing() is not None, reason=str(floor_missing()))
+def test_floor_daemon_with_xattrs_passes_them_through(tmp_path: Path) -> None:
+    """``--xattr``: the floor of bench_real's ``pyfuse3_floor_xattr``, which gets the xattr requests omx must answer;
+    without it the kernel hears ENOSYS once and refuses every xattr call itself."""
+    with floor_daemon(tmp_path, "--xattr") as (source, mnt, _):
+        write_file(mnt / "f", b"x")
+        os.setxattr(mnt / "f", "user.k", b"v")
+        assert os.getxattr(source / "f", "user.k") == b"v" == os.getxattr(mnt / "f", "user.k")
+        assert "user.k" in os.listxattr(mnt / "f")
+        os.removexattr(mnt / "f", "user.k")
+        assert "user.k" not in os.listxattr(source / "f")
+        with pytest.raises(OSError) as err:
+            os.getxattr(mnt / "f", "user.k")
+        assert err.value.errno == errno.ENODATA
+    (tmp_path / "plain").mkdir()
+    with floor_daemon(tmp_path / "plain") as (source, mnt, _):
+        write_file(mnt / "f", b"x")
+        with pytest.raises(OSError) as err:
+            os.setxattr(mnt / "f", "user.k", b"v")
+        assert err.value.errno == errno.EOPNOTSUPP
 
 
 @pytest.mark.skipif(floor_missing() is not None, reason=str(floor_missing()))

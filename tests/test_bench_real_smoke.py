@@ -38,6 +38,7 @@ KEYS = {
     "ratio_vs_native",
     "ratio_vs_passthrough_ll",
     "ratio_vs_pyfuse3_floor",
+    "ratio_vs_pyfuse3_floor_xattr",
     "median_round_ratio_vs_native",
     "samples",
     "goals",
@@ -56,7 +57,7 @@ def working_targets() -> list[str]:
     if fuse_missing() is None:
         targets.append("passthrough_ll")
     if floor_missing() is None:
-        targets.append("pyfuse3_floor")
+        targets += ["pyfuse3_floor", "pyfuse3_floor_xattr"]
     if fuse_missing() is None and omx_mount_missing() is None:
         targets.append("omx")
     return [*targets, "view"]
@@ -125,7 +126,7 @@ def test_every_workload_is_timed_on_every_target_that_runs(tmp_path: Path) -> No
         assert by_workload["rm_rf"].get("unlink", 0) > 0 and by_workload["rm_rf"].get("rmdir", 0) > 0
         assert "requests to the omx daemon" in done.stdout
     # Every FUSE daemon's CPU time, per workload; native and the view have none.
-    daemons = {"passthrough_ll", "pyfuse3_floor", "omx"} & set(measured)
+    daemons = {"passthrough_ll", "pyfuse3_floor", "pyfuse3_floor_xattr", "omx"} & set(measured)
     assert list(results["daemon_cpu"]) == WORKLOADS
     for workload, by_target in results["daemon_cpu"].items():
         assert {t for t, cpu in by_target.items() if cpu is not None} <= daemons, workload
