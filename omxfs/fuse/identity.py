@@ -58,25 +58,13 @@ def parse_environ(data: bytes) -> dict[bytes, bytes]:
     return env
 
 
-def parse_image_key(stat_line: bytes) -> tuple[int, int, int]:
-    """Fields 22 (starttime), 48 and 49 (arg_start, arg_end) of ``/proc/<pid>/stat``: one process image.
-
-    Field 2 is the command name in parentheses and may itself contain spaces and parentheses, so the fields
-    are counted from the last ``)``: ``fields[0]`` is field 3.
-    """
-    _, paren, rest = stat_line.rpartition(b")")
-    fields = rest.split()
-    if not paren or len(fields) < 47:
-        raise ValueError(f"unexpected /proc stat line: {stat_line[:80]!r}")
-    return int(fields[19]), int(fields[45]), int(fields[46])
-
-
 def split_image(stat_line: bytes) -> tuple[bytes, bytes]:
     """A ``/proc/<pid>/stat`` line's field 22 (starttime), and its end from field 48 on with the space before it
     (``arg_start`` … ``env_end``, ``exit_code``: what ``exec`` changes), as raw bytes: nothing is parsed.
 
-    Counted from the last ``)``, as ``parse_image_key`` does. Fields are numbers separated by one space, so a later
-    line that ends with this end has the same fields 48 on (the space keeps ``123`` from matching ``9123``).
+    Field 2 is the command name in parentheses and may itself contain spaces and parentheses, so the fields are
+    counted from the last ``)``. Fields are numbers separated by one space, so a later line that ends with this end
+    has the same fields 48 on (the space keeps ``123`` from matching ``9123``).
     """
     _, paren, rest = stat_line.rpartition(b")")
     fields = rest.split(None, 45)  # fields 3 to 47, then the rest as written

@@ -16,7 +16,6 @@ from omxfs.fuse.identity import (
     FixedIdentity,
     IdentityResolver,
     parse_environ,
-    parse_image_key,
     split_image,
 )
 from omxfs.store.config import Config
@@ -53,13 +52,6 @@ def resolver(proc: Path, default: str = "alice", config: Config = CONFIG, **kw: 
 def test_parse_environ_is_nul_separated_and_first_definition_wins() -> None:
     env = parse_environ(b"A=1\0OMX_AGENT=bob\0OMX_AGENT=eve\0junk\0B=x=y")
     assert env == {b"A": b"1", b"OMX_AGENT": b"bob", b"B": b"x=y"}
-
-
-def test_parse_image_key_counts_fields_after_the_command_name() -> None:
-    line = b"42 (a) (b c)) S " + b" ".join(str(n).encode() for n in range(4, 53))  # field n holds n
-    assert parse_image_key(line) == (22, 48, 49)
-    with pytest.raises(ValueError):
-        parse_image_key(b"42 (truncated")
 
 
 def test_split_image_gives_the_raw_start_time_and_the_end_from_field_48() -> None:

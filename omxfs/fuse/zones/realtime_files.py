@@ -37,7 +37,7 @@ from omxfs.crdt import CRDT, Document, LWWMap
 from omxfs.crdt.rga import RGABase
 from omxfs.crdt.text_diff import Span, diff_spans
 from omxfs.errors import InvalidInput, NotFound
-from omxfs.fuse.identity import parse_image_key
+from omxfs.fuse.identity import split_image
 from omxfs.store.realtime import StateView
 from omxfs.store.workspace import Workspace
 
@@ -88,7 +88,7 @@ def process_key(pid: int) -> Hashable:
     """One process image: pid, start time and exec (a recycled pid or an exec'd program is another writer)."""
     try:
         with open(f"/proc/{pid}/stat", "rb", buffering=0) as f:
-            return (pid, *parse_image_key(f.read(4096)))
+            return (pid, *split_image(f.read(4096)))
     except (OSError, ValueError):
         return (pid,)
 
