@@ -51,7 +51,7 @@ def _now(times: tuple[int, int] | None) -> bool:
     return all(abs(clock - t) < NOW_WINDOW_NS for t in times)
 
 
-def _drops_set_id(st: os.stat_result, mode: int | None) -> bool:
+def _drops_set_id(st: os.stat_result | None, mode: int | None) -> bool:
     """Whether ``mode`` is the file's mode with its set-user/group-ID bits cleared: what the kernel asks (as the
     writer) before a write or truncate by a user other than the owner. The store would clear them itself for a
     write made by that user; the daemon writes as root, so it clears them as root, once the writer has shown it
@@ -59,6 +59,7 @@ def _drops_set_id(st: os.stat_result, mode: int | None) -> bool:
     set_id = stat.S_ISUID | stat.S_ISGID
     return (
         mode is not None
+        and st is not None  # not stat'ed: no mode was given
         and stat.S_ISREG(st.st_mode)
         and bool(st.st_mode & set_id)
         and stat.S_IMODE(mode) == stat.S_IMODE(st.st_mode) & ~set_id
@@ -200,9 +201,7 @@ class PrivateZone:
                     path, mode=mode, times_ns=times, owner=chown, now=user is not None and _now(times)
                 )
             except OSFailure as exc:
-                if exc.errno != errno.EPERM or user is None or times or chown or st is None:
-                    raise
-                if not _drops_set_id(st, mode):
+                if exc.errno != errno.EPERM or user is None or times or chown or not _drops_set_id(st, mode):
                     raise
                 self.tree.open(path, os.O_WRONLY).close()  # only a user who may write the file drops its set-ID bits
                 drop_set_id = True
