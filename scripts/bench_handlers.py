@@ -9,9 +9,14 @@ omx daemon is built as ``omxfs mount`` builds it (``daemon.build_ops``: identity
 the store watch where the store is local), over a store held by descriptor as the daemon holds it; the floor works
 on a plain directory beside it. Rounds alternate between the two and the best round of each operation counts.
 
+It also times, alone in a loop, the two things SPEC has omx do for every request whatever else it does (``DUTIES``:
+name the caller, and walk the store beneath its root without following links, here for a stat), beside a bare
+``lstat`` by directory descriptor: a lower bound of omx's handler cost, since a step timed alone runs from warm
+caches.
+
     python scripts/bench_handlers.py [--files N] [--rounds R] [--workdir DIR]
 
-Prints a table of microseconds per call and omx/floor, then one JSON line.
+Prints a table of microseconds per call and omx/floor, the duties, then one JSON line.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Awaitable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
+from pathlib import Path, PurePosixPath
 from types import ModuleType, SimpleNamespace
 from typing import Any, cast
 
@@ -35,6 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from omxfs.fuse.daemon import build_ops  # noqa: E402  (the repository's own code, not an installed copy)
+from omxfs.fuse.entries import Request  # noqa: E402
 from omxfs.fuse.inodes import ROOT_INODE  # noqa: E402
 from omxfs.store import Workspace  # noqa: E402
 
@@ -52,6 +58,8 @@ OPERATIONS = (
     "flush_release_read",
     "unlink",
 )
+
+DUTIES = ("name_the_caller", "stat_beneath_the_store_root", "bare_lstat_by_directory_fd")
 
 Ops = Any  # omx's Operations or the floor's: the same pyfuse3 methods
 
@@ -112,14 +120,36 @@ async def cycle(ops: Ops, directory: int, names: list[bytes]) -> dict[str, float
     return spent
 
 
+def duties(omx: Ops, ws: Workspace, zone_fd: int, calls: int) -> dict[str, float]:
+    """CPU seconds of ``calls`` calls of each of ``DUTIES``, each alone in a loop."""
+    caller = Request.of(request())
+    directory = PurePosixPath("agents", AGENT, "w")
+    steps: dict[str, Callable[[], object]] = {
+        "name_the_caller": lambda: omx.runner.caller(caller),
+        "stat_beneath_the_store_root": lambda: ws.private.tree.lstat(directory),
+        "bare_lstat_by_directory_fd": lambda: os.lstat("w", dir_fd=zone_fd),
+    }
+    spent: dict[str, float] = {}
+    for duty in DUTIES:
+        step = steps[duty]
+        started = time.thread_time()
+        for _ in range(calls):
+            step()
+        spent[duty] = time.thread_time() - started
+    return spent
+
+
 async def measure(run_dir: Path, files: int, rounds: int) -> dict[str, dict[str, float]]:
-    """Microseconds per call of each operation, best round, for ``omx`` and ``floor``."""
+    """Microseconds per call, best round: of each operation for ``omx`` and ``floor``, of each of omx's
+    ``DUTIES`` for ``duties``."""
     Workspace.init(run_dir / "ws", agents=[AGENT])
     store_fd = os.open(run_dir / "ws", os.O_RDONLY | os.O_DIRECTORY)
+    zone_fd = os.open(run_dir / "ws" / "agents" / AGENT, os.O_RDONLY | os.O_DIRECTORY)
     log = logging.getLogger("bench_handlers")
     log.addHandler(logging.NullHandler())
     log.propagate = False
-    omx = build_ops(Workspace(Path(f"/proc/self/fd/{store_fd}")), AGENT, log)
+    ws = Workspace(Path(f"/proc/self/fd/{store_fd}"))
+    omx = build_ops(ws, AGENT, log)
     ctx = request()
     agents = (await omx.lookup(ROOT_INODE, b"agents", ctx)).st_ino
     zone = (await omx.lookup(agents, AGENT.encode(), ctx)).st_ino
@@ -128,27 +158,33 @@ async def measure(run_dir: Path, files: int, rounds: int) -> dict[str, dict[str,
     floor = load_floor().Floor(str(run_dir / "floor"))
     floor_dir = (await floor.mkdir(ROOT_INODE, b"w", 0o40755, ctx)).st_ino
     names = [b"f%d" % i for i in range(files)]
-    best: dict[str, dict[str, float]] = {"omx": {}, "floor": {}}
+    best: dict[str, dict[str, float]] = {"omx": {}, "floor": {}, "duties": {}}
     try:
         for _ in range(rounds):
             for target, ops, directory in (("floor", floor, floor_dir), ("omx", omx, omx_dir)):
                 for op, seconds in (await cycle(ops, directory, names)).items():
                     best[target][op] = min(best[target].get(op, seconds), seconds)
+            for duty, seconds in duties(omx, ws, zone_fd, files).items():
+                best["duties"][duty] = min(best["duties"].get(duty, seconds), seconds)
     finally:
         if omx.watch is not None:
             omx.watch.stop()
+        os.close(zone_fd)
         os.close(store_fd)
     return {target: {op: s / files * 1e6 for op, s in ops.items()} for target, ops in best.items()}
 
 
 def report(us: dict[str, dict[str, float]], files: int, rounds: int) -> dict[str, Any]:
-    omx, floor = us["omx"], us["floor"]
+    omx, floor, duty = us["omx"], us["floor"], us["duties"]
     print(f"handler CPU per call, µs (best of {rounds} rounds of {files} files)")
     print(f"{'operation':20s} {'omx':>8s} {'floor':>8s} {'omx/floor':>10s}")
     for op in OPERATIONS:
         print(f"{op:20s} {omx[op]:8.1f} {floor[op]:8.1f} {omx[op] / floor[op]:10.1f}")
     cycle_omx, cycle_floor = sum(omx.values()), sum(floor.values())
     print(f"{'a whole cycle':20s} {cycle_omx:8.1f} {cycle_floor:8.1f} {cycle_omx / cycle_floor:10.1f}")
+    print("omx's duties on every request, µs per call, each alone in a loop (a lower bound)")
+    for name in DUTIES:
+        print(f"{name:28s} {duty[name]:8.1f}")
     return {
         "files": files,
         "rounds": rounds,
@@ -156,6 +192,7 @@ def report(us: dict[str, dict[str, float]], files: int, rounds: int) -> dict[str
         "floor_us": {op: round(v, 2) for op, v in floor.items()},
         "cycle_us": {"omx": round(cycle_omx, 1), "floor": round(cycle_floor, 1)},
         "ratio_vs_floor": round(cycle_omx / cycle_floor, 2),
+        "duties_us": {name: round(v, 2) for name, v in duty.items()},
     }
 
 

@@ -1,5 +1,6 @@
-"""``scripts/bench_handlers.py`` runs both targets' operations in-process and ends with one JSON line (issue 16: the
-handler CPU per request is a benchmark, so no time is asserted here, only that every operation was measured)."""
+"""``scripts/bench_handlers.py`` runs both targets' operations and omx's duties in-process and ends with one JSON
+line (issue 16: the handler CPU per request is a benchmark, so no time is asserted here, only that every operation
+and duty was measured)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def test_bench_handlers_measures_every_operation_of_both_targets(tmp_path: Path)
         assert set(report[target]) == operations
         assert all(us > 0 for us in report[target].values()), report[target]
     assert report["ratio_vs_floor"] == round(report["cycle_us"]["omx"] / report["cycle_us"]["floor"], 2)
+    assert set(report["duties_us"]) == set(load_script("bench_handlers").DUTIES)
+    assert all(us > 0 for us in report["duties_us"].values()), report["duties_us"]
     assert list(tmp_path.iterdir()) == []  # the run directory is removed
 
 
