@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.fuse.conftest import clean_env
-from tests.support.scripts import load_script, unmount_everything_under
+from tests.support.scripts import load_script, unmount_everything_under, with_ctrl_c
 from tests.test_bench_fs_smoke import floor_missing, fuse_missing, omx_mount_missing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,7 +143,9 @@ def test_every_workload_is_timed_on_every_target_that_runs(tmp_path: Path) -> No
 def test_ctrl_c_unmounts_and_removes_the_run_directory(tmp_path: Path) -> None:
     """SIGINT while a round runs through passthrough_ll: exit 130, nothing stays mounted, nothing stays on disk."""
     command = [sys.executable, str(SCRIPT), "--small", "--targets", "passthrough_ll", "--workdir", str(tmp_path)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    proc = subprocess.Popen(
+        with_ctrl_c(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env()
+    )
     try:
         deadline = time.monotonic() + 120
         while not any(Path(m).name == "passthrough_ll-mnt" for m in mounted_under(tmp_path)):

@@ -36,6 +36,7 @@ from agent.workspace_tools.mcp_token import REFUSED, RequireToken
 from cli.mcp import SERVER_MODULE, server_command
 from cli.omxfs import main as omxfs
 from tests.fuse.conftest import DEADLINE, Mount, clean_env, mount  # noqa: F401
+from tests.support.scripts import with_ctrl_c
 
 MountFactory = Callable[..., Mount]
 Clients = dict[str, Client]
@@ -330,7 +331,12 @@ def _interrupted(argv: list[str], ready: Callable[[subprocess.Popen[str]], None]
     """Start ``argv``, wait for ``ready``, press Ctrl-C (SIGINT to ``omxfs mcp``, which its view forwards to the
     server) and return its exit status and what it said on stderr after that."""
     with subprocess.Popen(
-        argv, env=clean_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        with_ctrl_c(argv),
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     ) as server:
         try:
             ready(server)

@@ -30,6 +30,14 @@ def load_script(name: str) -> ModuleType:
     return module
 
 
+def with_ctrl_c(argv: list[str]) -> list[str]:
+    """``argv`` run with SIGINT at its default (coreutils' ``env --default-signal``, which then execs it: the same
+    process), for a test that presses Ctrl-C on it: however the suite was started, its Python raises
+    KeyboardInterrupt (a background job of a non-interactive shell starts with SIGINT ignored, and Python keeps
+    an inherited SIG_IGN)."""
+    return ["env", "--default-signal=INT", *argv]
+
+
 def run_omxfs(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``omxfs ARGS`` in a process of its own, with a clean environment, its output captured."""
     return subprocess.run(
