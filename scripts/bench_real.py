@@ -295,12 +295,14 @@ def run_part(
         except BaseException:  # Ctrl-C, SIGTERM: the shell is not reaped yet, so its group id is still its own
             end_group(proc)
             raise
-    marks = [line.split() for line in out.decode(errors="replace").splitlines() if line.startswith(MARK)]
-    timed = {name: float(end) - float(start) for _, name, start, end in marks}
-    counted = [line.split() for line in out.decode(errors="replace").splitlines() if line.startswith(COUNTS)]
-    requests = {name: bench_fs.request_delta(json.loads(b), json.loads(a)) for _, name, b, a in counted}
-    cpu_marks = [line.split() for line in out.decode(errors="replace").splitlines() if line.startswith(CPU)]
-    cpu = {name: (int(a) - int(b)) * CLOCK_TICK_S for _, name, b, a in cpu_marks}
+    lines = out.decode(errors="replace").splitlines()
+
+    def marked(mark: str) -> list[list[str]]:
+        return [line.split() for line in lines if line.startswith(mark)]
+
+    timed = {name: float(end) - float(start) for _, name, start, end in marked(MARK)}
+    requests = {name: bench_fs.request_delta(json.loads(b), json.loads(a)) for _, name, b, a in marked(COUNTS)}
+    cpu = {name: (int(a) - int(b)) * CLOCK_TICK_S for _, name, b, a in marked(CPU)}
     if proc.returncode:
         after = f"after {', '.join(timed)}" if timed else "before any workload ended"
         raise RuntimeError(f"the script exited {proc.returncode} {after}; {log_path}:\n{bench_fs.log_tail(log_path)}")
