@@ -2,9 +2,9 @@
 
 ``m = mount(agents=["alice", "bob"], default="alice")`` creates a workspace, runs
 ``omxfs mount WS MNT --as alice --foreground`` and waits, with a deadline, until the mountpoint is mounted *and*
-the daemon alive (STYLE lesson 5). Teardown always unmounts (``fusermount3 -u``, then ``-uz``), kills a daemon
-that does not exit, and fails the test if a daemon that the test did not kill exited uncleanly or logged a
-traceback (an internal error answered with EIO).
+the daemon alive and ready by its own word (STYLE lesson 5). Teardown always unmounts (``fusermount3 -u``, then
+``-uz``), kills a daemon that does not exit, and fails the test if a daemon that the test did not kill exited
+uncleanly or logged a traceback (an internal error answered with EIO).
 
 The test process has no ``OMX_AGENT``, so it acts as the mount's default agent; other identities act through
 ``m.run(..., agent=...)`` / ``m.py(..., agent=...)``: an identity is read from a process's *initial*
@@ -85,10 +85,13 @@ class Mount:
             time.sleep(0.01)
 
     def _answers(self) -> bool:
+        """Mounted, answering, and said so: the daemon prints its "mounted ..." line only once its mount record is
+        written, where the tools look up the mount's default identity (``cli.mount_tools.acting_agent``); the
+        mount answers a few milliseconds before that."""
         if self.proc.poll() is not None or not os.path.ismount(self.root):
             return False
         os.stat(self.root)
-        return True
+        return any(line.startswith("mounted ") for line in self.output().splitlines())
 
     # -- acting through the mount -----------------------------------------------------------------------------
 
