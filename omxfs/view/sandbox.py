@@ -11,8 +11,9 @@ What a view holds (order matters: later binds cover earlier ones):
 
 - the host's system directories read-only (``/usr``, ``/etc``, ``/opt``, ``/sys`` ...; merged-usr symlinks as
   symlinks);
-- a private ``/tmp`` (a tmpfs), an empty ``$HOME``, a minimal ``/dev``, its own ``/proc``; no ``/run``, no
-  ``/home``, no ``/var``: the host's UNIX sockets (``/tmp/tmux-*``, ``/run/*``) and files are not there to reach;
+- a private ``/tmp`` (a tmpfs), an empty ``$HOME``, a minimal ``/dev``, its own ``/proc`` (whose machine-wide
+  entries, ``/proc/sys`` first, are read-only: ``PROC_READ_ONLY``); no ``/run``, no ``/home``, no ``/var``: the
+  host's UNIX sockets (``/tmp/tmux-*``, ``/run/*``) and files are not there to reach;
 - the interpreter and packages omx runs from, read-only, so ``omx`` and ``omxfs`` work inside (after ``/tmp``:
   a checkout or a virtual environment may live there);
 - the caller's ``--bind``/``--ro-bind`` paths (a toolchain, ``~/.gitconfig``), never inside the workspace;
@@ -41,6 +42,12 @@ from omxfs.store.layout import AGENTS, META_DIR
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
 #: where the host keeps secrets readable by their owner alone, hidden from root in a view
 PRIVATE_CONFIG = "/etc"
+#: the entries of ``/proc`` that act on the whole machine, not on the view's own processes. A root-started view's
+#: root is the host's uid 0 without capabilities, and the kernel lets uid 0 write a sysctl with no capability at all
+#: (``kernel.core_pattern`` alone runs a program as the host's root, outside every namespace), so these are bound
+#: read-only over the view's own ``/proc``. bwrap means to cover ``sys`` itself, but skips it: it covers only what
+#: ``access(W_OK)`` allows, and ``/proc/sys`` as a directory is never writable (its files are).
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "mtrr", "pressure", "acpi", "asound", "scsi", "driver")
 #: the environment variable that tells a process it runs in a view, and as whom (informative: the daemon ignores it)
 VIEW_ENV = "OMX_VIEW"
 SCOPE = Path(__file__).with_name("scope.py")
@@ -100,7 +107,7 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
     args += _system()
     if spec.privileged:
         args += _hide_private(PRIVATE_CONFIG)
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+    args += ["--proc", "/proc", *_proc_read_only(), "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
     if spec.home and not _under_any(spec.home, (spec.workspace,)):
         args += ["--dir", spec.home]
     args += [*_ro_binds(spec.runtime)]  # after the private /tmp, which would cover a checkout or venv there
@@ -118,6 +125,16 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
         args += ["--seccomp", str(spec.seccomp_fd)]
     # the command starts through scope.py: Landlock keeps the host's abstract UNIX sockets out of reach
     args += ["--chdir", spec.cwd, "--", sys.executable, "-I", "-S", str(SCOPE), *spec.command]
+    return args
+
+
+def _proc_read_only() -> list[str]:
+    """The view's ``/proc`` entries that act on the whole machine, bound read-only over it (``PROC_READ_ONLY``)."""
+    args: list[str] = []
+    for name in PROC_READ_ONLY:
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
     return args
 
 

@@ -150,6 +150,38 @@ def test_no_network_cuts_the_network(store: Workspace) -> None:
     assert cut.stdout.strip() == "cut"
 
 
+PROC_WRITABLE = """
+import os
+for root, dirs, files in os.walk("/proc"):
+    if root == "/proc":  # the view's own processes are its own to change
+        dirs[:] = [d for d in dirs if not d.isdigit() and d not in ("self", "thread-self")]
+    for name in files:
+        path = os.path.join(root, name)
+        if os.access(path, os.W_OK):
+            print(path)
+"""
+
+
+def test_root_in_a_view_cannot_change_the_machine_through_proc(store: Workspace, ok: Ok) -> None:
+    """Root in a view is the host's uid 0 without capabilities, and the kernel lets uid 0 write a sysctl with none:
+    ``kernel.core_pattern`` set from a view ran a program of the agent's zone as the host's root, outside every
+    namespace (found by trying it). Nothing in the view's ``/proc`` but its own processes may be writable."""
+    if os.geteuid() != 0:
+        pytest.skip("only a view started by root is uid 0 to the kernel")
+    # The sysctl is written its own value, so that a view that could write it changes nothing on this machine.
+    out = ok(
+        run_view(
+            store.root,
+            "alice",
+            'python3 -c "$0"; cat /proc/sys/kernel/core_pattern > /tmp/same; '
+            "cat /tmp/same > /proc/sys/kernel/core_pattern 2>/dev/null || echo refused; "
+            "cat /proc/pressure/cpu >/dev/null && echo readable",
+            args=(PROC_WRITABLE,),
+        )
+    )
+    assert out.split("\n")[:2] == ["refused", "readable"], out  # no writable path printed before them
+
+
 SET_ID = """
 import os
 for what, make in [("open", lambda: os.close(os.open("o", os.O_CREAT | os.O_WRONLY, 0o4755))),
