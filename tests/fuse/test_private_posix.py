@@ -217,7 +217,7 @@ def test_another_uid_in_a_zone_is_itself_for_the_files_and_a_mapped_uid_is_its_a
 ) -> None:
     """Issue 15's rule for "another uid in my zone": a uid the uid map is silent on is the mount's agent for the
     zone rule and itself for the files (it owns what it creates; mode bits and chown between uids are the store's);
-    a uid the map names is that agent, acting as the daemon, as before."""
+    a uid the map names is that agent, acting as the daemon, but owns what it creates (git refused its repos)."""
     m = mount(uids={60001: "bob"}, allow_other=True)
     shared = m.path("agents/alice/shared")
     shared.mkdir(mode=0o777)
@@ -238,4 +238,9 @@ def test_another_uid_in_a_zone_is_itself_for_the_files_and_a_mapped_uid_is_its_a
     # The mapped uid is bob: refused in alice's zone by the zone rule, master of its own (root's directory).
     assert as_uid(m, 60001, lambda: write_text("shared/b.txt", ""), "agents/alice") == "EACCES"
     assert as_uid(m, 60001, lambda: write_text("b.txt", "bob"), "agents/bob") == "ok"
-    assert os.lstat(m.store / "agents/bob/b.txt").st_uid == os.geteuid()  # made by the daemon, as before
+    for make in (lambda: os.mkdir("d"), lambda: os.symlink("b.txt", "l"), lambda: os.mkfifo("p")):
+        assert as_uid(m, 60001, make, "agents/bob") == "ok"
+    for name in ("b.txt", "d", "l", "p"):  # made by the daemon, given to the mapped uid
+        on_store = os.lstat(m.store / "agents/bob" / name)
+        assert (on_store.st_uid, on_store.st_gid) == (60001, 60001), name
+        assert os.lstat(m.path("agents/bob") / name).st_uid == 60001, name

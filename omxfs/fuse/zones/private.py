@@ -83,6 +83,14 @@ class PrivateHandler(ReadOnlyHandler):
     def _mapped(self, uid: int) -> bool:
         return uid in self.ws.config.uids
 
+    def _give_to_mapped_uid(self, caller: Caller, path: ViewPath) -> None:
+        """What a uid the uid map names creates is its own. Such a uid acts as the daemon (the zone rule is its whole
+        check, so it writes its zone although ``omxfs init`` made it root's), but a node owned by root in its own
+        zone broke its tools: git refuses a repository its user does not own ("dubious ownership"), as ssh refuses
+        keys and ``find -user`` finds nothing. Only a daemon running as root can give a node away."""
+        if caller.uid != 0 and os.geteuid() == 0 and self._mapped(caller.uid):
+            self.tree.change(path, mode=None, times_ns=None, owner=(caller.uid, caller.gid))
+
     def owner_of(self, path: ViewPath) -> str | None:
         return path.parts[1] if len(path.parts) >= ZONE_DEPTH else None
 
@@ -140,6 +148,7 @@ class PrivateHandler(ReadOnlyHandler):
 
     def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
         file = self.ws.private.create_file(caller.agent, path, mode, flags, self.user_of(caller))
+        self._give_to_mapped_uid(caller, path)
         return FdHandle(caller, file, path, writable=(flags & os.O_ACCMODE) != os.O_RDONLY)
 
     def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> Attr:
@@ -162,9 +171,11 @@ class PrivateHandler(ReadOnlyHandler):
 
     def mkdir(self, caller: Caller, path: ViewPath, mode: int) -> None:
         self.ws.private.mkdir(caller.agent, path, mode, self.user_of(caller))
+        self._give_to_mapped_uid(caller, path)
 
     def mknod(self, caller: Caller, path: ViewPath, mode: int, rdev: int) -> None:
         self.ws.private.mknod(caller.agent, path, mode, rdev, self.user_of(caller))
+        self._give_to_mapped_uid(caller, path)
 
     def unlink(self, caller: Caller, path: ViewPath) -> None:
         """On the loop only a file up to ``INLINE_UNLINK_SIZE`` is removed (stat and unlink from one walk); a larger
@@ -181,6 +192,7 @@ class PrivateHandler(ReadOnlyHandler):
 
     def symlink(self, caller: Caller, path: ViewPath, target: bytes) -> None:
         self.ws.private.symlink(caller.agent, path, target, self.user_of(caller))
+        self._give_to_mapped_uid(caller, path)
 
     def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None:
         self.ws.private.link(caller.agent, existing, new, self.user_of(caller))
