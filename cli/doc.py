@@ -7,6 +7,7 @@ the store directly, as the acting agent (``OMX_AGENT``, else the login name).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import getpass
 import json
@@ -19,6 +20,7 @@ from cli.errors import friendly_errors
 from omxfs.crdt import TYPES
 from omxfs.store import Workspace
 from omxfs.store.layout import REALTIME, SCHEMA
+from omxfs.store.names import check_doc_id
 
 _WHY = {
     errno.EINVAL: "the mount refused the name or the schema",
@@ -53,8 +55,10 @@ def _create_on_mount(root: Path, doc: str, schema: dict[str, str]) -> None:
     doc_dir = root / REALTIME / doc
     if (doc_dir / SCHEMA).exists():
         raise click.ClickException(f"realtime document {doc!r} exists; its schema is fixed")
+    made = False
     try:
         doc_dir.mkdir()
+        made = True
     except FileExistsError:
         pass  # made by mkdir and still waiting for its schema: finish the job
     except OSError as exc:
@@ -63,6 +67,9 @@ def _create_on_mount(root: Path, doc: str, schema: dict[str, str]) -> None:
         with open(doc_dir / SCHEMA, "x", encoding="utf-8") as f:
             f.write(json.dumps(schema, indent=2) + "\n")
     except OSError as exc:  # the daemon answers at close: EINVAL, EEXIST…
+        if made:  # a document without a schema is no document: leave the directory as it was, absent
+            with contextlib.suppress(OSError):
+                doc_dir.rmdir()
         raise _fail("write", doc_dir / SCHEMA, exc) from exc
 
 
@@ -92,6 +99,8 @@ def create(doc: str, fields: tuple[str, ...], workspace: Path) -> None:
       omxfs doc create board title=lww_register body=rga members=or_set view_count=pn_counter
     """
     schema = _schema(fields)
+    with friendly_errors():  # the rule said plainly, before the mount refuses the name with a bare EINVAL or EACCES
+        check_doc_id(doc)
     if not (workspace / REALTIME).is_dir():
         raise click.ClickException(f"{workspace} is not an omx workspace (no realtime/ directory)")
     if os.path.ismount(workspace):

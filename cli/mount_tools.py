@@ -179,6 +179,10 @@ def handoff(file: Path, recipient: str, message: str, name: str | None, workspac
     content = file.read_bytes()
     filename = name or file.name
     me = acting_agent(workspace)
+    if recipient == me:  # the mount would refuse the box handoff/<me>_to_<me> as a permission, not say why
+        raise click.ClickException(
+            f"a handoff goes to another agent: you act as {me} (set OMX_AGENT to act as another)"
+        )
     if not os.path.ismount(workspace):
         with friendly_errors():
             Workspace(workspace).handoff.deliver(me, recipient, filename, content, message)

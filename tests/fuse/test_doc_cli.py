@@ -41,10 +41,20 @@ def test_doc_create_finishes_a_pending_directory(mount: MountFactory) -> None:
     assert m.path("realtime/notes/text").read_text() == ""
 
 
-def test_doc_create_reports_what_the_mount_refuses(mount: MountFactory) -> None:
+def test_doc_create_reports_what_the_mount_refuses_and_leaves_no_directory(mount: MountFactory) -> None:
     m = mount()
-    result = CliRunner().invoke(doc_group, ["create", "bad name", "text=rga", "-w", str(m.root)])
+    result = CliRunner().invoke(doc_group, ["create", "notes", ".hidden=rga", "-w", str(m.root)])
     assert result.exit_code == 1 and "Invalid argument" in result.output
+    assert m.ws.realtime.list() == []
+    assert not m.path("realtime/notes").exists()  # its directory is removed with the refused schema
+
+
+def test_doc_create_says_the_rule_for_a_bad_document_name(mount: MountFactory) -> None:
+    """Through the mount a bad name was a bare EINVAL, and ``../x`` a "permission denied"."""
+    m = mount()
+    for name in ("bad name", "../x", "d" * 200):
+        result = CliRunner().invoke(doc_group, ["create", name, "text=rga", "-w", str(m.root)])
+        assert result.exit_code == 1 and "invalid document id" in result.output, result.output
     assert m.ws.realtime.list() == []
 
 

@@ -112,13 +112,17 @@ def test_B_1_handoff_through_the_mount(mount: MountFactory, tmp_path: Path) -> N
     assert json.loads((m.store / "handoff/bob_to_alice/r.csv.meta.json").read_text("utf-8"))["message"] == "back"
 
 
-def test_handoff_to_an_unknown_agent_fails_clearly(
+def test_handoff_to_an_unknown_agent_or_to_oneself_fails_clearly(
     mount: MountFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     m = mount()
     source = tmp_path / "x.txt"
     source.write_text("x", "utf-8")
     assert "no agent named 'zed'" in fails(handoff, str(source), "--to", "zed", "-w", str(m.root))
+    # To oneself: the mount refuses the box as a permission; the command says why.
+    assert "a handoff goes to another agent: you act as alice" in fails(
+        handoff, str(source), "--to", "alice", "-w", str(m.root)
+    )
     # On the store directory itself the store acts, as OMX_AGENT or the login name: here an unknown one.
     monkeypatch.setenv("OMX_AGENT", "mallory")
     assert "unknown agent 'mallory'" in fails(handoff, str(source), "--to", "bob", "-w", str(m.store))
