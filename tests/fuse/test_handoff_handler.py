@@ -185,6 +185,8 @@ def test_a_box_between_known_agents_needs_no_mkdir(h: HandoffHandler, ws: Worksp
     box = ZONE / "alice_to_charlie"
     assert h.getattr(box).is_dir and h.listdir(who("alice"), box) == []
     assert not (ws.root / "handoff/alice_to_charlie").exists()
+    # its times are handoff/'s own, not 1970's
+    assert h.getattr(box).mtime_ns == (ws.root / "handoff").stat().st_mtime_ns > 0
     put(h, "alice", box / "x.txt", b"hi")
     assert ws.handoff.read("alice", "charlie", "x.txt").content == b"hi"
     assert h.listdir(who("charlie"), box) == ["x.txt", "x.txt.meta.json"]

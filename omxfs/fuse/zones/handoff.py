@@ -34,7 +34,7 @@ from omxfs.errors import (
     ZoneDenied,
 )
 from omxfs.fuse.provenance import READER, ProvenanceReader
-from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath, dir_attr
+from omxfs.fuse.zones.base import Attr, AttrChanges, BufferHandle, Caller, Handle, ViewPath
 from omxfs.fuse.zones.notes import AgentNotes
 from omxfs.fuse.zones.scratch import (
     FileHandle,
@@ -223,8 +223,8 @@ class HandoffHandler:
         staged = self.staging.get(path)
         if staged is not None and where.filename:
             return staged.getattr()
-        if self._open_box(where):
-            return dir_attr(writable=True)
+        if self._open_box(where):  # not on disk yet: the times of handoff/ itself, not 1970
+            return directory_attr(lstat(self.zone.dir, PurePosixPath(".")), writable=True)
         raise NotFound(f"{path}: no such file or directory")
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
