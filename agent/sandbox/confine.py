@@ -92,7 +92,7 @@ class ProcessResult:
     stdout: str
     stderr: str
     timed_out: bool = False
-    truncated: bool = False
+    truncated: bool = False  # stdout was cut at OUTPUT_LIMIT (stderr is only ever shown by its end)
     duration: float = 0.0
 
 
@@ -360,8 +360,8 @@ def _collect(proc: subprocess.Popen[bytes], timeout: float, leftovers: Callable[
     out, err, dropped = bytearray(), bytearray(), [False]
     assert proc.stdout is not None and proc.stderr is not None
     readers = [
-        threading.Thread(target=_drain, args=(s, b, dropped), daemon=True)
-        for s, b in ((proc.stdout, out), (proc.stderr, err))
+        threading.Thread(target=_drain, args=(s, b, d), daemon=True)
+        for s, b, d in ((proc.stdout, out, dropped), (proc.stderr, err, [False]))
     ]
     for reader in readers:
         reader.start()
