@@ -39,6 +39,10 @@ class _HTTPFailure(Exception):
         self.status, self.detail, self.retry_after = status, detail, retry_after
 
 
+class _BadReply(Exception):
+    """The server answered 200 with something that is not a chat completion; the message says what is wrong."""
+
+
 class OpenAIHTTPModel(LiteLLMModel):
     """``LiteLLMModel``'s requests sent with httpx to ``{api_base}/chat/completions``; blocking and streamed."""
 
@@ -64,7 +68,11 @@ class OpenAIHTTPModel(LiteLLMModel):
     def _send(self, kwargs: dict[str, Any], request_id: str) -> ModelReply:
         response = self._http().post(self._url(), json=self._body(kwargs), headers=self._headers(kwargs))
         _raise_for_status(response)
-        return _reply(response.json(), request_id=request_id, model=self.model)
+        try:
+            data = response.json()
+        except ValueError:
+            raise _BadReply("the server's reply is not JSON") from None
+        return _reply(data, request_id=request_id, model=self.model)
 
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[str]:
         import httpx
@@ -109,7 +117,9 @@ class OpenAIHTTPModel(LiteLLMModel):
         elif isinstance(exc, _HTTPFailure):
             status, detail, retry_after = exc.status, exc.detail, exc.retry_after
             kind = _status_kind(exc.status, exc.detail)
-        else:  # a reply that is not the OpenAI shape
+        elif isinstance(exc, _BadReply):
+            kind, detail = "other", f"unexpected reply: {exc}"
+        else:  # a reply that is not the OpenAI shape in a way _reply does not check
             kind, detail = "other", f"unexpected reply: {type(exc).__name__}: {exc}"
         return describe(kind, model=self.model, api_base=self.api_base, timeout=self.timeout, request_id=request_id,
                         secrets=secrets, detail=detail, status=status, retry_after=retry_after)  # fmt: skip
@@ -159,18 +169,25 @@ def _events(client: httpx.Client, response: httpx.Response) -> Iterator[str]:
 
 
 def _reply(data: dict[str, Any], *, request_id: str, model: str) -> ModelReply:
-    """The parts omx uses of an OpenAI chat completion (JSON), as ``agent.model.llm._reply`` reads litellm's object."""
-    message = data["choices"][0]["message"]
-    calls = [
-        ToolCall(
-            id=c.get("id") or f"call_{i}",
-            name=c["function"]["name"],
-            arguments=c["function"].get("arguments") or "{}",
-        )
-        for i, c in enumerate(message.get("tool_calls") or [])
-    ]
-    raw = data.get("usage") or {}
-    details = raw.get("prompt_tokens_details") or {}
+    """The parts omx uses of an OpenAI chat completion (JSON), as ``agent.model.llm._reply`` reads litellm's object;
+    ``_BadReply`` says in a sentence what a malformed one lacks."""
+    if not isinstance(data, dict):
+        raise _BadReply("the server's reply is not a JSON object (a chat completion)")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise _BadReply("the server's reply has no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise _BadReply("the server's reply has no message in its first choice")
+    calls = []
+    for i, c in enumerate(message.get("tool_calls") or []):
+        function = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise _BadReply(f"tool call {i + 1} of the server's reply has no function name")
+        calls.append(ToolCall(id=c.get("id") or f"call_{i}", name=function["name"],
+                              arguments=function.get("arguments") or "{}"))  # fmt: skip
+    raw = _object(data.get("usage"))
+    details = _object(raw.get("prompt_tokens_details"))
     usage = Usage(
         prompt_tokens=raw.get("prompt_tokens") or 0,
         completion_tokens=raw.get("completion_tokens") or 0,
@@ -178,3 +195,8 @@ def _reply(data: dict[str, Any], *, request_id: str, model: str) -> ModelReply:
     )
     return ModelReply(content=message.get("content"), tool_calls=calls, usage=usage, request_id=request_id,
                       model=model)  # fmt: skip
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object of the reply, or an empty one where the server sent null or another type."""
+    return value if isinstance(value, dict) else {}

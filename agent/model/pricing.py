@@ -60,26 +60,29 @@ def cost_usd(model: str, usage: Usage) -> float | None:
 
 @dataclass
 class Tally:
-    """A run's tokens and cost so far; the cost is unknown (None) once one reply came from an unpriced model."""
+    """A run's tokens and cost so far; the cost is unknown (None) before the first reply (which tells the model and
+    so its price: "$0.0000" for a model with none was wrong) and once one reply came from an unpriced model."""
 
     usage: Usage = field(default_factory=Usage)
     requests: int = 0
-    cost: float | None = 0.0
+    cost: float | None = None
 
     def add(self, model: str, usage: Usage) -> None:
-        self.requests += 1
         self.usage = Usage(
             prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
             completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
             cached_tokens=self.usage.cached_tokens + usage.cached_tokens,
         )
         price = cost_usd(model, usage)
-        self.cost = None if price is None or self.cost is None else self.cost + price
+        first = self.requests == 0
+        self.cost = price if first else None if price is None or self.cost is None else self.cost + price
+        self.requests += 1
 
     def line(self) -> str:
         """``Tokens: 1,234 in (1,000 cached), 56 out in 3 requests; cost $0.0012`` (or that the cost is unknown)."""
         u = self.usage
-        price = f"cost ${self.cost:.4f}" if self.cost is not None else "cost unknown (no price for this model)"
+        unknown = "no reply from the model" if self.requests == 0 else "no price for this model"
+        price = f"cost ${self.cost:.4f}" if self.cost is not None else f"cost unknown ({unknown})"
         plural = "s" if self.requests != 1 else ""
         return (
             f"Tokens: {u.prompt_tokens:,} in ({u.cached_tokens:,} cached), {u.completion_tokens:,} out "

@@ -21,6 +21,7 @@ from agent.plan_run.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTex
 from agent.plan_run.tools.registry import run_tool
 from agent.plan_run.tools.workspace import run_workspace_step
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
+from agent.sandbox.confine import OUTPUT_LIMIT
 
 __all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
 
@@ -80,6 +81,21 @@ def _check_output(step: Step, result: ToolResult, ctx: ToolContext) -> ToolResul
     return result
 
 
+def _check_whole(step: Step, result: ToolResult, users: list[int]) -> ToolResult:
+    """A step whose output was cut (the sandbox keeps its first OUTPUT_LIMIT bytes) fails when a later step uses
+    that output: the later step would get the start of the data, and the run would say success."""
+    if not result.ok or not result.details.get("truncated") or not users:
+        return result
+    who = f"step {users[0]}" if len(users) == 1 else f"steps {', '.join(map(str, users))}"
+    return ToolResult.failure(
+        f"the output of step {step.id} is longer than the {OUTPUT_LIMIT:,} bytes omx keeps of it, and {who} "
+        "would get only its start",
+        "have the code write the data to a file in the workspace and print only a short summary",
+        "OutputTooLarge",
+        **result.details,
+    )
+
+
 def _check_criteria(criteria: list[str], produced: list[Path], workspace: Path) -> list[CriterionCheck]:
     checks = []
     for criterion in criteria:
@@ -133,7 +149,8 @@ class Executor:
             if from_step is not None and step.id < from_step:
                 outcomes.append(self._reuse(step, (earlier or {}).get(step.id), outputs, produced))
                 continue
-            outcome, result = self._run_step(step, outputs)
+            users = [later.id for later in plan.steps if any(ref.step_id == step.id for ref in later.inputs.refs())]
+            outcome, result = self._run_step(step, outputs, users)
             outcomes.append(outcome)
             if outcome.status == "failed":
                 for rest in plan.steps[index + 1 :]:
@@ -190,7 +207,8 @@ class Executor:
         )  # fmt: skip
         return StepOutcome(step_id=step.id, tool=step.tool, status="reused")
 
-    def _run_step(self, step: Step, outputs: dict[int, str]) -> tuple[StepOutcome, ToolResult]:
+    def _run_step(self, step: Step, outputs: dict[int, str], users: list[int]) -> tuple[StepOutcome, ToolResult]:
+        """Run one step; ``users`` are the later steps that use its output."""
         inputs = _resolve(step.inputs, outputs)
         dumped = inputs.model_dump(exclude_none=True)
         if isinstance(self.ctx.model, RecordingModel):
@@ -203,7 +221,7 @@ class Executor:
                 assert isinstance(inputs, WorkspaceInput)
                 result = run_workspace_step(step, inputs, self.ctx, self.recorder)
             else:
-                result = _check_output(step, run_tool(inputs, self.ctx), self.ctx)
+                result = _check_whole(step, _check_output(step, run_tool(inputs, self.ctx), self.ctx), users)
         except Exception as exc:  # our bug, not the model's: trace it, then let it surface
             self.recorder.record(
                 TraceEntry(

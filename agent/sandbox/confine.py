@@ -8,7 +8,9 @@ program does once it runs (``python3 -c`` can open any path and any socket). Mec
   workspace, a private temporary directory and a few devices (``/dev/null``…). Network: a new empty network
   namespace when the kernel lets this user create one (root, or unprivileged user namespaces), plus Landlock's
   TCP rules (ABI 4+) that deny every bind and connect; ABI 6+ also stops signals and abstract-socket connections
-  to processes outside the sandbox.
+  to processes outside the sandbox. Where no network namespace can be made (in an agent view, ``omx --as NAME``:
+  a user namespace without that right), a seccomp filter refuses every socket but AF_UNIX instead, since
+  Landlock's rules leave UDP, raw and every other family open.
 - ``bubblewrap`` (when Landlock is missing and ``bwrap`` works): the same directories bind-mounted read-only, the
   workspace and the temporary directory read-write, ``--unshare-net``.
 - none: shell and python tools are refused with a clear error (``SandboxUnavailable``), unless the user chose
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from agent.sandbox import launcher
+from omxfs.view import seccomp
 
 __all__ = ["ProcessResult", "Sandbox", "SandboxError", "SandboxInfo", "SandboxMode", "SandboxUnavailable"]
 
@@ -89,7 +92,7 @@ class ProcessResult:
     stdout: str
     stderr: str
     timed_out: bool = False
-    truncated: bool = False
+    truncated: bool = False  # stdout was cut at OUTPUT_LIMIT (stderr is only ever shown by its end)
     duration: float = 0.0
 
 
@@ -101,9 +104,18 @@ def read_paths() -> list[str]:
 
 
 @functools.cache
+def socket_filter() -> str | None:
+    """The seccomp program that refuses every socket but AF_UNIX, as the launcher takes it (hex); None where this
+    machine's ABI has none."""
+    program = seccomp.socket_program()
+    return None if program is None else program.hex()
+
+
+@functools.cache
 def probe_landlock(netns: bool) -> dict[str, Any]:
     """Ask the launcher what the kernel allows (it applies everything to itself, reports, exits); once per process."""
-    config = {"landlock": True, "netns": netns, "read_only_outside": True, "read": read_paths(), "write": []}
+    config = {"landlock": True, "netns": netns, "read_only_outside": True, "read": read_paths(), "write": [],
+              "socket_filter": socket_filter()}  # fmt: skip
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-S", str(LAUNCHER), "--probe", json.dumps(config)],
@@ -131,6 +143,19 @@ def probe_bubblewrap() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return bwrap if done.returncode == 0 else None
+
+
+def _network(probe: dict[str, Any], landlock: dict[str, Any]) -> str:
+    """What keeps a step off the network, as the banner and the trace say it, the gap too where there is one."""
+    if "netns" in probe:
+        network = [probe["netns"]]
+    elif "socket_filter" in probe:
+        network = ["seccomp: no socket but AF_UNIX"]
+    else:
+        network = ["NOT confined (no network namespace or socket filter here: UDP and more reach the network)"]
+    network += ["landlock TCP deny"] if landlock["tcp_denied"] else []
+    network += ["signal and abstract-socket scoping"] if landlock["ipc_scoped"] else []
+    return " + ".join(network)
 
 
 class Sandbox:
@@ -162,14 +187,12 @@ class Sandbox:
             landlock = probe.get("landlock")
             if landlock:
                 self._landlock = {"netns": "netns" in probe, "deny_tcp": landlock["tcp_denied"],
-                                  "read_only_outside": "read_only_mounts" in probe}  # fmt: skip
-                network = [probe["netns"]] if "netns" in probe else []
-                network += ["landlock TCP deny"] if landlock["tcp_denied"] else []
-                network += ["signal and abstract-socket scoping"] if landlock["ipc_scoped"] else []
+                                  "read_only_outside": "read_only_mounts" in probe,
+                                  "socket_filter": socket_filter() if "socket_filter" in probe else None}  # fmt: skip
                 return SandboxInfo(
                     "landlock",
                     f"landlock ABI {landlock['abi']}: writes only under the workspace and a private temp dir",
-                    " + ".join(network) or "not confined (kernel offers no network restriction to this user)",
+                    _network(probe, landlock),
                     landlock_abi=landlock["abi"],
                 )
             if self.mode == "landlock":
@@ -337,8 +360,8 @@ def _collect(proc: subprocess.Popen[bytes], timeout: float, leftovers: Callable[
     out, err, dropped = bytearray(), bytearray(), [False]
     assert proc.stdout is not None and proc.stderr is not None
     readers = [
-        threading.Thread(target=_drain, args=(s, b, dropped), daemon=True)
-        for s, b in ((proc.stdout, out), (proc.stderr, err))
+        threading.Thread(target=_drain, args=(s, b, d), daemon=True)
+        for s, b, d in ((proc.stdout, out, dropped), (proc.stderr, err, [False]))
     ]
     for reader in readers:
         reader.start()

@@ -1,4 +1,5 @@
-"""The sandbox launcher: confine this process with Landlock (and a private network namespace), then exec the tool.
+"""The sandbox launcher: confine this process with Landlock (and a private network namespace, else a seccomp filter
+that refuses every socket but AF_UNIX), then exec the tool.
 
 It runs as its own small program (``python -I -S agent/sandbox/launcher.py CONFIG -- ARGV...``) rather than as a
 ``preexec_fn``, because restricting a forked copy of a multi-threaded parent can deadlock, and because the
@@ -26,6 +27,8 @@ SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+BPF_INSTRUCTION = 8  # bytes of a struct sock_filter
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
@@ -65,6 +68,10 @@ class RulesetAttr(ctypes.Structure):
 class PathBeneathAttr(ctypes.Structure):
     _pack_ = 1  # __attribute__((packed)) in the kernel header: 12 bytes
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
 class SetupError(Exception):
@@ -174,6 +181,21 @@ def enter_network_namespace() -> str:
     return "userns+netns"
 
 
+def filter_sockets(program_hex: str) -> None:
+    """Install the seccomp program (``omxfs/view/seccomp.py``'s ``socket_program``, built by the parent, which may
+    import the project: this program may not) that refuses every socket but AF_UNIX, for this process and all it
+    starts. The stand-in for the network namespace where none could be made."""
+    program = bytes.fromhex(program_hex)
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // BPF_INSTRUCTION, ctypes.cast(code, ctypes.c_void_p))
+    if (
+        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+        or _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0
+    ):
+        errno = ctypes.get_errno()
+        raise SetupError(f"cannot install the socket filter: {os.strerror(errno)}")
+
+
 def _mount(source: str | None, target: str, flags: int) -> None:
     enc = os.fsencode
     if _libc.mount(enc(source) if source else None, enc(target), None, ctypes.c_ulong(flags), None) != 0:
@@ -251,6 +273,14 @@ def confine(config: dict[str, Any], *, best_effort: bool) -> dict[str, Any]:
             if not best_effort:
                 raise
             applied["landlock_error"] = str(exc)
+    if config.get("socket_filter") and "netns" not in applied:
+        try:
+            filter_sockets(config["socket_filter"])
+            applied["socket_filter"] = True
+        except SetupError as exc:
+            if not best_effort:
+                raise
+            applied["socket_filter_error"] = str(exc)
     return applied
 
 

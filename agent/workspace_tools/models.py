@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 FieldType = Literal["lww_register", "rga", "or_set", "lww_map", "pn_counter"]
 
@@ -64,12 +64,26 @@ NotBool = BeforeValidator(_not_bool)
 
 # -- arguments shared by several tools ---------------------------------------------------------------------
 
+
+def _a_file(path: str) -> str:
+    """A path that ends in '/' names a directory: the zones dropped the slash and wrote a file of that name."""
+    if path.endswith("/"):
+        raise ValueError(f"{path!r} ends in '/': give a file's name, not a directory's")
+    return path
+
+
+#: after a path's Field: a file, never a directory
+AFile = AfterValidator(_a_file)
+
 Filename = Annotated[
     str,
     Field(description="Path of the file inside the zone, e.g. 'notes.md' or 'data/raw.csv'; no '..', no leading '/'."),
+    AFile,
 ]
 Content = Annotated[str, Field(description="The complete text of the file (it replaces any previous content).")]
-Filepath = Annotated[str, Field(description="Path of the shared file in the collaborative zone, e.g. 'report.md'.")]
+Filepath = Annotated[
+    str, Field(description="Path of the shared file in the collaborative zone, e.g. 'report.md'."), AFile
+]
 DocId = Annotated[str, Field(description="Id of the realtime document, e.g. 'kanban'.")]
 FieldName = Annotated[str, Field(description="Name of a field of the document, as given in its schema.")]
 Element = Annotated[str, Field(description="The element: one line of text, e.g. 'write intro'.")]

@@ -1,4 +1,5 @@
-"""A view's seccomp filter: no keystrokes pushed into the caller's terminal, and (root) no set-ID files.
+"""The seccomp filters: a view's (no keystrokes pushed into the caller's terminal, and for root no set-ID files),
+and a sandboxed omx step's where it gets no network namespace (no socket that reaches a network).
 
 The terminal: COMMAND shares the terminal ``omxfs run`` was started from (a shell, omx's confirmation prompt need
 it), and ``ioctl(TIOCSTI)`` pushes characters into a terminal's input as if typed, where the kernel allows it
@@ -19,6 +20,14 @@ S_ISUID or S_ISGID: ``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``, ``mknod`
 ``openat`` and plain system calls. An unprivileged view needs none of this: a set-ID file of its user gives
 nothing that user lacks.
 
+A sandboxed step (``agent/sandbox/``) is kept off the network by an empty network namespace, but a process in a
+view (``omx --as NAME``) may not make one: the view is a user namespace that holds no right over the host's
+network. Landlock, left there alone, refuses only TCP, and a step sent UDP to the host's loopback. So such a step
+also gets ``socket_program``: ``socket`` and ``socketpair`` of any family but AF_UNIX (AF_INET, AF_INET6,
+AF_PACKET, AF_VSOCK, AF_NETLINK...) fail with EPERM, and ``io_uring_setup`` (whose IORING_OP_SOCKET makes a socket
+no filter sees) with ENOSYS. Unix sockets stay: asyncio talks to itself through a socketpair, and Landlock's
+scoping keeps abstract ones inside the sandbox.
+
 Calls of another ABI than the machine's own (i386, x32 on x86_64) are refused outright: their numbers differ. The
 program is classic BPF, as bwrap's ``--seccomp FD`` reads it (``struct sock_filter`` records to end of file).
 """
@@ -34,6 +43,8 @@ SET_ID = 0o6000  # S_ISUID | S_ISGID
 TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX (ioctl's request is 32 bits in the kernel)
 CREATES = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE: only then does open read its mode
 EPERM, ENOSYS = 1, 38
+AF_UNIX = 1
+IO_URING_SETUP = 425  # the same number on every architecture (added after the syscall table unification)
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 LD_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
 X32_BIT = 0x40000000
@@ -47,13 +58,15 @@ class Abi:
     mode_at: dict[int, int]  # syscall number: the argument that holds the mode
     open_at: dict[int, tuple[int, int]]  # syscall number: (flags argument, mode argument)
     unavailable: tuple[int, ...]  # ENOSYS
+    sockets: tuple[int, int]  # socket, socketpair: the address family is their first argument
     x32: bool = False
 
 
 def _generic(audit_arch: int) -> Abi:
     """aarch64 and riscv64 share the generic system call table: fchmod, fchmodat, fchmodat2, mknodat; openat."""
     mode_at = {52: 1, 53: 2, 452: 2, 33: 2}
-    return Abi(audit_arch, ioctl=29, mode_at=mode_at, open_at={56: (2, 3)}, unavailable=(437, 425))
+    return Abi(audit_arch, ioctl=29, mode_at=mode_at, open_at={56: (2, 3)}, unavailable=(437, IO_URING_SETUP),
+               sockets=(198, 199))  # fmt: skip
 
 
 ABIS = {
@@ -63,7 +76,8 @@ ABIS = {
         # chmod, fchmod, fchmodat, fchmodat2, creat, mknod, mknodat
         mode_at={90: 1, 91: 1, 268: 2, 452: 2, 85: 1, 133: 1, 259: 2},
         open_at={2: (1, 2), 257: (2, 3)},  # open, openat
-        unavailable=(437, 425),  # openat2, io_uring_setup
+        unavailable=(437, IO_URING_SETUP),  # openat2, io_uring_setup
+        sockets=(41, 53),
         x32=True,
     ),
     "aarch64": _generic(0xC00000B7),
@@ -76,6 +90,13 @@ def program(set_id: bool, machine: str | None = None) -> bytes | None:
     known (the caller says so)."""
     abi = ABIS.get(machine or platform.machine())
     return None if abi is None else _assemble(_code(abi, set_id))
+
+
+def socket_program(machine: str | None = None) -> bytes | None:
+    """The filter of a sandboxed step without a network namespace: no socket but AF_UNIX, no io_uring; None where
+    the ABI is not known (the caller says so)."""
+    abi = ABIS.get(machine or platform.machine())
+    return None if abi is None else _assemble(_socket_code(abi))
 
 
 def memfd(set_id: bool, machine: str | None = None) -> int | None:
@@ -97,7 +118,8 @@ def _arg(index: int) -> int:
     return 16 + 8 * index
 
 
-def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
+def _system_call(abi: Abi) -> list[Instruction | str]:
+    """Load the system call's number; a call of another ABI fails with ENOSYS."""
     code: list[Instruction | str] = [
         (LD_ABS, ARCH, "", ""),
         (JEQ, abi.audit_arch, "next", "enosys"),
@@ -105,6 +127,11 @@ def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
     ]
     if abi.x32:
         code.append((JGE, X32_BIT, "enosys", "next"))
+    return code
+
+
+def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
+    code = _system_call(abi)
     code.append((JEQ, abi.ioctl, "ioctl", "next"))
     if not set_id:
         code += [(RET, RET_ALLOW, "", ""), *_ioctl(), *_returns()]
@@ -121,6 +148,14 @@ def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
     for arg in sorted(set(abi.mode_at.values()) | {mode for _, mode in abi.open_at.values()}):
         code += [f"mode{arg}", (LD_ABS, _arg(arg), "", ""), (JSET, SET_ID, "eperm", "allow")]
     return code + _ioctl() + _returns()
+
+
+def _socket_code(abi: Abi) -> list[Instruction | str]:
+    code = _system_call(abi)
+    code.append((JEQ, IO_URING_SETUP, "enosys", "next"))
+    code += [(JEQ, nr, "family", "next") for nr in abi.sockets]
+    code += [(RET, RET_ALLOW, "", ""), "family", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
+    return code + _returns()
 
 
 def _ioctl() -> list[Instruction | str]:

@@ -131,6 +131,25 @@ def test_J_3_bad_arguments_get_a_hint(abc: dict[str, WorkspaceTools], arguments:
     assert zone_snapshot(root_of(abc["alice"]), "alice") == {}
 
 
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("save_to_my_workspace", {"filename": "dir/", "content": "x"}),
+        ("handoff_file", {"to_agent": "bob", "filename": "dir/", "content": "x", "message": "m"}),
+        ("collab_write", {"filepath": "dir/", "content": "x", "message": "m", "expected_version": 0}),
+    ],
+)
+def test_J_3_a_filename_ending_in_a_slash_is_refused(
+    abc: dict[str, WorkspaceTools], name: str, arguments: dict[str, Any]
+) -> None:
+    """``save_to_my_workspace`` of "dir/" made a regular file ``dir``: the slash was dropped without a word."""
+    result = call(abc["alice"], name, arguments)
+    assert result["error_type"] == "invalid_arguments", result
+    assert "'dir/' ends in '/': give a file's name, not a directory's" in result["error"], result
+    root = root_of(abc["alice"])
+    assert not [p for p in root.rglob("dir") if p.is_file()]
+
+
 def test_J_3_booleans_and_lone_surrogates_are_refused(abc: dict[str, WorkspaceTools]) -> None:
     alice = abc["alice"]
     ok(alice, "collab_write", {"filepath": "p.md", "content": "v1", "message": "m", "expected_version": 0})

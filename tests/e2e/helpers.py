@@ -54,6 +54,17 @@ PLAN_C: dict[str, Any] = {
     "success_criteria": ["the workspace is empty"],
 }
 
+# no word the risk rules read as network use: the sandbox is the boundary, not the heuristic
+SEND_UDP = """
+import asyncio
+async def send():
+    loop = asyncio.get_running_loop()
+    sender, _ = await loop.create_datagram_endpoint(asyncio.DatagramProtocol, remote_addr=("127.0.0.1", {port}))
+    sender.sendto(b"exfiltrated")
+    print("sent")
+asyncio.run(send())
+"""
+
 
 def omx(*args: str, input: str | None = None) -> Result:
     return CliRunner().invoke(cli.omx.main, list(args), input=input)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ from tests.e2e.helpers import (
     PLAN_A,
     PLAN_C,
     REPO,
+    SEND_UDP,
     SUMMARY,
     TASK_A,
     TASK_C,
@@ -287,6 +289,23 @@ def test_no_sandbox_is_recorded(ws: Path, script: Callable[..., ScriptedModel]) 
     entries = trace_of(only_run(ws))
     assert entries[0]["data"]["sandbox"]["mechanism"] == "none"
     assert kinds(entries, "step")[0]["details"]["sandbox"] == "none"
+
+
+def test_a_python_step_sends_no_udp_to_the_host(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """In a plain directory the step's empty network namespace stops UDP too, not only Landlock's TCP rules."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.setblocking(False)
+    code = SEND_UDP.format(port=listener.getsockname()[1])
+    script(
+        json.dumps({**PLAN_A, "steps": [{"id": 1, "description": "send", "tool": "python", "inputs": {"code": code}}]})
+    )
+    with listener:
+        result = omx(TASK_A, input="y\n")
+        assert result.exit_code == workflow.EXIT_FAILED and "sent" not in result.output, result.output
+        assert "Network is unreachable" in result.output or "Operation not permitted" in result.output, result.output
+        with pytest.raises(BlockingIOError):  # sendto on loopback queues the datagram before it returns
+            listener.recv(100)
 
 
 # -- failures are one clear line ---------------------------------------------------------------------------------

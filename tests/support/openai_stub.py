@@ -28,6 +28,7 @@ class ScriptedResponse:
     finish_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)  # sent with the answer, e.g. Retry-After
+    body: bytes | None = None  # answered as is with status 200, in place of a chat completion (a malformed reply)
 
 
 def _tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -84,12 +85,14 @@ class OpenAIStub:
         delay: float = 0.0,
         finish_reason: str | None = None,
         headers: dict[str, str] | None = None,
+        body: bytes | None = None,
     ) -> None:
         """Queue the next reply. tool_calls: [{"name", "arguments": dict or JSON text, "id"?}]; usage:
         {"prompt_tokens", "completion_tokens", "cached_tokens"}; status != 200 answers an OpenAI-style error with
-        message ``error``; delay (s) holds the answer back, to test timeouts; headers go with the answer."""
+        message ``error``; delay (s) holds the answer back, to test timeouts; headers go with the answer; body is
+        answered as is (status 200) instead of a chat completion."""
         scripted = ScriptedResponse(content, tool_calls, usage, status, error, delay, finish_reason,
-                                    headers=headers or {})  # fmt: skip
+                                    headers=headers or {}, body=body)  # fmt: skip
         with self._lock:
             self._queue.append(scripted)
 
@@ -191,7 +194,9 @@ def _handler_for(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             if scripted.delay:
                 stub.wait(scripted.delay)
             try:
-                if scripted.status != 200:
+                if scripted.body is not None:
+                    self._send(200, scripted.body)
+                elif scripted.status != 200:
                     error = {"error": {"message": scripted.error, "type": "server_error", "code": scripted.status}}
                     self._send(scripted.status, json.dumps(error).encode(), headers=scripted.headers)
                 elif body.get("stream"):

@@ -12,17 +12,19 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from agent.view import view_command
 from cli.omx import main as omx
 from omxfs.store import Workspace
-from tests.e2e.helpers import PLAN_A
+from tests.e2e.helpers import PLAN_A, SEND_UDP
 from tests.view.conftest import TIMEOUT, clean_env, poll
 
 OMX = Path(sys.executable).parent / "omx"
@@ -59,6 +61,35 @@ def test_omx_as_runs_in_the_agents_view_where_no_tool_can_change_identity(store:
     assert [v.author for v in store.collab.history("f.md")] == ["bob"]
     (run,) = (ws / "agents/bob/runs").iterdir()  # the run's trace, written natively in bob's own zone
     assert (run / "trace.jsonl").is_file()
+
+
+def test_a_step_of_omx_as_sends_no_udp_to_the_host(store: Workspace) -> None:
+    """In a view a step cannot make a network namespace, and Landlock refuses only TCP: a python step of ``omx --as
+    bob`` sent a UDP datagram to a listener on the host's 127.0.0.1 (the exploratory test's bug 1). The socket
+    filter refuses the socket, and the banner says what confines the network."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.setblocking(False)
+    code = SEND_UDP.format(port=listener.getsockname()[1])
+    plan = {**PLAN_A, "steps": [{"id": 1, "description": "send", "tool": "python", "inputs": {"code": code}}]}
+    replies = store.root / "agents/bob/replies.json"
+    replies.write_text(json.dumps([json.dumps({**plan, "success_criteria": []})]), encoding="utf-8")
+    with listener:
+        done = subprocess.run(
+            [str(OMX), "send", "--as", "bob", "-w", str(store.root), "--model", f"scripted:{replies}"],
+            input="y\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=clean_env(),
+            cwd="/",
+            check=False,
+        )
+        said = done.stdout + done.stderr
+        assert done.returncode == 1 and "PermissionError: [Errno 1] Operation not permitted" in said, said
+        assert "network: seccomp: no socket but AF_UNIX" in said, said
+        with pytest.raises(BlockingIOError):  # sendto on loopback queues the datagram before it returns
+            listener.recv(100)
 
 
 def test_omx_in_one_agents_view_cannot_act_as_another(store: Workspace) -> None:

@@ -103,6 +103,25 @@ def test_an_unreachable_server_is_a_transient_error_naming_the_address() -> None
     assert "check the address and that the server is running" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"choices": []}', "the server's reply has no choices"),
+        (b'{"choices": [{"message": null}]}', "the server's reply has no message in its first choice"),
+        (b"[1, 2]", "the server's reply is not a JSON object (a chat completion)"),
+        (b"<html>busy</html>", "the server's reply is not JSON"),
+        (b'{"choices": [{"message": {"tool_calls": [{"id": "c"}]}}]}', "tool call 1 of the server's reply has no"),
+    ],
+)
+def test_a_malformed_reply_is_said_in_a_sentence(openai_stub: OpenAIStub, body: bytes, said: str) -> None:
+    """A 200 that is not a chat completion gave Python's own words (``IndexError: list index out of range``,
+    ``AttributeError: 'NoneType' object has no attribute 'get'``)."""
+    openai_stub.enqueue(body=body)
+    message, kind = outcome(both(openai_stub)[1])
+    assert kind == "other" and f"unexpected reply: {said}" in message, message
+    assert "Error" not in message, message
+
+
 def test_the_key_never_appears_in_an_error(openai_stub: OpenAIStub) -> None:
     openai_stub.enqueue(status=500, error=f"upstream said {KEY}")
     with pytest.raises(LLMError) as caught:

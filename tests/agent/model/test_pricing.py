@@ -35,3 +35,10 @@ def test_a_run_s_line_gives_the_dollars_or_says_the_price_is_unknown() -> None:
     assert priced.line() == f"Tokens: 2,000 in (0 cached), 200 out in 2 requests; cost ${expected:.4f}"
     assert priced.record()["cost_usd"] == priced.cost
     assert local.cost is None and local.line().endswith("cost unknown (no price for this model)")
+
+
+def test_before_any_reply_the_cost_is_unknown_not_zero() -> None:
+    """After only failed or refused requests the line said ``cost $0.0000``, also for a model with no price."""
+    tally = Tally()
+    assert tally.cost is None and tally.record()["cost_usd"] is None
+    assert tally.line() == "Tokens: 0 in (0 cached), 0 out in 0 requests; cost unknown (no reply from the model)"

@@ -14,7 +14,7 @@ from agent.plan_run.plan import Plan
 from agent.plan_run.tools import registry
 from agent.plan_run.tools.base import ToolContext
 from agent.record.trace import RecordingModel, RunRecorder, digest
-from agent.sandbox.confine import Sandbox, SandboxUnavailable
+from agent.sandbox.confine import OUTPUT_LIMIT, Sandbox, SandboxUnavailable
 
 
 def make_plan(*steps: tuple[str, dict[str, Any]], criteria: list[str] | None = None) -> Plan:
@@ -215,3 +215,51 @@ def test_network_from_python_fails_and_is_traced(ws: Path, recorder: RunRecorder
     (entry,) = trace(recorder)
     assert entry["error_type"] == "NonZeroExit" and "Error" in entry["details"]["stderr"]
     assert entry["details"]["sandbox"] == box.info.mechanism
+
+
+def sandbox_or_skip(ws: Path) -> Sandbox:
+    box = Sandbox(ws)
+    try:
+        box.info  # noqa: B018
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no OS sandbox on this machine: {exc}")
+    return box
+
+
+BIG = f"import sys; sys.stdout.write('x' * {OUTPUT_LIMIT * 2})"
+
+
+def test_a_cut_output_that_a_later_step_uses_fails_its_step(ws: Path, recorder: RunRecorder) -> None:
+    """The sandbox keeps the first OUTPUT_LIMIT bytes of a step's output: a later step that used it got the start
+    of the data (a 262,144-byte file where 192 MB were printed) and the run said success."""
+    ctx = ToolContext(workspace=ws, sandbox=sandbox_or_skip(ws))
+    plan = make_plan(
+        ("python", {"code": BIG}), ("write_text", {"path": "big.txt", "content": {"ref": "step:1.output"}})
+    )
+    result = Executor(ctx, recorder).execute(plan)
+    assert result.status == "failed" and result.failed_step == 1 and not (ws / "big.txt").exists()
+    assert result.error == (
+        f"the output of step 1 is longer than the {OUTPUT_LIMIT:,} bytes omx keeps of it, and step 2 would get only "
+        "its start"
+    )
+    assert result.suggestion is not None and "write the data to a file" in result.suggestion
+    assert result.suggestion.endswith("--from-step 1")
+    assert [(e["status"], e.get("error_type")) for e in trace(recorder)] == [
+        ("failed", "OutputTooLarge"),
+        ("skipped", None),
+    ]
+
+
+def test_a_cut_output_nobody_uses_and_a_long_stderr_pass(ws: Path, recorder: RunRecorder) -> None:
+    """Only an output passed on must be whole: one shown in the trace alone may be cut, and a long stderr cuts
+    nothing that is passed on."""
+    ctx = ToolContext(workspace=ws, sandbox=sandbox_or_skip(ws))
+    noisy = f"import sys; sys.stderr.write('e' * {OUTPUT_LIMIT * 2}); print('done')"
+    plan = make_plan(
+        ("python", {"code": BIG}),
+        ("python", {"code": noisy}),
+        ("write_text", {"path": "done.txt", "content": {"ref": "step:2.output"}}),
+    )
+    result = Executor(ctx, recorder).execute(plan)
+    assert result.status == "success", result.error
+    assert (ws / "done.txt").read_text(encoding="utf-8") == "done\n"

@@ -111,13 +111,69 @@ def test_no_network_from_the_sandbox(sandbox: Sandbox, listener: int) -> None:
 
 @needs_landlock
 def test_landlock_alone_denies_tcp_connect(ws: Path, listener: int) -> None:
-    """Without the network namespace, Landlock's own TCP rules (ABI 4+) refuse the connect with EACCES."""
-    box = Sandbox(ws, netns=False)
-    if "landlock TCP deny" not in box.info.network:
-        pytest.skip(f"Landlock ABI {box.info.landlock_abi} has no network rules (needs 4+)")
+    """Without the network namespace and the socket filter, Landlock's own TCP rules (ABI 4+) refuse the connect
+    with EACCES: the launcher run with them alone."""
+    if launcher.landlock_abi() < 4:
+        pytest.skip(f"Landlock ABI {launcher.landlock_abi()} has no network rules (needs 4+)")
+    config = {"landlock": True, "read": sandbox_module.read_paths(), "write": [str(ws)]}
     code = f"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=3)"
+    argv = [sys.executable, "-I", "-S", str(sandbox_module.LAUNCHER), json.dumps(config), "--", *py(code)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    assert done.returncode != 0 and "PermissionError: [Errno 13]" in done.stderr, done.stderr
+
+
+@pytest.fixture
+def udp_listener() -> Iterator[socket.socket]:
+    """A UDP socket on 127.0.0.1 that the sandboxed code will try to send to; it never blocks."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.setblocking(False)
+    with listener:
+        yield listener
+
+
+@pytest.mark.parametrize("netns", [True, False], ids=["netns", "no-netns"])
+def test_no_udp_from_the_sandbox(ws: Path, udp_listener: socket.socket, netns: bool) -> None:
+    """Without a network namespace (as in an agent view), Landlock stops only TCP: the socket filter stops UDP."""
+    box = Sandbox(ws, netns=netns)
+    try:
+        box.info  # noqa: B018
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no OS sandbox on this machine: {exc}")
+    port = udp_listener.getsockname()[1]
+    code = f"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', {port}))"
     done = box.run(py(code), timeout=20)
-    assert done.returncode != 0 and "PermissionError: [Errno 13]" in done.stderr
+    assert done.returncode != 0, done.stdout
+    assert "Network is unreachable" in done.stderr or "Operation not permitted" in done.stderr, done.stderr
+    with pytest.raises(BlockingIOError):  # sendto on loopback queues the datagram before it returns
+        udp_listener.recv(100)
+
+
+@needs_landlock
+def test_without_a_network_namespace_only_unix_sockets_are_made(ws: Path) -> None:
+    """Every family that reaches a network is refused (EPERM), io_uring (which makes sockets no filter sees) too;
+    Unix sockets stay, and the banner names the filter."""
+    box = Sandbox(ws, netns=False)
+    assert box.info.network.startswith("seccomp: no socket but AF_UNIX"), box.info.network
+    families = ("AF_INET", "AF_INET6", "AF_PACKET", "AF_VSOCK", "AF_NETLINK")
+    code = f"""
+import ctypes, socket
+for family in {families!r}:
+    try:
+        socket.socket(getattr(socket, family), socket.SOCK_DGRAM if family != "AF_PACKET" else socket.SOCK_RAW)
+        print(family, "made")
+    except OSError as exc:
+        print(family, exc.errno)
+left, right = socket.socketpair()
+left.send(b"unix")
+print(right.recv(4).decode())
+libc = ctypes.CDLL(None, use_errno=True)
+print("io_uring", libc.syscall(425, 1, ctypes.create_string_buffer(120)), ctypes.get_errno())
+"""
+    done = box.run(py(code), timeout=20)
+    assert done.returncode == 0, done.stderr
+    refused = [f"{family} {errno.EPERM}" for family in families]
+    assert done.stdout.split("\n") == [*refused, "unix", f"io_uring -1 {errno.ENOSYS}", ""]
 
 
 @needs_landlock
