@@ -38,7 +38,7 @@ from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
 from omxfs.view import namespaces, seccomp
 from omxfs.view.locate import Store, locate
-from omxfs.view.sandbox import Bind, ViewSpec, bwrap_args, inside, start_dir
+from omxfs.view.sandbox import SYSTEM_DIRS, Bind, ViewSpec, bwrap_args, inside, runtime_dirs, start_dir
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
@@ -78,12 +78,14 @@ def run(
         stack.callback(os.close, store.fd)
         if os.geteuid() == 0:
             namespaces.private_mounts()
-            if store.under_mount:
-                namespaces.detach(store.workspace)
-        elif store.under_mount:
+            if store.covered_at is not None:
+                namespaces.detach(store.covered_at)
+            shown = [*SYSTEM_DIRS, *runtime_dirs(), *(bind.source for bind in binds), os.path.realpath(store.path)]
+            namespaces.drop_fuse_mounts(shown)
+        elif store.covered_at is not None:
             raise MountError(
-                f"{store.workspace} is mounted over its own store, which a view as uid {os.geteuid()} cannot bind: "
-                f"mount it elsewhere (`omxfs mount {store.path} MOUNTPOINT`) or run omxfs run as root",
+                f"{store.covered_at} is mounted over its own store, which a view as uid {os.geteuid()} cannot bind: "
+                f"unmount it and mount it elsewhere (`omxfs mount {store.path} MOUNTPOINT`) or run omxfs run as root",
                 errno.EBUSY,
             )
         _check_identity(store, agent)
