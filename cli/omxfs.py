@@ -17,6 +17,7 @@ from omxfs.fuse import mounts
 from omxfs.store import Workspace
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import MountRecord, read_records
+from omxfs.view.locate import store_beneath
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -100,7 +101,9 @@ def mount(
         )
     with friendly_errors():
         try:
-            mounts.preflight(ws_path, target, name)
+            beneath = store_beneath(ws_path)  # a mountpoint names a store: serve the store, never the mount
+            store = ws_path if beneath is None else f"/proc/self/fd/{beneath.fd}"
+            mounts.preflight(ws_path, target, name, store=store)
         except OmxError as exc:
             mounts.report_ready(ready_fd, f"error {exc.message}")
             raise
@@ -112,7 +115,7 @@ def mount(
                     click.echo(f"mounted {ws_path} at {target} as {name} (pid {mounted.pid}); Ctrl-C unmounts")
 
             daemon.run(
-                ws_path, target, name, allow_other=allow_other, detached=detached, ready_fd=ready_fd, on_ready=ready
+                store, target, name, allow_other=allow_other, detached=detached, ready_fd=ready_fd, on_ready=ready
             )
             return
         argv = [sys.executable, "-m", "cli.omxfs", "mount", ws_path, target, "--as", name, "--foreground"]
@@ -174,7 +177,8 @@ def fsck(workspace: Path, repair: bool) -> None:
     from omxfs.store.fsck import fsck as check
 
     with friendly_errors():
-        report = check(Workspace(workspace), repair=repair)
+        beneath = store_beneath(workspace)  # a mountpoint (the quick start's in place too): check the store beneath
+        report = check(Workspace(workspace if beneath is None else f"/proc/self/fd/{beneath.fd}"), repair=repair)
     for finding in report.findings:
         click.echo(finding.line())
     counts = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "an empty workspace"

@@ -62,8 +62,11 @@ def run(
 
 
 def _bind(spec: str, *, read_only: bool) -> Bind:
+    option = "--ro-bind" if read_only else "--bind"
     source, _, dest = spec.partition(":")
+    if not source:  # abspath("") is the current directory: never bind it by accident
+        raise click.BadParameter(f"{spec!r} names no source path", param_hint=option)
     source = os.path.abspath(os.path.expanduser(source))
     if not os.path.exists(source):
-        raise click.BadParameter(f"{source} does not exist", param_hint="--bind/--ro-bind")
+        raise click.BadParameter(f"{source} does not exist", param_hint=option)
     return Bind(source, os.path.abspath(dest) if dest else source, read_only)

@@ -21,7 +21,9 @@ Run as ``python -I -S guardian.py DEV PID``: a standalone script, stdlib only, s
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import io
 import os
 import signal
 import subprocess
@@ -164,13 +166,20 @@ def guard(dev: int, pid: int) -> None:
     if fusectl_fd is not None:
         os.close(fusectl_fd)  # the connection's files keep a mount of our own alive by themselves
     if connection is None:
-        print(UNABLE, flush=True)
+        _answer(UNABLE)
         return
-    print(READY, flush=True)
+    _answer(READY)
     if parent == pid:  # else the daemon died before the death signal was armed
         _wait_for_exit(pid, parent)
     if connection.abort():
         print(f"omxfs guardian: the daemon died with its mount live: aborted FUSE connection {dev}", file=sys.stderr)
+
+
+def _answer(line: str) -> None:
+    """Tell the daemon, which may be gone already (killed while it started): the guardian's work goes on without a
+    reader, and unbuffered, so that nothing is left to fail again (and be printed) when the interpreter exits."""
+    with contextlib.suppress(BrokenPipeError), io.FileIO(sys.stdout.fileno(), "w", closefd=False) as out:
+        out.write(f"{line}\n".encode("ascii"))
 
 
 def _wait_for_exit(pid: int, parent: int) -> None:

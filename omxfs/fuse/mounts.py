@@ -249,14 +249,17 @@ def last_errors(log_file: Path, count: int = 3) -> list[str]:
 # -- starting and stopping daemons -----------------------------------------------------------------------------
 
 
-def preflight(ws_path: str, mountpoint: str, agent: str, *, device: Path | None = None) -> None:
-    """Everything ``omxfs mount`` can check before starting a daemon, each failure one line."""
+def preflight(
+    ws_path: str, mountpoint: str, agent: str, *, device: Path | None = None, store: str | None = None
+) -> None:
+    """Everything ``omxfs mount`` can check before starting a daemon, each failure one line; ``store``: the path
+    that reaches the store, where it is not ``ws_path`` (a mountpoint's)."""
     from omxfs.store.workspace import Workspace  # the store knows nothing of mounts; import it only here
 
     check_pyfuse3()
     check_fuse(device)
     check_mountpoint(mountpoint)
-    ws = Workspace(ws_path)
+    ws = Workspace(store or ws_path)
     if not ws.config.knows(agent):
         raise MountError(
             f"agent {agent!r} is not in the workspace {ws_path}: pass --as NAME (one of: "

@@ -38,7 +38,7 @@ from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
 from omxfs.view import namespaces, seccomp
 from omxfs.view.locate import Store, locate
-from omxfs.view.sandbox import Bind, ViewSpec, bwrap_args, inside, start_dir
+from omxfs.view.sandbox import SYSTEM_DIRS, Bind, ViewSpec, bwrap_args, inside, runtime_dirs, start_dir
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
@@ -78,12 +78,14 @@ def run(
         stack.callback(os.close, store.fd)
         if os.geteuid() == 0:
             namespaces.private_mounts()
-            if store.under_mount:
-                namespaces.detach(store.workspace)
-        elif store.under_mount:
+            if store.covered_at is not None:
+                namespaces.detach(store.covered_at)
+            shown = [*SYSTEM_DIRS, *runtime_dirs(), *(bind.source for bind in binds), os.path.realpath(store.path)]
+            namespaces.drop_fuse_mounts(shown)
+        elif store.covered_at is not None:
             raise MountError(
-                f"{store.workspace} is mounted over its own store, which a view as uid {os.geteuid()} cannot bind: "
-                f"mount it elsewhere (`omxfs mount {store.path} MOUNTPOINT`) or run omxfs run as root",
+                f"{store.covered_at} is mounted over its own store, which a view as uid {os.geteuid()} cannot bind: "
+                f"unmount it and mount it elsewhere (`omxfs mount {store.path} MOUNTPOINT`) or run omxfs run as root",
                 errno.EBUSY,
             )
         _check_identity(store, agent)
@@ -100,8 +102,7 @@ def run(
                 errno.EACCES,
             )
         for bind in binds:
-            if inside(bind.dest, store.workspace):
-                raise MountError(f"--bind {bind.dest}: nothing may cover the workspace inside a view", errno.EINVAL)
+            _check_bind(bind, store)
         mountpoint = tempfile.mkdtemp(prefix=f"omxfs-view-{agent}-", dir=_runtime_dir())
         stack.callback(_remove_quietly, mountpoint)
         stack.callback(os.close, _start_cleanup(mountpoint))  # once the daemon is unmounted: nothing left to do
@@ -261,6 +262,55 @@ def _check_identity(store: Store, agent: str) -> None:
             f"{agent}, not uid {uid}",
             errno.EACCES,
         )
+
+
+def _check_bind(bind: Bind, store: Store) -> None:
+    """A bind neither covers the workspace nor shows the store: its source is not the store, nor inside it, nor a
+    directory that holds it (the raw store read-write would undo every zone rule: other agents' zones, the config,
+    the history). Compared by path and by device and inode, so another path to the same directory counts too;
+    called once a store under a mount in place is uncovered, so its path leads to the store."""
+    option = "--ro-bind" if bind.read_only else "--bind"
+    if inside(bind.dest, store.workspace):
+        raise MountError(f"{option} {bind.dest}: nothing may cover the workspace inside a view", errno.EINVAL)
+    source = os.path.realpath(bind.source)
+    stores = {os.path.realpath(store.path), store.workspace}
+    if any(inside(source, path) or inside(path, source) for path in stores) or _same_tree(source, store):
+        raise MountError(
+            f"{option} {bind.source}: this is, holds or lies inside the workspace or its store, which a view may show "
+            "only at the workspace's path (else the raw store: every zone, the config, the history): bind a "
+            "directory beside the workspace",
+            errno.EINVAL,
+        )
+
+
+def _same_tree(source: str, store: Store) -> bool:
+    """Whether ``source`` or a directory above it is the store, or ``source`` is a directory above the store,
+    judged by device and inode (a bind mount or a hard-to-see alias on the host)."""
+    store_id = _identity(os.fstat(store.fd))
+    source_id = _identity_of(source)
+    if source_id is None:
+        return False
+    if any(_identity_of(path) == store_id for path in _self_and_above(source)):
+        return True
+    return any(_identity_of(path) == source_id for path in _self_and_above(os.path.realpath(store.path)))
+
+
+def _self_and_above(path: str) -> list[str]:
+    paths = [path]
+    while (parent := os.path.dirname(paths[-1])) != paths[-1]:
+        paths.append(parent)
+    return paths
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _identity_of(path: str) -> tuple[int, int] | None:
+    try:
+        return _identity(os.stat(path))
+    except OSError:
+        return None
 
 
 def _open_at(dir_fd: int, name: str, store: Store) -> int:

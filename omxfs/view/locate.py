@@ -18,6 +18,7 @@ paths it is given the same way (``check_answers``) before it stats them or start
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ class Store:
     fd: int  # O_PATH descriptor of the store's directory; the caller closes it
     path: str  # where the store is, for messages
     workspace: str  # the path the workspace shows at, inside the view as outside
-    under_mount: bool = False  # a daemon is mounted over the store itself (in place)
+    covered_at: str | None = None  # a daemon's mount in place over the store (the path of both), if one is
 
 
 def locate(workspace: str | os.PathLike[str]) -> Store:
@@ -52,6 +53,24 @@ def locate(workspace: str | os.PathLike[str]) -> Store:
                 errno.ENOENT,
             )
         return Store(_open(shown), shown, shown)
+    return _behind(workspace, shown, entry)
+
+
+def store_beneath(workspace: str | os.PathLike[str]) -> Store | None:
+    """The store behind ``workspace`` when an omxfs mount covers it (``omxfs mount`` and ``fsck`` of a mountpoint,
+    or of a store mounted in place, which reached through its mount is the mount's agent's view and read-only
+    where it matters); None for any other path, which the caller takes as it is."""
+    check_answers(os.path.abspath(workspace))
+    shown = os.path.realpath(workspace)
+    entry = mount_at(shown)
+    if entry is None or entry.fstype != FSTYPE:
+        return None
+    return _behind(workspace, shown, entry)
+
+
+def _behind(workspace: str | os.PathLike[str], shown: str, entry: MountEntry) -> Store:
+    """The store behind the omxfs mount ``entry`` at ``shown``: its daemon's record names it; a mount in place
+    hides it, and the daemon's own descriptor reaches it."""
     try:
         records = [r for r in read_records(Path(shown, META_DIR)) if os.path.realpath(r.mountpoint) == shown]
     except OSError:
@@ -59,21 +78,25 @@ def locate(workspace: str | os.PathLike[str]) -> Store:
     if not records:
         raise MountError(
             f"{workspace} is an omxfs mount whose daemon cannot be found (another user's, or without "
-            "--allow-other): run `omxfs run` with the store's directory instead",
+            "--allow-other): name the store's directory instead",
             errno.EACCES,
         )
     record = records[0]
     if os.path.realpath(record.store) != shown:
+        store = os.path.realpath(record.store)
+        covering = mount_at(store)
+        if covering is not None and covering.fstype == FSTYPE:  # a mount elsewhere of a store mounted in place
+            return dataclasses.replace(_behind(record.store, store, covering), workspace=shown)
         return Store(_open(record.store), record.store, shown)
     fd = _underneath(record.pid, record.store, entry.dev)
     if fd is None:
         raise MountError(
             f"{workspace} is mounted over its own store, and the store underneath cannot be reached through "
-            f"its daemon (pid {record.pid}, another user's?): unmount it (`omxfs umount {workspace}`) or run "
-            "`omxfs run` as the daemon's user",
+            f"its daemon (pid {record.pid}, another user's?): unmount it (`omxfs umount {workspace}`) or run this "
+            "as the daemon's user",
             errno.EACCES,
         )
-    return Store(fd, record.store, shown, under_mount=True)
+    return Store(fd, record.store, shown, covered_at=shown)
 
 
 def check_answers(path: str) -> None:

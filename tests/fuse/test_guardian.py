@@ -171,3 +171,22 @@ def test_the_guardian_never_aborts_a_later_mount_that_got_its_connection_number(
         for f in floors:
             f.terminate()
             f.wait(DEADLINE)
+
+
+def test_a_guardian_whose_daemon_is_gone_before_it_answers_prints_no_traceback() -> None:
+    """A view's launcher killed while it started (SIGTERM in its first half second) closed the pipe the guardian
+    answers on: ``print`` raised BrokenPipeError, and its traceback (and another at exit) went to the terminal."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the daemon is gone: no one will read the answer
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", guardian.__file__, str(os.makedev(0, 999_999)), "1"],  # no such connection
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=DEADLINE,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, "")

@@ -120,6 +120,39 @@ def test_in_place_mount_serves_the_store_underneath(ws: Workspace) -> None:
         assert not (ws.root / "agents/alice/nope").exists()
 
 
+def test_a_store_mounted_in_place_is_mounted_elsewhere_too(mount: Callable[..., Mount], tmp_path: Path) -> None:
+    """The README's quick start mounts in place, then mounts the extra views elsewhere: the second daemon reached
+    the store through the first one's mount (alice's, read-only where it would log) and failed with an
+    ExceptionGroup repr; it now serves the store beneath, reached through the first daemon's descriptor."""
+    first = mount(in_place=True)
+    other = tmp_path / "bob-view"
+    other.mkdir()
+    with background_mounts(other):
+        done = omxfs("mount", first.root, other, "--as", "bob")
+        assert done.returncode == 0, done.stderr
+        pid = daemon_pid(done.stdout)
+        (other / "agents/bob/note").write_text("bob's")  # the test names no agent: bob, that mount's default
+        assert (first.disk / "agents/bob/note").read_text() == "bob's"
+        assert (first.disk / META_DIR / "logs" / f"mount-{pid}.log").exists()  # its log is in the store beneath
+        assert f"{other}: live, store {first.store}" in omxfs("status").stdout
+        # a view of that mount binds the store beneath both mounts, not alice's mount of it
+        view = omxfs("run", other, "--as", "bob", "--", "sh", "-c", "echo from-view > mine; stat -c %U mine")
+        assert view.returncode == 0, view.stderr
+        assert (first.disk / "agents/bob/mine").read_text() == "from-view\n"
+        assert omxfs("umount", other).returncode == 0 and not pid_alive(pid)
+
+
+def test_fsck_of_a_store_mounted_in_place_checks_the_store_beneath(mount: Callable[..., Mount]) -> None:
+    """``omxfs fsck ws`` with ws mounted in place read the store through alice's mount: the private scratch copy
+    her ``perl -pi.bak`` keeps showed as debris (exit 1), and ``--repair`` failed on the mount's read-only locks."""
+    m = mount(in_place=True)
+    m.run("cd collaborative/current && printf 'a\\nb\\n' > ed.md && perl -pi.bak -e s/a/A/ ed.md", check=True)
+    for args in ((), ("--repair",)):
+        done = omxfs("fsck", *args, m.root)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "debris" not in done.stdout and "0 corrupt, 0 unresolved" in done.stdout
+
+
 def test_a_second_mount_on_the_same_mountpoint_is_a_one_line_error(mount: Callable[..., Mount]) -> None:
     m = mount()
     line = one_line_error(omxfs("mount", m.store, m.root, "--as", "alice"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from omxfs.process import pid_alive
 from omxfs.store import Workspace
-from tests.view.conftest import clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
+from tests.view.conftest import OMXFS, clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
 
@@ -151,6 +151,34 @@ def test_views_of_a_workspace_mounted_elsewhere_hide_the_store(mount: Callable[.
     assert out.splitlines()[0] == f"{root}/agents/alice"
     assert "store-visible" not in out
     assert (store / "agents/alice/note").read_text() == "hi\n"
+
+
+def test_another_mount_unmounts_while_a_view_runs(mount: Callable[..., object]) -> None:
+    """A root launcher's mount namespace begins as a copy of the host's, FUSE mounts included; where the host's
+    mounts are not shared (this VM, many containers) its unmount never reached the copy, the copy kept the daemon
+    serving, and ``omxfs umount`` of any other mount waited 10 s, then failed, for as long as a view ran."""
+    other = mount(agents=("alice",), default="alice")
+    viewed = mount(agents=("alice",), default="alice")
+    ws: Path = viewed.store  # type: ignore[attr-defined]
+    script = "touch started; while [ ! -e stop ]; do sleep 0.05; done; echo done"
+    with subprocess.Popen(
+        view_argv(ws, "alice", script), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env()
+    ) as view:
+        poll(lambda: (ws / "agents/alice/started").exists(), timeout=30, what="the view to start")
+        done = subprocess.run(
+            [*OMXFS, "umount", str(other.root)],  # type: ignore[attr-defined]
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=clean_env(),
+            check=False,
+        )
+        other.unmounted = True  # type: ignore[attr-defined]
+        (ws / "agents/alice/stop").touch()
+        out, err = view.communicate(timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("unmounted"), done.stdout + done.stderr
+    assert other.proc.wait(10) == 0  # type: ignore[attr-defined]
+    assert view.returncode == 0 and out == "done\n", err
 
 
 def test_two_agents_in_two_views_editing_one_collaborative_file_get_a_conflict(store: Workspace, ok: Ok) -> None:
