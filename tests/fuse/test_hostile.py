@@ -143,15 +143,17 @@ def test_hostile_store_paths_are_refused(path: str) -> None:
 
 
 @pytest.mark.usefixtures("unchanged")
-@pytest.mark.parametrize("zone", ["agents/alice", "collaborative/current", "handoff/alice_to_bob", "realtime/board"])
+@pytest.mark.parametrize("zone", ["collaborative/current", "handoff/alice_to_bob", "realtime/board"])
 def test_hostile_names(m: Mount, zone: str) -> None:
+    """The shared zones take names people can read: UTF-8, no control character. (A private zone takes any name POSIX
+    allows: ``tests/fuse/test_private_posix.py``.)"""
     base = os.fsencode(m.path(zone))
     refused(errno.EINVAL, lambda: write(Path(os.fsdecode(base + b"/new\nline"))))
     refused(errno.EINVAL, lambda: write(Path(os.fsdecode(base + b"/bad-\xff\xfe-utf8"))))
     refused(errno.EINVAL, lambda: write(Path(os.fsdecode(base + b"/tab\tname"))))
     refused(errno.ENAMETOOLONG, lambda: write(Path(os.fsdecode(base + b"/" + b"n" * 256))))
-    # Directories: private and collaborative zones make them (bad names: EINVAL); boxes and documents do not.
-    mkdir_errno = errno.EINVAL if zone in ("agents/alice", "collaborative/current") else errno.EACCES
+    # Directories: collaborative zones make them (bad names: EINVAL); boxes and documents do not.
+    mkdir_errno = errno.EINVAL if zone == "collaborative/current" else errno.EACCES
     refused(mkdir_errno, lambda: os.mkdir(base + b"/dir\nname"))
     logged(m, "agent=alice", "errno=EINVAL")
 
