@@ -15,6 +15,7 @@ from cli.params import MOUNT_PATH
 from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
 from omxfs.store import Workspace
+from omxfs.store.daemon_log import last_refusals
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import MountRecord, read_records
 from omxfs.view.locate import store_beneath
@@ -192,7 +193,7 @@ def _print_record(record: MountRecord) -> None:
         f"  {record.mountpoint}: default agent {record.default_agent}, pid {record.pid}, since {record.started},"
         f" log {record.store}/{record.log}"
     )
-    for line in mounts.last_errors(Path(record.store) / record.log):
+    for line in last_refusals(Path(record.store) / record.log):
         click.echo(f"    {line}")
 
 

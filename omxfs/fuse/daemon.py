@@ -43,16 +43,9 @@ from omxfs.fuse.zones.layout import LayoutHandler
 from omxfs.fuse.zones.private import PrivateHandler
 from omxfs.fuse.zones.read_only import ReadOnlyHandler
 from omxfs.fuse.zones.realtime import RealtimeHandler
+from omxfs.store.daemon_log import LineFormatter, open_log, remove_log
 from omxfs.store.layout import META_DIR
-from omxfs.store.mount_records import (
-    MountRecord,
-    hold_store,
-    open_log,
-    prune_records,
-    remove_log,
-    remove_record,
-    write_record,
-)
+from omxfs.store.mount_records import MountRecord, hold_store, prune_records, remove_record, write_record
 from omxfs.store.workspace import Workspace
 
 LOGGER = "omxfs.mount"
@@ -157,7 +150,7 @@ def _open_log(ws: Workspace, pid: int) -> tuple[logging.Logger, TextIO, Path]:
     """The daemon's log, ``WS/.omxfs/logs/mount-<pid>.log``, opened now, before anything is mounted."""
     stream, rel = open_log(ws, pid)
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handler.setFormatter(LineFormatter())  # one line per record, whatever names agents chose
     log = logging.getLogger(f"{LOGGER}.{pid}")
     log.setLevel(logging.INFO)
     log.propagate = False

@@ -234,18 +234,6 @@ def wait_for_exit(pid: int, timeout: float) -> bool:
     return True
 
 
-# -- daemon records --------------------------------------------------------------------------------------------
-
-
-def last_errors(log_file: Path, count: int = 3) -> list[str]:
-    """The last refusal or error lines of a daemon's log."""
-    try:
-        lines = log_file.read_text("utf-8", "replace").splitlines()
-    except OSError:
-        return []
-    return [line for line in lines if " errno=" in line or " ERROR " in line][-count:]
-
-
 # -- starting and stopping daemons -----------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
-"""What a mount keeps in the store: ``WS/.omxfs/mounts/<pid>.json`` (one record per live daemon) and
-``WS/.omxfs/logs/mount-<pid>.log``, and the descriptor a daemon holds on the store before it mounts over it.
+"""What a mount keeps in the store: ``WS/.omxfs/mounts/<pid>.json`` (one record per live daemon), and the descriptor
+a daemon holds on the store before it mounts over it. The daemon's log is ``omxfs.store.daemon_log``'s.
 
 A record says which daemon serves which mountpoint (mountpoint, store, default agent, log); it is how
 ``omxfs status`` and ``omxfs umount`` find the daemon behind a mountpoint. A record whose process is gone is stale:
@@ -14,11 +14,11 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from omxfs.errors import MountError
 from omxfs.process import pid_alive
-from omxfs.store.layout import LOGS, META_DIR, MOUNT_RECORDS
+from omxfs.store.layout import MOUNT_RECORDS
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
@@ -77,20 +77,6 @@ def remove_record(ws: Workspace, pid: int) -> None:
     """Best effort: a record left behind is stale once the process is gone."""
     with contextlib.suppress(OSError):
         os.unlink(ws.meta / MOUNT_RECORDS / record_name(pid))
-
-
-def open_log(ws: Workspace, pid: int) -> tuple[TextIO, Path]:
-    """The daemon's log, opened for appending (line-buffered), and its path relative to the store."""
-    rel = PurePosixPath(META_DIR, LOGS, f"mount-{pid}.log")
-    (ws.root / rel.parent).mkdir(parents=True, exist_ok=True)
-    stream = open(ws.root / rel, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (the caller closes it)
-    return stream, Path(rel)
-
-
-def remove_log(ws: Workspace, rel: Path) -> None:
-    """Best effort: a log nobody needs (a view's that says only start and stop)."""
-    with contextlib.suppress(OSError):
-        os.unlink(ws.root / rel)
 
 
 def hold_store(ws_path: str | os.PathLike[str]) -> int:

@@ -2,7 +2,9 @@
 
 A path given to the store is always relative to a zone. It is split into components and each component is
 checked here, so that no caller can reach outside its zone with ``..``, an absolute path, an empty or
-odd component (NUL, newline, control characters) or a name the kernel would refuse (over 255 bytes).
+odd component (NUL, newline, control characters) or a name the kernel would refuse (over 255 bytes). The one
+exception is a private zone through the mount, a POSIX filesystem, which takes any name POSIX allows
+(``check_posix_name``).
 Symlinks are the other way out; the store's I/O refuses to follow them (see ``atomic.py``).
 """
 
@@ -56,6 +58,18 @@ def check_component(part: str) -> str:
         raise InvalidInput(f"name {part!r} is not valid UTF-8") from None
     if len(encoded) > NAME_MAX:
         raise NameTooLong(f"name is {len(encoded)} bytes, the limit is {NAME_MAX}")
+    return part
+
+
+def check_posix_name(part: str) -> str:
+    """A name a program gives a private zone through the mount: any bytes but NUL and ``/``, at most 255, as POSIX
+    allows. The zone keeps the bytes a program gave (``tar x`` of Latin-1 names, a name with a newline), as the
+    store's own filesystem does; the names are the kernel's, which never gives an empty name, ``.`` or ``..``."""
+    if part in ("", ".", "..") or "/" in part or "\0" in part:
+        raise InvalidInput(f"invalid name {part!r}")
+    size = len(part.encode("utf-8", "surrogateescape"))  # a byte that is not UTF-8 is one byte, as it was given
+    if size > NAME_MAX:
+        raise NameTooLong(f"name is {size} bytes, the limit is {NAME_MAX}")
     return part
 
 

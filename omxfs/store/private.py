@@ -23,7 +23,7 @@ from omxfs.store.acl import equivalent_mode
 from omxfs.store.atomic import list_files, open_dir, read_bytes
 from omxfs.store.fs_user import FsUser, acting_as
 from omxfs.store.layout import ACCESS_ACL, AGENTS, DEFAULT_ACL, OMX_XATTRS, USER_XATTRS
-from omxfs.store.names import check_component, relative_path
+from omxfs.store.names import check_posix_name, relative_path
 from omxfs.store.tree import OpenFile, StoreTree, is_write
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ class PrivateZone:
         self, actor: str, path: PurePosixPath, mode: int, flags: int, user: FsUser | None = None
     ) -> OpenFile:
         owner = self.owner_for(actor, path)
-        check_component(path.name)
+        check_posix_name(path.name)
         with acting_as(user):
             file = self.tree.create(path, flags & CREATE_FLAGS, stat.S_IMODE(mode))
         self._audit(actor, owner, "create", path)
@@ -212,7 +212,7 @@ class PrivateZone:
 
     def mkdir(self, actor: str, path: PurePosixPath, mode: int, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, path)
-        check_component(path.name)
+        check_posix_name(path.name)
         with acting_as(user):
             self.tree.mkdir(path, stat.S_IMODE(mode))
         self._audit(actor, owner, "mkdir", path)
@@ -220,7 +220,7 @@ class PrivateZone:
     def mknod(self, actor: str, path: PurePosixPath, mode: int, rdev: int, user: FsUser | None = None) -> None:
         """A FIFO, a UNIX socket (``bind``) or a device node, where the store's filesystem allows it."""
         owner = self.owner_for(actor, path)
-        check_component(path.name)
+        check_posix_name(path.name)
         if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
             raise NotSupported(f"{path}: mknod makes FIFOs, sockets and device nodes (mode {mode:o})")
         with acting_as(user):
@@ -248,7 +248,7 @@ class PrivateZone:
     ) -> None:
         old_owner = self.owner_for(actor, old)
         new_owner = self.owner_for(actor, new)
-        check_component(new.name)
+        check_posix_name(new.name)
         with acting_as(user):
             self.tree.rename(old, new, flags)
         self._audit(actor, old_owner, f"rename to {new}", old)
@@ -257,14 +257,14 @@ class PrivateZone:
 
     def symlink(self, actor: str, path: PurePosixPath, target: bytes, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, path)
-        check_component(path.name)
+        check_posix_name(path.name)
         with acting_as(user):
             self.tree.symlink(path, target)
         self._audit(actor, owner, "symlink", path)
 
     def link(self, actor: str, existing: PurePosixPath, new: PurePosixPath, user: FsUser | None = None) -> None:
         owner = self.owner_for(actor, new)
-        check_component(new.name)
+        check_posix_name(new.name)
         if len(existing.parts) <= ZONE_DEPTH or existing.parts[1] != owner:
             # A link to another zone's file would let the owner of this zone write into that one.
             raise ZoneDenied(f"{new}: a hard link cannot join two zones ({existing} is not in agents/{owner}/)")

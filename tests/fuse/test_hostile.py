@@ -21,6 +21,7 @@ import pytest
 
 from omxfs.errors import InvalidInput, NameTooLong, OmxError
 from omxfs.store import Workspace
+from omxfs.store.daemon_log import RECORD, last_refusals
 from omxfs.store.names import relative_path
 from tests.fuse.conftest import Mount
 from tests.fuse.test_private_mount import snapshot
@@ -142,17 +143,53 @@ def test_hostile_store_paths_are_refused(path: str) -> None:
 
 
 @pytest.mark.usefixtures("unchanged")
-@pytest.mark.parametrize("zone", ["agents/alice", "collaborative/current", "handoff/alice_to_bob", "realtime/board"])
+@pytest.mark.parametrize("zone", ["collaborative/current", "handoff/alice_to_bob", "realtime/board"])
 def test_hostile_names(m: Mount, zone: str) -> None:
+    """The shared zones take names people can read: UTF-8, no control character. (A private zone takes any name POSIX
+    allows: ``tests/fuse/test_private_posix.py``.)"""
     base = os.fsencode(m.path(zone))
     refused(errno.EINVAL, lambda: write(Path(os.fsdecode(base + b"/new\nline"))))
     refused(errno.EINVAL, lambda: write(Path(os.fsdecode(base + b"/bad-\xff\xfe-utf8"))))
     refused(errno.EINVAL, lambda: write(Path(os.fsdecode(base + b"/tab\tname"))))
     refused(errno.ENAMETOOLONG, lambda: write(Path(os.fsdecode(base + b"/" + b"n" * 256))))
-    # Directories: private and collaborative zones make them (bad names: EINVAL); boxes and documents do not.
-    mkdir_errno = errno.EINVAL if zone in ("agents/alice", "collaborative/current") else errno.EACCES
+    # Directories: collaborative zones make them (bad names: EINVAL); boxes and documents do not.
+    mkdir_errno = errno.EINVAL if zone == "collaborative/current" else errno.EACCES
     refused(mkdir_errno, lambda: os.mkdir(base + b"/dir\nname"))
     logged(m, "agent=alice", "errno=EINVAL")
+
+
+FORGED = b"2026-01-01 00:00:00,000 WARNING agent=alice op=unlink path=secret errno=EACCES: forged"
+
+
+def refused_create(m: Mount, agent: str, name: bytes) -> None:
+    """A process of ``agent`` tries to create ``name`` (relative to the mount's root), and is refused EACCES."""
+    m.py(f"import os\ntry: open(os.fsdecode({name!r}), 'w')\nexcept PermissionError: pass\nelse: exit(1)", agent)
+
+
+def daemon_refusals(m: Mount) -> list[str]:
+    """The last refusals ``omxfs status`` shows for the mount."""
+    return last_refusals(m.disk / ".omxfs/logs" / f"mount-{m.proc.pid}.log")
+
+
+@pytest.mark.usefixtures("unchanged")
+def test_hostile_name_with_a_newline_cannot_forge_a_log_line(m: Mount) -> None:
+    """A refused name was logged raw: its newline started a second line, a refusal attributed to another agent, and
+    ``omxfs status`` showed it among the last refusals."""
+    refused_create(m, "bob", b"agents/alice/x\n" + FORGED)
+    lines = [line for line in m.log().split("\n") if "forged" in line]
+    assert len(lines) == 1, m.log()
+    assert RECORD.match(lines[0]) and "agent=bob op=create path=agents/alice/x\\n2026-01-01" in lines[0]
+    assert [line.split(" ")[3] for line in daemon_refusals(m)] == ["agent=bob"]  # date time level agent
+
+
+@pytest.mark.usefixtures("unchanged")
+def test_hostile_name_not_utf8_is_logged_as_its_refusal(m: Mount) -> None:
+    """A name that is not UTF-8 (a surrogate-escaped str in the daemon) could not be encoded into the log: Python's
+    logging printed "--- Logging error ---" and a traceback in place of the refusal (agent, path, reason)."""
+    refused_create(m, "bob", b"agents/alice/bad\xff\x1b[2J")
+    logged(m, "WARNING agent=bob op=create path=agents/alice/bad\\xff\\x1b[2J errno=EACCES")
+    assert "Logging error" not in m.log() + m.output()
+    assert [line for line in daemon_refusals(m) if "bad\\xff" in line], daemon_refusals(m)
 
 
 def test_hostile_name_of_exactly_255_bytes_is_fine(m: Mount) -> None:

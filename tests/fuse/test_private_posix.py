@@ -173,6 +173,52 @@ def test_fifo_socket_and_hard_link_in_a_private_zone(m: Mount) -> None:
     assert (zone / "b.txt").read_bytes() == b"one\ntwo\n"
 
 
+#: names POSIX allows and UTF-8 does not, or that hold a control character: the zone refused to create them (EINVAL)
+ODD_NAMES = (b"caf\xe9.txt", b"new\nline", b"cr\r\ttab\x1b")
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_names_that_are_not_utf8_or_hold_a_newline_are_made_listed_read_and_removed(m: Mount, name: bytes) -> None:
+    """The zone keeps the bytes a program gave (README): such names made on the store were listed, read and deleted
+    through the mount, but creating one (create, mkdir, rename, link, symlink, mknod) was EINVAL."""
+    zone = os.fsencode(m.path("agents/alice"))
+    store = os.fsencode(m.store / "agents/alice")
+    fd = os.open(zone + b"/" + name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, b"odd\n")
+    os.close(fd)
+    assert name in os.listdir(zone)
+    with open(store + b"/" + name, "rb") as on_store:
+        assert on_store.read() == b"odd\n"  # under exactly these bytes
+
+    os.mkdir(zone + b"/d-" + name)
+    os.rename(zone + b"/" + name, zone + b"/d-" + name + b"/" + name)
+    assert os.listdir(zone + b"/d-" + name) == [name]
+    os.link(zone + b"/d-" + name + b"/" + name, zone + b"/h-" + name)
+    os.symlink(b"d-" + name + b"/" + name, zone + b"/s-" + name)
+    with open(zone + b"/s-" + name, "rb") as through_link:
+        assert through_link.read() == b"odd\n"
+    os.mkfifo(zone + b"/f-" + name)
+    assert sorted(os.listdir(zone)) == sorted(p + name for p in (b"d-", b"h-", b"s-", b"f-"))
+
+    for entry in (b"h-", b"s-", b"f-", b"d-" + name + b"/"):
+        os.unlink(zone + b"/" + entry + name)
+    os.rmdir(zone + b"/d-" + name)
+    assert os.listdir(zone) == os.listdir(store) == []
+
+
+def test_tar_x_of_an_archive_with_latin1_names(m: Mount, tmp_path: Path) -> None:
+    """An archive made on a Latin-1 system: ``tar x`` into the zone exited 2 (Cannot open: Invalid argument)."""
+    archive_path = tmp_path / "latin1.tar"
+    with tarfile.open(archive_path, "w", format=tarfile.GNU_FORMAT, encoding="latin-1") as archive:
+        add_file(archive, "résumé/café.txt", b"latin-1\n", os.getuid(), os.getgid())
+    m.path("agents/alice/unpack").mkdir()
+    done = m.run(["tar", "xf", str(archive_path), "-C", "agents/alice/unpack"])
+    assert done.returncode == 0, done.stderr.decode()
+    unpacked = os.fsencode(m.path("agents/alice/unpack")) + "/résumé/café.txt".encode("latin-1")
+    with open(unpacked, "rb") as f:
+        assert f.read() == b"latin-1\n"
+
+
 def as_uid(m: Mount, uid: int, action: Callable[[], object], cwd: str) -> str:
     """What ``action`` does when a process of ``uid`` (its own group, no other) runs it in ``cwd`` of the mount:
     ``ok`` or the errno's name. A forked child that starts there as root, so the test's private temp
