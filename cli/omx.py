@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cli.errors import ClosedPipeQuiet
 from cli.params import MOUNT_PATH
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class ClickUI:
             return False
 
 
-class TaskGroup(click.Group):
+class TaskGroup(ClosedPipeQuiet):
     """``omx "task" ...`` is ``omx task "task" ...``: anything that is not a subcommand is a task."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from cli import doc, mcp, mount_tools, view
-from cli.errors import friendly_errors
+from cli.errors import ClosedPipeQuiet, friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
@@ -21,7 +21,7 @@ from omxfs.store.mount_records import MountRecord, read_records
 from omxfs.view.locate import store_beneath
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ClosedPipeQuiet, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="omx")
 def main() -> None:
     """A shared workspace for teams of AI agents.

@@ -89,7 +89,7 @@ def entry_attributes(
     e.st_rdev = attr.rdev
     e.st_size = attr.size
     e.st_blksize = 4096
-    e.st_blocks = (attr.size + 511) // 512
+    e.st_blocks = (attr.size + 511) // 512 if attr.blocks is None else attr.blocks  # du of a sparse file: its data
     e.st_atime_ns = attr.atime_ns
     e.st_mtime_ns = attr.mtime_ns
     e.st_ctime_ns = attr.ctime_ns

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cli.omxfs import main
@@ -59,3 +64,24 @@ def test_mount_with_allow_other_warns_that_unmapped_users_act_as_the_default(tmp
     assert "acts as alice" in result.stderr and "[uids]" in result.stderr
     quiet = CliRunner().invoke(main, ["mount", str(tmp_path / "not-a-workspace"), "--as", "alice"])
     assert "warning" not in quiet.stderr
+
+
+@pytest.mark.parametrize("command", [["status", "WS"], ["log", "WS/collaborative/current/plan.md"]])
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path, command: list[str]) -> None:
+    """``omxfs status WS | head -1`` printed "Error: Broken pipe" (``omxfs log`` exited 1 without a word): a closed
+    pipe is no error to report, and the command ends as ``ls`` does when ``head`` has read enough."""
+    ws = Workspace.init(tmp_path / "ws", agents=["alice", "bob"])
+    ws.collab.write("alice", "plan.md", b"v1", expected_version=0)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "cli.omxfs", *(arg.replace("WS", str(ws.root)) for arg in command)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr.decode()) == (128 + signal.SIGPIPE, "")

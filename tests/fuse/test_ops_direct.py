@@ -904,4 +904,5 @@ def test_attributes_of_a_store_file_are_its_stat_s() -> None:
         "stable": True,
         "ino": st.st_ino,
         "rdev": st.st_rdev,
+        "blocks": st.st_blocks,
     }

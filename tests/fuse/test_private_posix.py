@@ -219,6 +219,19 @@ def test_tar_x_of_an_archive_with_latin1_names(m: Mount, tmp_path: Path) -> None
         assert f.read() == b"latin-1\n"
 
 
+def test_a_sparse_file_takes_the_blocks_it_takes_on_the_store(m: Mount) -> None:
+    """st_blocks was the size's, so ``du`` of ``truncate -s 1G`` said 1.0G (ext4: 0) and ``cp --sparse`` found no
+    holes; a staged file, held in memory, still counts every byte."""
+    m.run(["truncate", "-s", "1G", "agents/alice/sparse"], check=True)
+    m.run(["dd", "if=/dev/urandom", "of=agents/alice/sparse", "bs=64K", "count=1", "conv=notrunc"], check=True)
+    through_mount, on_store = os.stat(m.path("agents/alice/sparse")), os.stat(m.store / "agents/alice/sparse")
+    assert through_mount.st_size == on_store.st_size == 1 << 30
+    assert through_mount.st_blocks == on_store.st_blocks < (1 << 20) // 512  # 64 KiB of data, not 1 GiB
+    assert int(m.run(["du", "-k", "agents/alice/sparse"], check=True).stdout.split()[0]) < 1024
+    m.path("collaborative/current/plan.md").write_bytes(b"x" * 1000)
+    assert os.stat(m.path("collaborative/current/plan.md")).st_blocks == 2
+
+
 def as_uid(m: Mount, uid: int, action: Callable[[], object], cwd: str) -> str:
     """What ``action`` does when a process of ``uid`` (its own group, no other) runs it in ``cwd`` of the mount:
     ``ok`` or the errno's name. A forked child that starts there as root, so the test's private temp

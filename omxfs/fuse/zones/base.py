@@ -71,6 +71,9 @@ class Attr(NamedTuple):
     ino: int = 0
     #: the device number of a device node
     rdev: int = 0
+    #: the 512-byte blocks the node takes where it is a store file (a sparse file's holes take none); None for
+    #: nodes held in memory or generated, which count as fully allocated
+    blocks: int | None = None
 
     @property
     def is_dir(self) -> bool:

@@ -30,7 +30,7 @@ INLINE_LISTING = 256
 
 
 def attr_of(st: os.stat_result, *, stable: bool = False) -> Attr:
-    # By position, in Attr's field order: a named tuple binds eleven keywords in half again the time (a getattr
+    # By position, in Attr's field order: a named tuple binds twelve keywords in half again the time (a getattr
     # makes one, a listing one per entry).
     return Attr(
         st.st_mode,
@@ -44,6 +44,7 @@ def attr_of(st: os.stat_result, *, stable: bool = False) -> Attr:
         stable,
         st.st_ino,
         st.st_rdev,
+        st.st_blocks,
     )
 
 
