@@ -50,10 +50,13 @@ class ClickUI:
 
     def ask(self, question: str) -> bool:
         try:
-            return click.confirm(question, default=False)
+            answer = click.confirm(question, default=False)
         except click.Abort:
             click.echo()
             return False
+        if not sys.stdin.isatty():  # a piped answer is not echoed: end the prompt's line, or the output runs on
+            click.echo()
+        return answer
 
 
 class TaskGroup(ClosedPipeQuiet):

@@ -166,6 +166,9 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         _end(recorder, "planning_failed", error=str(exc), steps_executed=0, usage=recording.tally.record())
         ui.show(recording.tally.line())
         return Outcome(EXIT_FAILED, "planning_failed", str(exc), recorder.run_dir)
+    except KeyboardInterrupt:  # Ctrl-C while the model plans: the trace still ends, as one interrupted in a step
+        _end(recorder, "interrupted", steps_executed=0, usage=recording.tally.record())
+        raise
     return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team)
 
 

@@ -158,7 +158,7 @@ def _entry_lines(entry: dict[str, Any]) -> tuple[str | None, list[str]]:
             f"{entry.get('completion_tokens', 0)} completion tokens"
         )
         head = f"model {entry.get('purpose')}{step}: {entry.get('status')} {entry.get('duration_s', 0):.2f}s, {usage}"
-        lines = [head + f" [{entry.get('request_id')}]"]
+        lines = [head + (f" [{entry['request_id']}]" if entry.get("request_id") else "")]  # none: interrupted
         lines += [f"  retried: {retry}" for retry in entry.get("retries") or []]
         return entry.get("start_time"), lines + ([f"  error: {entry['error']}"] if entry.get("error") else [])
     if kind == "tool":

@@ -91,7 +91,7 @@ class ModelCallEntry(_Entry):
     start_time: str
     end_time: str
     duration_s: float
-    status: Literal["success", "failed"]
+    status: Literal["success", "failed", "interrupted"]
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -189,6 +189,9 @@ class RecordingModel:
         except LLMError as exc:
             self._record(start, began, status="failed", request_id=exc.request_id, error=str(exc),
                          retries=exc.retries)  # fmt: skip
+            raise
+        except KeyboardInterrupt:
+            self._record(start, began, status="interrupted")
             raise
         usage = reply.usage
         self.tally.add(reply.model, usage)

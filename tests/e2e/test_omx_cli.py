@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -34,17 +35,24 @@ from tests.e2e.helpers import (
     run_end,
     trace_of,
 )
+from tests.fuse.conftest import poll
 from tests.support.openai_stub import OpenAIStub
+from tests.support.scripts import with_ctrl_c
 
 pytest_plugins = ["tests.support.fixtures"]
 
 
-def omx_subprocess(ws: Path, stub: OpenAIStub, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a child process, with litellm talking to the stub (no OMX_* settings inherited)."""
+def omx_subprocess(
+    ws: Path, stub: OpenAIStub, *args: str, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a child process, with litellm talking to the stub (no OMX_* settings inherited); ``input``
+    is piped to its stdin."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))}
     env |= {"PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_PROXY": "127.0.0.1"}
     command = [sys.executable, "-m", "cli.omx", *args, "--model", "openai/test", "--api-base", stub.base_url]
-    return subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        command, cwd=ws, env=env, input=input, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 # -- case A: a file summary is written ---------------------------------------------------------------------------
@@ -247,6 +255,42 @@ def test_low_risk_without_yes_asks(ws: Path, script: Callable[..., ScriptedModel
     declined = omx(TASK_A, input="n\n")
     assert declined.exit_code == workflow.EXIT_DECLINED and "Run this LOW risk plan? [y/N]" in declined.output
     assert run_end(trace_of(only_run(ws)))["status"] == "declined" and not (ws / "out").exists()
+
+
+def test_a_piped_answer_ends_the_prompt_s_line(ws: Path, openai_stub: OpenAIStub) -> None:
+    """With stdin piped the answer is not echoed, and the output ran on after the prompt:
+    ``Run this LOW risk plan? [y/N]: Result: ...``."""
+    openai_stub.enqueue(content=json.dumps(PLAN_A))
+    done = omx_subprocess(ws, openai_stub, TASK_A, input="n\n")
+    assert done.returncode == workflow.EXIT_DECLINED, done.stdout + done.stderr
+    assert "Run this LOW risk plan? [y/N]: \n" in done.stdout, done.stdout
+
+
+def test_ctrl_c_while_the_model_plans_ends_the_trace(ws: Path, openai_stub: OpenAIStub) -> None:
+    """^C while waiting for the model left a trace of ``run start`` alone: no request, no end, a run that just stops
+    in ``omx replay``. Now the request and the run both end as interrupted."""
+    openai_stub.enqueue(content=json.dumps(PLAN_A), delay=60)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))}
+    env |= {"PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1"}
+    command = [sys.executable, "-m", "cli.omx", TASK_A, "--model", "openai/test", "--api-base", openai_stub.base_url]
+    with subprocess.Popen(
+        with_ctrl_c(command), cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        try:
+            poll(lambda: bool(openai_stub.requests), what="omx's planning request")
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert proc.returncode != 0
+    entries = trace_of(only_run(ws))
+    assert [m["status"] for m in kinds(entries, "model")] == ["interrupted"]
+    end = run_end(entries)
+    assert (end["status"], end["steps_executed"]) == ("interrupted", 0)
+    replayed = omx("replay", str(only_run(ws)))
+    assert replayed.exit_code == 0 and "model plan: interrupted" in replayed.output, replayed.output
+    assert "run ended: interrupted, 0 step(s) executed" in replayed.output and "[None]" not in replayed.output
 
 
 def test_medium_always_asks_and_yes_is_not_an_answer(ws: Path, script: Callable[..., ScriptedModel]) -> None:
