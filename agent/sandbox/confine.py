@@ -12,7 +12,9 @@ program does once it runs (``python3 -c`` can open any path and any socket). Mec
   a user namespace without that right), a seccomp filter refuses every socket but AF_UNIX instead, since
   Landlock's rules leave UDP, raw and every other family open.
 - ``bubblewrap`` (when Landlock is missing and ``bwrap`` works): the same directories bind-mounted read-only, the
-  workspace and the temporary directory read-write, ``--unshare-net``.
+  workspace and the temporary directory read-write, ``--unshare-net``, in a user namespace of its own with no
+  capability (``BWRAP_USER``): bwrap run by root keeps every capability otherwise, and a tool could remount ``/``
+  read-write and change the host.
 - none: shell and python tools are refused with a clear error (``SandboxUnavailable``), unless the user chose
   ``--no-sandbox`` (mode ``off``), which runs them unconfined and is recorded in the trace.
 
@@ -103,6 +105,11 @@ def read_paths() -> list[str]:
     return sorted({*SYSTEM_DIRS, *ETC_FILES, *python})
 
 
+#: the tool's own user namespace, with no capability in it and no way to make another (``--disable-userns``): bwrap
+#: run by root without them keeps root's every capability, and ``mount -o remount,rw /`` then undid the read-only binds
+BWRAP_USER = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+
+
 @functools.cache
 def socket_filter() -> str | None:
     """The seccomp program that refuses every socket but AF_UNIX, as the launcher takes it (hex); None where this
@@ -138,7 +145,10 @@ def probe_bubblewrap() -> str | None:
         return None
     try:
         done = subprocess.run(
-            [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--", "true"], capture_output=True, timeout=20, check=False
+            [bwrap, *BWRAP_USER, "--ro-bind", "/", "/", "--unshare-net", "--", "true"],
+            capture_output=True,
+            timeout=20,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -238,6 +248,7 @@ class Sandbox:
             binds = [arg for path in read_paths() for arg in ("--ro-bind-try", path, path)]
             return [
                 self._bwrap,
+                *BWRAP_USER,
                 "--die-with-parent",
                 "--unshare-net",
                 "--unshare-ipc",

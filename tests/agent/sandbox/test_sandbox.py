@@ -290,6 +290,17 @@ def test_bubblewrap_fallback_confines_writes_and_network(ws: Path, tmp_path: Pat
     assert box.run(py(code), timeout=20).returncode != 0
 
 
+@needs_bwrap
+def test_bubblewrap_fallback_holds_no_capability(ws: Path) -> None:
+    """Run by root, bwrap kept every capability: a tool remounted ``/`` read-write and wrote the host's /etc."""
+    box = Sandbox(ws, mode="bubblewrap")
+    script = (
+        "mount -o remount,rw / 2>/dev/null || echo no-remount; mkdir m; mount -t tmpfs x m 2>/dev/null || echo no-mount"
+    )
+    done = box.run(["sh", "-c", script], timeout=20)
+    assert done.stdout.split("\n")[:2] == ["no-remount", "no-mount"], done
+
+
 def test_ctrl_c_kills_the_tool_too() -> None:
     """The tool runs in its own session, out of reach of the terminal's SIGINT: omx kills it on the way out."""
 
