@@ -32,7 +32,7 @@ from pathlib import Path
 import trio
 
 from omxfs.errors import MountError
-from omxfs.fuse.mounts import check_fuse, check_pyfuse3
+from omxfs.fuse.mounts import AGENT_RULE, check_fuse, check_pyfuse3
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
@@ -46,6 +46,8 @@ CLEANUP = Path(__file__).with_name("cleanup.py")
 #: cleanup processes, referenced so that they are never collected (and warned about) while they wait
 _cleanups: list[subprocess.Popen[bytes]] = []
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: the view's $HOME when the caller's lies inside the workspace (in the view's private /tmp)
+EMPTY_HOME = "/tmp/home"
 
 
 def run(
@@ -117,7 +119,7 @@ def run(
             command=command,
             binds=binds,
             network=network,
-            home=os.environ.get("HOME"),
+            home=_view_home(os.environ.get("HOME"), store.workspace),
             privileged=os.geteuid() == 0,
         )
         try:
@@ -155,7 +157,8 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
         # --die-with-parent is the kernel's parent-death signal, sent when the *thread* that forked exits, and
         # trio retires idle worker threads after 10 s, which killed every view that ran longer.
-        process = subprocess.Popen(args, pass_fds=passed)
+        env = None if spec.home is None else {**os.environ, "HOME": spec.home}
+        process = subprocess.Popen(args, pass_fds=passed, env=env)
     except OSError as exc:
         os.close(info_read)
         raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
@@ -247,8 +250,10 @@ def _terminal_foreground() -> bool:
 
 def _check_identity(store: Store, agent: str) -> None:
     """The agent exists, and a name the uid map binds is that uid's own (root acts for anyone: it owns the store)."""
+    if not AGENT_NAME.fullmatch(agent):
+        raise MountError(f"{agent!r} is not a valid agent name: {AGENT_RULE}", errno.EINVAL)
     ws = Workspace(Path(f"/proc/self/fd/{store.fd}"))
-    if not AGENT_NAME.fullmatch(agent) or not ws.config.knows(agent):
+    if not ws.config.knows(agent):
         raise MountError(
             f"no agent named {agent!r} in {store.workspace}: add it with "
             f"`omxfs init {store.workspace} --agent {agent}`",
@@ -311,6 +316,14 @@ def _identity_of(path: str) -> tuple[int, int] | None:
         return _identity(os.stat(path))
     except OSError:
         return None
+
+
+def _view_home(home: str | None, workspace: str) -> str | None:
+    """The caller's ``$HOME``, shown empty in the view; one inside the workspace would be a zone (another agent's,
+    read-only), so the view gets an empty one of its own instead."""
+    if home is not None and inside(os.path.abspath(home), workspace):
+        return EMPTY_HOME
+    return home
 
 
 def _open_at(dir_fd: int, name: str, store: Store) -> int:

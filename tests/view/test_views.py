@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from omxfs.fuse.mounts import AGENT_RULE
 from omxfs.process import pid_alive
 from omxfs.store import Workspace
+from omxfs.view.launch import EMPTY_HOME
+from tests.support.scripts import REPO
 from tests.view.conftest import OMXFS, clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
@@ -242,6 +246,40 @@ def test_clear_errors_instead_of_tracebacks(store: Workspace, tmp_path: Path) ->
     assert nothing.returncode == 1 and "not an omxfs workspace" in nothing.stderr
     inside = run_view(store.root, "alice", "true", "--bind", f"{tmp_path}:{store.root}/agents/x")
     assert inside.returncode == 1 and "nothing may cover the workspace" in inside.stderr
+
+
+def test_invalid_names_an_empty_command_and_nesting_each_get_one_line(store: Workspace, ok: Ok) -> None:
+    """An invalid name was told to add it with ``omxfs init`` (which refuses it), an empty command printed a
+    traceback from the view, and ``omxfs run``/``mount`` in a view advised ``modprobe fuse``."""
+    for name in ("Alice", "../bob", ""):
+        done = run_view(store.root, name, "echo ran")
+        assert done.returncode == 1 and "ran" not in done.stdout
+        assert done.stderr == f"Error: {name!r} is not a valid agent name: {AGENT_RULE}\n"
+    empty = subprocess.run(
+        [*OMXFS, "run", str(store.root), "--as", "alice", "--", ""],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
+        check=False,
+    )
+    assert empty.returncode == 2 and "Traceback" not in empty.stderr
+    assert empty.stderr.splitlines()[-1] == "Error: Invalid value for COMMAND: the command name is empty"
+    omxfs = " ".join([sys.executable, "-m", "cli.omxfs"])
+    nested = run_view(
+        store.root,
+        "alice",
+        f"cd {REPO}; {omxfs} run {store.root} --as alice -- true 2>&1; {omxfs} mount {store.root} /tmp --as alice 2>&1",
+    )
+    lines_out = nested.stdout.splitlines()
+    assert len(lines_out) == 2 and all("views and mounts cannot be nested in a view" in line for line in lines_out)
+    assert not any("modprobe" in line for line in lines_out)
+
+
+def test_a_home_inside_the_workspace_is_replaced_by_an_empty_one(store: Workspace, ok: Ok) -> None:
+    env = {**clean_env(), "HOME": str(store.root / "agents/bob")}
+    out = ok(run_view(store.root, "alice", 'echo "$HOME"; ls -A "$HOME"; touch "$HOME/.rc" && echo writable', env=env))
+    assert out.splitlines() == [EMPTY_HOME, "writable"]
 
 
 def test_where_no_user_namespace_can_be_made_one_line_says_what_to_do(store: Workspace) -> None:
