@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from omxfs.fuse.mounts import AGENT_RULE
 from omxfs.process import pid_alive
 from omxfs.store import Workspace
 from omxfs.view.launch import EMPTY_HOME
-from tests.support.scripts import REPO
+from tests.support.scripts import REPO, with_ctrl_c
 from tests.view.conftest import OMXFS, clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
@@ -91,6 +93,31 @@ def test_a_signal_to_omxfs_run_reaches_the_command(store: Workspace) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 7
         assert proc.stdout.read().strip() == "got-TERM"
+
+
+def test_ctrl_c_in_a_terminal_reaches_the_command_and_only_the_command(store: Workspace) -> None:
+    """A terminal's Ctrl-C goes to its whole foreground process group: bwrap's outer process, which does not
+    handle SIGINT, died of it, and took the view with it (``--die-with-parent``), COMMAND's handler halfway
+    through its cleanup (exit 130 or "Aborted!", the file never saved). COMMAND now runs its handler to the end,
+    and omxfs run exits with its status."""
+    script = 'trap "sleep 0.5; echo saved > cleanup-done; exit 5" INT; echo ready; while :; do sleep 0.05; done'
+    pid, terminal = pty.fork()  # the child leads a session whose terminal is the pty, in its foreground
+    if pid == 0:
+        os.chdir("/")
+        os.execvpe("env", with_ctrl_c(view_argv(store.root, "alice", script)), clean_env())
+    try:
+        shown = b""
+        while b"ready" not in shown:
+            shown += os.read(terminal, 4096)
+        os.write(terminal, b"\x03")  # Ctrl-C, typed
+        with contextlib.suppress(OSError):  # EIO once the terminal's last process has exited
+            while os.read(terminal, 4096):
+                pass
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(terminal)
+    assert os.waitstatus_to_exitcode(status) == 5, shown
+    assert (store.root / "agents/alice/cleanup-done").read_text() == "saved\n"
 
 
 def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) -> None:
