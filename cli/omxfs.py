@@ -102,9 +102,7 @@ def mount(
         )
     with friendly_errors():
         try:
-            beneath = store_beneath(ws_path)  # a mountpoint names a store: serve the store, never the mount
-            store = ws_path if beneath is None else f"/proc/self/fd/{beneath.fd}"
-            mounts.preflight(ws_path, target, name, store=store)
+            store = mounts.preflight(ws_path, target, name)  # beneath a mount: serve the store, never the mount
         except OmxError as exc:
             mounts.report_ready(ready_fd, f"error {exc.message}")
             raise

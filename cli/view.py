@@ -55,6 +55,8 @@ def run(
 ) -> None:
     from omxfs.view import launch
 
+    if not command[0]:  # execvp("") would fail in the view with a traceback
+        raise click.BadParameter("the command name is empty", param_hint="COMMAND")
     paths = [_bind(spec, read_only=False) for spec in binds] + [_bind(spec, read_only=True) for spec in ro_binds]
     with friendly_errors():
         status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network)

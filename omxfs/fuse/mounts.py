@@ -29,11 +29,15 @@ from omxfs.errors import MountError
 from omxfs.process import pid_alive
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import read_records
+from omxfs.store.names import AGENT_NAME
+from omxfs.view.sandbox import VIEW_ENV
 
 FSTYPE = "fuse.omxfs"
 FUSE_DEVICE = Path("/dev/fuse")
 MOUNTINFO = Path("/proc/self/mountinfo")
 FUSERMOUNT = "fusermount3"
+#: what an agent name is (``omxfs.store.names.AGENT_NAME``), for the messages that refuse another
+AGENT_RULE = "1-63 characters of a-z, 0-9 and '-', not starting with '-'"
 
 
 # -- prerequisites ---------------------------------------------------------------------------------------------
@@ -57,6 +61,12 @@ def check_fuse(device: Path | None = None, search_path: str | None = None) -> st
         is_char = stat.S_ISCHR(os.stat(device).st_mode)
     except OSError:
         is_char = False
+    if not is_char and os.environ.get(VIEW_ENV):
+        raise MountError(
+            f"cannot mount here: this is agent {os.environ[VIEW_ENV]}'s view (omxfs run), which has no FUSE device: "
+            "views and mounts cannot be nested in a view; run omxfs run or omxfs mount outside it",
+            errno.ENODEV,
+        )
     if not is_char:
         raise MountError(
             f"cannot mount: FUSE is not available ({device} is missing): load it with `modprobe fuse`, "
@@ -237,23 +247,28 @@ def wait_for_exit(pid: int, timeout: float) -> bool:
 # -- starting and stopping daemons -----------------------------------------------------------------------------
 
 
-def preflight(
-    ws_path: str, mountpoint: str, agent: str, *, device: Path | None = None, store: str | None = None
-) -> None:
-    """Everything ``omxfs mount`` can check before starting a daemon, each failure one line; ``store``: the path
-    that reaches the store, where it is not ``ws_path`` (a mountpoint's)."""
+def preflight(ws_path: str, mountpoint: str, agent: str, *, device: Path | None = None) -> str:
+    """Everything ``omxfs mount`` can check before starting a daemon, each failure one line; the path that reaches
+    the store: ``ws_path``, or beneath the omxfs mount that covers it (a mountpoint, or a store mounted in place,
+    whose mount is its agent's view of the store), by a descriptor that stays open for the daemon to reopen."""
     from omxfs.store.workspace import Workspace  # the store knows nothing of mounts; import it only here
+    from omxfs.view.locate import store_beneath  # which imports this module
 
     check_pyfuse3()
     check_fuse(device)
     check_mountpoint(mountpoint)
-    ws = Workspace(store or ws_path)
+    if not AGENT_NAME.fullmatch(agent):
+        raise MountError(f"{agent!r} is not a valid agent name: {AGENT_RULE}", errno.EINVAL)
+    beneath = store_beneath(ws_path)
+    store = ws_path if beneath is None else f"/proc/self/fd/{beneath.fd}"
+    ws = Workspace(store)
     if not ws.config.knows(agent):
         raise MountError(
             f"agent {agent!r} is not in the workspace {ws_path}: pass --as NAME (one of: "
             f"{', '.join(ws.agents()) or 'none yet'}) or add it with `omxfs init {ws_path} --agent {agent}`",
             errno.EACCES,
         )
+    return store
 
 
 def start_background(argv: list[str], mountpoint: str, timeout: float = 10.0) -> tuple[int, str]:

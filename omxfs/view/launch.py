@@ -9,7 +9,8 @@ views of the same agent share nothing but the store, which is built for several 
 
 Signals: SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to the launcher are forwarded to COMMAND (bwrap's own
 PID 1 in the view does not forward). SIGINT and SIGQUIT are forwarded too, unless the launcher is in the
-foreground of a terminal: the terminal sends those to COMMAND itself, which shares the launcher's process group.
+foreground of a terminal: the terminal sends those to COMMAND itself, which shares the launcher's process group
+(bwrap, in that group too, ignores them: ``_terminal_signals_ignored``).
 """
 
 from __future__ import annotations
@@ -26,19 +27,20 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
 import trio
 
 from omxfs.errors import MountError
-from omxfs.fuse.mounts import check_fuse, check_pyfuse3
+from omxfs.fuse.mounts import AGENT_RULE, check_fuse, check_pyfuse3
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
 from omxfs.view import namespaces, seccomp
 from omxfs.view.locate import Store, locate
 from omxfs.view.sandbox import SYSTEM_DIRS, Bind, ViewSpec, bwrap_args, inside, runtime_dirs, start_dir
+from omxfs.view.scope import DEFAULT_SIGNALS_ENV
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
@@ -46,6 +48,8 @@ CLEANUP = Path(__file__).with_name("cleanup.py")
 #: cleanup processes, referenced so that they are never collected (and warned about) while they wait
 _cleanups: list[subprocess.Popen[bytes]] = []
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: the view's $HOME when the caller's lies inside the workspace (in the view's private /tmp)
+EMPTY_HOME = "/tmp/home"
 
 
 def run(
@@ -117,7 +121,7 @@ def run(
             command=command,
             binds=binds,
             network=network,
-            home=os.environ.get("HOME"),
+            home=_view_home(os.environ.get("HOME"), store.workspace),
             privileged=os.geteuid() == 0,
         )
         try:
@@ -155,7 +159,9 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
         # --die-with-parent is the kernel's parent-death signal, sent when the *thread* that forked exits, and
         # trio retires idle worker threads after 10 s, which killed every view that ran longer.
-        process = subprocess.Popen(args, pass_fds=passed)
+        env = dict(os.environ) if spec.home is None else {**os.environ, "HOME": spec.home}
+        with _terminal_signals_ignored(env):
+            process = subprocess.Popen(args, pass_fds=passed, env=env)
     except OSError as exc:
         os.close(info_read)
         raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
@@ -181,6 +187,25 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
             errno.EPERM,
         )
     return 128 - status if status < 0 else status
+
+
+@contextlib.contextmanager
+def _terminal_signals_ignored(env: dict[str, str]) -> Iterator[None]:
+    """bwrap starts with SIGINT and SIGQUIT ignored; ``scope.py`` gives COMMAND back the dispositions it would have had.
+
+    A terminal's Ctrl-C goes to its whole foreground process group, bwrap's outer process included, which does not
+    handle it: it died, and with it (``--die-with-parent``) the view, COMMAND's own Ctrl-C handler killed halfway.
+    Ignored dispositions survive exec, so they are set around the start of bwrap only, and COMMAND gets the default
+    back unless the launcher itself was started with the signal ignored (a background job's SIGINT)."""
+    restore = [signal.Signals(signum).name for signum in TERMINAL_SIGNALS if signal.getsignal(signum) != signal.SIG_IGN]
+    env[DEFAULT_SIGNALS_ENV] = ",".join(restore)
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in TERMINAL_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            if handler is not None:  # None: set outside Python, which cannot be put back (never so for these)
+                signal.signal(signum, handler)
 
 
 def _seccomp_filter(privileged: bool) -> int:
@@ -247,8 +272,10 @@ def _terminal_foreground() -> bool:
 
 def _check_identity(store: Store, agent: str) -> None:
     """The agent exists, and a name the uid map binds is that uid's own (root acts for anyone: it owns the store)."""
+    if not AGENT_NAME.fullmatch(agent):
+        raise MountError(f"{agent!r} is not a valid agent name: {AGENT_RULE}", errno.EINVAL)
     ws = Workspace(Path(f"/proc/self/fd/{store.fd}"))
-    if not AGENT_NAME.fullmatch(agent) or not ws.config.knows(agent):
+    if not ws.config.knows(agent):
         raise MountError(
             f"no agent named {agent!r} in {store.workspace}: add it with "
             f"`omxfs init {store.workspace} --agent {agent}`",
@@ -311,6 +338,14 @@ def _identity_of(path: str) -> tuple[int, int] | None:
         return _identity(os.stat(path))
     except OSError:
         return None
+
+
+def _view_home(home: str | None, workspace: str) -> str | None:
+    """The caller's ``$HOME``, shown empty in the view; one inside the workspace would be a zone (another agent's,
+    read-only), so the view gets an empty one of its own instead."""
+    if home is not None and inside(os.path.abspath(home), workspace):
+        return EMPTY_HOME
+    return home
 
 
 def _open_at(dir_fd: int, name: str, store: Store) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import signal
 import sys
 
 SYS_LANDLOCK_CREATE_RULESET = 444  # the same numbers on every architecture since the syscall table unification
@@ -23,6 +24,9 @@ SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
 SCOPE_SIGNAL = 1 << 1
 SCOPES_ABI = 6
 PR_SET_NO_NEW_PRIVS = 38
+#: the signals (names, comma-separated) whose default disposition COMMAND gets back: ``omxfs run`` starts bwrap
+#: with SIGINT and SIGQUIT ignored, so that a terminal's Ctrl-C reaches COMMAND and not bwrap (``launch.py``)
+DEFAULT_SIGNALS_ENV = "OMX_VIEW_DEFAULT_SIGNALS"
 
 
 class RulesetAttr(ctypes.Structure):
@@ -58,6 +62,8 @@ def scope() -> str | None:
 def main(argv: list[str]) -> None:
     if not argv:
         sys.exit("usage: scope.py COMMAND [ARGS...]")
+    for name in filter(None, os.environ.pop(DEFAULT_SIGNALS_ENV, "").split(",")):
+        signal.signal(signal.Signals[name], signal.SIG_DFL)
     why = scope()
     if why is not None:
         print(f"omxfs run: abstract UNIX sockets of the host stay reachable: {why}", file=sys.stderr)

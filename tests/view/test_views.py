@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pty
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from omxfs.fuse.mounts import AGENT_RULE
 from omxfs.process import pid_alive
 from omxfs.store import Workspace
+from omxfs.view.launch import EMPTY_HOME
+from tests.support.scripts import REPO, with_ctrl_c
 from tests.view.conftest import OMXFS, clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
 
 Ok = Callable[..., str]
@@ -87,6 +93,31 @@ def test_a_signal_to_omxfs_run_reaches_the_command(store: Workspace) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 7
         assert proc.stdout.read().strip() == "got-TERM"
+
+
+def test_ctrl_c_in_a_terminal_reaches_the_command_and_only_the_command(store: Workspace) -> None:
+    """A terminal's Ctrl-C goes to its whole foreground process group: bwrap's outer process, which does not
+    handle SIGINT, died of it, and took the view with it (``--die-with-parent``), COMMAND's handler halfway
+    through its cleanup (exit 130 or "Aborted!", the file never saved). COMMAND now runs its handler to the end,
+    and omxfs run exits with its status."""
+    script = 'trap "sleep 0.5; echo saved > cleanup-done; exit 5" INT; echo ready; while :; do sleep 0.05; done'
+    pid, terminal = pty.fork()  # the child leads a session whose terminal is the pty, in its foreground
+    if pid == 0:
+        os.chdir("/")
+        os.execvpe("env", with_ctrl_c(view_argv(store.root, "alice", script)), clean_env())
+    try:
+        shown = b""
+        while b"ready" not in shown:
+            shown += os.read(terminal, 4096)
+        os.write(terminal, b"\x03")  # Ctrl-C, typed
+        with contextlib.suppress(OSError):  # EIO once the terminal's last process has exited
+            while os.read(terminal, 4096):
+                pass
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(terminal)
+    assert os.waitstatus_to_exitcode(status) == 5, shown
+    assert (store.root / "agents/alice/cleanup-done").read_text() == "saved\n"
 
 
 def test_a_killed_view_leaves_no_stale_mount_and_no_process(store: Workspace) -> None:
@@ -242,6 +273,40 @@ def test_clear_errors_instead_of_tracebacks(store: Workspace, tmp_path: Path) ->
     assert nothing.returncode == 1 and "not an omxfs workspace" in nothing.stderr
     inside = run_view(store.root, "alice", "true", "--bind", f"{tmp_path}:{store.root}/agents/x")
     assert inside.returncode == 1 and "nothing may cover the workspace" in inside.stderr
+
+
+def test_invalid_names_an_empty_command_and_nesting_each_get_one_line(store: Workspace, ok: Ok) -> None:
+    """An invalid name was told to add it with ``omxfs init`` (which refuses it), an empty command printed a
+    traceback from the view, and ``omxfs run``/``mount`` in a view advised ``modprobe fuse``."""
+    for name in ("Alice", "../bob", ""):
+        done = run_view(store.root, name, "echo ran")
+        assert done.returncode == 1 and "ran" not in done.stdout
+        assert done.stderr == f"Error: {name!r} is not a valid agent name: {AGENT_RULE}\n"
+    empty = subprocess.run(
+        [*OMXFS, "run", str(store.root), "--as", "alice", "--", ""],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
+        check=False,
+    )
+    assert empty.returncode == 2 and "Traceback" not in empty.stderr
+    assert empty.stderr.splitlines()[-1] == "Error: Invalid value for COMMAND: the command name is empty"
+    omxfs = " ".join([sys.executable, "-m", "cli.omxfs"])
+    nested = run_view(
+        store.root,
+        "alice",
+        f"cd {REPO}; {omxfs} run {store.root} --as alice -- true 2>&1; {omxfs} mount {store.root} /tmp --as alice 2>&1",
+    )
+    lines_out = nested.stdout.splitlines()
+    assert len(lines_out) == 2 and all("views and mounts cannot be nested in a view" in line for line in lines_out)
+    assert not any("modprobe" in line for line in lines_out)
+
+
+def test_a_home_inside_the_workspace_is_replaced_by_an_empty_one(store: Workspace, ok: Ok) -> None:
+    env = {**clean_env(), "HOME": str(store.root / "agents/bob")}
+    out = ok(run_view(store.root, "alice", 'echo "$HOME"; ls -A "$HOME"; touch "$HOME/.rc" && echo writable', env=env))
+    assert out.splitlines() == [EMPTY_HOME, "writable"]
 
 
 def test_where_no_user_namespace_can_be_made_one_line_says_what_to_do(store: Workspace) -> None:
