@@ -15,6 +15,7 @@ from agent.plan_run.tools import registry
 from agent.plan_run.tools.base import ToolContext
 from agent.record.trace import RecordingModel, RunRecorder, digest
 from agent.sandbox.confine import OUTPUT_LIMIT, Sandbox, SandboxUnavailable
+from tests.support.sandbox import sandbox_or_skip
 
 
 def make_plan(*steps: tuple[str, dict[str, Any]], criteria: list[str] | None = None) -> Plan:
@@ -215,15 +216,6 @@ def test_network_from_python_fails_and_is_traced(ws: Path, recorder: RunRecorder
     (entry,) = trace(recorder)
     assert entry["error_type"] == "NonZeroExit" and "Error" in entry["details"]["stderr"]
     assert entry["details"]["sandbox"] == box.info.mechanism
-
-
-def sandbox_or_skip(ws: Path) -> Sandbox:
-    box = Sandbox(ws)
-    try:
-        box.info  # noqa: B018
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no OS sandbox on this machine: {exc}")
-    return box
 
 
 BIG = f"import sys; sys.stdout.write('x' * {OUTPUT_LIMIT * 2})"

@@ -25,6 +25,7 @@ from agent.sandbox.confine import (
     probe_bubblewrap,
     probe_landlock,
 )
+from tests.support.sandbox import sandbox_or_skip
 
 HAS_LANDLOCK = launcher.landlock_abi() >= 1
 needs_landlock = pytest.mark.skipif(not HAS_LANDLOCK, reason="this kernel has no Landlock")
@@ -41,12 +42,7 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def sandbox(ws: Path) -> Sandbox:
-    box = Sandbox(ws)
-    try:
-        box.info  # noqa: B018
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no OS sandbox on this machine: {exc}")
-    return box
+    return sandbox_or_skip(ws)
 
 
 @pytest.fixture
