@@ -24,6 +24,7 @@ from cli.errors import friendly_errors
 from omxfs.errors import OmxError
 from omxfs.store import Workspace
 from omxfs.store.config import parse_config
+from omxfs.store.daemon_log import escaped
 from omxfs.store.layout import (
     AGENTS,
     COLLABORATIVE,
@@ -102,8 +103,8 @@ def log(path: Path, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([e.model_dump(exclude_none=True) for e in entries], ensure_ascii=False, indent=2))
         return
-    for e in entries:
-        click.echo(f"v{e.version}  {e.timestamp}  {e.author}  {e.message}")
+    for e in entries:  # a message is its writer's text: escaped, it can neither start a line nor drive the terminal
+        click.echo(f"v{e.version}  {e.timestamp}  {e.author}  {escaped(e.message)}")
         if e.provenance and e.provenance.get("run"):
             click.echo(f"     {provenance_line(dict(e.provenance))}")
     if refused:

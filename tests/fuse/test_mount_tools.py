@@ -58,6 +58,15 @@ def test_C_5_log_through_the_mount(mount: MountFactory) -> None:
     assert "not a file in collaborative/current/" in fails(log, str(m.path("agents/alice/x")))
 
 
+def test_log_shows_a_message_on_its_own_line_whatever_it_holds(mount: MountFactory) -> None:
+    """A commit message is its writer's text: a newline in it printed a second, forged version line, and an escape
+    sequence reached the terminal of whoever read the log."""
+    m = mount()
+    m.ws.collab.write("bob", "plan.md", b"x", expected_version=0, message="ok\nv9  2026-01-01  boss  forged\x1b[2J")
+    (line,) = invoke(log, str(m.path(PLAN))).splitlines()
+    assert line.endswith("bob  ok\\nv9  2026-01-01  boss  forged\\x1b[2J")
+
+
 def test_log_lists_every_refused_write(mount: MountFactory) -> None:
     m = mount()
     commit(m.path(PLAN), "one")
