@@ -247,13 +247,30 @@ def test_C_8_declared_minus_one_skips_the_check(h: CollabHandler, ws: Workspace)
 
 def test_declared_versions_are_checked(h: CollabHandler) -> None:
     create(h, "alice", PLAN, b"v1")
-    for bad in (b"abc", b"-2", b"2", "١".encode()):
+    for bad in (b"abc", b"-2", b"1.5", "١".encode()):
         with pytest.raises(InvalidInput):
             h.setxattr(who("bob"), PLAN, "user.omx.expected_version", bad)
     with pytest.raises(InvalidInput):
         h.setxattr(who("bob"), PLAN, "user.omx.message", b"\xff")
     h.setxattr(who("bob"), PLAN, "user.omx.expected_version", b"1")
     write(h, "bob", PLAN, b"bob")  # declared 1 == current: accepted
+
+
+def test_a_version_declared_beyond_the_current_one_is_a_conflict_kept_with_its_content(
+    h: CollabHandler, ws: Workspace
+) -> None:
+    """As the store's ``expected_version``: the declaration is taken, and the commit on it is refused and kept,
+    content and all (the tools commit by renaming a temp file, so the mount holds the content when it refuses)."""
+    create(h, "alice", PLAN, b"v1")
+    h.setxattr(who("bob"), PLAN, "user.omx.expected_version", b"99")
+    temp = PLAN.with_name(".plan.md.k3j_x9q2.omx-tmp")
+    create(h, "bob", temp, b"bob's work")
+    with pytest.raises(Conflict):
+        h.rename(who("bob"), temp, PLAN, 0)
+    record = ws.collab.conflict_record("bob", "plan.md")
+    assert (record["your_content"], record["your_base"], record["current_version"]) == ("bob's work", 99, 1)
+    assert (ws.root / record["kept_at"]).read_bytes() == b"bob's work"
+    assert ws.collab.read("plan.md").content == b"v1"
 
 
 def test_base_declared_on_an_open_file_applies_at_its_close(h: CollabHandler, ws: Workspace) -> None:

@@ -52,6 +52,7 @@ from omxfs.errors import (
     NotEmpty,
     NotFound,
     NotSupported,
+    OmxError,
     ZoneDenied,
 )
 from omxfs.fuse.provenance import READER, ProvenanceReader
@@ -438,9 +439,15 @@ class CollabHandler:
         """``rename(temp, name)``: the temp file's content becomes the next version of ``name``."""
         content = self.scratch.read(agent, old)
         moved = self.notes.message(agent, old)
-        if self.notes.message(agent, new) is None and moved is not None:
+        carried = self.notes.message(agent, new) is None and moved is not None
+        if carried:
             self.notes.set_message(agent, new, moved)
-        self.commit(agent, new, content, self.notes.base(agent, new), provenance=provenance)
+        try:
+            self.commit(agent, new, content, self.notes.base(agent, new), provenance=provenance)
+        except OmxError:
+            if carried:  # the message stays the temp file's, for a retry of this rename, not the name's next save
+                self.notes.set_message(agent, new, None)
+            raise
         self.notes.set_message(agent, old, None)
         self.scratch.unlink(agent, old)
 
@@ -541,12 +548,13 @@ class CollabHandler:
         if name == MESSAGE:
             self.notes.set_message(caller.agent, path, text)
             return
-        current = found[1].version if found else 0
         if not _INTEGER.fullmatch(text.strip()):
             raise InvalidInput(f"{EXPECTED} must be an integer (-1: do not check), not {text!r}")
         version = int(text.strip())
-        if not NO_CHECK <= version <= current:
-            raise InvalidInput(f"{EXPECTED} must be -1 or a version up to the current one ({current}), not {version}")
+        # A version the file has not reached is declared too, as the store's ``expected_version`` takes it: the
+        # commit on it is a conflict, kept under .conflicts/ with its content, not a write refused before it.
+        if version < NO_CHECK:
+            raise InvalidInput(f"{EXPECTED} must be -1 or a version, not {version}")
         self.notes.set_base(caller.agent, path, version, declared=True)
 
     def removexattr(self, caller: Caller, path: ViewPath, name: str) -> None:
