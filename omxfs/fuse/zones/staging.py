@@ -46,6 +46,9 @@ class StagedHandle(BufferHandle):
     own: Seen | None = None
     #: a close with nothing to commit may run on the loop (False: realtime closes, which may merge, never do)
     inline_closes: bool = True
+    #: raises when a write can no longer commit (collaborative: a newer commit than the base exists), so the
+    #: ``write()`` fails, not only the close a shell ignores; a refused write stages nothing
+    before_write: Callable[[StagedHandle], None] | None = None
 
     def inline(self, op: str, end: int = 0) -> bool:
         """As a buffer's, except that a close commits when the program wrote since the last one (``flush``) or
@@ -57,15 +60,29 @@ class StagedHandle(BufferHandle):
         return super().inline(op, end)
 
     def write(self, offset: int, data: bytes) -> int:
+        self._check_write()
         n = super().write(len(self.data) if self.append else offset, data)
         self.written, self.settled = True, False
         return n
 
     def truncate(self, size: int) -> None:
+        self._check_write()
         if size == 0:
             self.own = None  # a rewrite from scratch (vim: open, ftruncate, write), not an edit in place
         super().truncate(size)
         self.written, self.settled = True, False
+
+    def _check_write(self) -> None:
+        """``before_write``; a refused write leaves the file to commit at its close, where the commit is refused in
+        turn, fails the ``close()`` too and is recorded with what was staged (a write refused right after a
+        commit of everything staged would otherwise leave no record of the conflict)."""
+        if self.before_write is None:
+            return
+        try:
+            self.before_write(self)
+        except OmxError:
+            self.dirty, self.written, self.settled = True, True, False
+            raise
 
     def flush(self) -> None:
         with self.lock:
