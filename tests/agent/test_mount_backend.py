@@ -176,6 +176,31 @@ def test_a_refused_collab_write_is_kept_with_its_content_by_the_mount(mount: Mou
     assert ok_again["success"] and ok_again["version"] == 3 and ok_again["message"] == "write by alice"
 
 
+def test_realtime_replies_show_a_field_left_empty_by_the_change(mount: MountFactory) -> None:
+    """The tools write the field and read it back: a change that empties it (the last element removed, all text
+    deleted) is written with ``O_TRUNC`` and nothing else, and the reply must show the empty value, not the old."""
+    m = mount(agents=["alice", "bob"])
+    ok(m, "alice", "realtime_create_document", {"doc_id": "d", "schema": {"body": "rga", "tags": "or_set"}})
+    calls: list[Call] = []
+    for i in range(20):
+        calls += [
+            (
+                "realtime_edit_text",
+                {"doc_id": "d", "field_name": "body", "operation": "insert", "args": {"position": 0, "text": "hi"}},
+            ),
+            (
+                "realtime_edit_text",
+                {"doc_id": "d", "field_name": "body", "operation": "delete", "args": {"from": 0, "to": 99}},
+            ),
+            ("realtime_set_add", {"doc_id": "d", "field_name": "tags", "element": f"t{i}"}),
+            ("realtime_set_remove", {"doc_id": "d", "field_name": "tags", "element": f"t{i}"}),
+        ]
+    results = run(m, "bob", calls)
+    for inserted, deleted, added, removed in zip(*[iter(results)] * 4, strict=True):
+        assert (inserted["text"], deleted["deleted_count"], deleted["text"]) == ("hi", 2, "")
+        assert (len(added["elements"]), removed["removed"], removed["elements"]) == (1, True, [])
+
+
 # -- module J: the dispatcher ----------------------------------------------------------------------------------
 
 
