@@ -40,7 +40,6 @@ from agent.workspace_tools.backend import (
 )
 from omxfs.errors import (
     AlreadyExists,
-    Conflict,
     IdentityMismatch,
     InvalidInput,
     NotFound,
@@ -61,6 +60,7 @@ from omxfs.store.layout import (
     REJECTED,
     SCHEMA,
     SNAPSHOT,
+    TEMP_SUFFIX,
     TYPE,
     VERSION,
     VERSIONS,
@@ -319,6 +319,10 @@ class MountBackend:
         return VersionedText(content, self._entry(rel, version))
 
     def collab_write(self, path: str, content: str, message: str, expected_version: int) -> VersionInfo:
+        """The content goes to a temp file first and is committed by renaming it onto the file (a save as
+        ``sed -i`` makes it) on the base this call declares: the mount decides the commit with the content in hand,
+        so a refused one is kept with it under ``.conflicts/`` (a base refused at ``open`` would be recorded with
+        nothing written)."""
         rel = _relative(path)
         data = _encode(content, "content")
         note = _encode(message, "message")
@@ -327,26 +331,53 @@ class MountBackend:
         target = self._current(rel)
         what = f"collaborative/{rel}"
         with _mapped(what):
-            history = self.collab_history(rel)
-            current = history[-1].version if history else 0
-            if expected_version > current:  # the mount refuses to declare a base it never had (EINVAL)
-                raise self._stale(rel, data, expected_version, history)
-            if history:
-                os.setxattr(target, EXPECTED, str(expected_version).encode())
-            else:
+            exists = bool(self.collab_history(rel))
+            if not exists:
                 target.parent.mkdir(parents=True, exist_ok=True)
-        with _mapped(what, lambda: self._conflict_record(rel, data)):
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        if not exists and expected_version > 0:
+            with _mapped(what, lambda: self._conflict_record(rel)):
+                try:
+                    return self._create_on(rel, data, note, expected_version)
+                except FileExistsError:
+                    exists = True  # created meanwhile: written on as any existing file
+        with _mapped(what):
+            if exists:
+                os.setxattr(target, EXPECTED, str(expected_version).encode())
+                self._forget_message(target)  # the mount's default message, not one left over from a refused write
+            temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             try:
                 if note:
-                    os.setxattr(fd, MESSAGE, note)
-                else:  # the mount's default message, not one left over from a refused write
-                    self._forget_message(fd)
+                    os.setxattr(fd, MESSAGE, note)  # the rename carries it to the file
                 _write_fd(fd, data)
             finally:
-                os.close(fd)  # the commit happens here, and fails with EBUSY if another one came first
-            committed = int(os.getxattr(target, EXPECTED))  # the version it committed is the agent's base now
-        return self._entry(rel, committed)
+                os.close(fd)
+        with _mapped(what, lambda: self._conflict_record(rel)):
+            try:
+                os.rename(temp, target)  # the commit: EBUSY if the base is not the current version
+            except OSError:
+                with suppress(OSError):
+                    os.unlink(temp)
+                raise
+            return self._committed(rel)
+
+    def _create_on(self, rel: str, data: bytes, note: bytes, expected_version: int) -> VersionInfo:
+        """Create a file that does not exist on a version it never had, declared on the open file: the mount
+        commits it at the close on that base, which is a conflict it keeps with the content (unless other writers
+        brought the file to that version meanwhile). FileExistsError: another writer created it first."""
+        fd = os.open(self._current(rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            os.setxattr(fd, EXPECTED, str(expected_version).encode())
+            if note:
+                os.setxattr(fd, MESSAGE, note)
+            _write_fd(fd, data)
+        finally:
+            os.close(fd)  # the commit happens here
+        return self._committed(rel)
+
+    def _committed(self, rel: str) -> VersionInfo:
+        """The entry of the version this agent just committed, which is its base now."""
+        return self._entry(rel, int(os.getxattr(self._current(rel), EXPECTED)))
 
     def collab_history(self, path: str) -> list[VersionInfo]:
         """``history.json``, then the entries of versions committed since it was last brought up to date (it is
@@ -405,52 +436,18 @@ class MountBackend:
                 return entry
         raise NotFound(f"collaborative/{rel} has no version {version}")
 
-    def _conflict_record(self, rel: str, data: bytes) -> dict[str, Any]:
-        """The mount's record of the refused write; a write refused at ``open`` (a stale base, before any byte
-        was written) is recorded with empty content, so ``your_content`` is the content this call tried to write.
-        """
+    def _conflict_record(self, rel: str) -> dict[str, Any]:
+        """The record the mount kept of the refused write, the rejected content with it (``kept_at``)."""
         record = self.root / COLLABORATIVE / CONFLICTS / self.agent / f"{rel}.json"
         info: dict[str, Any] = json.loads(_read_bytes(record))
-        info["your_content"] = data.decode("utf-8", errors="replace")
         return info
 
-    def _forget_message(self, fd: int) -> None:
+    def _forget_message(self, target: Path) -> None:
         try:
-            os.removexattr(fd, MESSAGE)
+            os.removexattr(target, MESSAGE)
         except OSError as exc:
             if exc.errno not in (errno.ENODATA, errno.ENOENT):
                 raise
-
-    def _stale(self, rel: str, data: bytes, base: int, history: list[VersionInfo]) -> Conflict:
-        """A write on a version the file never reached: the store's conflict, built here since no write is made.
-
-        The mount keeps no record of it under ``.conflicts/`` (the write never reaches the mount).
-        """
-        if history:
-            head = history[-1]
-            current_content = _read_text(self._versions(rel) / version_name(head.version))
-            suggestion = (
-                f"{rel} is at version {head.version} (by {head.author}) but you wrote on version {base}. "
-                f"Read the current version (current_content), merge your changes into it, and write again "
-                f"with expected_version={head.version}."
-            )
-            current_version, current_author = head.version, head.author
-        else:
-            current_content, current_version, current_author = "", 0, ""
-            suggestion = (
-                f"{rel} does not exist yet, but you wrote expecting version {base}. "
-                f"Write again with expected_version=0 (create) or -1 (no check)."
-            )
-        info: dict[str, Any] = {
-            "path": rel,
-            "current_version": current_version,
-            "current_content": current_content,
-            "current_author": current_author,
-            "your_content": data.decode("utf-8", errors="replace"),
-            "your_base": base,
-            "suggestion": suggestion,
-        }
-        return Conflict(f"conflict on collaborative/{rel}: {suggestion}", info)
 
     # -- realtime documents -------------------------------------------------------------------------------------
 

@@ -542,6 +542,11 @@ class Operations(pyfuse3.Operations):
         f = self._files.pop(fh, None)
         if f is None:
             return
+        # Said on the loop, before the next request is read: a request of the program that closed the file may
+        # reach the handler before the release runs in its thread, and must find what the release commits done.
+        requested = getattr(f.handle, "release_requested", None)
+        if requested is not None:
+            requested()
         # The close of the last descriptor of an unlinked file frees its blocks: that may take long.
         inline = self._inline_io(f.handle, "release") and not self.inodes.is_detached(f.inode)
         try:

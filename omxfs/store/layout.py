@@ -42,6 +42,8 @@ LOGS = "logs"
 AUDIT_LOG = "audit.jsonl"  # under logs/
 MOUNT_RECORDS = "mounts"
 SCRATCH = "scratch"
+#: the suffix of omx's own temp files (``.<name>.XXXXXXXX.omx-tmp``), scratch names in the shared zones
+TEMP_SUFFIX = ".omx-tmp"
 
 # -- collaborative/ ----------------------------------------------------------------------------------------------
 CURRENT = "current"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -137,6 +138,67 @@ def test_a_conflict_carries_the_record_read() -> None:
     info = {"current_version": 2, "suggestion": "merge"}
     exc = _failure(OSError(errno.EBUSY, "busy"), "collaborative/p.md", lambda: info)
     assert isinstance(exc, Conflict) and exc.info == info and "merge" in exc.message
+
+
+def test_a_refused_collab_write_is_kept_with_its_content_by_the_mount(mount: MountFactory) -> None:
+    """ "Your rejected content is kept (see kept_at)": the file the mount kept and its record hold what the tool
+    tried to write, for a stale base, a version the file never reached, and a file that does not exist yet."""
+    m = mount(agents=["alice", "bob"])
+    ok(m, "alice", "collab_write", {"filepath": "plan.md", "content": "v1", "message": "m", "expected_version": 0})
+    ok(m, "bob", "collab_write", {"filepath": "plan.md", "content": "v2 bob", "message": "m", "expected_version": 1})
+    refused = run(
+        m,
+        "alice",
+        [
+            ("collab_write", {"filepath": "plan.md", "content": "ALICE'S WORK", "message": "m", "expected_version": 1}),
+            ("collab_write", {"filepath": "plan.md", "content": "on v99", "message": "m", "expected_version": 99}),
+            ("collab_write", {"filepath": "new.md", "content": "on v3", "message": "m", "expected_version": 3}),
+            ("collab_history", {"filepath": "plan.md"}),
+        ],
+    )
+    for result, content, base in zip(refused, ["ALICE'S WORK", "on v99", "on v3"], [1, 99, 3], strict=False):
+        assert result["is_conflict"] is True, result
+        info = result["conflict"]
+        assert (info["your_content"], info["your_base"]) == (content, base)
+        assert (m.disk / info["kept_at"]).read_text("utf-8") == content
+        assert json.loads((m.disk / f"{info['kept_at']}.json").read_text("utf-8"))["your_content"] == content
+    assert refused[0]["conflict"]["current_version"] == 2 and refused[0]["conflict"]["current_content"] == "v2 bob"
+    kept = [(m.disk / w["kept_at"]).read_text("utf-8") for w in refused[3]["your_refused_writes"]]
+    assert kept == ["ALICE'S WORK", "on v99"]
+    assert m.ws.collab.read("plan.md").content == b"v2 bob" and m.ws.collab.history("new.md") == []
+    # the commits went through temp files: none is left, in the listing or in alice's scratch area
+    assert sorted(os.listdir(m.path("collaborative/current"))) == ["plan.md"]
+    assert not any((m.disk / ".omxfs/scratch").rglob("*.omx-tmp"))
+    # the message of a refused write is not the next one's
+    (ok_again,) = run(
+        m, "alice", [("collab_write", {"filepath": "plan.md", "content": "v3", "message": "", "expected_version": 2})]
+    )
+    assert ok_again["success"] and ok_again["version"] == 3 and ok_again["message"] == "write by alice"
+
+
+def test_realtime_replies_show_a_field_left_empty_by_the_change(mount: MountFactory) -> None:
+    """The tools write the field and read it back: a change that empties it (the last element removed, all text
+    deleted) is written with ``O_TRUNC`` and nothing else, and the reply must show the empty value, not the old."""
+    m = mount(agents=["alice", "bob"])
+    ok(m, "alice", "realtime_create_document", {"doc_id": "d", "schema": {"body": "rga", "tags": "or_set"}})
+    calls: list[Call] = []
+    for i in range(20):
+        calls += [
+            (
+                "realtime_edit_text",
+                {"doc_id": "d", "field_name": "body", "operation": "insert", "args": {"position": 0, "text": "hi"}},
+            ),
+            (
+                "realtime_edit_text",
+                {"doc_id": "d", "field_name": "body", "operation": "delete", "args": {"from": 0, "to": 99}},
+            ),
+            ("realtime_set_add", {"doc_id": "d", "field_name": "tags", "element": f"t{i}"}),
+            ("realtime_set_remove", {"doc_id": "d", "field_name": "tags", "element": f"t{i}"}),
+        ]
+    results = run(m, "bob", calls)
+    for inserted, deleted, added, removed in zip(*[iter(results)] * 4, strict=True):
+        assert (inserted["text"], deleted["deleted_count"], deleted["text"]) == ("hi", 2, "")
+        assert (len(added["elements"]), removed["removed"], removed["elements"]) == (1, True, [])
 
 
 # -- module J: the dispatcher ----------------------------------------------------------------------------------

@@ -152,6 +152,11 @@ def test_collaborative_conflict_carries_the_suggestion_and_recovers(mount: Mount
         info = conflict["conflict"]
         assert (info["current_version"], info["current_author"]) == (2, "bob")
         assert (info["current_content"], info["your_content"]) == ("Intro.\n", "intro\nresults\n")
+        # "your rejected content is kept (see kept_at)": by the mount, on disk, not only in this reply
+        assert (m.disk / info["kept_at"]).read_text("utf-8") == "intro\nresults\n"
+        assert (
+            json.loads((m.disk / f"{info['kept_at']}.json").read_text("utf-8"))["your_content"] == info["your_content"]
+        )
         assert "expected_version=2" in conflict["suggestion"]
         # the recovery the suggestion asks for: merge into the current version and write on it
         merged = {

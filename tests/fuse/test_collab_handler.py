@@ -196,13 +196,50 @@ def test_C_3_stale_base_fails_at_open(h: CollabHandler, ws: Workspace) -> None:
     assert ws.collab.read("plan.md").content.decode() == "Alice的修改"
 
 
+def test_C_3_a_write_after_a_newer_commit_fails_and_the_close_keeps_what_was_written(
+    h: CollabHandler, ws: Workspace
+) -> None:
+    create(h, "alice", PLAN, b"v1")
+    read(h, "bob", PLAN)
+    bobs = h.open(who("bob"), PLAN, WT)
+    bobs.write(0, b"bob's first line\n")
+    write(h, "alice", PLAN, b"v2")
+    with pytest.raises(Conflict):  # the write, not only the close: a shell ignores the close
+        bobs.write(17, b"bob's second line\n")
+    with pytest.raises(Conflict):
+        bobs.truncate(0)
+    with pytest.raises(Conflict):
+        bobs.flush()
+    bobs.release()
+    record = ws.collab.conflict_record("bob", "plan.md")
+    assert (record["your_content"], record["your_base"], record["current_version"]) == ("bob's first line\n", 1, 2)
+    assert ws.collab.read("plan.md").content == b"v2"
+
+
+def test_a_write_whose_base_is_current_or_unchecked_is_never_refused(h: CollabHandler, ws: Workspace) -> None:
+    create(h, "alice", PLAN, b"v1")
+    read(h, "bob", PLAN)
+    bobs = h.open(who("bob"), PLAN, WT)
+    for n in range(3):
+        bobs.write(n, b"x")
+    close(bobs)
+    read(h, "alice", PLAN)
+    h.setxattr(who("bob"), PLAN, "user.omx.expected_version", b"-1")
+    bobs = h.open(who("bob"), PLAN, WT)
+    bobs.write(0, b"bob, unchecked")
+    write(h, "alice", PLAN, b"alice's v3")
+    bobs.write(14, b", after alice")  # -1: no check, so no refusal
+    close(bobs)
+    assert ws.collab.read("plan.md").content == b"bob, unchecked, after alice"
+
+
 def test_C_3_commit_race_fails_at_close_and_keeps_the_content(h: CollabHandler, ws: Workspace) -> None:
     create(h, "alice", PLAN, "初稿".encode())
     read(h, "alice", PLAN)
     read(h, "bob", PLAN)
-    bobs = h.open(who("bob"), PLAN, WT)  # base 1 is current: the open succeeds
-    write(h, "alice", PLAN, "Alice的修改".encode())
+    bobs = h.open(who("bob"), PLAN, WT)  # base 1 is current: the open and the write succeed
     bobs.write(0, "Bob的修改".encode())
+    write(h, "alice", PLAN, "Alice的修改".encode())
     with pytest.raises(Conflict) as err:
         bobs.flush()
     bobs.release()
@@ -247,7 +284,7 @@ def test_C_8_declared_minus_one_skips_the_check(h: CollabHandler, ws: Workspace)
 
 def test_declared_versions_are_checked(h: CollabHandler) -> None:
     create(h, "alice", PLAN, b"v1")
-    for bad in (b"abc", b"-2", b"2", "١".encode()):
+    for bad in (b"abc", b"-2", b"1.5", "١".encode()):
         with pytest.raises(InvalidInput):
             h.setxattr(who("bob"), PLAN, "user.omx.expected_version", bad)
     with pytest.raises(InvalidInput):
@@ -256,13 +293,30 @@ def test_declared_versions_are_checked(h: CollabHandler) -> None:
     write(h, "bob", PLAN, b"bob")  # declared 1 == current: accepted
 
 
+def test_a_version_declared_beyond_the_current_one_is_a_conflict_kept_with_its_content(
+    h: CollabHandler, ws: Workspace
+) -> None:
+    """As the store's ``expected_version``: the declaration is taken, and the commit on it is refused and kept,
+    content and all (the tools commit by renaming a temp file, so the mount holds the content when it refuses)."""
+    create(h, "alice", PLAN, b"v1")
+    h.setxattr(who("bob"), PLAN, "user.omx.expected_version", b"99")
+    temp = PLAN.with_name(".plan.md.k3j_x9q2.omx-tmp")
+    create(h, "bob", temp, b"bob's work")
+    with pytest.raises(Conflict):
+        h.rename(who("bob"), temp, PLAN, 0)
+    record = ws.collab.conflict_record("bob", "plan.md")
+    assert (record["your_content"], record["your_base"], record["current_version"]) == ("bob's work", 99, 1)
+    assert (ws.root / record["kept_at"]).read_bytes() == b"bob's work"
+    assert ws.collab.read("plan.md").content == b"v1"
+
+
 def test_base_declared_on_an_open_file_applies_at_its_close(h: CollabHandler, ws: Workspace) -> None:
     create(h, "alice", PLAN, b"v1")
     read(h, "bob", PLAN)
     bobs = h.open(who("bob"), PLAN, WT)
     write(h, "alice", PLAN, b"alice v2")
-    bobs.write(0, b"bob overrides")
     h.setxattr(who("bob"), PLAN, "user.omx.expected_version", b"-1")
+    bobs.write(0, b"bob overrides")  # stale by its base at open, not by the one declared since
     close(bobs)
     assert ws.collab.read("plan.md").content == b"bob overrides"
 

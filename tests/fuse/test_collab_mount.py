@@ -154,7 +154,7 @@ def test_C_3_mount_stale_write_fails_with_EBUSY(mount: MountFactory) -> None:
 
 
 def test_C_3_mount_commit_race_fails_at_close(mount: MountFactory) -> None:
-    """Bob opens for writing while v1 is current; alice commits v2; bob's close() fails with EBUSY and his
+    """Bob opens and writes while v1 is current; alice commits v2; bob's close() fails with EBUSY and his
     content is kept under .conflicts/bob/."""
     m = mount()
     write_as(m, None, PLAN, "初稿")
@@ -166,9 +166,9 @@ def test_C_3_mount_commit_race_fails_at_close(mount: MountFactory) -> None:
             f"""
 import os, sys
 fd = os.open({PLAN!r}, os.O_WRONLY | os.O_TRUNC)
+os.write(fd, "Bob的修改".encode())
 print("open", flush=True)
 sys.stdin.readline()
-os.write(fd, "Bob的修改".encode())
 try:
     os.close(fd)
 except OSError as exc:
@@ -191,6 +191,109 @@ else:
     assert (info["current_version"], info["current_content"], info["your_content"]) == (2, "Alice的修改", "Bob的修改")
     assert m.path("collaborative/.conflicts/bob/plan.md").read_text("utf-8") == "Bob的修改"
     assert m.path(PLAN).read_text("utf-8") == "Alice的修改"
+
+
+def test_C_3_mount_a_write_after_another_commit_fails_at_the_write(mount: MountFactory) -> None:
+    """A writer whose base went stale while its file was open learns it at its next write() (EBUSY), not only at
+    the close a program may ignore; what it wrote before is kept under .conflicts/ at the close."""
+    m = mount()
+    write_as(m, None, PLAN, "v1")
+    m.run(f"cat {PLAN}", agent="bob", check=True)
+    bob = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"""
+import os, sys
+fd = os.open({PLAN!r}, os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b"bob's first part\\n")
+print("written", flush=True)
+sys.stdin.readline()
+try:
+    os.write(fd, b"bob's second part\\n")
+except OSError as exc:
+    print("write failed", exc.errno, flush=True)
+else:
+    print("written", flush=True)
+try:
+    os.close(fd)
+except OSError as exc:
+    print("close failed", exc.errno, flush=True)
+""",
+        ],
+        cwd=m.root,
+        env=m.env("bob"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert bob.stdout is not None
+    assert bob.stdout.readline() == b"written\n"
+    write_as(m, None, PLAN, "alice's v2")
+    out, _ = bob.communicate(b"go\n", timeout=30)
+    assert out.decode().splitlines() == [f"write failed {errno.EBUSY}", f"close failed {errno.EBUSY}"]
+    info = m.ws.collab.conflict_record("bob", "plan.md")
+    assert (info["current_version"], info["your_base"], info["your_content"]) == (2, 1, "bob's first part\n")
+    assert m.path(PLAN).read_text("utf-8") == "alice's v2"
+
+
+def test_C_3_mount_a_shell_redirect_whose_base_went_stale_exits_non_zero(mount: MountFactory) -> None:
+    """``(slow; echo x) > f`` while another agent commits: the shell reports the failed write and exits non-zero
+    (it ignores a failing close), and the file keeps the other agent's commit."""
+    m = mount()
+    write_as(m, None, PLAN, "v1")
+    alice = subprocess.Popen(
+        ["bash", "-c", f"cat {PLAN} > /dev/null; {{ echo opened >&2; read -r go; echo 'alice long write'; }} > {PLAN}"],
+        cwd=m.root,
+        env=m.env(None),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert alice.stderr is not None
+    assert alice.stderr.readline() == b"opened\n"
+    m.run(f"cat {PLAN} > /dev/null && echo 'bob quick' > {PLAN}", agent="bob", check=True)
+    _, err = alice.communicate(b"go\n", timeout=30)
+    assert alice.returncode != 0
+    assert "Device or resource busy" in err.decode()
+    assert m.path(PLAN).read_text("utf-8") == "bob quick\n"
+    assert history(m)[-1][1] == "bob"
+    assert m.ws.collab.conflict_record("alice", "plan.md")["current_content"] == "bob quick\n"
+
+
+def test_C_3_mount_a_writer_whose_base_is_current_or_unchecked_is_not_refused(mount: MountFactory) -> None:
+    m = mount()
+    write_as(m, None, PLAN, "v1")
+    lines = "".join(f"line {n}\n" for n in range(200))
+    done = m.run(f"cat {PLAN} > /dev/null; for n in $(seq 0 199); do echo line $n; done > {PLAN}", agent="bob")
+    assert done.returncode == 0, done.stderr
+    assert m.path(PLAN).read_text("utf-8") == lines
+    alice = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"""
+import os, sys
+os.setxattr({PLAN!r}, "user.omx.expected_version", b"-1")
+fd = os.open({PLAN!r}, os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b"first\\n")
+print("written", flush=True)
+sys.stdin.readline()
+os.write(fd, b"second\\n")
+os.close(fd)
+""",
+        ],
+        cwd=m.root,
+        env=m.env(None),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert alice.stdout is not None
+    assert alice.stdout.readline() == b"written\n"
+    m.run(f"cat {PLAN} > /dev/null && echo 'bob again' > {PLAN}", agent="bob", check=True)
+    alice.communicate(b"go\n", timeout=30)
+    assert alice.returncode == 0
+    assert m.path(PLAN).read_text("utf-8") == "first\nsecond\n"
+    assert [entry[1] for entry in history(m)] == ["alice", "bob", "bob", "alice"]
 
 
 def test_C_4_mount_recover_after_a_conflict(mount: MountFactory) -> None:

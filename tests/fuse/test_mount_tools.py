@@ -71,9 +71,10 @@ def test_log_lists_every_refused_write(mount: MountFactory) -> None:
     m = mount()
     commit(m.path(PLAN), "one")
     opened = [os.open(m.path(PLAN), os.O_WRONLY | os.O_TRUNC) for _ in range(2)]  # on v1, current now
-    m.ws.collab.write("bob", "plan.md", b"bob's", expected_version=1)
     for fd, attempt in zip(opened, (b"first", b"second"), strict=True):
         os.write(fd, attempt)
+    m.ws.collab.write("bob", "plan.md", b"bob's", expected_version=1)
+    for fd in opened:
         with pytest.raises(OSError) as refused:
             os.close(fd)
         assert refused.value.errno == errno.EBUSY

@@ -626,6 +626,24 @@ def test_shell_redirection_commits_once(board: RealtimeHandler, ws: Workspace) -
     assert read(board, "board/members") == ""
 
 
+def test_a_field_whose_release_the_kernel_sent_is_committed_before_the_next_request(
+    board: RealtimeHandler, ws: Workspace
+) -> None:
+    """``O_TRUNC`` alone commits at the release, which runs in a thread of its own and may come after the
+    program's next request: once the kernel has sent it, a request on the document finds the field committed."""
+    write(board, "board/members", "a\n")
+    read(board, "board/members")
+    h = board.open(who(), P("board/members"), WR)
+    h.flush()  # close() with nothing written: nothing to flush
+    assert read(board, "board/members") == "a\n"  # a descriptor may still be open (the shell's dup2)
+    h.release_requested()  # the last one is closed
+    assert read(board, "board/members") == ""
+    assert json.loads(read(board, "board/.snapshot.json"))["fields"]["members"] == []
+    before = state_bytes(ws)
+    h.release()  # the release itself commits nothing more
+    assert state_bytes(ws) == before
+
+
 def test_an_editor_can_back_up_and_rewrite_a_state_file(board: RealtimeHandler, ws: Workspace) -> None:
     write(board, "board/title", "before")
     board.rename(who(), P(".crdt_state/board.crdt.json"), P(".crdt_state/board.crdt.json~"), 0)

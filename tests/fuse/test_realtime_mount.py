@@ -197,6 +197,25 @@ def test_E_1_mount_rga_from_empty(m: Mount) -> None:
     assert (d / "body").read_text() == "Hello" and os.stat(d / "body").st_size == 5
 
 
+def test_a_field_emptied_by_O_TRUNC_alone_is_empty_right_after_the_close(m: Mount) -> None:
+    """``open(O_TRUNC)`` and ``close`` with nothing written commit at the release, which the kernel sends after
+    ``close()`` has returned: the program's next read, stat and snapshot must see the empty value all the same."""
+    d = new_board(m)
+    empty: dict[str, object] = {"body": "", "members": []}
+    stale = []
+    for i in range(100):
+        for field in empty:
+            text = f"line {i}\n"
+            (d / field).write_text(text)
+            assert (d / field).read_text() == text
+            os.close(os.open(d / field, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+            read, size = (d / field).read_text(), os.stat(d / field).st_size
+            snapshot = json.loads((d / ".snapshot.json").read_text())["fields"][field]
+            if (read, size, snapshot) != ("", 0, empty[field]):
+                stale.append((i, field, read, size, snapshot))
+    assert stale == []
+
+
 def test_E_5_mount_two_identities_edit_body_concurrently(m: Mount, tmp_path: Path) -> None:
     d = new_board(m)
     (d / "body").write_text("AC")

@@ -10,8 +10,10 @@ version it declared (``setfattr -n user.omx.expected_version``, ``-1`` = do not 
   never observed is a conflict too: detection is strict, 100 %.
 - The content is staged in memory (``O_TRUNC``: empty, else the base version's content) and committed by
   ``flush`` (the ``close()``, or an ``fsync``) with ``expected_version=<base>``; a new file is created with
-  expected version 0 (create-only). A commit that lost a race fails the ``close()`` with EBUSY; the store keeps the
-  rejected content and the recovery info under ``.conflicts/<agent>/``. While the file is open its writer's
+  expected version 0 (create-only). Once another commit is newer than the base, every ``write()`` fails with
+  EBUSY (one lookup of the next version's entry each), since a shell ignores the ``close()`` of
+  ``(slow; echo x) > f``; a commit that lost a race fails the ``close()`` with EBUSY. Either way the close keeps
+  what was staged and the recovery info under ``.conflicts/<agent>/``. While the file is open its writer's
   getattr shows the staged size (the kernel takes ``fstat``, ``lseek(SEEK_END)`` and the ``O_APPEND`` offset from
   it; the last commit's size let a write after an ``fstat`` land over an acknowledged append), and ``O_APPEND``
   writes land at the staged end whatever offset the kernel sends. Shared ``mmap`` fails at ``mmap`` with ENODEV:
@@ -52,6 +54,7 @@ from omxfs.errors import (
     NotEmpty,
     NotFound,
     NotSupported,
+    OmxError,
     ZoneDenied,
 )
 from omxfs.fuse.provenance import READER, ProvenanceReader
@@ -107,13 +110,34 @@ class _Commit:
     #: the opener's omx run and step (``provenance.py``), read at open: the process may be gone at the close
     provenance: dict[str, str] | None = None
 
-    def __call__(self, handle: BufferHandle) -> None:
-        latest = self.handler.notes.base(handle.caller.agent, self.path)
+    def _base(self, agent: str) -> Base | None:
+        latest = self.handler.notes.base(agent, self.path)
         # A base declared after the open (setfattr on the open file) wins over the one seen at open.
-        base = latest if latest is not None and latest.declared and latest.stamp > self.stamp else self.base
+        return latest if latest is not None and latest.declared and latest.stamp > self.stamp else self.base
+
+    def __call__(self, handle: BufferHandle) -> None:
+        base = self._base(handle.caller.agent)
         data = bytes(handle.data)
         self.base = self.handler.commit(handle.caller.agent, self.path, data, base, provenance=self.provenance)
         self.stamp = self.base.stamp
+
+    def check_write(self, handle: StagedHandle) -> None:
+        """Refuse a write once a commit newer than the base exists, so the program learns at its ``write()``
+        (which ``echo`` and ``cat`` report) and not only at the ``close()`` a shell ignores. The commit at close
+        still keeps what was staged under ``.conflicts/``; a base that is current, or -1, is never refused."""
+        base = self._base(handle.caller.agent)
+        if base is not None and base.version == NO_CHECK:
+            return
+        rel = CollabHandler._rel(self.path)
+        latest = self.handler.zone.latest(rel) if rel is not None else None
+        seen = 0 if base is None else base.version
+        if latest is not None and latest.version > seen:
+            raise Conflict(
+                f"conflict on {self.path}: version {latest.version} (by {latest.author}) was committed after "
+                f"version {seen}, the base of this write: it cannot commit; what was written before this write is "
+                "kept under collaborative/.conflicts/ at close",
+                {},
+            )
 
 
 class CollabHandler:
@@ -294,6 +318,7 @@ class CollabHandler:
         attr = file_attr(st) if st else new_file_attr()
         handle = StagedHandle(caller, bytearray(data), attr, writable=True, append=bool(flags & os.O_APPEND))
         handle.on_flush = commit
+        handle.before_write = commit.check_write
         handle.dirty = bool(flags & os.O_TRUNC)
         return self.writers.track(path, handle)
 
@@ -320,7 +345,9 @@ class CollabHandler:
             caller, bytearray(), new_file_attr(), writable=True, dirty=True, append=bool(flags & os.O_APPEND)
         )
         stamp = base.stamp if base else new_stamp()
-        handle.on_flush = _Commit(self, path, base, stamp, self.provenance.of(caller.pid))
+        commit = _Commit(self, path, base, stamp, self.provenance.of(caller.pid))
+        handle.on_flush = commit
+        handle.before_write = commit.check_write
         return self.staging.track(path, handle)
 
     # -- committing -----------------------------------------------------------------------------------------------
@@ -438,9 +465,15 @@ class CollabHandler:
         """``rename(temp, name)``: the temp file's content becomes the next version of ``name``."""
         content = self.scratch.read(agent, old)
         moved = self.notes.message(agent, old)
-        if self.notes.message(agent, new) is None and moved is not None:
+        carried = self.notes.message(agent, new) is None and moved is not None
+        if carried:
             self.notes.set_message(agent, new, moved)
-        self.commit(agent, new, content, self.notes.base(agent, new), provenance=provenance)
+        try:
+            self.commit(agent, new, content, self.notes.base(agent, new), provenance=provenance)
+        except OmxError:
+            if carried:  # the message stays the temp file's, for a retry of this rename, not the name's next save
+                self.notes.set_message(agent, new, None)
+            raise
         self.notes.set_message(agent, old, None)
         self.scratch.unlink(agent, old)
 
@@ -541,12 +574,13 @@ class CollabHandler:
         if name == MESSAGE:
             self.notes.set_message(caller.agent, path, text)
             return
-        current = found[1].version if found else 0
         if not _INTEGER.fullmatch(text.strip()):
             raise InvalidInput(f"{EXPECTED} must be an integer (-1: do not check), not {text!r}")
         version = int(text.strip())
-        if not NO_CHECK <= version <= current:
-            raise InvalidInput(f"{EXPECTED} must be -1 or a version up to the current one ({current}), not {version}")
+        # A version the file has not reached is declared too, as the store's ``expected_version`` takes it: the
+        # commit on it is a conflict, kept under .conflicts/ with its content, not a write refused before it.
+        if version < NO_CHECK:
+            raise InvalidInput(f"{EXPECTED} must be -1 or a version, not {version}")
         self.notes.set_base(caller.agent, path, version, declared=True)
 
     def removexattr(self, caller: Caller, path: ViewPath, name: str) -> None:

@@ -24,10 +24,11 @@ store's business and is not shown here (a lookup finds nothing, and nothing can 
 file of a document is its merge, and writing it is the one way in.
 
 Writing a field: the new content is staged in the open file (``StagedHandle``) and committed when the program
-closes or fsyncs it: decoded as UTF-8, diffed against the writer's base (what it last observed; the rule, per
-process and per agent, is in ``realtime_files``) and applied by ``ws.realtime.update`` to the latest state as
-this daemon's replica of the agent, so concurrent writers, processes and daemons merge. The diff is made before
-the store is asked, so one field's large diff never holds up a write of another. A bad write (not
+closes or fsyncs it (a field only truncated, with nothing written, at its release, or by the next request on its
+document if that comes first: ``_finish``): decoded as UTF-8, diffed against the writer's base (what it last
+observed; the rule, per process and per agent, is in ``realtime_files``) and applied by ``ws.realtime.update`` to
+the latest state as this daemon's replica of the agent, so concurrent writers, processes and daemons merge. The
+diff is made before the store is asked, so one field's large diff never holds up a write of another. A bad write (not
 UTF-8, not an integer, not JSON…) fails at close with EINVAL and changes nothing; creating a name that is not a
 field is EINVAL. ``O_APPEND`` writes go to the end of the content read at open, whatever offset the kernel
 passes, and for a ``pn_counter`` the appended text alone is the write: ``echo +1 >> counter`` counts one. The
@@ -73,7 +74,7 @@ from omxfs.fuse.zones.realtime_files import (
 )
 from omxfs.fuse.zones.realtime_writes import FieldWrites
 from omxfs.fuse.zones.scratch import ScratchView
-from omxfs.fuse.zones.staging import StagedHandle
+from omxfs.fuse.zones.staging import StagedHandle, Staging
 from omxfs.store.layout import CRDT_STATE, OWNER, REALTIME, RENAME_NOREPLACE, SCHEMA, SNAPSHOT, STATE_SUFFIX, TYPE
 from omxfs.store.names import check_component, check_doc_id
 from omxfs.store.scratch import is_scratch_name
@@ -141,6 +142,8 @@ class RealtimeHandler:
         self._states = StateCache(ws)
         self.writes = FieldWrites(ws, self.scratch, self._states, self._state)
         self._pending: dict[str, _Pending] = {}
+        #: field files open for writing: one released by the kernel commits before a request looks at its document
+        self.fields = Staging()
         self._uid, self._gid = os.getuid(), os.getgid()
 
     # -- the store, read through a cache ----------------------------------------------------------------------
@@ -154,6 +157,22 @@ class RealtimeHandler:
 
     def _field(self, cached: Cached, name: str) -> Seen:
         return self._states.field(cached, name)
+
+    def _finish(self, path: ViewPath) -> None:
+        """Commit the field files of ``path``'s document whose release the kernel has sent but this daemon not yet
+        run: a field emptied by ``O_TRUNC`` alone commits at its release, so the program's next read of the field
+        or the snapshot would otherwise race it and could see the old value (``StagedHandle.finish``)."""
+        parts = path.parts
+        if len(parts) < 2:
+            return
+        doc = parts[1]
+        if doc == CRDT_STATE:
+            if len(parts) != 3 or not parts[2].endswith(STATE_SUFFIX):
+                return
+            doc = parts[2][: -len(STATE_SUFFIX)]
+        directory = ViewPath(REALTIME, doc)
+        for name in self.fields.names_in(directory):
+            self.fields.finish(directory / name)
 
     # -- what a path is ---------------------------------------------------------------------------------------
 
@@ -223,6 +242,7 @@ class RealtimeHandler:
         return owners[0]
 
     def getattr(self, path: ViewPath) -> Attr:
+        self._finish(path)
         node = self._node(path)
         kind = node.kind
         if kind in (Kind.ROOT, Kind.STATE_DIR):
@@ -280,6 +300,7 @@ class RealtimeHandler:
     # -- open and create --------------------------------------------------------------------------------------
 
     def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
+        self._finish(path)
         node = self._node(path)
         kind = node.kind
         if kind is Kind.FIELD:
@@ -355,7 +376,7 @@ class RealtimeHandler:
         ftype = node.state.doc.schema[node.name]
         doc, name = node.doc, node.name
         handle.on_flush = lambda _: self.writes.flush(handle, doc, name, ftype, seen)
-        return handle
+        return self.fields.track(node.path, handle)
 
     def _state_handle(self, caller: Caller, doc: str, raw: bytes, flags: int) -> Handle:
         attr = self._file(0o666, len(raw), 0)
@@ -457,6 +478,8 @@ class RealtimeHandler:
     def rename(self, caller: Caller, old: ViewPath, new: ViewPath, flags: int) -> None:
         if flags & ~RENAME_NOREPLACE:
             raise NotSupported(f"rename {old} → {new}: flags {flags:#x} are not supported here")
+        self._finish(old)
+        self._finish(new)
         src, dst = self._node(old), self._node(new)
         if (
             src.kind is Kind.SCRATCH
@@ -507,6 +530,7 @@ class RealtimeHandler:
     # -- setattr and xattrs -----------------------------------------------------------------------------------
 
     def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> None:
+        self._finish(path)
         node = self._node(path)
         if node.kind is Kind.SCRATCH:
             if handle is not None and changes.size is not None:

@@ -46,6 +46,13 @@ class StagedHandle(BufferHandle):
     own: Seen | None = None
     #: a close with nothing to commit may run on the loop (False: realtime closes, which may merge, never do)
     inline_closes: bool = True
+    #: the kernel has sent the release (no descriptor is left) and this daemon has not run it yet (``finish``)
+    releasing: bool = False
+    #: the error of a commit ``finish`` made for the release, which the release reports (the daemon logs it)
+    finished_with: OmxError | None = None
+    #: raises when a write can no longer commit (collaborative: a newer commit than the base exists), so the
+    #: ``write()`` fails, not only the close a shell ignores; a refused write stages nothing
+    before_write: Callable[[StagedHandle], None] | None = None
 
     def inline(self, op: str, end: int = 0) -> bool:
         """As a buffer's, except that a close commits when the program wrote since the last one (``flush``) or
@@ -57,15 +64,29 @@ class StagedHandle(BufferHandle):
         return super().inline(op, end)
 
     def write(self, offset: int, data: bytes) -> int:
+        self._check_write()
         n = super().write(len(self.data) if self.append else offset, data)
         self.written, self.settled = True, False
         return n
 
     def truncate(self, size: int) -> None:
+        self._check_write()
         if size == 0:
             self.own = None  # a rewrite from scratch (vim: open, ftruncate, write), not an edit in place
         super().truncate(size)
         self.written, self.settled = True, False
+
+    def _check_write(self) -> None:
+        """``before_write``; a refused write leaves the file to commit at its close, where the commit is refused in
+        turn, fails the ``close()`` too and is recorded with what was staged (a write refused right after a
+        commit of everything staged would otherwise leave no record of the conflict)."""
+        if self.before_write is None:
+            return
+        try:
+            self.before_write(self)
+        except OmxError:
+            self.dirty, self.written, self.settled = True, True, False
+            raise
 
     def flush(self) -> None:
         with self.lock:
@@ -89,10 +110,29 @@ class StagedHandle(BufferHandle):
         finally:
             self.dirty = self.written = False
 
+    def release_requested(self) -> None:
+        """The kernel sent the release: the program has closed its last descriptor (the ops layer calls this on
+        the loop, before any request the kernel sent after the release is read)."""
+        self.releasing = True
+
+    def finish(self) -> None:
+        """Commit now what waits for a release the kernel has sent: it runs in a thread of its own and may come
+        after the program's next request (an ``O_TRUNC`` alone, with nothing written to flush, commits at the
+        release, and the kernel sends it once ``close()`` has returned). Unlike ``settle``, a descriptor still
+        open (the shell's ``dup2`` before the command writes) is never committed early."""
+        with self.lock:
+            if self.releasing and self.dirty:
+                try:
+                    self._commit()
+                except OmxError as exc:
+                    self.finished_with = exc
+
     def release(self) -> None:
         try:
             with self.lock:
                 self._commit()
+            if self.finished_with is not None:
+                raise self.finished_with
         finally:
             if self.on_release is not None:
                 self.on_release(self)
@@ -128,6 +168,13 @@ class Staging:
             handles = list(self._open.get(path, []))
         for handle in handles:
             handle.settle()
+
+    def finish(self, path: ViewPath) -> None:
+        """Commit the files at ``path`` whose release the kernel has sent but this daemon not yet run."""
+        with self._lock:
+            handles = list(self._open.get(path, []))
+        for handle in handles:
+            handle.finish()
 
     def pending(self, path: ViewPath) -> bool:
         """Whether ``settle(path)`` would commit something (a request that settles then must not run inline)."""
