@@ -33,7 +33,7 @@ from pathlib import Path
 import trio
 
 from omxfs.errors import MountError
-from omxfs.fuse.mounts import AGENT_RULE, check_fuse, check_pyfuse3
+from omxfs.fuse.mounts import AGENT_RULE, check_fuse, check_pyfuse3, omx_mounts
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.workspace import Workspace
@@ -294,8 +294,9 @@ def _check_identity(store: Store, agent: str) -> None:
 def _check_bind(bind: Bind, store: Store) -> None:
     """A bind neither covers the workspace nor shows the store: its source is not the store, nor inside it, nor a
     directory that holds it (the raw store read-write would undo every zone rule: other agents' zones, the config,
-    the history). Compared by path and by device and inode, so another path to the same directory counts too;
-    called once a store under a mount in place is uncovered, so its path leads to the store."""
+    the history), nor an omxfs mount, inside one or holding one (a shared mount believes ``OMX_AGENT``). The store
+    is compared by path and by device and inode, so another path to the same directory counts too; called once a
+    store under a mount in place is uncovered, so its path leads to the store."""
     option = "--ro-bind" if bind.read_only else "--bind"
     if inside(bind.dest, store.workspace):
         raise MountError(f"{option} {bind.dest}: nothing may cover the workspace inside a view", errno.EINVAL)
@@ -308,6 +309,14 @@ def _check_bind(bind: Bind, store: Store) -> None:
             "directory beside the workspace",
             errno.EINVAL,
         )
+    for point in omx_mounts():
+        if inside(point, source) or inside(source, point):
+            raise MountError(
+                f"{option} {bind.source}: this is, holds or lies inside the omxfs mount at {point}, where a process "
+                "names its agent itself (OMX_AGENT): a view reaches the workspace through its own daemon only, as "
+                "its agent; bind a directory without an omxfs mount in it",
+                errno.EINVAL,
+            )
 
 
 def _same_tree(source: str, store: Store) -> bool:

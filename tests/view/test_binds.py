@@ -99,3 +99,18 @@ def test_a_refused_destination_names_the_option_used(store: Workspace, tmp_path:
     done = run_view(store.root, "alice", "echo ran", "--ro-bind", f"{tmp_path}:{store.root}/agents/x")
     assert done.returncode == 1 and "ran" not in done.stdout
     assert done.stderr.startswith(f"Error: --ro-bind {store.root}/agents/x: nothing may cover the workspace")
+
+
+def test_a_bind_of_an_omxfs_mount_is_refused(mount: Callable[..., object]) -> None:
+    """A shared mount of the workspace (or any omxfs mount) believes the caller's ``OMX_AGENT``: bound into bob's
+    view, it let bob write alice's zone with ``OMX_AGENT=alice`` (found by trying it)."""
+    shared = mount(agents=("alice", "bob"), default="alice")
+    root: Path = shared.root  # type: ignore[attr-defined]
+    store: Path = shared.store  # type: ignore[attr-defined]
+    write_alice = 'OMX_AGENT=alice sh -c "echo x > /mnt/m/agents/alice/from-bob" 2>/dev/null; echo ran'
+    for option, source in [("--bind", root), ("--ro-bind", root), ("--bind", root / "agents")]:
+        done = run_view(store, "bob", write_alice, option, f"{source}:/mnt/m")
+        assert done.returncode == 1 and "ran" not in done.stdout, done.stdout + done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith(f"Error: {option} {source}: ") and f"the omxfs mount at {root}" in line, line
+    assert not (store / "agents/alice/from-bob").exists()
