@@ -37,13 +37,18 @@ def test_provenance_needs_a_run_and_drops_odd_values() -> None:
 
 def test_the_reader_sees_a_process_starting_environment() -> None:
     env = {**os.environ, "OMX_RUN": "agents/a/runs/7", "OMX_STEP": "4"}
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env=env)
+    code = "import sys; print('up', flush=True); sys.stdin.read()"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     try:
+        # Popen returns once exec has begun, before the kernel set up the new program's environment (an empty
+        # /proc/PID/environ then, and None: seen once in CI): the child's first line says it runs.
+        assert child.stdout is not None and child.stdout.readline() == b"up\n"
         reader = ProvenanceReader()
         assert reader.of(child.pid) == {"run": "agents/a/runs/7", "step": "4"}
         assert reader.of(child.pid) == {"run": "agents/a/runs/7", "step": "4"}  # cached, a copy each time
     finally:
-        assert child.stdin is not None
+        assert child.stdin is not None and child.stdout is not None
         child.stdin.close()
+        child.stdout.close()
         child.wait(timeout=10)
     assert ProvenanceReader().of(child.pid) is None  # gone: nothing, never an error
