@@ -24,7 +24,7 @@ from omxfs.fuse.mounts import FSTYPE, MOUNTINFO, mount_table
 from omxfs.process import pid_alive
 from omxfs.store.config import parse_config
 from omxfs.store.layout import AGENTS, CONFIG, META_DIR, MOUNT_RECORDS
-from omxfs.store.names import AGENT_NAME
+from omxfs.store.names import AGENT_NAME, AGENT_RULE
 
 __all__ = [
     "RunsError",
@@ -89,7 +89,7 @@ def current_agent(as_agent: str | None) -> str:
 
 def _check_name(name: str) -> str:
     if not AGENT_NAME.fullmatch(name):
-        raise RunsError(f"invalid agent name {name!r}: use 1-63 of a-z, 0-9 and '-' (pass --as AGENT)")
+        raise RunsError(f"invalid agent name {name!r}: use {AGENT_RULE} (pass --as AGENT)")
     return name
 
 

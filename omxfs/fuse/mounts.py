@@ -29,15 +29,13 @@ from omxfs.errors import MountError
 from omxfs.process import pid_alive
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import read_records
-from omxfs.store.names import AGENT_NAME
+from omxfs.store.names import AGENT_NAME, AGENT_RULE
 from omxfs.view.sandbox import VIEW_ENV
 
 FSTYPE = "fuse.omxfs"
 FUSE_DEVICE = Path("/dev/fuse")
 MOUNTINFO = Path("/proc/self/mountinfo")
 FUSERMOUNT = "fusermount3"
-#: what an agent name is (``omxfs.store.names.AGENT_NAME``), for the messages that refuse another
-AGENT_RULE = "1-63 characters of a-z, 0-9 and '-', not starting with '-'"
 
 
 # -- prerequisites ---------------------------------------------------------------------------------------------

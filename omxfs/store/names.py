@@ -18,6 +18,8 @@ from omxfs.errors import InvalidInput, NameTooLong
 from omxfs.store.layout import META_SUFFIX, REJECTED, STATE_SUFFIX
 
 AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+#: ``AGENT_NAME`` in words, for the messages that refuse a name
+AGENT_RULE = "1-63 characters of a-z, 0-9 and '-', not starting with '-'"
 DOC_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 NAME_MAX = 255  # bytes, as in Linux and macOS
 PATH_MAX = 4096  # bytes
@@ -30,9 +32,7 @@ VERSIONED_ROOM = len(REJECTED) + 10 + len(".json")
 def check_agent(name: str) -> str:
     """An agent name per SPEC §2 (no underscore, so ``<from>_to_<to>`` splits one way only)."""
     if not isinstance(name, str) or not AGENT_NAME.fullmatch(name):
-        raise InvalidInput(
-            f"invalid agent name {name!r}: use 1-63 of a-z, 0-9 and '-', starting with a letter or digit"
-        )
+        raise InvalidInput(f"invalid agent name {name!r}: use {AGENT_RULE}")
     return name
 
 

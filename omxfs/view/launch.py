@@ -33,9 +33,9 @@ from pathlib import Path
 import trio
 
 from omxfs.errors import MountError
-from omxfs.fuse.mounts import AGENT_RULE, check_fuse, check_pyfuse3, omx_mounts
+from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
 from omxfs.store.layout import AGENTS, META_DIR
-from omxfs.store.names import AGENT_NAME
+from omxfs.store.names import AGENT_NAME, AGENT_RULE
 from omxfs.store.workspace import Workspace
 from omxfs.view import namespaces, seccomp
 from omxfs.view.locate import Store, locate

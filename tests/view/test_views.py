@@ -11,9 +11,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from omxfs.fuse.mounts import AGENT_RULE
 from omxfs.process import pid_alive
 from omxfs.store import Workspace
+from omxfs.store.names import AGENT_RULE
 from omxfs.view.launch import EMPTY_HOME
 from tests.support.scripts import REPO, with_ctrl_c
 from tests.view.conftest import OMXFS, clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
