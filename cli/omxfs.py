@@ -177,7 +177,7 @@ def fsck(workspace: Path, repair: bool) -> None:
 
     with friendly_errors():
         beneath = store_beneath(workspace)  # a mountpoint (the quick start's in place too): check the store beneath
-        report = check(Workspace(workspace if beneath is None else f"/proc/self/fd/{beneath.fd}"), repair=repair)
+        report = check(Workspace(workspace if beneath is None else beneath.reached), repair=repair)
     for finding in report.findings:
         click.echo(finding.line())
     counts = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "an empty workspace"

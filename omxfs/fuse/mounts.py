@@ -258,7 +258,7 @@ def preflight(ws_path: str, mountpoint: str, agent: str, *, device: Path | None 
     if not AGENT_NAME.fullmatch(agent):
         raise MountError(f"{agent!r} is not a valid agent name: {AGENT_RULE}", errno.EINVAL)
     beneath = store_beneath(ws_path)
-    store = ws_path if beneath is None else f"/proc/self/fd/{beneath.fd}"
+    store = ws_path if beneath is None else beneath.reached
     ws = Workspace(store)
     if not ws.config.knows(agent):
         raise MountError(

@@ -141,7 +141,7 @@ async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store) -> int:
     from omxfs.fuse import daemon
 
     async with trio.open_nursery() as nursery:
-        serve = functools.partial(daemon.serve, f"/proc/self/fd/{store.fd}", spec.daemon_mount, spec.agent, view=True)
+        serve = functools.partial(daemon.serve, store.reached, spec.daemon_mount, spec.agent, view=True)
         mounted = await nursery.start(serve)
         try:
             return await _run_view(bwrap, spec)
@@ -274,7 +274,7 @@ def _check_identity(store: Store, agent: str) -> None:
     """The agent exists, and a name the uid map binds is that uid's own (root acts for anyone: it owns the store)."""
     if not AGENT_NAME.fullmatch(agent):
         raise MountError(f"{agent!r} is not a valid agent name: {AGENT_RULE}", errno.EINVAL)
-    ws = Workspace(Path(f"/proc/self/fd/{store.fd}"))
+    ws = Workspace(Path(store.reached))
     if not ws.config.knows(agent):
         raise MountError(
             f"no agent named {agent!r} in {store.workspace}: add it with "

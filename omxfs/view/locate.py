@@ -39,21 +39,25 @@ class Store:
     workspace: str  # the path the workspace shows at, inside the view as outside
     covered_at: str | None = None  # a daemon's mount in place over the store (the path of both), if one is
 
+    @property
+    def reached(self) -> str:
+        """A path to the store through ``fd``: it leads to the store even where a mount covers the store's path."""
+        return f"/proc/self/fd/{self.fd}"
+
 
 def locate(workspace: str | os.PathLike[str]) -> Store:
     """The store behind ``workspace``, or MountError with one line that says what to do."""
-    check_answers(os.path.abspath(workspace))
+    beneath = store_beneath(workspace)
+    if beneath is not None:
+        return beneath
     shown = os.path.realpath(workspace)
-    entry = mount_at(shown)
-    if entry is None or entry.fstype != FSTYPE:
-        if not os.path.isfile(os.path.join(shown, META_DIR, CONFIG)):
-            raise MountError(
-                f"{workspace} is not an omxfs workspace (no {META_DIR}/{CONFIG}): create one with "
-                f"`omxfs init {workspace} --agent NAME`",
-                errno.ENOENT,
-            )
-        return Store(_open(shown), shown, shown)
-    return _behind(workspace, shown, entry)
+    if not os.path.isfile(os.path.join(shown, META_DIR, CONFIG)):
+        raise MountError(
+            f"{workspace} is not an omxfs workspace (no {META_DIR}/{CONFIG}): create one with "
+            f"`omxfs init {workspace} --agent NAME`",
+            errno.ENOENT,
+        )
+    return Store(_open(shown), shown, shown)
 
 
 def store_beneath(workspace: str | os.PathLike[str]) -> Store | None:
