@@ -74,8 +74,12 @@ class Tally:
             cached_tokens=self.usage.cached_tokens + usage.cached_tokens,
         )
         price = cost_usd(model, usage)
-        first = self.requests == 0
-        self.cost = price if first else None if price is None or self.cost is None else self.cost + price
+        if self.requests == 0:  # the first reply: its price is the cost so far
+            self.cost = price
+        elif price is None or self.cost is None:  # one unpriced reply makes the whole cost unknown
+            self.cost = None
+        else:
+            self.cost += price
         self.requests += 1
 
     def line(self) -> str:
