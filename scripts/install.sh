@@ -6,7 +6,7 @@
 #   scripts/install.sh          the product
 #   scripts/install.sh --dev    plus the test, lint and benchmark tools
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."  # the checkout, also when scripts/ is reached through a link
 
 extras=""
 dev_packages=""

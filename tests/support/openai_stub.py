@@ -56,14 +56,15 @@ def _usage(usage: dict[str, Any] | None) -> dict[str, Any]:
 class OpenAIStub:
     """The server: ``base_url``, ``enqueue(...)``, ``requests`` (JSON bodies received), ``headers``; ``close()``."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """``port`` 0 takes a free one; a fixed one plays a server at its usual address (the README's Ollama)."""
         self._queue: list[ScriptedResponse] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.arrivals: list[float] = []  # time.monotonic() of each request: scripts/bench_start.py times a start
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.02,), name="openai-stub", daemon=True
