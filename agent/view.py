@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from agent.record.runs_dir import RunsError, is_omxfs_store
+from omxfs.view.sandbox import SYSTEM_DIRS, inside, runtime_dirs
 
 VIEW_ENV = "OMX_VIEW"
 WORKSPACE_OPTIONS = ("-w", "--workspace")
@@ -38,23 +39,38 @@ def view_command(workspace: Path, agent: str, argv: list[str]) -> list[str] | No
     if not is_omxfs_store(workspace):
         return None
     root = workspace.resolve()
-    program, arguments, binds = argv[:2], *named_files(absolute_workspace(argv[2:]), root)
-    shown = [arg for path in binds for arg in ("--ro-bind", path)]
-    return [_omxfs(), "run", str(root), "--as", agent, *shown, "--", *program, *arguments]
+    python, script = argv[0], os.path.abspath(argv[1])  # the view starts elsewhere: a relative path finds nothing
+    arguments, files = named_files(absolute_workspace(argv[2:]), root)
+    binds = [*([] if seen_in_view(script, root) else [script]), *files]
+    shown = [arg for path in dict.fromkeys(binds) for arg in ("--ro-bind", path)]
+    return [_omxfs(), "run", str(root), "--as", agent, *shown, "--", python, script, *arguments]
+
+
+def seen_in_view(path: str, workspace: Path) -> bool:
+    """Whether a view shows the file at ``path`` as it is without a bind of its own: inside the workspace, or in the
+    system and runtime directories every view shows, and a symlink there leads nowhere else. An omx found on
+    ``$PATH`` or reached through a symlinked virtual environment may live anywhere (``~/.local/bin``, ``/tmp``),
+    where the view shows nothing (its ``/tmp`` and ``$HOME`` are its own)."""
+    if Path(path).resolve().is_relative_to(workspace):
+        return True  # and may not be bound: the view's own workspace covers it
+    shown = [*SYSTEM_DIRS, *runtime_dirs()]
+    return all(any(inside(candidate, root) for root in shown) for candidate in (path, os.path.realpath(path)))
 
 
 def named_files(argv: list[str], workspace: Path) -> tuple[list[str], list[str]]:
-    """``argv`` with every existing file it names outside the workspace made absolute, and those files, which the
-    view shows read-only (a plan to run, a config, ``--model scripted:FILE``): the view has no host ``/tmp`` or
-    ``$HOME`` otherwise. Only files named on the command line, never directories."""
+    """``argv`` with every existing file it names made absolute (the view may start in another directory), and
+    those outside the workspace, which the view shows read-only (a plan to run, a config, ``--model
+    scripted:FILE``): the view has no host ``/tmp`` or ``$HOME`` otherwise. Only files named on the command line,
+    never directories."""
     out, files = [], []
     for arg in argv:
         prefix = SCRIPTED if arg.startswith(SCRIPTED) else ""
         path = arg.removeprefix(prefix)
         full = os.path.abspath(path) if path else ""
-        if full and os.path.isfile(full) and not Path(full).resolve().is_relative_to(workspace):
+        if full and os.path.isfile(full):
             out.append(prefix + full)
-            files.append(full)
+            if not Path(full).resolve().is_relative_to(workspace):
+                files.append(full)
         else:
             out.append(arg)
     return out, list(dict.fromkeys(files))

@@ -2,21 +2,22 @@
 
 Through a mount it is ``mkdir realtime/DOC`` and one write of ``realtime/DOC/.schema.json``, so the daemon
 applies its rules and logs as for every other program. On a workspace directory that is not mounted it calls
-the store directly, as the acting agent (``OMX_AGENT``, else the login name).
+the store directly. It acts as ``--as NAME``, else as SPEC §3 says (``cli.acting``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import getpass
 import json
 import os
 from pathlib import Path
 
 import click
 
+from cli.acting import acting_agent
 from cli.errors import friendly_errors
+from cli.params import AS_AGENT, WORKSPACE
 from omxfs.crdt import TYPES
 from omxfs.store import Workspace
 from omxfs.store.layout import REALTIME, SCHEMA
@@ -81,15 +82,9 @@ def doc_group() -> None:
 @doc_group.command("create")
 @click.argument("doc")
 @click.argument("fields", nargs=-1, required=True, metavar="FIELD=TYPE...")
-@click.option(
-    "--workspace",
-    "-w",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=".",
-    show_default="current directory",
-    help="The mount point (or an unmounted workspace directory).",
-)
-def create(doc: str, fields: tuple[str, ...], workspace: Path) -> None:
+@AS_AGENT
+@WORKSPACE
+def create(doc: str, fields: tuple[str, ...], agent: str | None, workspace: Path | None) -> None:
     """Create the document DOC with fields of the given types; the schema is fixed afterwards.
 
     \b
@@ -101,14 +96,15 @@ def create(doc: str, fields: tuple[str, ...], workspace: Path) -> None:
     schema = _schema(fields)
     with friendly_errors():  # the rule said plainly, before the mount refuses the name with a bare EINVAL or EACCES
         check_doc_id(doc)
+    workspace = workspace or Path(".")
+    me = acting_agent(workspace, agent)
     if not (workspace / REALTIME).is_dir():
         raise click.ClickException(f"{workspace} is not an omx workspace (no realtime/ directory)")
     if os.path.ismount(workspace):
         _create_on_mount(workspace, doc, schema)
     else:
         with friendly_errors():
-            ws = Workspace(workspace)
-            ws.realtime.create(os.environ.get("OMX_AGENT") or getpass.getuser(), doc, schema)
+            Workspace(workspace).realtime.create(me, doc, schema)
     click.echo(f"created realtime/{doc}: {', '.join(f'{k}={v}' for k, v in schema.items())}")
 
 

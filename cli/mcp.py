@@ -1,9 +1,10 @@
-"""``omxfs mcp WS --as NAME``: serve the workspace tools to MCP clients, acting as NAME on the mount at WS.
+"""``omxfs mcp WS --as NAME``: serve the workspace tools to MCP clients, acting as NAME in the workspace at WS.
 
-The server (``agent.workspace_tools.mcp_server``) must be NAME on the mount, so this command does not serve in
+The server (``agent.workspace_tools.mcp_server``) must be NAME on a mount, so this command does not serve in
 its own process: it execs ``omxfs run WS --as NAME -- <the server>`` (same pid, same stdio, so the MCP client that
 started ``omxfs mcp`` talks to the server directly), and in NAME's view the kernel fixes who the server is: no
-``OMX_AGENT`` claim that another process could also make.
+``OMX_AGENT`` claim that another process could also make. The view's own daemon serves the shared zones, so WS
+need not be mounted: the store directory serves as well as a mount of it (after a reboot, nothing is mounted).
 """
 
 from __future__ import annotations
@@ -16,28 +17,20 @@ import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
-from omxfs.errors import MountError
-from omxfs.fuse import mounts
+from omxfs.view.locate import locate
 
 SERVER_MODULE = "agent.workspace_tools.mcp_server"
 
 
-def require_mount(target: str, agent: str) -> None:
-    """WS is a live omxfs mount; else one line that says how to get one."""
-    how = f"mount it first with `omxfs mount {target} --as {agent}`"
-    if not os.path.isdir(target):
-        raise MountError(f"{target} is not a directory: {how}")
-    state = mounts.probe(target)
-    if state is mounts.State.STALE:
-        raise MountError(f"{target} is a stale mount (its daemon died): run `omxfs umount {target}`, then {how}")
-    if state is mounts.State.UNRESPONSIVE:
-        raise MountError(f"{target} does not answer (its daemon is stopped, hung or swamped)")
-    if state is not mounts.State.LIVE:
-        raise MountError(f"{target} is not a mounted workspace: {how}")
+def require_workspace(target: str) -> None:
+    """WS is a workspace a view can be made of, a store directory or a live omxfs mount of one; else one line
+    before the exec (a stale or unanswering mount, or no workspace at all), where the MCP client would see only
+    "Connection closed"."""
+    os.close(locate(target).fd)
 
 
 def server_command(target: str, agent: str, port: int | None) -> list[str]:
-    """The argv of the server in NAME's view of the workspace mounted at ``target``."""
+    """The argv of the server in NAME's view of the workspace at ``target`` (a store or a mount of one)."""
     http = ["--http", str(port)] if port is not None else []
     server = [sys.executable, "-P", "-m", SERVER_MODULE, target, agent, *http]  # -P: the client's cwd shadows nothing
     return [sys.executable, "-P", "-m", "cli.omxfs", "run", target, "--as", agent, "--", *server]
@@ -56,9 +49,10 @@ def server_command(target: str, agent: str, port: int | None) -> list[str]:
 def mcp(workspace: Path, agent: str, port: int | None) -> None:
     """Serve the shared-workspace tools over MCP (stdio) to Claude Code, Codex, Cursor or any MCP client.
 
-    WORKSPACE is a mounted workspace (`omxfs mount`); every tool call acts as NAME through it, with the
-    zones' rules, merges and conflicts as for any program on the mount. The server runs in NAME's view
-    (`omxfs run`), so the kernel, not a claim, makes it NAME. Ctrl-C stops it.
+    WORKSPACE is the workspace directory, mounted (`omxfs mount`) or not. The server runs in NAME's view
+    (`omxfs run`), whose own daemon serves the shared zones: every tool call acts as NAME, with the zones'
+    rules, merges and conflicts as for any program on a mount, and the kernel, not a claim, makes it NAME.
+    Ctrl-C stops it.
 
     \b
     Add it to an agent (with the workspace's full path):
@@ -78,8 +72,8 @@ def mcp(workspace: Path, agent: str, port: int | None) -> None:
     """
     target = os.path.abspath(workspace)
     with friendly_errors():
-        require_mount(target, agent)
-    argv = server_command(target, agent, port)
+        require_workspace(target)
+    argv = server_command(os.path.realpath(target), agent, port)  # the path the view shows the workspace at
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)

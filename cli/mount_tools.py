@@ -6,21 +6,23 @@ reads the old version, observes the current one (``user.omx.version``), sets ``u
 old content back, which commits a new version or fails with the conflict; ``handoff`` copies the file into
 ``handoff/<me>_to_<agent>/`` and sets ``user.omx.message`` while it is open, so the delivery has it at once.
 
-On a workspace directory that is not mounted they call the store directly, as ``OMX_AGENT`` (else the login).
+On a workspace directory that is not mounted they call the store directly. Each acts as ``--as NAME``, else as
+SPEC §3 says (``cli.acting``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import getpass
 import json
 import os
 from pathlib import Path, PurePosixPath
 
 import click
 
+from cli.acting import acting_agent, through_a_mount
 from cli.errors import friendly_errors
+from cli.params import AS_AGENT, WORKSPACE
 from omxfs.errors import OmxError
 from omxfs.store import Workspace
 from omxfs.store.config import parse_config
@@ -37,7 +39,6 @@ from omxfs.store.layout import (
     VERSIONS,
     version_name,
 )
-from omxfs.store.mount_records import read_records
 
 _WHY = {
     errno.EBUSY: "conflict: it changed since you read it; the rejected write is kept under collaborative/.conflicts/",
@@ -52,30 +53,23 @@ def _fail(what: str, exc: OSError) -> click.ClickException:
     return click.ClickException(f"cannot {what}: {_WHY.get(code, os.strerror(code))} ({os.strerror(code)})")
 
 
-def collaborative_file(path: Path) -> tuple[Path, PurePosixPath]:
-    """The workspace root (a mount or a store directory) and the path below ``collaborative/current/``."""
-    absolute = Path(os.path.abspath(path))
+def collaborative_file(path: Path, workspace: Path | None = None) -> tuple[Path, PurePosixPath]:
+    """The workspace root (a mount or a store directory) and the path below ``collaborative/current/``, from the
+    names alone (``acting_agent`` comes before any stat: a mount answers none to a process it takes for nobody);
+    a relative PATH is taken in ``workspace`` when one is given."""
+    absolute = Path(os.path.abspath(path if workspace is None else workspace / path))
     for parent in absolute.parents:
         if parent.name == CURRENT and parent.parent.name == COLLABORATIVE:
-            root = parent.parent.parent
-            if (root / HANDOFF).is_dir() and (root / AGENTS).is_dir():
-                return root, PurePosixPath(absolute.relative_to(parent).as_posix())
+            return parent.parent.parent, PurePosixPath(absolute.relative_to(parent).as_posix())
     raise click.ClickException(f"{path} is not a file in collaborative/current/ of an omx workspace")
 
 
-def acting_agent(root: Path) -> str:
-    """Who the mount will take us for, in SPEC §3's order: the uid map, ``OMX_AGENT``, the mount's default."""
-    with contextlib.suppress(OSError, OmxError):
-        uids = parse_config((root / META_DIR / CONFIG).read_text("utf-8")).uids
-        if os.getuid() in uids:
-            return uids[os.getuid()]
-    if os.environ.get("OMX_AGENT"):
-        return os.environ["OMX_AGENT"]
-    here = os.path.realpath(root)
-    for record in read_records(root / META_DIR):
-        if os.path.realpath(record.mountpoint) == here:
-            return record.default_agent
-    return getpass.getuser()
+def check_workspace(root: Path, path: Path, workspace: Path | None) -> None:
+    """``root``, found from PATH's names, is an omx workspace, and the one ``-w`` names if it names one."""
+    if not (root / HANDOFF).is_dir() or not (root / AGENTS).is_dir():
+        raise click.ClickException(f"{path} is not a file in collaborative/current/ of an omx workspace")
+    if workspace is not None and not os.path.samefile(root, workspace):
+        raise click.ClickException(f"{path} is not a file of the workspace {workspace}")
 
 
 def _store(root: Path) -> Workspace:
@@ -88,10 +82,15 @@ def _store(root: Path) -> Workspace:
 @click.command("log")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the history as JSON (history.json's format).")
-def log(path: Path, as_json: bool) -> None:
+@AS_AGENT
+@WORKSPACE
+def log(path: Path, as_json: bool, agent: str | None, workspace: Path | None) -> None:
     """Show the versions of the collaborative file PATH, oldest first, then every write to it that was refused
     as a conflict (each kept under collaborative/.conflicts/<agent>/)."""
-    root, rel = collaborative_file(path)
+    root, rel = collaborative_file(path, workspace)
+    if agent is not None or through_a_mount(root):  # a mount answers only agents it knows; a store, anyone
+        acting_agent(root, agent)
+    check_workspace(root, path, workspace)
     ws = _store(root)
     try:
         entries = ws.collab.history(str(rel))
@@ -128,13 +127,17 @@ def provenance_line(made_by: dict[str, object]) -> str:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.argument("version", type=click.IntRange(min=1))
 @click.option("-m", "--message", help='The commit message (default: "rollback to version N").')
-def rollback(path: Path, version: int, message: str | None) -> None:
+@AS_AGENT
+@WORKSPACE
+def rollback(path: Path, version: int, message: str | None, agent: str | None, workspace: Path | None) -> None:
     """Make a new version of PATH whose content is VERSION's; the history is kept (seed C-6)."""
-    root, rel = collaborative_file(path)
+    root, rel = collaborative_file(path, workspace)
     note = message or f"rollback to version {version}"
+    me = acting_agent(root, agent)
+    check_workspace(root, path, workspace)
     if not os.path.ismount(root):
         with friendly_errors():
-            entry = Workspace(root).collab.rollback(acting_agent(root), str(rel), version, message=note)
+            entry = Workspace(root).collab.rollback(me, str(rel), version, message=note)
         click.echo(f"{rel}: version {entry.version} has the content of version {version}")
         return
     target = root / "collaborative/current" / rel
@@ -165,25 +168,20 @@ def rollback(path: Path, version: int, message: str | None) -> None:
 @click.option("--to", "recipient", required=True, metavar="AGENT", help="Who receives it.")
 @click.option("-m", "--message", default="", help="What the recipient should know or do.")
 @click.option("--name", help="The name in the handoff box (default: FILE's name).")
-@click.option(
-    "--workspace",
-    "-w",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=".",
-    show_default="current directory",
-    help="The mount point (or an unmounted workspace directory).",
-)
-def handoff(file: Path, recipient: str, message: str, name: str | None, workspace: Path) -> None:
+@AS_AGENT
+@WORKSPACE
+def handoff(
+    file: Path, recipient: str, message: str, name: str | None, agent: str | None, workspace: Path | None
+) -> None:
     """Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json (seed B-1)."""
+    workspace = workspace or Path(".")
+    me = acting_agent(workspace, agent)
     if not (workspace / HANDOFF).is_dir():
         raise click.ClickException(f"{workspace} is not an omx workspace (no handoff/ directory)")
     content = file.read_bytes()
     filename = name or file.name
-    me = acting_agent(workspace)
     if recipient == me:  # the mount would refuse the box handoff/<me>_to_<me> as a permission, not say why
-        raise click.ClickException(
-            f"a handoff goes to another agent: you act as {me} (set OMX_AGENT to act as another)"
-        )
+        raise click.ClickException(f"a handoff goes to another agent: you act as {me} (--as NAME acts as another)")
     if not os.path.ismount(workspace):
         with friendly_errors():
             Workspace(workspace).handoff.deliver(me, recipient, filename, content, message)
@@ -197,7 +195,7 @@ def handoff(file: Path, recipient: str, message: str, name: str | None, workspac
     try:
         box.mkdir(exist_ok=True)
     except OSError as exc:
-        raise _fail(f"open the box {box} as {me} (set OMX_AGENT if you act as another agent)", exc) from exc
+        raise _fail(f"open the box {box} as {me} (--as NAME if you act as another agent)", exc) from exc
     target = box / filename
     try:
         with open(target, "wb") as f:

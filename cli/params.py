@@ -25,3 +25,23 @@ class UnprobedPath(click.ParamType[Path, Any]):
 
 #: a workspace, a mountpoint or a path in one
 MOUNT_PATH = UnprobedPath()
+
+#: how the conveniences over a workspace pick the agent they act as (SPEC §3), said the same in each one's --help
+ACTING_AGENT_HELP = (
+    "Act as agent NAME. Without it: through a mount, whom the mount takes you for (its uid map, else OMX_AGENT, "
+    "else the mount's --as); on an unmounted workspace, OMX_AGENT, else your login."
+)
+
+#: ``--as NAME`` of every omxfs command that acts for an agent (``cli.acting`` makes it so)
+AS_AGENT = click.option("--as", "agent", metavar="NAME", help=ACTING_AGENT_HELP)
+
+#: ``-w/--workspace`` of the same commands: a mount point or a workspace directory no daemon serves
+WORKSPACE = click.option(
+    "--workspace",
+    "-w",
+    metavar="DIR",
+    type=MOUNT_PATH,  # unstatted: a mount answers no stat to a process it takes for no agent, before --as acts
+    default=None,
+    show_default="current directory",
+    help="The mount point (or an unmounted workspace directory).",
+)

@@ -35,31 +35,33 @@ from agent.workspace_tools import get_tool_definitions
 from agent.workspace_tools.mcp_token import REFUSED, RequireToken
 from cli.mcp import SERVER_MODULE, server_command
 from cli.omxfs import main as omxfs
-from tests.fuse.conftest import DEADLINE, Mount, clean_env, mount  # noqa: F401
+from omxfs.store import Workspace
+from tests.fuse.conftest import DEADLINE, Mount, clean_env, mount, poll  # noqa: F401
 from tests.support.scripts import with_ctrl_c
 
 MountFactory = Callable[..., Mount]
 Clients = dict[str, Client]
 
 
-def _params(m: Mount, agent: str, *extra: str) -> StdioServerParameters:
+def _params(root: Path, agent: str, *extra: str) -> StdioServerParameters:
     # the test process has no OMX_AGENT: the server must get its identity from `omxfs mcp`, not from us
-    argv = ["-m", "cli.omxfs", "mcp", str(m.root), "--as", agent, *extra]
+    argv = ["-m", "cli.omxfs", "mcp", str(root), "--as", agent, *extra]
     return StdioServerParameters(command=sys.executable, args=argv, env=clean_env())
 
 
 @asynccontextmanager
-async def _clients(m: Mount, agents: list[str]) -> AsyncIterator[Clients]:
+async def _clients(root: Path, agents: list[str]) -> AsyncIterator[Clients]:
     async with AsyncExitStack() as stack:
-        yield {agent: await stack.enter_async_context(Client(_params(m, agent))) for agent in agents}
+        yield {agent: await stack.enter_async_context(Client(_params(root, agent))) for agent in agents}
 
 
-def session(m: Mount, agents: list[str], body: Callable[[Clients], Awaitable[None]]) -> None:
-    """Run ``body`` with one connected MCP client per agent, each talking to its own ``omxfs mcp`` process."""
+def session(root: Path, agents: list[str], body: Callable[[Clients], Awaitable[None]]) -> None:
+    """Run ``body`` with one connected MCP client per agent, each talking to its own ``omxfs mcp ROOT`` process
+    (ROOT: a mount, or a store directory no daemon serves)."""
 
     async def run() -> None:
         with anyio.fail_after(60):
-            async with _clients(m, agents) as clients:
+            async with _clients(root, agents) as clients:
                 await body(clients)
 
     anyio.run(run)
@@ -93,7 +95,7 @@ def test_tools_listed_are_the_generated_definitions(mount: MountFactory) -> None
         instructions = clients["bob"].instructions or ""
         assert instructions.startswith("You are bob") and "alice" in instructions  # the zones, for bob's team
 
-    session(m, ["bob"], body)
+    session(m.root, ["bob"], body)
 
 
 def test_save_lands_in_the_private_zone_of_the_server_agent_and_mistakes_are_results(mount: MountFactory) -> None:
@@ -113,7 +115,7 @@ def test_save_lands_in_the_private_zone_of_the_server_agent_and_mistakes_are_res
         assert unknown["error_type"] == "unknown_tool"
         assert unknown["available_tools"] == [d["name"] for d in get_tool_definitions()]
 
-    session(m, ["bob"], body)
+    session(m.root, ["bob"], body)
     assert m.path("agents/bob/notes/plan.md").read_text("utf-8") == "步骤一"
     assert m.ws.private.read("bob", "notes/plan.md") == "步骤一".encode()  # the store agrees
     assert not m.path("agents/alice/x.md").exists()
@@ -134,7 +136,7 @@ def test_handoff_from_one_server_to_another(mount: MountFactory) -> None:
         assert read["content"] == "a,b\n1,2\n"
         assert (await ok(clients["alice"], "check_my_handoffs", {}))["count"] == 0
 
-    session(m, ["alice", "bob"], body)
+    session(m.root, ["alice", "bob"], body)
 
 
 def test_collaborative_conflict_carries_the_suggestion_and_recovers(mount: MountFactory) -> None:
@@ -169,7 +171,7 @@ def test_collaborative_conflict_carries_the_suggestion_and_recovers(mount: Mount
         history = await ok(bob, "collab_history", {"filepath": "report.md"})
         assert [(h["version"], h["author"]) for h in history["history"]] == [(1, "alice"), (2, "bob"), (3, "alice")]
 
-    session(m, ["alice", "bob"], body)
+    session(m.root, ["alice", "bob"], body)
     assert m.ws.collab.read("report.md").content == b"Intro.\nresults\n"
 
 
@@ -199,7 +201,7 @@ def test_realtime_edits_from_two_servers_merge(mount: MountFactory) -> None:
         snapshot = (await ok(bob, "realtime_get_document_snapshot", doc))["snapshot"]
         assert snapshot["fields"] == {"title": "Sprint 1", "tasks": ["alice's task", "bob's task"], "done": 2}
 
-    session(m, ["alice", "bob"], body)
+    session(m.root, ["alice", "bob"], body)
 
 
 @contextmanager
@@ -393,13 +395,79 @@ def test_the_help_and_the_readme_say_how_to_add_the_server_to_claude_code_codex_
         assert one_line in shown and one_line in readme, one_line
 
 
-def test_refuses_a_directory_that_is_not_a_mount(tmp_path: Any) -> None:
-    result = CliRunner().invoke(omxfs, ["mcp", str(tmp_path), "--as", "alice"])
-    assert result.exit_code == 1
-    assert (
-        result.output
-        == f"Error: {tmp_path} is not a mounted workspace: mount it first with `omxfs mount {tmp_path} --as alice`\n"
+def test_every_tool_works_on_a_workspace_that_is_not_mounted(tmp_path: Path) -> None:
+    """After a reboot nothing is mounted: ``omxfs mcp WS --as NAME`` exited with "not a mounted workspace" and the
+    client saw "Connection closed". The server runs in NAME's view, whose own daemon serves the shared zones, so the
+    store directory serves as well as a mount: two clients, each its own server, share files through every zone."""
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent: views need FUSE")
+    ws = Workspace.init(tmp_path / "ws", agents=["alice", "bob"])
+    assert not os.path.ismount(ws.root)
+    doc = {"doc_id": "board"}
+
+    async def body(clients: Clients) -> None:
+        alice, bob = clients["alice"], clients["bob"]
+        assert (await ok(bob, "save_to_my_workspace", {"filename": "plan.md", "content": "bob's plan"}))[
+            "agent_id"
+        ] == "bob"
+        delivery = {"to_agent": "bob", "filename": "data.csv", "content": "a,b\n", "message": "chart it"}
+        await ok(alice, "handoff_file", delivery)
+        read = await ok(bob, "read_handoff", {"from_agent": "alice", "filename": "data.csv"})
+        assert read["content"] == "a,b\n"
+        first = {"filepath": "report.md", "content": "intro\n", "message": "draft", "expected_version": 0}
+        assert (await ok(alice, "collab_write", first))["version"] == 1
+        stale = {**first, "content": "mine\n", "message": "stale"}
+        conflict = await call(bob, "collab_write", stale)
+        assert conflict["is_conflict"] is True and conflict["conflict"]["current_author"] == "alice"
+        await ok(alice, "realtime_create_document", {**doc, "schema": {"tasks": "or_set"}})
+        for agent, client in clients.items():
+            await ok(client, "realtime_set_add", {**doc, "field_name": "tasks", "element": f"{agent}'s task"})
+
+    session(ws.root, ["alice", "bob"], body)
+    assert not os.path.ismount(ws.root)  # served by the views' daemons, gone with them
+    assert ws.private.read("bob", "plan.md") == b"bob's plan"
+    delivered = ws.handoff.read("alice", "bob", "data.csv")
+    assert (delivered.content, delivered.meta.message) == (b"a,b\n", "chart it")
+    assert [(v.version, v.author) for v in ws.collab.history("report.md")] == [(1, "alice")]
+    assert ws.collab.conflicts("bob", "report.md")
+    assert ws.realtime.snapshot("board")["fields"] == {"tasks": ["alice's task", "bob's task"]}
+
+
+def _refused(root: Path) -> str:
+    """What ``omxfs mcp ROOT --as alice`` said, as a real process, checked to be one line on stderr and a failure."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.omxfs", "mcp", str(root), "--as", "alice"],
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith("Error: ") and done.stderr.count("\n") == 1, done.stderr
+    return done.stderr
+
+
+def test_a_directory_that_is_no_workspace_is_one_line(tmp_path: Path) -> None:
+    said = _refused(tmp_path)
+    assert said == (
+        f"Error: {tmp_path} is not an omxfs workspace (no .omxfs/config.toml): create one with "
+        f"`omxfs init {tmp_path} --agent NAME`\n"
+    )
+
+
+def test_a_stale_or_unanswering_mount_is_one_line(mount: MountFactory) -> None:
+    stale, stopped = mount(), mount()
+    stale.kill(signal.SIGKILL)
+    assert f"{stale.root} is a stale mount (its daemon died): run `omxfs umount {stale.root}`" in _refused(stale.root)
+    poll(lambda: "ready:" in stopped.log(), what="the daemon to finish starting")
+    os.kill(stopped.proc.pid, signal.SIGSTOP)
+    try:
+        said = _refused(stopped.root)
+    finally:
+        os.kill(stopped.proc.pid, signal.SIGCONT)
+    assert f"{stopped.root} is a mount whose daemon does not answer" in said
 
 
 def test_an_agent_the_workspace_does_not_have_is_one_line_on_stderr(mount: MountFactory) -> None:

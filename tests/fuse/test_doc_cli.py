@@ -82,4 +82,17 @@ def test_doc_create_on_an_unmounted_workspace_uses_the_store(tmp_path: Path) -> 
     result = runner.invoke(doc_group, ["create", "board", "title=rga", "-w", str(ws.root)])
     assert result.exit_code == 1 and "exists" in result.output
     result = CliRunner(env={"OMX_AGENT": "mallory"}).invoke(doc_group, ["create", "x", "t=rga", "-w", str(ws.root)])
-    assert result.exit_code == 1 and "unknown agent" in result.output
+    assert result.exit_code == 1 and "you act as 'mallory' (OMX_AGENT), which is no agent" in result.output
+
+
+def test_doc_create_as_an_agent_in_process(mount: MountFactory) -> None:
+    """--as NAME on a store acts as NAME at once; through a mount it needs the omxfs process to start again with
+    OMX_AGENT=NAME (``test_mount_tools`` runs that), which a command called inside another program cannot: it says
+    so rather than create the document as the mount's default agent."""
+    m = mount(default="alice")
+    store = CliRunner(env={"OMX_AGENT": "mallory"})
+    result = store.invoke(doc_group, ["create", "board", "t=rga", "-w", str(m.store), "--as", "bob"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(doc_group, ["create", "notes", "t=rga", "-w", str(m.root), "--as", "bob"])
+    assert result.exit_code == 1 and "--as bob through a mount starts omxfs again with OMX_AGENT=bob" in result.output
+    assert m.ws.realtime.list() == ["board"]

@@ -92,6 +92,74 @@ def test_a_step_of_omx_as_sends_no_udp_to_the_host(store: Workspace) -> None:
             listener.recv(100)
 
 
+WRITE_AS = {
+    **PLAN_A,
+    "steps": [
+        {
+            "id": 1,
+            "description": "write",
+            "tool": "write_text",
+            "inputs": {"path": "collaborative/current/notes.md", "content": "bob's notes\n", "mode": "overwrite"},
+        }
+    ],
+    "success_criteria": [],
+}
+
+
+@pytest.mark.parametrize("started", ["relative path", "relative path through a symlinked venv", "PATH"])
+def test_omx_as_started_by_a_relative_path_or_from_path_runs_in_the_view(
+    store: Workspace, tmp_path: Path, started: str
+) -> None:
+    """``.venv/bin/omx --as bob -w ./ws "task"`` (the README's) exited 2 with "can't open file
+    '.../ws/agents/bob/.venv/bin/omx'": the relative script path went into the view, which starts in ws/agents/bob.
+    Found on ``$PATH`` outside what a view shows (here ``/tmp``, where the view has its own), it was not there at
+    all. Now the view gets the script's absolute path, bound read-only where the view would not show it; the
+    scripted replies are named relative to the caller's directory, outside the view's."""
+    ws = store.root
+    (ws / "agents/bob/replies.json").write_text(json.dumps([json.dumps(WRITE_AS)]), encoding="utf-8")
+    env = clean_env("alice")  # started as alice: in bob's view the write is bob's all the same
+    if started == "relative path":
+        command = os.path.relpath(OMX, tmp_path)
+    elif started == "relative path through a symlinked venv":
+        (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+        command = ".venv/bin/omx"
+    else:
+        (tmp_path / "bin").mkdir()
+        (tmp_path / "bin/omx").symlink_to(OMX)
+        env["PATH"] = f"{tmp_path / 'bin'}:/usr/bin:/bin"
+        command = "omx"
+    assert not os.path.isabs(command) and tmp_path != ws and ws.parent == tmp_path
+    done = subprocess.run(
+        [command, "--as", "bob", "-w", "./ws", "notes", "--yes", "--model", "scripted:ws/agents/bob/replies.json"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (ws / "collaborative/current/notes.md").read_text("utf-8") == "bob's notes\n"
+    assert [v.author for v in store.collab.history("notes.md")] == ["bob"]
+    (run,) = (ws / "agents/bob/runs").iterdir()
+    assert (run / "trace.jsonl").is_file()
+
+
+def test_the_omx_script_is_bound_into_the_view_only_where_the_view_does_not_show_it(
+    store: Workspace, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "bin/omx"
+    elsewhere.parent.mkdir()
+    elsewhere.symlink_to(OMX)
+    for script, bound in ((str(OMX), False), (str(elsewhere), True)):
+        command = view_command(store.root, "bob", [sys.executable, os.path.relpath(script), "task"])
+        assert command is not None
+        view, omx = command[: command.index("--")], command[command.index("--") + 1 :]
+        assert omx == [sys.executable, script, "task"]
+        assert (view[-2:] == ["--ro-bind", script]) is bound and view.count("--ro-bind") == int(bound), view
+
+
 def test_omx_in_one_agents_view_cannot_act_as_another(store: Workspace) -> None:
     view = [sys.executable, "-m", "cli.omxfs", "run", str(store.root), "--as", "bob", "--"]
     done = subprocess.run(
@@ -111,14 +179,14 @@ def test_files_omx_is_given_outside_the_workspace_are_shown_in_the_view(store: W
     plan.write_text("{}")
     inside = store.root / "agents/alice/notes.md"
     inside.write_text("x")
-    argv = ["python", "omx", "run", str(plan), "--model", f"scripted:{plan}", "-w", ".", str(inside), "word"]
+    argv = [sys.executable, str(OMX), "run", str(plan), "--model", f"scripted:{plan}", "-w", ".", str(inside), "word"]
     command = view_command(store.root, "alice", argv)
     assert command is not None
     view, omx = command[: command.index("--")], command[command.index("--") + 1 :]
     assert view[-2:] == ["--ro-bind", str(plan)] and view.count("--ro-bind") == 1  # once, and not the inside file
     assert omx == [
-        "python",
-        "omx",
+        sys.executable,
+        str(OMX),
         "run",
         str(plan),
         "--model",
