@@ -379,10 +379,10 @@ def test_ctrl_c_stops_the_server_without_a_traceback_over_http_and_stdio(mount: 
         assert (status, said) == (130, ""), said
 
 
-def test_the_help_and_the_readme_say_how_to_add_the_server_to_claude_code_codex_and_cursor() -> None:
-    """Over stdio, and over HTTP with the token's header."""
+def test_the_help_and_the_docs_say_how_to_add_the_server_to_claude_code_codex_and_cursor() -> None:
+    """Over stdio, and over HTTP with the token's header (docs/mcp.md; the README gives the stdio lines)."""
     shown = CliRunner().invoke(omxfs, ["mcp", "--help"]).output
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text("utf-8")
     for one_line in (
         "claude mcp add omx -- omxfs mcp /path/to/ws --as alice",
         "codex mcp add omx -- omxfs mcp /path/to/ws --as alice",
@@ -392,7 +392,7 @@ def test_the_help_and_the_readme_say_how_to_add_the_server_to_claude_code_codex_
         "codex mcp add omx --url URL --bearer-token-env-var OMX_MCP_TOKEN",
         '{"mcpServers": {"omx": {"url": "URL", "headers": {"Authorization": "Bearer TOKEN"}}}}',
     ):
-        assert one_line in shown and one_line in readme, one_line
+        assert one_line in shown and one_line in docs, one_line
 
 
 def test_every_tool_works_on_a_workspace_that_is_not_mounted(tmp_path: Path) -> None:

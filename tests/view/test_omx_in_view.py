@@ -198,10 +198,10 @@ def test_files_omx_is_given_outside_the_workspace_are_shown_in_the_view(store: W
     ]
 
 
-def test_the_readme_and_the_help_say_omx_as_runs_in_the_agents_view() -> None:
-    """Since omx re-executes in the view (agent/view.py), the README and ``omx --help`` no longer say that it restarts
-    itself with OMX_AGENT=NAME (the issue-14 review found that sentence left over)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+def test_the_docs_and_the_help_say_omx_as_runs_in_the_agents_view() -> None:
+    """Since omx re-executes in the view (agent/view.py), docs/omx.md and ``omx --help`` no longer say that it
+    restarts itself with OMX_AGENT=NAME (the issue-14 review found that sentence left over)."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "omx.md").read_text("utf-8")
     bullet = readme[readme.index("- `omx --as NAME`") :].split("\n- ", 1)[0]
     assert "NAME's view (`omxfs run WS --as NAME`" in bullet, bullet
     assert "restarts itself with `OMX_AGENT" not in readme
