@@ -10,7 +10,7 @@ import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
-from omxfs.view.sandbox import Bind
+from omxfs.view.sandbox import Bind, runtime_dirs
 
 HELP = """Run COMMAND as agent NAME in a view of WORKSPACE made for it.
 
@@ -76,9 +76,10 @@ PRIVATE_TMP = ("/tmp", "/var/tmp")
 
 def hidden_host_paths(command: tuple[str, ...], workspace: Path, binds: list[Bind]) -> list[str]:
     """The existing host paths COMMAND's arguments name (``PATH`` or ``--option=PATH``) in a /tmp the view replaces
-    with its own, unless the view shows them all the same (in the workspace, or bound): a file the caller made in
-    /tmp is the one thing a view hides that people pass it."""
-    shown = [os.path.abspath(workspace), *(bind.dest for bind in binds)]
+    with its own, unless the view shows them all the same (in the workspace, bound, or omx's own interpreter and
+    packages, which a checkout under ``mktemp -d`` has in /tmp): a file the caller made in /tmp is the one thing a
+    view hides that people pass it."""
+    shown = [os.path.abspath(workspace), *(bind.dest for bind in binds), *runtime_dirs()]  # omx's own: in the view
     hidden: list[str] = []
     for argument in command:
         value = argument.partition("=")[2] if argument.startswith("-") else argument

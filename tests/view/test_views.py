@@ -360,12 +360,20 @@ def test_a_path_in_the_callers_tmp_is_named_with_the_bind_that_shows_it(store: W
     assert hidden.stderr.splitlines() == [hint]
     bound = run_view(store.root, "alice", 'cat "$1"', "--ro-bind", str(data), args=["sh", str(data)])
     assert (bound.returncode, bound.stdout, bound.stderr) == (0, "a,b\n", "")
-    # the workspace (here in /tmp too), a path not there, /tmp itself and a relative path: nothing to say
+    # the workspace (here in /tmp too), a path not there, /tmp itself, a relative path, and omx's own interpreter
+    # (in /tmp for a checkout under mktemp -d, and in the view all the same): nothing to say
     (store.root / "agents/alice/mine.txt").write_text("mine\n")
     quiet = run_view(
         store.root,
         "alice",
         'cat "$1"; ls -d "$2" "$3" 2>/dev/null; true',
-        args=["sh", str(store.root / "agents/alice/mine.txt"), "/tmp", str(tmp_path / "absent"), "data.csv"],
+        args=[
+            "sh",
+            str(store.root / "agents/alice/mine.txt"),
+            "/tmp",
+            str(tmp_path / "absent"),
+            "data.csv",
+            sys.executable,
+        ],
     )
     assert (quiet.stdout, quiet.stderr) == ("mine\n/tmp\n", "")
