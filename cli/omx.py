@@ -27,16 +27,28 @@ EPILOG = """\b
 Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed.
 Model: --model / OMX_MODEL (e.g. openai/gpt-4o-mini, ollama/llama3.1); --api-base / OMX_API_BASE for a local
 OpenAI-compatible server, e.g. --model openai/qwen2.5 --api-base http://127.0.0.1:8080/v1.
+--model scripted:FILE runs without a model (demos, tests): FILE is a JSON list of the model's answers in order,
+each a string or {"content": "..."}; for omx "TASK" the first is the plan as JSON text (the format omx schema
+prints), then one answer per llm step. scripts/demo_team.sh writes such files.
 Waiting: --timeout / OMX_TIMEOUT seconds per request (60); 429, 5xx and connection errors are tried again
 OMX_RETRIES times (3) with backoff, each retry shown on stderr and kept in the trace."""
+
+#: what omx says when no model is chosen: what to do, not an "LLM error" (no model was asked anything)
+NO_MODEL = (
+    "no model configured; pass --model or set OMX_MODEL, for example: export OMX_MODEL=openai/gpt-4o-mini (with "
+    "OPENAI_API_KEY), or --model ollama/llama3.1, or --model openai/qwen2.5 --api-base http://127.0.0.1:8080/v1 for "
+    "a local server, or --model scripted:FILE for scripted answers (omx --help)"
+)
 
 
 def build_model(model: str | None, api_base: str | None, timeout: float | None = None) -> Model:
     """The model for a run, retried on transient failures (each retry told on stderr) with a spinner on a
     terminal; tests replace this function to script the model."""
-    from agent.model.llm import model_from_settings
+    from agent.model.llm import LLMError, model_from_settings
     from agent.model.waiting import RetryPolicy, WaitingModel
 
+    if not (model or os.environ.get("OMX_MODEL")):
+        raise LLMError(NO_MODEL)
     inner = model_from_settings(model, api_base, timeout=timeout)
     warn = lambda line: click.echo(f"omx: {line}", err=True)  # noqa: E731
     return WaitingModel(inner, RetryPolicy.from_env(), on_retry=warn, progress=sys.stderr)
@@ -69,6 +81,17 @@ class TaskGroup(ClosedPipeQuiet):
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("omx", '"TASK" [OPTIONS] | agent "PROMPT" | run PLAN | replay RUN_DIR')
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The task's options too, before the commands: ``omx "TASK"`` is what people run, and its options
+        (--yes, --dry-run, --model, --as, -w) were behind ``omx task --help``."""
+        click.Command.format_options(self, ctx, formatter)
+        task = self.commands["task"]
+        task_ctx = click.Context(task, info_name="task", parent=ctx)
+        options = [p for p in task.get_params(task_ctx) if isinstance(p, click.Option) and "--help" not in p.opts]
+        with formatter.section('Task options (omx "TASK" [OPTIONS]; omx run PLAN takes them too)'):
+            formatter.write_dl([row for option in options if (row := option.get_help_record(task_ctx))])
+        self.format_commands(ctx, formatter)
 
 
 def _finish(outcome: Outcome) -> None:
@@ -168,7 +191,9 @@ _as = click.option(
 )
 _yes = click.option("--yes", "-y", is_flag=True, help="Run a LOW risk plan without asking (never MEDIUM or HIGH).")
 _dry = click.option("--dry-run", is_flag=True, help="Save and show the plan and its risk; execute nothing (exit 0).")
-_model = click.option("--model", "-m", metavar="M", help="litellm model name (default: $OMX_MODEL).")
+_model = click.option(
+    "--model", "-m", metavar="M", help="litellm model name, or scripted:FILE (below) (default: $OMX_MODEL)."
+)
 _base = click.option("--api-base", metavar="URL", help="OpenAI-compatible server (default: $OMX_API_BASE).")
 _nosb = click.option("--no-sandbox", is_flag=True, help="Run shell and python steps without an OS sandbox.")
 _timeout = click.option(

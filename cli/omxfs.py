@@ -53,14 +53,24 @@ def main() -> None:
 def init(workspace: Path, agents: tuple[str, ...], supervisors: tuple[str, ...]) -> None:
     """Create the workspace layout in WORKSPACE (idempotent: re-run it to add agents).
 
-    Agent names are 1-63 characters of a-z, 0-9 and '-'.
+    Agent names are 1-63 characters of a-z, 0-9 and '-'. On a mounted workspace (or its mountpoint) it adds them
+    to the store beneath, and the mount knows them at once.
     """
     with friendly_errors():
-        ws = Workspace.init(workspace, agents=list(agents), supervisors=list(supervisors))
-    click.echo(f"workspace ready at {ws.root.resolve()}")
-    click.echo(f"agents: {', '.join(ws.agents()) or '(none yet: add some with --agent NAME)'}")
-    if ws.config.supervisors:
-        click.echo(f"supervisors: {', '.join(ws.config.supervisors)}")
+        # a mount shows the config read-only to its agents: agents are added to the store beneath (as fsck checks it)
+        beneath = store_beneath(workspace)
+        try:
+            ws = Workspace.init(
+                workspace if beneath is None else beneath.reached, agents=list(agents), supervisors=list(supervisors)
+            )
+            agent_names, supervisor_names = ws.agents(), ws.config.supervisors
+        finally:
+            if beneath is not None:
+                os.close(beneath.fd)
+    click.echo(f"workspace ready at {workspace.resolve() if beneath is None else beneath.path}")
+    click.echo(f"agents: {', '.join(agent_names) or '(none yet: add some with --agent NAME)'}")
+    if supervisor_names:
+        click.echo(f"supervisors: {', '.join(supervisor_names)}")
 
 
 @main.command()

@@ -10,7 +10,7 @@ import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
-from omxfs.view.sandbox import Bind
+from omxfs.view.sandbox import Bind, runtime_dirs
 
 HELP = """Run COMMAND as agent NAME in a view of WORKSPACE made for it.
 
@@ -58,9 +58,42 @@ def run(
     if not command[0]:  # execvp("") would fail in the view with a traceback
         raise click.BadParameter("the command name is empty", param_hint="COMMAND")
     paths = [_bind(spec, read_only=False) for spec in binds] + [_bind(spec, read_only=True) for spec in ro_binds]
+    hidden = hidden_host_paths(command, workspace, paths)
+    if hidden:  # the command runs all the same: it may mean the view's own /tmp
+        click.echo(
+            f"omxfs run: {', '.join(hidden)}: not in the view, whose /tmp and /var/tmp are its own, empty: show it "
+            f"with {' '.join(f'--ro-bind {path}' for path in hidden)} (--bind to write)",
+            err=True,
+        )
     with friendly_errors():
         status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network)
     sys.exit(status)
+
+
+#: the host's directories a view replaces with empty ones of its own (``sandbox.bwrap_args``)
+PRIVATE_TMP = ("/tmp", "/var/tmp")
+
+
+def hidden_host_paths(command: tuple[str, ...], workspace: Path, binds: list[Bind]) -> list[str]:
+    """The existing host paths COMMAND's arguments name (``PATH`` or ``--option=PATH``) in a /tmp the view replaces
+    with its own, unless the view shows them all the same (in the workspace, bound, or omx's own interpreter and
+    packages, which a checkout under ``mktemp -d`` has in /tmp): a file the caller made in /tmp is the one thing a
+    view hides that people pass it."""
+    shown = [os.path.abspath(workspace), *(bind.dest for bind in binds), *runtime_dirs()]  # omx's own: in the view
+    hidden: list[str] = []
+    for argument in command:
+        value = argument.partition("=")[2] if argument.startswith("-") else argument
+        if not value.startswith("/"):  # a relative path is the view's: COMMAND starts in the workspace
+            continue
+        path = os.path.normpath(value)
+        inside = _within(path, PRIVATE_TMP) and path not in PRIVATE_TMP  # /tmp itself: the view's, surely
+        if inside and not _within(path, shown) and os.path.lexists(path) and path not in hidden:
+            hidden.append(path)
+    return hidden
+
+
+def _within(path: str, dirs: list[str] | tuple[str, ...]) -> bool:
+    return any(path == top or path.startswith(top.rstrip("/") + "/") for top in dirs)
 
 
 def _bind(spec: str, *, read_only: bool) -> Bind:

@@ -43,6 +43,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+#: in the repository, so that a clone benchmarks (and its smoke test runs) with nothing beside it
+TRACE = REPO / "data" / "automerge-paper.json.gz"
 
 from omxfs.crdt.rga import RGA  # noqa: E402
 from omxfs.crdt.text_diff import diff_spans  # noqa: E402
@@ -261,7 +263,7 @@ def write_text_figures(repeat: int, seed: int = 13) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trace", type=Path, default=REPO.parent / "shared" / "data" / "automerge-paper.json.gz")
+    parser.add_argument("--trace", type=Path, default=TRACE, help="the editing trace (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="first 20k trace ops and 600-op workloads (CI)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     args = parser.parse_args(argv)

@@ -16,13 +16,13 @@
 # omx fails no more subtests than passthrough_ll.
 #
 # Prints failed subtests per place and per test file (a file whose run stopped early counts its missing subtests
-# as failed). pjdfstest is built once into build/posix/ from /work/shared/tools (or $PJDFSTEST_TARBALL); it needs
+# as failed). pjdfstest is built once into build/posix/ from data/pjdfstest-*.tar.gz (or $PJDFSTEST_TARBALL); it needs
 # autoconf, automake and gcc (scripts/install.sh --dev), prove (perl), and root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
-tarball=${PJDFSTEST_TARBALL:-/work/shared/tools/pjdfstest-85a8aea.tar.gz}
+tarball=${PJDFSTEST_TARBALL:-$repo/data/pjdfstest-85a8aea.tar.gz}
 build="$repo/build/posix"
 subset=""
 only="native,passthrough_ll,omx"

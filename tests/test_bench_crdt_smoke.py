@@ -12,7 +12,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "bench_crdt.py"
-TRACE = REPO.parent / "shared" / "data" / "automerge-paper.json.gz"
 WORKLOADS = {"automerge_paper", "append", "random_insert", "random_delete"}
 LIBS = {"omx", "loro", "pycrdt"}
 
@@ -22,8 +21,6 @@ LIBS = {"omx", "loro", "pycrdt"}
     reason="the benchmark peers pycrdt and loro are not installed (pip install -e '.[bench]')",
 )
 def test_bench_crdt_quick() -> None:
-    if not TRACE.exists():
-        pytest.skip(f"{TRACE} is not there")
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--repeat", "1"],
         capture_output=True,

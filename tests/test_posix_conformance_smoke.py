@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "posix_conformance.sh"
-TARBALL = Path(os.environ.get("PJDFSTEST_TARBALL", "/work/shared/tools/pjdfstest-85a8aea.tar.gz"))
+TARBALL = Path(os.environ.get("PJDFSTEST_TARBALL", REPO / "data" / "pjdfstest-85a8aea.tar.gz"))  # in the repository
 
 
 def test_pjdfstest_smoke_in_the_private_zone_fails_no_more_than_expected() -> None:

@@ -122,36 +122,38 @@ def _end(recorder: RunRecorder, status: str, **data: Any) -> None:
     recorder.record(RunEntry(event="end", data={"status": status, **data}))
 
 
-def _make_model(factory: ModelFactory) -> Model:
+def _make_model(factory: ModelFactory, recorder: RunRecorder) -> Model:
+    """The run's model; a run that has none (none configured, a scripted file unreadable) still ends its record."""
     try:
         return factory()
     except LLMError as exc:
-        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
+        _end(recorder, "error", error=str(exc), steps_executed=0)
+        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc), recorder.run_dir)) from None
 
 
 def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
     """``omx "task"``: plan it with the model, then the shared flow."""
     try:
         workspace = _workspace(options.workspace or Path.cwd())
-        model = _make_model(model_factory)
         sandbox = _sandbox(workspace, options)
         team = _team(workspace, options)
         recorder = _recorder(workspace, options)
+        recorder.record(
+            RunEntry(
+                event="start",
+                data={
+                    "command": "task",
+                    "agent": team.agent,
+                    "task": task,
+                    "workspace": str(workspace),
+                    "dry_run": options.dry_run,
+                    "sandbox": _sandbox_record(sandbox),
+                },
+            )
+        )
+        model = _make_model(model_factory, recorder)
     except _Stop as stop:
         return stop.outcome
-    recorder.record(
-        RunEntry(
-            event="start",
-            data={
-                "command": "task",
-                "agent": team.agent,
-                "task": task,
-                "workspace": str(workspace),
-                "dry_run": options.dry_run,
-                "sandbox": _sandbox_record(sandbox),
-            },
-        )
-    )
     recording = RecordingModel(model, recorder)
 
     def on_invalid(attempt: int, reply: str, problems: str) -> None:
@@ -182,27 +184,29 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
     start = options.from_step or plan.steps[0].id
     try:
         workspace = _workspace(options.workspace or Path(plan.workspace_root))
-        needs_model = any(step.tool == "llm" and step.id >= start for step in plan.steps)
-        model = _make_model(model_factory) if needs_model else _optional_model(plan, model_factory)
         sandbox = _sandbox(workspace, options)
         team = _team(workspace, options)
         recorder = _recorder(workspace, options)
+        plan = plan.model_copy(update={"workspace_root": str(workspace)})
+        recorder.record(
+            RunEntry(
+                event="start",
+                data={
+                    "command": "run",
+                    "plan": str(plan_path.resolve()),
+                    "from_step": options.from_step,
+                    "workspace": str(workspace),
+                    "dry_run": options.dry_run,
+                    "sandbox": _sandbox_record(sandbox),
+                },
+            )
+        )
+        needs_model = any(step.tool == "llm" and step.id >= start for step in plan.steps)
+        if needs_model:
+            recorder.write_plan(plan)  # the plan is known: the record of a run refused for want of a model has it
+        model = _make_model(model_factory, recorder) if needs_model else _optional_model(plan, model_factory)
     except _Stop as stop:
         return stop.outcome
-    plan = plan.model_copy(update={"workspace_root": str(workspace)})
-    recorder.record(
-        RunEntry(
-            event="start",
-            data={
-                "command": "run",
-                "plan": str(plan_path.resolve()),
-                "from_step": options.from_step,
-                "workspace": str(workspace),
-                "dry_run": options.dry_run,
-                "sandbox": _sandbox_record(sandbox),
-            },
-        )
-    )
     recording = RecordingModel(model, recorder) if model is not None else None
     return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, earlier)
 

@@ -452,6 +452,7 @@ class CollabZone:
         self.ws.require_actor(actor)
         info = self._recovery_info(rel, base, self._entries(rel))
         info["your_content"] = ""
+        info["suggestion"] = _nothing_written(rel, base, info)
         try:
             earlier = self.conflict_record(actor, str(rel))
         except (OmxError, ValueError):
@@ -530,6 +531,21 @@ class CollabZone:
         # the current copy is written after the commit point: a symlink or file in its way is refused before it
         with contextlib.suppress(NotFound):
             os.close(open_dir(self.current_dir, rel.parent))
+
+
+def _nothing_written(rel: PurePosixPath, base: int, info: dict[str, Any]) -> str:
+    """The suggestion of a write refused at open: no content ever reached the file, so none is kept (the record's
+    ``kept_at`` file is empty), and what to do instead."""
+    current = f"version {info['current_version']} (by {info['current_author']})"
+    if base == 0:
+        why = f"you opened {rel} for writing without having read it, and it is at {current}"
+    else:
+        why = f"you opened {rel} for writing on version {base}, but it is at {current}"
+    return (
+        f"Nothing was written: {why}, so the open was refused (EBUSY) before any content, lest the write replace "
+        "changes you have not seen; the record (kept_at) is empty. Read the current version (current_content), "
+        "merge your changes into it, and write again."
+    )
 
 
 __all__ = ["NO_CHECK", "CollabFile", "CollabZone", "entry_name", "version_name"]

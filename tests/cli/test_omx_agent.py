@@ -204,7 +204,7 @@ def test_an_llm_error_is_exit_1_with_one_line(models: list[ScriptedModel], tmp_p
     )
     assert where.startswith("omx agent: run: runs/") and usage.startswith("omx agent: Tokens: 0 in (0 cached)")
     no_model = omx_agent("hi")
-    assert no_model.exit_code == 1 and no_model.stderr.startswith("omx agent: LLM error: no model configured")
+    assert no_model.exit_code == 1 and no_model.stderr.startswith("omx agent: no model configured; pass --model")
     assert len(no_model.stderr.splitlines()) == 1
 
 

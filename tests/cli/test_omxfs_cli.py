@@ -1,11 +1,14 @@
 """The ``omxfs`` command as a user runs it: clear output, clear errors, no tracebacks."""
 
+# ruff: noqa: F811  (the ``mount`` fixture is imported from tests/fuse/conftest.py and requested by name)
+
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from click.testing import CliRunner
 
 from cli.omxfs import main
 from omxfs.store import Workspace
+from tests.fuse.conftest import Mount, mount  # noqa: F401  (the mount fixture)
 
 
 def test_init_creates_the_layout_and_is_idempotent(tmp_path: Path) -> None:
@@ -85,3 +89,27 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path, comm
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr.decode()) == (128 + signal.SIGPIPE, "")
+
+
+@pytest.mark.parametrize("in_place", [True, False], ids=["mounted-in-place", "mounted-elsewhere"])
+def test_init_on_a_mounted_workspace_adds_agents_the_mount_knows_at_once(
+    mount: Callable[..., Mount], in_place: bool
+) -> None:
+    """Issue 25: ``omxfs init ./ws --supervisor boss`` on a mounted workspace said "config.toml: Permission denied"
+    (the mount shows the config read-only); it adds them to the store beneath, as the mount's own user may."""
+    m = mount(in_place=in_place)
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.omxfs", "init", str(m.root), "--agent", "carol", "--supervisor", "boss"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"workspace ready at {m.store}" in done.stdout and "agents: alice, bob, carol" in done.stdout
+    assert "supervisors: boss" in done.stdout
+    assert Workspace(m.disk).agents() == ["alice", "bob", "carol"]
+    m.run("echo mine > agents/carol/notes.md", agent="carol", check=True)
+    m.run("echo checked > agents/alice/review.md", agent="boss", check=True)
+    assert (m.disk / "agents/carol/notes.md").read_text() == "mine\n"
+    assert (m.disk / "agents/alice/review.md").read_text() == "checked\n"

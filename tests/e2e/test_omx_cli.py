@@ -367,11 +367,28 @@ def test_an_invalid_plan_twice_fails_clearly_and_is_traced(ws: Path, script: Cal
     assert len(kinds(entries, "model")) == 2
 
 
-def test_no_model_configured_is_one_line(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_model_configured_says_what_to_do_and_is_recorded(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: no model was labelled an "LLM error" (no model was asked anything) and left no run record, though
+    every run, failed ones included, leaves one. It says how to choose a model, and the run's record ends."""
     monkeypatch.delenv("OMX_MODEL", raising=False)
     result = omx(TASK_A)
-    assert result.exit_code == 1 and "no model configured; pass --model or set OMX_MODEL" in result.stderr
-    assert "Traceback" not in result.output and not (ws / "runs").exists()
+    message, trace = result.stderr.splitlines()
+    assert result.exit_code == 1 and message.startswith("omx: no model configured; pass --model or set OMX_MODEL")
+    assert "export OMX_MODEL=openai/gpt-4o-mini" in message and "--model scripted:FILE" in message
+    assert "LLM error" not in result.stderr and "Traceback" not in result.output
+    run_dir = only_run(ws)
+    assert trace == f"omx: trace: {run_dir / 'trace.jsonl'}"
+    entries = trace_of(run_dir)
+    assert [e["event"] for e in entries] == ["start", "end"] and entries[0]["data"]["task"] == TASK_A
+    assert run_end(entries) == {"status": "error", "error": message.removeprefix("omx: "), "steps_executed": 0}
+    assert "No plan.json: the run ended before a valid plan existed" in omx("replay", str(run_dir)).output
+    # a saved plan with an llm step: its record has the plan too
+    (ws / "plan.json").write_text(json.dumps(PLAN_A), encoding="utf-8")
+    rerun = omx("run", "plan.json", "--yes")
+    assert rerun.exit_code == 1 and rerun.stderr.startswith("omx: no model configured")
+    (_, again) = sorted((ws / "runs").iterdir())
+    assert json.loads((again / "plan.json").read_text())["goal"] == PLAN_A["goal"]
+    assert run_end(trace_of(again))["status"] == "error" and not (ws / "out").exists()
 
 
 def test_an_unreachable_server_is_one_line(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -437,6 +454,31 @@ def test_help_shows_the_commands_and_exit_codes() -> None:
     for text in ('omx "TASK"', "run", "replay", "3 refused (HIGH risk)", "--api-base"):
         assert text in result.output
     assert "--dry-run" in omx("task", "--help").output
+
+
+def test_help_shows_the_task_options_and_what_scripted_file_is() -> None:
+    """Issue 25: ``omx --help`` hid the options of ``omx "TASK"`` behind ``omx task --help``, and ``--model
+    scripted:FILE`` was documented nowhere a user looks."""
+    lines = omx("--help").output.splitlines()
+    section = lines.index('Task options (omx "TASK" [OPTIONS]; omx run PLAN takes them too):')
+    commands = lines.index("Commands:")
+    options = " ".join(lines[section:commands])
+    for option in ("-y, --yes", "--dry-run", "--as AGENT", "-w, --workspace PATH", "-m, --model M", "--no-sandbox"):
+        assert option in options
+    assert "scripted:FILE" in options and "--help" not in options
+    text = " ".join(line.strip() for line in lines[commands:])
+    assert "--model scripted:FILE runs without a model (demos, tests): FILE is a JSON list of the model's" in text
+    assert "the first is the plan as JSON text (the format omx schema prints), then one answer per llm step" in text
+
+
+def test_a_scripted_file_as_the_help_describes_it_runs_a_task(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the help says of scripted:FILE is true: a JSON list, the plan as JSON text, then the llm step's answer."""
+    monkeypatch.delenv("OMX_MODEL", raising=False)
+    answers = ws.parent / "answers.json"
+    answers.write_text(json.dumps([json.dumps(PLAN_A), {"content": SUMMARY}]), encoding="utf-8")
+    result = omx(TASK_A, "--yes", "--model", f"scripted:{answers}")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "summary.md").read_text(encoding="utf-8").strip() == SUMMARY
 
 
 def test_schema_prints_the_plan_schema() -> None:

@@ -153,6 +153,28 @@ def test_C_3_mount_stale_write_fails_with_EBUSY(mount: MountFactory) -> None:
     assert "agent=bob op=open path=collaborative/current/plan.md errno=EBUSY" in m.log()
 
 
+def test_C_3_mount_a_write_refused_at_open_says_nothing_was_written(mount: MountFactory) -> None:
+    """Issue 25: a write refused at open kept an empty record whose suggestion said "Your rejected content is kept":
+    no content ever reached the file, and the record says so, and why, for a stale base and for a file never read."""
+    m = mount(agents=("alice", "bob", "carol"))
+    write_as(m, None, PLAN, "v1")
+    m.run(f"cat {PLAN}", agent="bob", check=True)
+    write_as(m, "alice", PLAN, "v2", read=False)
+    for agent, why in [
+        ("bob", "you opened plan.md for writing on version 1, but it is at version 2 (by alice)"),
+        ("carol", "you opened plan.md for writing without having read it, and it is at version 2 (by alice)"),
+    ]:
+        done = m.run(f"echo 'lost?' > {PLAN}", agent=agent)
+        assert done.returncode != 0 and "Device or resource busy" in shell_errno(done)
+        record = json.loads(m.path(f"collaborative/.conflicts/{agent}/plan.md.json").read_text("utf-8"))
+        assert record["suggestion"].startswith(f"Nothing was written: {why}, so the open was refused (EBUSY)")
+        assert "is kept" not in record["suggestion"] and record["your_content"] == ""
+        assert record["kept_at"] == f"collaborative/.conflicts/{agent}/plan.md.rejected-1"
+        assert m.path(record["kept_at"]).read_bytes() == b""
+        assert f"agent={agent} op=open path=collaborative/current/plan.md errno=EBUSY" in m.log()
+    assert m.path(PLAN).read_text("utf-8") == "v2"
+
+
 def test_C_3_mount_commit_race_fails_at_close(mount: MountFactory) -> None:
     """Bob opens and writes while v1 is current; alice commits v2; bob's close() fails with EBUSY and his
     content is kept under .conflicts/bob/."""

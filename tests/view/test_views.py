@@ -342,3 +342,38 @@ def test_a_view_lives_as_long_as_its_command(store: Workspace, ok: Ok) -> None:
     """bwrap's --die-with-parent fires when the *thread* that started it exits: started from one of trio's worker
     threads, which retire after 10 s idle, every view was killed after about 10 s (exit 137)."""
     assert ok(run_view(store.root, "alice", "sleep 11; echo still-here")).strip() == "still-here"
+
+
+def test_a_path_in_the_callers_tmp_is_named_with_the_bind_that_shows_it(store: Workspace, tmp_path: Path) -> None:
+    """Issue 25: a file under the caller's /tmp is not in the view (its /tmp is its own), and the command only said
+    "No such file": omxfs run says so, in one line, with the --ro-bind that shows it; the command runs all the same."""
+    data = tmp_path / "data.csv"  # tmp_path is in the host's /tmp
+    data.write_text("a,b\n")
+    assert str(data).startswith("/tmp/")
+    hint = (
+        f"omxfs run: {data}: not in the view, whose /tmp and /var/tmp are its own, empty: show it with "
+        f"--ro-bind {data} (--bind to write)"
+    )
+    hidden = run_view(store.root, "alice", 'cat "$1" 2>/dev/null || echo missing', args=[f"--in={data}", str(data)])
+    # (sh -c SCRIPT takes the first argument after SCRIPT as $0)
+    assert hidden.returncode == 0 and hidden.stdout == "missing\n"
+    assert hidden.stderr.splitlines() == [hint]
+    bound = run_view(store.root, "alice", 'cat "$1"', "--ro-bind", str(data), args=["sh", str(data)])
+    assert (bound.returncode, bound.stdout, bound.stderr) == (0, "a,b\n", "")
+    # the workspace (here in /tmp too), a path not there, /tmp itself, a relative path, and omx's own interpreter
+    # (in /tmp for a checkout under mktemp -d, and in the view all the same): nothing to say
+    (store.root / "agents/alice/mine.txt").write_text("mine\n")
+    quiet = run_view(
+        store.root,
+        "alice",
+        'cat "$1"; ls -d "$2" "$3" 2>/dev/null; true',
+        args=[
+            "sh",
+            str(store.root / "agents/alice/mine.txt"),
+            "/tmp",
+            str(tmp_path / "absent"),
+            "data.csv",
+            sys.executable,
+        ],
+    )
+    assert (quiet.stdout, quiet.stderr) == ("mine\n/tmp\n", "")

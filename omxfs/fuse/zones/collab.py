@@ -362,7 +362,7 @@ class CollabHandler:
         else:
             why = f"{path} is at version {entry.version} but {agent} last saw version {base.version}"
         info = self.zone.refused_at_open(agent, rel, 0 if base is None else base.version)
-        raise Conflict(f"conflict on {path}: {why}", info)
+        raise Conflict(f"conflict on {path}: {why}; nothing was written (see {info.get('kept_at')}.json)", info)
 
     @staticmethod
     def _base_fits(base: Base | None, entry: VersionEntry) -> bool:
