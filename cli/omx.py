@@ -102,18 +102,6 @@ def _finish(outcome: Outcome) -> None:
     sys.exit(outcome.exit_code)
 
 
-def _started_with(name: str) -> str | None:
-    """A variable of the environment this process started with, which is what an omxfs mount reads (SPEC §3)."""
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            entries = f.read().split(b"\0")
-    except OSError:
-        return os.environ.get(name)
-    prefix = name.encode() + b"="
-    found = next((e[len(prefix) :] for e in entries if e.startswith(prefix)), None)
-    return found.decode("utf-8", "replace") if found is not None else None
-
-
 def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
     """``--as NAME``: start omx again as NAME, so that the workspace takes omx and every process it starts for NAME.
 
@@ -125,6 +113,7 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
     """
     from agent.record.runs_dir import RunsError
     from agent.view import view_command
+    from cli.acting import started_with
 
     if not as_agent or os.path.basename(sys.argv[0]) not in ("omx", "omx.py") or not os.path.isfile(sys.argv[0]):
         return
@@ -135,7 +124,7 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
     sys.stdout.flush()
     if view is not None:
         os.execv(view[0], view)
-    if _started_with("OMX_AGENT") == as_agent or os.environ.get("OMX_REEXEC") == as_agent:
+    if started_with("OMX_AGENT") == as_agent or os.environ.get("OMX_REEXEC") == as_agent:
         return
     env = {**os.environ, "OMX_AGENT": as_agent, "OMX_REEXEC": as_agent}
     os.execve(sys.executable, [sys.executable, sys.argv[0], *sys.argv[1:]], env)

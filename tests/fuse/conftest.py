@@ -86,7 +86,7 @@ class Mount:
 
     def _answers(self) -> bool:
         """Mounted, answering, and said so: the daemon prints its "mounted ..." line only once its mount record is
-        written, where the tools look up the mount's default identity (``cli.mount_tools.acting_agent``); the
+        written, where the tools look up the mount's default identity (``cli.acting.who``); the
         mount answers a few milliseconds before that."""
         if self.proc.poll() is not None or not os.path.ismount(self.root):
             return False
