@@ -29,16 +29,18 @@ no filter sees) with ENOSYS. Unix sockets stay: asyncio talks to itself through 
 scoping keeps abstract ones inside the sandbox.
 
 The kernel's keyrings, in every program here (the view's and the step's, ``keyring_code``): a process keeps its
-caller's session keyring across bwrap, and the view is the caller's uid (root's, for a root-started view), so a
-view found, read, overwrote and planted keys in the caller's ``@s`` (Kerberos caches, fscrypt and eCryptfs keys,
-AFS tokens live there), and could describe every key of its uid by serial. Key permissions are per uid and
-possession, which a filter cannot see (a serial says nothing of its keyring's owner), and nothing an agent runs
-needs a keyring, so ``add_key``, ``request_key`` and ``keyctl`` are refused outright, with ENOSYS: what a kernel
-built without keys (CONFIG_KEYS=n) answers, which every program that uses keyrings already treats as "no keyring
-here" and falls back from (EPERM would read as a keyring that refused, an error). One call stays:
-``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``, which can only make a new, empty, anonymous session keyring and
-join it: ``scope.py`` makes one so that what the kernel looks up in a session keyring by itself (a CIFS or AFS
-token, an fscrypt v1 key) is never the caller's.
+caller's session keyring across bwrap, so a view found, read, overwrote and planted keys in the caller's ``@s``
+(Kerberos caches, fscrypt and eCryptfs keys, AFS tokens live there). A new session keyring alone is not enough:
+the view's ``@u`` and ``@us`` are its own (the kernel keeps user keyrings per user namespace), but the view is the
+caller's uid (root's, for a root-started view), and a key's owner reaches it by serial from anywhere, with the
+rights the key gives its owner: tried from a user namespace, every key of the uid could be described, and one its
+owner may read was read. Key permissions are per uid and possession, which a filter cannot see (a serial says
+nothing of its keyring's owner), and nothing an agent runs needs a keyring, so ``add_key``, ``request_key`` and
+``keyctl`` are refused outright, with ENOSYS: what a kernel built without keys (CONFIG_KEYS=n) answers, which every
+program that uses keyrings already treats as "no keyring here" and falls back from (EPERM would read as a keyring
+that refused, an error). One call stays: ``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``, which can only make a new,
+empty, anonymous session keyring and join it: ``scope.py`` makes one so that what the kernel looks up in a session
+keyring by itself (a CIFS or AFS token, an fscrypt v1 key) is never the caller's.
 
 Calls of another ABI than the machine's own (i386, x32 on x86_64) are refused outright: their numbers differ. The
 program is classic BPF, as bwrap's ``--seccomp FD`` reads it (``struct sock_filter`` records to end of file).
