@@ -17,9 +17,10 @@ there: writing ``/X/sys/kernel/core_pattern`` would run a program as the host's 
 "Is ``/proc``" is judged three ways, each after symlinks are resolved (``realpath``): by path (the directory, one
 inside it, or one above it: ``/`` holds them all, and bwrap's binds are recursive); by mount (a mount of a kernel
 interface's filesystem, ``proc``, ``sysfs``, ``devpts``, cgroups and the like, at the source, inside it or holding
-it: a second procfs mounted anywhere, or a bind mount of one); and by device (a file on the same filesystem as a
-mount at or under ``/proc``, ``/sys``, ``/dev`` or ``/run``: ``/run``'s tmpfs bind-mounted elsewhere), with the
-filesystem type of the source itself asked of the kernel (``statfs``) where the mount table might not show it.
+it: a second procfs mounted anywhere, or a bind mount of one); and by device (a file on the same filesystem as an
+in-memory mount at or under ``/proc``, ``/sys``, ``/dev`` or ``/run``: ``/run``'s tmpfs bind-mounted elsewhere),
+with the filesystem type of the source itself asked of the kernel (``statfs``) where the mount table might not
+show it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ KERNEL_FILESYSTEMS = frozenset(
      "configfs", "efivarfs", "pstore", "fusectl", "binfmt_misc", "selinuxfs", "mqueue", "nsfs", "rpc_pipefs",
      "nfsd"}
 )  # fmt: skip
+#: filesystems whose device number is one instance's own: the same device at another path is the same mount's files
+IN_MEMORY = frozenset({"tmpfs", "devtmpfs", "ramfs"})
 #: the same filesystems by ``statfs`` magic (devtmpfs says tmpfs's: it is judged by path and device)
 KERNEL_MAGICS = {
     0x9FA0: "proc",
@@ -100,15 +103,17 @@ def _touching(path: str, mounts: list[MountEntry]) -> list[MountEntry]:
 
 
 def _protected_devices(mounts: list[MountEntry]) -> dict[int, str]:
-    """The devices of the mounts at or under ``HOST_INTERFACES``' directories, each with its directory; not the
-    devices of the mounts that hold those directories (``/``'s: where ``/run`` is a plain directory of the root
-    filesystem, that is all of it)."""
+    """The devices of the in-memory mounts at or under ``HOST_INTERFACES``' directories, each with its directory.
+    In memory only (``IN_MEMORY``: a device of its own for each), as a disk's device is shared by everything on
+    it (a container's ``/dev/termination-log``, a file of the host's disk); and not the devices of the mounts that
+    hold those directories (``/``'s, a tmpfs in an initramfs)."""
     protected: dict[int, str] = {}
     holding: set[int] = set()
     for entry in mounts:
         root = next((root for root in HOST_INTERFACES if _inside(entry.mountpoint, root)), None)
         if root is not None:
-            protected.setdefault(entry.dev, root)
+            if entry.fstype in IN_MEMORY:
+                protected.setdefault(entry.dev, root)
         elif any(_inside(root, entry.mountpoint) for root in HOST_INTERFACES):
             holding.add(entry.dev)
     return {dev: root for dev, root in protected.items() if dev not in holding}
