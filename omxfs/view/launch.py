@@ -38,6 +38,7 @@ from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME, AGENT_RULE
 from omxfs.store.workspace import Workspace
 from omxfs.view import namespaces, seccomp
+from omxfs.view.host_interfaces import why_not_bindable
 from omxfs.view.locate import Store, locate
 from omxfs.view.sandbox import SYSTEM_DIRS, Bind, ViewSpec, bwrap_args, inside, runtime_dirs, start_dir
 from omxfs.view.scope import DEFAULT_SIGNALS_ENV
@@ -294,7 +295,8 @@ def _check_identity(store: Store, agent: str) -> None:
 def _check_bind(bind: Bind, store: Store) -> None:
     """A bind neither covers the workspace nor shows the store: its source is not the store, nor inside it, nor a
     directory that holds it (the raw store read-write would undo every zone rule: other agents' zones, the config,
-    the history), nor an omxfs mount, inside one or holding one (a shared mount believes ``OMX_AGENT``). The store
+    the history), nor an omxfs mount, inside one or holding one (a shared mount believes ``OMX_AGENT``), nor the
+    host's kernel interfaces or service sockets (``host_interfaces.py``: the host's ``/proc`` and more). The store
     is compared by path and by device and inode, so another path to the same directory counts too; called once a
     store under a mount in place is uncovered, so its path leads to the store."""
     option = "--ro-bind" if bind.read_only else "--bind"
@@ -317,6 +319,9 @@ def _check_bind(bind: Bind, store: Store) -> None:
                 "its agent; bind a directory without an omxfs mount in it",
                 errno.EINVAL,
             )
+    why = why_not_bindable(bind.source)
+    if why is not None:
+        raise MountError(f"{option} {bind.source}: {why}", errno.EINVAL)
 
 
 def _same_tree(source: str, store: Store) -> bool:

@@ -12,7 +12,8 @@ What a view holds (order matters: later binds cover earlier ones):
 - the host's system directories read-only (``/usr``, ``/etc``, ``/opt``, ``/sys`` ...; merged-usr symlinks as
   symlinks);
 - a private ``/tmp`` (a tmpfs), an empty ``$HOME``, a minimal ``/dev``, its own ``/proc`` (whose machine-wide
-  entries, ``/proc/sys`` first, are read-only: ``PROC_READ_ONLY``); no ``/run``, no ``/home``, no ``/var``: the
+  entries, ``/proc/sys`` first, are read-only: ``PROC_READ_ONLY``, and whose lists of keys are covered:
+  ``PROC_HIDDEN``); no ``/run``, no ``/home``, no ``/var``: the
   host's UNIX sockets (``/tmp/tmux-*``, ``/run/*``) and files are not there to reach;
 - the interpreter and packages omx runs from, read-only, so ``omx`` and ``omxfs`` work inside (after ``/tmp``:
   a checkout or a virtual environment may live there);
@@ -24,7 +25,8 @@ What a view holds (order matters: later binds cover earlier ones):
 No capability survives (``--cap-drop ALL``), no new user namespace can be made inside (``--disable-userns``,
 which would otherwise give back a full capability set over a copy of the view), the command dies with its
 launcher (``--die-with-parent``); a seccomp filter (``seccomp.py``) keeps the view from typing into the caller's
-terminal and root in a view from making set-ID files, which would be root's on the host.
+terminal, from the kernel's keyrings (COMMAND starts in an empty session keyring of its own: ``scope.py``) and root
+in a view from making set-ID files, which would be root's on the host.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ PRIVATE_CONFIG = "/etc"
 #: read-only over the view's own ``/proc``. bwrap means to cover ``sys`` itself, but skips it: it covers only what
 #: ``access(W_OK)`` allows, and ``/proc/sys`` as a directory is never writable (its files are).
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "mtrr", "pressure", "acpi", "asound", "scsi", "driver")
+#: the entries of ``/proc`` that list the kernel's keys of every keyring of the view's uid (the caller's: root's, for
+#: a root-started view), their descriptions included (a Kerberos principal, an fscrypt key's name), and the key
+#: counts of every uid: covered with ``/dev/null``, read-only and ``nodev`` as bwrap binds it, so they cannot even be
+#: opened (EACCES). Keys themselves stay out of reach by the seccomp filter.
+PROC_HIDDEN = ("keys", "key-users")
 #: the environment variable that tells a process it runs in a view, and as whom (informative: the daemon ignores it)
 VIEW_ENV = "OMX_VIEW"
 SCOPE = Path(__file__).with_name("scope.py")
@@ -129,12 +136,17 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
 
 
 def _proc_read_only() -> list[str]:
-    """The view's ``/proc`` entries that act on the whole machine, bound read-only over it (``PROC_READ_ONLY``)."""
+    """The view's ``/proc`` entries that act on the whole machine, bound read-only over it (``PROC_READ_ONLY``), and
+    those that list the host's keys, covered (``PROC_HIDDEN``)."""
     args: list[str] = []
     for name in PROC_READ_ONLY:
         path = f"/proc/{name}"
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
+    for name in PROC_HIDDEN:
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
     return args
 
 

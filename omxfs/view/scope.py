@@ -1,4 +1,10 @@
-"""Run as ``python -I -S scope.py COMMAND...`` inside a view: scope IPC with Landlock, then exec COMMAND.
+"""Run as ``python -I -S scope.py COMMAND...`` inside a view: give COMMAND a session keyring of its own, scope IPC
+with Landlock, then exec COMMAND.
+
+A process keeps its session keyring across bwrap: without a new one, what the kernel looks up there by itself (a
+CIFS or AFS token, an fscrypt v1 key) would be the caller's. ``KEYCTL_JOIN_SESSION_KEYRING`` with no name makes a
+new, empty, anonymous one; the view's seccomp filter lets that one keyring call through and refuses every other
+(``seccomp.py``), so nothing is ever put in it.
 
 A view shares the host's network namespace unless ``--no-network``, and with it the host's *abstract* UNIX
 sockets, which are names, not files, so no bind hides them (a desktop bus, a debugger, an agent's helper).
@@ -24,6 +30,10 @@ SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
 SCOPE_SIGNAL = 1 << 1
 SCOPES_ABI = 6
 PR_SET_NO_NEW_PRIVS = 38
+#: keyctl's number by machine (x86_64's own table; the generic one of aarch64 and riscv64)
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
+KEYCTL_JOIN_SESSION_KEYRING = 1
+ENOSYS = 38
 #: the signals (names, comma-separated) whose default disposition COMMAND gets back: ``omxfs run`` starts bwrap
 #: with SIGINT and SIGQUIT ignored, so that a terminal's Ctrl-C reaches COMMAND and not bwrap (``launch.py``)
 DEFAULT_SIGNALS_ENV = "OMX_VIEW_DEFAULT_SIGNALS"
@@ -35,6 +45,17 @@ class RulesetAttr(ctypes.Structure):
         ("handled_access_net", ctypes.c_uint64),
         ("scoped", ctypes.c_uint64),
     ]
+
+
+def own_session_keyring() -> str | None:
+    """Join a new, empty session keyring; None, or why not. A kernel without keyrings (ENOSYS) has nothing to hide."""
+    keyctl = SYS_KEYCTL.get(platform.machine())
+    if platform.system() != "Linux" or keyctl is None:
+        return None  # the launcher refuses a view on an ABI its filter does not know
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(keyctl, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and ctypes.get_errno() != ENOSYS:
+        return f"keyctl(KEYCTL_JOIN_SESSION_KEYRING): {os.strerror(ctypes.get_errno())}"
+    return None
 
 
 def scope() -> str | None:
@@ -64,6 +85,10 @@ def main(argv: list[str]) -> None:
         sys.exit("usage: scope.py COMMAND [ARGS...]")
     for name in filter(None, os.environ.pop(DEFAULT_SIGNALS_ENV, "").split(",")):
         signal.signal(signal.Signals[name], signal.SIG_DFL)
+    why = own_session_keyring()
+    if why is not None:  # the caller's keyring stays the view's: never run COMMAND so
+        print(f"omxfs run: cannot give the view a session keyring of its own: {why}", file=sys.stderr)
+        sys.exit(126)
     why = scope()
     if why is not None:
         print(f"omxfs run: abstract UNIX sockets of the host stay reachable: {why}", file=sys.stderr)

@@ -28,6 +28,20 @@ AF_PACKET, AF_VSOCK, AF_NETLINK...) fail with EPERM, and ``io_uring_setup`` (who
 no filter sees) with ENOSYS. Unix sockets stay: asyncio talks to itself through a socketpair, and Landlock's
 scoping keeps abstract ones inside the sandbox.
 
+The kernel's keyrings, in every program here (the view's and the step's, ``keyring_code``): a process keeps its
+caller's session keyring across bwrap, so a view found, read, overwrote and planted keys in the caller's ``@s``
+(Kerberos caches, fscrypt and eCryptfs keys, AFS tokens live there). A new session keyring alone is not enough:
+the view's ``@u`` and ``@us`` are its own (the kernel keeps user keyrings per user namespace), but the view is the
+caller's uid (root's, for a root-started view), and a key's owner reaches it by serial from anywhere, with the
+rights the key gives its owner: tried from a user namespace, every key of the uid could be described, and one its
+owner may read was read. Key permissions are per uid and possession, which a filter cannot see (a serial says
+nothing of its keyring's owner), and nothing an agent runs needs a keyring, so ``add_key``, ``request_key`` and
+``keyctl`` are refused outright, with ENOSYS: what a kernel built without keys (CONFIG_KEYS=n) answers, which every
+program that uses keyrings already treats as "no keyring here" and falls back from (EPERM would read as a keyring
+that refused, an error). One call stays: ``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``, which can only make a new,
+empty, anonymous session keyring and join it: ``scope.py`` makes one so that what the kernel looks up in a session
+keyring by itself (a CIFS or AFS token, an fscrypt v1 key) is never the caller's.
+
 Calls of another ABI than the machine's own (i386, x32 on x86_64) are refused outright: their numbers differ. The
 program is classic BPF, as bwrap's ``--seccomp FD`` reads it (``struct sock_filter`` records to end of file).
 """
@@ -49,6 +63,24 @@ RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 LD_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
 X32_BIT = 0x40000000
 NR, ARCH = 0, 4  # offsets in struct seccomp_data; args[i] at 16 + 8 * i (the low 32 bits on little endian)
+
+
+KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+@dataclass(frozen=True)
+class KeyringCalls:
+    add_key: int
+    request_key: int
+    keyctl: int
+
+
+#: the keyring system calls by audit architecture (``Abi.audit_arch``)
+KEYRING_CALLS = {
+    0xC000003E: KeyringCalls(add_key=248, request_key=249, keyctl=250),  # x86_64
+    0xC00000B7: KeyringCalls(add_key=217, request_key=218, keyctl=219),  # aarch64 (the generic table)
+    0xC00000F3: KeyringCalls(add_key=217, request_key=218, keyctl=219),  # riscv64 (the generic table)
+}
 
 
 @dataclass(frozen=True)
@@ -99,6 +131,14 @@ def socket_program(machine: str | None = None) -> bytes | None:
     return None if abi is None else _assemble(_socket_code(abi))
 
 
+def keyring_program(machine: str | None = None) -> bytes | None:
+    """The keyring rule alone (``keyring_code``), for a process that gets no other filter; None where the ABI is
+    not known."""
+    abi = ABIS.get(machine or platform.machine())
+    return None if abi is None else _assemble([*_system_call(abi), *keyring_code(abi), (RET, RET_ALLOW, "", ""),
+                                               *_returns()])  # fmt: skip
+
+
 def memfd(set_id: bool, machine: str | None = None) -> int | None:
     """A descriptor to pass to ``bwrap --seccomp``, positioned at the start of the program; None as ``program``."""
     code = program(set_id, machine)
@@ -131,7 +171,7 @@ def _system_call(abi: Abi) -> list[Instruction | str]:
 
 
 def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
-    code = _system_call(abi)
+    code = [*_system_call(abi), *keyring_code(abi)]
     code.append((JEQ, abi.ioctl, "ioctl", "next"))
     if not set_id:
         code += [(RET, RET_ALLOW, "", ""), *_ioctl(), *_returns()]
@@ -151,11 +191,30 @@ def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
 
 
 def _socket_code(abi: Abi) -> list[Instruction | str]:
-    code = _system_call(abi)
+    code = [*_system_call(abi), *keyring_code(abi)]
     code.append((JEQ, IO_URING_SETUP, "enosys", "next"))
     code += [(JEQ, nr, "family", "next") for nr in abi.sockets]
     code += [(RET, RET_ALLOW, "", ""), "family", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
     return code + _returns()
+
+
+def keyring_code(abi: Abi) -> list[Instruction | str]:
+    """``add_key``, ``request_key`` and ``keyctl`` fail with ENOSYS, but ``keyctl(KEYCTL_JOIN_SESSION_KEYRING,
+    NULL)``: a new, empty session keyring (the module says why). Runs after ``_system_call``; jumps to the labels of
+    ``_returns``. The command is an int to the kernel (its low half counts); the name, a pointer, must be NULL whole."""
+    calls = KEYRING_CALLS[abi.audit_arch]
+    return [
+        (JEQ, calls.add_key, "enosys", "next"),
+        (JEQ, calls.request_key, "enosys", "next"),
+        (JEQ, calls.keyctl, "next", "keyring_done"),
+        (LD_ABS, _arg(0), "", ""),
+        (JEQ, KEYCTL_JOIN_SESSION_KEYRING, "next", "enosys"),
+        (LD_ABS, _arg(1), "", ""),
+        (JEQ, 0, "next", "enosys"),
+        (LD_ABS, _arg(1) + 4, "", ""),
+        (JEQ, 0, "allow", "enosys"),
+        "keyring_done",  # not keyctl: the number is still loaded, for the rules after this one
+    ]
 
 
 def _ioctl() -> list[Instruction | str]:
