@@ -178,7 +178,8 @@ def _hide_private(root: str) -> list[str]:
     """Cover what only its owner may read under ``root`` (``/etc/shadow``, ssh host keys, ``/etc/ssl/private``).
 
     Root in a view holds no capability, but it is still uid 0, the owner of those files: without this it could
-    read them through the read-only system binds. Files become empty, directories empty and read-only.
+    read them through the read-only system binds. Files are covered by ``/dev/null``, which a ``nodev`` bind makes
+    unopenable (EACCES); directories become empty and read-only.
     """
     args: list[str] = []
     for top, dirs, files in os.walk(root):
