@@ -16,8 +16,9 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── missing-zone          a configured agent without agents/<agent>/, or a missing zone directory
     ├── stale-state           a realtime document's merged state lags behind its writers' files (derived: rewritten)
     ├── temp-file             a temp file in .omxfs/tmp/, or a commit's in .versions/ (only old ones are removed)
-    └── stray-scratch         .omxfs/scratch/<name>/ of no configured agent: editors' temp files nothing serves
-                              any more (the agent left the config, or it was made by hand); removed with its files
+    ├── stray-scratch         .omxfs/scratch/<name>/ of no configured agent: editors' temp files nothing serves
+    │                         any more (the agent left the config, or it was made by hand); removed with its files
+    └── unreferenced-blob, stale-restore, unfinished-restore, stale-view: checkpoint data (``omxfs.checkpoints.check``)
     corruption (reported, never guessed at)
     ├── bad-config            config.toml does not parse
     ├── bad-history           history.json does not parse (with no entry files), is not 1..N, or differs from them
@@ -29,8 +30,9 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── unreachable-name      a shared-zone name not in Unicode NFC form (made on the store by hand or by a tool
                               before names were normalised): the mount, which looks every shared name up in NFC,
                               cannot reach it; rename it to its NFC form (a twin may exist: which to keep is yours)
-    └── bad-state             a CRDT state file (merged or a writer's) does not parse, is of another document or
-                              schema, is not named as a writer's file, or is a writer's of no document
+    ├── bad-state             a CRDT state file (merged or a writer's) does not parse, is of another document or
+    │                         schema, is not named as a writer's file, or is a writer's of no document
+    └── bad-manifest, missing-blob, bad-blob: checkpoint data (``omxfs.checkpoints.check``)
 
 Repairs take the same OS locks as the writers they complete, so ``--repair`` is safe beside live daemons.
 """
@@ -46,6 +48,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from omxfs.checkpoints.check import DEBRIS as CHECKPOINT_DEBRIS
+from omxfs.checkpoints.check import check_checkpoints
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
 from omxfs.store.atomic import list_files, read_bytes
@@ -88,21 +92,24 @@ from omxfs.store.replicas import parse_writer_file
 from omxfs.store.scratch import ScratchArea
 from omxfs.store.workspace import Workspace
 
-DEBRIS = frozenset(
-    {
-        "orphan-version",
-        "unfinished-version",
-        "stale-history",
-        "stale-current",
-        "missing-meta",
-        "stale-meta",
-        "dangling-meta",
-        "untracked-current",
-        "missing-zone",
-        "stale-state",
-        "temp-file",
-        "stray-scratch",
-    }
+DEBRIS = (
+    frozenset(
+        {
+            "orphan-version",
+            "unfinished-version",
+            "stale-history",
+            "stale-current",
+            "missing-meta",
+            "stale-meta",
+            "dangling-meta",
+            "untracked-current",
+            "missing-zone",
+            "stale-state",
+            "temp-file",
+            "stray-scratch",
+        }
+    )
+    | CHECKPOINT_DEBRIS
 )
 #: temp files younger than this may belong to a write in progress in another process: left alone
 TEMP_GRACE_SECONDS = 300.0
@@ -160,6 +167,7 @@ class _Checker:
         self.config: Config | None = None  # read by layout(), first
 
     def run(self) -> Report:
+        self.checkpoints()  # first: a zone a killed restore left missing is moved back, not recreated empty
         self.layout()
         self.collab()
         self.handoff()
@@ -467,6 +475,9 @@ class _Checker:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
             self.found("temp-file", f"{META_DIR}/tmp/{entry.name}", "left by an interrupted write", self.repair and old)
+
+    def checkpoints(self) -> None:
+        check_checkpoints(self.ws, self.found, self.report.count, repair=self.repair, grace=self.temp_grace)
 
     def scratch(self) -> None:
         """The scratch area (``store.scratch``): one directory per agent that has had editors' temp files there."""

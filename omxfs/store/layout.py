@@ -17,7 +17,12 @@ code that writes it and the code that reads it (SPEC §2)::
     └── .omxfs/
         ├── config.toml
         ├── tmp/ locks/ logs/ mounts/            atomic-write staging, lock files, logs, mount records
-        └── scratch/<agent>/...                  editors' temporary files written through the mount
+        ├── scratch/<agent>/...                  editors' temporary files written through the mount
+        ├── views/<agent>/<pid>.json             one record per running view of <agent> (restore refuses then)
+        └── checkpoints/<agent>/                 a private zone's history (``omxfs.checkpoints``)
+            ├── blobs/<aa>/<sha256>              file contents, named by their hash, written once
+            ├── manifests/<N>.json               checkpoint N: every entry of the zone, naming its blob
+            └── restoring/<token>/               a restore's tree, built beside the zone before the swap
 """
 
 from __future__ import annotations
@@ -42,6 +47,17 @@ LOGS = "logs"
 AUDIT_LOG = "audit.jsonl"  # under logs/
 MOUNT_RECORDS = "mounts"
 SCRATCH = "scratch"
+VIEWS = "views"
+#: a private zone's history: content-addressed blobs and one manifest per checkpoint (``omxfs.checkpoints``)
+CHECKPOINTS = "checkpoints"
+BLOBS = "blobs"
+MANIFESTS = "manifests"
+#: checkpoint N's manifest, ``N.json``, created exclusively (N counts up from 1 per zone)
+MANIFEST = re.compile(r"([0-9]+)\.json")
+#: where a restore builds the zone's new tree, then swapped with the zone (same filesystem)
+RESTORING = "restoring"
+#: a blob's name: the sha256 of its content, in a directory named by the first two hex digits
+BLOB = re.compile(r"[0-9a-f]{64}")
 #: the suffix of omx's own temp files (``.<name>.XXXXXXXX.omx-tmp``), scratch names in the shared zones
 TEMP_SUFFIX = ".omx-tmp"
 
@@ -67,6 +83,15 @@ def version_name(number: int) -> str:
 
 def entry_name(number: int) -> str:
     return f"v{number}.json"
+
+
+def manifest_name(number: int) -> str:
+    return f"{number}.json"
+
+
+def blob_path(digest: str) -> PurePosixPath:
+    """``<aa>/<sha256>``: a blob's path under ``blobs/``."""
+    return PurePosixPath(digest[:2], digest)
 
 
 def staged_name(number: int, token: str) -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import trio
 
+from omxfs.checkpoints.views import view_starting
 from omxfs.errors import MountError
 from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
 from omxfs.store.layout import AGENTS, META_DIR
@@ -94,6 +95,8 @@ def run(
                 errno.EBUSY,
             )
         _check_identity(store, agent)
+        # a checkpoint of the zone as the view finds it; the view's record, before the zone is opened (restore.py)
+        stack.enter_context(view_starting(Workspace(Path(store.reached)), agent, _warn))
         agents_fd = _open_at(store.fd, AGENTS, store)
         stack.callback(os.close, agents_fd)
         own_fd = _open_at(agents_fd, agent, store)
@@ -129,6 +132,10 @@ def run(
             return trio.run(_serve_and_run, bwrap, spec, store)
         except BaseExceptionGroup as group:  # a nursery's: the one error inside is the message
             raise _single(group) from None
+
+
+def _warn(line: str) -> None:
+    print(f"omxfs run: {line}", file=sys.stderr)
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:

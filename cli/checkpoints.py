@@ -1,0 +1,162 @@
+"""``omxfs checkpoint``, ``checkpoints``, ``diff`` and ``restore``: a private zone's history (``omxfs.checkpoints``).
+
+Each works on the store, found the way ``omxfs fsck`` finds it: WORKSPACE is the store directory or the mountpoint
+of an ``omxfs mount`` of it. The acting agent (who makes a checkpoint, restores, prunes) is ``--as NAME``, else
+``OMX_AGENT``, else the login name, as for the other commands on a store directory; it must be the zone's owner or
+a supervisor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from cli.acting import who
+from cli.errors import friendly_errors
+from cli.params import MOUNT_PATH
+from omxfs.checkpoints import ZoneHistory, diff, restore
+from omxfs.store.workspace import Workspace
+from omxfs.view.locate import store_beneath
+from omxfs.view.sandbox import VIEW_ENV
+
+AS_ACTOR = click.option(
+    "--as",
+    "actor",
+    metavar="NAME",
+    help="The agent acting: the zone's owner or a supervisor (default: OMX_AGENT, else your login).",
+)
+
+
+@contextlib.contextmanager
+def _store(workspace: Path) -> Iterator[Workspace]:
+    """The store behind WORKSPACE, beneath a mount if one covers it (as ``omxfs fsck``)."""
+    beneath = store_beneath(workspace)
+    try:
+        yield Workspace(workspace if beneath is None else beneath.reached)
+    finally:
+        if beneath is not None:
+            os.close(beneath.fd)
+
+
+def _actor(ws: Workspace, actor: str | None) -> str:
+    if os.environ.get(VIEW_ENV):
+        raise click.ClickException(
+            "checkpoints are made and restored from outside a view: its .omxfs/ is read-only (run this on the host)"
+        )
+    if actor is not None:
+        return actor
+    name, chosen_by = who(ws.root, ws.config, mounted=False)
+    if not ws.config.knows(name):
+        raise click.ClickException(
+            f"you act as {name!r} ({chosen_by}), which is no agent of this workspace: name one with --as NAME"
+        )
+    return name
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+@click.command("checkpoint")
+@click.argument("workspace", type=MOUNT_PATH)
+@AS_ACTOR
+@click.option("--zone", metavar="OWNER", help="Whose zone (default: the acting agent's own).")
+@click.option("-m", "--message", default="", help="What this checkpoint is for.")
+def checkpoint(workspace: Path, actor: str | None, zone: str | None, message: str) -> None:
+    """Record the acting agent's private zone (or OWNER's) as it is now, and print the checkpoint's id.
+
+    Content is stored once, inside the store: a file unchanged since the last checkpoint adds nothing.
+    """
+    with friendly_errors(), _store(workspace) as ws:
+        acting = _actor(ws, actor)
+        made = ZoneHistory(ws, zone or acting).make(acting, message)
+    assert made is not None
+    click.echo(made.number)
+    click.echo(
+        f"checkpoint {made.number} of {made.zone}: {made.changed} change(s), {_size(made.bytes_added)} added",
+        err=True,
+    )
+
+
+@click.command("checkpoints")
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of objects (id, time, message, by, ...).")
+@click.option("--prune", type=int, metavar="KEEP", help="Keep the newest KEEP checkpoints, remove the rest.")
+@AS_ACTOR
+def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, actor: str | None) -> None:
+    """List the checkpoints of NAME's private zone, oldest first (with --prune, remove all but the newest KEEP)."""
+    with friendly_errors(), _store(workspace) as ws:
+        history = ZoneHistory(ws, name)
+        if prune is not None:
+            pruned = history.prune(_actor(ws, actor), prune)
+            click.echo(
+                f"removed {len(pruned.manifests)} checkpoint(s) and {pruned.blobs} blob(s) ({_size(pruned.bytes)})",
+                err=True,
+            )
+        made = history.all()
+    if as_json:
+        click.echo(json.dumps([m.summary() for m in made], indent=2))
+        return
+    if not made:
+        click.echo(f"no checkpoints of {name} yet (make one with `omxfs checkpoint {workspace} --as {name}`)")
+        return
+    click.echo(f"{'ID':>4}  {'TIME':27}  {'BY':12}  {'CHANGED':>7}  {'ADDED':>10}  MESSAGE")
+    for m in made:
+        click.echo(f"{m.number:>4}  {m.time:27}  {m.by:12}  {m.changed:>7}  {_size(m.bytes_added):>10}  {m.message}")
+
+
+@click.command("diff")
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("name")
+@click.argument("source", metavar="[FROM]", required=False)
+@click.argument("target", metavar="[TO]", required=False)
+@click.option("--json", "as_json", is_flag=True, help='{"added": [...], "modified": [...], "deleted": [...]} + details')
+def diff_command(workspace: Path, name: str, source: str | None, target: str | None, as_json: bool) -> None:
+    """What changed in NAME's zone from checkpoint FROM (default: the last) to TO (default: the zone now).
+
+    Paths are relative to the zone; text files get a unified diff, others their size and sha256.
+    """
+    with friendly_errors(), _store(workspace) as ws:
+        result = diff(ZoneHistory(ws, name), source, target)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    for line in result.lines():
+        click.echo(line)
+
+
+@click.command("restore")
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("name")
+@click.argument("checkpoint_id", metavar="CHECKPOINT")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@AS_ACTOR
+def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple[str, ...], actor: str | None) -> None:
+    """Put NAME's zone (or only PATHs in it, relative to the zone) back exactly as in CHECKPOINT.
+
+    A checkpoint of the zone as it is is made first: the command prints how to undo the restore. Refused while
+    a view of NAME runs (`omxfs run`): end it first.
+    """
+    with friendly_errors(), _store(workspace) as ws:
+        history = ZoneHistory(ws, name)
+        done = restore(history, _actor(ws, actor), history.resolve(checkpoint_id), paths)
+    what = ", ".join(done.paths) if done.paths else f"the zone of {name}"
+    click.echo(f"restored {what} to checkpoint {done.checkpoint} ({done.files} file(s))")
+    if done.skipped:
+        click.echo(f"not restored (only a program or root makes them): {', '.join(done.skipped)}", err=True)
+    if not done.owners_kept:
+        click.echo("owners: not root, so every restored node is yours", err=True)
+    click.echo(f"undo with: omxfs restore {workspace} {name} {done.undo}")
+
+
+COMMANDS = (checkpoint, checkpoints, diff_command, restore_command)

@@ -1,0 +1,228 @@
+"""The contents of a zone's checkpoints: one file per distinct content, named by its sha256, written once.
+
+A blob is staged in the store's temp directory (``.omxfs/tmp/``, on the same filesystem: a writer killed meanwhile
+leaves a temp file there, which ``fsck`` reports and removes) and then ``link``ed to ``blobs/<aa>/<sha256>``, the
+exclusive create the whole store rests on (``atomic.create_exclusive``, streamed here: a zone's file may be larger
+than memory): of several writers of one content, one name results, and nobody sees half a blob. The hash is of the
+bytes the blob holds, computed while they are written or read back, never of a file that may have changed since.
+
+Sparse files stay sparse: only their data extents (``SEEK_DATA``/``SEEK_HOLE``) are read and written, holes are
+hashed as the zeros they read as, and the blob is as sparse as its file. The blobs of a checkpoint are not fsynced
+one by one: ``sync`` makes them durable together (``syncfs``) before the manifest that names them is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from omxfs.checkpoints.crashpoints import crash_point
+from omxfs.checkpoints.syscalls import syncfs
+from omxfs.errors import from_os_error
+from omxfs.store.atomic import NO_LINK
+from omxfs.store.layout import blob_path
+
+#: files up to this size are read into memory and hashed before anything is written: an unchanged content (a file
+#: touched, or restored) then costs no write at all
+IN_MEMORY = 4 << 20
+_CHUNK = 1 << 20
+_ZEROS = bytes(_CHUNK)
+Extents = tuple[tuple[int, int], ...]
+
+
+def data_extents(fd: int, st: os.stat_result) -> Extents | None:
+    """Where a file's data lies, as (offset, length) pairs; None for a file without holes (most files: asked only
+    of one that occupies fewer blocks than its size)."""
+    size = st.st_size
+    if size == 0 or st.st_blocks * 512 >= size:
+        return None
+    extents: list[tuple[int, int]] = []
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data after offset: the rest is a hole
+                break
+            if exc.errno in (errno.EINVAL, errno.EOPNOTSUPP):  # the filesystem cannot tell: all data
+                return None
+            raise
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        extents.append((start, end - start))
+        offset = end
+    if extents == [(0, size)]:
+        return None
+    return tuple(extents)
+
+
+def _ranges(size: int, extents: Extents | None) -> Iterator[tuple[int, int, bool]]:
+    """(offset, length, is_data) over the whole file, holes included, in order."""
+    at = 0
+    for offset, length in extents if extents is not None else ((0, size),):
+        if offset > at:
+            yield at, offset - at, False
+        yield offset, length, True
+        at = offset + length
+    if at < size:
+        yield at, size - at, False
+
+
+def _hash_zeros(digest: hashlib._Hash, length: int) -> None:
+    while length:
+        step = min(length, _CHUNK)
+        digest.update(_ZEROS[:step])
+        length -= step
+
+
+def hash_fd(fd: int, size: int, extents: Extents | None) -> str:
+    """The sha256 of a file's content as read (holes as zeros)."""
+    digest = hashlib.sha256()
+    for offset, length, is_data in _ranges(size, extents):
+        if not is_data:
+            _hash_zeros(digest, length)
+            continue
+        end = offset + length
+        while offset < end:
+            chunk = os.pread(fd, min(_CHUNK, end - offset), offset)
+            if not chunk:  # shorter than it was: what was read is what is hashed
+                break
+            digest.update(chunk)
+            offset += len(chunk)
+    return digest.hexdigest()
+
+
+class BlobStore:
+    """The blobs of one zone's checkpoints, under ``root`` (``.omxfs/checkpoints/<zone>/blobs``)."""
+
+    def __init__(self, root: Path, staging: Path) -> None:
+        self.root = root
+        self.staging = staging
+        self.written = 0  # bytes of data this process added (not the holes)
+
+    def path(self, digest: str) -> Path:
+        return self.root / blob_path(digest)
+
+    def exists(self, digest: str) -> bool:
+        return os.path.exists(self.path(digest))
+
+    def add(self, fd: int, st: os.stat_result) -> tuple[str, Extents | None]:
+        """Store the content of the open regular file ``fd`` (``st`` its fstat) unless a blob has it: its sha256 and
+        data extents. A file that changes while it is read is stored as read; the caller's stat then tells."""
+        extents = data_extents(fd, st)
+        if st.st_size <= IN_MEMORY:
+            content = bytearray(st.st_size)
+            for offset, length in extents if extents is not None else ((0, st.st_size),):
+                chunk = os.pread(fd, length, offset)
+                content[offset : offset + len(chunk)] = chunk
+            digest = hashlib.sha256(content).hexdigest()
+            if not self.exists(digest):
+                self._install(digest, lambda out: self._write_memory(out, content, extents))
+            return digest, extents
+        tmp = self._stage(lambda out: self._copy(fd, out, st.st_size, extents))
+        try:
+            tmp_fd = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                digest = hash_fd(tmp_fd, st.st_size, extents)
+            finally:
+                os.close(tmp_fd)
+            self._link(tmp, digest)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return digest, extents
+
+    def _write_memory(self, out: int, content: bytearray, extents: Extents | None) -> int:
+        view = memoryview(content)
+        written = 0
+        for offset, length in extents if extents is not None else ((0, len(content)),):
+            at = offset
+            while at < offset + length:
+                at += os.pwrite(out, view[at : offset + length], at)
+            written += length
+        os.ftruncate(out, len(content))
+        return written
+
+    @staticmethod
+    def _copy(src: int, out: int, size: int, extents: Extents | None) -> int:
+        written = 0
+        for offset, length in extents if extents is not None else ((0, size),):
+            at, end = offset, offset + length
+            while at < end:
+                n = os.copy_file_range(src, out, end - at, at, at)
+                if n == 0:
+                    break  # shorter than its stat said: what was there is the blob
+                at += n
+            written += at - offset
+        os.ftruncate(out, size)
+        return written
+
+    def _stage(self, fill: Callable[[int], int]) -> Path:
+        """A new temp file filled by ``fill(fd) -> bytes written``; removed again on any error."""
+        tmp = self.staging / f"blob.{secrets.token_hex(8)}.tmp"
+        try:
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+            try:
+                self.written += fill(out)
+            finally:
+                os.close(out)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise from_os_error(exc, tmp, walking=True) from exc
+        return tmp
+
+    def _install(self, digest: str, fill: Callable[[int], int]) -> None:
+        tmp = self._stage(fill)
+        try:
+            self._link(tmp, digest)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def _link(self, tmp: Path, digest: str) -> None:
+        """Give the staged ``tmp`` its blob name, unless another writer did first (same content, same name)."""
+        target = self.path(digest)
+        for attempt in range(2):
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                if attempt:
+                    raise
+                os.makedirs(target.parent, 0o755, exist_ok=True)
+                continue
+            except OSError as exc:
+                if exc.errno not in NO_LINK:
+                    raise from_os_error(exc, target, walking=True) from exc
+                if not os.path.exists(target):  # no hard links here: a rename, of the very same content if it races
+                    os.rename(tmp, target)
+            crash_point("checkpoint-blob")
+            return
+
+    def sync(self) -> None:
+        """Make every blob written so far durable, at once (see the module docstring)."""
+        syncfs(self.root)
+
+    def digests(self) -> Iterator[tuple[str, Path]]:
+        """Every file under ``root`` with its name (a blob's is its sha256; fsck judges the rest)."""
+        with contextlib.suppress(FileNotFoundError), os.scandir(self.root) as prefixes:
+            for prefix in sorted(prefixes, key=lambda e: e.name):
+                if not prefix.is_dir(follow_symlinks=False):
+                    yield prefix.name, Path(prefix.path)
+                    continue
+                with os.scandir(prefix.path) as names:
+                    for entry in sorted(names, key=lambda e: e.name):
+                        yield entry.name, Path(entry.path)
+
+
+def blob_size(path: Path) -> int:
+    """The bytes a blob occupies on disk (a sparse one less than its size)."""
+    st = os.stat(path, follow_symlinks=False)
+    return min(st.st_size, st.st_blocks * 512) if stat.S_ISREG(st.st_mode) else 0

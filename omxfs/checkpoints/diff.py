@@ -1,0 +1,220 @@
+"""``omxfs diff WS NAME [FROM [TO]]``: what changed in a zone between two checkpoints, or since one.
+
+A path is *added* or *deleted* when only one side has it, *modified* when both do and its type, content, mode,
+owner, symlink target, hard link or ``user.*`` attributes differ; times alone are no change (a ``touch``). For a
+modified regular file the detail is a unified diff where both sides are text (UTF-8, no NUL, at most
+``TEXT_LIMIT`` bytes), else both sizes and sha256s. The zone as it is now is read like a checkpoint would read it,
+files whose stat is unchanged since FROM taken from FROM without reading them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from omxfs.checkpoints.history import ZoneHistory
+from omxfs.checkpoints.manifest import FILE, Entry
+from omxfs.checkpoints.scan import scan_zone
+from omxfs.errors import NotFound
+from omxfs.store.atomic import read_bytes
+
+#: files larger than this are shown by size and hash, as binaries are
+TEXT_LIMIT = 1 << 20
+NOW = "now"
+Reader = Callable[[Entry], bytes]
+
+
+@dataclass
+class ZoneDiff:
+    source: str  # the checkpoint compared from
+    target: str  # the checkpoint compared to, or "now"
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.modified or self.deleted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "from": self.source,
+            "to": self.target,
+            "added": self.added,
+            "modified": self.modified,
+            "deleted": self.deleted,
+            "details": self.details,
+        }
+
+    def lines(self) -> list[str]:
+        """The text ``omxfs diff`` prints: one line per path, then each text diff."""
+        out = [
+            f"{self.source} -> {self.target}: {len(self.added)} added, {len(self.modified)} modified, "
+            f"{len(self.deleted)} deleted"
+        ]
+        for mark, paths in (("A", self.added), ("M", self.modified), ("D", self.deleted)):
+            for path in paths:
+                out.append(f"{mark} {path}{_summary(self.details[path])}")
+        for path in self.modified + self.added + self.deleted:
+            text = self.details[path].get("diff")
+            if text:
+                out.append(text.rstrip("\n"))
+        return out
+
+
+def _summary(detail: dict[str, Any]) -> str:
+    """One path's detail in a few words: the pairs of a modified path, the kind and mode of an added or deleted one."""
+    parts = []
+    for key in ("type", "mode", "owner", "target", "link", "xattrs"):
+        value = detail.get(key)
+        if isinstance(value, list):
+            parts.append(f"{key} {value[0]} -> {value[1]}")
+        elif value is not None and key in ("type", "target", "link"):
+            parts.append(value if key == "type" else f"{key} {value}")
+    size, digest = detail.get("size"), detail.get("sha256")
+    if "diff" not in detail and size is not None:
+        if isinstance(size, list):
+            parts.append(f"binary, {size[0]} -> {size[1]} bytes, sha256 {_short(digest)}")
+        else:
+            parts.append(f"binary, {size} bytes, sha256 {str(digest)[:12]}")
+    return f"  ({'; '.join(parts)})" if parts else ""
+
+
+def _short(pair: Any) -> str:
+    return " -> ".join((h or "-")[:12] for h in pair)
+
+
+def diff(history: ZoneHistory, source: str | None = None, target: str | None = None) -> ZoneDiff:
+    """From checkpoint ``source`` (default: the latest) to ``target`` (default: the zone now)."""
+    if source is None:
+        latest = history.latest()
+        if latest is None:
+            raise NotFound(
+                f"{history.zone} has no checkpoint yet: make one with `omxfs checkpoint WS --as {history.zone}`"
+            )
+        old = latest
+    else:
+        old = history.load(history.resolve(source))
+    old_entries = old.by_path()
+    old_read: Reader = lambda e: _blob(history, e)  # noqa: E731
+    if target is None or target == NOW:
+        new_entries = {e.path: e for e in scan_zone(history.zone_dir, old_entries).entries}
+        new_read: Reader = lambda e: read_bytes(history.zone_dir, PurePosixPath(e.path))  # noqa: E731
+        shown = NOW
+    else:
+        new = history.load(history.resolve(target))
+        new_entries, new_read, shown = new.by_path(), old_read, str(new.number)
+    return compare(old_entries, new_entries, old_read, new_read, str(old.number), shown)
+
+
+def _blob(history: ZoneHistory, entry: Entry) -> bytes:
+    if not entry.size:
+        return b""
+    return history.blobs.path(entry.sha256).read_bytes()
+
+
+def compare(
+    old: dict[str, Entry], new: dict[str, Entry], old_read: Reader, new_read: Reader, source: str, target: str
+) -> ZoneDiff:
+    result = ZoneDiff(source, target)
+    for path in sorted(old.keys() | new.keys()):
+        if path == ".":
+            if path in old and path in new and _changed(old[path], new[path]):
+                result.modified.append(path)
+                result.details[path] = _detail(path, old[path], new[path], old, new, old_read, new_read)
+            continue
+        if path not in old:
+            result.added.append(path)
+            result.details[path] = _one(path, new[path], new, new_read, added=True)
+        elif path not in new:
+            result.deleted.append(path)
+            result.details[path] = _one(path, old[path], old, old_read, added=False)
+        elif _changed(old[path], new[path]):
+            result.modified.append(path)
+            result.details[path] = _detail(path, old[path], new[path], old, new, old_read, new_read)
+    return result
+
+
+def _changed(a: Entry, b: Entry) -> bool:
+    """Anything but the times (and the stat the hash was taken with)."""
+    return a.key() != b.key()
+
+
+def _content(entry: Entry, entries: dict[str, Entry]) -> Entry:
+    """The entry that holds a file's content: its first name, for a hard link."""
+    return entries.get(entry.link, entry) if entry.link else entry
+
+
+def _one(path: str, entry: Entry, entries: dict[str, Entry], read: Reader, *, added: bool) -> dict[str, Any]:
+    detail: dict[str, Any] = {"type": entry.type, "mode": f"{entry.mode:o}"}
+    if entry.type == "symlink":
+        detail["target"] = entry.target
+    if entry.link:
+        detail["link"] = entry.link
+    if entry.type == FILE:
+        held = _content(entry, entries)
+        detail["size"], detail["sha256"] = held.size, held.sha256
+        text = _text(held, read)
+        if text is not None:
+            before, after = ([], text) if added else (text, [])
+            detail["diff"] = _unified(path, before, after, added=added, deleted=not added)
+    return detail
+
+
+def _detail(
+    path: str,
+    a: Entry,
+    b: Entry,
+    old: dict[str, Entry],
+    new: dict[str, Entry],
+    old_read: Reader,
+    new_read: Reader,
+) -> dict[str, Any]:
+    detail: dict[str, Any] = {}
+    if a.type != b.type:
+        detail["type"] = [a.type, b.type]
+    if a.mode != b.mode:
+        detail["mode"] = [f"{a.mode:o}", f"{b.mode:o}"]
+    if (a.uid, a.gid) != (b.uid, b.gid):
+        detail["owner"] = [f"{a.uid}:{a.gid}", f"{b.uid}:{b.gid}"]
+    if a.target != b.target:
+        detail["target"] = [a.target, b.target]
+    if a.link != b.link:
+        detail["link"] = [a.link or None, b.link or None]
+    if a.xattrs != b.xattrs:
+        detail["xattrs"] = [sorted(n for n, _ in a.xattrs), sorted(n for n, _ in b.xattrs)]
+    held_a = _content(a, old) if a.type == FILE else None
+    held_b = _content(b, new) if b.type == FILE else None
+    if held_a is not None and held_b is not None and held_a.sha256 != held_b.sha256:
+        detail["size"] = [held_a.size, held_b.size]
+        detail["sha256"] = [held_a.sha256, held_b.sha256]
+        before, after = _text(held_a, old_read), _text(held_b, new_read)
+        if before is not None and after is not None:
+            detail["diff"] = _unified(path, before, after)
+    return detail
+
+
+def _text(entry: Entry, read: Reader) -> list[str] | None:
+    if entry.size > TEXT_LIMIT:
+        return None
+    try:
+        data = read(entry)
+    except (OSError, NotFound):
+        return None
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return None
+
+
+def _unified(path: str, before: list[str], after: list[str], *, added: bool = False, deleted: bool = False) -> str:
+    lines = difflib.unified_diff(
+        before, after, "/dev/null" if added else f"a/{path}", "/dev/null" if deleted else f"b/{path}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)

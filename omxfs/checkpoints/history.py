@@ -1,0 +1,212 @@
+"""A private zone's checkpoints: make one, list them, read one, prune old ones.
+
+Layout (``omxfs.store.layout``): ``.omxfs/checkpoints/<zone>/blobs/<aa>/<sha256>`` holds each content once, and
+``manifests/<N>.json`` checkpoint N. A checkpoint is made in this order, so that a process killed at any point
+leaves the earlier checkpoints whole and at most blobs no manifest names (``fsck`` reports them; a prune or
+``fsck --repair`` removes them):
+
+1. walk the zone, storing the content of each file whose stat changed since the latest checkpoint as a blob
+   (``blobs.BlobStore``: staged, then linked to its name; an unchanged file is neither read nor written);
+2. make the blobs durable at once (``syncfs``) and check that every blob the manifest will name is there;
+3. create ``manifests/<N>.json`` exclusively (``atomic.create_exclusive``, no lock): if another writer took N first
+   (two checkpoints of one zone at once, from several daemons or machines), N+1, and so on.
+
+Nothing is rewritten in place; a manifest is removed only by a prune, which keeps the newest KEEP and then removes
+the blobs that no remaining manifest names and that are older than ``PRUNE_GRACE`` (a checkpoint being made may
+have written them and not yet its manifest). The blobs a checkpoint reuses are those of the latest checkpoint,
+which a prune always keeps (KEEP >= 1).
+
+Who may: the zone's owner, or a supervisor (audited, as every supervisor's change to another zone). Anyone who may
+read the zone may list, read and diff its checkpoints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+from typing import Any
+
+from omxfs.checkpoints.blobs import BlobStore
+from omxfs.checkpoints.manifest import FILE, Entry, Manifest, load_manifest
+from omxfs.checkpoints.scan import scan_zone
+from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
+from omxfs.store.atomic import create_exclusive, read_bytes, sync_dir
+from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
+from omxfs.store.records import utc_now
+from omxfs.store.workspace import Workspace
+
+#: blobs younger than this are never pruned: a checkpoint being made may have written them, not yet its manifest
+PRUNE_GRACE = 300.0
+
+
+@dataclass(frozen=True)
+class Pruned:
+    manifests: list[int]
+    blobs: int
+    bytes: int
+
+
+def changed_entries(old: dict[str, Entry], new: dict[str, Entry]) -> int:
+    """How many paths were added, removed or changed between two states of a zone."""
+    return sum(1 for p in old.keys() | new.keys() if p not in old or p not in new or not old[p].same_node(new[p]))
+
+
+class ZoneHistory:
+    """The checkpoints of ``zone`` (an agent's name) in the workspace ``ws``."""
+
+    def __init__(self, ws: Workspace, zone: str) -> None:
+        ws.require_known(zone)
+        self.ws = ws
+        self.zone = zone
+        self.zone_dir = ws.root / AGENTS / zone
+        self.dir = ws.meta / CHECKPOINTS / zone
+        self.manifests_dir = self.dir / MANIFESTS
+        self.blobs = BlobStore(self.dir / BLOBS, ws.meta / TMP)
+
+    # -- reading ----------------------------------------------------------------------------------------------
+
+    def numbers(self) -> list[int]:
+        try:
+            names = os.listdir(self.manifests_dir)
+        except FileNotFoundError:
+            return []
+        return sorted(int(m.group(1)) for name in names if (m := MANIFEST.fullmatch(name)))
+
+    def load(self, number: int) -> Manifest:
+        where = f"checkpoint {number} of {self.zone}"
+        try:
+            raw = read_bytes(self.manifests_dir, PurePosixPath(manifest_name(number)))
+        except NotFound:
+            raise NotFound(f"{self.zone} has no checkpoint {number} (see `omxfs checkpoints WS {self.zone}`)") from None
+        manifest = load_manifest(raw, where)
+        if manifest.number != number or manifest.zone != self.zone:
+            raise StoreCorrupt(f"{where}: the manifest says it is checkpoint {manifest.number} of {manifest.zone}")
+        return manifest
+
+    def all(self) -> list[Manifest]:
+        found = []
+        for number in self.numbers():
+            with contextlib.suppress(NotFound):  # pruned meanwhile
+                found.append(self.load(number))
+        return found
+
+    def latest(self) -> Manifest | None:
+        for number in reversed(self.numbers()):
+            with contextlib.suppress(NotFound):
+                return self.load(number)
+        return None
+
+    def resolve(self, text: str) -> int:
+        """A checkpoint as a user names it: its number, or ``last`` (also ``-1``, ``-2``: counted from the end)."""
+        numbers = self.numbers()
+        if text in ("last", "latest"):
+            text = "-1"
+        try:
+            value = int(text)
+        except ValueError:
+            raise InvalidInput(f"{text!r} names no checkpoint: give its id (a number) or 'last'") from None
+        if value < 0:
+            if -value > len(numbers):
+                raise NotFound(f"{self.zone} has {len(numbers)} checkpoint(s): {text} is not one of them")
+            return numbers[value]
+        if value not in numbers:
+            raise NotFound(f"{self.zone} has no checkpoint {value} (see `omxfs checkpoints WS {self.zone}`)")
+        return value
+
+    # -- writing ----------------------------------------------------------------------------------------------
+
+    def check_may_change(self, actor: str) -> None:
+        """The zone's owner changes its history; a supervisor too (audited); everyone else is refused."""
+        self.ws.require_actor(actor)
+        if actor != self.zone and not self.ws.is_supervisor(actor):
+            raise ZoneDenied(
+                f"{actor} may not checkpoint or restore agents/{self.zone}/: only {self.zone} or a supervisor"
+            )
+
+    def make(
+        self, actor: str, message: str = "", *, only_if_changed: bool = False, extra: dict[str, Any] | None = None
+    ) -> Manifest | None:
+        """A new checkpoint of the zone as it is now; None if ``only_if_changed`` and nothing changed since the
+        latest one."""
+        self.check_may_change(actor)
+        parent = self.latest()
+        before = parent.by_path() if parent is not None else {}
+        for sub in (self.manifests_dir, self.blobs.root):
+            sub.mkdir(parents=True, exist_ok=True)
+        written = self.blobs.written
+        scan = scan_zone(self.zone_dir, before, self.blobs.add)
+        now = {e.path: e for e in scan.entries}
+        changed = changed_entries(before, now)
+        if only_if_changed and parent is not None and changed == 0:
+            return None
+        self.blobs.sync()
+        named = {e.sha256 for e in scan.entries if e.type == FILE and not e.link}
+        missing = sorted(d for d in named if not self.blobs.exists(d))
+        if missing:  # pruned under us (a concurrent prune that removed the latest checkpoint): never name a hole
+            raise StoreCorrupt(f"blob {missing[0]} vanished while checkpointing {self.zone}: try again")
+        number = (self.numbers() or [0])[-1] + 1
+        manifest = Manifest(
+            number=number,
+            zone=self.zone,
+            time=utc_now(),
+            message=message,
+            by=actor,
+            uid=os.getuid(),
+            parent=None if parent is None else parent.number,
+            entries=tuple(scan.entries),
+            changed=changed,
+            bytes_added=self.blobs.written - written,
+            extra=extra or {},
+        )
+        manifest = self._create(manifest)
+        if actor != self.zone:
+            self.ws.audit(actor, f"checkpoint {manifest.number}", f"{AGENTS}/{self.zone}")
+        return manifest
+
+    def _create(self, manifest: Manifest) -> Manifest:
+        fd = os.open(self.manifests_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            while not create_exclusive(fd, manifest_name(manifest.number), manifest.dump(), staging=self.ws.meta / TMP):
+                manifest = replace(manifest, number=manifest.number + 1)
+            sync_dir(fd, self.manifests_dir)
+        finally:
+            os.close(fd)
+        return manifest
+
+    def prune(self, actor: str, keep: int) -> Pruned:
+        """Keep the newest ``keep`` checkpoints (at least 1) and the blobs they name; remove the rest."""
+        self.check_may_change(actor)
+        if keep < 1:
+            raise InvalidInput("--prune keeps at least 1 checkpoint (the newest, which the next one builds on)")
+        numbers = self.numbers()
+        gone = numbers[:-keep]
+        for number in gone:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.manifests_dir / manifest_name(number))
+        blobs, freed = self.remove_unreferenced(time.time() - PRUNE_GRACE)
+        if gone:
+            self.ws.audit(actor, f"prune checkpoints {gone[0]}..{gone[-1]}", f"{AGENTS}/{self.zone}")
+        return Pruned(gone, blobs, freed)
+
+    def referenced(self) -> set[str]:
+        names: set[str] = set()
+        for manifest in self.all():
+            names |= manifest.blobs()
+        return names
+
+    def remove_unreferenced(self, older_than: float) -> tuple[int, int]:
+        """Remove blobs no manifest names, last changed before ``older_than`` (a time): how many, and their bytes."""
+        referenced = self.referenced()
+        count = freed = 0
+        for name, path in self.blobs.digests():
+            if not BLOB.fullmatch(name) or name in referenced:
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                st = path.stat()
+                if st.st_mtime < older_than:
+                    path.unlink()
+                    count, freed = count + 1, freed + st.st_size
+        return count, freed

@@ -1,0 +1,198 @@
+"""``omxfs restore WS NAME CHECKPOINT [PATH...]``: a zone, or paths in it, exactly as a checkpoint holds them.
+
+Every restore can be undone: first a checkpoint of the zone as it is (unless the latest checkpoint already is that
+state), whose id the result gives.
+
+Never half-restored, even if killed: the new tree is built beside the zone, under
+``.omxfs/checkpoints/<zone>/restoring/<token>/`` (the same filesystem), and then swapped with the zone in one
+``renameat2(RENAME_EXCHANGE)``: before the swap the zone is the old one, after it the new one, and what is left
+under ``restoring/`` (a tree half built, or the old zone swapped out) is debris that ``omxfs fsck`` reports and
+``--repair`` removes. Where the filesystem has no exchange, the zone is renamed aside and the new tree renamed into
+place; a crash between the two leaves the zone missing and the tree marked ``ready``, which ``fsck --repair`` moves
+into place. A restore of given paths swaps each path the same way, one after the other: killed between two, the
+first are restored and the rest not, each whole; running it again finishes it.
+
+While a view of the zone runs (``omxfs run``), a restore is refused: the view holds the zone's directory itself
+(a bind mount), so a swapped zone would leave it writing into the old tree (``views.py``). Stop the view first.
+Writes through an ``omxfs mount`` during a restore land in the tree being replaced, as they would in a file
+replaced by ``mv``; the checkpoint made first has the zone as it was before.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from omxfs.checkpoints.build import Builder, Built
+from omxfs.checkpoints.crashpoints import crash_point
+from omxfs.checkpoints.history import ZoneHistory
+from omxfs.checkpoints.manifest import DIR, Entry, Manifest
+from omxfs.checkpoints.syscalls import fsync_path, renameat2
+from omxfs.checkpoints.views import running_views
+from omxfs.errors import NotFound, OSFailure
+from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
+from omxfs.store.names import relative_path
+
+#: the built tree and its marker, inside ``restoring/<token>/``
+TREE = "tree"
+READY = "ready"
+
+
+@dataclass(frozen=True)
+class Restored:
+    checkpoint: int  # what was restored
+    undo: int  # the checkpoint of the zone as it was before, which restores it back
+    paths: tuple[str, ...]  # the paths restored, () for the whole zone
+    files: int
+    skipped: list[str] = field(default_factory=list)
+    owners_kept: bool = True
+
+
+def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...] = ()) -> Restored:
+    history.check_may_change(actor)
+    _refuse_if_viewed(history)
+    target = history.load(number)
+    rels = tuple(str(relative_path(p)) for p in paths)
+    before = history.make(actor, f"before restoring checkpoint {number}", only_if_changed=True)
+    undo = before if before is not None else history.latest()
+    assert undo is not None  # made just now if there was none
+    work = history.dir / RESTORING / secrets.token_hex(8)
+    work.mkdir(parents=True)
+    try:
+        if rels:
+            files, built = 0, []
+            for index, rel in enumerate(rels):
+                one = _restore_path(history, target, rel, work / str(index))
+                files += one.files
+                built.append(one)
+            skipped = [s for b in built for s in b.skipped]
+            owners = all(b.owners_kept for b in built)
+        else:
+            whole = _restore_zone(history, target, work)
+            files, skipped, owners = whole.files, whole.skipped, whole.owners_kept
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    shown = ", ".join(f"{AGENTS}/{history.zone}/{r}" for r in rels) or f"{AGENTS}/{history.zone}"
+    history.ws.audit(actor, f"restore checkpoint {number} (undo: {undo.number})", shown)
+    return Restored(number, undo.number, rels, files, skipped, owners)
+
+
+def _refuse_if_viewed(history: ZoneHistory) -> None:
+    pids = running_views(history.ws.meta, history.zone)
+    if pids:
+        raise OSFailure(
+            f"a view of {history.zone} is running (pid {', '.join(map(str, pids))}): it holds the zone itself, "
+            "so a restore now would leave it writing into the replaced tree; end it first",
+            errno.EBUSY,
+        )
+
+
+def _restore_zone(history: ZoneHistory, target: Manifest, work: Path) -> Built:
+    tree = work / TREE
+    tree.mkdir(mode=0o700)
+    built = _build(history, target.entries, tree, {})
+    _mark_ready(history, work)
+    crash_point("restore-built")
+    exchanged = swap(tree, history.zone_dir)
+    fsync_path(history.zone_dir.parent)
+    crash_point("restore-swapped")
+    if exchanged and running_views(history.ws.meta, history.zone):  # a view started meanwhile: put it back
+        swap(tree, history.zone_dir)
+        _refuse_if_viewed(history)
+    return built
+
+
+def _restore_path(history: ZoneHistory, target: Manifest, rel: str, work: Path) -> Built:
+    """One path: its subtree as in ``target`` built in ``work``, then swapped in (or the path removed)."""
+    entries = [e for e in target.entries if e.path == rel or e.path.startswith(rel + "/")]
+    live = history.zone_dir / rel
+    present = os.path.lexists(live)
+    if not entries and not present:
+        raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
+    work.mkdir(mode=0o700)
+    parent, _, name = rel.rpartition("/")
+    if parent:
+        _make_parents(history, target, parent)
+    by_path = target.by_path()
+    rebased = [_rebase(e, parent) for e in entries]
+    built = _build(history, rebased, work, {_strip(p, parent): by_path[p] for p in {e.link for e in entries} if p})
+    if entries and present:
+        swap(work / name, live)
+    elif entries:
+        _rename(work / name, live, RENAME_NOREPLACE)
+    else:
+        _rename(live, work / name, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
+    fsync_path(live.parent)
+    return built
+
+
+def _strip(path: str, parent: str) -> str:
+    return path[len(parent) + 1 :] if parent else path
+
+
+def _rebase(entry: Entry, parent: str) -> Entry:
+    """``entry`` with paths relative to ``parent`` (a link to a name outside it keeps its full path: never built
+    here, so ``Builder`` makes a file of its own from the primaries)."""
+    link = entry.link
+    if link and parent and link.startswith(parent + "/"):
+        link = _strip(link, parent)
+    elif link and parent:
+        link = "/" + link  # outside: no built path can equal it
+    return replace(entry, path=_strip(entry.path, parent), link=link)
+
+
+def _make_parents(history: ZoneHistory, target: Manifest, parent: str) -> None:
+    """The directories above a restored path, made as the checkpoint has them where the zone lacks them."""
+    by_path = target.by_path()
+    parts = parent.split("/")
+    for depth in range(1, len(parts) + 1):
+        rel = "/".join(parts[:depth])
+        path = history.zone_dir / rel
+        if os.path.lexists(path):
+            continue
+        entry = by_path.get(rel)
+        if entry is None or entry.type != DIR:
+            raise NotFound(f"{rel}: not a directory in checkpoint {target.number}")
+        os.mkdir(path, entry.mode)
+
+
+def _build(
+    history: ZoneHistory, entries: list[Entry] | tuple[Entry, ...], into: Path, primaries: dict[str, Entry]
+) -> Built:
+    fd = os.open(into, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return Builder(history.blobs, fd, primaries).build(entries)
+    finally:
+        os.close(fd)
+
+
+def _mark_ready(history: ZoneHistory, work: Path) -> None:
+    """The tree is complete: durable before the swap, and marked so that ``fsck --repair`` may move it in."""
+    history.blobs.sync()  # the same filesystem as the tree
+    fd = os.open(work / READY, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    os.fsync(fd)
+    os.close(fd)
+
+
+def swap(new: Path, live: Path) -> bool:
+    """Exchange ``new`` and ``live`` atomically: True. Where the filesystem cannot, ``live`` is renamed aside (to
+    ``new`` + ``.old``) and ``new`` into its place: False."""
+    try:
+        _rename(new, live, RENAME_EXCHANGE)
+        return True
+    except OSFailure as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise
+    aside = new.with_name(new.name + ".old")
+    os.rename(live, aside)
+    crash_point("restore-aside")
+    os.rename(new, live)
+    return False
+
+
+def _rename(old: Path, new: Path, flags: int) -> None:
+    renameat2(old, new, flags)

@@ -1,0 +1,47 @@
+"""The two Linux calls the os module lacks: ``syncfs(2)`` and ``renameat2(2)``, through the interpreter's libc."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+from pathlib import Path
+
+from omxfs.errors import from_os_error
+
+_AT_FDCWD = -100
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)  # the interpreter links libc: no search (as omxfs.fuse.guardian does)
+    libc.syncfs.argtypes = [ctypes.c_int]
+    libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return libc
+
+
+def syncfs(path: Path) -> None:
+    """Write back everything of the filesystem ``path`` is on (``os.sync()`` where ``syncfs`` fails)."""
+    with contextlib.suppress(FileNotFoundError):
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            if _libc().syncfs(fd) != 0:
+                os.sync()
+        finally:
+            os.close(fd)
+
+
+def renameat2(old: Path, new: Path, flags: int) -> None:
+    """``renameat2(old, new, flags)``; an ``OmxError`` carrying the errno on failure."""
+    if _libc().renameat2(_AT_FDCWD, os.fsencode(old), _AT_FDCWD, os.fsencode(new), flags) != 0:
+        code = ctypes.get_errno()
+        raise from_os_error(OSError(code, os.strerror(code), str(new)), new, walking=True)
+
+
+def fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
