@@ -1,0 +1,62 @@
+"""``omxfs.checkpoints.diff``: added, modified, deleted, modes, symlink targets; text diffs, binaries by hash."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from omxfs.checkpoints import ZoneHistory, diff
+from omxfs.store import Workspace
+
+
+def test_a_diff_names_each_kind_of_change_from_the_last_checkpoint_to_now(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "doc.md").write_text("line one\nline two\n")
+    (zone / "tool.sh").write_text("echo\n")
+    (zone / "gone/sub").mkdir(parents=True)
+    (zone / "gone/sub/file").write_text("bye\n")
+    (zone / "blob.bin").write_bytes(b"\x00\x01" * 100)
+    os.symlink("doc.md", zone / "latest")
+    history = ZoneHistory(ws, "alice")
+    history.make("alice", "base")
+    (zone / "doc.md").write_text("line one\nline 2\n")
+    os.chmod(zone / "tool.sh", 0o755)
+    for path in ("gone/sub/file", "gone/sub", "gone"):
+        (os.unlink if path.endswith("file") else os.rmdir)(zone / path)
+    (zone / "blob.bin").write_bytes(b"\x00\x02" * 150)
+    os.unlink(zone / "latest")
+    os.symlink("tool.sh", zone / "latest")
+    (zone / "new.txt").write_text("fresh\n")
+    os.utime(zone / "doc.md", (1, 1))  # times alone are no change, but its content changed
+
+    result = diff(history)
+    assert (result.source, result.target) == ("1", "now")
+    assert result.added == ["new.txt"]
+    assert result.deleted == ["gone", "gone/sub", "gone/sub/file"]
+    assert result.modified == ["blob.bin", "doc.md", "latest", "tool.sh"]  # the zone's own mtime moved: no change
+    details = result.details
+    assert details["tool.sh"]["mode"] == ["644", "755"]
+    assert details["latest"]["target"] == ["doc.md", "tool.sh"]
+    assert "-line two\n+line 2\n" in details["doc.md"]["diff"]
+    assert details["blob.bin"]["sha256"] == [
+        hashlib.sha256(b"\x00\x01" * 100).hexdigest(),
+        hashlib.sha256(b"\x00\x02" * 150).hexdigest(),
+    ]
+    assert details["blob.bin"]["size"] == [200, 300] and "diff" not in details["blob.bin"]
+    assert "+fresh\n" in details["new.txt"]["diff"]
+    text = "\n".join(result.lines())
+    assert "M tool.sh  (mode 644 -> 755)" in text and "D gone/sub/file" in text and "A new.txt" in text
+
+
+def test_a_diff_between_two_checkpoints_and_a_touch_is_no_change(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "a").write_text("1\n")
+    history = ZoneHistory(ws, "alice")
+    history.make("alice")
+    (zone / "a").write_text("2\n")
+    history.make("alice")
+    os.utime(zone / "a", (5, 5))
+    assert diff(history).empty  # from the last checkpoint: only a time moved
+    between = diff(history, "1", "2")
+    assert between.to_json()["modified"] == ["a"] and between.target == "2"
+    assert diff(history, "2", "1").details["a"]["diff"].endswith("-2\n+1\n")
