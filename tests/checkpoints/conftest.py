@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.fuse.conftest import mount  # noqa: F401  (the mount fixture, for the CLI through a mount)
 from tests.view.conftest import clean_env, ok, run_view, store  # noqa: F401  (fixtures for the view tests)
 
 OMXFS = [sys.executable, "-m", "cli.omxfs"]
