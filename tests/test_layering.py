@@ -3,7 +3,8 @@
 - ``omxfs/fuse/`` is a view: no call that changes a file or a directory (``os.mkdir``, ``os.write``… any
   ``os.open``, ``open`` for writing), and no store-layout name spelled as a literal (``omxfs.store.layout`` names
   them). The disk and the rules are the store's.
-- ``omxfs/store/`` and ``omxfs/crdt/`` import nothing from ``omxfs/fuse/``.
+- ``omxfs/store/``, ``omxfs/crdt/`` and ``omxfs/checkpoints/`` (store data, beside the store) import nothing from
+  ``omxfs/fuse/``; ``omxfs/checkpoints/`` nothing from ``omxfs/view/`` either (views call it, not the reverse).
 - No import cycle between the modules of ``omxfs``, ``agent`` and ``cli`` (imports at module level, outside
   ``TYPE_CHECKING``).
 """
@@ -201,9 +202,22 @@ def test_the_store_and_the_crdts_know_nothing_of_the_mount() -> None:
     bad = [
         f"{module} imports {target}"
         for module, targets in _graph().items()
-        if module.startswith(("omxfs.store", "omxfs.crdt"))
+        if module.startswith(("omxfs.store", "omxfs.crdt", "omxfs.checkpoints"))
         for target in targets
         if target.startswith("omxfs.fuse")
+    ]
+    assert not bad, bad
+
+
+def test_the_checkpoints_know_nothing_of_views_or_the_cli() -> None:
+    graph = _graph(OMXFS, OMXFS.parent / "cli")
+    assert any(m.startswith("omxfs.checkpoints") for m in graph)  # the package is there to be checked
+    bad = [
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if module.startswith("omxfs.checkpoints")
+        for target in targets
+        if target.startswith(("omxfs.view", "omxfs.fuse", "cli"))
     ]
     assert not bad, bad
 

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Checkpoints against git, in one run (issue 27, "Speed and size"): a benchmark, never a timed test.
+
+The zone: ``agents/bench/`` of a fresh workspace, holding ``bench_real.py``'s tree (the interpreter's standard
+library, ``tar x``, about 2,400 files; ``--small``: three packages of it) with a nested ``git init && git add -A &&
+git commit`` inside, so its ``.git`` is part of the zone as an agent's would be. The yardstick: the same tarball in
+a separate directory, committed with ``git add -A && git commit`` (git's own process, as a user runs it). The
+checkpoint operations are timed in this process (``omxfs.checkpoints``, what ``omxfs checkpoint`` and ``omxfs run``
+call, without the CLI's interpreter start, which ``omxfs run`` does not pay for its checkpoint either).
+
+Rows, each the best of ``--repeat`` rounds (each round a fresh workspace and repository):
+
+- ``first``: the first checkpoint vs git's first commit;
+- ``incremental``: after appending a line to 10 files, a checkpoint vs ``git add -A && git commit``; its added
+  bytes vs the 10 files' bytes;
+- ``view_start``: the automatic checkpoint of a view's start (``only_if_changed``) with those 10 changes, and with
+  none (a view started again on an unchanged zone);
+- ``diff``: ``diff`` of the 10 changed files vs ``git status && git diff``;
+- ``restore``: restore of those 10 paths vs ``git checkout -- PATHS``.
+
+Prints a table, then one JSON line with every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "scripts")]
+
+from bench_real_inputs import make_tarball  # noqa: E402
+
+from omxfs.checkpoints import ZoneHistory, diff, restore  # noqa: E402
+from omxfs.store import Workspace  # noqa: E402
+
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "commit.gpgsign=false"]
+CHANGED = 10
+
+
+def sh(*args: str, cwd: Path) -> None:
+    subprocess.run(args, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = action()
+    return time.perf_counter() - start, result
+
+
+def change(tree: Path, files: list[str]) -> int:
+    """Append a line to each file: the bytes the changed files now hold."""
+    total = 0
+    for rel in files:
+        with open(tree / rel, "a") as f:
+            f.write("# changed by the benchmark\n")
+        total += (tree / rel).stat().st_size
+    return total
+
+
+def one_round(base: Path, tarball: Path) -> dict[str, float]:
+    ws = Workspace.init(base / "ws", agents=["bench"])
+    zone = ws.root / "agents/bench"
+    sh("tar", "--no-same-owner", "-xf", str(tarball), cwd=zone)
+    sh("git", "init", "-q", cwd=zone)
+    sh(*GIT, "add", "-A", cwd=zone)
+    sh(*GIT, "commit", "-q", "-m", "inside the zone", cwd=zone)
+    yard = base / "yard"
+    yard.mkdir()
+    sh("tar", "--no-same-owner", "-xf", str(tarball), cwd=yard)
+    sh("git", "init", "-q", cwd=yard)
+    sh("sync", cwd=base)
+    history = ZoneHistory(ws, "bench")
+    out: dict[str, float] = {}
+
+    out["first_checkpoint"], first = timed(lambda: history.make("bench", "first"))
+    out["git_first_commit"], _ = timed(
+        lambda: sh(*GIT, "add", "-A", cwd=yard) or sh(*GIT, "commit", "-q", "-m", "1", cwd=yard)
+    )
+    out["zone_entries"] = len(first.entries)
+
+    files = sorted(str(p.relative_to(zone)) for p in zone.rglob("*.py") if ".git" not in p.parts)[::97][:CHANGED]
+    out["changed_bytes"] = change(zone, files)
+    change(yard, files)
+    out["incremental_checkpoint"], second = timed(lambda: history.make("bench", "ten changed"))
+    out["incremental_bytes_added"] = second.bytes_added
+    out["incremental_manifest_bytes"] = (history.manifests_dir / f"{second.number}.json").stat().st_size
+    out["git_incremental_commit"], _ = timed(
+        lambda: sh(*GIT, "add", "-A", cwd=yard) or sh(*GIT, "commit", "-q", "-m", "2", cwd=yard)
+    )
+
+    change(zone, files)
+    out["view_start_checkpoint_10_changed"], _ = timed(lambda: history.make("bench", "view", only_if_changed=True))
+    out["view_start_checkpoint_unchanged"], none = timed(lambda: history.make("bench", "view", only_if_changed=True))
+    assert none is None
+
+    change(zone, files)
+    change(yard, files)
+    out["diff_10_changed"], result = timed(lambda: diff(history))
+    assert len(result.modified) == len(files), result.modified
+    out["git_status_and_diff"], _ = timed(
+        lambda: sh("git", "status", cwd=yard) or sh("git", "--no-pager", "diff", cwd=yard)
+    )
+    last = history.latest()
+    assert last is not None
+    out["restore_10_paths"], _ = timed(lambda: restore(history, "bench", last.number, tuple(files)))
+    out["git_checkout_10_paths"], _ = timed(lambda: sh("git", "checkout", "--", *files, cwd=yard))
+    return out
+
+
+RATIOS = (
+    ("first checkpoint / git first commit", "first_checkpoint", "git_first_commit", "<= 1"),
+    ("incremental checkpoint / git commit", "incremental_checkpoint", "git_incremental_commit", "<= 0.5"),
+    ("diff / git status && git diff", "diff_10_changed", "git_status_and_diff", "<= 0.5"),
+    ("restore 10 paths / git checkout", "restore_10_paths", "git_checkout_10_paths", "<= 1"),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="Three packages of the standard library (a smoke run).")
+    parser.add_argument("--repeat", type=int, default=3, help="Rounds; each time is the best of them.")
+    parser.add_argument("--dir", type=Path, help="Where to work (default: a temp directory, removed afterwards).")
+    args = parser.parse_args(argv)
+    top = Path(tempfile.mkdtemp(prefix="bench-checkpoint-", dir=args.dir))
+    try:
+        tarball = top / "tree.tar"
+        files = make_tarball(tarball, args.small)
+        rounds = []
+        for n in range(args.repeat):
+            base = top / f"round{n}"
+            base.mkdir()
+            rounds.append(one_round(base, tarball))
+            shutil.rmtree(base)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    best = {key: min(r[key] for r in rounds) for key in rounds[0]}
+    print(f"tree: {files} files from the tarball; the zone: {int(best['zone_entries'])} entries (its .git included)")
+    print(f"{'measure':42} {'seconds':>9}")
+    for key, value in best.items():
+        if key.endswith(("_bytes", "_added", "entries")):
+            continue
+        print(f"{key:42} {value:9.4f}")
+    print(f"{'ratio':42} {'value':>9}  target")
+    ratios = {}
+    for label, ours, theirs, target in RATIOS:
+        ratios[label] = best[ours] / best[theirs]
+        print(f"{label:42} {ratios[label]:9.2f}  {target}")
+    size_ratio = best["incremental_bytes_added"] / best["changed_bytes"]
+    print(
+        f"{'bytes added / changed files bytes':42} {size_ratio:9.2f}  <= 1.1 "
+        f"(+ manifest {int(best['incremental_manifest_bytes'])} bytes)"
+    )
+    print(
+        f"{'view start checkpoint, 10 changed (ms)':42} {best['view_start_checkpoint_10_changed'] * 1000:9.1f}  <= 100"
+    )
+    print(
+        json.dumps({"files": files, "rounds": len(rounds), "best": best, "ratios": ratios, "bytes_ratio": size_ratio})
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
