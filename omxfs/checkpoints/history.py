@@ -143,8 +143,9 @@ class ZoneHistory:
         if only_if_changed and parent is not None and changed == 0:
             return None
         self.blobs.sync()
+        # a blob the parent names is kept by any prune (KEEP >= 1 keeps the latest): only the others are looked at
         named = {e.sha256 for e in scan.entries if e.type == FILE and not e.link}
-        missing = sorted(d for d in named if not self.blobs.exists(d))
+        missing = sorted(d for d in named - (parent.blobs() if parent else set()) if not self.blobs.exists(d))
         if missing:  # pruned under us (a concurrent prune that removed the latest checkpoint): never name a hole
             raise StoreCorrupt(f"blob {missing[0]} vanished while checkpointing {self.zone}: try again")
         number = (self.numbers() or [0])[-1] + 1
