@@ -88,6 +88,7 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path: Path, model: OpenAI
     assert "refused: read-only in bob's view" in out
     assert (ws / "agents/bob/repo/.git").is_dir() and (ws / "collaborative/current/hello.md").read_text() == "hi\n"
     assert (checkout / "demo/out/summary.md").read_text().count("- ") == 3
+    assert "+oops" in out  # the diff of the run gone wrong; the restore brought the repository and summary back
     assert (ws / "agents/bob/summary.md").read_text() == "plan.md, hello.md\n"
     assert len(model.requests) == 3  # both tasks planned, the summary written: no request went unanswered
     assert "merged and committed version 3" in out  # the team demo ran
