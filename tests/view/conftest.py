@@ -39,6 +39,13 @@ def run_view(
     )
 
 
+def run_from_root(argv: Sequence[str], *, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    """``argv``, a real process started in ``/`` with a clean environment; output captured, any exit status."""
+    return subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout, env=clean_env(), cwd="/", check=False
+    )
+
+
 def view_argv(workspace: Path, agent: str, script: str, *options: str, args: Sequence[str] = ()) -> list[str]:
     return [*OMXFS, "run", str(workspace), "--as", agent, *options, "--", "sh", "-c", script, *args]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from omxfs.store import Workspace
-from tests.view.conftest import OMXFS, clean_env, run_view, view_argv
+from tests.view.conftest import OMXFS, clean_env, run_from_root, run_view, view_argv
 
 Ok = Callable[..., str]
 WRITE_BOB = "echo pwn > /mnt/raw/agents/bob/viaraw 2>/dev/null; echo pwn > /mnt/raw/ws/agents/bob/viaraw; echo ran"
@@ -49,15 +49,8 @@ def test_a_bind_of_another_path_to_the_store_is_refused(store: Workspace, tmp_pa
     for source in (alias, alias / "ws/agents"):  # the alias holds the store; the alias leads inside it
         view = view_argv(ws, "alice", WRITE_BOB, "--bind", f"{source}:/mnt/raw")
         alias_then = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
-        done = subprocess.run(  # a mount namespace of its own (private): the alias never shows on the host
-            ["unshare", "--mount", "sh", "-c", alias_then, "sh", tmp_path, alias, *view],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=clean_env(),
-            cwd="/",
-            check=False,
-        )
+        # a mount namespace of its own (private): the alias never shows on the host
+        done = run_from_root(["unshare", "--mount", "sh", "-c", alias_then, "sh", tmp_path, alias, *view])
         refused(done, "--bind", source)
     assert not (ws / "agents/bob/viaraw").exists()
 

@@ -18,7 +18,7 @@ import pytest
 
 from omxfs.store import Workspace
 from omxfs.view.host_interfaces import why_not_bindable
-from tests.view.conftest import clean_env, run_view, view_argv
+from tests.view.conftest import run_from_root, run_view, view_argv
 
 SYSCTL = Path("/proc/sys/kernel/core_uses_pid")
 
@@ -81,15 +81,7 @@ def in_own_mounts(setup: str, path: Path, argv: list[str]) -> subprocess.Complet
     """``argv`` run as root in a mount namespace of its own after the shell commands ``setup`` ("$1" is ``path``):
     nothing it mounts shows on the host."""
     script = f'{setup} && shift && exec "$@"'
-    return subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(path), *argv],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=clean_env(),
-        cwd="/",
-        check=False,
-    )
+    return run_from_root(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(path), *argv])
 
 
 def test_a_procfs_mounted_elsewhere_is_refused(store: Workspace, sysctl: str, tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from omxfs.view.sandbox import SCOPE
 from tests.support import keyring
 from tests.support.sandbox import sandbox_or_skip
 from tests.support.unprivileged import as_nobody, nobody_dir
-from tests.view.conftest import OMXFS, clean_env, view_argv
+from tests.view.conftest import OMXFS, clean_env, run_from_root, view_argv
 
 HELPER = Path(keyring.__file__).resolve()
 PLANTED = ("{session}", "{user}", "{session_name}", "{user_name}")
@@ -89,15 +89,7 @@ def home() -> Iterator[Path]:
 
 def test_an_unprivileged_view_cannot_reach_the_callers_keyrings(tmp_path: Path, home: Path) -> None:
     ws = home / "ws"
-    init = subprocess.run(
-        as_nobody([*OMXFS, "init", str(ws), "--agent", "alice"], tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=clean_env(),
-        cwd="/",
-        check=False,
-    )
+    init = run_from_root(as_nobody([*OMXFS, "init", str(ws), "--agent", "alice"], tmp_path))
     assert init.returncode == 0, init.stderr
     assert_out_of_reach(as_caller(attack_in_view(ws), wrap=lambda argv: as_nobody(argv, tmp_path)))
 

@@ -16,7 +16,7 @@ from omxfs.store import Workspace
 from omxfs.store.names import AGENT_RULE
 from omxfs.view.launch import EMPTY_HOME
 from tests.support.scripts import REPO, with_ctrl_c
-from tests.view.conftest import OMXFS, clean_env, omxfs_view_mounts, poll, run_view, running, view_argv
+from tests.view.conftest import OMXFS, clean_env, omxfs_view_mounts, poll, run_from_root, run_view, running, view_argv
 
 Ok = Callable[..., str]
 
@@ -314,15 +314,7 @@ def test_where_no_user_namespace_can_be_made_one_line_says_what_to_do(store: Wor
     without them): the daemon mounts, bubblewrap cannot start the view, and omxfs run says what to enable."""
     no_userns = 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
     view = view_argv(store.root, "alice", "echo inside")
-    done = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", no_userns, "sh", *view],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=clean_env(),
-        cwd="/",
-        check=False,
-    )
+    done = run_from_root(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", no_userns, "sh", *view])
     assert done.returncode == 1 and "inside" not in done.stdout, done.stdout + done.stderr
     (ours,) = [line for line in done.stderr.splitlines() if not line.startswith("bwrap:")]
     assert "views need user namespaces" in ours and "user.max_user_namespaces" in ours
