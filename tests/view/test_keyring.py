@@ -31,9 +31,9 @@ PLANTED = ("{session}", "{user}", "{session_name}", "{user_name}")
 ATTEMPTS = 16  # ATTACK's lines of tries, the /proc/keys line aside
 
 
-def as_caller(argv: Sequence[str], *, wrap: Any = None, cwd: Path | str = "/") -> dict[str, Any]:
+def as_caller(argv: Sequence[str], *, wrap: Any = None, cwd: Path | str = "/", helper: Path = HELPER) -> dict[str, Any]:
     """Run ``argv`` as the caller of ``keyring.py`` (keys planted first); its JSON report."""
-    command = [sys.executable, "-I", str(HELPER), "--", *argv]
+    command = [sys.executable, "-I", str(helper), "--", *argv]
     done = subprocess.run(
         wrap(command) if wrap else command,
         capture_output=True,
@@ -91,7 +91,9 @@ def test_an_unprivileged_view_cannot_reach_the_callers_keyrings(tmp_path: Path, 
     ws = home / "ws"
     init = run_from_root(as_nobody([*OMXFS, "init", str(ws), "--agent", "alice"], tmp_path))
     assert init.returncode == 0, init.stderr
-    assert_out_of_reach(as_caller(attack_in_view(ws), wrap=lambda argv: as_nobody(argv, tmp_path)))
+    helper = Path(shutil.copy(HELPER, home))  # nobody reaches no file of a checkout in a 0700 directory (/root/omx)
+    as_nobody_here = lambda argv: as_nobody(argv, tmp_path)  # noqa: E731
+    assert_out_of_reach(as_caller(attack_in_view(ws), wrap=as_nobody_here, helper=helper))
 
 
 SESSION_OF_ITS_OWN = """
