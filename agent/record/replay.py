@@ -133,7 +133,9 @@ def _agent_run_line(event: Any, data: dict[str, Any]) -> list[str]:
 
 def _tool_lines(entry: dict[str, Any]) -> list[str]:
     """One tool call of an ``omx agent`` run: the call, its arguments, its result or error."""
-    head = f"tool {entry.get('tool')} (model call {entry.get('step')}): {entry.get('status')} "
+    written = ", written as text" if entry.get("source") == "text" else ""  # a local model's call in its reply
+    tool = entry.get("tool") or "(unreadable)"
+    head = f"tool {tool} (model call {entry.get('step')}{written}): {entry.get('status')} "
     lines = [head + f"{entry.get('duration_s', 0):.2f}s [{entry.get('call_id')}]"]
     arguments = entry.get("arguments")
     if isinstance(arguments, dict):
