@@ -97,6 +97,9 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
         lines = [f"run ended: {data.get('status')}, {data.get('steps_executed', 0)} step(s) executed"]
         lines += [f"  error: {data['error']}"] if data.get("error") else []
         lines += [f"  produced {path}" for path in data.get("produced_files", [])]
+        for check in data.get("criteria") or []:  # what omx checked of the plan's success criteria
+            detail = f" ({check.get('detail')})" if check.get("detail") else ""
+            lines.append(f"  [{check.get('status')}] {check.get('criterion')}{detail}")
         return lines
     return [f"{event}: {_short(data)}"]
 
