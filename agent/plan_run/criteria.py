@@ -2,10 +2,11 @@
 
 A criterion is written by the model in English, so omx checks only the ones it can read without guessing: the
 whole criterion (lower case, a final full stop dropped) must be one of the patterns below, about one file the run
-wrote with ``write_text`` (named by its path in the workspace, e.g. ``out/summary.md``). Anything else is
-"not checked", never "met": a criterion judged by the file merely existing is how a wrong result was called a
-success (issue 28). Numbers mean exactly that number unless "at least" / "at most" (or "no more/fewer than")
-says otherwise; "3" and "three" are the same. Text in quotes ("...", '...', `...`, “...”) is matched exactly.
+wrote with ``write_text`` (named by its path in the workspace, e.g. ``out/summary.md``, or by its absolute path).
+Anything else is "not checked", never "met": a criterion judged by the file merely existing is how a wrong result
+was called a success (issue 28). Numbers mean exactly that number unless "at least" / "at most" (or "no more than",
+"no fewer than") says otherwise; "3" and "three" are the same. Text in quotes ("...", '...', `...`, “...”) is
+matched exactly, case included.
 
 Patterns (FILE the file's path, N a number, TEXT quoted text; "has" may also be "contains", "holds", "includes"):
 
@@ -70,19 +71,19 @@ def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> Cr
         texts.append(next(group for group in match.groups() if group is not None))
         return f" @text{len(texts) - 1}@ "
 
-    names = {p.relative_to(workspace).as_posix(): p for p in produced}
-    unquoted = _unquote_paths(criterion.strip(), names)
+    names = {p.relative_to(workspace).as_posix(): p for p in produced} | {str(p): p for p in produced}
+    unquoted = _unquote_paths(re.sub(r"(?<![\w./-])\./", "", criterion.strip()), names)  # ./out/a.md is out/a.md
     sentence = " ".join(_QUOTED.sub(placeholder, unquoted).split()).rstrip(".").strip()
     parts = [part.strip() for part in re.split(r";|,? and (?=\S)", sentence) if part.strip()]
     checks: list[tuple[CriterionStatus, str]] = []
     current: Path | None = None
     for part in parts:
-        named = [path for name, path in names.items() if _names(part, name)]
-        if len(named) > 1:
+        named = {name: path for name, path in names.items() if _names(part, name)}
+        if len(set(named.values())) > 1:
             return CriterionCheck(criterion=criterion, status="not checked", detail="it names more than one file")
         if named:
-            current = named[0]
-            part = _replace_name(part, next(n for n, p in names.items() if p == current))
+            name, current = next(iter(named.items()))
+            part = _replace_name(part, name)
         elif current is not None and not part.startswith(_FILE):
             part = f"{_FILE} {part}"  # "out/a.md exists and has 3 lines": the second part is about out/a.md too
         checks.append(_check_part(part.lower(), current, texts))

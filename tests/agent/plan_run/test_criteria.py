@@ -53,6 +53,7 @@ def ws(tmp_path: Path) -> tuple[Path, list[Path]]:
         ("out/count.txt exists and has 4 lines", "met", "the file exists; 4 non-empty lines"),
         ("out/count.txt exists and has 5 lines", "not met", "4 non-empty lines"),
         ("out/count.txt has 4 lines and out/number.txt has just the number 4", "met", "4 non-empty lines; it holds 4"),
+        ("./out/count.txt has 4 lines", "met", "4 non-empty lines"),
     ],
 )
 def test_the_patterns_omx_reads_are_checked(
@@ -97,6 +98,12 @@ def test_a_file_the_run_wrote_then_lost_is_not_met(ws: tuple[Path, list[Path]]) 
     (workspace / "out" / "count.txt").unlink()
     check = check_criterion("out/count.txt has 4 lines", produced, workspace)
     assert (check.status, check.detail) == ("not met", "count.txt is missing")
+
+
+def test_a_file_named_by_its_absolute_path_is_checked(ws: tuple[Path, list[Path]]) -> None:
+    workspace, produced = ws
+    check = check_criterion(f"{workspace}/out/count.txt has 4 lines", produced, workspace)
+    assert (check.status, check.detail) == ("met", "4 non-empty lines")
 
 
 def test_check_criteria_keeps_the_order(ws: tuple[Path, list[Path]]) -> None:
