@@ -3,6 +3,9 @@
 The loop is bounded by ``max_steps`` model calls, so a model that never stops calling tools costs a known amount
 and ends with "max steps reached". A model's mistakes (an unknown tool, arguments that are not JSON) go back to
 it as tool results it can correct; a failure to reach the model is the user's to see and is raised as LLMError.
+Many local models (llama.cpp, Ollama) write their calls in the reply's text instead of sending native tool calls:
+a reply that is nothing but such calls (``agent.chat.text_tool_calls``) is run the same way, its results sent back
+in a user message, and the trace marks those calls ``source: text``.
 
 Seed 003's context discipline is wired in here, each part behind a ``context:`` setting that is off by default
 (``agent.context`` holds the parts): the messages live in an append-only context, every request is measured
