@@ -300,7 +300,8 @@ class _Run:
             call = ToolCall(id=f"text_{self.steps}_{i}", name=found.name, arguments=found.arguments, source="text")
             result, error = self._call(call, found.problem)
             failed = failed or error
-            parts.append(f"Result of your tool call {found.name or '(unreadable)'}:\n{result.rstrip()}")
+            shown = result.rstrip() or "(no output: nothing was printed)"  # python's `6 * 7` prints nothing
+            parts.append(f"Result of your tool call {found.name or '(unreadable)'}:\n{shown}")
         parts.append(TEXT_CALLS_FOLLOW_UP)
         self.context.append_user("\n\n".join(parts), is_error=failed)
 

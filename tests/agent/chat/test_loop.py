@@ -143,3 +143,12 @@ def test_a_tool_call_tag_without_a_call_in_it_goes_back_to_the_model(tmp_path: P
     entries = [json.loads(line) for line in (run.run_dir / "trace.jsonl").read_text(encoding="utf-8").splitlines()]
     (tool,) = [e for e in entries if e["kind"] == "tool"]
     assert (tool["status"], tool["source"]) == ("failed", "text") and "does not hold valid JSON" in tool["error"]
+
+
+def test_a_text_call_that_prints_nothing_is_said_to_the_model() -> None:
+    """The 0.5B model's own call, {"code": "6 * 7"}, prints nothing: an empty result told it nothing."""
+    model = ScriptedModel(['{"name": "python", "arguments": {"code": "6 * 7"}}', "42"])
+    run = Agent(AgentConfig(), model=model).run("What is 6*7? Use python.")
+    assert run.answer == "42" and [(c.name, c.source) for c in run.tool_calls] == [("python", "text")]
+    told = model.requests[1]["messages"][-1]["content"]
+    assert told.startswith("Result of your tool call python:\n(no output: nothing was printed)")
