@@ -3,6 +3,9 @@
 The loop is bounded by ``max_steps`` model calls, so a model that never stops calling tools costs a known amount
 and ends with "max steps reached". A model's mistakes (an unknown tool, arguments that are not JSON) go back to
 it as tool results it can correct; a failure to reach the model is the user's to see and is raised as LLMError.
+Many local models (llama.cpp, Ollama) write their calls in the reply's text instead of sending native tool calls:
+a reply that is nothing but such calls (``agent.chat.text_tool_calls``) is run the same way, its results sent back
+in a user message, and the trace marks those calls ``source: text``.
 
 Seed 003's context discipline is wired in here, each part behind a ``context:`` setting that is off by default
 (``agent.context`` holds the parts): the messages live in an append-only context, every request is measured
@@ -28,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.chat.memory_tools import register_memory_tools
 from agent.chat.session_resize import SessionResize, SessionSettings
+from agent.chat.text_tool_calls import TextCall, parse_text_tool_calls
 from agent.chat.tool_manager import ToolManager
 from agent.context import (
     RECITATION_INSTRUCTION,
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
 MAX_STEPS_REACHED = "max steps reached"
 NO_ANSWER = "the model gave an empty answer"
 OUTPUT_MISMATCH = "error: your answer does not meet the OUTPUT REQUIREMENT"
+TEXT_CALLS_FOLLOW_UP = "Those are the results of your tool calls: call a tool again, or answer in plain text."
 
 
 class AgentConfig(BaseModel):
@@ -254,6 +259,10 @@ class _Run:
             if self.recitation is not None:
                 self.recitation.update_from_output(reply.content or "")
             if not reply.tool_calls:
+                written = parse_text_tool_calls(reply.content or "")
+                if written is not None:  # a local model's calls, written in the reply instead of sent natively
+                    self._run_text_calls(reply.content or "", written)
+                    continue
                 if self._should_retry(reply.content or ""):
                     self._preserve_and_retry(reply.content or "")
                     continue
@@ -263,16 +272,38 @@ class _Run:
                 return self._result(reply.content or NO_ANSWER)
             self.context.append_message(reply.as_message())
             for call in reply.tool_calls:
-                self.calls.append(call)
-                start, began = now(), time.monotonic()
-                result = self._execute(call)
-                error = is_tool_error(result)
-                self._record_tool(call, result, error, start, began)
-                if error:
-                    self.tool_errors.append(f"{call.name}: {result.strip()}")
+                result, error = self._call(call)
                 self.context.append_message({"role": "tool", "tool_call_id": call.id, "content": result},
                                             is_error=error)  # fmt: skip
         return self._result(MAX_STEPS_REACHED)
+
+    def _call(self, call: ToolCall, problem: str | None = None) -> tuple[str, bool]:
+        """Run one call (or report the ``problem`` that kept it from being one), trace it: (result, failed)."""
+        self.calls.append(call)
+        start, began = now(), time.monotonic()
+        result = f"error: {problem}" if problem is not None else self._execute(call)
+        error = is_tool_error(result)
+        self._record_tool(call, result, error, start, began)
+        if error:
+            self.tool_errors.append(f"{call.name or '(no tool)'}: {result.strip()}")
+        return result, error
+
+    def _run_text_calls(self, content: str, written: list[TextCall]) -> None:
+        """Calls the model wrote as text run as native ones do: same checks, sandbox and trace (marked "text").
+
+        The reply stays in the conversation as the model wrote it, and the results go back in one user message:
+        a reply without native calls has no call ids for "tool" messages to answer, and servers reject those.
+        """
+        self.context.append_message({"role": "assistant", "content": content})
+        parts, failed = [], False
+        for i, found in enumerate(written):
+            call = ToolCall(id=f"text_{self.steps}_{i}", name=found.name, arguments=found.arguments, source="text")
+            result, error = self._call(call, found.problem)
+            failed = failed or error
+            shown = result.rstrip() or "(no output: nothing was printed)"  # python's `6 * 7` prints nothing
+            parts.append(f"Result of your tool call {found.name or '(unreadable)'}:\n{shown}")
+        parts.append(TEXT_CALLS_FOLLOW_UP)
+        self.context.append_user("\n\n".join(parts), is_error=failed)
 
     def _execute(self, call: ToolCall) -> str:
         """Masking: a call the mode does not allow is refused, whatever the provider let through."""
@@ -386,7 +417,8 @@ class _Run:
             ToolCallEntry(step=self.steps, call_id=call.id, tool=call.name, arguments=preview(arguments),
                           inputs_digest=digest(arguments), output_digest=digest(result), start_time=start,
                           end_time=now(), duration_s=round(time.monotonic() - began, 3), status=status,
-                          output=preview(result), error=result.strip()[:PREVIEW_CHARS] if error else None)
+                          output=preview(result), error=result.strip()[:PREVIEW_CHARS] if error else None,
+                          source=call.source)
         )  # fmt: skip
 
     def _record_fold(self, event: Literal["compress", "resize"], before: int, data: dict[str, Any]) -> None:

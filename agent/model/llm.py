@@ -21,7 +21,7 @@ import uuid
 import warnings
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -46,6 +46,8 @@ class ToolCall(BaseModel):
     id: str
     name: str
     arguments: str  # the JSON text the model sent, unparsed: the caller reports bad JSON back to the model
+    # "text": written in the reply's content, not sent as a native call (agent.chat.text_tool_calls reads those)
+    source: Literal["native", "text"] = "native"
 
 
 class ModelReply(BaseModel):

@@ -6,7 +6,6 @@ a next step. There is no loop and no step limit to hit: a plan has a fixed numbe
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent.model.errors import advice
+from agent.plan_run.criteria import CriterionCheck, check_criteria
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
 from agent.plan_run.resume import save_output
 from agent.plan_run.tools.base import ToolContext, ToolResult
@@ -24,8 +24,6 @@ from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, 
 from agent.sandbox.confine import OUTPUT_LIMIT
 
 __all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
-
-BULLETS = re.compile(r"\b(\d+)\s+bullet", re.IGNORECASE)
 
 
 class StepOutcome(BaseModel):
@@ -40,16 +38,12 @@ class StepOutcome(BaseModel):
     duration_s: float = 0.0
 
 
-class CriterionCheck(BaseModel):
-    """A success criterion and what could be checked of it: only files the run produced are looked at."""
-
-    criterion: str
-    status: Literal["met", "not met", "unchecked"]
-    detail: str = ""
-
-
 class ExecutionResult(BaseModel):
-    status: Literal["success", "failed"]
+    """How a plan's run ended: ``success`` only when every step ran and every success criterion was checked and
+    met; ``done`` when every step ran but some criterion (or, without criteria, anything) was not checked;
+    ``failed`` when a step failed or a criterion was checked and not met."""
+
+    status: Literal["success", "done", "failed"]
     steps_total: int
     steps_executed: int
     steps: list[StepOutcome] = Field(default_factory=list)
@@ -94,28 +88,6 @@ def _check_whole(step: Step, result: ToolResult, users: list[int]) -> ToolResult
         "OutputTooLarge",
         **result.details,
     )
-
-
-def _check_criteria(criteria: list[str], produced: list[Path], workspace: Path) -> list[CriterionCheck]:
-    checks = []
-    for criterion in criteria:
-        files = [p for p in produced if p.relative_to(workspace).as_posix() in criterion]
-        if not files:
-            checks.append(CriterionCheck(criterion=criterion, status="unchecked"))
-            continue
-        path = files[0]
-        if not path.is_file():
-            checks.append(CriterionCheck(criterion=criterion, status="not met", detail=f"{path} is missing"))
-            continue
-        wanted = BULLETS.search(criterion)
-        if wanted:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            count = sum(1 for line in lines if line.lstrip().startswith(("- ", "* ", "• ")))
-            status: Literal["met", "not met"] = "met" if count >= int(wanted.group(1)) else "not met"
-            checks.append(CriterionCheck(criterion=criterion, status=status, detail=f"{count} bullet lines"))
-        else:
-            checks.append(CriterionCheck(criterion=criterion, status="met", detail="the file exists"))
-    return checks
 
 
 def _note(result: ToolResult) -> str | None:
@@ -181,10 +153,11 @@ class Executor:
             if step.tool == "write_text":
                 produced.append(Path(result.details["path"]))
         files = list(dict.fromkeys(produced))
-        checks = _check_criteria(plan.success_criteria, files, self.ctx.workspace)
+        checks = check_criteria(plan.success_criteria, files, self.ctx.workspace)
         unmet = [c for c in checks if c.status == "not met"]
+        verified = bool(checks) and all(c.status == "met" for c in checks)
         return ExecutionResult(
-            status="failed" if unmet else "success",
+            status="failed" if unmet else "success" if verified else "done",
             steps_total=len(plan.steps),
             steps_executed=sum(1 for o in outcomes if o.status != "reused"),
             steps=outcomes,

@@ -1,7 +1,9 @@
 """The flow behind ``omx``: plan → show → confirm → execute → summarise, every run recorded in ``runs/<ts>/``.
 
 The CLI only parses arguments and prints; this module decides. It talks to the person through a ``UI`` (show
-text, ask yes/no) and returns an ``Outcome`` whose exit code is non-zero on refusal or failure.
+text, ask yes/no) and returns an ``Outcome`` whose exit code is non-zero on refusal or failure. A success
+criterion omx checked and found not met is a failure (exit 1); a run whose steps all ran but whose criteria omx
+could not all check is "done" (exit 0), and its result line says how many were not checked, never "success".
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Protocol
 
 from agent.model.llm import LLMError, Model
 from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
+from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
 from agent.plan_run.overwrites import overwrite_previews
 from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
@@ -50,7 +53,7 @@ class Options:
 @dataclass
 class Outcome:
     exit_code: int
-    status: str  # success, failed, refused, declined, dry_run, planning_failed, error
+    status: str  # success, done (ran, not all checked), failed, refused, declined, dry_run, planning_failed, error
     message: str | None = None
     run_dir: Path | None = None
     result: ExecutionResult | None = None
@@ -290,11 +293,13 @@ def _decide_and_run(
         steps_executed=result.steps_executed,
         produced_files=result.produced_files,
         error=result.error,
+        criteria=[check.model_dump() for check in result.criteria],
         **_usage(model),
     )
     ui.show(summary_text(result, recorder))
     _show_usage(ui, model)
-    code = EXIT_OK if result.status == "success" else EXIT_FAILED
+    # done (every step ran, some criterion not checked) is not a failure: the summary says what was not checked
+    code = EXIT_FAILED if result.status == "failed" else EXIT_OK
     return Outcome(code, result.status, result.error, recorder.run_dir, result)
 
 
@@ -326,10 +331,23 @@ def _assessment_record(assessment: RiskAssessment) -> dict[str, Any]:
     }
 
 
+def _not_checked(criteria: list[CriterionCheck]) -> str:
+    """What a run that is done but not verified left unchecked: "2 criteria not checked (1 met)"."""
+    if not criteria:
+        return "no success criteria to check"
+    unchecked = sum(1 for c in criteria if c.status == "not checked")
+    met = len(criteria) - unchecked
+    text = f"{unchecked} {'criterion' if unchecked == 1 else 'criteria'} not checked"
+    return text + (f" ({met} met)" if met else "")
+
+
 def summary_text(result: ExecutionResult, recorder: RunRecorder) -> str:
     """The console summary (seed 004 FR-R1): outcome, steps, criteria, produced files, where the trace is."""
+    steps = f"{result.steps_executed}/{result.steps_total} steps"
     if result.status == "success":
-        lines = [f"Result: success ({result.steps_executed}/{result.steps_total} steps)"]
+        lines = [f"Result: success ({steps})"]
+    elif result.status == "done":
+        lines = [f"Result: done, {_not_checked(result.criteria)} ({steps})"]
     elif result.failed_step is not None:
         lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}: {result.error}"]
     else:

@@ -97,6 +97,9 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
         lines = [f"run ended: {data.get('status')}, {data.get('steps_executed', 0)} step(s) executed"]
         lines += [f"  error: {data['error']}"] if data.get("error") else []
         lines += [f"  produced {path}" for path in data.get("produced_files", [])]
+        for check in data.get("criteria") or []:  # what omx checked of the plan's success criteria
+            detail = f" ({check.get('detail')})" if check.get("detail") else ""
+            lines.append(f"  [{check.get('status')}] {check.get('criterion')}{detail}")
         return lines
     return [f"{event}: {_short(data)}"]
 
@@ -133,7 +136,9 @@ def _agent_run_line(event: Any, data: dict[str, Any]) -> list[str]:
 
 def _tool_lines(entry: dict[str, Any]) -> list[str]:
     """One tool call of an ``omx agent`` run: the call, its arguments, its result or error."""
-    head = f"tool {entry.get('tool')} (model call {entry.get('step')}): {entry.get('status')} "
+    written = ", written as text" if entry.get("source") == "text" else ""  # a local model's call in its reply
+    tool = entry.get("tool") or "(unreadable)"
+    head = f"tool {tool} (model call {entry.get('step')}{written}): {entry.get('status')} "
     lines = [head + f"{entry.get('duration_s', 0):.2f}s [{entry.get('call_id')}]"]
     arguments = entry.get("arguments")
     if isinstance(arguments, dict):

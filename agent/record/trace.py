@@ -120,6 +120,7 @@ class ToolCallEntry(_Entry):
     status: Literal["success", "failed", "refused"]
     output: str  # the result in short (PREVIEW_CHARS)
     error: str | None = None
+    source: Literal["native", "text"] = "native"  # text: the model wrote the call in its reply's content
 
 
 class RunEntry(_Entry):

@@ -21,9 +21,12 @@ import cli.omx
 from agent.context import is_prefix
 from agent.model.llm import Model, ScriptedModel
 from agent.model.waiting import WaitingModel
+from tests.support.openai_stub import OpenAIStub
 
 REPO = Path(__file__).resolve().parents[2]
 OMX = REPO / ".venv" / "bin" / "omx"
+
+pytest_plugins = ["tests.support.fixtures"]
 
 ANSWER = "6 times 7 is 42."
 TWO_STEPS: list[Any] = [
@@ -269,3 +272,85 @@ def test_the_trace_holds_every_tool_call_and_replay_shows_the_run(models: list[S
     assert any(line.startswith("error: error: the arguments of python are not valid JSON") for line in lines)
     assert any("run ended: answered after 3 model call(s); 180 tokens in (96 cached), 8 out" in x for x in lines)
     assert f"answer: {ANSWER}" in lines
+
+
+# -- issue 28: tool calls that a local model writes as text ------------------------------------------------------
+
+
+def omx_agent_on(stub: OpenAIStub, tmp_path: Path, prompt: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``omx agent`` against the OpenAI-compatible stub, as with a llama.cpp or Ollama server."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))} | {"NO_PROXY": "127.0.0.1"}
+    command = [str(OMX), "agent", prompt, "--model", "openai/local-model", "--api-base", stub.base_url]
+    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+def tool_entries(run_dir: Path) -> list[dict[str, Any]]:
+    entries = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [e for e in entries if e.get("kind") == "tool"]
+
+
+TEXT_CALL = '{"name": "python", "arguments": {"code": "print(6 * 7)"}}'
+
+
+@pytest.mark.parametrize(
+    "written",
+    [TEXT_CALL, f"```json\n{TEXT_CALL}\n```", f"<tool_call>\n{TEXT_CALL}\n</tool_call>"],
+    ids=["json", "fenced", "qwen-tags"],
+)
+def test_a_tool_call_written_as_text_runs_and_the_answer_uses_it(
+    openai_stub: OpenAIStub, tmp_path: Path, written: str
+) -> None:
+    """Issue 28: Qwen2.5-Coder-0.5B behind llama.cpp wrote its call as text; omx printed the JSON and stopped."""
+    openai_stub.enqueue(content=written)
+    openai_stub.enqueue(content=ANSWER)
+    ran = omx_agent_on(openai_stub, tmp_path, "What is 6*7? Use python.")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == ANSWER + "\n"
+    assert len(openai_stub.requests) == 2
+    reply, results = openai_stub.requests[1]["messages"][-2:]
+    assert reply == {"role": "assistant", "content": written}  # what the model said, as it said it
+    assert results["role"] == "user" and "Result of your tool call python:\n42\n" in results["content"]
+    (entry,) = tool_entries(tmp_path / summary_run_dir(ran.stderr))
+    assert (entry["tool"], entry["source"], entry["status"], entry["output"]) == ("python", "text", "success", "42\n")
+    assert entry["arguments"] == {"code": "print(6 * 7)"}
+    shown = CliRunner().invoke(cli.omx.main, ["replay", str(tmp_path / summary_run_dir(ran.stderr))])
+    assert "tool python (model call 1, written as text): success" in shown.output
+
+
+def test_several_calls_as_text_all_run_in_order(openai_stub: OpenAIStub, tmp_path: Path) -> None:
+    first = '{"name": "python", "arguments": {"code": "print(6 * 7)"}}'
+    second = '{"name": "python", "arguments": {"code": "print(42 + 1)"}}'
+    openai_stub.enqueue(content=f"<tool_call>\n{first}\n</tool_call>\n<tool_call>\n{second}\n</tool_call>")
+    openai_stub.enqueue(content="42, and 43 after it.")
+    ran = omx_agent_on(openai_stub, tmp_path, "Compute 6*7 and one more.")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "42, and 43 after it.\n"
+    results = openai_stub.requests[1]["messages"][-1]["content"]
+    assert results.index("Result of your tool call python:\n42") < results.index("Result of your tool call python:\n43")
+    assert [e["output"] for e in tool_entries(tmp_path / summary_run_dir(ran.stderr))] == ["42\n", "43\n"]
+
+
+def test_an_unknown_tool_written_as_text_is_an_error_the_model_sees(openai_stub: OpenAIStub, tmp_path: Path) -> None:
+    openai_stub.enqueue(content='```json\n{"name": "calculator", "arguments": {"expression": "6*7"}}\n```')
+    openai_stub.enqueue(content=TEXT_CALL)
+    openai_stub.enqueue(content=ANSWER)
+    ran = omx_agent_on(openai_stub, tmp_path, "What is 6*7?")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == ANSWER + "\n"  # not the JSON of the first reply
+    told = openai_stub.requests[1]["messages"][-1]
+    assert told["role"] == "user"
+    assert "error: unknown tool: calculator; available tools: python" in told["content"]
+    calls = tool_entries(tmp_path / summary_run_dir(ran.stderr))
+    assert [(e["tool"], e["status"], e["source"]) for e in calls] == [
+        ("calculator", "failed", "text"),
+        ("python", "success", "text"),
+    ]
+
+
+def test_an_answer_with_braces_or_json_in_prose_stays_the_answer(openai_stub: OpenAIStub, tmp_path: Path) -> None:
+    answer = 'Send {"name": "python", "arguments": {"code": "print(42)"}} to run code; {} is an empty dict.'
+    openai_stub.enqueue(content=answer)
+    ran = omx_agent_on(openai_stub, tmp_path, "How do I call the python tool?")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == answer + "\n"
+    assert len(openai_stub.requests) == 1 and tool_entries(tmp_path / summary_run_dir(ran.stderr)) == []

@@ -163,7 +163,9 @@ def test_on_a_mount_omx_works_in_its_zone_and_versions_shared_files(mounted: Pat
     assert [(h["version"], h["author"]) for h in history] == [(1, "alice")]  # one commit, no temporary file
     assert os.listdir(mounted / "collaborative" / "current") == ["plan.md"]
     (run_dir,) = (mounted / "agents" / "alice" / "runs").iterdir()
-    assert run_end(trace_of(run_dir))["status"] == "success" and not (mounted / "runs").exists()
+    assert (
+        run_end(trace_of(run_dir))["status"] == "done" and not (mounted / "runs").exists()
+    )  # no criteria: nothing checked
 
 
 def test_on_a_mount_another_agents_zone_is_read_only_for_the_tools_too(mounted: Path) -> None:

@@ -28,8 +28,15 @@ def read_text(inputs: ReadTextInput, ctx: ToolContext) -> ToolResult:
         path = confine(ctx.workspace, inputs.path)
         if not path.exists():
             raise ToolFailure(f"{inputs.path} does not exist", "check the path with list_dir", "NotFound")
+        if path.is_dir():  # said so that a model reading the error (a re-plan) knows which tool to call instead
+            raise ToolFailure(
+                f"{inputs.path} is a directory, not a file: read_text reads one file; use list_dir with path "
+                f"{inputs.path!r} to see its files, then read_text each file you need",
+                f"use list_dir for the directory {inputs.path}, then read_text its files",
+                "NotAFile",
+            )
         if not path.is_file():
-            raise ToolFailure(f"{inputs.path} is not a file", "use list_dir for a directory", "NotAFile")
+            raise ToolFailure(f"{inputs.path} is not a file", "read_text reads regular files only", "NotAFile")
         size = path.stat().st_size
         if size > READ_LIMIT:
             raise ToolFailure(

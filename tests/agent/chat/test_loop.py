@@ -126,3 +126,29 @@ def test_agent_through_litellm_and_the_stub(openai_stub: OpenAIStub) -> None:
         "arguments": json.dumps({"code": "print(6*7)"}),
     }
     assert second[-1] == {"role": "tool", "tool_call_id": "call_9", "content": "42\n"}
+
+
+def test_a_tool_call_tag_without_a_call_in_it_goes_back_to_the_model(tmp_path: Path) -> None:
+    """Issue 28: a Qwen-style <tool_call> tag whose body is not a call is the model's mistake to correct."""
+    model = ScriptedModel(["<tool_call>\n{name: python, code: print(1)}\n</tool_call>", "I could not call it."])
+    run = Agent(AgentConfig(runs_dir=tmp_path / "runs"), model=model).run("Print 1 with python.")
+    assert run.answer == "I could not call it." and run.steps == 2
+    told = model.requests[1]["messages"][-1]
+    assert (
+        told["role"] == "user"
+        and "Result of your tool call (unreadable):\nerror: the <tool_call> tag" in told["content"]
+    )
+    assert [(c.name, c.source) for c in run.tool_calls] == [("", "text")]
+    assert run.run_dir is not None
+    entries = [json.loads(line) for line in (run.run_dir / "trace.jsonl").read_text(encoding="utf-8").splitlines()]
+    (tool,) = [e for e in entries if e["kind"] == "tool"]
+    assert (tool["status"], tool["source"]) == ("failed", "text") and "does not hold valid JSON" in tool["error"]
+
+
+def test_a_text_call_that_prints_nothing_is_said_to_the_model() -> None:
+    """The 0.5B model's own call, {"code": "6 * 7"}, prints nothing: an empty result told it nothing."""
+    model = ScriptedModel(['{"name": "python", "arguments": {"code": "6 * 7"}}', "42"])
+    run = Agent(AgentConfig(), model=model).run("What is 6*7? Use python.")
+    assert run.answer == "42" and [(c.name, c.source) for c in run.tool_calls] == [("python", "text")]
+    told = model.requests[1]["messages"][-1]["content"]
+    assert told.startswith("Result of your tool call python:\n(no output: nothing was printed)")

@@ -67,6 +67,17 @@ def test_read_text_failures_are_structured(ctx: ToolContext, path: str, error_ty
     assert not result.ok and result.error_type == error_type and result.error and result.hint
 
 
+def test_read_text_of_a_directory_tells_the_model_to_use_list_dir(ctx: ToolContext) -> None:
+    """Issue 28: "data/ is not a file" left a model (and the person) without the tool to use instead."""
+    result = run_tool(ReadTextInput(path="data/"), ctx)
+    assert not result.ok and result.error_type == "NotAFile"
+    assert result.error == (
+        "data/ is a directory, not a file: read_text reads one file; use list_dir with path 'data/' to see its "
+        "files, then read_text each file you need"
+    )
+    assert result.hint == "use list_dir for the directory data/, then read_text its files"
+
+
 def test_a_symlink_out_of_the_root_is_refused(ctx: ToolContext, ws: Path) -> None:
     os.symlink(ws.parent / "secret.txt", ws / "link.txt")
     os.symlink(ws.parent, ws / "up")

@@ -1,0 +1,213 @@
+"""A plan's success criteria, checked by omx itself on the files the run wrote, or honestly reported as not checked.
+
+A criterion is written by the model in English, so omx checks only the ones it can read without guessing: the
+whole criterion (lower case, a final full stop dropped) must be one of the patterns below, about one file the run
+wrote with ``write_text`` (named by its path in the workspace, e.g. ``out/summary.md``, or by its absolute path).
+Anything else is "not checked", never "met": a criterion judged by the file merely existing is how a wrong result
+was called a success (issue 28). Numbers mean exactly that number unless "at least" / "at most" (or "no more than",
+"no fewer than") says otherwise; "3" and "three" are the same. Text in quotes ("...", '...', `...`, “...”) is
+matched exactly, case included.
+
+Patterns (FILE the file's path, N a number, TEXT quoted text; "has" may also be "contains", "holds", "includes"):
+
+- ``FILE exists`` (or "is created", "is written", "was written", "is present")
+- ``FILE has N lines`` (non-empty lines; also "N non-empty lines")
+- ``FILE has N bullet lines`` (also "N bullets", "N bullet points"; lines that start with "- ", "* ", "+ " or "• ")
+- ``FILE has "TEXT"`` (also "the text/word/string "TEXT"")
+- ``FILE has just the number N`` ("only", "exactly"; also ``FILE is N``, ``FILE equals N``): the whole content
+- ``FILE is a markdown table`` (also "has a markdown table"): a header row, a ``|---|`` row, and rows
+- several of these joined by "and" or ";", each part about FILE unless it names another file the run wrote
+
+A part that is checked and not met makes the whole criterion not met; otherwise one part not checked leaves the
+whole not checked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+__all__ = ["CriterionCheck", "CriterionStatus", "check_criteria", "check_criterion"]
+
+CriterionStatus = Literal["met", "not met", "not checked"]
+
+MAX_READ = 5_000_000  # a bigger file is not read to check a criterion: not checked
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                 "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}  # fmt: skip
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|`([^`]+)`|(?<!\w)'([^']+)'(?!\w)")
+_HAS = r"(?:has|have|contains|holds|includes|should (?:have|contain)|must (?:have|contain))"
+_COUNT = (
+    r"(?:(?P<op>exactly|only|just|at least|at most|no more than|no fewer than|no less than) )?"
+    rf"(?P<n>\d+|{'|'.join(_NUMBER_WORDS)})"
+)
+_FILE = "@file@"  # stands for the file's path in a criterion being matched
+_SUBJECT = rf"(?:the )?(?:file |output file )?{_FILE}(?: file)?"
+_BULLET_MARKS = ("- ", "* ", "+ ", "• ")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+class CriterionCheck(BaseModel):
+    """A success criterion and what omx found: met, not met, or not checked (with what it saw, in ``detail``)."""
+
+    criterion: str
+    status: CriterionStatus
+    detail: str = ""
+
+
+def check_criteria(criteria: list[str], produced: list[Path], workspace: Path) -> list[CriterionCheck]:
+    """Each criterion checked against the files the run wrote (absolute paths inside ``workspace``)."""
+    return [check_criterion(criterion, produced, workspace) for criterion in criteria]
+
+
+def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> CriterionCheck:
+    texts: list[str] = []
+
+    def placeholder(match: re.Match[str]) -> str:
+        texts.append(next(group for group in match.groups() if group is not None))
+        return f" @text{len(texts) - 1}@ "
+
+    names = {p.relative_to(workspace).as_posix(): p for p in produced} | {str(p): p for p in produced}
+    unquoted = _unquote_paths(re.sub(r"(?<![\w./-])\./", "", criterion.strip()), names)  # ./out/a.md is out/a.md
+    sentence = " ".join(_QUOTED.sub(placeholder, unquoted).split()).rstrip(".").strip()
+    parts = [part.strip() for part in re.split(r";|,? and (?=\S)", sentence) if part.strip()]
+    checks: list[tuple[CriterionStatus, str]] = []
+    current: Path | None = None
+    for part in parts:
+        named = {name: path for name, path in names.items() if _names(part, name)}
+        if len(set(named.values())) > 1:
+            return CriterionCheck(criterion=criterion, status="not checked", detail="it names more than one file")
+        if named:
+            name, current = next(iter(named.items()))
+            part = _replace_name(part, name)
+        elif current is not None and not part.startswith(_FILE):
+            part = f"{_FILE} {part}"  # "out/a.md exists and has 3 lines": the second part is about out/a.md too
+        checks.append(_check_part(part.lower(), current, texts))
+    return _combine(criterion, checks)
+
+
+def _unquote_paths(text: str, names: dict[str, Path]) -> str:
+    """`out/a.md` or "out/a.md" is the file's name, not quoted text to look for."""
+    for name in names:
+        for left, right in (("`", "`"), ('"', '"'), ("'", "'"), ("“", "”")):
+            text = text.replace(f"{left}{name}{right}", name)
+    return text
+
+
+def _names(part: str, name: str) -> bool:
+    return re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-]|\.\w)", part) is not None
+
+
+def _replace_name(part: str, name: str) -> str:
+    return re.sub(rf"(?<![\w./-]){re.escape(name)}(?![\w/-]|\.\w)", _FILE, part)
+
+
+def _combine(criterion: str, checks: list[tuple[CriterionStatus, str]]) -> CriterionCheck:
+    failed = [detail for status, detail in checks if status == "not met"]
+    if failed:
+        return CriterionCheck(criterion=criterion, status="not met", detail="; ".join(failed))
+    if not checks or any(status == "not checked" for status, _ in checks):
+        unknown = [d for s, d in checks if s == "not checked"]
+        return CriterionCheck(criterion=criterion, status="not checked", detail=unknown[0] if unknown else "")
+    return CriterionCheck(criterion=criterion, status="met", detail="; ".join(d for _, d in checks))
+
+
+_NOT_CHECKED: tuple[CriterionStatus, str] = ("not checked", "not a check omx can make; look at the file yourself")
+
+
+def _check_part(part: str, path: Path | None, texts: list[str]) -> tuple[CriterionStatus, str]:
+    """One clause, ``@file@`` standing for ``path``: the first pattern that matches the whole clause decides."""
+    if path is None:
+        return "not checked", "it names no file this run wrote"
+    for pattern, check in _PATTERNS:
+        match = re.fullmatch(pattern, part)
+        if match is None:
+            continue
+        if not path.is_file():
+            return "not met", f"{path.name} is missing"
+        if check is _exists:
+            return "met", "the file exists"
+        if path.stat().st_size > MAX_READ:
+            return "not checked", f"{path.name} is too big to check"
+        content = path.read_text(encoding="utf-8", errors="replace")
+        return check(match, content, texts)
+    return _NOT_CHECKED
+
+
+def _number(word: str) -> int:
+    return _NUMBER_WORDS[word] if word in _NUMBER_WORDS else int(word)
+
+
+def _compare(match: re.Match[str], count: int, what: str) -> tuple[CriterionStatus, str]:
+    wanted, op = _number(match.group("n")), match.group("op") or "exactly"
+    if op in ("at least", "no fewer than", "no less than"):
+        ok = count >= wanted
+    elif op in ("at most", "no more than"):
+        ok = count <= wanted
+    else:  # exactly, only, just, or a bare number
+        ok = count == wanted
+    return ("met" if ok else "not met"), f"{count} {what}"
+
+
+def _lines(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    count = sum(1 for line in content.splitlines() if line.strip())
+    return _compare(match, count, "non-empty lines" if count != 1 else "non-empty line")
+
+
+def _bullets(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    count = sum(1 for line in content.splitlines() if line.lstrip().startswith(_BULLET_MARKS))
+    return _compare(match, count, "bullet lines" if count != 1 else "bullet line")
+
+
+def _exists(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    return "met", "the file exists"
+
+
+def _contains(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    wanted = texts[int(match.group("t"))]
+    return ("met", f"it contains {wanted!r}") if wanted in content else ("not met", f"{wanted!r} is not in it")
+
+
+def _just_number(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    wanted, held = float(match.group("num")), content.strip()
+    shown = held if len(held) <= 40 else held[:37] + "..."
+    try:
+        ok = float(held) == wanted
+    except ValueError:
+        return "not met", f"it holds {shown!r}, not a number"
+    return ("met" if ok else "not met"), f"it holds {shown}"
+
+
+def _table(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    lines = [line.strip() for line in content.splitlines()]
+    for i in range(len(lines) - 2):
+        header, separator = lines[i], lines[i + 1]
+        columns = _cells(header)
+        if columns > 1 and _TABLE_SEPARATOR.match(separator) and _cells(separator) == columns:
+            rows = 0
+            for line in lines[i + 2 :]:
+                if "|" not in line or not line:
+                    break
+                rows += 1
+            if rows:
+                return "met", f"a table of {columns} columns and {rows} row{'s' if rows != 1 else ''}"
+    return "not met", "no markdown table (a header row, a |---| row, then rows) in it"
+
+
+def _cells(line: str) -> int:
+    return len(line.strip().strip("|").split("|")) if "|" in line else 0
+
+
+_PATTERNS: list[tuple[str, Callable[[re.Match[str], str, list[str]], tuple[CriterionStatus, str]]]] = [
+    (rf"{_SUBJECT} (?:exists|is (?:created|written|present|produced)|was (?:created|written|produced))", _exists),
+    (rf"{_SUBJECT} {_HAS} {_COUNT} (?:non-empty |nonempty )?lines?(?: of text)?", _lines),
+    (rf"{_SUBJECT} {_HAS} {_COUNT} (?:bullets?|bullet(?:ed)?[ -](?:lines?|points?|items?))", _bullets),
+    (rf"{_SUBJECT} (?:{_HAS}|is) (?:just|only|exactly) (?:the )?(?:number )?(?P<num>-?\d+(?:\.\d+)?)", _just_number),
+    (rf"{_SUBJECT} (?:equals|is equal to|is) (?P<num>-?\d+(?:\.\d+)?)", _just_number),
+    (rf"{_SUBJECT} {_HAS} (?:the (?:text|word|string|line|phrase) )?@text(?P<t>\d+)@", _contains),
+    (rf"{_SUBJECT} (?:is|{_HAS}) (?:formatted as )?(?:a |one )?(?:valid )?(?:markdown|md) table", _table),
+]

@@ -1,0 +1,108 @@
+"""Issue 28's failures reported as success, end to end with a scripted model: a criterion that names a number is
+not met by another number, one omx cannot check is "not checked" (never met by the file existing), and the result
+line says "success" only when every criterion was checked and met."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agent.model.llm import ScriptedModel
+from tests.e2e.helpers import PLAN_A, TASK_A, omx, only_run, run_end, trace_of
+
+
+def plan(goal: str, steps: list[tuple[str, dict[str, Any]]], criteria: list[str]) -> str:
+    numbered = [{"id": i, "description": tool, "tool": tool, "inputs": inputs} for i, (tool, inputs) in
+                enumerate(steps, 1)]  # fmt: skip
+    data = {"version": 1, "goal": goal, "risk_level": "LOW", "workspace_root": ".", "steps": numbered,
+            "success_criteria": criteria}  # fmt: skip
+    return json.dumps(data)
+
+
+COPY: list[tuple[str, dict[str, Any]]] = [
+    ("read_text", {"path": "data/notes.txt"}),
+    ("write_text", {"path": "out/copy.txt", "content": {"ref": "step:1.output"}}),
+]
+
+
+def test_a_count_written_as_the_text_is_not_a_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """The plan copied data/a.txt instead of counting it; "out/count.txt has 3 lines" was [met] (the file exists)."""
+    (ws / "data" / "a.txt").write_text("one\ntwo\nthree\nfour\n", encoding="utf-8")
+    script(
+        plan(
+            "Count the lines of data/a.txt",
+            [("read_text", {"path": "data/a.txt"}),
+             ("write_text", {"path": "out/count.txt", "content": {"ref": "step:1.output"}})],
+            ["out/count.txt has just the number 4", "out/count.txt has 1 line"],
+        )
+    )  # fmt: skip
+    result = omx("Count the lines of data/a.txt and write just the number into out/count.txt", "--yes")
+    assert result.exit_code == 1, result.output
+    assert "Result: success" not in result.output and "[met]" not in result.output
+    assert "Result: failed: success criterion not met: out/count.txt has just the number 4 (it holds " in result.output
+    assert "[not met] out/count.txt has 1 line (4 non-empty lines)" in result.output
+    end = run_end(trace_of(only_run(ws)))
+    assert end["status"] == "failed"
+    assert [c["status"] for c in end["criteria"]] == ["not met", "not met"]
+
+
+def test_a_criterion_omx_cannot_check_is_not_checked_and_the_run_is_done_not_success(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The whole source was copied, and "out/todo.md has 10 TODO comments" was [met] (the file exists)."""
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("# TODO: one\nx = 1\n# TODO: two\n", encoding="utf-8")
+    script(
+        plan(
+            "Collect the TODO comments of src/app.py",
+            [("read_text", {"path": "src/app.py"}),
+             ("write_text", {"path": "out/todo.md", "content": {"ref": "step:1.output"}})],
+            ["out/todo.md has 10 TODO comments"],
+        )
+    )  # fmt: skip
+    result = omx("Write every TODO comment of src/app.py into out/todo.md", "--yes")
+    assert result.exit_code == 0, result.output  # nothing failed, and nothing was verified: said, not failed
+    assert "Result: done, 1 criterion not checked (2/2 steps)" in result.output
+    assert "Result: success" not in result.output and "[met]" not in result.output
+    assert "[not checked] out/todo.md has 10 TODO comments (not a check omx can make" in result.output
+    run_dir = only_run(ws)
+    end = run_end(trace_of(run_dir))
+    assert end["status"] == "done" and end["criteria"][0]["status"] == "not checked"
+    replayed = omx("replay", str(run_dir))
+    assert "run ended: done, 2 step(s) executed" in replayed.output
+    assert "[not checked] out/todo.md has 10 TODO comments" in replayed.output
+
+
+def test_four_bullets_do_not_meet_three_bullet_lines(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Issue 28: `[met] out/summary.md has 3 bullet lines (4 bullet lines)`."""
+    script(json.dumps(PLAN_A), "- omx plans first\n- tools are sandboxed\n- every run is traced\n- and replayed")
+    result = omx(TASK_A, "--yes")
+    assert result.exit_code == 1, result.output
+    assert "[not met] out/summary.md has 3 bullet lines (4 bullet lines)" in result.output
+    assert "Result: failed: success criterion not met: out/summary.md has 3 bullet lines" in result.output
+    assert run_end(trace_of(only_run(ws)))["status"] == "failed"
+
+
+def test_a_plan_without_criteria_is_done_with_nothing_checked(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    script(plan("Copy the notes", COPY, []))
+    result = omx("Copy data/notes.txt to out/copy.txt", "--yes")
+    assert result.exit_code == 0, result.output
+    assert "Result: done, no success criteria to check (2/2 steps)" in result.output
+    assert run_end(trace_of(only_run(ws)))["status"] == "done"
+
+
+def test_every_criterion_checked_and_met_is_a_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    script(
+        plan(
+            "Copy the notes",
+            COPY,
+            ["out/copy.txt exists and has 3 lines", 'out/copy.txt contains "sandbox"'],
+        )
+    )  # fmt: skip
+    result = omx("Copy data/notes.txt to out/copy.txt", "--yes")
+    assert result.exit_code == 0, result.output
+    assert "Result: success (2/2 steps)" in result.output
+    assert "[met] out/copy.txt exists and has 3 lines (the file exists; 3 non-empty lines)" in result.output
+    assert run_end(trace_of(only_run(ws)))["status"] == "success"
