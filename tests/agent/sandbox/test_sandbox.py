@@ -199,11 +199,7 @@ def _gone(pid: int) -> bool:
 
 def test_a_timeout_kills_the_whole_process_group(sandbox: Sandbox, ws: Path) -> None:
     # a forked child: a step's Python may start no program, but it may fork
-    code = (
-        "import os, time\n"
-        "if os.fork() == 0:\n    open('child.pid', 'w').write(str(os.getpid()))\n"
-        "time.sleep(60)\n"
-    )
+    code = "import os, time\nif os.fork() == 0:\n    open('child.pid', 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
     done = sandbox.run(py(code), timeout=2)
     assert done.timed_out and done.returncode is None and done.duration < 10
     pid = int((ws / "child.pid").read_text(encoding="utf-8"))
