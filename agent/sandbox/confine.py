@@ -33,6 +33,7 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -53,15 +54,17 @@ LAUNCHER = Path(launcher.__file__).resolve()
 #: bytes of stdout and of stderr kept per process; the rest is read and dropped so the tool never blocks
 OUTPUT_LIMIT = 256 * 1024
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-#: what ls, grep and Python read from /etc; not the whole directory, which holds credentials
+#: what ls, grep and Python read from /etc; not the whole directory, which holds credentials, nor the user database
+#: (``/etc/passwd``, ``/etc/group``: who has an account here is the machine's, not the workspace's; ``ls -l`` shows
+#: numeric owners instead)
 ETC_FILES = (
     "/etc/ld.so.cache",
     "/etc/localtime",
-    "/etc/passwd",
-    "/etc/group",
     "/etc/nsswitch.conf",
     "/etc/locale.alias",
 )
+#: names a Python interpreter goes by in a step's argv: its code runs in the confined launcher, never exec'd
+PYTHONS = ("python3", "python")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 PR_SET_CHILD_SUBREAPER = 36
 LEFTOVER_ROUNDS = 8  # a killed leftover's own children are adopted in turn: kill until none is left, boundedly
@@ -111,18 +114,64 @@ BWRAP_USER = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
 
 
 @functools.cache
-def socket_filter() -> str | None:
-    """The seccomp program that refuses every socket but AF_UNIX, as the launcher takes it (hex); None where this
-    machine's ABI has none."""
-    program = seccomp.socket_program()
+def step_filter(no_exec: bool) -> str | None:
+    """The seccomp program of a step (``seccomp.step_program``: no socket, no keyring, with ``no_exec`` no exec), as
+    the launcher takes it (hex); None where this machine's ABI has none."""
+    program = seccomp.step_program(no_exec)
     return None if program is None else program.hex()
+
+
+def python_code(argv: list[str]) -> tuple[str, list[str]] | None:
+    """``(CODE, ARGS)`` when argv runs Python code (``python3 -c CODE ARGS``, this interpreter's path too), which
+    the launcher runs itself under the no-exec filter; None for any other program. Any other way to start Python
+    (a script, ``-m``, options) is refused: it would be an interpreter exec'd with the right to exec."""
+    program = argv[0] if argv else ""
+    if os.path.basename(program) not in PYTHONS and program != sys.executable:
+        return None
+    if len(argv) < 3 or argv[1] != "-c":
+        raise SandboxError(f"Python runs here only as `python3 -c CODE` (got {' '.join(argv[:2])!r})")
+    return argv[2], argv[3:]
+
+
+def executables(program: str, path: str) -> list[str]:
+    """The files a step's program needs the right to execute: the program, found on ``path``, and the dynamic
+    loader its ELF header names (which the kernel opens for execution too). Nothing else may be exec'd."""
+    found = shutil.which(program, path=path)
+    if found is None:
+        return []  # the exec fails as for an unknown program
+    binary = os.path.realpath(found)
+    loader = _elf_interpreter(binary)
+    return [binary] if loader is None else [binary, os.path.realpath(loader)]
+
+
+def _elf_interpreter(binary: str) -> str | None:
+    """The PT_INTERP path of a 64-bit little-endian ELF file, or None (a static program, a script, unreadable)."""
+    try:
+        with open(binary, "rb") as f:
+            header = f.read(64)
+            if header[:6] != b"\x7fELF\x02\x01":
+                return None
+            (phoff,) = struct.unpack_from("<Q", header, 32)
+            phentsize, phnum = struct.unpack_from("<HH", header, 54)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+            for i in range(phnum):
+                (kind,) = struct.unpack_from("<I", table, i * phentsize)
+                if kind == 3:  # PT_INTERP
+                    (offset,) = struct.unpack_from("<Q", table, i * phentsize + 8)
+                    (size,) = struct.unpack_from("<Q", table, i * phentsize + 32)
+                    f.seek(offset)
+                    return f.read(size).rstrip(b"\0").decode()
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return None
 
 
 @functools.cache
 def probe_landlock(netns: bool) -> dict[str, Any]:
     """Ask the launcher what the kernel allows (it applies everything to itself, reports, exits); once per process."""
     config = {"landlock": True, "netns": netns, "read_only_outside": True, "read": read_paths(), "write": [],
-              "socket_filter": socket_filter()}  # fmt: skip
+              "seccomp": step_filter(True)}  # fmt: skip
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-S", str(LAUNCHER), "--probe", json.dumps(config)],
@@ -157,11 +206,10 @@ def probe_bubblewrap() -> str | None:
 
 def _network(probe: dict[str, Any], landlock: dict[str, Any]) -> str:
     """What keeps a step off the network, as the banner and the trace say it, the gap too where there is one."""
-    if "netns" in probe:
-        network = [probe["netns"]]
-    elif "socket_filter" in probe:
-        network = ["seccomp: no socket but AF_UNIX"]
-    else:
+    network = [probe["netns"]] if "netns" in probe else []
+    if "seccomp" in probe:
+        network.append("seccomp: no socket (a socketpair only)")
+    if not network:
         network = ["NOT confined (no network namespace or socket filter here: UDP and more reach the network)"]
     network += ["landlock TCP deny"] if landlock["tcp_denied"] else []
     network += ["signal and abstract-socket scoping"] if landlock["ipc_scoped"] else []
@@ -196,9 +244,13 @@ class Sandbox:
             probe = probe_landlock(self.netns)
             landlock = probe.get("landlock")
             if landlock:
+                if "seccomp" not in probe:
+                    raise SandboxUnavailable(
+                        f"seccomp is not available ({probe.get('seccomp_error', 'unknown ABI')}): without it a step "
+                        "could reach host sockets and start programs; rerun with --no-sandbox to run tools unconfined"
+                    )
                 self._landlock = {"netns": "netns" in probe, "deny_tcp": landlock["tcp_denied"],
-                                  "read_only_outside": "read_only_mounts" in probe,
-                                  "socket_filter": socket_filter() if "socket_filter" in probe else None}  # fmt: skip
+                                  "read_only_outside": "read_only_mounts" in probe}  # fmt: skip
                 return SandboxInfo(
                     "landlock",
                     f"landlock ABI {landlock['abi']}: writes only under the workspace and a private temp dir",
@@ -233,19 +285,33 @@ class Sandbox:
     def _command(self, argv: list[str], tmp: str, status_fd: int) -> list[str]:
         info = self.info
         workspace = str(self.workspace)
+        if info.mechanism == "none":
+            return argv
+        code = python_code(argv)
+        # Python code runs in the launcher itself (-s: its site-packages, as `python3 -c` has them); any other
+        # program is exec'd by it, with the right to execute that program alone
+        if code is None:
+            launcher = [sys.executable, "-I", "-S", str(LAUNCHER)]
+            program = list(argv)
+        else:
+            launcher = [sys.executable, "-s", str(LAUNCHER)]
+            program = [code[0], *code[1]]
+        config: dict[str, Any] = {"status_fd": status_fd, "python": code is not None,
+                                  "seccomp": step_filter(code is not None)}  # fmt: skip
         if info.mechanism == "landlock":
-            config = {
-                "landlock": True,
-                "read": read_paths(),
-                "write": [workspace, tmp],
-                "devices": list(DEVICES),
-                "status_fd": status_fd,
-                **self._landlock,
-            }
-            return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(config), "--", *argv]
+            execute = [] if code is not None else executables(argv[0], self._environment(tmp)["PATH"])
+            config |= {"landlock": True, "read": read_paths(), "write": [workspace, tmp], "devices": list(DEVICES),
+                       "execute": execute, **self._landlock}  # fmt: skip
+            return [*launcher, json.dumps(config), "--", *program]
+        if code is None:
+            raise SandboxUnavailable(
+                "Landlock is not available in this kernel (Linux 5.13+), and only Landlock keeps a shell step's "
+                "program from starting another: shell steps are refused (python steps run under bubblewrap); "
+                "rerun with --no-sandbox to run them unconfined"
+            )
         if info.mechanism == "bubblewrap":
             assert self._bwrap is not None
-            binds = [arg for path in read_paths() for arg in ("--ro-bind-try", path, path)]
+            binds = [arg for path in [*read_paths(), str(LAUNCHER)] for arg in ("--ro-bind-try", path, path)]
             return [
                 self._bwrap,
                 *BWRAP_USER,
@@ -268,7 +334,10 @@ class Sandbox:
                 "--chdir",
                 workspace,
                 "--",
-                *argv,
+                *launcher,
+                json.dumps(config),
+                "--",
+                *program,
             ]
         return argv
 

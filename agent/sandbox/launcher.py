@@ -1,5 +1,10 @@
-"""The sandbox launcher: confine this process with Landlock (and a private network namespace, else a seccomp filter
-that refuses every socket but AF_UNIX), then exec the tool.
+"""The sandbox launcher: confine this process with Landlock, a private network namespace where one can be made, and
+a seccomp filter (no socket, no keyring; for Python code no exec either), then exec the tool, or run Python code.
+
+Python code (``"python": true`` in the config, ARGV being ``CODE [ARGS...]``) is run by this interpreter itself,
+after it is confined, as ``python -c CODE`` would run it: the filter that refuses ``execve`` is then already in
+place, so the code cannot start any program, however it spells it. Any other tool is exec'd, with Landlock's
+execute right only on its own file and its dynamic loader (``"execute"``), so it cannot start another program.
 
 It runs as its own small program (``python -I -S agent/sandbox/launcher.py CONFIG -- ARGV...``) rather than as a
 ``preexec_fn``, because restricting a forked copy of a multi-threaded parent can deadlock, and because the
@@ -144,11 +149,15 @@ def apply_landlock(config: dict[str, Any]) -> dict[str, Any]:
         ruleset = _syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     except OSError as exc:
         raise SetupError(f"landlock_create_ruleset failed: {exc.strerror}") from None
+    executable = config.get("execute")  # None: everything readable may be executed; else only these files
+    read_rights = READ_DIR_RIGHTS if executable is None else READ_DIR_RIGHTS & ~EXECUTE
     try:
         for path in config.get("read", []):
-            _add_path_rule(ruleset, path, READ_DIR_RIGHTS, handled_fs)
+            _add_path_rule(ruleset, path, read_rights, handled_fs)
+        for path in executable or []:
+            _add_path_rule(ruleset, path, READ_FILE | EXECUTE, handled_fs)
         for path in config.get("write", []):
-            _add_path_rule(ruleset, path, READ_DIR_RIGHTS | WRITE_RIGHTS, handled_fs)
+            _add_path_rule(ruleset, path, read_rights | WRITE_RIGHTS, handled_fs)
         for path in config.get("devices", []):
             _add_path_rule(ruleset, path, READ_FILE | WRITE_FILE, handled_fs)
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -181,10 +190,9 @@ def enter_network_namespace() -> str:
     return "userns+netns"
 
 
-def filter_sockets(program_hex: str) -> None:
-    """Install the seccomp program (``omxfs/view/seccomp.py``'s ``socket_program``, built by the parent, which may
-    import the project: this program may not) that refuses every socket but AF_UNIX, for this process and all it
-    starts. The stand-in for the network namespace where none could be made."""
+def install_filter(program_hex: str) -> None:
+    """Install the seccomp program (``omxfs/view/seccomp.py``'s ``step_program``, built by the parent, which may
+    import the project: this program may not) for this process and all it starts."""
     program = bytes.fromhex(program_hex)
     code = ctypes.create_string_buffer(program, len(program))
     fprog = SockFprog(len(program) // BPF_INSTRUCTION, ctypes.cast(code, ctypes.c_void_p))
@@ -193,7 +201,7 @@ def filter_sockets(program_hex: str) -> None:
         or _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0
     ):
         errno = ctypes.get_errno()
-        raise SetupError(f"cannot install the socket filter: {os.strerror(errno)}")
+        raise SetupError(f"cannot install the seccomp filter: {os.strerror(errno)}")
 
 
 def _mount(source: str | None, target: str, flags: int) -> None:
@@ -273,15 +281,33 @@ def confine(config: dict[str, Any], *, best_effort: bool) -> dict[str, Any]:
             if not best_effort:
                 raise
             applied["landlock_error"] = str(exc)
-    if config.get("socket_filter") and "netns" not in applied:
+    if config.get("seccomp"):
         try:
-            filter_sockets(config["socket_filter"])
-            applied["socket_filter"] = True
+            install_filter(config["seccomp"])
+            applied["seccomp"] = True
         except SetupError as exc:
             if not best_effort:
                 raise
-            applied["socket_filter_error"] = str(exc)
+            applied["seccomp_error"] = str(exc)
     return applied
+
+
+def run_python(code: str, args: list[str]) -> None:
+    """Run ``code`` here as ``python -c CODE ARGS`` runs it: ``sys.argv``, the working directory first on
+    ``sys.path``, ``__main__``. An exception is reported as Python reports one, without this program's frames."""
+    sys.argv = ["-c", *args]
+    sys.path[0] = ""  # where the script's directory was: the working directory, as with -c
+    sys.dont_write_bytecode = True
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    try:
+        exec(compile(code, "<string>", "exec"), namespace)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
+        sys.exit(1)
 
 
 def _fail(status_fd: int, stage: str, message: str) -> int:
@@ -298,7 +324,10 @@ def main(argv: list[str]) -> int:
         print(json.dumps(confine(json.loads(argv[1]), best_effort=True)))
         return 0
     if len(argv) < 3 or argv[1] != "--":
-        print("usage: launcher.py CONFIG_JSON -- PROGRAM [ARGS...] | --probe CONFIG_JSON", file=sys.stderr)
+        print(
+            "usage: launcher.py CONFIG_JSON -- PROGRAM [ARGS...] | CODE [ARGS...] | --probe CONFIG_JSON",
+            file=sys.stderr,
+        )
         return 2
     config = json.loads(argv[0])
     status_fd = int(config.get("status_fd", -1))
@@ -308,6 +337,11 @@ def main(argv: list[str]) -> int:
         confine(config, best_effort=False)
     except SetupError as exc:
         return _fail(status_fd, "sandbox", str(exc))
+    if config.get("python"):
+        if status_fd >= 0:
+            os.close(status_fd)  # no exec will close it: an empty status pipe means "running"
+        run_python(argv[2], argv[3:])
+        return 0
     try:
         os.execvp(argv[2], argv[2:])
     except OSError as exc:

@@ -42,6 +42,15 @@ that refused, an error). One call stays: ``keyctl(KEYCTL_JOIN_SESSION_KEYRING, N
 empty, anonymous session keyring and join it: ``scope.py`` makes one so that what the kernel looks up in a session
 keyring by itself (a CIFS or AFS token, an fscrypt v1 key) is never the caller's.
 
+Since issue 26 every sandboxed step gets ``step_program`` instead, in or out of a view: ``socket`` of any family
+fails with EPERM, AF_UNIX included, because a path socket is reached by ``connect`` alone, which no Landlock right
+governs: a step connected to a tmux server's socket in the host's ``/tmp`` and had it run a command outside the
+sandbox. ``socketpair`` of AF_UNIX stays (asyncio's self-pipe, ``multiprocessing``'s pipes), since a pair reaches
+nothing but itself. A step that runs Python code (every ``python`` step, ``python3 -c``) also gets
+``execve``/``execveat`` refused (EPERM): the launcher installs the filter in the interpreter that then runs the
+code, so no spelling of ``os.system``, ``subprocess``, ``posix_spawn``, ``ctypes`` or a fork and exec starts a
+program. Keyring calls fail as in a view.
+
 Calls of another ABI than the machine's own (i386, x32 on x86_64) are refused outright: their numbers differ. The
 program is classic BPF, as bwrap's ``--seccomp FD`` reads it (``struct sock_filter`` records to end of file).
 """
@@ -91,6 +100,7 @@ class Abi:
     open_at: dict[int, tuple[int, int]]  # syscall number: (flags argument, mode argument)
     unavailable: tuple[int, ...]  # ENOSYS
     sockets: tuple[int, int]  # socket, socketpair: the address family is their first argument
+    executes: tuple[int, int]  # execve, execveat
     x32: bool = False
 
 
@@ -98,7 +108,7 @@ def _generic(audit_arch: int) -> Abi:
     """aarch64 and riscv64 share the generic system call table: fchmod, fchmodat, fchmodat2, mknodat; openat."""
     mode_at = {52: 1, 53: 2, 452: 2, 33: 2}
     return Abi(audit_arch, ioctl=29, mode_at=mode_at, open_at={56: (2, 3)}, unavailable=(437, IO_URING_SETUP),
-               sockets=(198, 199))  # fmt: skip
+               sockets=(198, 199), executes=(221, 281))  # fmt: skip
 
 
 ABIS = {
@@ -110,6 +120,7 @@ ABIS = {
         open_at={2: (1, 2), 257: (2, 3)},  # open, openat
         unavailable=(437, IO_URING_SETUP),  # openat2, io_uring_setup
         sockets=(41, 53),
+        executes=(59, 322),
         x32=True,
     ),
     "aarch64": _generic(0xC00000B7),
@@ -129,6 +140,13 @@ def socket_program(machine: str | None = None) -> bytes | None:
     the ABI is not known (the caller says so)."""
     abi = ABIS.get(machine or platform.machine())
     return None if abi is None else _assemble(_socket_code(abi))
+
+
+def step_program(no_exec: bool, machine: str | None = None) -> bytes | None:
+    """The filter of every sandboxed omx step (``agent/sandbox/``): no socket at all, a socketpair only of AF_UNIX,
+    no io_uring, no keyring; with ``no_exec`` no ``execve``/``execveat`` either. None where the ABI is not known."""
+    abi = ABIS.get(machine or platform.machine())
+    return None if abi is None else _assemble(_step_code(abi, no_exec))
 
 
 def keyring_program(machine: str | None = None) -> bytes | None:
@@ -194,6 +212,17 @@ def _socket_code(abi: Abi) -> list[Instruction | str]:
     code = [*_system_call(abi), *keyring_code(abi)]
     code.append((JEQ, IO_URING_SETUP, "enosys", "next"))
     code += [(JEQ, nr, "family", "next") for nr in abi.sockets]
+    code += [(RET, RET_ALLOW, "", ""), "family", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
+    return code + _returns()
+
+
+def _step_code(abi: Abi, no_exec: bool) -> list[Instruction | str]:
+    code = [*_system_call(abi), *keyring_code(abi)]
+    code.append((JEQ, IO_URING_SETUP, "enosys", "next"))
+    socket, socketpair = abi.sockets
+    code.append((JEQ, socket, "eperm", "next"))
+    code += [(JEQ, nr, "eperm", "next") for nr in (abi.executes if no_exec else ())]
+    code += [(JEQ, socketpair, "family", "next")]
     code += [(RET, RET_ALLOW, "", ""), "family", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
     return code + _returns()
 

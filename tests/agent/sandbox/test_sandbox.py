@@ -146,12 +146,12 @@ def test_no_udp_from_the_sandbox(ws: Path, udp_listener: socket.socket, netns: b
 
 
 @needs_landlock
-def test_without_a_network_namespace_only_unix_sockets_are_made(ws: Path) -> None:
-    """Every family that reaches a network is refused (EPERM), io_uring (which makes sockets no filter sees) too;
-    Unix sockets stay, and the banner names the filter."""
+def test_without_a_network_namespace_no_socket_is_made(ws: Path) -> None:
+    """Every family is refused (EPERM), AF_UNIX too (issue 26: a path socket is reached by connect alone), and
+    io_uring (which makes sockets no filter sees); a socketpair stays, and the banner names the filter."""
     box = Sandbox(ws, netns=False)
-    assert box.info.network.startswith("seccomp: no socket but AF_UNIX"), box.info.network
-    families = ("AF_INET", "AF_INET6", "AF_PACKET", "AF_VSOCK", "AF_NETLINK")
+    assert box.info.network.startswith("seccomp: no socket (a socketpair only)"), box.info.network
+    families = ("AF_UNIX", "AF_INET", "AF_INET6", "AF_PACKET", "AF_VSOCK", "AF_NETLINK")
     code = f"""
 import ctypes, socket
 for family in {families!r}:
@@ -198,8 +198,8 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_timeout_kills_the_whole_process_group(sandbox: Sandbox, ws: Path) -> None:
-    child = "import os, time; open('child.pid', 'w').write(str(os.getpid())); time.sleep(60)"
-    code = f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {child!r}]); time.sleep(60)"
+    # a forked child: a step's Python may start no program, but it may fork
+    code = "import os, time\nif os.fork() == 0:\n    open('child.pid', 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
     done = sandbox.run(py(code), timeout=2)
     assert done.timed_out and done.returncode is None and done.duration < 10
     pid = int((ws / "child.pid").read_text(encoding="utf-8"))
@@ -212,10 +212,15 @@ def test_a_timeout_kills_the_whole_process_group(sandbox: Sandbox, ws: Path) -> 
 def test_a_setsid_grandchild_dies_with_its_step(sandbox: Sandbox, ws: Path) -> None:
     """Issue 14: a double fork into a new session left a process behind that outlived the step; now the step's
     orphans are adopted by omx (child subreaper) and killed when the step ends."""
-    daemon = "import os, time; open('daemon.pid', 'w').write(str(os.getpid())); time.sleep(60)"
     code = (
-        "import os, subprocess, sys, time\n"
-        f"subprocess.Popen([sys.executable, '-c', {daemon!r}], start_new_session=True)\n"
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        open('daemon.pid.tmp', 'w').write(str(os.getpid()))\n"
+        "        os.rename('daemon.pid.tmp', 'daemon.pid')\n"
+        "        time.sleep(60)\n"
+        "    os._exit(0)\n"
         "while not os.path.exists('daemon.pid'): time.sleep(0.01)\n"
     )
     done = sandbox.run(py(code), timeout=30)
@@ -290,11 +295,24 @@ def test_bubblewrap_fallback_confines_writes_and_network(ws: Path, tmp_path: Pat
 def test_bubblewrap_fallback_holds_no_capability(ws: Path) -> None:
     """Run by root, bwrap kept every capability: a tool remounted ``/`` read-write and wrote the host's /etc."""
     box = Sandbox(ws, mode="bubblewrap")
-    script = (
-        "mount -o remount,rw / 2>/dev/null || echo no-remount; mkdir m; mount -t tmpfs x m 2>/dev/null || echo no-mount"
+    code = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print('remounted' if libc.mount(None, b'/', None, 32, None) == 0 else 'no-remount')  # MS_REMOUNT, rw\n"
+        "os.mkdir('m')\n"
+        "print('mounted' if libc.mount(b'x', b'm', b'tmpfs', 0, None) == 0 else 'no-mount')\n"
     )
-    done = box.run(["sh", "-c", script], timeout=20)
+    done = box.run(py(code), timeout=20)
     assert done.stdout.split("\n")[:2] == ["no-remount", "no-mount"], done
+
+
+@needs_bwrap
+def test_without_landlock_a_shell_step_is_refused_and_says_why(ws: Path) -> None:
+    """Only Landlock's execute right keeps a shell step's program from starting another (issue 26): under
+    bubblewrap alone shell steps are refused rather than run with less than that, and the refusal names Landlock."""
+    box = Sandbox(ws, mode="bubblewrap")
+    with pytest.raises(SandboxUnavailable, match="Landlock is not available"):
+        box.run(["ls"], timeout=20)
 
 
 def test_ctrl_c_kills_the_tool_too() -> None:
