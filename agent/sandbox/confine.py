@@ -296,7 +296,7 @@ class Sandbox:
         else:
             launcher = [sys.executable, "-s", str(LAUNCHER)]
             program = [code[0], *code[1]]
-        config: dict[str, Any] = {"status_fd": status_fd, "python": code is not None,
+        config: dict[str, Any] = {"status_fd": status_fd, "python": code is not None, "keyctl": seccomp.keyctl_number(),
                                   "seccomp": step_filter(code is not None)}  # fmt: skip
         if info.mechanism == "landlock":
             execute = [] if code is not None else executables(argv[0], self._environment(tmp)["PATH"])

@@ -60,6 +60,7 @@ FILE_ONLY_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 WRITE_RIGHTS = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SYM | REFER | TRUNCATE
 
 EXIT_SETUP_FAILED = 125
+ENOSYS = 38
 
 
 class RulesetAttr(ctypes.Structure):
@@ -190,6 +191,14 @@ def enter_network_namespace() -> str:
     return "userns+netns"
 
 
+def join_new_session_keyring(keyctl: int) -> None:
+    """Leave the caller's session keyring for a new, empty one (``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``), as a
+    view's COMMAND does: the filter then refuses every other keyring call. A kernel without keys (ENOSYS) has none
+    to leave."""
+    if _libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), None) < 0 and ctypes.get_errno() != ENOSYS:
+        raise SetupError(f"cannot join a new session keyring: {os.strerror(ctypes.get_errno())}")
+
+
 def install_filter(program_hex: str) -> None:
     """Install the seccomp program (``omxfs/view/seccomp.py``'s ``step_program``, built by the parent, which may
     import the project: this program may not) for this process and all it starts."""
@@ -281,6 +290,14 @@ def confine(config: dict[str, Any], *, best_effort: bool) -> dict[str, Any]:
             if not best_effort:
                 raise
             applied["landlock_error"] = str(exc)
+    if config.get("keyctl"):
+        try:
+            join_new_session_keyring(config["keyctl"])
+            applied["session_keyring"] = "new"
+        except SetupError as exc:
+            if not best_effort:
+                raise
+            applied["session_keyring_error"] = str(exc)
     if config.get("seccomp"):
         try:
             install_filter(config["seccomp"])

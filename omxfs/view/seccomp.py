@@ -1,5 +1,5 @@
 """The seccomp filters: a view's (no keystrokes pushed into the caller's terminal, and for root no set-ID files),
-and a sandboxed omx step's where it gets no network namespace (no socket that reaches a network).
+and a sandboxed omx step's (no socket, and for Python code no program started).
 
 The terminal: COMMAND shares the terminal ``omxfs run`` was started from (a shell, omx's confirmation prompt need
 it), and ``ioctl(TIOCSTI)`` pushes characters into a terminal's input as if typed, where the kernel allows it
@@ -20,13 +20,17 @@ S_ISUID or S_ISGID: ``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``, ``mknod`
 ``openat`` and plain system calls. An unprivileged view needs none of this: a set-ID file of its user gives
 nothing that user lacks.
 
-A sandboxed step (``agent/sandbox/``) is kept off the network by an empty network namespace, but a process in a
-view (``omx --as NAME``) may not make one: the view is a user namespace that holds no right over the host's
-network. Landlock, left there alone, refuses only TCP, and a step sent UDP to the host's loopback. So such a step
-also gets ``socket_program``: ``socket`` and ``socketpair`` of any family but AF_UNIX (AF_INET, AF_INET6,
-AF_PACKET, AF_VSOCK, AF_NETLINK...) fail with EPERM, and ``io_uring_setup`` (whose IORING_OP_SOCKET makes a socket
-no filter sees) with ENOSYS. Unix sockets stay: asyncio talks to itself through a socketpair, and Landlock's
-scoping keeps abstract ones inside the sandbox.
+A sandboxed step (``agent/sandbox/``) is kept off the network by an empty network namespace where one can be made,
+but a process in a view (``omx --as NAME``) may not make one, and Landlock, left there alone, refuses only TCP: a
+step sent UDP to the host's loopback. And no network namespace keeps a step from a host UNIX socket: a path socket
+is reached by ``connect`` alone, which no Landlock right governs, and a step connected to a tmux server's socket in
+the host's ``/tmp`` and had it run a command outside the sandbox (issue 26). So every step gets ``step_program``, in
+or out of a view: ``socket`` of any family fails with EPERM, AF_UNIX included, and ``io_uring_setup`` (whose
+IORING_OP_SOCKET makes a socket no filter sees) with ENOSYS. ``socketpair`` of AF_UNIX stays (asyncio's self-pipe,
+``multiprocessing``'s pipes): a pair reaches nothing but itself. A step that runs Python code (every ``python``
+step, ``python3 -c``) also gets ``execve`` and ``execveat`` refused (EPERM): the launcher installs the filter in the
+interpreter that then runs the code, so no spelling of ``os.system``, ``subprocess``, ``posix_spawn``, ``ctypes`` or
+a fork and exec starts a program.
 
 The kernel's keyrings, in every program here (the view's and the step's, ``keyring_code``): a process keeps its
 caller's session keyring across bwrap, so a view found, read, overwrote and planted keys in the caller's ``@s``
@@ -41,15 +45,6 @@ program that uses keyrings already treats as "no keyring here" and falls back fr
 that refused, an error). One call stays: ``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``, which can only make a new,
 empty, anonymous session keyring and join it: ``scope.py`` makes one so that what the kernel looks up in a session
 keyring by itself (a CIFS or AFS token, an fscrypt v1 key) is never the caller's.
-
-Since issue 26 every sandboxed step gets ``step_program`` instead, in or out of a view: ``socket`` of any family
-fails with EPERM, AF_UNIX included, because a path socket is reached by ``connect`` alone, which no Landlock right
-governs: a step connected to a tmux server's socket in the host's ``/tmp`` and had it run a command outside the
-sandbox. ``socketpair`` of AF_UNIX stays (asyncio's self-pipe, ``multiprocessing``'s pipes), since a pair reaches
-nothing but itself. A step that runs Python code (every ``python`` step, ``python3 -c``) also gets
-``execve``/``execveat`` refused (EPERM): the launcher installs the filter in the interpreter that then runs the
-code, so no spelling of ``os.system``, ``subprocess``, ``posix_spawn``, ``ctypes`` or a fork and exec starts a
-program. Keyring calls fail as in a view.
 
 Calls of another ABI than the machine's own (i386, x32 on x86_64) are refused outright: their numbers differ. The
 program is classic BPF, as bwrap's ``--seccomp FD`` reads it (``struct sock_filter`` records to end of file).
@@ -135,13 +130,6 @@ def program(set_id: bool, machine: str | None = None) -> bytes | None:
     return None if abi is None else _assemble(_code(abi, set_id))
 
 
-def socket_program(machine: str | None = None) -> bytes | None:
-    """The filter of a sandboxed step without a network namespace: no socket but AF_UNIX, no io_uring; None where
-    the ABI is not known (the caller says so)."""
-    abi = ABIS.get(machine or platform.machine())
-    return None if abi is None else _assemble(_socket_code(abi))
-
-
 def step_program(no_exec: bool, machine: str | None = None) -> bytes | None:
     """The filter of every sandboxed omx step (``agent/sandbox/``): no socket at all, a socketpair only of AF_UNIX,
     no io_uring, no keyring; with ``no_exec`` no ``execve``/``execveat`` either. None where the ABI is not known."""
@@ -149,12 +137,11 @@ def step_program(no_exec: bool, machine: str | None = None) -> bytes | None:
     return None if abi is None else _assemble(_step_code(abi, no_exec))
 
 
-def keyring_program(machine: str | None = None) -> bytes | None:
-    """The keyring rule alone (``keyring_code``), for a process that gets no other filter; None where the ABI is
-    not known."""
+def keyctl_number(machine: str | None = None) -> int | None:
+    """``keyctl``'s system call number on this machine's ABI, for a process that joins a new session keyring before
+    its filter is in place (the step launcher, which may not import this module); None where the ABI is unknown."""
     abi = ABIS.get(machine or platform.machine())
-    return None if abi is None else _assemble([*_system_call(abi), *keyring_code(abi), (RET, RET_ALLOW, "", ""),
-                                               *_returns()])  # fmt: skip
+    return None if abi is None else KEYRING_CALLS[abi.audit_arch].keyctl
 
 
 def memfd(set_id: bool, machine: str | None = None) -> int | None:
@@ -206,14 +193,6 @@ def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
     for arg in sorted(set(abi.mode_at.values()) | {mode for _, mode in abi.open_at.values()}):
         code += [f"mode{arg}", (LD_ABS, _arg(arg), "", ""), (JSET, SET_ID, "eperm", "allow")]
     return code + _ioctl() + _returns()
-
-
-def _socket_code(abi: Abi) -> list[Instruction | str]:
-    code = [*_system_call(abi), *keyring_code(abi)]
-    code.append((JEQ, IO_URING_SETUP, "enosys", "next"))
-    code += [(JEQ, nr, "family", "next") for nr in abi.sockets]
-    code += [(RET, RET_ALLOW, "", ""), "family", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
-    return code + _returns()
 
 
 def _step_code(abi: Abi, no_exec: bool) -> list[Instruction | str]:

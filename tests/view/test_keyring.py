@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
+from agent.sandbox.confine import LAUNCHER
 from omxfs.store import Workspace
+from omxfs.view import seccomp
 from omxfs.view.sandbox import SCOPE
 from tests.support import keyring
 from tests.support.sandbox import sandbox_or_skip
@@ -118,17 +120,28 @@ def test_command_starts_in_a_new_empty_session_keyring(tmp_path: Path) -> None:
     assert (contents, found) == ("[]", "Required key not available\n")
 
 
-def test_a_step_without_a_network_namespace_cannot_reach_the_callers_keyrings(tmp_path: Path) -> None:
-    """A step in a view gets the socket filter instead of a network namespace (``seccomp.socket_program``): the
-    keyring rule is part of it too. (A step with a network namespace gets no filter from omx: the issue's report.)"""
+def test_a_step_starts_in_a_new_empty_session_keyring() -> None:
+    """The step launcher joins a new, empty session keyring before its filter goes in, as ``scope.py`` does for a
+    view (issue 30: "the same for omx's step sandbox"); here with no filter, so the program can say which it has."""
+    config = json.dumps({"keyctl": seccomp.keyctl_number()})
+    command = [sys.executable, "-I", "-S", str(LAUNCHER), config, "--", sys.executable, "-I", "-c", SESSION_OF_ITS_OWN]
+    report = as_caller([*command, str(HELPER.parent), "{session_name}"])
+    session, contents, found = report["stdout"].split(" ", 2)
+    assert int(session) != report["session"]["id"]
+    assert (contents, found) == ("[]", "Required key not available\n")
+
+
+@pytest.mark.parametrize("netns", [True, False], ids=["with a network namespace", "in a view, without"])
+def test_a_step_cannot_reach_the_callers_keyrings(tmp_path: Path, netns: bool) -> None:
+    """Every step gets the step filter (``seccomp.step_program``), with or without a network namespace, and the
+    keyring rule is part of it."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    if sandbox_or_skip(ws).info.mechanism != "landlock":
-        pytest.skip("the socket filter comes with the Landlock launcher only")
+    sandbox_or_skip(ws)
     script = (
         "import json, sys; from pathlib import Path; from agent.sandbox.confine import Sandbox\n"
-        "box = Sandbox(Path(sys.argv[1]), netns=False)\n"
-        "assert box.info.network.startswith('seccomp'), box.info.network\n"
+        f"box = Sandbox(Path(sys.argv[1]), netns={netns})\n"
+        "assert 'seccomp' in box.info.network, box.info.network\n"
         "done = box.run(['python3', '-c', *sys.argv[2:]], timeout=60)\n"
         "print(done.stdout, end='')\n"
         "sys.exit(done.returncode)\n"
