@@ -114,30 +114,31 @@ def test_a_restore_of_paths_changes_only_those_paths(ws: Workspace) -> None:
     assert not (zone / "pipe").exists()
 
 
-def test_only_the_owner_or_a_supervisor_restores(ws: Workspace) -> None:
+def checkpointed_then_changed(ws: Workspace) -> tuple[Path, ZoneHistory, int]:
+    """alice's zone with ``f`` = "a" in checkpoint N, then "b": the zone, its history, N."""
     zone = ws.root / "agents/alice"
     (zone / "f").write_text("a")
     history = ZoneHistory(ws, "alice")
     made = history.make("alice")
     assert made is not None
     (zone / "f").write_text("b")
+    return zone, history, made.number
+
+
+def test_only_the_owner_or_a_supervisor_restores(ws: Workspace) -> None:
+    zone, history, number = checkpointed_then_changed(ws)
     with pytest.raises(ZoneDenied):
-        restore(history, "bob", made.number)
+        restore(history, "bob", number)
     assert (zone / "f").read_text() == "b"
-    restore(history, "boss", made.number)
+    restore(history, "boss", number)
     assert (zone / "f").read_text() == "a"
     assert "restore checkpoint 1" in (ws.meta / "logs/audit.jsonl").read_text()
 
 
 def test_a_restore_is_refused_while_a_view_of_the_zone_runs(ws: Workspace) -> None:
-    zone = ws.root / "agents/alice"
-    (zone / "f").write_text("a")
-    history = ZoneHistory(ws, "alice")
-    made = history.make("alice")
-    assert made is not None
-    (zone / "f").write_text("b")
+    zone, history, number = checkpointed_then_changed(ws)
     with view_recorded(ws, "alice"), pytest.raises(OSFailure, match="a view of alice is running"):
-        restore(history, "alice", made.number)
+        restore(history, "alice", number)
     assert (zone / "f").read_text() == "b"
-    restore(history, "alice", made.number)  # the view ended: its record is gone
+    restore(history, "alice", number)  # the view ended: its record is gone
     assert (zone / "f").read_text() == "a"
