@@ -28,6 +28,16 @@ AF_PACKET, AF_VSOCK, AF_NETLINK...) fail with EPERM, and ``io_uring_setup`` (who
 no filter sees) with ENOSYS. Unix sockets stay: asyncio talks to itself through a socketpair, and Landlock's
 scoping keeps abstract ones inside the sandbox.
 
+A sandboxed step also gets ``step_program`` (the step sandbox's wall, separate pieces below ``# -- step``):
+``socket`` of every family fails with EPERM, AF_UNIX included, since a path or abstract UNIX socket of the host
+(a tmux server's in ``/tmp``, a bus in ``/run``, one planted in the workspace) is a way out that no mount or network
+namespace closes, while ``socketpair`` of AF_UNIX stays (asyncio's self-pipe and multiprocessing's duplex pipes are
+socketpairs, and a pair reaches nothing outside the process tree); ``execve`` fails with EPERM unless its fourth
+argument register, which the kernel ignores, holds the launcher's one-time token (so only the launcher's own exec of
+the allow-listed program passes; a python step gets no token, so no program at all), ``execveat`` always;
+``ptrace``, ``process_vm_readv`` and ``process_vm_writev`` fail with EPERM (no reaching into omx, or into a process
+that is not filtered); ``personality`` may only be read; ``io_uring_*`` fail with ENOSYS (no request a filter sees).
+
 Calls of another ABI than the machine's own (i386, x32 on x86_64) are refused outright: their numbers differ. The
 program is classic BPF, as bwrap's ``--seccomp FD`` reads it (``struct sock_filter`` records to end of file).
 """
@@ -191,3 +201,79 @@ def _assemble(code: list[Instruction | str]) -> bytes:
         struct.pack("=HBBI", op, offset(true, at), offset(false, at), k)
         for at, (op, k, true, false) in enumerate(instructions)
     )
+
+
+# -- step: the step sandbox's filter (agent/sandbox/), in named pieces of its own ----------------------------------
+
+
+@dataclass(frozen=True)
+class StepCalls:
+    """The system calls the step filter names, by their number in one ABI."""
+
+    execve: int
+    execveat: int
+    tracing: tuple[int, ...]  # ptrace, process_vm_readv, process_vm_writev
+    personality: int
+    io_uring: tuple[int, ...]  # io_uring_setup, io_uring_enter, io_uring_register (one number on every ABI)
+
+
+_GENERIC_STEP = StepCalls(execve=221, execveat=281, tracing=(117, 270, 271), personality=92, io_uring=(425, 426, 427))
+STEP_CALLS = {
+    "x86_64": StepCalls(execve=59, execveat=322, tracing=(101, 310, 311), personality=135, io_uring=(425, 426, 427)),
+    "aarch64": _GENERIC_STEP,
+    "riscv64": _GENERIC_STEP,
+}
+#: ``personality(0xffffffff)`` reads the persona and changes nothing
+PERSONALITY_QUERY = 0xFFFFFFFF
+
+
+def step_program(exec_token: int | None, machine: str | None = None) -> bytes | None:
+    """The filter of a sandboxed step: no socket (AF_UNIX socketpairs only), no program started but with
+    ``exec_token`` (a 64-bit number in execve's unused fourth argument; None: no execve at all), no tracing, no
+    io_uring; None where the ABI is not known (the caller says so)."""
+    name = machine or platform.machine()
+    abi, calls = ABIS.get(name), STEP_CALLS.get(name)
+    if abi is None or calls is None:
+        return None
+    code = _system_call(abi)
+    code += _step_unavailable(calls) + _step_no_unix_socket(abi) + _step_no_tracing(calls)
+    code += [*_step_exec_once(calls, exec_token), (RET, RET_ALLOW, "", "")]
+    code += _step_socketpair() + _step_personality() + _step_exec_token(exec_token)
+    return _assemble(code + _returns())
+
+
+def _step_unavailable(calls: StepCalls) -> list[Instruction | str]:
+    return [(JEQ, nr, "enosys", "next") for nr in calls.io_uring]
+
+
+def _step_no_unix_socket(abi: Abi) -> list[Instruction | str]:
+    """socket() of any family: EPERM; socketpair(): looked at below (``_step_socketpair``)."""
+    socket, socketpair = abi.sockets
+    return [(JEQ, socket, "eperm", "next"), (JEQ, socketpair, "socketpair", "next")]
+
+
+def _step_no_tracing(calls: StepCalls) -> list[Instruction | str]:
+    code: list[Instruction | str] = [(JEQ, nr, "eperm", "next") for nr in calls.tracing]
+    return [*code, (JEQ, calls.personality, "personality", "next")]
+
+
+def _step_exec_once(calls: StepCalls, exec_token: int | None) -> list[Instruction | str]:
+    return [(JEQ, calls.execveat, "eperm", "next"), (JEQ, calls.execve, "eperm" if exec_token is None else "execve",
+            "next")]  # fmt: skip
+
+
+def _step_socketpair() -> list[Instruction | str]:
+    return ["socketpair", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
+
+
+def _step_personality() -> list[Instruction | str]:
+    return ["personality", (LD_ABS, _arg(0), "", ""), (JEQ, PERSONALITY_QUERY, "allow", "eperm")]
+
+
+def _step_exec_token(exec_token: int | None) -> list[Instruction | str]:
+    """execve passes only with the token in its fourth argument, both halves (little endian: low word first)."""
+    if exec_token is None:
+        return []
+    low, high = exec_token & 0xFFFFFFFF, exec_token >> 32 & 0xFFFFFFFF
+    return ["execve", (LD_ABS, _arg(3), "", ""), (JEQ, low, "next", "eperm"), (LD_ABS, _arg(3) + 4, "", ""),
+            (JEQ, high, "allow", "eperm")]  # fmt: skip

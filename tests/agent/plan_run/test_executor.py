@@ -193,7 +193,8 @@ def test_escape_attempts_fail_and_are_traced(
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert (ws / "data" / "notes.txt").exists() and not (ws / "copy.txt").exists()
     if error_type == "NonZeroExit":
-        assert "Permission denied" in entry["details"]["stderr"] or "Read-only" in entry["details"]["stderr"]
+        stderr = entry["details"]["stderr"]  # refused, or not there at all: the sandbox shows only the workspace
+        assert any(why in stderr for why in ("Permission denied", "Read-only", "No such file or directory")), stderr
 
 
 def test_network_from_python_fails_and_is_traced(ws: Path, recorder: RunRecorder) -> None:
@@ -214,7 +215,7 @@ def test_network_from_python_fails_and_is_traced(ws: Path, recorder: RunRecorder
         )
     assert result.status == "failed"
     (entry,) = trace(recorder)
-    assert entry["error_type"] == "NonZeroExit" and "Error" in entry["details"]["stderr"]
+    assert entry["error_type"] == "NonZeroExit" and "Error" in entry["error"]  # the last line of stderr
     assert entry["details"]["sandbox"] == box.info.mechanism
 
 
