@@ -9,7 +9,6 @@ that is abandoned, not killed, when the limit passes.
 from __future__ import annotations
 
 import inspect
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,13 +23,14 @@ def python_execute(code: str, timeout: float = 30, *, sandbox: Sandbox | None = 
     """Run ``code`` in a fresh Python process under the OS sandbox; stdout on success, else the error line a
     programmer would read.
 
-    The sandbox (``agent.sandbox.confine``: Landlock, or bubblewrap) lets the code write only inside its workspace (by
-    default the current directory) and reach no network; the whole process session is killed on timeout, so
-    code that started children leaves none behind.
+    The sandbox (``agent.sandbox.confine``: bubblewrap with Landlock and seccomp inside, or in an agent view Landlock
+    and seccomp) lets the code read only its workspace (by default the current directory) and the system, write only
+    inside the workspace, reach no network and no host socket, and start no program; the whole process session is
+    killed on timeout, so code that forked children leaves none behind.
     """
     box = sandbox or Sandbox(Path.cwd())
     try:
-        result = box.run([sys.executable, "-c", code], timeout=timeout)
+        result = box.run_python(code, timeout=timeout)
     except (SandboxUnavailable, SandboxError) as exc:
         return f"error: python cannot run here: {exc}"
     if result.timed_out:

@@ -1,27 +1,38 @@
-"""Run a tool's subprocess under the strongest OS sandbox the kernel offers: writable only in the workspace, no network.
+"""Run a step's program or Python code in a sandbox where what the risk policy forbids is impossible, whatever the
+command line or the code says: no read outside the workspace and what programs need, no write outside the
+workspace, no host UNIX socket, no network, no program started but the step's own.
 
-The checks of the shell policy and the file tools are the first line; this is the second, for what a permitted
-program does once it runs (``python3 -c`` can open any path and any socket). Mechanisms, in order of preference:
+The checks of the shell policy and the risk rules are the first line and what a person reads; this is the wall.
+Two mechanisms, chosen by where omx runs:
 
-- ``landlock`` (Linux 5.13+): ``agent/sandbox/launcher.py`` restricts itself and then execs the tool. Reads and
-  execution only under the system directories, the Python installation and the workspace; writes only under the
-  workspace, a private temporary directory and a few devices (``/dev/null``…). Network: a new empty network
-  namespace when the kernel lets this user create one (root, or unprivileged user namespaces), plus Landlock's
-  TCP rules (ABI 4+) that deny every bind and connect; ABI 6+ also stops signals and abstract-socket connections
-  to processes outside the sandbox. Where no network namespace can be made (in an agent view, ``omx --as NAME``:
-  a user namespace without that right), a seccomp filter refuses every socket but AF_UNIX instead, since
-  Landlock's rules leave UDP, raw and every other family open.
-- ``bubblewrap`` (when Landlock is missing and ``bwrap`` works): the same directories bind-mounted read-only, the
-  workspace and the temporary directory read-write, ``--unshare-net``, in a user namespace of its own with no
-  capability (``BWRAP_USER``): bwrap run by root keeps every capability otherwise, and a tool could remount ``/``
-  read-write and change the host.
-- none: shell and python tools are refused with a clear error (``SandboxUnavailable``), unless the user chose
-  ``--no-sandbox`` (mode ``off``), which runs them unconfined and is recorded in the trace.
+- ``bubblewrap`` (outside an agent view): bwrap puts the step in a user namespace of its own with no capability
+  (``--cap-drop ALL``, ``--disable-userns``: bwrap run by root keeps every capability otherwise, and a step
+  remounted ``/`` read-write) and in its own mount, network, PID, IPC and UTS namespaces. Its file system is
+  built from nothing: the system directories read-only (``SYSTEM_DIRS``), a minimal ``/etc`` (``ETC_SHOWN`` and a
+  synthetic ``passwd`` and ``group`` that name the sandbox user and ``nobody`` alone), a private ``/tmp`` (an empty
+  directory of omx's, removed after the step), bwrap's minimal ``/dev``, the workspace read-write, then the Python
+  installation and this package's launcher read-only (they may live under ``/root``, as with pyenv, or inside the
+  workspace). Nothing else: no ``/home``, no ``/root`` beyond the Python installation, no ``/run``, no ``/var``, no
+  ``/proc`` (so no ``/proc/self/root`` or ``/proc/self/mem`` either), no ``/sys``, not the host's ``/tmp`` and its
+  sockets. ``--unshare-net`` leaves only a loopback of its own. Inside, the launcher (``launcher.py``) adds Landlock
+  (defence in depth: reads under the same paths, writes under the workspace and ``/tmp``, execution of the step's
+  one program) and the seccomp filters (``omxfs/view/seccomp.py``: no ``socket()`` at all, so no path or abstract
+  UNIX socket, ``socketpair`` kept; no ``execve`` but the launcher's own; no ptrace, io_uring, 32-bit calls).
+- ``landlock`` (in an agent view, ``omx --as NAME``, where ``OMX_VIEW`` is set and the view forbids making user
+  namespaces, so bwrap cannot run): the view already gives a private ``/tmp``, no ``/run``, no ``/home`` and its own
+  PID namespace; the launcher confines the step with the same Landlock rules (reads under the workspace, the
+  system directories, the Python installation and ``ETC_SHOWN``, not ``/etc/passwd``, which here is the host's) and
+  the same seccomp filters. Unlike bubblewrap, it cannot stop a change of metadata (chmod, utime) of a file the
+  view lets its user write outside the workspace (its private ``/tmp``): Landlock has no right for metadata.
+
+Where a piece is missing (no ``bwrap``, no user namespaces for it, no Landlock, no seccomp filter for this ABI), the
+step is refused with ``SandboxUnavailable`` naming it, never run with less; ``--no-sandbox`` (mode ``off``) runs
+steps unconfined, and the trace says so.
 
 Every process gets a minimal environment (no API keys), its own session (a timeout kills the whole group), the
-workspace as its working directory and a bounded share of its output. Nothing it starts outlives it: while a tool
-runs, omx is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so what the tool leaves behind, even a double-forked
-``setsid`` daemon, becomes omx's child, and is killed and reaped when the tool ends.
+workspace as its working directory and a bounded share of its output. Nothing it starts outlives it: while a step
+runs, omx is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so what the step leaves behind, even a double-forked
+``setsid`` daemon, becomes omx's child, and is killed and reaped when the step ends.
 """
 
 from __future__ import annotations
@@ -33,13 +44,12 @@ import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -51,23 +61,37 @@ __all__ = ["ProcessResult", "Sandbox", "SandboxError", "SandboxInfo", "SandboxMo
 
 SandboxMode = Literal["auto", "landlock", "bubblewrap", "off"]
 LAUNCHER = Path(launcher.__file__).resolve()
+SECCOMP = Path(seccomp.__file__).resolve()
 #: bytes of stdout and of stderr kept per process; the rest is read and dropped so the tool never blocks
 OUTPUT_LIMIT = 256 * 1024
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-#: what ls, grep and Python read from /etc; not the whole directory, which holds credentials, nor the user database
-#: (``/etc/passwd``, ``/etc/group``: who has an account here is the machine's, not the workspace's; ``ls -l`` shows
-#: numeric owners instead)
-ETC_FILES = (
+#: what of the host's /etc a step sees: the dynamic loader's cache, the time zone, name-service switch (with the
+#: synthetic passwd/group: ``ls -l`` names owners), locale aliases, the alternatives' symlinks (``/usr/bin/awk``
+#: and the like lead through them), the OS release and MIME types (Python's ``platform`` and ``mimetypes``).
+#: Not ``shadow``, ``gshadow``, ``ssh/``, ``ssl/private``, ``sudoers``, the real ``passwd``/``group``, ``hosts``.
+ETC_SHOWN = (
     "/etc/ld.so.cache",
     "/etc/localtime",
     "/etc/nsswitch.conf",
     "/etc/locale.alias",
+    "/etc/alternatives",
+    "/etc/os-release",
+    "/etc/mime.types",
 )
-#: names a Python interpreter goes by in a step's argv: its code runs in the confined launcher, never exec'd
-PYTHONS = ("python3", "python")
+#: the synthetic account files of a bubblewrap sandbox (in a view, where nothing can be mounted, none)
+ACCOUNTS = ("/etc/passwd", "/etc/group")
+SANDBOX_USER = "sandbox"
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+#: writable in both mechanisms, and private in both (bwrap's /dev, or the view's): multiprocessing's semaphores
+PRIVATE_DEVICE_DIRS = ("/dev/shm",)
+SANDBOX_TMP = "/tmp"
+VIEW_ENV = "OMX_VIEW"  # omxfs.view.sandbox.VIEW_ENV: set in an agent view
 PR_SET_CHILD_SUBREAPER = 36
 LEFTOVER_ROUNDS = 8  # a killed leftover's own children are adopted in turn: kill until none is left, boundedly
+NO_SANDBOX_HINT = "shell and python steps are refused; rerun with --no-sandbox to run them unconfined"
+#: no socket() at all and no program but the step's, as the banner and the trace say it
+NO_SOCKET = "seccomp: no socket but AF_UNIX pairs (socketpair)"
+PROGRAMS = "seccomp: python code starts no program; a shell step runs its one program, which starts none"
 
 
 class SandboxUnavailable(Exception):
@@ -86,6 +110,7 @@ class SandboxInfo:
     filesystem: str
     network: str
     landlock_abi: int = 0
+    programs: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,77 +126,48 @@ class ProcessResult:
     duration: float = 0.0
 
 
-def read_paths() -> list[str]:
-    """Where a sandboxed program may read and execute: the system, this Python and its environment."""
-    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    python.add(str(Path(sys.executable).resolve().parent))
-    return sorted({*SYSTEM_DIRS, *ETC_FILES, *python})
+def _under_any(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-#: the tool's own user namespace, with no capability in it and no way to make another (``--disable-userns``): bwrap
+def python_dirs() -> list[str]:
+    """This Python's installation and environment, where they lie outside the system directories."""
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    found.add(str(Path(sys.executable).resolve().parent.parent))
+    found = {os.path.realpath(path) for path in found} | found
+    kept: list[str] = []
+    for path in sorted(found, key=len):
+        if not _under_any(path, [*SYSTEM_DIRS, *kept]):
+            kept.append(path)
+    return kept
+
+
+def read_paths(accounts: bool) -> list[str]:
+    """Where a sandboxed step may read (never execute): the system, this Python, the shown part of /etc."""
+    return sorted({*SYSTEM_DIRS, *ETC_SHOWN, *python_dirs(), *(ACCOUNTS if accounts else ())})
+
+
+#: the step's own user namespace, with no capability in it and no way to make another (``--disable-userns``): bwrap
 #: run by root without them keeps root's every capability, and ``mount -o remount,rw /`` then undid the read-only binds
 BWRAP_USER = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+BWRAP_NAMESPACES = (
+    *BWRAP_USER,
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+)
 
 
 @functools.cache
-def step_filter(no_exec: bool) -> str | None:
-    """The seccomp program of a step (``seccomp.step_program``: no socket, no keyring, with ``no_exec`` no exec), as
-    the launcher takes it (hex); None where this machine's ABI has none."""
-    program = seccomp.step_program(no_exec)
-    return None if program is None else program.hex()
-
-
-def python_code(argv: list[str]) -> tuple[str, list[str]] | None:
-    """``(CODE, ARGS)`` when argv runs Python code (``python3 -c CODE ARGS``, this interpreter's path too), which
-    the launcher runs itself under the no-exec filter; None for any other program. Any other way to start Python
-    (a script, ``-m``, options) is refused: it would be an interpreter exec'd with the right to exec."""
-    program = argv[0] if argv else ""
-    if os.path.basename(program) not in PYTHONS and program != sys.executable:
-        return None
-    if len(argv) < 3 or argv[1] != "-c":
-        raise SandboxError(f"Python runs here only as `python3 -c CODE` (got {' '.join(argv[:2])!r})")
-    return argv[2], argv[3:]
-
-
-def executables(program: str, path: str) -> list[str]:
-    """The files a step's program needs the right to execute: the program, found on ``path``, and the dynamic
-    loader its ELF header names (which the kernel opens for execution too). Nothing else may be exec'd."""
-    found = shutil.which(program, path=path)
-    if found is None:
-        return []  # the exec fails as for an unknown program
-    binary = os.path.realpath(found)
-    loader = _elf_interpreter(binary)
-    return [binary] if loader is None else [binary, os.path.realpath(loader)]
-
-
-def _elf_interpreter(binary: str) -> str | None:
-    """The PT_INTERP path of a 64-bit little-endian ELF file, or None (a static program, a script, unreadable)."""
-    try:
-        with open(binary, "rb") as f:
-            header = f.read(64)
-            if header[:6] != b"\x7fELF\x02\x01":
-                return None
-            (phoff,) = struct.unpack_from("<Q", header, 32)
-            phentsize, phnum = struct.unpack_from("<HH", header, 54)
-            f.seek(phoff)
-            table = f.read(phentsize * phnum)
-            for i in range(phnum):
-                (kind,) = struct.unpack_from("<I", table, i * phentsize)
-                if kind == 3:  # PT_INTERP
-                    (offset,) = struct.unpack_from("<Q", table, i * phentsize + 8)
-                    (size,) = struct.unpack_from("<Q", table, i * phentsize + 32)
-                    f.seek(offset)
-                    return f.read(size).rstrip(b"\0").decode()
-    except (OSError, struct.error, UnicodeDecodeError):
-        return None
-    return None
-
-
-@functools.cache
-def probe_landlock(netns: bool) -> dict[str, Any]:
-    """Ask the launcher what the kernel allows (it applies everything to itself, reports, exits); once per process."""
-    config = {"landlock": True, "netns": netns, "read_only_outside": True, "read": read_paths(), "write": [],
-              "seccomp": step_filter(True)}  # fmt: skip
+def probe_landlock(netns: bool = False) -> dict[str, Any]:
+    """Ask the launcher what the kernel allows: it applies Landlock and the seccomp filters to itself, reports and
+    exits (once per process). ``{"landlock": {...}, "seccomp": True}``, else ``landlock_error`` or
+    ``seccomp_error`` says what is missing. (``netns`` is kept for callers; the launcher makes no namespace.)"""
+    config = {"read": read_paths(False), "write": [], "seccomp": str(SECCOMP)}
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-S", str(LAUNCHER), "--probe", json.dumps(config)],
@@ -187,44 +183,43 @@ def probe_landlock(netns: bool) -> dict[str, Any]:
 
 
 @functools.cache
-def probe_bubblewrap() -> str | None:
-    """The path of a working ``bwrap`` (installed and allowed to create namespaces here), else None."""
+def bubblewrap_probe() -> tuple[str | None, str]:
+    """(the path of a ``bwrap`` that made the step's namespaces here, "") or (None, why not)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return None
+        return None, "bubblewrap (bwrap) is not installed"
     try:
         done = subprocess.run(
-            [bwrap, *BWRAP_USER, "--ro-bind", "/", "/", "--unshare-net", "--", "true"],
+            [bwrap, *BWRAP_NAMESPACES, "--ro-bind", "/", "/", "--", "true"],
             capture_output=True,
+            text=True,
             timeout=20,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bwrap if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"bubblewrap did not run: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.returncode}"
+        return None, f"bubblewrap cannot make the step's user namespace here ({said})"
+    return bwrap, ""
 
 
-def _network(probe: dict[str, Any], landlock: dict[str, Any]) -> str:
-    """What keeps a step off the network, as the banner and the trace say it, the gap too where there is one."""
-    network = [probe["netns"]] if "netns" in probe else []
-    if "seccomp" in probe:
-        network.append("seccomp: no socket (a socketpair only)")
-    if not network:
-        network = ["NOT confined (no network namespace or socket filter here: UDP and more reach the network)"]
-    network += ["landlock TCP deny"] if landlock["tcp_denied"] else []
-    network += ["signal and abstract-socket scoping"] if landlock["ipc_scoped"] else []
-    return " + ".join(network)
+def probe_bubblewrap() -> str | None:
+    """The path of a working ``bwrap`` (installed and allowed to create namespaces here), else None."""
+    return bubblewrap_probe()[0]
+
+
+def _refusal(why: str) -> SandboxUnavailable:
+    return SandboxUnavailable(f"the step sandbox is not available: {why}: {NO_SANDBOX_HINT}")
 
 
 class Sandbox:
-    """Runs argv confined to one workspace. ``mode`` picks the mechanism: "auto" takes the best one available."""
+    """Runs a step confined to one workspace. ``mode`` picks the mechanism: "auto" takes bubblewrap, or in an
+    agent view Landlock alone (see the module)."""
 
-    def __init__(
-        self, workspace: Path, *, mode: SandboxMode = "auto", netns: bool = True, env: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, workspace: Path, *, mode: SandboxMode = "auto", env: dict[str, str] | None = None) -> None:
         self.workspace = workspace.resolve()
         self.mode = mode
-        self.netns = netns  # tests turn it off to see Landlock's own TCP rules at work
         self.extra_env = dict(env or {})
         self._info: SandboxInfo | None = None
         self._landlock: dict[str, Any] = {}
@@ -237,37 +232,47 @@ class Sandbox:
             self._info = self._detect()
         return self._info
 
+    def _kernel(self) -> dict[str, Any]:
+        """Landlock and seccomp, which both mechanisms need; refused, naming what is missing, without them."""
+        probe = probe_landlock(False)
+        if "landlock_error" in probe or "landlock" not in probe:
+            raise _refusal(f"Landlock is missing ({probe.get('landlock_error', 'unknown')}; it needs Linux 5.13+)")
+        if "seccomp_error" in probe or not probe.get("seccomp"):
+            raise _refusal(f"the seccomp filter cannot be installed ({probe.get('seccomp_error', 'unknown')})")
+        landlock: dict[str, Any] = probe["landlock"]
+        self._landlock = {"deny_tcp": landlock["tcp_denied"]}
+        return landlock
+
     def _detect(self) -> SandboxInfo:
         if self.mode == "off":
-            return SandboxInfo("none", "unconfined (--no-sandbox)", "unconfined (--no-sandbox)")
-        if self.mode in ("auto", "landlock"):
-            probe = probe_landlock(self.netns)
-            landlock = probe.get("landlock")
-            if landlock:
-                if "seccomp" not in probe:
-                    raise SandboxUnavailable(
-                        f"seccomp is not available ({probe.get('seccomp_error', 'unknown ABI')}): without it a step "
-                        "could reach host sockets and start programs; rerun with --no-sandbox to run tools unconfined"
-                    )
-                self._landlock = {"netns": "netns" in probe, "deny_tcp": landlock["tcp_denied"],
-                                  "read_only_outside": "read_only_mounts" in probe}  # fmt: skip
-                return SandboxInfo(
-                    "landlock",
-                    f"landlock ABI {landlock['abi']}: writes only under the workspace and a private temp dir",
-                    _network(probe, landlock),
-                    landlock_abi=landlock["abi"],
-                )
-            if self.mode == "landlock":
-                raise SandboxUnavailable(f"Landlock is not available: {probe.get('landlock_error', 'unknown')}")
+            return SandboxInfo("none", "unconfined (--no-sandbox)", "unconfined (--no-sandbox)", programs="any")
         if self.mode in ("auto", "bubblewrap"):
             self._bwrap = probe_bubblewrap()
-            if self._bwrap:
+            if self._bwrap is None:
+                why = bubblewrap_probe()[1] or "bubblewrap is not available"
+                if self.mode == "bubblewrap" or VIEW_ENV not in os.environ:
+                    raise _refusal(why)
+            else:
+                landlock = self._kernel()
                 return SandboxInfo(
-                    "bubblewrap", "read-only system binds, workspace and temp dir writable", "bubblewrap --unshare-net"
+                    "bubblewrap",
+                    "own mount namespace: system dirs read-only, minimal /etc, private /tmp, no /home /root /run "
+                    f"/proc; writes only under the workspace; Landlock ABI {landlock['abi']} inside",
+                    f"bubblewrap --unshare-net + {NO_SOCKET}",
+                    landlock_abi=landlock["abi"],
+                    programs=PROGRAMS,
                 )
-        raise SandboxUnavailable(
-            "no OS sandbox is available here (Landlock needs Linux 5.13+; or install bubblewrap): shell and python "
-            "tools are refused; rerun with --no-sandbox to run them unconfined"
+        landlock = self._kernel()
+        network = [NO_SOCKET]
+        network += ["landlock TCP deny"] if landlock["tcp_denied"] else []
+        network += ["signal and abstract-socket scoping"] if landlock["ipc_scoped"] else []
+        return SandboxInfo(
+            "landlock",
+            f"landlock ABI {landlock['abi']}: reads under the workspace, system dirs and Python; writes only under "
+            "the workspace and a private temp dir",
+            " + ".join(network),
+            landlock_abi=landlock["abi"],
+            programs=PROGRAMS,
         )
 
     def _environment(self, tmp: str) -> dict[str, str]:
@@ -282,69 +287,65 @@ class Sandbox:
         }
         return env | self.extra_env
 
-    def _command(self, argv: list[str], tmp: str, status_fd: int) -> list[str]:
+    def _config(self, tmp: str, status_fd: int, python: bool) -> str:
+        bubblewrap = self.info.mechanism == "bubblewrap"
+        config = {
+            "read": read_paths(accounts=bubblewrap),
+            "write": [str(self.workspace), tmp, *PRIVATE_DEVICE_DIRS],
+            "devices": list(DEVICES),
+            "seccomp": str(SECCOMP),
+            "status_fd": status_fd,
+            "python": python,
+            **self._landlock,
+        }
+        return json.dumps(config)
+
+    def _command(self, argv: list[str], scratch: str, status_fd: int, python: bool = False) -> list[str]:
+        """The whole command line: bwrap (or nothing, in a view) and the launcher, then the step's ``argv`` (for a
+        python step: its code and arguments)."""
         info = self.info
-        workspace = str(self.workspace)
         if info.mechanism == "none":
-            return argv
-        code = python_code(argv)
-        # Python code runs in the launcher itself (-s: its site-packages, as `python3 -c` has them); any other
-        # program is exec'd by it, with the right to execute that program alone
-        if code is None:
-            launcher = [sys.executable, "-I", "-S", str(LAUNCHER)]
-            program = list(argv)
-        else:
-            launcher = [sys.executable, "-s", str(LAUNCHER)]
-            program = [code[0], *code[1]]
-        config: dict[str, Any] = {"status_fd": status_fd, "python": code is not None, "keyctl": seccomp.keyctl_number(),
-                                  "seccomp": step_filter(code is not None)}  # fmt: skip
+            return [sys.executable, "-c", *argv] if python else argv
+        tmp = SANDBOX_TMP if info.mechanism == "bubblewrap" else f"{scratch}/tmp"
+        step = [sys.executable, "-I", "-S", str(LAUNCHER), self._config(tmp, status_fd, python), "--", *argv]
         if info.mechanism == "landlock":
-            execute = [] if code is not None else executables(argv[0], self._environment(tmp)["PATH"])
-            config |= {"landlock": True, "read": read_paths(), "write": [workspace, tmp], "devices": list(DEVICES),
-                       "execute": execute, **self._landlock}  # fmt: skip
-            return [*launcher, json.dumps(config), "--", *program]
-        if code is None:
-            raise SandboxUnavailable(
-                "Landlock is not available in this kernel (Linux 5.13+), and only Landlock keeps a shell step's "
-                "program from starting another: shell steps are refused (python steps run under bubblewrap); "
-                "rerun with --no-sandbox to run them unconfined"
-            )
-        if info.mechanism == "bubblewrap":
-            assert self._bwrap is not None
-            binds = [arg for path in [*read_paths(), str(LAUNCHER)] for arg in ("--ro-bind-try", path, path)]
-            return [
-                self._bwrap,
-                *BWRAP_USER,
-                "--die-with-parent",
-                "--unshare-net",
-                "--unshare-ipc",
-                "--unshare-pid",
-                "--new-session",
-                *binds,
-                "--dev",
-                "/dev",
-                "--bind",
-                workspace,
-                workspace,
-                "--bind",
-                tmp,
-                tmp,
-                "--remount-ro",
-                "/",
-                "--chdir",
-                workspace,
-                "--",
-                *launcher,
-                json.dumps(config),
-                "--",
-                *program,
-            ]
-        return argv
+            return step
+        assert self._bwrap is not None
+        return [self._bwrap, *BWRAP_NAMESPACES, *self._filesystem(scratch), "--chdir", str(self.workspace), "--", *step]
+
+    def _filesystem(self, scratch: str) -> list[str]:
+        """The bwrap arguments that build the step's file system (see the module); later binds cover earlier ones."""
+        args: list[str] = []
+        for path in SYSTEM_DIRS:
+            if os.path.islink(path):  # merged /usr: /bin -> usr/bin stays a symlink
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+        args += ["--dev", "/dev", "--bind", f"{scratch}/tmp", SANDBOX_TMP]
+        for path in ETC_SHOWN:
+            args += ["--ro-bind-try", path, path]
+        for path in ACCOUNTS:
+            args += ["--ro-bind", f"{scratch}/{Path(path).name}", path]
+        workspace = str(self.workspace)
+        args += ["--bind", workspace, workspace]
+        for path in [*python_dirs(), str(LAUNCHER), str(SECCOMP)]:  # after the workspace: read-only even inside it
+            args += ["--ro-bind", path, path]
+        return [*args, "--remount-ro", "/"]
 
     def run(self, argv: list[str], *, timeout: float) -> ProcessResult:
-        """Run argv in the workspace; raises SandboxUnavailable or SandboxError when it cannot be confined."""
+        """Run the program ``argv`` in the workspace; it cannot start another. Raises SandboxUnavailable or
+        SandboxError when it cannot be confined."""
+        return self._run(argv, timeout, python=False)
+
+    def run_python(self, code: str, *, timeout: float, args: Sequence[str] = ()) -> ProcessResult:
+        """Run Python ``code`` (as ``python -c CODE ARGS``) in the workspace; it cannot start any program."""
+        return self._run([code, *args], timeout, python=True)
+
+    def _run(self, argv: list[str], timeout: float, *, python: bool) -> ProcessResult:
         self.info  # noqa: B018  (detect first: an unavailable sandbox must fail before anything starts)
-        tmp = tempfile.mkdtemp(prefix="omx-tool-")
+        scratch = tempfile.mkdtemp(prefix="omx-tool-")
+        _scratch_files(scratch)
+        tmp = SANDBOX_TMP if self.info.mechanism == "bubblewrap" else f"{scratch}/tmp"
         status_read, status_write = os.pipe()
         start = time.monotonic()
         before = _children()
@@ -352,7 +353,7 @@ class Sandbox:
         try:
             try:
                 proc = subprocess.Popen(
-                    self._command(argv, tmp, status_write),
+                    self._command(argv, scratch, status_write, python),
                     cwd=self.workspace,
                     env=self._environment(tmp),
                     stdin=subprocess.DEVNULL,
@@ -371,13 +372,26 @@ class Sandbox:
         finally:
             _subreaper(False)
             os.close(status_read)
-            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
         if status:
             failure = json.loads(status)
             if failure["stage"] == "sandbox":
                 raise SandboxError(failure["error"])
             return ProcessResult(127, "", failure["error"], duration=result.duration)
         return result
+
+
+def _scratch_files(scratch: str) -> None:
+    """The step's private /tmp and its synthetic account files: the sandbox user (this uid, which bwrap maps to
+    itself) and nobody (the owner the kernel shows for every unmapped uid)."""
+    os.mkdir(f"{scratch}/tmp", 0o700)
+    uid, gid = os.getuid(), os.getgid()
+    users = {uid: f"{SANDBOX_USER}:x:{uid}:{gid}:omx step:{SANDBOX_TMP}:/usr/sbin/nologin"}
+    users.setdefault(65534, "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin")
+    groups = {gid: f"{SANDBOX_USER}:x:{gid}:"}
+    groups.setdefault(65534, "nogroup:x:65534:")
+    Path(f"{scratch}/passwd").write_text("".join(f"{line}\n" for line in users.values()), encoding="utf-8")
+    Path(f"{scratch}/group").write_text("".join(f"{line}\n" for line in groups.values()), encoding="utf-8")
 
 
 def _subreaper(on: bool) -> None:

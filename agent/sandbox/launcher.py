@@ -1,19 +1,39 @@
-"""The sandbox launcher: confine this process with Landlock, a private network namespace where one can be made, and
-a seccomp filter (no socket, no keyring; for Python code no exec either), then exec the tool, or run Python code.
+"""The sandbox launcher, the innermost stage of a step's sandbox: confine this process with Landlock and seccomp,
+then run the step, either by exec'ing its one program or by running its Python code in this very interpreter.
 
-Python code (``"python": true`` in the config, ARGV being ``CODE [ARGS...]``) is run by this interpreter itself,
-after it is confined, as ``python -c CODE`` would run it: the filter that refuses ``execve`` is then already in
-place, so the code cannot start any program, however it spells it. Any other tool is exec'd, with Landlock's
-execute right only on its own file and its dynamic loader (``"execute"``), so it cannot start another program.
+It runs as its own small program (``python -I -S agent/sandbox/launcher.py CONFIG -- ARGV...``), inside the step's
+bubblewrap (``confine.py``) or, in an agent view, directly, rather than as a ``preexec_fn``: restricting a forked
+copy of a multi-threaded parent can deadlock, and the confinement must be in place before the first instruction of
+the step runs. It imports only the standard library, and ``omxfs/view/seccomp.py`` (the classic-BPF builder, itself
+standard-library only) by its path, so it works whatever the step's working directory and ``sys.path`` are.
 
-It runs as its own small program (``python -I -S agent/sandbox/launcher.py CONFIG -- ARGV...``) rather than as a
-``preexec_fn``, because restricting a forked copy of a multi-threaded parent can deadlock, and because the
-confinement must be in place before the first instruction of the tool runs. Only the standard library is used,
-so it works whatever the tool's working directory and ``sys.path`` are.
+In order:
 
-Fail closed: if any requested restriction cannot be applied, it reports why on the status pipe (``status_fd``,
-close-on-exec, so a successful ``exec`` closes it unread) and exits 125 without running the tool.
-``--probe`` instead tries everything, prints what the kernel allowed as JSON, and exits.
+1. Every descriptor but 0-2 (and the status pipe) is closed, stdin becomes ``/dev/null``, and stdout and stderr
+   must not be sockets: nothing the launcher was handed leads to a socket of the host.
+2. Landlock: read (never execute) under ``read``, also write under ``write``, read/write ``devices``; no TCP bind
+   or connect (ABI 4+); no abstract UNIX socket or signal outside the sandbox (ABI 6+). Execution is allowed on one
+   file only: the program a shell step runs, with its ELF interpreter (``ld.so``, which the kernel opens for
+   execution too); a python step gets none. ``ld.so PROGRAM`` would run any program it can read, which is why
+   this is defence in depth and the seccomp filter below is the wall.
+3. A new, empty session keyring (``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``), as a view's COMMAND gets: the
+   caller's keys are not the step's (issue 30).
+4. seccomp (``NO_NEW_PRIVS`` first): ``step_program`` (no ``socket`` at all, AF_UNIX included: UNIX socketpairs
+   only; no ``execve`` without a token; no ``execveat``, ``ptrace``, ``process_vm_*``; ``personality`` read-only;
+   no io_uring; no keyring calls).
+5. A shell step: the program is exec'd with a random 64-bit token in ``execve``'s fourth argument register, which
+   the kernel ignores and the filter demands. The token exists only in this process's memory, which the exec
+   replaces, so the program, and anything it might run, cannot exec again. A python step: no token at all
+   (every ``execve`` fails); the code is compiled and run here, in a fresh ``__main__``, with the interpreter's
+   site-packages added, as ``python -c CODE`` would. No spelling of ``os.system``, ``subprocess``,
+   ``posix_spawn``, ``fork`` + ``exec``, a raw ``syscall`` through ctypes or multiprocessing's ``spawn`` and
+   ``forkserver`` start methods (which exec a new interpreter) starts a program; ``fork`` works (multiprocessing's
+   default start method on Linux up to Python 3.13), and ``LD_PRELOAD`` changes nothing without an exec.
+
+Fail closed: if any restriction cannot be applied, it reports why on the status pipe (``status_fd``, close-on-exec,
+closed explicitly before a python step's code runs, so an empty pipe means "running") and exits 125 without running
+the step. ``--probe CONFIG`` applies everything to itself (as for a python step), prints what the kernel allowed as
+JSON (or what is missing) and exits.
 
 Landlock ABI numbers and struct layouts follow ``include/uapi/linux/landlock.h``.
 """
@@ -21,9 +41,17 @@ Landlock ABI numbers and struct layouts follow ``include/uapi/linux/landlock.h``
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import json
 import os
+import platform
+import secrets
+import shutil
+import stat
+import struct
 import sys
+import traceback
+import types
 from typing import Any
 
 SYS_LANDLOCK_CREATE_RULESET = 444  # the same number on every architecture (added after the syscall table unification)
@@ -34,15 +62,6 @@ LANDLOCK_RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 BPF_INSTRUCTION = 8  # bytes of a struct sock_filter
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-CLONE_NEWNS = 0x00020000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_NOATIME, MS_NODIRATIME, MS_REMOUNT, MS_BIND = 1024, 2048, 32, 4096
-MS_REC, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1 << 24
-# per-mount options a remount must repeat (in a user namespace they are locked and may not be dropped)
-MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
-               "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}  # fmt: skip
 
 # filesystem rights, by the ABI that introduced them
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -55,9 +74,10 @@ FS_RIGHTS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
-READ_DIR_RIGHTS = EXECUTE | READ_FILE | READ_DIR
+READ_RIGHTS = READ_FILE | READ_DIR  # no EXECUTE: only the step's own program gets it (``executables``)
 FILE_ONLY_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 WRITE_RIGHTS = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SYM | REFER | TRUNCATE
+PT_INTERP = 3
 
 EXIT_SETUP_FAILED = 125
 ENOSYS = 38
@@ -108,6 +128,25 @@ def landlock_abi() -> int:
         return 0
 
 
+def close_inherited(keep: int) -> None:
+    """Close every descriptor but 0-2 and ``keep``; stdin becomes /dev/null; stdout and stderr may not be sockets
+    (a socket handed down is a connection to the host that no filter on ``socket()`` sees)."""
+    if keep >= 3:
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 1 << 20)
+    else:
+        os.closerange(3, 1 << 20)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    for fd in (1, 2):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                raise SetupError(f"descriptor {fd} is a socket: the step would reach whatever is at its other end")
+        except OSError:
+            pass  # closed: nothing to reach
+
+
 def _fs_rights(abi: int) -> int:
     return FS_RIGHTS_BY_ABI[min(abi, 5)]
 
@@ -118,7 +157,7 @@ def _add_path_rule(ruleset: int, path: str, rights: int, handled: int) -> None:
     except FileNotFoundError:
         return  # a system directory this machine does not have (/lib32, /opt): nothing to allow
     try:
-        if not os.path.isdir(path):
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= FILE_ONLY_RIGHTS  # directory rights on a file are EINVAL
         attr = PathBeneathAttr(allowed_access=rights & handled, parent_fd=fd)
         _syscall(
@@ -132,8 +171,9 @@ def _add_path_rule(ruleset: int, path: str, rights: int, handled: int) -> None:
         os.close(fd)
 
 
-def apply_landlock(config: dict[str, Any]) -> dict[str, Any]:
-    """Restrict this process: read/execute under ``read``, also write under ``write``; no TCP; scoped IPC."""
+def apply_landlock(config: dict[str, Any], executables: list[str]) -> dict[str, Any]:
+    """Restrict this process: read under ``read``, also write under ``write``, execute ``executables`` alone; no
+    TCP; scoped IPC."""
     abi = landlock_abi()
     if abi < 1:
         raise SetupError("Landlock is not available in this kernel")
@@ -150,17 +190,15 @@ def apply_landlock(config: dict[str, Any]) -> dict[str, Any]:
         ruleset = _syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     except OSError as exc:
         raise SetupError(f"landlock_create_ruleset failed: {exc.strerror}") from None
-    executable = config.get("execute")  # None: everything readable may be executed; else only these files
-    read_rights = READ_DIR_RIGHTS if executable is None else READ_DIR_RIGHTS & ~EXECUTE
     try:
         for path in config.get("read", []):
-            _add_path_rule(ruleset, path, read_rights, handled_fs)
-        for path in executable or []:
-            _add_path_rule(ruleset, path, READ_FILE | EXECUTE, handled_fs)
+            _add_path_rule(ruleset, path, READ_RIGHTS, handled_fs)
         for path in config.get("write", []):
-            _add_path_rule(ruleset, path, read_rights | WRITE_RIGHTS, handled_fs)
+            _add_path_rule(ruleset, path, READ_RIGHTS | WRITE_RIGHTS, handled_fs)
         for path in config.get("devices", []):
             _add_path_rule(ruleset, path, READ_FILE | WRITE_FILE, handled_fs)
+        for path in executables:
+            _add_path_rule(ruleset, path, EXECUTE | READ_FILE, handled_fs)
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         _syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
@@ -171,38 +209,32 @@ def apply_landlock(config: dict[str, Any]) -> dict[str, Any]:
     return {"abi": abi, "tcp_denied": bool(attr.handled_access_net), "ipc_scoped": bool(attr.scoped)}
 
 
-def enter_network_namespace() -> str:
-    """A new, empty network namespace (only a loopback that is down): no route anywhere, TCP and UDP alike.
-
-    Root may create one directly; anyone else needs a user namespace first, mapping their own uid and gid so
-    the files the tool writes still belong to them.
-    """
-    if not sys.platform.startswith("linux"):
-        raise SetupError("network namespaces exist only on Linux")
-    if os.geteuid() == 0 and _libc.unshare(CLONE_NEWNET) == 0:
-        return "netns"
-    uid, gid = os.geteuid(), os.getegid()
-    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
-        errno = ctypes.get_errno()
-        raise SetupError(f"cannot create a network namespace: {os.strerror(errno)}")
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as f:
-            f.write(text)
-    return "userns+netns"
+def load_filters(path: str, exec_token: int | None) -> tuple[types.ModuleType, list[bytes]]:
+    """The seccomp builder (``omxfs/view/seccomp.py``, loaded by its path) and the step's program."""
+    spec = importlib.util.spec_from_file_location("omx_step_seccomp", path)
+    if spec is None or spec.loader is None:
+        raise SetupError(f"seccomp: cannot load the filter builder {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses looks its module up while building the classes
+    spec.loader.exec_module(module)
+    programs = [module.step_program(exec_token)]
+    if any(program is None for program in programs):
+        raise SetupError(f"seccomp: no filter is known for this machine's ABI ({platform.machine()})")
+    return module, programs
 
 
-def join_new_session_keyring(keyctl: int) -> None:
+def join_new_session_keyring(keyctl: int | None) -> None:
     """Leave the caller's session keyring for a new, empty one (``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``), as a
-    view's COMMAND does: the filter then refuses every other keyring call. A kernel without keys (ENOSYS) has none
-    to leave."""
+    view's COMMAND does: the filter then refuses every other keyring call. A kernel without keys (ENOSYS) has none to
+    leave; an ABI the builder does not know has no filter either, and ``load_filters`` has refused it already."""
+    if keyctl is None:
+        return
     if _libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), None) < 0 and ctypes.get_errno() != ENOSYS:
         raise SetupError(f"cannot join a new session keyring: {os.strerror(ctypes.get_errno())}")
 
 
-def install_filter(program_hex: str) -> None:
-    """Install the seccomp program (``omxfs/view/seccomp.py``'s ``step_program``, built by the parent, which may
-    import the project: this program may not) for this process and all it starts."""
-    program = bytes.fromhex(program_hex)
+def install_filter(program: bytes) -> None:
+    """Install one seccomp program for this process and all it starts (``NO_NEW_PRIVS`` is set here too)."""
     code = ctypes.create_string_buffer(program, len(program))
     fprog = SockFprog(len(program) // BPF_INSTRUCTION, ctypes.cast(code, ctypes.c_void_p))
     if (
@@ -210,125 +242,71 @@ def install_filter(program_hex: str) -> None:
         or _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0
     ):
         errno = ctypes.get_errno()
-        raise SetupError(f"cannot install the seccomp filter: {os.strerror(errno)}")
+        raise SetupError(f"seccomp: cannot install the step filter: {os.strerror(errno)}")
 
 
-def _mount(source: str | None, target: str, flags: int) -> None:
+def interpreter(path: str) -> str | None:
+    """The file the kernel also opens for execution when it runs ``path``: an ELF's ``PT_INTERP`` (the dynamic
+    loader), a script's ``#!`` program; None for a static program."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head.startswith(b"#!"):
+            words = head[2:].split(b"\n", 1)[0].split()
+            return os.fsdecode(words[0]) if words else None
+        if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit ELF only: the machines omx knows
+            return None
+        order = "<" if head[5] == 1 else ">"
+        (phoff,) = struct.unpack_from(order + "Q", head, 32)
+        size, count = struct.unpack_from(order + "HH", head, 54)
+        f.seek(phoff)
+        table = f.read(size * count)
+        for index in range(count):
+            (kind,) = struct.unpack_from(order + "I", table, index * size)
+            if kind == PT_INTERP:
+                offset, _, _, length = struct.unpack_from(order + "QQQQ", table, index * size + 8)
+                f.seek(offset)
+                return os.fsdecode(f.read(length).rstrip(b"\0"))
+    return None
+
+
+def exec_with_token(module: types.ModuleType, path: str, argv: list[str], token: int) -> OSError:
+    """``execve(path, argv, environ)`` with ``token`` in the fourth argument register (the filter's condition);
+    returns the error if the exec failed."""
+    number = module.STEP_CALLS[platform.machine()].execve
     enc = os.fsencode
-    if _libc.mount(enc(source) if source else None, enc(target), None, ctypes.c_ulong(flags), None) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+    args = (ctypes.c_char_p * (len(argv) + 1))(*[enc(a) for a in argv], None)
+    env = (ctypes.c_char_p * (len(os.environ) + 1))(*[enc(f"{k}={v}") for k, v in os.environ.items()], None)
+    _libc.syscall(ctypes.c_long(number), enc(path), args, env, ctypes.c_uint64(token), ctypes.c_uint64(0))
+    errno = ctypes.get_errno()
+    return OSError(errno, os.strerror(errno))
 
 
-def _mounts() -> list[tuple[str, int]]:
-    """Every mount point of this namespace with the flags a remount must keep, from ``/proc/self/mountinfo``."""
-    found = []
-    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-        for line in f:
-            fields = line.split()
-            point = fields[4]
-            for raw, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
-                point = point.replace(raw, char)
-            flags = sum(MOUNT_FLAGS.get(option, 0) for option in fields[5].split(","))
-            found.append((point, flags))
-    return found
+def run_python(code: str, args: list[str]) -> int:
+    """Run ``code`` as ``python -c CODE ARGS`` would, here: the filter is already in place."""
+    import site
 
-
-def read_only_outside(writable: list[str]) -> int:
-    """A private mount namespace where every mount is read-only except bind mounts of the ``writable`` paths.
-
-    Landlock governs opening, creating, renaming and removing files, but has no right for changing metadata:
-    chmod, chown, utime and setxattr of a file outside the workspace pass it. A read-only mount refuses them
-    all (EROFS). Runs after the network namespace (a user namespace, if any, gives the right to do this).
-    Returns how many mounts were made read-only.
-    """
-    if _libc.unshare(CLONE_NEWNS) != 0:
-        errno = ctypes.get_errno()
-        raise SetupError(f"cannot create a mount namespace: {os.strerror(errno)}")
-    try:
-        _mount(None, "/", MS_REC | MS_PRIVATE)  # nothing done here propagates back to the host
-        keep = [os.path.realpath(path) for path in writable]
-        for path in keep:
-            _mount(path, path, MS_BIND | MS_REC)  # its own mount, which stays writable below a read-only parent
-        done = 0
-        for point, flags in _mounts():
-            if any(point == path or point.startswith(path.rstrip("/") + "/") for path in keep):
-                continue
-            try:
-                _mount(None, point, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-                done += 1
-            except OSError as exc:
-                if point == "/" or exc.errno not in (2, 13):  # ENOENT/EACCES: an overmounted or hidden mount
-                    raise
-        os.chdir(os.getcwd())  # the working directory was entered before the binds: enter it again, through them
-        return done
-    except OSError as exc:
-        raise SetupError(f"cannot make the file system read-only outside the workspace: {exc.strerror}") from None
-
-
-def confine(config: dict[str, Any], *, best_effort: bool) -> dict[str, Any]:
-    """Apply what ``config`` asks for; ``best_effort`` (the probe) records failures instead of raising them."""
-    applied: dict[str, Any] = {}
-    if config.get("netns"):
-        try:
-            applied["netns"] = enter_network_namespace()
-        except (SetupError, OSError) as exc:
-            if not best_effort:
-                raise SetupError(str(exc)) from None
-            applied["netns_error"] = str(exc)
-    if config.get("read_only_outside"):
-        try:
-            applied["read_only_mounts"] = read_only_outside(list(config.get("write", [])))
-        except SetupError as exc:
-            if not best_effort:
-                raise
-            applied["read_only_error"] = str(exc)
-    if config.get("landlock"):
-        try:
-            applied["landlock"] = apply_landlock(config)
-        except SetupError as exc:
-            if not best_effort:
-                raise
-            applied["landlock_error"] = str(exc)
-    if config.get("keyctl"):
-        try:
-            join_new_session_keyring(config["keyctl"])
-            applied["session_keyring"] = "new"
-        except SetupError as exc:
-            if not best_effort:
-                raise
-            applied["session_keyring_error"] = str(exc)
-    if config.get("seccomp"):
-        try:
-            install_filter(config["seccomp"])
-            applied["seccomp"] = True
-        except SetupError as exc:
-            if not best_effort:
-                raise
-            applied["seccomp_error"] = str(exc)
-    return applied
-
-
-def run_python(code: str, args: list[str]) -> None:
-    """Run ``code`` here as ``python -c CODE ARGS`` runs it: ``sys.argv``, the working directory first on
-    ``sys.path``, ``__main__``. An exception is reported as Python reports one, without this program's frames."""
-    sys.argv = ["-c", *args]
-    sys.path[0] = ""  # where the script's directory was: the working directory, as with -c
+    site.main()  # the interpreter's own site-packages (a venv's), after the confinement: .pth files run code
     sys.dont_write_bytecode = True
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    sys.path.insert(0, "")  # python -c imports from the working directory, the workspace
+    sys.argv = ["-c", *args]
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main
     try:
-        exec(compile(code, "<string>", "exec"), namespace)
+        exec(compile(code, "<string>", "exec"), main.__dict__)  # running the step's code is the point
     except SystemExit:
         raise
-    except BaseException as exc:
-        import traceback
-
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
-        sys.exit(1)
+    except BaseException as exc:  # print it as python -c does: the step's frames only
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "<string>":
+            tb = tb.tb_next
+        traceback.print_exception(type(exc), exc, tb)
+        return 1
+    return 0
 
 
 def _fail(status_fd: int, stage: str, message: str) -> int:
-    """Tell the parent what stopped the tool from starting: the sandbox (``stage="sandbox"``) or the exec."""
+    """Tell the parent what stopped the step from starting: the sandbox (``stage="sandbox"``) or the exec."""
     if status_fd >= 0:
         os.write(status_fd, json.dumps({"stage": stage, "error": message}).encode())
     else:
@@ -336,34 +314,74 @@ def _fail(status_fd: int, stage: str, message: str) -> int:
     return EXIT_SETUP_FAILED
 
 
+def probe(config: dict[str, Any]) -> dict[str, Any]:
+    """Apply everything a python step gets to this process; say what the kernel allowed, or what is missing."""
+    try:
+        module, programs = load_filters(config["seccomp"], None)
+    except SetupError as exc:
+        return {"seccomp_error": str(exc)}
+    try:
+        landlock = apply_landlock(config, [])
+    except SetupError as exc:
+        return {"landlock_error": str(exc)}
+    keyrings = [session_keyring(module.keyctl_number())]
+    try:
+        join_new_session_keyring(module.keyctl_number())
+        keyrings.append(session_keyring(module.keyctl_number()))
+        for program in programs:
+            install_filter(program)
+    except SetupError as exc:
+        return {"landlock": landlock, "seccomp_error": str(exc)}
+    return {"landlock": landlock, "seccomp": True, "session_keyrings": keyrings}
+
+
+def session_keyring(keyctl: int | None) -> int | None:
+    """This process's session keyring (``keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0)``), for the
+    probe to show that a step does not keep its caller's; None where it cannot be asked."""
+    if keyctl is None:
+        return None
+    found = int(_libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(0), ctypes.c_long(-3), ctypes.c_long(0)))
+    return found if found >= 0 else None
+
+
 def main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[0] == "--probe":
-        print(json.dumps(confine(json.loads(argv[1]), best_effort=True)))
+        print(json.dumps(probe(json.loads(argv[1]))))
         return 0
     if len(argv) < 3 or argv[1] != "--":
-        print(
-            "usage: launcher.py CONFIG_JSON -- PROGRAM [ARGS...] | CODE [ARGS...] | --probe CONFIG_JSON",
-            file=sys.stderr,
-        )
+        print("usage: launcher.py CONFIG_JSON -- PROGRAM [ARGS...] | --probe CONFIG_JSON", file=sys.stderr)
         return 2
     config = json.loads(argv[0])
     status_fd = int(config.get("status_fd", -1))
-    if status_fd >= 0:
-        os.set_inheritable(status_fd, False)  # closed by a successful exec: an empty status pipe means "running"
+    python = bool(config.get("python"))
+    step = argv[2:]
     try:
-        confine(config, best_effort=False)
-    except SetupError as exc:
-        return _fail(status_fd, "sandbox", str(exc))
-    if config.get("python"):
         if status_fd >= 0:
-            os.close(status_fd)  # no exec will close it: an empty status pipe means "running"
-        run_python(argv[2], argv[3:])
-        return 0
-    try:
-        os.execvp(argv[2], argv[2:])
-    except OSError as exc:
-        return _fail(status_fd, "exec", f"cannot run {argv[2]!r}: {exc.strerror}")
-    return EXIT_SETUP_FAILED
+            os.set_inheritable(status_fd, False)  # closed by a successful exec: an empty status pipe means "running"
+        close_inherited(status_fd)
+        token = None if python else secrets.randbits(64)
+        module, programs = load_filters(config["seccomp"], token)
+        executables: list[str] = []
+        path = ""
+        if not python:
+            found = step[0] if "/" in step[0] else shutil.which(step[0])
+            if found is None or not os.path.isfile(found):
+                return _fail(status_fd, "exec", f"cannot run {step[0]!r}: {os.strerror(2)}")
+            path = os.path.realpath(found)
+            executables = [path, *filter(None, [interpreter(path)])]
+        apply_landlock(config, executables)
+        join_new_session_keyring(module.keyctl_number())
+        for program in programs:
+            install_filter(program)
+    except (SetupError, OSError) as exc:
+        return _fail(status_fd, "sandbox", str(exc))
+    if python:
+        if status_fd >= 0:
+            os.close(status_fd)  # the code runs in this process: it must not be able to speak for the launcher
+        return run_python(step[0], step[1:])
+    assert token is not None
+    error = exec_with_token(module, path, step, token)
+    return _fail(status_fd, "exec", f"cannot run {step[0]!r}: {error.strerror}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """The seccomp filters: a view's (no keystrokes pushed into the caller's terminal, and for root no set-ID files),
-and a sandboxed omx step's (no socket, and for Python code no program started).
+and a sandboxed omx step's (no socket, no program started but the step's own).
 
 The terminal: COMMAND shares the terminal ``omxfs run`` was started from (a shell, omx's confirmation prompt need
 it), and ``ioctl(TIOCSTI)`` pushes characters into a terminal's input as if typed, where the kernel allows it
@@ -20,17 +20,17 @@ S_ISUID or S_ISGID: ``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``, ``mknod`
 ``openat`` and plain system calls. An unprivileged view needs none of this: a set-ID file of its user gives
 nothing that user lacks.
 
-A sandboxed step (``agent/sandbox/``) is kept off the network by an empty network namespace where one can be made,
-but a process in a view (``omx --as NAME``) may not make one, and Landlock, left there alone, refuses only TCP: a
-step sent UDP to the host's loopback. And no network namespace keeps a step from a host UNIX socket: a path socket
-is reached by ``connect`` alone, which no Landlock right governs, and a step connected to a tmux server's socket in
-the host's ``/tmp`` and had it run a command outside the sandbox (issue 26). So every step gets ``step_program``, in
-or out of a view: ``socket`` of any family fails with EPERM, AF_UNIX included, and ``io_uring_setup`` (whose
-IORING_OP_SOCKET makes a socket no filter sees) with ENOSYS. ``socketpair`` of AF_UNIX stays (asyncio's self-pipe,
-``multiprocessing``'s pipes): a pair reaches nothing but itself. A step that runs Python code (every ``python``
-step, ``python3 -c``) also gets ``execve`` and ``execveat`` refused (EPERM): the launcher installs the filter in the
-interpreter that then runs the code, so no spelling of ``os.system``, ``subprocess``, ``posix_spawn``, ``ctypes`` or
-a fork and exec starts a program.
+A sandboxed step (``agent/sandbox/``) gets ``step_program`` (the step sandbox's wall, separate pieces below
+``# -- step``), in or out of a view: ``socket`` of every family fails with EPERM, AF_UNIX included, since a path or
+abstract UNIX socket of the host (a tmux server's in ``/tmp``, a bus in ``/run``, one planted in the workspace) is
+a way out that no mount or network namespace closes (a step connected to a tmux server's socket and had it run a
+command outside the sandbox: issue 26), while ``socketpair`` of AF_UNIX stays (asyncio's self-pipe and
+multiprocessing's duplex pipes are socketpairs, and a pair reaches nothing outside the process tree); ``execve``
+fails with EPERM unless its fourth argument register, which the kernel ignores, holds the launcher's one-time token
+(so only the launcher's own exec of the allow-listed program passes; a python step gets no token, so no program at
+all), ``execveat`` always; ``ptrace``, ``process_vm_readv`` and ``process_vm_writev`` fail with EPERM (no reaching
+into omx, or into a process that is not filtered); ``personality`` may only be read; ``io_uring_*`` fail with
+ENOSYS (no request a filter sees); the keyring calls as in a view.
 
 The kernel's keyrings, in every program here (the view's and the step's, ``keyring_code``): a process keeps its
 caller's session keyring across bwrap, so a view found, read, overwrote and planted keys in the caller's ``@s``
@@ -95,7 +95,6 @@ class Abi:
     open_at: dict[int, tuple[int, int]]  # syscall number: (flags argument, mode argument)
     unavailable: tuple[int, ...]  # ENOSYS
     sockets: tuple[int, int]  # socket, socketpair: the address family is their first argument
-    executes: tuple[int, int]  # execve, execveat
     x32: bool = False
 
 
@@ -103,7 +102,7 @@ def _generic(audit_arch: int) -> Abi:
     """aarch64 and riscv64 share the generic system call table: fchmod, fchmodat, fchmodat2, mknodat; openat."""
     mode_at = {52: 1, 53: 2, 452: 2, 33: 2}
     return Abi(audit_arch, ioctl=29, mode_at=mode_at, open_at={56: (2, 3)}, unavailable=(437, IO_URING_SETUP),
-               sockets=(198, 199), executes=(221, 281))  # fmt: skip
+               sockets=(198, 199)))  # fmt: skip
 
 
 ABIS = {
@@ -115,7 +114,6 @@ ABIS = {
         open_at={2: (1, 2), 257: (2, 3)},  # open, openat
         unavailable=(437, IO_URING_SETUP),  # openat2, io_uring_setup
         sockets=(41, 53),
-        executes=(59, 322),
         x32=True,
     ),
     "aarch64": _generic(0xC00000B7),
@@ -128,13 +126,6 @@ def program(set_id: bool, machine: str | None = None) -> bytes | None:
     known (the caller says so)."""
     abi = ABIS.get(machine or platform.machine())
     return None if abi is None else _assemble(_code(abi, set_id))
-
-
-def step_program(no_exec: bool, machine: str | None = None) -> bytes | None:
-    """The filter of every sandboxed omx step (``agent/sandbox/``): no socket at all, a socketpair only of AF_UNIX,
-    no io_uring, no keyring; with ``no_exec`` no ``execve``/``execveat`` either. None where the ABI is not known."""
-    abi = ABIS.get(machine or platform.machine())
-    return None if abi is None else _assemble(_step_code(abi, no_exec))
 
 
 def keyctl_number(machine: str | None = None) -> int | None:
@@ -195,17 +186,6 @@ def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
     return code + _ioctl() + _returns()
 
 
-def _step_code(abi: Abi, no_exec: bool) -> list[Instruction | str]:
-    code = [*_system_call(abi), *keyring_code(abi)]
-    code.append((JEQ, IO_URING_SETUP, "enosys", "next"))
-    socket, socketpair = abi.sockets
-    code.append((JEQ, socket, "eperm", "next"))
-    code += [(JEQ, nr, "eperm", "next") for nr in (abi.executes if no_exec else ())]
-    code += [(JEQ, socketpair, "family", "next")]
-    code += [(RET, RET_ALLOW, "", ""), "family", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
-    return code + _returns()
-
-
 def keyring_code(abi: Abi) -> list[Instruction | str]:
     """``add_key``, ``request_key`` and ``keyctl`` fail with ENOSYS, but ``keyctl(KEYCTL_JOIN_SESSION_KEYRING,
     NULL)``: a new, empty session keyring (the module says why). Runs after ``_system_call``; jumps to the labels of
@@ -258,3 +238,79 @@ def _assemble(code: list[Instruction | str]) -> bytes:
         struct.pack("=HBBI", op, offset(true, at), offset(false, at), k)
         for at, (op, k, true, false) in enumerate(instructions)
     )
+
+
+# -- step: the step sandbox's filter (agent/sandbox/), in named pieces of its own ----------------------------------
+
+
+@dataclass(frozen=True)
+class StepCalls:
+    """The system calls the step filter names, by their number in one ABI."""
+
+    execve: int
+    execveat: int
+    tracing: tuple[int, ...]  # ptrace, process_vm_readv, process_vm_writev
+    personality: int
+    io_uring: tuple[int, ...]  # io_uring_setup, io_uring_enter, io_uring_register (one number on every ABI)
+
+
+_GENERIC_STEP = StepCalls(execve=221, execveat=281, tracing=(117, 270, 271), personality=92, io_uring=(425, 426, 427))
+STEP_CALLS = {
+    "x86_64": StepCalls(execve=59, execveat=322, tracing=(101, 310, 311), personality=135, io_uring=(425, 426, 427)),
+    "aarch64": _GENERIC_STEP,
+    "riscv64": _GENERIC_STEP,
+}
+#: ``personality(0xffffffff)`` reads the persona and changes nothing
+PERSONALITY_QUERY = 0xFFFFFFFF
+
+
+def step_program(exec_token: int | None, machine: str | None = None) -> bytes | None:
+    """The filter of a sandboxed step: no socket (AF_UNIX socketpairs only), no program started but with
+    ``exec_token`` (a 64-bit number in execve's unused fourth argument; None: no execve at all), no tracing, no
+    io_uring, no keyring (``keyring_code``); None where the ABI is not known (the caller says so)."""
+    name = machine or platform.machine()
+    abi, calls = ABIS.get(name), STEP_CALLS.get(name)
+    if abi is None or calls is None:
+        return None
+    code = [*_system_call(abi), *keyring_code(abi)]
+    code += _step_unavailable(calls) + _step_no_unix_socket(abi) + _step_no_tracing(calls)
+    code += [*_step_exec_once(calls, exec_token), (RET, RET_ALLOW, "", "")]
+    code += _step_socketpair() + _step_personality() + _step_exec_token(exec_token)
+    return _assemble(code + _returns())
+
+
+def _step_unavailable(calls: StepCalls) -> list[Instruction | str]:
+    return [(JEQ, nr, "enosys", "next") for nr in calls.io_uring]
+
+
+def _step_no_unix_socket(abi: Abi) -> list[Instruction | str]:
+    """socket() of any family: EPERM; socketpair(): looked at below (``_step_socketpair``)."""
+    socket, socketpair = abi.sockets
+    return [(JEQ, socket, "eperm", "next"), (JEQ, socketpair, "socketpair", "next")]
+
+
+def _step_no_tracing(calls: StepCalls) -> list[Instruction | str]:
+    code: list[Instruction | str] = [(JEQ, nr, "eperm", "next") for nr in calls.tracing]
+    return [*code, (JEQ, calls.personality, "personality", "next")]
+
+
+def _step_exec_once(calls: StepCalls, exec_token: int | None) -> list[Instruction | str]:
+    return [(JEQ, calls.execveat, "eperm", "next"), (JEQ, calls.execve, "eperm" if exec_token is None else "execve",
+            "next")]  # fmt: skip
+
+
+def _step_socketpair() -> list[Instruction | str]:
+    return ["socketpair", (LD_ABS, _arg(0), "", ""), (JEQ, AF_UNIX, "allow", "eperm")]
+
+
+def _step_personality() -> list[Instruction | str]:
+    return ["personality", (LD_ABS, _arg(0), "", ""), (JEQ, PERSONALITY_QUERY, "allow", "eperm")]
+
+
+def _step_exec_token(exec_token: int | None) -> list[Instruction | str]:
+    """execve passes only with the token in its fourth argument, both halves (little endian: low word first)."""
+    if exec_token is None:
+        return []
+    low, high = exec_token & 0xFFFFFFFF, exec_token >> 32 & 0xFFFFFFFF
+    return ["execve", (LD_ABS, _arg(3), "", ""), (JEQ, low, "next", "eperm"), (LD_ABS, _arg(3) + 4, "", ""),
+            (JEQ, high, "allow", "eperm")]  # fmt: skip

@@ -122,26 +122,23 @@ def test_command_starts_in_a_new_empty_session_keyring(tmp_path: Path) -> None:
 
 def test_a_step_starts_in_a_new_empty_session_keyring() -> None:
     """The step launcher joins a new, empty session keyring before its filter goes in, as ``scope.py`` does for a
-    view (issue 30: "the same for omx's step sandbox"); here with no filter, so the program can say which it has."""
-    config = json.dumps({"keyctl": seccomp.keyctl_number()})
-    command = [sys.executable, "-I", "-S", str(LAUNCHER), config, "--", sys.executable, "-I", "-c", SESSION_OF_ITS_OWN]
-    report = as_caller([*command, str(HELPER.parent), "{session_name}"])
-    session, contents, found = report["stdout"].split(" ", 2)
-    assert int(session) != report["session"]["id"]
-    assert (contents, found) == ("[]", "Required key not available\n")
+    view (issue 30: "the same for omx's step sandbox"); its probe, run as the caller, says which it had and has."""
+    config = {"read": read_paths(False), "write": [], "seccomp": str(SECCOMP)}
+    report = as_caller([sys.executable, "-I", "-S", str(LAUNCHER), "--probe", json.dumps(config)])
+    before, after = json.loads(report["stdout"])["session_keyrings"]
+    assert before == report["session"]["id"] and after not in (None, before)
 
 
-@pytest.mark.parametrize("netns", [True, False], ids=["with a network namespace", "in a view, without"])
-def test_a_step_cannot_reach_the_callers_keyrings(tmp_path: Path, netns: bool) -> None:
-    """Every step gets the step filter (``seccomp.step_program``), with or without a network namespace, and the
-    keyring rule is part of it."""
+@pytest.mark.parametrize("mode", ["bubblewrap", "landlock"], ids=["outside a view", "as in a view (Landlock alone)"])
+def test_a_step_cannot_reach_the_callers_keyrings(tmp_path: Path, mode: str) -> None:
+    """Every step gets the step filter (``seccomp.step_program``), under either mechanism, and the keyring rule is
+    part of it."""
     ws = tmp_path / "ws"
     ws.mkdir()
     sandbox_or_skip(ws)
     script = (
         "import json, sys; from pathlib import Path; from agent.sandbox.confine import Sandbox\n"
-        f"box = Sandbox(Path(sys.argv[1]), netns={netns})\n"
-        "assert 'seccomp' in box.info.network, box.info.network\n"
+        f"box = Sandbox(Path(sys.argv[1]), mode={mode!r})\n"
         "done = box.run(['python3', '-c', *sys.argv[2:]], timeout=60)\n"
         "print(done.stdout, end='')\n"
         "sys.exit(done.returncode)\n"

@@ -6,8 +6,6 @@ the same sandbox, but a string in and a string out for the chat loop, where this
 
 from __future__ import annotations
 
-import sys
-
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import PythonInput
 from agent.plan_run.tools.shell import run_sandboxed
@@ -16,4 +14,5 @@ __all__ = ["python"]
 
 
 def python(inputs: PythonInput, ctx: ToolContext) -> ToolResult:
-    return run_sandboxed(ctx, [sys.executable, "-c", inputs.code], inputs.timeout or ctx.default_timeout, "python")
+    """The code runs in the sandbox's interpreter after its seccomp filter is in place: it cannot start programs."""
+    return run_sandboxed(ctx, ["python", "-c", inputs.code], inputs.timeout or ctx.default_timeout, "python")

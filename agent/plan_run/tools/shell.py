@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from agent.plan_run.shell_policy import ALLOW_LIST, classify
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import ShellInput
@@ -12,12 +10,20 @@ from agent.sandbox.confine import ProcessResult, SandboxError, SandboxUnavailabl
 __all__ = ["run_sandboxed", "shell"]
 
 STDERR_KEPT = 4000
+#: the names a step gives Python: its code runs in the sandbox's interpreter (the one omx runs on)
+PYTHON_NAMES = ("python", "python3")
 
 
 def run_sandboxed(ctx: ToolContext, argv: list[str], timeout: float, what: str) -> ToolResult:
-    """Run argv in the sandbox and turn every outcome into a ToolResult (shared with the python tool)."""
+    """Run argv in the sandbox and turn every outcome into a ToolResult (shared with the python tool).
+
+    ``python3 -c CODE [ARGS]`` (or ``python -c``) is not exec'd: its code runs in the sandbox's own interpreter once
+    the filter that refuses every exec is in place (``Sandbox.run_python``), like a python step's."""
     try:
-        done: ProcessResult = ctx.sandbox.run(argv, timeout=timeout)
+        if argv[0] in PYTHON_NAMES and len(argv) >= 3 and argv[1] == "-c":
+            done: ProcessResult = ctx.sandbox.run_python(argv[2], timeout=timeout, args=argv[3:])
+        else:
+            done = ctx.sandbox.run(argv, timeout=timeout)
     except SandboxUnavailable as exc:
         return ToolResult.failure(
             str(exc), "use the file tools instead, or rerun with --no-sandbox", "SandboxUnavailable"
@@ -63,8 +69,6 @@ def shell(inputs: ShellInput, ctx: ToolContext) -> ToolResult:
             cmd=inputs.cmd,
         )
     argv = list(verdict.argv)
-    if argv[0] == "python3":
-        argv[0] = sys.executable  # the Python omx runs on, wherever PATH points
     result = run_sandboxed(ctx, argv, inputs.timeout or ctx.default_timeout, verdict.argv[0])
     if not result.ok and result.error_type == "NonZeroExit" and argv[0] == "grep" and result.details["exit_code"] == 1:
         return ToolResult(ok=True, output="", details=result.details | {"note": "grep found no match"})
