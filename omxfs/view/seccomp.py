@@ -102,7 +102,7 @@ def _generic(audit_arch: int) -> Abi:
     """aarch64 and riscv64 share the generic system call table: fchmod, fchmodat, fchmodat2, mknodat; openat."""
     mode_at = {52: 1, 53: 2, 452: 2, 33: 2}
     return Abi(audit_arch, ioctl=29, mode_at=mode_at, open_at={56: (2, 3)}, unavailable=(437, IO_URING_SETUP),
-               sockets=(198, 199)))  # fmt: skip
+               sockets=(198, 199))  # fmt: skip
 
 
 ABIS = {

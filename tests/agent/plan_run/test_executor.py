@@ -127,8 +127,8 @@ def test_an_unmet_success_criterion_fails_the_run(ws: Path, recorder: RunRecorde
     )
     result = executor(ws, recorder).execute(plan)
     assert result.status == "failed" and result.failed_step is None
-    assert [c.status for c in result.criteria] == ["not met", "unchecked"]
-    assert result.error == "success criterion not met: out/s.md has 3 bullet lines (1 bullet lines)"
+    assert [c.status for c in result.criteria] == ["not met", "not checked"]
+    assert result.error == "success criterion not met: out/s.md has 3 bullet lines (1 bullet line)"
 
 
 def test_a_bug_in_a_tool_is_traced_then_raised(
@@ -215,7 +215,7 @@ def test_network_from_python_fails_and_is_traced(ws: Path, recorder: RunRecorder
         )
     assert result.status == "failed"
     (entry,) = trace(recorder)
-    assert entry["error_type"] == "NonZeroExit" and "Error" in entry["error"]  # the last line of stderr
+    assert entry["error_type"] == "NonZeroExit" and entry["error"].endswith("Operation not permitted")
     assert entry["details"]["sandbox"] == box.info.mechanism
 
 
@@ -254,5 +254,5 @@ def test_a_cut_output_nobody_uses_and_a_long_stderr_pass(ws: Path, recorder: Run
         ("write_text", {"path": "done.txt", "content": {"ref": "step:2.output"}}),
     )
     result = Executor(ctx, recorder).execute(plan)
-    assert result.status == "success", result.error
+    assert result.status == "done", result.error  # every step ran; no criterion to check
     assert (ws / "done.txt").read_text(encoding="utf-8") == "done\n"
