@@ -11,11 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cli.omxfs import main as omxfs
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
+from scripts import shared_fs
+from tests.support.scripts import unmount_everything_under
 
 WRITER = """
 import sys
@@ -62,6 +65,35 @@ def test_writers_in_many_processes_at_once_lose_no_record(ws: Workspace) -> None
         assert mine == [f"write {w}-{n}" for n in range(each)]
     assert not (ws.meta / "logs/audit.jsonl").exists() and trail.unreadable == []
     assert fsck(ws).checked["audit records"] == writers * each
+
+
+@pytest.mark.parametrize("kind", shared_fs.KINDS)
+def test_writers_on_two_clients_of_a_shared_filesystem_lose_no_record(kind: str, tmp_path: Path) -> None:
+    """Two FUSE clients of one store directory (``scripts/shared_fs.py``: sshfs to a private sshd, or bindfs),
+    which share no OS locks and cache attributes: records made through both at once are all there and fsck finds
+    them sound. (On these two tiers, both served by this machine's kernel, O_APPEND to one file happened to lose
+    nothing either, 200 of 200 lines kept: the loss issue 27 measured was between JuiceFS clients, which this
+    machine does not have; this shows the exclusive creates and links the records rest on work here.)"""
+    reason = shared_fs.missing(kind)
+    if reason is not None:
+        pytest.skip(f"{kind}: {reason}")
+    ws = Workspace.init(tmp_path / "store", agents=["alice"], supervisors=["boss"])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    each = 50
+    try:
+        with shared_fs.clients(kind, ws.root, tmp_path, n=2) as views:
+            started = [
+                subprocess.Popen([sys.executable, "-c", WRITER, str(view), f"{c}.{w}", str(each)], env=env)
+                for c, view in enumerate(views)
+                for w in range(2)
+            ]
+            assert [p.wait(timeout=300) for p in started] == [0] * len(started)
+    finally:
+        unmount_everything_under(tmp_path)
+    actions = sorted(r["action"] for r in ws.audit_trail().records)
+    assert actions == sorted(f"write {c}.{w}-{n}" for c in range(2) for w in range(2) for n in range(each))
+    report = fsck(ws)
+    assert not report.corrupt and report.checked["audit records"] == 4 * each
 
 
 def test_an_older_audit_jsonl_is_read_merged_by_time_and_never_written(ws: Workspace) -> None:
