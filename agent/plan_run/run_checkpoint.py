@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.view import in_view
-from omxfs.checkpoints import ZoneHistory, diff
+from omxfs.checkpoints import ZoneHistory
+from omxfs.checkpoints.scan import scan_zone
 from omxfs.errors import OmxError
 from omxfs.store.workspace import Workspace
 from omxfs.view.locate import store_beneath
@@ -74,7 +75,10 @@ def start_checkpoint(workspace: Path, zone: str, message: str) -> RunCheckpoint:
 
 
 def change_stat(checkpoint: RunCheckpoint) -> dict[str, int]:
-    """How many paths of the zone were added, modified and deleted since the run's checkpoint."""
+    """How many paths of the zone were added, modified and deleted since the run's checkpoint, counted as
+    ``omxfs diff`` counts them, from the stat and hashes alone: no file's content is diffed for a count."""
     with _history(checkpoint.workspace, checkpoint.zone) as history:
-        changes = diff(history, str(checkpoint.number))
-    return {"added": len(changes.added), "modified": len(changes.modified), "deleted": len(changes.deleted)}
+        old = history.load(checkpoint.number).by_path()
+        new = {e.path: e for e in scan_zone(history.zone_dir, old).entries}
+    modified = sum(1 for path in old.keys() & new.keys() if old[path].key() != new[path].key())
+    return {"added": len(new.keys() - old.keys()), "modified": modified, "deleted": len(old.keys() - new.keys())}
