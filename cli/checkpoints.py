@@ -33,7 +33,7 @@ AS_ACTOR = click.option(
 
 
 @contextlib.contextmanager
-def _store(workspace: Path) -> Iterator[Workspace]:
+def store_of(workspace: Path) -> Iterator[Workspace]:
     """The store behind WORKSPACE, beneath a mount if one covers it (as ``omxfs fsck``)."""
     beneath = store_beneath(workspace)
     try:
@@ -76,7 +76,7 @@ def checkpoint(workspace: Path, actor: str | None, zone: str | None, message: st
 
     Content is stored once, inside the store: a file unchanged since the last checkpoint adds nothing.
     """
-    with friendly_errors(), _store(workspace) as ws:
+    with friendly_errors(), store_of(workspace) as ws:
         acting = _actor(ws, actor)
         made = ZoneHistory(ws, zone or acting).make(acting, message)
     assert made is not None
@@ -95,7 +95,7 @@ def checkpoint(workspace: Path, actor: str | None, zone: str | None, message: st
 @AS_ACTOR
 def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, actor: str | None) -> None:
     """List the checkpoints of NAME's private zone, oldest first (with --prune, remove all but the newest KEEP)."""
-    with friendly_errors(), _store(workspace) as ws:
+    with friendly_errors(), store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         if prune is not None:
             pruned = history.prune(_actor(ws, actor), prune)
@@ -126,7 +126,7 @@ def diff_command(workspace: Path, name: str, source: str | None, target: str | N
 
     Paths are relative to the zone; text files get a unified diff, others their size and sha256.
     """
-    with friendly_errors(), _store(workspace) as ws:
+    with friendly_errors(), store_of(workspace) as ws:
         result = diff(ZoneHistory(ws, name), source, target)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
@@ -147,7 +147,7 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
     A checkpoint of the zone as it is is made first: the command prints how to undo the restore. Refused while
     a view of NAME runs (`omxfs run`): end it first.
     """
-    with friendly_errors(), _store(workspace) as ws:
+    with friendly_errors(), store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         done = restore(history, _actor(ws, actor), history.resolve(checkpoint_id), paths)
     what = ", ".join(done.paths) if done.paths else f"the zone of {name}"

@@ -22,10 +22,12 @@ from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.plan_run.planner import Planner, PlanningError
 from agent.plan_run.resume import ResumeError, earlier_outputs
 from agent.plan_run.risk import RiskAssessment, assess
+from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_checkpoint
 from agent.plan_run.tools.base import ToolContext
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
+from omxfs.errors import OmxError
 
 __all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Options", "Outcome"]
 __all__ += ["run_plan_file", "run_task", "summary_text"]
@@ -99,6 +101,8 @@ class _Team:
 
     agent: str | None = None
     agents: tuple[str, ...] = ()
+    checkpoint: RunCheckpoint | None = None  # the zone's checkpoint this run starts from (issue 27)
+    no_checkpoint: str | None = None  # why there is none, when the store refused one
 
 
 def _team(workspace: Path, options: Options) -> _Team:
@@ -111,7 +115,14 @@ def _team(workspace: Path, options: Options) -> _Team:
         raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
     except OSError as exc:
         raise _Stop(Outcome(EXIT_FAILED, "error", f"cannot list the agents of {workspace}: {exc}")) from None
-    return _Team(agent, agents)
+    if options.dry_run:  # nothing is executed: nothing to undo
+        return _Team(agent, agents)
+    try:
+        return _Team(agent, agents, start_checkpoint(workspace, agent, "before an omx run"))
+    except OmxError as exc:
+        return _Team(agent, agents, no_checkpoint=exc.message)
+    except OSError as exc:
+        return _Team(agent, agents, no_checkpoint=exc.strerror or str(exc))
 
 
 def _sandbox_record(sandbox: Sandbox) -> dict[str, Any]:
@@ -151,6 +162,7 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
                     "workspace": str(workspace),
                     "dry_run": options.dry_run,
                     "sandbox": _sandbox_record(sandbox),
+                    **_checkpoint_record(team),
                 },
             )
         )
@@ -201,6 +213,7 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
                     "workspace": str(workspace),
                     "dry_run": options.dry_run,
                     "sandbox": _sandbox_record(sandbox),
+                    **_checkpoint_record(team),
                 },
             )
         )
@@ -239,6 +252,8 @@ def _decide_and_run(
     assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off", agent=team.agent)
     recorder.record(RunEntry(event="plan", data=_assessment_record(assessment)))
     ui.show(render_plan(plan, assessment))
+    if team.no_checkpoint:
+        ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
     if options.from_step is not None:
         before = [step.id for step in plan.steps if step.id < options.from_step]
         listed = ", ".join(map(str, before))
@@ -294,13 +309,33 @@ def _decide_and_run(
         produced_files=result.produced_files,
         error=result.error,
         criteria=[check.model_dump() for check in result.criteria],
+        **_changes(team),
         **_usage(model),
     )
-    ui.show(summary_text(result, recorder))
+    ui.show(summary_text(result, recorder, team.checkpoint))
     _show_usage(ui, model)
     # done (every step ran, some criterion not checked) is not a failure: the summary says what was not checked
     code = EXIT_FAILED if result.status == "failed" else EXIT_OK
     return Outcome(code, result.status, result.error, recorder.run_dir, result)
+
+
+def _checkpoint_record(team: _Team) -> dict[str, Any]:
+    """The start entry's word on the run's checkpoint: which one, or why there is none."""
+    if team.checkpoint is not None:
+        return {"checkpoint": team.checkpoint.record()}
+    return {"checkpoint_error": team.no_checkpoint} if team.no_checkpoint else {}
+
+
+def _changes(team: _Team) -> dict[str, Any]:
+    """The end entry's diff stat of the zone since the run's checkpoint, for ``omx replay``."""
+    if team.checkpoint is None:
+        return {}
+    try:
+        return {"changes": change_stat(team.checkpoint)}
+    except OmxError as exc:
+        return {"changes_error": exc.message}
+    except OSError as exc:
+        return {"changes_error": exc.strerror or str(exc)}
 
 
 def _usage(model: RecordingModel | None) -> dict[str, Any]:
@@ -341,8 +376,9 @@ def _not_checked(criteria: list[CriterionCheck]) -> str:
     return text + (f" ({met} met)" if met else "")
 
 
-def summary_text(result: ExecutionResult, recorder: RunRecorder) -> str:
-    """The console summary (seed 004 FR-R1): outcome, steps, criteria, produced files, where the trace is."""
+def summary_text(result: ExecutionResult, recorder: RunRecorder, checkpoint: RunCheckpoint | None = None) -> str:
+    """The console summary (seed 004 FR-R1): outcome, steps, criteria, produced files, where the trace is, and on an
+    omxfs workspace the lines that show and undo what the run did to the agent's zone (issue 27)."""
     steps = f"{result.steps_executed}/{result.steps_total} steps"
     if result.status == "success":
         lines = [f"Result: success ({steps})"]
@@ -366,4 +402,5 @@ def summary_text(result: ExecutionResult, recorder: RunRecorder) -> str:
         lines.append(f"Next: {result.suggestion}")
     lines.append(f"Trace: {recorder.trace_path}")
     lines.append(f"Replay: omx replay {recorder.run_dir}")
+    lines += checkpoint.lines() if checkpoint is not None else []
     return "\n".join(lines)

@@ -80,6 +80,7 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
             f"run started{dry}: {what}",
             f"workspace {data.get('workspace')}",
             f"sandbox: {sandbox.get('mechanism')} ({sandbox.get('network') or sandbox.get('error', '')})",
+            *_checkpoint_lines(data),
         ]
     if event == "plan_invalid":
         first = str(data.get("problems", "")).splitlines()[:1]
@@ -97,11 +98,30 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
         lines = [f"run ended: {data.get('status')}, {data.get('steps_executed', 0)} step(s) executed"]
         lines += [f"  error: {data['error']}"] if data.get("error") else []
         lines += [f"  produced {path}" for path in data.get("produced_files", [])]
+        lines += _change_lines(data)
         for check in data.get("criteria") or []:  # what omx checked of the plan's success criteria
             detail = f" ({check.get('detail')})" if check.get("detail") else ""
             lines.append(f"  [{check.get('status')}] {check.get('criterion')}{detail}")
         return lines
     return [f"{event}: {_short(data)}"]
+
+
+def _checkpoint_lines(start: dict[str, Any]) -> list[str]:
+    """The checkpoint of the agent's zone the run started from (issue 27), or why it had none."""
+    made = start.get("checkpoint")
+    if isinstance(made, dict):
+        how = "made for this run" if made.get("made") else "the zone's latest, unchanged since"
+        return [f"checkpoint {made.get('id')} of {made.get('zone')}'s zone ({how})"]
+    return [f"no checkpoint of the zone: {start['checkpoint_error']}"] if start.get("checkpoint_error") else []
+
+
+def _change_lines(end: dict[str, Any]) -> list[str]:
+    """The run's diff stat: what changed in the zone from its checkpoint to the run's end."""
+    stat = end.get("changes")
+    if isinstance(stat, dict):
+        counts = ", ".join(f"{stat.get(kind, 0)} {kind}" for kind in ("added", "modified", "deleted"))
+        return [f"  zone changes since its checkpoint: {counts}"]
+    return [f"  zone changes unknown: {end['changes_error']}"] if end.get("changes_error") else []
 
 
 def _agent_run_line(event: Any, data: dict[str, Any]) -> list[str]:

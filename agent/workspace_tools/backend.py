@@ -92,6 +92,38 @@ class TextEdit:
     text: str
 
 
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """One checkpoint of the agent's own zone (issue 27)."""
+
+    id: int
+    time: str
+    message: str
+    by: str
+    files_changed: int
+    bytes_added: int
+
+
+@dataclass(frozen=True)
+class ZoneChanges:
+    """What changed in the agent's zone from one checkpoint to another, or to the zone now (``target`` "now")."""
+
+    source: int
+    target: str
+    added: list[str]
+    modified: list[str]
+    deleted: list[str]
+    text: str  # as ``omxfs diff`` prints it: a line per path, then each text file's unified diff
+
+
+@dataclass(frozen=True)
+class ZoneRestored:
+    checkpoint: int
+    undo: int  # the checkpoint of the zone as it was before the restore: restoring it undoes the restore
+    paths: list[str]  # the paths restored; empty for the whole zone
+    files: int
+
+
 class WorkspaceBackend(Protocol):
     """The operations of the shared-workspace tools, done as ``agent``.
 
@@ -172,4 +204,21 @@ class WorkspaceBackend(Protocol):
 
     def realtime_snapshot(self, doc_id: str) -> dict[str, Any]:
         """``{"doc_id", "fields", "field_types"}`` with plain values (seed I-2)."""
+        ...
+
+    # -- the history of the agent's own zone (issue 27)
+    def checkpoint_make(self, message: str) -> CheckpointInfo:
+        """A checkpoint of the agent's zone as it is now."""
+        ...
+
+    def checkpoint_list(self) -> list[CheckpointInfo]:
+        """The checkpoints of the agent's zone, oldest first."""
+        ...
+
+    def checkpoint_diff(self, since: str | None) -> ZoneChanges:
+        """From checkpoint ``since`` (a number, 'last'; None: the latest) to the zone now."""
+        ...
+
+    def checkpoint_restore(self, checkpoint: str, paths: list[str]) -> ZoneRestored:
+        """The zone (or only ``paths`` in it) as in ``checkpoint``, after a checkpoint of the zone as it is."""
         ...

@@ -13,7 +13,7 @@ import functools
 import inspect
 from typing import Any, TypedDict
 
-from agent.workspace_tools.models import TOOL_INPUTS, ToolInput
+from agent.workspace_tools.models import HISTORY_TOOL_INPUTS, TOOL_INPUTS, ToolInput
 
 # keys whose value is data, not a schema: never rewritten
 _LITERAL_KEYS = frozenset({"default", "enum", "const", "examples"})
@@ -78,16 +78,17 @@ def description(model: type[ToolInput]) -> str:
 
 
 @functools.cache
-def _definitions() -> tuple[ToolDefinition, ...]:
+def _definitions(history: bool) -> tuple[ToolDefinition, ...]:
     return tuple(
         ToolDefinition(name=model.tool_name, description=description(model), parameters=parameters_schema(model))
-        for model in TOOL_INPUTS
+        for model in (*TOOL_INPUTS, *(HISTORY_TOOL_INPUTS if history else ()))
     )
 
 
-def get_tool_definitions() -> list[ToolDefinition]:
-    """Every tool as ``{"name", "description", "parameters"}`` (seed J-4); a fresh copy the caller may change."""
-    return copy.deepcopy(list(_definitions()))
+def get_tool_definitions(*, history: bool = False) -> list[ToolDefinition]:
+    """Every tool as ``{"name", "description", "parameters"}`` (seed J-4), with ``history`` also the tools on the
+    agent's own checkpoints (issue 27); a fresh copy the caller may change."""
+    return copy.deepcopy(list(_definitions(history)))
 
 
 def openai_tool_definitions() -> list[dict[str, Any]]:

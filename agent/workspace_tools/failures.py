@@ -35,6 +35,7 @@ _NOT_FOUND = {
         "collab_history lists the versions of a shared file; a file with none yet is created by collab_write "
         "with expected_version 0."
     ),
+    "history": "list_my_checkpoints shows the checkpoints of your zone and their ids.",
     "realtime": (
         "Create the document first with realtime_create_document, or check doc_id and field_name: "
         "realtime_get_document_snapshot shows a document's fields."

@@ -61,9 +61,11 @@ INTERRUPTED = 128 + signal.SIGINT  # the shell's status for a command stopped by
 
 
 def tool_list() -> list[Tool]:
-    """The generated definitions as MCP tools: the same names, descriptions and input schemas."""
+    """The generated definitions as MCP tools: the same names, descriptions and input schemas, and the tools on
+    the agent's own checkpoints (issue 27)."""
     return [
-        Tool(name=d["name"], description=d["description"], input_schema=d["parameters"]) for d in get_tool_definitions()
+        Tool(name=d["name"], description=d["description"], input_schema=d["parameters"])
+        for d in get_tool_definitions(history=True)
     ]
 
 
@@ -151,7 +153,7 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        tools = WorkspaceTools(MountBackend(args.root, args.agent))
+        tools = WorkspaceTools(MountBackend(args.root, args.agent), history=True)
     except OmxError as exc:
         sys.stderr.write(f"error: {exc.message}\n")
         return 2

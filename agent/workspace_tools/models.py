@@ -48,7 +48,7 @@ class ToolInput(Arguments):
 
     tool_name: ClassVar[str]
     #: which part of the workspace the tool works on; picks the recovery hint of a failed call
-    zone: ClassVar[Literal["private", "handoff", "collab", "realtime"]]
+    zone: ClassVar[Literal["private", "handoff", "collab", "realtime", "history"]]
 
 
 def _not_bool(value: Any) -> Any:
@@ -372,6 +372,51 @@ class RealtimeGetDocumentSnapshot(RealtimeInput):
     doc_id: DocId
 
 
+# -- the history of your own zone (issue 27) ---------------------------------------------------------------
+
+
+class HistoryInput(ToolInput):
+    zone: ClassVar[Literal["history"]] = "history"
+
+
+CheckpointId = Annotated[
+    str, Field(description="A checkpoint's id (a number, as list_my_checkpoints shows it), or 'last'.")
+]
+
+
+class MakeCheckpoint(HistoryInput):
+    """Record your private zone (agents/<you>/) exactly as it is now, so that you can see later what changed
+    and undo it. Content is stored once: unchanged files cost nothing. Returns the checkpoint's id."""
+
+    tool_name: ClassVar[str] = "make_checkpoint"
+    message: Annotated[str, Field(description="What the checkpoint is for, e.g. 'before the refactor'.")] = ""
+
+
+class ListMyCheckpoints(HistoryInput):
+    """List the checkpoints of your private zone, oldest first: id, time, message, who made it, files changed."""
+
+    tool_name: ClassVar[str] = "list_my_checkpoints"
+
+
+class DiffMyZone(HistoryInput):
+    """Show what changed in your private zone since a checkpoint: the paths added, modified and deleted, and a
+    unified diff of each text file."""
+
+    tool_name: ClassVar[str] = "diff_my_zone"
+    since: Annotated[str | None, Field(description="The checkpoint to compare from (default: the latest).")] = None
+
+
+class RestoreCheckpoint(HistoryInput):
+    """Put your private zone, or only the given paths in it, back exactly as in a checkpoint. A checkpoint of
+    the zone as it is now is made first: its id (``undo``) restores what this replaced."""
+
+    tool_name: ClassVar[str] = "restore_checkpoint"
+    checkpoint: CheckpointId
+    paths: Annotated[
+        list[str], Field(description="Paths in your zone to restore, e.g. ['notes.md']; empty: the whole zone.")
+    ] = []
+
+
 #: every tool, in the order they are offered to a model
 TOOL_INPUTS: tuple[type[ToolInput], ...] = (
     SaveToMyWorkspace,
@@ -399,3 +444,9 @@ TOOL_INPUTS: tuple[type[ToolInput], ...] = (
 )
 
 TOOLS_BY_NAME: dict[str, type[ToolInput]] = {model.tool_name: model for model in TOOL_INPUTS}
+
+#: the tools on the agent's own history, offered by the MCP server only: an omx plan or agent run has its own
+#: checkpoint and undo lines, and a restore in the middle of a run would swap the zone its record is written in
+HISTORY_TOOL_INPUTS: tuple[type[ToolInput], ...] = (MakeCheckpoint, ListMyCheckpoints, DiffMyZone, RestoreCheckpoint)
+
+HISTORY_TOOLS_BY_NAME: dict[str, type[ToolInput]] = {model.tool_name: model for model in HISTORY_TOOL_INPUTS}

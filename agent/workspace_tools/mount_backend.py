@@ -27,7 +27,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from agent.workspace_tools import zone_history
 from agent.workspace_tools.backend import (
+    CheckpointInfo,
     Delivery,
     FieldChange,
     FieldValue,
@@ -36,13 +38,17 @@ from agent.workspace_tools.backend import (
     TextEdit,
     VersionedText,
     VersionInfo,
+    ZoneChanges,
+    ZoneRestored,
     refused_write,
 )
+from omxfs.checkpoints import ZoneHistory
 from omxfs.errors import (
     AlreadyExists,
     IdentityMismatch,
     InvalidInput,
     NotFound,
+    NotSupported,
     OmxError,
     from_mount_errno,
 )
@@ -67,6 +73,9 @@ from omxfs.store.layout import (
     entry_name,
     version_name,
 )
+from omxfs.store.workspace import Workspace
+from omxfs.view.locate import store_beneath
+from omxfs.view.sandbox import VIEW_ENV
 
 NO_CHECK = -1
 
@@ -601,3 +610,45 @@ class MountBackend:
         """A document whose schema was refused stays pending in the mount's memory: remove it, if allowed."""
         with suppress(OSError):
             doc.rmdir()
+
+    # -- the history of the agent's own zone (issue 27) ---------------------------------------------------------
+
+    @contextmanager
+    def _history(self, *, changes: bool) -> Iterator[ZoneHistory]:
+        """The zone's history: read through the mount in a view; beneath the mount elsewhere, as ``omxfs
+        checkpoint`` reaches it. A view's ``.omxfs/`` is read-only and a restore swaps the very directory the
+        view has bound, so in a view a checkpoint or a restore is refused with the command that does it."""
+        viewed = os.environ.get(VIEW_ENV)
+        if viewed and changes:
+            raise NotSupported(
+                f"checkpoints are made and restored outside {viewed}'s view, where this server runs (its .omxfs/ "
+                f"is read-only, and a restore waits for the view to end): the view's start made a checkpoint; "
+                f"a person runs `omxfs checkpoint WS --as {self.agent}` or `omxfs restore WS {self.agent} ID` on "
+                "the host"
+            )
+        if viewed:
+            yield ZoneHistory(Workspace(self.root), self.agent)
+            return
+        beneath = store_beneath(self.root)
+        if beneath is None:
+            raise InvalidInput(f"{self.root} is not an omxfs mount")
+        try:
+            yield ZoneHistory(Workspace(beneath.reached), self.agent)
+        finally:
+            os.close(beneath.fd)
+
+    def checkpoint_make(self, message: str) -> CheckpointInfo:
+        with self._history(changes=True) as history:
+            return zone_history.make(history, message)
+
+    def checkpoint_list(self) -> list[CheckpointInfo]:
+        with self._history(changes=False) as history:
+            return zone_history.listing(history)
+
+    def checkpoint_diff(self, since: str | None) -> ZoneChanges:
+        with self._history(changes=False) as history:
+            return zone_history.changes(history, since)
+
+    def checkpoint_restore(self, checkpoint: str, paths: list[str]) -> ZoneRestored:
+        with self._history(changes=True) as history:
+            return zone_history.restore_to(history, checkpoint, paths)

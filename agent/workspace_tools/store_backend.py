@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from agent.workspace_tools import zone_history
 from agent.workspace_tools.backend import (
+    CheckpointInfo,
     Delivery,
     FieldChange,
     FieldValue,
@@ -20,8 +22,11 @@ from agent.workspace_tools.backend import (
     TextEdit,
     VersionedText,
     VersionInfo,
+    ZoneChanges,
+    ZoneRestored,
     refused_write,
 )
+from omxfs.checkpoints import ZoneHistory
 from omxfs.crdt import CRDT, RGA, Document, LWWMap, LWWRegister, ORSet, PNCounter
 from omxfs.crdt.rga import RGABase
 from omxfs.crdt.text_diff import diff_spans
@@ -246,3 +251,17 @@ class StoreBackend:
             return FieldChange(before != after, after)
 
         return self.ws.realtime.update(self.agent, doc_id, change)
+
+    # -- the history of the agent's own zone (issue 27) ---------------------------------------------------------
+
+    def checkpoint_make(self, message: str) -> CheckpointInfo:
+        return zone_history.make(ZoneHistory(self.ws, self.agent), message)
+
+    def checkpoint_list(self) -> list[CheckpointInfo]:
+        return zone_history.listing(ZoneHistory(self.ws, self.agent))
+
+    def checkpoint_diff(self, since: str | None) -> ZoneChanges:
+        return zone_history.changes(ZoneHistory(self.ws, self.agent), since)
+
+    def checkpoint_restore(self, checkpoint: str, paths: list[str]) -> ZoneRestored:
+        return zone_history.restore_to(ZoneHistory(self.ws, self.agent), checkpoint, paths)

@@ -19,14 +19,18 @@ from agent.workspace_tools import failures
 from agent.workspace_tools.backend import FieldChange, HandoffNote, VersionInfo, WorkspaceBackend
 from agent.workspace_tools.definitions import ToolDefinition, get_tool_definitions
 from agent.workspace_tools.models import (
+    HISTORY_TOOLS_BY_NAME,
     TOOLS_BY_NAME,
     CheckMyHandoffs,
     CollabHistory,
     CollabRead,
     CollabRollback,
     CollabWrite,
+    DiffMyZone,
     HandoffFile,
+    ListMyCheckpoints,
     ListWorkspaceFiles,
+    MakeCheckpoint,
     ReadFromWorkspace,
     ReadHandoff,
     RealtimeCounterDecrement,
@@ -41,6 +45,7 @@ from agent.workspace_tools.models import (
     RealtimeSetContains,
     RealtimeSetField,
     RealtimeSetRemove,
+    RestoreCheckpoint,
     SaveToMyWorkspace,
     ToolInput,
 )
@@ -80,9 +85,11 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
 class WorkspaceTools:
     """The tools of seed 001 FR-5 for the agent ``backend.agent``."""
 
-    def __init__(self, backend: WorkspaceBackend) -> None:
+    def __init__(self, backend: WorkspaceBackend, *, history: bool = False) -> None:
+        """``history``: also the tools on the agent's own checkpoints (``HISTORY_TOOL_INPUTS``)."""
         self.backend = backend
-        missing = [name for name in TOOLS_BY_NAME if not callable(getattr(self, f"tool_{name}", None))]
+        self.offered = {**TOOLS_BY_NAME, **(HISTORY_TOOLS_BY_NAME if history else {})}
+        missing = [name for name in self.offered if not callable(getattr(self, f"tool_{name}", None))]
         if missing:
             raise TypeError(f"tools without an implementation: {', '.join(missing)}")
 
@@ -100,9 +107,9 @@ class WorkspaceTools:
 
     def dispatch_tool_call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
         """Run one tool call of a model; never raises for the model's mistakes (seed J-2, J-3)."""
-        model = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
+        model = self.offered.get(name) if isinstance(name, str) else None
         if model is None:
-            return failures.unknown_tool(name, self.tool_names())
+            return failures.unknown_tool(name, list(self.offered))
         parsed = _parse_arguments(arguments)
         if isinstance(parsed, str):
             return failures.bad_arguments(model, parsed)
@@ -239,3 +246,28 @@ class WorkspaceTools:
 
     def tool_realtime_get_document_snapshot(self, args: RealtimeGetDocumentSnapshot) -> Result:
         return {"snapshot": self.backend.realtime_snapshot(args.doc_id)}
+
+    # -- the history of your own zone (issue 27) ----------------------------------------------------------------
+
+    def tool_make_checkpoint(self, args: MakeCheckpoint) -> Result:
+        return {"agent_id": self.agent, **dataclasses.asdict(self.backend.checkpoint_make(args.message))}
+
+    def tool_list_my_checkpoints(self, args: ListMyCheckpoints) -> Result:
+        found = [dataclasses.asdict(c) for c in self.backend.checkpoint_list()]
+        return {"agent_id": self.agent, "count": len(found), "checkpoints": found}
+
+    def tool_diff_my_zone(self, args: DiffMyZone) -> Result:
+        changes = self.backend.checkpoint_diff(args.since)
+        return {
+            "agent_id": self.agent,
+            "from": changes.source,
+            "to": changes.target,
+            "added": changes.added,
+            "modified": changes.modified,
+            "deleted": changes.deleted,
+            "diff": changes.text,
+        }
+
+    def tool_restore_checkpoint(self, args: RestoreCheckpoint) -> Result:
+        done = self.backend.checkpoint_restore(args.checkpoint, args.paths)
+        return {"agent_id": self.agent, **dataclasses.asdict(done)}

@@ -18,6 +18,8 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── temp-file             a temp file in .omxfs/tmp/, or a commit's in .versions/ (only old ones are removed)
     ├── stray-scratch         .omxfs/scratch/<name>/ of no configured agent: editors' temp files nothing serves
     │                         any more (the agent left the config, or it was made by hand); removed with its files
+    ├── torn-audit            the old logs/audit.jsonl ends in a line cut short (a writer killed mid-append, before
+    │                         record files): cut off at its last whole line
     └── unreferenced-blob, stale-restore, unfinished-restore, stale-view: checkpoint data (``omxfs.checkpoints.check``)
     corruption (reported, never guessed at)
     ├── bad-config            config.toml does not parse
@@ -32,6 +34,8 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
                               cannot reach it; rename it to its NFC form (a twin may exist: which to keep is yours)
     ├── bad-state             a CRDT state file (merged or a writer's) does not parse, is of another document or
     │                         schema, is not named as a writer's file, or is a writer's of no document
+    ├── bad-audit             an audit record (a file under logs/audit/, or a line of the old audit.jsonl) that
+    │                         does not parse, lacks a field, or is named as no record is
     └── bad-manifest, missing-blob, bad-blob: checkpoint data (``omxfs.checkpoints.check``)
 
 Repairs take the same OS locks as the writers they complete, so ``--repair`` is safe beside live daemons.
@@ -52,15 +56,21 @@ from omxfs.checkpoints.check import DEBRIS as CHECKPOINT_DEBRIS
 from omxfs.checkpoints.check import check_checkpoints
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
+from omxfs.store import audit as audit_log
 from omxfs.store.atomic import list_files, read_bytes
 from omxfs.store.config import Config, parse_config
 from omxfs.store.layout import (
     AGENTS,
+    AUDIT_DAY,
+    AUDIT_DIR,
+    AUDIT_LOG,
+    AUDIT_RECORD,
     COLLABORATIVE,
     CONFIG,
     CONFLICTS,
     ENTRY,
     HISTORY,
+    LOGS,
     META_DIR,
     META_SUFFIX,
     SCRATCH,
@@ -107,6 +117,7 @@ DEBRIS = (
             "stale-state",
             "temp-file",
             "stray-scratch",
+            "torn-audit",
         }
     )
     | CHECKPOINT_DEBRIS
@@ -174,6 +185,7 @@ class _Checker:
         self.realtime()
         self.temp_files()
         self.scratch()
+        self.audit()
         return self.report
 
     def found(self, kind: str, path: str, detail: str, repaired: bool = False) -> None:
@@ -490,6 +502,58 @@ class _Checker:
             if self.repair:
                 shutil.rmtree(area.root / agent, ignore_errors=True)
             self.found("stray-scratch", f"{META_DIR}/{SCRATCH}/{agent}", "scratch of no configured agent", self.repair)
+
+    # -- the audit trail (``store.audit``) ---------------------------------------------------------------------
+
+    def audit(self) -> None:
+        logs = self.ws.meta / LOGS
+        self._old_audit(logs / AUDIT_LOG)
+        root = logs / AUDIT_DIR
+        with contextlib.suppress(FileNotFoundError), os.scandir(root) as days:
+            for day in sorted(days, key=lambda e: e.name):
+                shown = f"{META_DIR}/{LOGS}/{AUDIT_DIR}/{day.name}"
+                if not (day.is_dir(follow_symlinks=False) and AUDIT_DAY.fullmatch(day.name)):
+                    self.found("bad-audit", shown, "not a day's directory of audit records")
+                    continue
+                for entry in _scan(Path(day.path)):
+                    self._audit_record(Path(entry.path), f"{shown}/{entry.name}")
+
+    def _audit_record(self, path: Path, shown: str) -> None:
+        if not AUDIT_RECORD.fullmatch(path.name):
+            self.found("bad-audit", shown, "named as no audit record is (<time>-<token>.json)")
+            return
+        try:
+            record = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            self.found("bad-audit", shown, f"unreadable: {exc}")
+            return
+        if not audit_log.valid(record):
+            self.found("bad-audit", shown, f"not an audit record (it needs {', '.join(audit_log.FIELDS)})")
+            return
+        self.report.count("audit records")
+
+    def _old_audit(self, path: Path) -> None:
+        """The audit.jsonl a store kept before record files: read, never written any more."""
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return
+        shown = f"{META_DIR}/{LOGS}/{AUDIT_LOG}"
+        lines = raw.split(b"\n")
+        torn = lines.pop() if lines else b""  # after the last newline: empty unless a writer was killed mid-line
+        for number, line in enumerate(lines, 1):
+            try:
+                valid = audit_log.valid(json.loads(line))
+            except ValueError:
+                valid = False
+            if valid:
+                self.report.count("audit records")
+            elif line.strip():
+                self.found("bad-audit", f"{shown}:{number}", "not an audit record")
+        if torn:
+            if self.repair:
+                os.truncate(path, len(raw) - len(torn))
+            self.found("torn-audit", shown, f"its last {len(torn)} byte(s) are a line cut short", self.repair)
 
 
 def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:

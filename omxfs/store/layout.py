@@ -44,7 +44,11 @@ CONFIG = PurePosixPath("config.toml")
 TMP = "tmp"
 LOCKS = "locks"
 LOGS = "logs"
-AUDIT_LOG = "audit.jsonl"  # under logs/
+AUDIT_LOG = "audit.jsonl"  # under logs/: the audit as stores before issue 27 appended it (read, never written)
+#: under logs/: one record file per audited change, created exclusively, in a directory per UTC day
+AUDIT_DIR = "audit"
+AUDIT_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+AUDIT_RECORD = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-[0-9a-f]{16}\.json")
 MOUNT_RECORDS = "mounts"
 SCRATCH = "scratch"
 VIEWS = "views"

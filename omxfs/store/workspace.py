@@ -7,22 +7,21 @@ so they agree. Each zone is an object of its own module (``ws.private``, ``ws.ha
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
 from omxfs.errors import NotFound, ZoneDenied
+from omxfs.store import audit as audit_log
 from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir, held_dir
 from omxfs.store.collab import CollabZone
 from omxfs.store.config import Config, parse_config, render_config
 from omxfs.store.handoff import HandoffZone
-from omxfs.store.layout import AGENTS, AUDIT_LOG, CONFIG, LOCKS, LOGS, META_DIR, TMP, ZONE_DIRS
+from omxfs.store.layout import AGENTS, CONFIG, LOCKS, META_DIR, TMP, ZONE_DIRS
 from omxfs.store.names import AGENT_NAME, check_agent
 from omxfs.store.private import PrivateZone
 from omxfs.store.realtime import RealtimeZone
-from omxfs.store.records import utc_now
 
 #: ``(uid, pid)`` of the process a request of the mount comes from, set by the mount around the naming of its caller
 #: and its work (trio carries it into the worker thread): what the audit log records beside the agent. A new tuple
@@ -127,13 +126,11 @@ class Workspace:
 
     def audit(self, actor: str, action: str, path: str) -> None:
         """Record a supervisor's write outside their own zone (SPEC §3), with the uid and pid that made it: the
-        process that asked the mount (``REQUESTER``), or this one when the store is called directly."""
+        process that asked the mount (``REQUESTER``), or this one when the store is called directly: a record file of
+        its own, which no other writer can overwrite, on a shared filesystem too (``audit.py``)."""
         uid, pid = REQUESTER.get() or (os.getuid(), os.getpid())
-        record = {"timestamp": utc_now(), "agent": actor, "uid": uid, "pid": pid, "action": action, "path": path}
-        line = json.dumps(record) + "\n"
-        fd = os.open(self.meta / LOGS / AUDIT_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        audit_log.append(self.meta, audit_log.new_record(actor, action, path, uid, pid))
+
+    def audit_trail(self) -> audit_log.Trail:
+        """Every audit record, oldest first: the record files and a store's older ``audit.jsonl`` (``audit.py``)."""
+        return audit_log.read_trail(self.meta)

@@ -88,7 +88,7 @@ def test_tools_listed_are_the_generated_definitions(mount: MountFactory) -> None
 
     async def body(clients: Clients) -> None:
         listed = (await clients["bob"].list_tools()).tools
-        expected = get_tool_definitions()
+        expected = get_tool_definitions(history=True)  # with the tools on bob's own checkpoints (issue 27)
         assert [t.name for t in listed] == [d["name"] for d in expected]
         assert [t.input_schema for t in listed] == [d["parameters"] for d in expected]
         assert [t.description for t in listed] == [d["description"] for d in expected]
@@ -113,7 +113,7 @@ def test_save_lands_in_the_private_zone_of_the_server_agent_and_mistakes_are_res
         assert missing["error_type"] == "invalid_arguments" and '"content" (string, required)' in missing["hint"]
         unknown = await call(clients["bob"], "save_file", {})
         assert unknown["error_type"] == "unknown_tool"
-        assert unknown["available_tools"] == [d["name"] for d in get_tool_definitions()]
+        assert unknown["available_tools"] == [d["name"] for d in get_tool_definitions(history=True)]
 
     session(m.root, ["bob"], body)
     assert m.path("agents/bob/notes/plan.md").read_text("utf-8") == "步骤一"
@@ -247,7 +247,7 @@ def test_streamable_http_on_localhost_with_the_token(mount: MountFactory) -> Non
         async def run() -> None:
             with anyio.fail_after(60):
                 async with HttpClient(url, {"Authorization": f"Bearer {token}"}).session() as client:
-                    assert len((await client.list_tools()).tools) == len(get_tool_definitions())
+                    assert len((await client.list_tools()).tools) == len(get_tool_definitions(history=True))
                     await ok(client, "save_to_my_workspace", {"filename": "over-http.md", "content": "hi"})
 
         anyio.run(run)

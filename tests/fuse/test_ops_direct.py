@@ -8,7 +8,6 @@ ends with fsck.
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import stat
@@ -671,7 +670,7 @@ async def test_an_owner_s_rmdir_runs_on_the_loop_and_a_supervisor_s_in_a_thread(
     await env.ops.rmdir(zone, b"bosses", ctx(BOSS))
     assert removed == [("mine", True), ("bosses", False)]
     assert sorted(os.listdir(zone_dir)) == ["full"]
-    audit = [json.loads(line) for line in (env.ws.meta / "logs/audit.jsonl").read_text().splitlines()]
+    audit = env.ws.audit_trail().records
     assert [(a["agent"], a["action"], a["path"], a["pid"]) for a in audit] == [
         ("boss", "rmdir", "agents/alice/bosses", BOSS)
     ]

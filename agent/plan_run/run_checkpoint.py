@@ -1,0 +1,84 @@
+"""The checkpoint an omx run on an omxfs workspace starts with (issue 27): what shows the run's changes and undoes
+them.
+
+Where it is made:
+
+- in a view (``omx --as NAME``, which starts itself again through ``omxfs run``): the view made it as it started
+  (``omxfs.checkpoints.views``), and the view's ``.omxfs/`` is read-only, so the run takes the zone's latest
+  checkpoint, which is that one, or an earlier one of the same content when nothing had changed since;
+- on an ``omxfs mount`` outside a view: through the store beneath the mount, as ``omxfs checkpoint`` reaches it,
+  unless nothing changed since the latest checkpoint (then that one is the run's).
+
+A store that refuses (a full disk, a mount over its own store that this user cannot see beneath) costs the run its
+checkpoint, never the run: the reason is shown in one line. The run's own record (``runs/<ts>/``) lies in the zone
+it checkpoints, so a restore to the run's checkpoint removes that record too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.view import in_view
+from omxfs.checkpoints import ZoneHistory
+from omxfs.checkpoints.scan import scan_zone
+from omxfs.errors import OmxError
+from omxfs.store.workspace import Workspace
+from omxfs.view.locate import store_beneath
+
+
+@dataclass(frozen=True)
+class RunCheckpoint:
+    workspace: Path  # as the person names it: the lines below are run on the host
+    zone: str
+    number: int
+    made: bool  # False: the zone had not changed since checkpoint ``number`` (or the view made it)
+
+    def record(self) -> dict[str, Any]:
+        """What the trace's start entry keeps: enough for ``omx replay`` to find the checkpoint again."""
+        return {"zone": self.zone, "id": self.number, "made": self.made, "workspace": str(self.workspace)}
+
+    def lines(self) -> list[str]:
+        return [
+            f"Changes: omxfs diff {self.workspace} {self.zone} {self.number}",
+            f"Undo:    omxfs restore {self.workspace} {self.zone} {self.number} --as {self.zone}",
+        ]
+
+
+@contextlib.contextmanager
+def _history(workspace: Path, zone: str) -> Iterator[ZoneHistory]:
+    """The zone's history: through the view's read-only ``.omxfs/`` in a view, else beneath the mount."""
+    if in_view():
+        yield ZoneHistory(Workspace(workspace), zone)
+        return
+    beneath = store_beneath(workspace)
+    if beneath is None:  # a bare store: omx refuses to run on one before it gets here
+        raise OmxError(f"{workspace} is not an omxfs mount")
+    try:
+        yield ZoneHistory(Workspace(beneath.reached), zone)
+    finally:
+        os.close(beneath.fd)
+
+
+def start_checkpoint(workspace: Path, zone: str, message: str) -> RunCheckpoint:
+    """The checkpoint a run starts from (OmxError or OSError when the store gives none)."""
+    with _history(workspace, zone) as history:
+        made = None if in_view() else history.make(zone, message, only_if_changed=True)
+        base = made if made is not None else history.latest()
+    if base is None:
+        raise OmxError(f"{zone}'s zone has no checkpoint (the view could not make one)")
+    return RunCheckpoint(workspace, zone, base.number, made is not None)
+
+
+def change_stat(checkpoint: RunCheckpoint) -> dict[str, int]:
+    """How many paths of the zone were added, modified and deleted since the run's checkpoint, counted as
+    ``omxfs diff`` counts them, from the stat and hashes alone: no file's content is diffed for a count."""
+    with _history(checkpoint.workspace, checkpoint.zone) as history:
+        old = history.load(checkpoint.number).by_path()
+        new = {e.path: e for e in scan_zone(history.zone_dir, old).entries}
+    modified = sum(1 for path in old.keys() & new.keys() if old[path].key() != new[path].key())
+    return {"added": len(new.keys() - old.keys()), "modified": modified, "deleted": len(old.keys() - new.keys())}
