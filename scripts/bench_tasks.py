@@ -464,6 +464,7 @@ def summary(outcomes: list[Outcome]) -> str:
     right = sum(o.right for o in outcomes)
     false_success = sum(o.false_success for o in outcomes)
     unchecked_wrong = sum(1 for o in outcomes if o.status == "done" and not o.right)
+    false_failure = sum(1 for o in outcomes if o.status == "failed" and o.right)
     invalid = sum(1 for o in outcomes if o.status == "planning_failed")
     retried = sum(1 for o in outcomes if o.plan_requests > 1)
     by_kind = {}
@@ -478,6 +479,7 @@ def summary(outcomes: list[Outcome]) -> str:
         + ", ".join(f"{k} {v}" for k, v in by_kind.items()),
         f"Reported success but wrong: {false_success}",
         f"Done (criteria not checked) and wrong: {unchecked_wrong}",
+        f"Right but reported failed (a criterion of the model's own was wrong): {false_failure}",
         f"Invalid plans reaching the person: {invalid}; runs with more than one plan request: {retried}",
         f"Tokens: {tokens:,} in all; time: {seconds:.0f} s in all, {seconds / n:.1f} s a task",
     ])  # fmt: skip
@@ -492,7 +494,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one model request may take")
     parser.add_argument("--json", type=Path, default=None, help="also write the outcomes to this file")
     parser.add_argument("--list", action="store_true", help="list the tasks and exit")
+    parser.add_argument("--report", type=Path, default=None, help="print the table of a --json file and exit")
     args = parser.parse_args(argv)
+    if args.report:
+        saved = [Outcome(**o) for o in json.loads(args.report.read_text(encoding="utf-8"))]
+        print("\n".join(_row(o) for o in saved) + "\n\n" + summary(saved))
+        return 0
     if args.list:
         for task in SUITE:
             print(f"{task.name:<20} {task.kind:<8} {task.prompt}")

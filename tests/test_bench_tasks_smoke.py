@@ -54,8 +54,12 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert all(o["plan_requests"] == 1 and o["prompt_tokens"] == 10 for o in outcomes.values())
     assert "Result: success" in right["result_line"] and "Result: failed at step 1" in failed["result_line"]
     assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
+    assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
     assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the upper_case row (each row is three lines)
     assert len(openai_stub.requests) == 3
+    again = subprocess.run([sys.executable, str(SCRIPT), "--report", str(report)], capture_output=True, text=True,
+                           timeout=60, check=True)  # fmt: skip
+    assert again.stdout.strip() == done.stdout.strip()  # the table of a saved run, printed again
 
 
 def test_the_suite_has_thirty_tasks_of_three_kinds_and_none_is_right_by_doing_nothing(tmp_path: Path) -> None:
