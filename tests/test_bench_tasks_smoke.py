@@ -1,0 +1,77 @@
+"""``scripts/bench_tasks.py`` against the OpenAI-compatible stub: three tasks, run as real ``omx`` processes, with
+scripted plans that do the task right, do it wrong while omx calls it a success, and fail. The benchmark's own
+checkers must tell them apart (issue 28: a benchmark judged by omx's criteria would miss the false success)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.openai_stub import OpenAIStub
+from tests.support.scripts import load_script
+
+pytest_plugins = ["tests.support.fixtures"]
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "bench_tasks.py"
+
+
+def plan(goal: str, steps: list[dict[str, Any]], criteria: list[str]) -> str:
+    numbered = [{"id": i, "description": f"step {i}", "produces": None, **s} for i, s in enumerate(steps, 1)]
+    return json.dumps({"version": 1, "goal": goal, "risk_level": "LOW", "workspace_root": ".",
+                       "steps": numbered, "success_criteria": criteria})  # fmt: skip
+
+
+def write(path: str, content: str) -> dict[str, Any]:
+    return {"tool": "write_text", "inputs": {"path": path, "content": content, "mode": "overwrite"}}
+
+
+def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIStub, tmp_path: Path) -> None:
+    # right: the number of lines of data/a.txt (4), checked by omx too
+    openai_stub.enqueue(content=plan("count", [write("out/count.txt", "4\n")], ["out/count.txt has just the number 4"]))
+    # wrong, and omx says success: the criterion only asks for the file to exist
+    openai_stub.enqueue(content=plan("upper", [write("out/upper.txt", "apples\npears\n")], ["out/upper.txt exists"]))
+    # failed: a step reads a file that is not there
+    steps = [{"tool": "read_text", "inputs": {"path": "data/missing.txt"}}, write("out/merged.txt", "x")]
+    openai_stub.enqueue(content=plan("merge", steps, ["out/merged.txt exists"]))
+    report = tmp_path / "outcomes.json"
+    tasks = ["--only", "count_lines", "--only", "upper_case", "--only", "merge_two"]
+    command = [sys.executable, str(SCRIPT), "--model", "openai/test", "--api-base", openai_stub.base_url, *tasks,
+               "--json", str(report)]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    outcomes = {o["name"]: o for o in json.loads(report.read_text(encoding="utf-8"))}
+    right, false_success, failed = outcomes["count_lines"], outcomes["upper_case"], outcomes["merge_two"]
+    assert (right["right"], right["status"], right["exit_code"], right["false_success"]) == (True, "success", 0, False)
+    assert (false_success["right"], false_success["status"], false_success["false_success"]) == (False, "success", True)
+    assert "out/upper.txt has 2 lines" in false_success["why"]
+    assert (failed["right"], failed["status"], failed["exit_code"]) == (False, "failed", 1)
+    assert not failed["false_success"]
+    assert failed["why"] == "out/merged.txt was not written"
+    assert all(o["plan_requests"] == 1 and o["prompt_tokens"] == 10 for o in outcomes.values())
+    assert "Result: success" in right["result_line"] and "Result: failed at step 1" in failed["result_line"]
+    assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
+    assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
+    assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the upper_case row (each row is three lines)
+    assert len(openai_stub.requests) == 3
+    again = subprocess.run([sys.executable, str(SCRIPT), "--report", str(report)], capture_output=True, text=True,
+                           timeout=60, check=True)  # fmt: skip
+    assert again.stdout.strip() == done.stdout.strip()  # the table of a saved run, printed again
+
+
+def test_the_suite_has_thirty_tasks_of_three_kinds_and_none_is_right_by_doing_nothing(tmp_path: Path) -> None:
+    bench = load_script("bench_tasks")
+    kinds = {task.kind for task in bench.SUITE}
+    assert len(bench.SUITE) >= 30 and kinds == {"summary", "text", "command"}
+    for task in bench.SUITE:
+        ws = tmp_path / task.name
+        ws.mkdir()
+        for path, text in task.files.items():
+            (ws / path).parent.mkdir(parents=True, exist_ok=True)
+            (ws / path).write_text(text, encoding="utf-8")
+        right, why = task.check(ws)
+        # only a task that must be refused is done right by an untouched workspace
+        assert right is task.name.startswith("refuse_"), (task.name, why)
