@@ -56,6 +56,7 @@ from typing import IO, Any, Literal
 
 from agent.sandbox import launcher
 from omxfs.view import seccomp
+from omxfs.view.sandbox import read_only_dirs
 
 __all__ = ["ProcessResult", "Sandbox", "SandboxError", "SandboxInfo", "SandboxMode", "SandboxUnavailable"]
 
@@ -315,12 +316,7 @@ class Sandbox:
 
     def _filesystem(self, scratch: str) -> list[str]:
         """The bwrap arguments that build the step's file system (see the module); later binds cover earlier ones."""
-        args: list[str] = []
-        for path in SYSTEM_DIRS:
-            if os.path.islink(path):  # merged /usr: /bin -> usr/bin stays a symlink
-                args += ["--symlink", os.readlink(path), path]
-            elif os.path.isdir(path):
-                args += ["--ro-bind", path, path]
+        args = read_only_dirs(SYSTEM_DIRS)
         args += ["--dev", "/dev", "--bind", f"{scratch}/tmp", SANDBOX_TMP]
         for path in ETC_SHOWN:
             args += ["--ro-bind-try", path, path]

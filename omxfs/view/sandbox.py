@@ -161,13 +161,20 @@ def inside(path: str, root: str) -> bool:
     return _under_any(path, (root,))
 
 
-def _system() -> list[str]:
+def read_only_dirs(paths: Sequence[str]) -> list[str]:
+    """bwrap arguments that show each of ``paths`` read-only at its own place, a symlink as the same symlink (merged
+    /usr: /bin -> usr/bin); a path this machine lacks is left out. The step sandbox builds its system the same way."""
     args: list[str] = []
-    for path in SYSTEM_DIRS:
-        if os.path.islink(path):  # merged /usr: /bin -> usr/bin stays a symlink
+    for path in paths:
+        if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    return args
+
+
+def _system() -> list[str]:
+    args = read_only_dirs(SYSTEM_DIRS)
     resolv = os.path.realpath("/etc/resolv.conf")  # often a link into /run, which a view does not show
     if not _under_any(resolv, SYSTEM_DIRS) and os.path.isfile(resolv):
         args += ["--ro-bind", resolv, resolv]
