@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
-from pathlib import Path
 
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import omxfs
 from tests.e2e.helpers import PLAN_A, run_end, trace_of
-from tests.view.conftest import clean_env
-
-OMX = Path(sys.executable).parent / "omx"
+from tests.view.conftest import run_omx_as
 
 PLAN = {
     **PLAN_A,
@@ -42,16 +37,7 @@ def test_omx_as_in_a_view_names_the_views_checkpoint_and_its_undo_works_on_the_h
     (zone / "keep.md").write_text("A\n", encoding="utf-8")
     replies = zone / "replies.json"
     replies.write_text(json.dumps([json.dumps(PLAN)]), encoding="utf-8")
-    done = subprocess.run(
-        [str(OMX), "edit keep.md", "--as", "bob", "-w", str(ws), "--model", f"scripted:{replies}"],
-        input="y\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=clean_env(),
-        cwd="/",
-        check=False,
-    )
+    done = run_omx_as("bob", ws, "edit keep.md", replies)
     assert done.returncode == 0, done.stdout + done.stderr
     show, undo = _line(done.stdout, "Changes: "), _line(done.stdout, "Undo:    ")
     listed = json.loads(omxfs("checkpoints", str(ws), "bob", "--json").stdout)

@@ -14,6 +14,7 @@ from omxfs.store import Workspace
 from tests.fuse.conftest import clean_env, mount, poll  # noqa: F401  (the mount fixture, for views over mounts)
 
 OMXFS = [sys.executable, "-m", "cli.omxfs"]
+OMX = Path(sys.executable).parent / "omx"
 TIMEOUT = 60
 
 
@@ -43,6 +44,17 @@ def run_from_root(argv: Sequence[str], *, timeout: float = TIMEOUT) -> subproces
     """``argv``, a real process started in ``/`` with a clean environment; output captured, any exit status."""
     return subprocess.run(
         list(argv), capture_output=True, text=True, timeout=timeout, env=clean_env(), cwd="/", check=False
+    )
+
+
+def run_omx_as(
+    agent: str, workspace: Path, task: str, replies: Path, *options: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``omx TASK --as AGENT -w WORKSPACE --model scripted:REPLIES [options]``, the installed command started in ``/``
+    (so it runs itself again in AGENT's view), answering yes to a confirmation; output captured."""
+    argv = [str(OMX), task, "--as", agent, "-w", str(workspace), "--model", f"scripted:{replies}", *options]
+    return subprocess.run(
+        argv, input="y\n", capture_output=True, text=True, timeout=120, env=env or clean_env(), cwd="/", check=False
     )
 
 

@@ -25,9 +25,7 @@ from agent.view import view_command
 from cli.omx import main as omx
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A, SEND_UDP
-from tests.view.conftest import TIMEOUT, clean_env, poll
-
-OMX = Path(sys.executable).parent / "omx"
+from tests.view.conftest import OMX, TIMEOUT, clean_env, poll, run_omx_as
 
 FORGE = """
 open("collaborative/current/f.md", "w").write("mine\\n")
@@ -45,16 +43,8 @@ def test_omx_as_runs_in_the_agents_view_where_no_tool_can_change_identity(store:
     }
     replies = ws / "agents/bob/replies.json"
     replies.write_text(json.dumps([json.dumps(plan)]), encoding="utf-8")
-    done = subprocess.run(
-        [str(OMX), "forge identities", "--as", "bob", "-w", str(ws), "--model", f"scripted:{replies}"],
-        input="y\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=clean_env("alice"),  # started with OMX_AGENT=alice: in bob's view it names nobody
-        cwd="/",
-        check=False,
-    )
+    # started with OMX_AGENT=alice: in bob's view it names nobody
+    done = run_omx_as("bob", ws, "forge identities", replies, env=clean_env("alice"))
     assert done.returncode == 1, done.stdout + done.stderr  # the step failed: alice's zone is read-only here
     assert "Read-only file system" in done.stdout + done.stderr
     assert not (ws / "agents/alice/planted.txt").exists()

@@ -14,8 +14,7 @@ from typing import Any
 
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A
-from tests.view.conftest import clean_env
-from tests.view.test_omx_in_view import OMX
+from tests.view.conftest import run_omx_as
 
 # no word the risk rules read as starting programs or using the network: the sandbox is the wall, not the heuristic
 ATTACKS = """
@@ -46,16 +45,7 @@ print(json.dumps(out))
 def run_omx(store: Workspace, plan: dict[str, Any], *options: str) -> subprocess.CompletedProcess[str]:
     replies = store.root / "agents/bob/replies.json"
     replies.write_text(json.dumps([json.dumps({**PLAN_A, **plan, "success_criteria": []})]), encoding="utf-8")
-    return subprocess.run(
-        [str(OMX), "attack", "--as", "bob", "-w", str(store.root), "--model", f"scripted:{replies}", *options],
-        input="y\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=clean_env(),
-        cwd="/",
-        check=False,
-    )
+    return run_omx_as("bob", store.root, "attack", replies, *options)
 
 
 def test_a_step_in_a_view_starts_no_program_and_reaches_no_host_socket(store: Workspace, tmp_path: Path) -> None:
