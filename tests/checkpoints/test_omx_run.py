@@ -5,11 +5,11 @@ lines, run on the host once the view has ended, show and undo what the run did."
 from __future__ import annotations
 
 import json
-import shlex
 
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import omxfs
 from tests.e2e.helpers import PLAN_A, run_end, trace_of
+from tests.support.scripts import changes_and_undo
 from tests.view.conftest import run_omx_as
 
 PLAN = {
@@ -26,11 +26,6 @@ PLAN = {
 }
 
 
-def _line(output: str, prefix: str) -> list[str]:
-    (line,) = [text for text in output.splitlines() if text.startswith(prefix)]
-    return shlex.split(line.removeprefix(prefix))
-
-
 def test_omx_as_in_a_view_names_the_views_checkpoint_and_its_undo_works_on_the_host(store: Workspace) -> None:
     ws = store.root
     zone = ws / "agents" / "bob"
@@ -39,7 +34,7 @@ def test_omx_as_in_a_view_names_the_views_checkpoint_and_its_undo_works_on_the_h
     replies.write_text(json.dumps([json.dumps(PLAN)]), encoding="utf-8")
     done = run_omx_as("bob", ws, "edit keep.md", replies)
     assert done.returncode == 0, done.stdout + done.stderr
-    show, undo = _line(done.stdout, "Changes: "), _line(done.stdout, "Undo:    ")
+    show, undo = changes_and_undo(done.stdout)
     listed = json.loads(omxfs("checkpoints", str(ws), "bob", "--json").stdout)
     assert [c["message"] for c in listed] == ["view started"]  # the view's, and no second one from inside it
     assert show == ["omxfs", "diff", str(ws), "bob", str(listed[0]["id"])]

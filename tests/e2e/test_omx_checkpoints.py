@@ -8,13 +8,13 @@ model is scripted."""
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.e2e.helpers import PLAN_A, REPO, run_end, trace_of
 from tests.e2e.test_omx_workspaces import mounted, omx_on  # noqa: F401
+from tests.support.scripts import changes_and_undo
 
 WRITE_TWO = {
     **PLAN_A,
@@ -36,11 +36,6 @@ WRITE_TWO = {
 }
 
 
-def _line(output: str, prefix: str) -> list[str]:
-    (line,) = [text for text in output.splitlines() if text.startswith(prefix)]
-    return shlex.split(line.removeprefix(prefix))
-
-
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     """A command the result printed, run as a person would, on the host."""
     tool = {"omxfs": [sys.executable, "-m", "cli.omxfs"], "omx": [sys.executable, "-m", "cli.omx"]}[argv[0]]
@@ -53,7 +48,7 @@ def test_an_omx_run_on_a_mount_can_be_seen_and_undone_from_its_own_result(mounte
     (zone / "keep.md").write_text("A\n", encoding="utf-8")
     done = omx_on(mounted, [json.dumps(WRITE_TWO)], "edit and add", answer="y\n")
     assert done.returncode == 0, done.stdout + done.stderr
-    show, undo = _line(done.stdout, "Changes: "), _line(done.stdout, "Undo:    ")
+    show, undo = changes_and_undo(done.stdout)
     assert show[:4] == ["omxfs", "diff", str(mounted), "alice"]
     assert undo[:4] == ["omxfs", "restore", str(mounted), "alice"] and undo[4] == show[4]
     (run_dir,) = (zone / "runs").iterdir()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -80,3 +81,13 @@ def run_bench(script: str, *args: str, workdir: Path, timeout: float = 600) -> t
             proc.wait(timeout=60)
         unmount_everything_under(workdir)
     return proc.returncode, out, err
+
+
+def changes_and_undo(output: str) -> tuple[list[str], list[str]]:
+    """The ``Changes:`` and ``Undo:`` commands an omx run on a workspace prints last, each as an argv."""
+
+    def command(prefix: str) -> list[str]:
+        (line,) = [text for text in output.splitlines() if text.startswith(prefix)]
+        return shlex.split(line.removeprefix(prefix))
+
+    return command("Changes: "), command("Undo:    ")

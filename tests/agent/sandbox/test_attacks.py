@@ -92,14 +92,6 @@ def _indent(code: str) -> str:
     return "\n".join(f"    {line}" for line in code.splitlines())
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "notes.txt").write_text("inside\n", encoding="utf-8")
-    return workspace
-
-
 def confined(ws: Path, mode: SandboxMode) -> Sandbox:
     box = Sandbox(ws, mode=mode)
     try:

@@ -35,14 +35,6 @@ needs_bwrap = pytest.mark.skipif(probe_bubblewrap() is None, reason="bubblewrap 
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "notes.txt").write_text("inside\n", encoding="utf-8")
-    return workspace
-
-
-@pytest.fixture
 def sandbox(ws: Path) -> Sandbox:
     return sandbox_or_skip(ws)
 
