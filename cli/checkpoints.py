@@ -21,7 +21,7 @@ from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.checkpoints import ZoneHistory, diff, restore
 from omxfs.store.workspace import Workspace
-from omxfs.view.locate import store_beneath
+from omxfs.view.locate import store_path
 from omxfs.view.sandbox import VIEW_ENV
 
 AS_ACTOR = click.option(
@@ -35,12 +35,8 @@ AS_ACTOR = click.option(
 @contextlib.contextmanager
 def store_of(workspace: Path) -> Iterator[Workspace]:
     """The store behind WORKSPACE, beneath a mount if one covers it (as ``omxfs fsck``)."""
-    beneath = store_beneath(workspace)
-    try:
-        yield Workspace(workspace if beneath is None else beneath.reached)
-    finally:
-        if beneath is not None:
-            os.close(beneath.fd)
+    with store_path(workspace) as path:
+        yield Workspace(path)
 
 
 def _actor(ws: Workspace, actor: str | None) -> str:

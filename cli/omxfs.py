@@ -18,7 +18,7 @@ from omxfs.store import Workspace
 from omxfs.store.daemon_log import last_refusals
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import MountRecord, read_records
-from omxfs.view.locate import store_beneath
+from omxfs.view.locate import store_beneath, store_path
 
 
 @click.group(cls=ClosedPipeQuiet, context_settings={"help_option_names": ["-h", "--help"]})
@@ -185,9 +185,9 @@ def fsck(workspace: Path, repair: bool) -> None:
     """
     from omxfs.store.fsck import fsck as check
 
-    with friendly_errors():
-        beneath = store_beneath(workspace)  # a mountpoint (the quick start's in place too): check the store beneath
-        report = check(Workspace(workspace if beneath is None else beneath.reached), repair=repair)
+    # a mountpoint (the quick start's in place too): the store beneath
+    with friendly_errors(), store_path(workspace) as store:
+        report = check(Workspace(store), repair=repair)
     for finding in report.findings:
         click.echo(finding.line())
     counts = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "an empty workspace"

@@ -18,9 +18,11 @@ paths it is given the same way (``check_answers``) before it stats them or start
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +72,18 @@ def store_beneath(workspace: str | os.PathLike[str]) -> Store | None:
     if entry is None or entry.fstype != FSTYPE:
         return None
     return _behind(workspace, shown, entry)
+
+
+@contextlib.contextmanager
+def store_path(workspace: Path) -> Iterator[Path]:
+    """A path to the store behind ``workspace``: beneath the omxfs mount that covers it (``store_beneath``), else
+    ``workspace`` itself; the descriptor that reaches a store beneath a mount is closed on the way out."""
+    beneath = store_beneath(workspace)
+    try:
+        yield workspace if beneath is None else Path(beneath.reached)
+    finally:
+        if beneath is not None:
+            os.close(beneath.fd)
 
 
 def _behind(workspace: str | os.PathLike[str], shown: str, entry: MountEntry) -> Store:
