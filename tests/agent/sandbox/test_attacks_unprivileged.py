@@ -83,7 +83,10 @@ def tmux(place: Path, tmp_path: Path) -> Iterator[Path]:
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
     sock = place / "tmux.sock"
-    started = nobody(["tmux", "-S", str(sock), "-f", "/dev/null", "new-session", "-d", "sleep 600"], tmp_path)
+    # tmux runs a session through $SHELL or else the account's shell, nobody's /usr/sbin/nologin: without SHELL
+    # (CI's environment) the session would end at once and the server with it
+    session = ["new-session", "-d", "/bin/sleep 600"]
+    started = nobody(["env", "SHELL=/bin/sh", "tmux", "-S", str(sock), "-f", "/dev/null", *session], tmp_path)
     assert started.returncode == 0, started.stderr
     try:
         yield sock
