@@ -130,6 +130,17 @@ def _program_problem(argv: list[str]) -> str | None:
     return None
 
 
+def _grep_value_option(name: str) -> str:
+    """The value option an abbreviated long option stands for (``--regex`` is ``--regexp``: getopt takes any
+    unambiguous prefix), else ``name``. An abbreviation of several is resolved to one of them anyway: grep refuses
+    an ambiguous one, and reading it as a value option only checks more arguments as paths."""
+    if len(name) > 2 and name not in GREP_VALUE_OPTIONS:
+        for option in sorted(GREP_VALUE_OPTIONS):
+            if option.startswith("--") and option.startswith(name):
+                return option
+    return name
+
+
 def _path_arguments(argv: list[str]) -> list[str]:
     """The arguments that may name files: all but grep's pattern and python3's code; ``--opt=value`` values too."""
     if argv[0] == "python3":
@@ -144,6 +155,8 @@ def _path_arguments(argv: list[str]) -> list[str]:
             options_done = True
         elif not options_done and arg.startswith("--"):
             name, has_value, value = arg.partition("=")
+            if grep:
+                name = _grep_value_option(name)
             if grep and name in GREP_VALUE_OPTIONS and not has_value:
                 value = next(args, "")
             if grep and name in ("--regexp", "--file"):

@@ -169,6 +169,9 @@ def test_plain_python_has_no_concerns() -> None:
     [
         "grep --regexp=x /etc/passwd",  # the pattern as an option: every operand is a file
         "grep --regexp x /etc/passwd",
+        "grep --regex=: /etc/passwd",  # an abbreviation getopt accepts (issue 26's red team)
+        "grep --reg : /etc/passwd",
+        "grep --fil=/etc/list notes.txt",
         "grep -ex /etc/passwd",  # glued to its option
         "grep -ie x /etc/passwd",  # in a cluster of short options
         "grep -e x /etc/passwd",
