@@ -342,6 +342,8 @@ def _finish_agent(outcome: AgentOutcome) -> None:
     for line in (outcome.message, outcome.summary, outcome.usage):
         if line:
             click.echo(f"omx agent: {line}", err=True)
+    for line in outcome.undo:
+        click.echo(line, err=True)
     sys.exit(outcome.exit_code)
 
 

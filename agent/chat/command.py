@@ -16,7 +16,9 @@ from pydantic import ValidationError
 from agent.chat.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model
+from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, checkpoint_here
 from agent.record.runs_dir import RunsError, is_omxfs_store, runs_root
+from omxfs.errors import OmxError
 
 ModelFactory = Callable[[str | None, str | None, float | None], Model]
 
@@ -36,6 +38,7 @@ class AgentOutcome:
     message: str | None = None
     summary: str | None = None
     usage: str | None = None  # the run's tokens and cost
+    undo: tuple[str, ...] = ()  # on a workspace: the lines that show and undo what the run did (issue 27)
 
 
 def one_line(text: str) -> str:
@@ -129,17 +132,38 @@ def run_agent(
     except OSError as exc:
         where = f"{config.runs_dir}: {exc.strerror or exc}"
         return AgentOutcome(2, message=f"cannot record the run in {where}; give another directory with --runs-dir")
+    checkpoint, no_checkpoint = checkpoint_here(Path.cwd(), "before an omx agent run")
+    undo = _undo_lines(checkpoint, no_checkpoint)
     try:
         run = agent.run(prompt, mode=mode)
     except AgentFailed as failed:
         next_step = advice(failed.kind, failed.attempts, "the same omx agent command")
         usage, summary = failed.tally.line(), f"run: {failed.run_dir}"
-        return AgentOutcome(1, message=one_line(f"{failed}; {next_step}"), summary=summary, usage=usage)
+        return AgentOutcome(1, message=one_line(f"{failed}; {next_step}"), summary=summary, usage=usage, undo=undo)
     summary = f"{run.steps} steps, {len(run.requests)} requests, run: {run.run_dir}"
+    if checkpoint is not None:
+        summary += _changes(checkpoint)
     if run.answer == MAX_STEPS_REACHED:
         message = f"{MAX_STEPS_REACHED} ({config.max_steps}) without an answer"
-        return AgentOutcome(1, message=message, summary=summary, usage=run.tally.line())
-    return AgentOutcome(0, answer=run.answer, summary=summary, usage=run.tally.line())
+        return AgentOutcome(1, message=message, summary=summary, usage=run.tally.line(), undo=undo)
+    return AgentOutcome(0, answer=run.answer, summary=summary, usage=run.tally.line(), undo=undo)
+
+
+def _undo_lines(checkpoint: RunCheckpoint | None, no_checkpoint: str | None) -> tuple[str, ...]:
+    if checkpoint is not None:
+        return tuple(checkpoint.lines())
+    if no_checkpoint:
+        return (f"No checkpoint of the zone before this run (it cannot be undone): {no_checkpoint}",)
+    return ()
+
+
+def _changes(checkpoint: RunCheckpoint) -> str:
+    """``, zone: 2 added, 1 modified, 0 deleted``: what the run changed in the zone, counted as ``omxfs diff`` does."""
+    try:
+        stat = change_stat(checkpoint)
+    except (OSError, OmxError):
+        return ""  # the lines to see and undo it are printed all the same
+    return f", zone: {stat['added']} added, {stat['modified']} modified, {stat['deleted']} deleted"
 
 
 def _check_mode(agent: Agent, mode: str) -> None:

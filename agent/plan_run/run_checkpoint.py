@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store
 from agent.view import in_view
 from omxfs.checkpoints import ZoneHistory
 from omxfs.checkpoints.scan import scan_zone
@@ -72,6 +73,23 @@ def start_checkpoint(workspace: Path, zone: str, message: str) -> RunCheckpoint:
     if base is None:
         raise OmxError(f"{zone}'s zone has no checkpoint (the view could not make one)")
     return RunCheckpoint(workspace, zone, base.number, made is not None)
+
+
+def checkpoint_here(directory: Path, message: str) -> tuple[RunCheckpoint | None, str | None]:
+    """For a run whose tools work in ``directory`` (``omx agent``, which has no ``-w``): the checkpoint of the
+    acting agent's zone, or why there is none; (None, None) where ``directory`` is in no mounted workspace or view."""
+    workspace = next((d for d in (directory, *directory.parents) if is_omxfs_store(d)), None)
+    if workspace is None or not (in_view() or is_omxfs_mount(workspace)):
+        return None, None
+    try:
+        agent = in_view() or agent_for(workspace, None, mounted=True)
+        return start_checkpoint(workspace, agent, message), None
+    except OmxError as exc:
+        return None, exc.message
+    except RunsError as exc:
+        return None, str(exc)
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
 
 
 def change_stat(checkpoint: RunCheckpoint) -> dict[str, int]:

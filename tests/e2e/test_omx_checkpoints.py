@@ -82,3 +82,29 @@ def test_a_dry_run_makes_no_checkpoint_and_names_none(mounted: Path) -> None:
     start = next(e for e in trace_of(run_dir) if e.get("event") == "start")
     assert "checkpoint" not in start["data"]
     assert not (mounted / ".omxfs" / "checkpoints" / "alice").exists()
+
+
+def test_an_omx_agent_run_on_a_mount_checkpoints_first_and_its_undo_works(mounted: Path, tmp_path: Path) -> None:
+    """``omx agent`` in a mount: the tools' writes to the zone are shown by the ``Changes:`` line and removed by
+    the ``Undo:`` line it prints (issue 27: every omx run on a workspace can be undone)."""
+    zone = mounted / "agents" / "alice"
+    (zone / "keep.md").write_text("A\n", encoding="utf-8")
+    code = "open('agents/alice/keep.md', 'w').write('B\\n'); open('agents/alice/new.md', 'w').write('n\\n')"
+    replies = tmp_path / "replies.json"
+    call = {"content": None, "tool_calls": [{"name": "python", "arguments": {"code": code}}]}
+    replies.write_text(json.dumps([call, {"content": "done"}]), encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.omx", "agent", "--model", f"scripted:{replies}", "edit and add"],
+        cwd=mounted, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (zone / "keep.md").read_text(encoding="utf-8") == "B\n"
+    show, undo = changes_and_undo(done.stderr)
+    assert show[:4] == ["omxfs", "diff", str(mounted), "alice"] and undo[4] == show[4]
+    listed = json.loads(_run([*show, "--json"]).stdout)
+    assert "new.md" in listed["added"] and listed["modified"] == ["keep.md"]
+    assert f"zone: {len(listed['added'])} added, 1 modified, 0 deleted" in done.stderr
+    undone = _run(undo)
+    assert undone.returncode == 0, undone.stderr
+    assert (zone / "keep.md").read_text(encoding="utf-8") == "A\n" and not (zone / "new.md").exists()
