@@ -53,7 +53,7 @@ from agent.context import (
 )
 from agent.model.llm import LLMError, Model, ModelReply, ToolCall, ToolChoiceModel, Usage, model_from_settings
 from agent.model.pricing import Tally
-from agent.record.trace import PREVIEW_CHARS, ModelCallEntry, RunEntry, RunRecorder, ToolCallEntry, digest, now, preview
+from agent.record.trace import ModelCallEntry, RunEntry, RunRecorder, ToolCallEntry, digest, now, preview
 
 if TYPE_CHECKING:
     from agent.prompting import Session
@@ -417,7 +417,7 @@ class _Run:
             ToolCallEntry(step=self.steps, call_id=call.id, tool=call.name, arguments=preview(arguments),
                           inputs_digest=digest(arguments), output_digest=digest(result), start_time=start,
                           end_time=now(), duration_s=round(time.monotonic() - began, 3), status=status,
-                          output=preview(result), error=result.strip()[:PREVIEW_CHARS] if error else None,
+                          output=preview(result), error=preview(result.strip()) if error else None,
                           source=call.source)
         )  # fmt: skip
 

@@ -47,9 +47,12 @@ def digest(value: Any) -> str:
 
 
 def preview(value: Any, limit: int = PREVIEW_CHARS) -> Any:
-    """The value with every long string cut to ``limit`` characters (the digest covers the whole value)."""
+    """The value with every long string cut to about ``limit`` characters, its start and its end (the digest covers
+    the whole value): the end of a traceback or a log is its error line, which a cut after the start would lose."""
     if isinstance(value, str):
-        return value if len(value) <= limit else value[:limit] + f"... [{len(value)} chars]"
+        if len(value) <= limit:
+            return value
+        return value[: limit // 2] + f" ... [{len(value)} chars] ... " + value[-(limit - limit // 2) :]
     if isinstance(value, dict):
         return {key: preview(item, limit) for key, item in value.items()}
     if isinstance(value, list):

@@ -13,7 +13,7 @@ from agent.plan_run.executor import Executor
 from agent.plan_run.plan import Plan
 from agent.plan_run.tools import registry
 from agent.plan_run.tools.base import ToolContext
-from agent.record.trace import RecordingModel, RunRecorder, digest
+from agent.record.trace import RecordingModel, RunRecorder, digest, preview
 from agent.sandbox.confine import OUTPUT_LIMIT, Sandbox, SandboxUnavailable
 from tests.support.sandbox import sandbox_or_skip
 
@@ -256,3 +256,13 @@ def test_a_cut_output_nobody_uses_and_a_long_stderr_pass(ws: Path, recorder: Run
     result = Executor(ctx, recorder).execute(plan)
     assert result.status == "done", result.error  # every step ran; no criterion to check
     assert (ws / "done.txt").read_text(encoding="utf-8") == "done\n"
+
+
+def test_a_long_output_in_the_trace_keeps_its_end_where_a_traceback_has_its_error() -> None:
+    """Regression: the preview kept the first 400 characters, so a step's long traceback lost its last line, the
+    one that says what went wrong."""
+    frames = "".join(f'  File "step.py", line {n}, in f{n}\n    f{n + 1}()\n' for n in range(40))
+    traceback = f"Traceback (most recent call last):\n{frames}ZeroDivisionError: division by zero\n"
+    shown = preview(traceback)
+    assert shown.startswith("Traceback") and shown.endswith("ZeroDivisionError: division by zero\n")
+    assert f"[{len(traceback)} chars]" in shown and len(shown) < 500
