@@ -58,7 +58,9 @@ def snapshot() -> None:
 
     `omxfs snapshot WORKSPACE` records every private zone's checkpoint (made now; the latest is reused where
     nothing changed), every collaborative file's version, every handoff delivery and every realtime document's
-    state, and prints the snapshot's id. `omxfs snapshot restore WORKSPACE ID` brings them back forward.
+    state, and prints the snapshot's id: `-m MSG` says what it is for, `--as SUPERVISOR` who makes it (default:
+    OMX_AGENT, else your login). `omxfs snapshot restore WORKSPACE ID` brings them back forward (see its --help).
+    `omxfs snapshots WORKSPACE` lists them.
     """
 
 

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,7 @@ from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
 from tests.checkpoints.conftest import omxfs, tree_state
 from tests.fuse.conftest import Mount, clean_env
+from tests.view.conftest import poll, view_argv
 
 SCHEMA = {"title": "lww_register", "body": "rga", "tags": "or_set", "count": "pn_counter"}
 
@@ -272,3 +274,48 @@ def test_a_restore_killed_midway_is_finished_by_running_it_again(ws: Workspace, 
     assert ws.handoff.read("alice", "bob", "data.csv").content == b"1,2\n"
     assert ws.realtime.snapshot("notes") == values
     assert fsck(ws).clean
+
+
+def test_a_zone_whose_checkpoint_was_pruned_is_said_and_the_rest_restored(ws: Workspace) -> None:
+    workspace_at_work(ws)
+    omxfs("snapshot", str(ws.root), "--as", "boss")
+    change_everything(ws)
+    omxfs("checkpoint", str(ws.root), "--as", "alice")
+    omxfs("checkpoints", str(ws.root), "alice", "--prune", "1", "--as", "alice")  # alice's checkpoint 1 goes
+    found = [f for f in fsck(ws).findings if f.kind == "dangling-snapshot"]
+    assert len(found) == 1 and "checkpoint 1 of alice" in found[0].detail and found[0].is_corruption
+    done = omxfs("snapshot", "restore", str(ws.root), "1", "--as", "boss", check=False)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "not restored: agents/alice/: alice has no checkpoint 1 (see `omxfs checkpoints WS alice`)"
+    ], done.stderr
+    assert "0 zone(s), 1 collaborative file(s)" in done.stdout  # the rest is back
+    assert ws.collab.read("plan.md").content == b"two\n"
+    assert (ws.root / "agents/alice/keep.txt").read_text() == "changed\n"
+
+
+def test_a_zone_with_its_view_running_is_left_and_restored_later_with_zone(store: Workspace, tmp_path: Path) -> None:
+    """A real ``omxfs run`` view of alice holds her zone: the restore brings back all else and says how to finish."""
+    ws, zone = store.root, store.root / "agents/alice"
+    (zone / "f").write_text("snapshotted\n")
+    (ws / "agents/bob/g").write_text("snapshotted\n")
+    store.collab.write("bob", "plan.md", b"then\n", expected_version=0)
+    omxfs("snapshot", str(ws), "--as", "boss")
+    (ws / "agents/bob/g").write_text("changed\n")
+    store.collab.write("bob", "plan.md", b"now\n", expected_version=1)
+    script = "echo changed > f; touch started; while [ ! -e stop ]; do sleep 0.05; done"
+    view = subprocess.Popen(view_argv(ws, "alice", script), cwd=tmp_path, env=clean_env())
+    try:
+        poll(lambda: (zone / "started").exists(), what="the view to start")
+        done = omxfs("snapshot", "restore", str(ws), "1", "--as", "boss", check=False)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert done.stderr.startswith("not restored: agents/alice/: a view of alice is running"), done.stderr
+        assert (zone / "f").read_text() == "changed\n"
+        assert (ws / "agents/bob/g").read_text() == "snapshotted\n" and store.collab.read(
+            "plan.md"
+        ).content == b"then\n"
+    finally:
+        (zone / "stop").touch()
+        assert view.wait(timeout=60) == 0
+    omxfs("snapshot", "restore", str(ws), "1", "--zone", "alice", "--as", "boss")
+    assert (zone / "f").read_text() == "snapshotted\n" and not (zone / "started").exists()
