@@ -49,15 +49,6 @@ class Brought:
     not_restored: dict[str, str] = field(default_factory=dict)  # what could not be, and why
     newer: dict[str, int] = field(default_factory=dict)  # what the snapshot does not name, left as it is
 
-    def counts(self) -> dict[str, int]:
-        return {
-            "zones": len(self.zones),
-            "files": self.files,
-            "deliveries": self.deliveries,
-            "documents": self.documents,
-            "fields": self.fields,
-        }
-
 
 def restore_snapshot(ws: Workspace, actor: str, number: int, *, zone: str | None = None) -> Brought:
     require_supervisor(ws, actor)

@@ -59,6 +59,7 @@ def check_snapshots(ws: Workspace, found: Found, count: Count, *, repair: bool, 
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(path)
                 found("stray-snapshot", f"{META_DIR}/{SNAPSHOTS}/{name}", "no snapshot's name", repair and old)
+    verified: dict[tuple[str, int], str | None] = {}  # (path, version) → the problem with it, once per fsck
     for number in snapshots.numbers():
         count("snapshots")
         where = f"{META_DIR}/{SNAPSHOTS}/{number}.json"
@@ -67,12 +68,12 @@ def check_snapshots(ws: Workspace, found: Found, count: Count, *, repair: bool, 
         except OmxError as exc:
             found("bad-snapshot", where, exc.message, False)
             continue
-        for problem in _dangling(ws, snapshot):
+        for problem in _dangling(ws, snapshot, verified):
             found("dangling-snapshot", where, problem, False)
 
 
-def _dangling(ws: Workspace, snapshot: Snapshot) -> list[str]:
-    """What ``snapshot`` names that is not there."""
+def _dangling(ws: Workspace, snapshot: Snapshot, verified: dict[tuple[str, int], str | None]) -> list[str]:
+    """What ``snapshot`` names that is not there (a version is read once however many snapshots name it)."""
     problems: list[str] = []
     for zone, number in snapshot.zones.items():
         try:
@@ -80,11 +81,10 @@ def _dangling(ws: Workspace, snapshot: Snapshot) -> list[str]:
         except OmxError as exc:
             problems.append(f"checkpoint {number} of {zone}: {exc.message}")
     for path, kept in snapshot.collaborative.items():
-        try:
-            if sha256(ws.collab.read_version(path, kept.version)) != kept.sha256:
-                problems.append(f"collaborative/{path} version {kept.version} is not the content the snapshot names")
-        except OmxError as exc:
-            problems.append(f"collaborative/{path} version {kept.version}: {exc.message}")
+        if (path, kept.version) not in verified:
+            verified[(path, kept.version)] = _version_problem(ws, path, kept.version, kept.sha256)
+        if (problem := verified[(path, kept.version)]) is not None:
+            problems.append(problem)
     history = ws.handoff.history
     for h in snapshot.handoffs:
         box = handoff_dir_name(h.sender, h.recipient)
@@ -100,6 +100,15 @@ def _dangling(ws: Workspace, snapshot: Snapshot) -> list[str]:
         except OmxError as exc:
             problems.append(f"realtime/{doc_id}: {exc.message}")
     return problems
+
+
+def _version_problem(ws: Workspace, path: str, version: int, digest: str) -> str | None:
+    try:
+        if sha256(ws.collab.read_version(path, version)) != digest:
+            return f"collaborative/{path} version {version} is not the content the snapshot names"
+    except OmxError as exc:
+        return f"collaborative/{path} version {version}: {exc.message}"
+    return None
 
 
 def _deliveries(ws: Workspace, found: Found, count: Count, *, repair: bool, grace: float) -> None:

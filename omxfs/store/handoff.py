@@ -121,22 +121,31 @@ class HandoffZone:
     def _keep_current(self, sender: str, recipient: str, rel: PurePosixPath) -> None:
         """Before a re-delivery replaces it: the delivery there now, kept if its record is missing."""
         with contextlib.suppress(NotFound, StoreCorrupt):  # none yet; or unreadable: fsck's business
-            self.keep(sender, recipient, str(rel))
+            self._keep(sender, recipient, rel)
 
     # -- the delivery history -------------------------------------------------------------------------------------
 
     def keep(self, sender: str, recipient: str, filename: str) -> KeptDelivery:
         """The record of the delivery there now, made if it has none yet (``NotFound`` if there is none)."""
-        box = handoff_dir_name(sender, recipient)
         rel = shared_path(filename)
-        meta = self.meta(sender, recipient, filename)
-        latest = self.history.latest(box, rel)
-        if latest is not None and latest.meta == meta:
-            return latest
-        content = read_bytes(self.dir, PurePosixPath(box) / rel)
-        if sha256(content) != meta.sha256:  # replaced meanwhile, metadata not yet: keep what the file holds
-            meta = meta.model_copy(update={"sha256": sha256(content), "message": ""})
-        return self.history.record(box, rel, meta, content)
+        with self.ws.locks.hold(f"handoff:{handoff_dir_name(sender, recipient)}/{rel}"):
+            return self._keep(sender, recipient, rel)
+
+    def _keep(self, sender: str, recipient: str, rel: PurePosixPath) -> KeptDelivery:
+        box = handoff_dir_name(sender, recipient)
+        for _ in range(MAX_REDELIVERIES):
+            meta = self.meta(sender, recipient, str(rel))
+            latest = self.history.latest(box, rel)
+            if latest is not None and latest.meta == meta:
+                return latest
+            content = read_bytes(self.dir, PurePosixPath(box) / rel)
+            if sha256(content) == meta.sha256:
+                return self.history.record(box, rel, meta, content)
+            # a delivery from another machine replaced the file between the two reads: look again
+        # its metadata never caught up (a writer killed mid-way): keep what the file holds, as fsck would derive it
+        return self.history.record(
+            box, rel, meta.model_copy(update={"sha256": sha256(content), "message": ""}), content
+        )
 
     def deliveries(self, sender: str, recipient: str, filename: str) -> list[KeptDelivery]:
         """Every delivery of the file, oldest first, the one ``handoff/`` shows now too (the last, unless it was
