@@ -31,6 +31,9 @@ from omxfs.store.atomic import create_exclusive, open_dir, read_bytes, sync_dir
 from omxfs.store.layout import BLOB, BLOBS, DELIVERIES, DELIVERY_RECORD, META_DIR, TMP, blob_path
 from omxfs.store.records import HandoffMeta, dump_json, sha256
 
+#: how many of a file's newest records are looked at for the record of a delivery (``find``)
+RECENT = 16
+
 
 @dataclass(frozen=True)
 class KeptDelivery:
@@ -38,9 +41,12 @@ class KeptDelivery:
 
     number: int
     meta: HandoffMeta
+    #: recorded from a delivery's file alone, its metadata missing (a writer killed between the two, or one under
+    #: way on another machine, whose own record then stands for it: ``all``)
+    derived: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"number": self.number, **self.meta.to_json()}
+        return {"number": self.number, **self.meta.to_json(), **({"derived": True} if self.derived else {})}
 
 
 def record_dir(box: str, rel: PurePosixPath) -> PurePosixPath:
@@ -52,9 +58,12 @@ def load_record(raw: bytes, where: str) -> KeptDelivery:
     try:
         data = json.loads(raw)
         number = data.pop("number")
+        derived = data.pop("derived", False)
         if not isinstance(number, int) or isinstance(number, bool) or number < 1:
             raise ValueError("number must be a positive integer")
-        return KeptDelivery(number, HandoffMeta.model_validate(data))
+        if not isinstance(derived, bool):
+            raise ValueError("derived must be true or false")
+        return KeptDelivery(number, HandoffMeta.model_validate(data), derived)
     except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
         raise StoreCorrupt(f"{where}: unreadable delivery record: {exc}") from exc
 
@@ -88,8 +97,21 @@ class DeliveryHistory:
         return kept
 
     def all(self, box: str, rel: PurePosixPath) -> list[KeptDelivery]:
-        """Every delivery of the file, oldest first."""
-        return [self.load(box, rel, n) for n in self.numbers(box, rel)]
+        """Every delivery of the file, oldest first, each once. With no lock shared between machines, a writer may
+        record another's delivery before that one does: as it is (both records say the same: the first stands
+        for it), or derived from its file while its metadata was not yet there (the writer's own record, which has
+        it, stands for it)."""
+        records = [self.load(box, rel, number) for number in self.numbers(box, rel)]
+        described = {k.meta.sha256 for k in records if not k.derived}
+        seen: set[str] = set()  # each meta as JSON: its provenance (a dict) makes it unhashable
+        found: list[KeptDelivery] = []
+        for kept in records:
+            key = json.dumps(kept.meta.to_json(), sort_keys=True)
+            if key in seen or (kept.derived and kept.meta.sha256 in described):
+                continue
+            seen.add(key)
+            found.append(kept)
+        return found
 
     def content(self, kept: KeptDelivery, where: str) -> bytes:
         """What the delivery held, checked against its sha256."""
@@ -122,7 +144,9 @@ class DeliveryHistory:
 
     # -- writing ----------------------------------------------------------------------------------------------
 
-    def record(self, box: str, rel: PurePosixPath, meta: HandoffMeta, content: bytes) -> KeptDelivery:
+    def record(
+        self, box: str, rel: PurePosixPath, meta: HandoffMeta, content: bytes, *, derived: bool = False
+    ) -> KeptDelivery:
         """Keep a delivery that has landed: its content (once per sha256), then its record under the next number.
         The same delivery recorded twice (a retry, two writers that both saw it) is kept once if they meet."""
         latest = self.latest(box, rel)
@@ -135,7 +159,7 @@ class DeliveryHistory:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             while True:
-                kept = KeptDelivery(number, meta)
+                kept = KeptDelivery(number, meta, derived)
                 if create_exclusive(fd, f"{number}.json", dump_json(kept.to_json()), staging=self.tmp, mode=0o444):
                     break
                 number += 1
@@ -143,6 +167,19 @@ class DeliveryHistory:
         finally:
             os.close(fd)
         return kept
+
+    def find(
+        self, box: str, rel: PurePosixPath, meta: HandoffMeta, *, same_content: bool = False
+    ) -> KeptDelivery | None:
+        """A recent record of the delivery ``meta`` describes (with ``same_content``: of any delivery of its
+        content), None if there is none. Only the newest few are looked at: a delivery is recorded as soon as it
+        lands, so its record, if any, is among the last ones the writers racing it made."""
+        for number in reversed(self.numbers(box, rel)[-RECENT:]):
+            with contextlib.suppress(NotFound):
+                kept = self.load(box, rel, number)
+                if kept.meta == meta or (same_content and kept.meta.sha256 == meta.sha256):
+                    return kept
+        return None
 
     def latest(self, box: str, rel: PurePosixPath) -> KeptDelivery | None:
         numbers = self.numbers(box, rel)

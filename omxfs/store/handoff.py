@@ -134,18 +134,20 @@ class HandoffZone:
     def _keep(self, sender: str, recipient: str, rel: PurePosixPath) -> KeptDelivery:
         box = handoff_dir_name(sender, recipient)
         for _ in range(MAX_REDELIVERIES):
-            meta = self.meta(sender, recipient, str(rel))
-            latest = self.history.latest(box, rel)
-            if latest is not None and latest.meta == meta:
-                return latest
+            meta, derived = self._meta(sender, recipient, str(rel))
+            # A delivery whose metadata is missing is one killed before it, or one under way on another machine
+            # (no shared lock) whose writer records it with its metadata: either way one record of its content
+            # is enough, and a derived one gives way to its writer's (``DeliveryHistory.all``).
+            known = self.history.find(box, rel, meta, same_content=derived)
+            if known is not None:
+                return known
             content = read_bytes(self.dir, PurePosixPath(box) / rel)
             if sha256(content) == meta.sha256:
-                return self.history.record(box, rel, meta, content)
+                return self.history.record(box, rel, meta, content, derived=derived)
             # a delivery from another machine replaced the file between the two reads: look again
         # its metadata never caught up (a writer killed mid-way): keep what the file holds, as fsck would derive it
-        return self.history.record(
-            box, rel, meta.model_copy(update={"sha256": sha256(content), "message": ""}), content
-        )
+        derive = {"sha256": sha256(content), "message": ""}
+        return self.history.record(box, rel, meta.model_copy(update=derive), content, derived=True)
 
     def deliveries(self, sender: str, recipient: str, filename: str) -> list[KeptDelivery]:
         """Every delivery of the file, oldest first, the one ``handoff/`` shows now too (the last, unless it was
@@ -213,6 +215,10 @@ class HandoffZone:
             self.ws.audit(actor, "retract", f"handoff/{box}/{rel}")
 
     def meta(self, sender: str, recipient: str, filename: str) -> HandoffMeta:
+        return self._meta(sender, recipient, filename)[0]
+
+    def _meta(self, sender: str, recipient: str, filename: str) -> tuple[HandoffMeta, bool]:
+        """The delivery's metadata, and whether it was derived from its file (its metadata file is missing)."""
         rel = PurePosixPath(handoff_dir_name(sender, recipient)) / shared_path(filename)
         if is_meta(rel) or not exists(self.dir, rel):
             raise NotFound(f"no delivery handoff/{rel}")
@@ -222,7 +228,7 @@ class HandoffZone:
             # The file landed but its metadata did not (a crash in between): derive what the file tells.
             content = read_bytes(self.dir, rel)
             stamp = utc_now(os.stat(self.dir / rel, follow_symlinks=False).st_mtime)
-            return HandoffMeta(
+            derived = HandoffMeta(
                 sender=sender,
                 recipient=recipient,
                 filename=filename,
@@ -230,7 +236,8 @@ class HandoffZone:
                 message="",
                 sha256=sha256(content),
             )
-        return load_handoff_meta(raw, f"handoff/{meta_path(rel)}")
+            return derived, True
+        return load_handoff_meta(raw, f"handoff/{meta_path(rel)}"), False
 
     def read(self, sender: str, recipient: str, filename: str) -> Delivery:
         meta = self.meta(sender, recipient, filename)
