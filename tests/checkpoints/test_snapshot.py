@@ -4,19 +4,22 @@ with kill -9 at chosen points (``crashpoints``) followed by ``fsck``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from omxfs.checkpoints import ZoneHistory
 from omxfs.checkpoints.crashpoints import ENV
 from omxfs.crdt import Document, LWWRegister
-from omxfs.snapshots import Snapshots
+from omxfs.snapshots import Snapshots, take
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
 from tests.checkpoints.conftest import omxfs, tree_state
@@ -319,3 +322,34 @@ def test_a_zone_with_its_view_running_is_left_and_restored_later_with_zone(store
         assert view.wait(timeout=60) == 0
     omxfs("snapshot", "restore", str(ws), "1", "--zone", "alice", "--as", "boss")
     assert (zone / "f").read_text() == "snapshotted\n" and not (zone / "started").exists()
+
+
+@contextlib.contextmanager
+def _no_lock(name: str) -> Iterator[None]:
+    yield
+
+
+def _snapshot_unlocked(root: str, message: str) -> None:
+    """A supervisor's snapshot from a process whose locks hold nothing, as on a shared filesystem's client."""
+    ws = Workspace(root)
+    ws.locks.hold = _no_lock  # type: ignore[method-assign]
+    take(ws, "boss", message)
+
+
+def test_two_snapshots_at_once_take_two_numbers_without_a_lock(ws: Workspace) -> None:
+    workspace_at_work(ws)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_snapshot_unlocked, args=(str(ws.root), tag)) for tag in ("one", "two")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    made = Snapshots(ws).all()
+    assert [s.number for s in made] == [1, 2] and {s.message for s in made} == {"one", "two"}
+    assert made[0].collaborative == made[1].collaborative and made[0].zones.keys() == made[1].zones.keys()
+    for zone in made[0].zones:  # each made or reused a checkpoint of the same zone: the same state either way
+        history = ZoneHistory(ws, zone)
+        first, second = (history.load(s.zones[zone]).by_path() for s in made)
+        assert first.keys() == second.keys() and all(first[p].key() == second[p].key() for p in first)
+    assert fsck(ws).clean  # which checks that what each names is there
