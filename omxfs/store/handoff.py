@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import AlreadyExists, InvalidInput, NotFound, StoreCorrupt, ZoneDenied
+from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError, StoreCorrupt, ZoneDenied
 from omxfs.store.atomic import FileWrite, exists, list_files, open_dir, read_bytes
 from omxfs.store.delivery_history import DeliveryHistory, KeptDelivery
 from omxfs.store.layout import HANDOFF, META_SUFFIX
@@ -113,7 +113,10 @@ class HandoffZone:
                 )
                 if self._holds(box / rel, meta.sha256):
                     break
-            self.history.record(str(box), rel, meta, content)
+            # Landed already: a record that fails (a full disk) is a delivery with no record yet, as after a crash
+            # here, which the next re-delivery or snapshot records (``_keep``); the delivery itself stands.
+            with contextlib.suppress(OmxError):
+                self.history.record(str(box), rel, meta, content)
         if actor != sender:
             self.ws.audit(actor, "handoff", f"handoff/{box}/{rel}")
         return meta
