@@ -20,7 +20,8 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     │                         any more (the agent left the config, or it was made by hand); removed with its files
     ├── torn-audit            the old logs/audit.jsonl ends in a line cut short (a writer killed mid-append, before
     │                         record files): cut off at its last whole line
-    └── unreferenced-blob, stale-restore, unfinished-restore, stale-view: checkpoint data (``omxfs.checkpoints.check``)
+    ├── unreferenced-blob, stale-restore, unfinished-restore, stale-view: checkpoint data (``omxfs.checkpoints.check``)
+    └── stray-snapshot, unreferenced-delivery-blob: snapshots and kept deliveries (``omxfs.snapshots.check``)
     corruption (reported, never guessed at)
     ├── bad-config            config.toml does not parse
     ├── bad-history           history.json does not parse (with no entry files), is not 1..N, or differs from them
@@ -36,7 +37,9 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     │                         schema, is not named as a writer's file, or is a writer's of no document
     ├── bad-audit             an audit record (a file under logs/audit/, or a line of the old audit.jsonl) that
     │                         does not parse, lacks a field, or is named as no record is
-    └── bad-manifest, missing-blob, bad-blob: checkpoint data (``omxfs.checkpoints.check``)
+    ├── bad-manifest, missing-blob, bad-blob: checkpoint data (``omxfs.checkpoints.check``)
+    └── bad-snapshot, dangling-snapshot, bad-delivery-record, missing-delivery-blob, bad-delivery-blob: snapshots and
+        kept deliveries (``omxfs.snapshots.check``)
 
 Repairs take the same OS locks as the writers they complete, so ``--repair`` is safe beside live daemons.
 """
@@ -56,6 +59,8 @@ from omxfs.checkpoints.check import DEBRIS as CHECKPOINT_DEBRIS
 from omxfs.checkpoints.check import check_checkpoints
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
+from omxfs.snapshots.check import DEBRIS as SNAPSHOT_DEBRIS
+from omxfs.snapshots.check import check_snapshots
 from omxfs.store import audit as audit_log
 from omxfs.store.atomic import list_files, read_bytes
 from omxfs.store.config import Config, parse_config
@@ -121,6 +126,7 @@ DEBRIS = (
         }
     )
     | CHECKPOINT_DEBRIS
+    | SNAPSHOT_DEBRIS
 )
 #: temp files younger than this may belong to a write in progress in another process: left alone
 TEMP_GRACE_SECONDS = 300.0
@@ -186,6 +192,7 @@ class _Checker:
         self.temp_files()
         self.scratch()
         self.audit()
+        self.snapshots()
         return self.report
 
     def found(self, kind: str, path: str, detail: str, repaired: bool = False) -> None:
@@ -490,6 +497,9 @@ class _Checker:
 
     def checkpoints(self) -> None:
         check_checkpoints(self.ws, self.found, self.report.count, repair=self.repair, grace=self.temp_grace)
+
+    def snapshots(self) -> None:
+        check_snapshots(self.ws, self.found, self.report.count, repair=self.repair, grace=self.temp_grace)
 
     def scratch(self) -> None:
         """The scratch area (``store.scratch``): one directory per agent that has had editors' temp files there."""

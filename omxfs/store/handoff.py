@@ -8,8 +8,12 @@ from the file itself (``message`` empty) rather than metadata that points at not
 No lock decides between two deliveries of one file at once (two daemons of the sender, on machines that share no
 locks): each replaces both files, and the file of one may end beside the metadata of the other. So a writer
 checks, once its metadata is in place, that the file beside it is still its own; if another delivery replaced
-it meanwhile, it delivers again, and the last to finish leaves a file and metadata that belong together
-(re-delivery replaces: the earlier of the two is gone, as when they came one after the other).
+it meanwhile, it delivers again, and the last to finish leaves a file and metadata that belong together.
+
+A re-delivery replaces what ``handoff/`` shows, but no delivery is lost: each one, once landed, is kept in the
+store's delivery history (``delivery_history.py``), and so is the one a re-delivery replaces if it was not yet
+(a store from before, or a writer killed before it recorded its own). ``deliveries`` lists them, ``kept`` reads
+one; the snapshots of the workspace name them (``omxfs.snapshots``).
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import AlreadyExists, InvalidInput, NotFound, StoreCorrupt, ZoneDenied
+from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError, StoreCorrupt, ZoneDenied
 from omxfs.store.atomic import FileWrite, exists, list_files, open_dir, read_bytes
+from omxfs.store.delivery_history import DeliveryHistory, KeptDelivery
 from omxfs.store.layout import HANDOFF, META_SUFFIX
 from omxfs.store.names import DELIVERY_ROOM, check_room, handoff_dir_name, parse_handoff_dir, shared_path
 from omxfs.store.records import HandoffMeta, dump_json, load_handoff_meta, sha256, utc_now
@@ -52,6 +57,7 @@ class HandoffZone:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.dir = ws.root / HANDOFF
+        self.history = DeliveryHistory(ws.meta)
 
     def check_write(self, actor: str, sender: str, recipient: str, filename: str) -> PurePosixPath:
         """Only the sender writes its outgoing directory (a supervisor too, audited); metadata never."""
@@ -76,7 +82,8 @@ class HandoffZone:
         sender: str | None = None,
         provenance: dict[str, str] | None = None,
     ) -> HandoffMeta:
-        """Deliver ``content`` from ``sender`` (default: the actor) to ``recipient``; replaces an earlier one."""
+        """Deliver ``content`` from ``sender`` (default: the actor) to ``recipient``; replaces an earlier one in
+        ``handoff/``, which stays in the delivery history (``deliveries``)."""
         sender = sender or actor
         rel = self.check_write(actor, sender, recipient, filename)
         if sender == recipient:
@@ -92,6 +99,7 @@ class HandoffZone:
             provenance=provenance,
         )
         with self.ws.locks.hold(f"handoff:{box}/{rel}"):  # an optimisation: see the module's docstring
+            self._keep_current(sender, recipient, rel)
             for _ in range(MAX_REDELIVERIES):
                 # One change of two files (a full disk fails before either changed); before the renames a
                 # re-delivery drops the old metadata, so that killed before the new one lands the delivery reads
@@ -105,9 +113,58 @@ class HandoffZone:
                 )
                 if self._holds(box / rel, meta.sha256):
                     break
+            # Landed already: a record that fails (a full disk) is a delivery with no record yet, as after a crash
+            # here, which the next re-delivery or snapshot records (``_keep``); the delivery itself stands.
+            with contextlib.suppress(OmxError):
+                self.history.record(str(box), rel, meta, content)
         if actor != sender:
             self.ws.audit(actor, "handoff", f"handoff/{box}/{rel}")
         return meta
+
+    def _keep_current(self, sender: str, recipient: str, rel: PurePosixPath) -> None:
+        """Before a re-delivery replaces it: the delivery there now, kept if its record is missing."""
+        with contextlib.suppress(NotFound, StoreCorrupt):  # none yet; or unreadable: fsck's business
+            self._keep(sender, recipient, rel)
+
+    # -- the delivery history -------------------------------------------------------------------------------------
+
+    def keep(self, sender: str, recipient: str, filename: str) -> KeptDelivery:
+        """The record of the delivery there now, made if it has none yet (``NotFound`` if there is none)."""
+        rel = shared_path(filename)
+        with self.ws.locks.hold(f"handoff:{handoff_dir_name(sender, recipient)}/{rel}"):
+            return self._keep(sender, recipient, rel)
+
+    def _keep(self, sender: str, recipient: str, rel: PurePosixPath) -> KeptDelivery:
+        box = handoff_dir_name(sender, recipient)
+        for _ in range(MAX_REDELIVERIES):
+            meta, derived = self._meta(sender, recipient, str(rel))
+            # A delivery whose metadata is missing is one killed before it, or one under way on another machine
+            # (no shared lock) whose writer records it with its metadata: either way one record of its content
+            # is enough, and a derived one gives way to its writer's (``DeliveryHistory.all``).
+            known = self.history.find(box, rel, meta, same_content=derived)
+            if known is not None:
+                return known
+            content = read_bytes(self.dir, PurePosixPath(box) / rel)
+            if sha256(content) == meta.sha256:
+                return self.history.record(box, rel, meta, content, derived=derived)
+            # a delivery from another machine replaced the file between the two reads: look again
+        # its metadata never caught up (a writer killed mid-way): keep what the file holds, as fsck would derive it
+        derive = {"sha256": sha256(content), "message": ""}
+        return self.history.record(box, rel, meta.model_copy(update=derive), content, derived=True)
+
+    def deliveries(self, sender: str, recipient: str, filename: str) -> list[KeptDelivery]:
+        """Every delivery of the file, oldest first, the one ``handoff/`` shows now too (the last, unless it was
+        retracted); the earlier ones are those a re-delivery replaced."""
+        self.ws.require_known(sender)
+        self.ws.require_known(recipient)
+        return self.history.all(handoff_dir_name(sender, recipient), shared_path(filename))
+
+    def kept(self, sender: str, recipient: str, filename: str, number: int) -> Delivery:
+        """The ``number``-th delivery of the file (``deliveries``), as it was delivered."""
+        box = handoff_dir_name(sender, recipient)
+        rel = shared_path(filename)
+        record = self.history.load(box, rel, number)
+        return Delivery(meta=record.meta, content=self.history.content(record, f"handoff/{box}/{rel}"))
 
     def _holds(self, rel: PurePosixPath, digest: str) -> bool:
         """Whether the delivered file ``rel`` still has the content of sha256 ``digest`` (or is gone: retracted)."""
@@ -161,6 +218,10 @@ class HandoffZone:
             self.ws.audit(actor, "retract", f"handoff/{box}/{rel}")
 
     def meta(self, sender: str, recipient: str, filename: str) -> HandoffMeta:
+        return self._meta(sender, recipient, filename)[0]
+
+    def _meta(self, sender: str, recipient: str, filename: str) -> tuple[HandoffMeta, bool]:
+        """The delivery's metadata, and whether it was derived from its file (its metadata file is missing)."""
         rel = PurePosixPath(handoff_dir_name(sender, recipient)) / shared_path(filename)
         if is_meta(rel) or not exists(self.dir, rel):
             raise NotFound(f"no delivery handoff/{rel}")
@@ -170,7 +231,7 @@ class HandoffZone:
             # The file landed but its metadata did not (a crash in between): derive what the file tells.
             content = read_bytes(self.dir, rel)
             stamp = utc_now(os.stat(self.dir / rel, follow_symlinks=False).st_mtime)
-            return HandoffMeta(
+            derived = HandoffMeta(
                 sender=sender,
                 recipient=recipient,
                 filename=filename,
@@ -178,7 +239,8 @@ class HandoffZone:
                 message="",
                 sha256=sha256(content),
             )
-        return load_handoff_meta(raw, f"handoff/{meta_path(rel)}")
+            return derived, True
+        return load_handoff_meta(raw, f"handoff/{meta_path(rel)}"), False
 
     def read(self, sender: str, recipient: str, filename: str) -> Delivery:
         meta = self.meta(sender, recipient, filename)

@@ -19,10 +19,14 @@ code that writes it and the code that reads it (SPEC §2)::
         ├── tmp/ locks/ logs/ mounts/            atomic-write staging, lock files, logs, mount records
         ├── scratch/<agent>/...                  editors' temporary files written through the mount
         ├── views/<agent>/<pid>.json             one record per running view of <agent> (restore refuses then)
-        └── checkpoints/<agent>/                 a private zone's history (``omxfs.checkpoints``)
-            ├── blobs/<aa>/<sha256>              file contents, named by their hash, written once
-            ├── manifests/<N>.json               checkpoint N: every entry of the zone, naming its blob
-            └── restoring/<token>/               a restore's tree, built beside the zone before the swap
+        ├── checkpoints/<agent>/                 a private zone's history (``omxfs.checkpoints``)
+        │   ├── blobs/<aa>/<sha256>              file contents, named by their hash, written once
+        │   ├── manifests/<N>.json               checkpoint N: every entry of the zone, naming its blob
+        │   └── restoring/<token>/               a restore's tree, built beside the zone before the swap
+        ├── deliveries/                          every handoff delivery ever made (``store.delivery_history``)
+        │   ├── <from>_to_<to>/<quoted file>/<N>.json   the N-th delivery of a file: its metadata
+        │   └── blobs/<aa>/<sha256>              the contents delivered, named by their hash, written once
+        └── snapshots/<N>.json                   snapshot N of the whole workspace (``omxfs.snapshots``)
 """
 
 from __future__ import annotations
@@ -62,6 +66,13 @@ MANIFEST = re.compile(r"([0-9]+)\.json")
 RESTORING = "restoring"
 #: a blob's name: the sha256 of its content, in a directory named by the first two hex digits
 BLOB = re.compile(r"[0-9a-f]{64}")
+#: every delivery of each handoff file, kept when a re-delivery replaces it (``store.delivery_history``)
+DELIVERIES = "deliveries"
+#: the N-th delivery of a file, ``N.json`` under ``deliveries/<box>/<quoted file>/``, created exclusively
+DELIVERY_RECORD = re.compile(r"([0-9]+)\.json")
+#: snapshots of the whole workspace (``omxfs.snapshots``): ``N.json``, created exclusively, N counting up from 1
+SNAPSHOTS = "snapshots"
+SNAPSHOT_RECORD = re.compile(r"([0-9]+)\.json")
 #: the suffix of omx's own temp files (``.<name>.XXXXXXXX.omx-tmp``), scratch names in the shared zones
 TEMP_SUFFIX = ".omx-tmp"
 

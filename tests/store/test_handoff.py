@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
+import shutil
+from collections.abc import Iterator
 
 import pytest
 
 from omxfs.errors import InvalidInput, NotFound, ZoneDenied
 from omxfs.store import Workspace
+from omxfs.store.fsck import fsck
+from omxfs.store.records import sha256
 
 
 def test_B_1_handoff_writes_file_and_metadata(ws: Workspace) -> None:
@@ -95,3 +101,79 @@ def test_sender_retracts_a_delivery(ws: Workspace) -> None:
     assert [m.filename for m in ws.handoff.inbox("bob")] == ["keep.csv"]
     with pytest.raises(NotFound):
         ws.handoff.retract("alice", "bob", "data.csv")
+
+
+# -- the delivery history: a re-delivery keeps the earlier delivery (issue 27) ------------------------------------
+
+
+def test_a_redelivery_keeps_the_earlier_delivery_readable(ws: Workspace) -> None:
+    ws.handoff.deliver("alice", "bob", "data.csv", b"old", "first")
+    ws.handoff.deliver("alice", "bob", "data.csv", b"new", "second")
+    kept = ws.handoff.deliveries("alice", "bob", "data.csv")
+    assert [(k.number, k.meta.message) for k in kept] == [(1, "first"), (2, "second")]
+    earlier = ws.handoff.kept("alice", "bob", "data.csv", 1)
+    assert earlier.content == b"old" and earlier.meta.message == "first" and earlier.meta.sender == "alice"
+    assert ws.handoff.read("alice", "bob", "data.csv").content == b"new"  # handoff/ shows the latest only
+    assert len(ws.handoff.inbox("bob")) == 1
+    with pytest.raises(NotFound, match="has no delivery 3"):
+        ws.handoff.kept("alice", "bob", "data.csv", 3)
+
+
+def test_a_retracted_delivery_stays_in_the_history(ws: Workspace) -> None:
+    ws.handoff.deliver("alice", "bob", "dir/report.md", b"draft", "look")
+    ws.handoff.retract("alice", "bob", "dir/report.md")
+    assert ws.handoff.inbox("bob") == []
+    assert ws.handoff.kept("alice", "bob", "dir/report.md", 1).content == b"draft"
+
+
+def test_a_delivery_made_before_the_history_is_kept_when_it_is_replaced(ws: Workspace) -> None:
+    ws.handoff.deliver("alice", "bob", "data.csv", b"from an older store", "old")
+    shutil.rmtree(ws.meta / "deliveries")  # as a store from before the history has it
+    ws.handoff.deliver("alice", "bob", "data.csv", b"newer", "new")
+    contents = [
+        ws.handoff.kept("alice", "bob", "data.csv", k.number).content
+        for k in ws.handoff.deliveries("alice", "bob", "data.csv")
+    ]
+    assert contents == [b"from an older store", b"newer"]
+
+
+@contextlib.contextmanager
+def _no_lock(name: str) -> Iterator[None]:
+    yield
+
+
+def _deliver_many(root: str, tag: str, count: int) -> None:
+    """Deliveries from a process whose locks hold nothing, as on a shared filesystem whose clients share none."""
+    ws = Workspace(root)
+    ws.locks.hold = _no_lock  # type: ignore[method-assign]
+    for n in range(count):
+        ws.handoff.deliver("alice", "bob", "data.csv", f"{tag} {n}".encode(), tag)
+
+
+def test_deliveries_from_two_unlocked_processes_at_once_are_all_kept(ws: Workspace) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_deliver_many, args=(str(ws.root), tag, 15)) for tag in ("one", "two")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    kept = ws.handoff.deliveries("alice", "bob", "data.csv")
+    assert len(kept) == 30 and len({(k.meta.sha256, k.meta.timestamp) for k in kept}) == 30  # each once
+    contents = {ws.handoff.kept("alice", "bob", "data.csv", k.number).content for k in kept}
+    assert contents == {f"{tag} {n}".encode() for tag in ("one", "two") for n in range(15)}
+    assert fsck(ws).clean
+
+
+def test_fsck_knows_the_delivery_history(ws: Workspace) -> None:
+    ws.handoff.deliver("alice", "bob", "data.csv", b"kept", "x")
+    blobs = ws.meta / "deliveries/blobs"
+    stray = blobs / sha256(b"never recorded")[:2] / sha256(b"never recorded")
+    stray.parent.mkdir(exist_ok=True)
+    stray.write_bytes(b"never recorded")  # a delivery killed between its content and its record
+    assert [f.kind for f in fsck(ws, temp_grace=0).findings] == ["unreferenced-delivery-blob"]
+    fsck(ws, repair=True, temp_grace=0)
+    assert not stray.exists() and fsck(ws).clean
+    (blobs / sha256(b"kept")[:2] / sha256(b"kept")).unlink()
+    found = fsck(ws).findings
+    assert [f.kind for f in found] == ["missing-delivery-blob"] and found[0].is_corruption

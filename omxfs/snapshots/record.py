@@ -1,0 +1,220 @@
+"""A snapshot of the whole workspace as data, and where snapshots are kept: ``.omxfs/snapshots/<N>.json``.
+
+A snapshot holds no content of its own: it names what the store already keeps and never rewrites, so that it
+stays small and a crash cannot leave it half written. It names each private zone's checkpoint (``omxfs
+.checkpoints``), each collaborative file's version (immutable once committed), each handoff delivery's record in
+the delivery history (``omxfs.store.delivery_history``), and holds each realtime document's state (a CRDT state
+is its own whole record: no other place keeps a past one).
+
+``N.json`` is created exclusively (``atomic.create_exclusive``: staged, fsynced, linked), so two supervisors
+snapshotting at once, from several daemons or machines, take N and N + 1 with no lock; a writer killed at any
+point leaves the earlier snapshots as they were and no partial one.
+
+Who may: a supervisor, for the whole workspace is everyone's (``require_supervisor``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
+from typing import Any
+
+from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
+from omxfs.store.atomic import create_exclusive, read_bytes, sync_dir
+from omxfs.store.layout import META_DIR, SNAPSHOT_RECORD, SNAPSHOTS, TMP
+from omxfs.store.workspace import Workspace
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class KeptFile:
+    """A collaborative file as the snapshot has it: its version then."""
+
+    version: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class KeptHandoff:
+    """A delivery as the snapshot has it: the ``number``-th delivery of ``filename`` from ``sender`` to
+    ``recipient`` (its record in the delivery history holds the content)."""
+
+    sender: str
+    recipient: str
+    filename: str
+    number: int
+    sha256: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    number: int
+    time: str
+    message: str
+    by: str
+    uid: int
+    zones: dict[str, int] = field(default_factory=dict)  # agent → checkpoint number
+    collaborative: dict[str, KeptFile] = field(default_factory=dict)  # path → version
+    handoffs: tuple[KeptHandoff, ...] = ()
+    realtime: dict[str, Any] = field(default_factory=dict)  # document id → its CRDT state (``Document.to_json``)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "zones": len(self.zones),
+            "files": len(self.collaborative),
+            "deliveries": len(self.handoffs),
+            "documents": len(self.realtime),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """What ``omxfs snapshots --json`` shows of it."""
+        return {"id": self.number, "time": self.time, "message": self.message, "by": self.by, **self.counts()}
+
+    def dump(self) -> bytes:
+        data = {
+            "format": FORMAT,
+            "number": self.number,
+            "time": self.time,
+            "message": self.message,
+            "by": self.by,
+            "uid": self.uid,
+            "zones": self.zones,
+            "collaborative": {p: {"version": f.version, "sha256": f.sha256} for p, f in self.collaborative.items()},
+            "handoffs": [
+                {
+                    "from": h.sender,
+                    "to": h.recipient,
+                    "filename": h.filename,
+                    "number": h.number,
+                    "sha256": h.sha256,
+                    "message": h.message,
+                }
+                for h in self.handoffs
+            ],
+            "realtime": self.realtime,
+        }
+        return (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def load_snapshot(raw: bytes, where: str) -> Snapshot:
+    try:
+        data = json.loads(raw)
+        if data["format"] != FORMAT:
+            raise ValueError(f"format {data['format']!r} is not {FORMAT}")
+        snapshot = Snapshot(
+            number=_int(data["number"]),
+            time=str(data["time"]),
+            message=str(data["message"]),
+            by=str(data["by"]),
+            uid=_int(data["uid"], 0),
+            zones={str(z): _int(n) for z, n in data["zones"].items()},
+            collaborative={
+                str(p): KeptFile(_int(f["version"]), str(f["sha256"])) for p, f in data["collaborative"].items()
+            },
+            handoffs=tuple(
+                KeptHandoff(
+                    str(h["from"]),
+                    str(h["to"]),
+                    str(h["filename"]),
+                    _int(h["number"]),
+                    str(h["sha256"]),
+                    str(h["message"]),
+                )
+                for h in data["handoffs"]
+            ),
+            realtime={str(d): s for d, s in data["realtime"].items()},
+        )
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise StoreCorrupt(f"{where}: unreadable snapshot: {exc}") from exc
+    return snapshot
+
+
+def _int(value: Any, least: int = 1) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ValueError(f"{value!r} is not an integer >= {least}")
+    return value
+
+
+def require_supervisor(ws: Workspace, actor: str) -> str:
+    """Snapshots and their restores change every zone: a supervisor's alone, said in one line otherwise."""
+    supervisors = ws.config.supervisors
+    if not supervisors:
+        raise ZoneDenied(
+            "this workspace has no supervisor, and only a supervisor snapshots or restores the whole workspace: "
+            f"add one with `omxfs init {ws.root} --supervisor NAME`"
+        )
+    ws.require_actor(actor)
+    if actor not in supervisors:
+        raise ZoneDenied(
+            f"{actor} is no supervisor of this workspace: only {', '.join(supervisors)} may snapshot or restore it"
+        )
+    return actor
+
+
+class Snapshots:
+    """The snapshots of the workspace ``ws``."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.dir = ws.meta / SNAPSHOTS
+
+    def numbers(self) -> list[int]:
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return []
+        return sorted(int(m.group(1)) for name in names if (m := SNAPSHOT_RECORD.fullmatch(name)))
+
+    def load(self, number: int) -> Snapshot:
+        where = f"{META_DIR}/{SNAPSHOTS}/{number}.json"
+        try:
+            raw = read_bytes(self.dir, PurePosixPath(f"{number}.json"))
+        except NotFound:
+            raise NotFound(f"this workspace has no snapshot {number} (see `omxfs snapshots {self.ws.root}`)") from None
+        snapshot = load_snapshot(raw, where)
+        if snapshot.number != number:
+            raise StoreCorrupt(f"{where}: the file says it is snapshot {snapshot.number}")
+        return snapshot
+
+    def all(self) -> list[Snapshot]:
+        found = []
+        for number in self.numbers():
+            try:
+                found.append(self.load(number))
+            except NotFound:
+                continue
+        return found
+
+    def resolve(self, text: str) -> int:
+        """A snapshot as a user names it: its id, or ``last``."""
+        numbers = self.numbers()
+        if text in ("last", "latest"):
+            if not numbers:
+                raise NotFound(f"this workspace has no snapshot yet (make one with `omxfs snapshot {self.ws.root}`)")
+            return numbers[-1]
+        try:
+            value = int(text)
+        except ValueError:
+            raise InvalidInput(f"{text!r} names no snapshot: give its id (a number) or 'last'") from None
+        if value not in numbers:
+            raise NotFound(f"this workspace has no snapshot {text} (see `omxfs snapshots {self.ws.root}`)")
+        return value
+
+    def create(self, snapshot: Snapshot) -> Snapshot:
+        """Store ``snapshot`` under the next free number (its own, or the first after it another writer left)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        snapshot = replace(snapshot, number=max(snapshot.number, (self.numbers() or [0])[-1] + 1))
+        fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            while not create_exclusive(
+                fd, f"{snapshot.number}.json", snapshot.dump(), staging=self.ws.meta / TMP, mode=0o444
+            ):
+                snapshot = replace(snapshot, number=snapshot.number + 1)
+            sync_dir(fd, self.dir)
+        finally:
+            os.close(fd)
+        return snapshot
