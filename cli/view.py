@@ -35,6 +35,7 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
   omxfs run ./ws --as alice -- sh
   omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git init project
   omxfs run ./ws --as bob --no-network -- python3 agent.py
+  omxfs run ./ws --as bob --review -- sh   # then: omxfs diff ./ws bob --review
 """
 
 
@@ -44,6 +45,12 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
 @click.option("--bind", "binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-write.")
 @click.option("--ro-bind", "ro_binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-only.")
 @click.option("--no-network", is_flag=True, help="Cut the network (a network namespace with loopback only).")
+@click.option(
+    "--review",
+    is_flag=True,
+    help="Hold the run's changes to NAME's zone apart until `omxfs accept` (or `omxfs discard`); others see the "
+    "zone as it was.",
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(
     workspace: Path,
@@ -51,6 +58,7 @@ def run(
     binds: tuple[str, ...],
     ro_binds: tuple[str, ...],
     no_network: bool,
+    review: bool,
     command: tuple[str, ...],
 ) -> None:
     from omxfs.view import launch
@@ -66,8 +74,25 @@ def run(
             err=True,
         )
     with friendly_errors():
-        status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network)
+        status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network, review=review)
+    if review:
+        _tell_pending(workspace, agent)
     sys.exit(status)
+
+
+def _tell_pending(workspace: Path, agent: str) -> None:
+    """After a review run (``omxfs run --review``, ``omx --as NAME --review``): the pending change's stat and the
+    commands that show, apply and drop it."""
+    from cli.checkpoints import store_of
+    from omxfs.checkpoints.review import Review, pending_diff
+
+    with friendly_errors(), store_of(workspace) as ws:
+        pending = pending_diff(Review(ws, agent))
+    stat = f"{len(pending.added)} added, {len(pending.modified)} modified, {len(pending.deleted)} deleted"
+    click.echo(f"omxfs run: held for review in {agent}'s zone: {stat}", err=True)
+    click.echo(f"  show:    omxfs diff {workspace} {agent} --review", err=True)
+    click.echo(f"  apply:   omxfs accept {workspace} {agent}", err=True)
+    click.echo(f"  drop:    omxfs discard {workspace} {agent}", err=True)
 
 
 #: the host's directories a view replaces with empty ones of its own (``sandbox.bwrap_args``)
