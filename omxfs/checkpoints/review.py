@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from omxfs.checkpoints import Entry, ZoneDiff, ZoneHistory
+from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.diff import compare
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.checkpoints.views import running_views
@@ -253,6 +254,7 @@ def _apply_dir(upper: Path, zone: Path) -> None:
             if _is_dir(target):
                 _remove_any(target)
             os.rename(source, target)  # replaces a file atomically
+        crash_point("accept-applied")
 
 
 def _opaque(path: Path) -> bool:
