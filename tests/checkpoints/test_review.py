@@ -171,8 +171,9 @@ def test_refusals_while_a_review_is_pending_or_its_view_runs(store: Workspace, o
     assert (zone / "notes.md").read_text() == "new\n" and (zone / "mine").read_text() == "first\n"
 
 
-def test_an_accept_killed_half_way_is_known_to_fsck_and_finished_by_accept_again(
-    store: Workspace, ok: Ok, tmp_path: Path
+@pytest.mark.parametrize("finish", ["accept", "fsck --repair"])
+def test_an_accept_killed_half_way_is_known_to_fsck_and_finished_by_accept_or_repair(
+    store: Workspace, ok: Ok, tmp_path: Path, finish: str
 ) -> None:
     ws, zone = store.root, store.root / "agents/alice"
     _baseline(zone, tmp_path)
@@ -180,6 +181,7 @@ def test_an_accept_killed_half_way_is_known_to_fsck_and_finished_by_accept_again
     env = {**clean_env(), "OMXFS_CRASH_AT": "accept-applied:3"}
     killed = omxfs("accept", str(ws), "alice", "--as", "alice", env=env, check=False)
     assert killed.returncode == -9
+    assert _listing(zone) != seen  # half-way: some of the change applied, not all
     assert (ws / ".omxfs/reviews/alice/accepting").exists()
     report = omxfs("fsck", str(ws), check=False).stdout
     assert "interrupted-accept" in report
@@ -187,9 +189,12 @@ def test_an_accept_killed_half_way_is_known_to_fsck_and_finished_by_accept_again
     assert plain.returncode == 1 and "review pending" in plain.stderr
     again = run_view(ws, "alice", "true", "--review")
     assert again.returncode == 1 and "accept of alice's review was interrupted" in again.stderr
-    finished = omxfs("accept", str(ws), "alice", "--as", "alice").stdout
-    assert "interrupted accept, finished" in finished
-    assert _listing(zone) == seen
+    if finish == "accept":
+        assert "interrupted accept, finished" in omxfs("accept", str(ws), "alice", "--as", "alice").stdout
+    else:
+        repaired = omxfs("fsck", str(ws), "--repair").stdout.splitlines()
+        assert any(line.startswith("repaired") and "interrupted-accept" in line for line in repaired), repaired
+    assert _listing(zone) == seen and not (ws / ".omxfs/reviews/alice").exists()
     assert "interrupted-accept" not in omxfs("fsck", str(ws)).stdout
 
 
