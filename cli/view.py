@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.view.sandbox import Bind, runtime_dirs
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
 
 HELP = """Run COMMAND as agent NAME in a view of WORKSPACE made for it.
 
@@ -61,6 +66,7 @@ def run(
     review: bool,
     command: tuple[str, ...],
 ) -> None:
+    from cli.checkpoints import store_of
     from omxfs.view import launch
 
     if not command[0]:  # execvp("") would fail in the view with a traceback
@@ -73,21 +79,22 @@ def run(
             f"with {' '.join(f'--ro-bind {path}' for path in hidden)} (--bind to write)",
             err=True,
         )
-    with friendly_errors():
+    with friendly_errors(), contextlib.ExitStack() as stack:
+        # the store, reached before the run: a root launcher ends in a mount namespace of its own, where a mount
+        # of the workspace it did not show the view is detached (``namespaces.drop_fuse_mounts``)
+        ws = stack.enter_context(store_of(workspace)) if review else None
         status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network, review=review)
-    if review:
-        _tell_pending(workspace, agent)
+        if ws is not None:
+            _tell_pending(ws, workspace, agent)
     sys.exit(status)
 
 
-def _tell_pending(workspace: Path, agent: str) -> None:
+def _tell_pending(ws: Workspace, workspace: Path, agent: str) -> None:
     """After a review run (``omxfs run --review``, ``omx --as NAME --review``): the pending change's stat and the
     commands that show, apply and drop it."""
-    from cli.checkpoints import store_of
     from omxfs.checkpoints.review import Review, pending_diff
 
-    with friendly_errors(), store_of(workspace) as ws:
-        pending = pending_diff(Review(ws, agent))
+    pending = pending_diff(Review(ws, agent))
     stat = f"{len(pending.added)} added, {len(pending.modified)} modified, {len(pending.deleted)} deleted"
     click.echo(f"omxfs run: held for review in {agent}'s zone: {stat}", err=True)
     click.echo(f"  show:    omxfs diff {workspace} {agent} --review", err=True)

@@ -74,8 +74,11 @@ def test_a_review_run_is_seen_by_nobody_else_until_accepted_and_the_accept_is_un
     ws, zone = store, store / "agents/alice"
     _baseline(zone, tmp_path)
     before = tree_state(zone)
-    seen = ok(run_view(ws, "alice", AGENT_WORK + LISTING, "--review"))
+    run = run_view(shared, "alice", AGENT_WORK + LISTING, "--review")  # WS given as the mount, as people do
+    seen = ok(run)
     assert "./latest l 777 notes.md" in seen and "./project/src/new.py f 644" in seen
+    assert "held for review in alice's zone: 5 added, 2 modified, 6 deleted" in run.stderr
+    assert f"omxfs accept {shared} alice" in run.stderr
     # nobody else sees it: the host, the shared mount, bob's view
     assert tree_state(zone) == before
     assert (shared / "agents/alice/notes.md").read_text() == "alpha\nsecond line\n"
