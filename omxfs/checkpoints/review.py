@@ -2,11 +2,11 @@
 
 ``omxfs run WS --as NAME --review`` shows the view NAME's zone through a kernel overlay mounted in the view's own
 namespaces (``omxfs.view.review_mount``): the zone is the overlay's lower layer, untouched, and everything the run
-writes lands in ``.omxfs/reviews/<zone>/upper`` (``work`` beside it is the overlay's scratch). Everyone else (other
-views, the ``omxfs mount``, the host) sees the zone as it was. The overlay runs in a user namespace with
-``userxattr``, as root too, so the upper layer has one format: a deleted name is a *whiteout* (a character device
-0:0), a directory that replaced one of the zone is *opaque* (``user.overlay.opaque`` = ``y``), and the overlay's own
-bookkeeping is ``user.overlay.*`` attributes, which are never part of the change.
+writes lands in ``.omxfs/reviews/<zone>/upper`` (``work`` beside it is the overlay's scratch, ``merged`` its
+mountpoint). Everyone else (other views, the ``omxfs mount``, the host) sees the zone as it was. The overlay runs
+in a user namespace with ``userxattr``, as root too, so the upper layer has one format: a deleted name is a
+*whiteout* (a character device 0:0), a directory that replaced one of the zone is *opaque* (``user.overlay.opaque``
+= ``y``), and the overlay's own bookkeeping is ``user.overlay.*`` attributes, which are never part of the change.
 
 What this module does with a pending change, on the store, without mounting anything:
 
@@ -40,7 +40,15 @@ from omxfs.checkpoints.scan import scan_zone
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import NotFound, OSFailure
 from omxfs.store.atomic import read_bytes
-from omxfs.store.layout import AGENTS, META_DIR, REVIEW_ACCEPTING, REVIEW_UPPER, REVIEW_WORK, REVIEWS
+from omxfs.store.layout import (
+    AGENTS,
+    META_DIR,
+    REVIEW_ACCEPTING,
+    REVIEW_MERGED,
+    REVIEW_UPPER,
+    REVIEW_WORK,
+    REVIEWS,
+)
 from omxfs.store.workspace import Workspace
 
 #: the overlay's own attributes in ``userxattr`` mode (opaque, impure, origin, uuid...): bookkeeping, not content
@@ -70,6 +78,10 @@ class Review:
         return self.dir / REVIEW_WORK
 
     @property
+    def merged(self) -> Path:
+        return self.dir / REVIEW_MERGED
+
+    @property
     def zone_dir(self) -> Path:
         return self.ws.root / AGENTS / self.zone
 
@@ -95,7 +107,7 @@ class Review:
             )
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         st = os.stat(self.zone_dir)
-        for layer in (self.upper, self.work):
+        for layer in (self.upper, self.work, self.merged):
             with contextlib.suppress(FileExistsError):
                 os.mkdir(layer, 0o700)
                 if layer == self.upper:

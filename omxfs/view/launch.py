@@ -128,12 +128,13 @@ def run(
         stack.callback(os.close, _start_cleanup(mountpoint))  # once the daemon is unmounted: nothing left to do
         overlay = None
         if review:
-            target = tempfile.mkdtemp(prefix=f"omxfs-review-{agent}-", dir=_runtime_dir())
-            stack.callback(_remove_quietly, target)
-            # by path: the helper is another process (the store's path leads to the store here: see above)
+            # by path: the helper is another process (the store's path leads to the store here: see above); the
+            # overlay's mountpoint is the review's own empty directory, mounted on in the helper's namespace only
             real = Path(os.path.realpath(store.path))
-            layers = real / pending.upper.relative_to(pending.ws.root), real / pending.work.relative_to(pending.ws.root)
-            overlay = ReviewOverlay(str(real / AGENTS / agent), str(layers[0]), str(layers[1]), target)
+            upper, work, merged = (
+                real / p.relative_to(pending.ws.root) for p in (pending.upper, pending.work, pending.merged)
+            )
+            overlay = ReviewOverlay(str(real / AGENTS / agent), str(upper), str(work), str(merged))
         spec = ViewSpec(
             agent=agent,
             workspace=store.workspace,
