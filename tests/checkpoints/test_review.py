@@ -270,3 +270,15 @@ def test_omx_as_an_agent_with_review_holds_its_run_and_prints_the_stat_and_the_c
     assert changes["modified"] == ["keep.md"] and changes["deleted"] == []
     omxfs("accept", str(ws), "bob", "--as", "bob")
     assert (zone / "keep.md").read_text(encoding="utf-8") == "B\n"
+
+
+def test_omx_review_without_an_agent_or_off_an_omxfs_workspace_is_refused_in_one_line(
+    store: Workspace, tmp_path: Path
+) -> None:
+    from tests.view.conftest import OMX, run_from_root
+
+    alone = run_from_root([str(OMX), "a task", "--review", "-w", str(store.root)])
+    assert alone.returncode == 2 and "name the agent with --as NAME" in alone.stderr
+    plain = run_from_root([str(OMX), "a task", "--review", "--as", "alice", "-w", str(tmp_path)])
+    assert plain.returncode == 2 and "--review needs an omxfs workspace" in plain.stderr
+    assert "Traceback" not in alone.stderr + plain.stderr
