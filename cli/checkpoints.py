@@ -20,6 +20,7 @@ from cli.acting import who
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.checkpoints import ZoneHistory, diff, restore
+from omxfs.checkpoints.review import Review, accept, discard, pending_diff
 from omxfs.store.workspace import Workspace
 from omxfs.view.locate import store_path
 from omxfs.view.sandbox import VIEW_ENV
@@ -117,13 +118,22 @@ def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, ac
 @click.argument("source", metavar="[FROM]", required=False)
 @click.argument("target", metavar="[TO]", required=False)
 @click.option("--json", "as_json", is_flag=True, help='{"added": [...], "modified": [...], "deleted": [...]} + details')
-def diff_command(workspace: Path, name: str, source: str | None, target: str | None, as_json: bool) -> None:
+@click.option("--review", is_flag=True, help="The change a review run holds apart (`omxfs run --review`), not yet in.")
+def diff_command(
+    workspace: Path, name: str, source: str | None, target: str | None, as_json: bool, review: bool
+) -> None:
     """What changed in NAME's zone from checkpoint FROM (default: the last) to TO (default: the zone now).
 
-    Paths are relative to the zone; text files get a unified diff, others their size and sha256.
+    Paths are relative to the zone; text files get a unified diff, others their size and sha256. With --review,
+    the change NAME's review runs made, against the zone now: what `omxfs accept` would apply.
     """
+    if review and (source or target):
+        raise click.UsageError("--review compares the zone now with its pending change: give no FROM or TO")
     with friendly_errors(), store_of(workspace) as ws:
-        result = diff(ZoneHistory(ws, name), source, target)
+        if review:
+            result = pending_diff(Review(ws, ws.require_known(name)))
+        else:
+            result = diff(ZoneHistory(ws, name), source, target)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return
@@ -155,4 +165,33 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
     click.echo(f"undo with: omxfs restore {workspace} {name} {done.undo}")
 
 
-COMMANDS = (checkpoint, checkpoints, diff_command, restore_command)
+@click.command("accept")
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("name")
+@AS_ACTOR
+def accept_command(workspace: Path, name: str, actor: str | None) -> None:
+    """Apply the change NAME's review runs hold apart (`omxfs run --review`) to NAME's zone.
+
+    A checkpoint of the zone is made first: the command prints the restore that undoes the accept. Refused while
+    a view of NAME runs. An accept that was killed half-way is finished by running it again.
+    """
+    with friendly_errors(), store_of(workspace) as ws:
+        review = Review(ws, ws.require_known(name))
+        done = accept(review, _actor(ws, actor))
+    click.echo(f"accepted {name}'s review{' (an interrupted accept, finished)' if done.resumed else ''}")
+    click.echo(f"undo with: omxfs restore {workspace} {name} {done.undo}")
+
+
+@click.command("discard")
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("name")
+@AS_ACTOR
+def discard_command(workspace: Path, name: str, actor: str | None) -> None:
+    """Drop the change NAME's review runs hold apart: NAME's zone stays as it is. Refused while a view of NAME
+    runs."""
+    with friendly_errors(), store_of(workspace) as ws:
+        discard(Review(ws, ws.require_known(name)), _actor(ws, actor))
+    click.echo(f"discarded {name}'s review")
+
+
+COMMANDS = (checkpoint, checkpoints, diff_command, restore_command, accept_command, discard_command)

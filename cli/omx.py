@@ -102,7 +102,7 @@ def _finish(outcome: Outcome) -> None:
     sys.exit(outcome.exit_code)
 
 
-def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
+def adopt_identity(as_agent: str | None, workspace: str | None = None, review: bool = False) -> None:
     """``--as NAME``: start omx again as NAME, so that the workspace takes omx and every process it starts for NAME.
 
     On an omxfs workspace, omx runs itself again inside NAME's view (``agent/view.py``): the identity is then the
@@ -112,9 +112,11 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
     program the environment is the caller's to set.
     """
     from agent.record.runs_dir import RunsError
-    from agent.view import view_command
+    from agent.view import in_view, view_command
     from cli.acting import started_with
 
+    if review and not as_agent:
+        raise click.UsageError("--review holds an agent's run apart: name the agent with --as NAME")
     if not as_agent or os.path.basename(sys.argv[0]) not in ("omx", "omx.py") or not os.path.isfile(sys.argv[0]):
         return
     try:
@@ -123,7 +125,11 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None) -> None:
         raise click.ClickException(str(exc)) from None
     sys.stdout.flush()
     if view is not None:
+        if review:  # omxfs run --review: the run's changes held apart, then their stat and accept/discard shown
+            view.insert(view.index("--"), "--review")
         os.execv(view[0], view)
+    if review and in_view() is None:
+        raise click.UsageError("--review needs an omxfs workspace (its store or a mount of it): -w WORKSPACE")
     if started_with("OMX_AGENT") == as_agent or os.environ.get("OMX_REEXEC") == as_agent:
         return
     env = {**os.environ, "OMX_AGENT": as_agent, "OMX_REEXEC": as_agent}
@@ -144,7 +150,13 @@ def refuse_unanswering(*paths: Path | None) -> None:
 
 
 def _options(
-    workspace: Path | None, as_agent: str | None, yes: bool, dry_run: bool, no_sandbox: bool, *given: Path
+    workspace: Path | None,
+    as_agent: str | None,
+    yes: bool,
+    dry_run: bool,
+    no_sandbox: bool,
+    *given: Path,
+    review: bool = False,
 ) -> Options:
     """The run's options, once the workspace (and any other path ``given``) is known to answer and omx runs as
     ``as_agent``."""
@@ -153,7 +165,7 @@ def _options(
     refuse_unanswering(workspace, *given)
     if workspace is not None and workspace.is_file():
         raise click.BadParameter(f"{workspace} is a file, not a directory", param_hint="'--workspace' / '-w'")
-    adopt_identity(as_agent, str(workspace) if workspace else None)
+    adopt_identity(as_agent, str(workspace) if workspace else None, review)
 
     mode: SandboxMode = "off" if no_sandbox else "auto"
     return Options(workspace, as_agent, yes, dry_run, mode)
@@ -177,6 +189,11 @@ _workspace = click.option(  # not click.Path, which stats it: -w may be a mount 
 )
 _as = click.option(
     "--as", "as_agent", metavar="AGENT", help="Act as this agent: on an omxfs workspace, in its view (omxfs run)."
+)
+_review = click.option(
+    "--review",
+    is_flag=True,
+    help="With --as on an omxfs workspace: hold the run's changes to the agent's zone for `omxfs accept`/`discard`.",
 )
 _yes = click.option("--yes", "-y", is_flag=True, help="Run a LOW risk plan without asking (never MEDIUM or HIGH).")
 _dry = click.option("--dry-run", is_flag=True, help="Save and show the plan and its risk; execute nothing (exit 0).")
@@ -213,6 +230,7 @@ def main() -> None:
 @_base
 @_timeout
 @_nosb
+@_review
 def task_command(
     task: str,
     yes: bool,
@@ -223,11 +241,12 @@ def task_command(
     api_base: str | None,
     timeout: float | None,
     no_sandbox: bool,
+    review: bool,
 ) -> None:
     """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
     from agent.plan_run.workflow import run_task
 
-    options = _options(workspace, as_agent, yes, dry_run, no_sandbox)
+    options = _options(workspace, as_agent, yes, dry_run, no_sandbox, review=review)
     _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 
@@ -247,6 +266,7 @@ def task_command(
 @_base
 @_timeout
 @_nosb
+@_review
 def run_command(
     plan: Path,
     yes: bool,
@@ -258,11 +278,12 @@ def run_command(
     timeout: float | None,
     no_sandbox: bool,
     from_step: int | None,
+    review: bool,
 ) -> None:
     """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
     from agent.plan_run.workflow import run_plan_file
 
-    options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan)
+    options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan, review=review)
     options.from_step = from_step
     _guarded(lambda: run_plan_file(plan, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.view.sandbox import Bind, runtime_dirs
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
 
 HELP = """Run COMMAND as agent NAME in a view of WORKSPACE made for it.
 
@@ -35,6 +40,7 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
   omxfs run ./ws --as alice -- sh
   omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git init project
   omxfs run ./ws --as bob --no-network -- python3 agent.py
+  omxfs run ./ws --as bob --review -- sh   # then: omxfs diff ./ws bob --review
 """
 
 
@@ -44,6 +50,12 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
 @click.option("--bind", "binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-write.")
 @click.option("--ro-bind", "ro_binds", multiple=True, metavar="PATH[:DEST]", help="Show a host path read-only.")
 @click.option("--no-network", is_flag=True, help="Cut the network (a network namespace with loopback only).")
+@click.option(
+    "--review",
+    is_flag=True,
+    help="Hold the run's changes to NAME's zone apart until `omxfs accept` (or `omxfs discard`); others see the "
+    "zone as it was.",
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(
     workspace: Path,
@@ -51,8 +63,10 @@ def run(
     binds: tuple[str, ...],
     ro_binds: tuple[str, ...],
     no_network: bool,
+    review: bool,
     command: tuple[str, ...],
 ) -> None:
+    from cli.checkpoints import store_of
     from omxfs.view import launch
 
     if not command[0]:  # execvp("") would fail in the view with a traceback
@@ -65,9 +79,27 @@ def run(
             f"with {' '.join(f'--ro-bind {path}' for path in hidden)} (--bind to write)",
             err=True,
         )
-    with friendly_errors():
-        status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network)
+    with friendly_errors(), contextlib.ExitStack() as stack:
+        # the store, reached before the run: a root launcher ends in a mount namespace of its own, where a mount
+        # of the workspace it did not show the view is detached (``namespaces.drop_fuse_mounts``)
+        ws = stack.enter_context(store_of(workspace)) if review else None
+        status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network, review=review)
+        if ws is not None:
+            _tell_pending(ws, workspace, agent)
     sys.exit(status)
+
+
+def _tell_pending(ws: Workspace, workspace: Path, agent: str) -> None:
+    """After a review run (``omxfs run --review``, ``omx --as NAME --review``): the pending change's stat and the
+    commands that show, apply and drop it."""
+    from omxfs.checkpoints.review import Review, pending_diff
+
+    pending = pending_diff(Review(ws, agent))
+    stat = f"{len(pending.added)} added, {len(pending.modified)} modified, {len(pending.deleted)} deleted"
+    click.echo(f"omxfs run: held for review in {agent}'s zone: {stat}", err=True)
+    click.echo(f"  show:    omxfs diff {workspace} {agent} --review", err=True)
+    click.echo(f"  apply:   omxfs accept {workspace} {agent}", err=True)
+    click.echo(f"  drop:    omxfs discard {workspace} {agent}", err=True)
 
 
 #: the host's directories a view replaces with empty ones of its own (``sandbox.bwrap_args``)

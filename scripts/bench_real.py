@@ -16,7 +16,11 @@ under the same machine load:
 - ``view``: ``agents/bench/`` of a fresh (unmounted) workspace seen from inside ``omxfs run WS --as bench --
   bash -c SCRIPT``, where it is the store's own directory bound into the view (issue 14); the interpreter's
   prefix is added with ``--ro-bind`` when it lies outside ``/usr`` (pyenv). Where ``omxfs run --help`` fails (an
-  older tree), one line says the view is skipped and the rest runs.
+  older tree), one line says the view is skipped and the rest runs;
+- ``review``: the same view started with ``--review`` (issue 27): ``agents/bench/`` is a kernel overlay whose
+  upper layer, under the store's ``.omxfs/reviews/bench/``, holds the run's changes apart; each round's script
+  continues the same pending change, discarded (``omxfs discard``) at the end, untimed. Skipped, in one line,
+  where ``omxfs run`` has no ``--review``.
 
 The workloads, in this order, in a fresh directory per round (what the issues 14 and 16 name):
 
@@ -63,8 +67,9 @@ stdout, then ONE JSON line: ``seconds`` ({workload: {target: s}}), ``ratio_vs_na
 ``ratio_vs_pyfuse3_floor``, ``ratio_vs_pyfuse3_floor_xattr`` ({target: {workload: ratio}}),
 ``median_round_ratio_vs_native`` (the same shape; ``null`` for a workload timed in fewer than two rounds),
 ``samples`` ({workload: {target: [s, one a round]}}), ``goals`` (issue 14: the view within 1.1x of native on every
-workload; issue 16: omx within 1.5x of passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is
-over 1.5x passthrough_ll; ``null`` when a side did not run), ``requests`` ({target: {workload: {operation: count}}}
+workload; issue 27: the review view within 1.1x of native on every workload; issue 16: omx within 1.5x of
+passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is over 1.5x passthrough_ll; ``null``
+when a side did not run), ``requests`` ({target: {workload: {operation: count}}}
 of the last round, for omx, whose daemon counts its requests (issue 16): the script reads the mount root's xattr
 ``user.omx.requests`` with ``getfattr`` right outside each timed command, so a count may include a request of
 ``getfattr`` itself; ``null`` for the other targets; also printed as a table after the ratios), ``daemon_cpu``
@@ -109,7 +114,7 @@ from bench_real_inputs import GREP_WORD, Inputs, make_inputs
 
 from omxfs.store.layout import REQUESTS
 
-TARGETS = ("native", "passthrough_ll", "pyfuse3_floor", "pyfuse3_floor_xattr", "omx", "view")
+TARGETS = ("native", "passthrough_ll", "pyfuse3_floor", "pyfuse3_floor_xattr", "omx", "view", "review")
 BASES = ("native", "passthrough_ll", "pyfuse3_floor", "pyfuse3_floor_xattr")  # what ratios are taken against
 #: the tree's workloads, in the order they run; each works on what the ones before it left
 TREE = ("tar_x", "git_commit", "git_status", "git_status_later", "grep_r", "cp_a_git", "rm_rf")
@@ -481,6 +486,30 @@ def view(results: Results, run_dir: Path, build_dir: Path) -> Iterator[Place]:
     yield Place(ws / "agents" / bench_fs.AGENT, wrap)
 
 
+@contextlib.contextmanager
+def review(results: Results, run_dir: Path, build_dir: Path) -> Iterator[Place]:
+    """The view's own zone seen through a review's overlay (``omxfs run --review``): the inputs are copied into the
+    store's ``agents/bench/``, the overlay's lower layer, and read through it; what the work writes lands in the
+    upper layer."""
+    usage = subprocess.run(bench_fs.omxfs("run", "--help"), capture_output=True, text=True, cwd=bench_fs.REPO)
+    if usage.returncode or "--review" not in usage.stdout:
+        raise Skipped("`omxfs run --review` is not available yet")
+    ws = run_dir / "review-ws"
+    bench_fs.init_workspace(ws)
+    base = Path(sys.base_prefix).resolve()
+    binds = () if base.is_relative_to("/usr") else ("--ro-bind", str(base))
+    wrap = tuple(bench_fs.omxfs("run", str(ws), "--as", bench_fs.AGENT, "--review", *binds, "--"))
+    results.options["review"] = (
+        f"omxfs run WS --as {bench_fs.AGENT} --review {' '.join(binds)} -- bash -c SCRIPT; work in "
+        f"WS/agents/{bench_fs.AGENT}/ (an overlay; upper layer in WS/.omxfs/reviews/{bench_fs.AGENT}/)"
+    )
+    try:
+        yield Place(ws / "agents" / bench_fs.AGENT, wrap)
+    finally:  # untimed; the run directory goes anyway, but a discard is what a person would do
+        discard = bench_fs.omxfs("discard", str(ws), bench_fs.AGENT, "--as", bench_fs.AGENT)
+        subprocess.run(discard, capture_output=True, cwd=bench_fs.REPO, check=False)
+
+
 PLACES = {
     "native": native,
     "passthrough_ll": passthrough_ll,
@@ -488,6 +517,7 @@ PLACES = {
     "pyfuse3_floor_xattr": pyfuse3_floor_xattr,
     "omx": omx,
     "view": view,
+    "review": review,
 }
 
 
@@ -539,6 +569,7 @@ def goals(results: Results) -> dict[str, bool | None]:
     ]
     return {
         "view_within_1_1x_native": within("view", "native", VIEW_GOAL, workloads),
+        "review_within_1_1x_native": within("review", "native", VIEW_GOAL, workloads),
         "omx_within_1_5x_passthrough_ll": within("omx", "passthrough_ll", PASSTHROUGH_GOAL, workloads),
         "omx_within_1_2x_floor_where_floor_misses": within("omx", "pyfuse3_floor", FLOOR_GOAL, floor_misses),
     }

@@ -57,6 +57,7 @@ from pathlib import Path, PurePosixPath
 
 from omxfs.checkpoints.check import DEBRIS as CHECKPOINT_DEBRIS
 from omxfs.checkpoints.check import check_checkpoints
+from omxfs.checkpoints.review import finish_accept, interrupted
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
 from omxfs.snapshots.check import DEBRIS as SNAPSHOT_DEBRIS
@@ -123,6 +124,7 @@ DEBRIS = (
             "temp-file",
             "stray-scratch",
             "torn-audit",
+            "interrupted-accept",
         }
     )
     | CHECKPOINT_DEBRIS
@@ -185,6 +187,7 @@ class _Checker:
 
     def run(self) -> Report:
         self.checkpoints()  # first: a zone a killed restore left missing is moved back, not recreated empty
+        self.reviews()
         self.layout()
         self.collab()
         self.handoff()
@@ -500,6 +503,15 @@ class _Checker:
 
     def snapshots(self) -> None:
         check_snapshots(self.ws, self.found, self.report.count, repair=self.repair, grace=self.temp_grace)
+
+    def reviews(self) -> None:
+        """An accept of a review killed half-way (``omxfs.checkpoints.review``): finished by ``--repair``, as by
+        ``omxfs accept`` run again."""
+        for review in interrupted(self.ws):
+            if self.repair:
+                finish_accept(review)
+            detail = "an accept killed half-way: the zone holds part of the change (finish: omxfs accept)"
+            self.found("interrupted-accept", review.shown(), detail, self.repair)
 
     def scratch(self) -> None:
         """The scratch area (``store.scratch``): one directory per agent that has had editors' temp files there."""

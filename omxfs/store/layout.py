@@ -64,6 +64,15 @@ MANIFESTS = "manifests"
 MANIFEST = re.compile(r"([0-9]+)\.json")
 #: where a restore builds the zone's new tree, then swapped with the zone (same filesystem)
 RESTORING = "restoring"
+#: a review run's pending change to a zone (``omxfs.checkpoints.review``): ``reviews/<zone>/upper`` and ``work``, the
+#: kernel overlay's layers, ``merged`` its mountpoint, and ``accepting``, the marker of an accept in progress
+#: (resumed by accept or fsck --repair)
+REVIEWS = "reviews"
+REVIEW_UPPER = "upper"
+REVIEW_WORK = "work"
+REVIEW_ACCEPTING = "accepting"
+#: where the overlay is mounted, in the review view's own mount namespace only (an empty directory everywhere else)
+REVIEW_MERGED = "merged"
 #: a blob's name: the sha256 of its content, in a directory named by the first two hex digits
 BLOB = re.compile(r"[0-9a-f]{64}")
 #: every delivery of each handoff file, kept when a re-delivery replaces it (``store.delivery_history``)

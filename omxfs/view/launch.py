@@ -32,13 +32,14 @@ from pathlib import Path
 
 import trio
 
-from omxfs.checkpoints.views import view_starting
+from omxfs.checkpoints.review import Review
+from omxfs.checkpoints.views import running_views, view_starting
 from omxfs.errors import MountError
 from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME, AGENT_RULE
 from omxfs.store.workspace import Workspace
-from omxfs.view import namespaces, seccomp
+from omxfs.view import namespaces, review_mount, seccomp
 from omxfs.view.host_interfaces import why_not_bindable
 from omxfs.view.locate import Store, locate
 from omxfs.view.sandbox import SYSTEM_DIRS, Bind, ViewSpec, bwrap_args, inside, runtime_dirs, start_dir
@@ -47,6 +48,7 @@ from omxfs.view.scope import DEFAULT_SIGNALS_ENV
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
 CLEANUP = Path(__file__).with_name("cleanup.py")
+REVIEW_MOUNT = Path(__file__).with_name("review_mount.py")
 #: cleanup processes, referenced so that they are never collected (and warned about) while they wait
 _cleanups: list[subprocess.Popen[bytes]] = []
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -61,8 +63,12 @@ def run(
     *,
     binds: Sequence[Bind] = (),
     network: bool = True,
+    review: bool = False,
 ) -> int:
-    """Run ``command`` in ``agent``'s view of ``workspace``; its exit status (128+N if killed by signal N)."""
+    """Run ``command`` in ``agent``'s view of ``workspace``; its exit status (128+N if killed by signal N).
+
+    With ``review``, the view sees the zone through an overlay whose upper layer holds the run's changes apart
+    (``omxfs.checkpoints.review``): nobody else sees them until ``omxfs accept``."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise MountError("omxfs run needs bubblewrap: install it (apt-get install bubblewrap)", errno.ENOENT)
@@ -95,6 +101,12 @@ def run(
                 errno.EBUSY,
             )
         _check_identity(store, agent)
+        pending = Review(Workspace(Path(store.reached)), agent)
+        if review:
+            _check_review_alone(pending)
+            pending.prepare()
+        else:
+            pending.refuse_plain_run()
         # a checkpoint of the zone as the view finds it; the view's record, before the zone is opened (restore.py)
         stack.enter_context(view_starting(Workspace(Path(store.reached)), agent, _warn))
         agents_fd = _open_at(store.fd, AGENTS, store)
@@ -114,6 +126,15 @@ def run(
         mountpoint = tempfile.mkdtemp(prefix=f"omxfs-view-{agent}-", dir=_runtime_dir())
         stack.callback(_remove_quietly, mountpoint)
         stack.callback(os.close, _start_cleanup(mountpoint))  # once the daemon is unmounted: nothing left to do
+        overlay = None
+        if review:
+            # by path: the helper is another process (the store's path leads to the store here: see above); the
+            # overlay's mountpoint is the review's own empty directory, mounted on in the helper's namespace only
+            real = Path(os.path.realpath(store.path))
+            upper, work, merged = (
+                real / p.relative_to(pending.ws.root) for p in (pending.upper, pending.work, pending.merged)
+            )
+            overlay = ReviewOverlay(str(real / AGENTS / agent), str(upper), str(work), str(merged))
         spec = ViewSpec(
             agent=agent,
             workspace=store.workspace,
@@ -129,7 +150,7 @@ def run(
             privileged=os.geteuid() == 0,
         )
         try:
-            return trio.run(_serve_and_run, bwrap, spec, store)
+            return trio.run(_serve_and_run, bwrap, spec, store, overlay)
         except BaseExceptionGroup as group:  # a nursery's: the one error inside is the message
             raise _single(group) from None
 
@@ -145,23 +166,51 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return errors[0] if len(errors) == 1 else group
 
 
-async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store) -> int:
+@dataclasses.dataclass(frozen=True)
+class ReviewOverlay:
+    """The layers of a review view's overlay, and where ``review_mount.py`` mounts it (in its own namespaces)."""
+
+    lower: str  # the zone, by path (checked against the zone's descriptor)
+    upper: str
+    work: str
+    target: str
+
+    def command(self, zone_fd: int, bwrap_args: list[str]) -> list[str]:
+        layers = [self.lower, self.upper, self.work, self.target, str(zone_fd)]
+        return [sys.executable, "-I", "-S", str(REVIEW_MOUNT), *layers, "--", *bwrap_args]
+
+
+def _check_review_alone(review: Review) -> None:
+    """A review view is the zone's only view: another one would write into the overlay's lower layer (the zone)
+    under it, or share its upper layer."""
+    pids = running_views(review.ws.meta, review.zone)
+    if pids:
+        raise MountError(
+            f"a view of {review.zone} is running (pid {', '.join(map(str, pids))}): a review run needs the zone "
+            "to itself; end that view first",
+            errno.EBUSY,
+        )
+
+
+async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store, overlay: ReviewOverlay | None = None) -> int:
     from omxfs.fuse import daemon
 
     async with trio.open_nursery() as nursery:
         serve = functools.partial(daemon.serve, store.reached, spec.daemon_mount, spec.agent, view=True)
         mounted = await nursery.start(serve)
         try:
-            return await _run_view(bwrap, spec)
+            return await _run_view(bwrap, spec, overlay)
         finally:
             await mounted.end()  # serve() returns: the session ends, the mount is removed
 
 
-async def _run_view(bwrap: str, spec: ViewSpec) -> int:
+async def _run_view(bwrap: str, spec: ViewSpec, overlay: ReviewOverlay | None = None) -> int:
     syscalls = _seccomp_filter(spec.privileged)
     info_read, info_write = os.pipe()
     spec = dataclasses.replace(spec, info_fd=info_write, seccomp_fd=syscalls)
     args = bwrap_args(bwrap, spec)
+    if overlay is not None:  # the same bwrap, started by the helper that mounts the overlay over the zone's fd
+        args = overlay.command(spec.own_fd, args)
     passed = (info_write, spec.agents_fd, spec.own_fd, spec.meta_fd, syscalls)
     try:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
@@ -184,6 +233,12 @@ async def _run_view(bwrap: str, spec: ViewSpec) -> int:
             nursery.start_soon(_forward, signals, child, process.pid)
             status = await _wait(process)
             nursery.cancel_scope.cancel()
+    if child is None and overlay is not None and status == review_mount.SETUP_FAILED:
+        raise MountError(
+            "the review's overlay could not be mounted (see the message above): it needs overlayfs in a user "
+            "namespace (Linux 5.11) and user.* attributes on the store's filesystem",
+            errno.EPERM,
+        )
     if child is None and status != 0:
         # bwrap makes a user namespace as root too: a limit of 0 (user.max_user_namespaces) or a container's
         # seccomp stops root as well, where the other two switches stop only unprivileged users
