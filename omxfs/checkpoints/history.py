@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -33,13 +35,29 @@ from omxfs.checkpoints.blobs import BlobStore
 from omxfs.checkpoints.manifest import FILE, Entry, Manifest, load_manifest
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
-from omxfs.store.atomic import create_exclusive, read_bytes, sync_dir
+from omxfs.store.atomic import create_exclusive, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
 from omxfs.store.records import utc_now
 from omxfs.store.workspace import Workspace
 
 #: blobs younger than this are never pruned: a checkpoint being made may have written them, not yet its manifest
 PRUNE_GRACE = 300.0
+#: manifests this process keeps parsed (a daemon, an MCP server, a restore: each reads the latest again and again)
+CACHED_MANIFESTS = 8
+#: (manifest file, its stat) -> the manifest it held; a manifest is created once and never rewritten, so a file
+#: whose inode, size and times are unchanged holds what was parsed
+_parsed: OrderedDict[str, tuple[tuple[int, int, int, int, int], Manifest]] = OrderedDict()
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _remember(path: str, st: os.stat_result, manifest: Manifest) -> None:
+    _parsed[path] = (_identity(st), manifest)
+    _parsed.move_to_end(path)
+    while len(_parsed) > CACHED_MANIFESTS:
+        _parsed.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -77,13 +95,22 @@ class ZoneHistory:
 
     def load(self, number: int) -> Manifest:
         where = f"checkpoint {number} of {self.zone}"
+        name = manifest_name(number)
+        path = os.path.join(self.manifests_dir, name)
+        with contextlib.suppress(OSError):
+            st = os.stat(path, follow_symlinks=False)
+            known = _parsed.get(path)
+            if known is not None and stat.S_ISREG(st.st_mode) and known[0] == _identity(st):
+                _parsed.move_to_end(path)
+                return known[1]
         try:
-            raw = read_bytes(self.manifests_dir, PurePosixPath(manifest_name(number)))
+            raw, st = read_with_stat(self.manifests_dir, PurePosixPath(name))
         except NotFound:
             raise NotFound(f"{self.zone} has no checkpoint {number} (see `omxfs checkpoints WS {self.zone}`)") from None
         manifest = load_manifest(raw, where)
         if manifest.number != number or manifest.zone != self.zone:
             raise StoreCorrupt(f"{where}: the manifest says it is checkpoint {manifest.number} of {manifest.zone}")
+        _remember(path, st, manifest)
         return manifest
 
     def all(self) -> list[Manifest]:
@@ -173,6 +200,9 @@ class ZoneHistory:
             while not create_exclusive(fd, manifest_name(manifest.number), manifest.dump(), staging=self.ws.meta / TMP):
                 manifest = replace(manifest, number=manifest.number + 1)
             sync_dir(fd, self.manifests_dir)
+            with contextlib.suppress(OSError):  # the next checkpoint's parent: no need to read it back
+                name = manifest_name(manifest.number)
+                _remember(os.path.join(self.manifests_dir, name), os.stat(name, dir_fd=fd), manifest)
         finally:
             os.close(fd)
         return manifest

@@ -10,6 +10,7 @@ zone takes a file whose stat is unchanged for unchanged, without reading it (git
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,28 +81,78 @@ class Entry:
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Entry:
         data = raw.get("data")
-        xattrs = raw.get("xattrs", {})
-        entry = cls(
-            path=str(raw["path"]),
-            type=str(raw["type"]),
-            mode=int(raw["mode"]),
-            uid=int(raw["uid"]),
-            gid=int(raw["gid"]),
-            mtime_ns=int(raw["mtime_ns"]),
-            atime_ns=int(raw.get("atime_ns", 0)),
-            size=int(raw.get("size", 0)),
-            sha256=str(raw.get("sha256", "")),
-            data=None if data is None else tuple((int(o), int(n)) for o, n in data),
-            target=str(raw.get("target", "")),
-            link=str(raw.get("link", "")),
-            rdev=int(raw.get("rdev", 0)),
-            xattrs=tuple(sorted((str(k), base64.b64decode(v)) for k, v in xattrs.items())),
-            ino=int(raw.get("ino", 0)),
-            ctime_ns=int(raw.get("ctime_ns", 0)),
+        xattrs = raw.get("xattrs")
+        kind = str(raw["type"])
+        if kind not in TYPES:
+            raise ValueError(f"unknown entry type {kind!r}")
+        return new_entry(
+            str(raw["path"]),
+            kind,
+            int(raw["mode"]),
+            int(raw["uid"]),
+            int(raw["gid"]),
+            int(raw["mtime_ns"]),
+            int(raw.get("atime_ns", 0)),
+            int(raw.get("size", 0)),
+            str(raw.get("sha256", "")),
+            None if data is None else tuple((int(o), int(n)) for o, n in data),
+            str(raw.get("target", "")),
+            str(raw.get("link", "")),
+            int(raw.get("rdev", 0)),
+            () if not xattrs else tuple(sorted((str(k), base64.b64decode(v)) for k, v in xattrs.items())),
+            int(raw.get("ino", 0)),
+            int(raw.get("ctime_ns", 0)),
         )
-        if entry.type not in TYPES:
-            raise ValueError(f"unknown entry type {entry.type!r}")
-        return entry
+
+
+_new_object = object.__new__
+
+
+def new_entry(
+    path: str,
+    kind: str,
+    mode: int,
+    uid: int,
+    gid: int,
+    mtime_ns: int,
+    atime_ns: int,
+    size: int,
+    sha256: str,
+    data: tuple[tuple[int, int], ...] | None,
+    target: str,
+    link: str,
+    rdev: int,
+    xattrs: tuple[tuple[str, bytes], ...],
+    ino: int,
+    ctime_ns: int,
+) -> Entry:
+    """``Entry(...)`` with every field given in order, without the frozen dataclass's ``__init__`` (one
+    ``object.__setattr__`` per field): a scan or a manifest load makes thousands of them, and that was their largest
+    cost. The result is an ordinary ``Entry``, equal to the one the constructor makes."""
+    entry = _new_object(Entry)
+    entry.__dict__.update(
+        path=path,
+        type=kind,
+        mode=mode,
+        uid=uid,
+        gid=gid,
+        mtime_ns=mtime_ns,
+        atime_ns=atime_ns,
+        size=size,
+        sha256=sha256,
+        data=data,
+        target=target,
+        link=link,
+        rdev=rdev,
+        xattrs=xattrs,
+        ino=ino,
+        ctime_ns=ctime_ns,
+    )
+    return entry
+
+
+#: one encoder for every entry of a dump (json.dumps makes a new one per call)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
 @dataclass(frozen=True)
@@ -121,6 +172,11 @@ class Manifest:
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the restore a checkpoint was made before
 
     def by_path(self) -> dict[str, Entry]:
+        return dict(self._by_path)
+
+    @functools.cached_property
+    def _by_path(self) -> dict[str, Entry]:
+        # computed once per manifest (a restore and a diff ask several times); by_path hands out copies
         return {entry.path: entry for entry in self.entries}
 
     def blobs(self) -> set[str]:
@@ -156,7 +212,7 @@ class Manifest:
             "extra": self.extra,
         }
         # One entry a line: a manifest of thousands of files stays readable with less and grep.
-        lines = [json.dumps(entry.to_json(), separators=(",", ":")) for entry in self.entries]
+        lines = [_ENCODER.encode(entry.to_json()) for entry in self.entries]
         body = ",\n".join(lines)
         return (json.dumps(head)[:-1] + ', "entries": [\n' + body + "\n]}\n").encode("utf-8", "surrogateescape")
 

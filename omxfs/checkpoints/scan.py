@@ -15,10 +15,10 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
 
 from omxfs.checkpoints.blobs import Extents, data_extents, hash_fd
-from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry
+from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry, new_entry
 from omxfs.errors import from_os_error
 from omxfs.store.layout import USER_XATTRS
 
@@ -66,17 +66,21 @@ class _Walker:
         self.links = links
 
     def walk(self, dir_fd: int, path: str, st: os.stat_result) -> None:
-        self.result.entries.append(self._entry(path, DIR, st, xattrs=self._xattrs(dir_fd, None, path, st)))
+        entries = self.result.entries
+        entries.append(self._entry(path, DIR, st, self._xattrs(dir_fd, None, path, st)))
         with os.scandir(dir_fd) as found:
-            names = sorted(e.name for e in found)
+            names = sorted([e.name for e in found])
+        prefix = "" if path == "." else path + "/"
         for name in names:
-            child = name if path == "." else f"{path}/{name}"
+            child = prefix + name
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
                 continue  # removed while the walk runs
             mode = st.st_mode
-            if stat.S_ISDIR(mode):
+            if S_ISREG(mode):
+                self._file(dir_fd, name, child, st)
+            elif S_ISDIR(mode):
                 try:
                     fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
                 except FileNotFoundError:
@@ -85,13 +89,10 @@ class _Walker:
                     self.walk(fd, child, os.fstat(fd))
                 finally:
                     os.close(fd)
-            elif stat.S_ISREG(mode):
-                self._file(dir_fd, name, child, st)
-            elif stat.S_ISLNK(mode):
+            elif S_ISLNK(mode):
                 with contextlib.suppress(FileNotFoundError):
                     target = os.readlink(name, dir_fd=dir_fd)
-                    entry = self._entry(child, SYMLINK, st, xattrs=self._xattrs(dir_fd, name, child, st))
-                    self.result.entries.append(replace(entry, target=target))
+                    entries.append(self._entry(child, SYMLINK, st, (), target=target))
             else:
                 kind = (
                     FIFO
@@ -102,26 +103,45 @@ class _Walker:
                     if stat.S_ISBLK(mode)
                     else SOCKET
                 )
-                entry = self._entry(child, kind, st, xattrs=self._xattrs(dir_fd, name, child, st))
-                self.result.entries.append(replace(entry, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
+                xattrs = self._xattrs(dir_fd, name, child, st)
+                entries.append(self._entry(child, kind, st, xattrs, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
 
     def _file(self, dir_fd: int, name: str, path: str, st: os.stat_result) -> None:
         if st.st_nlink > 1:
             first = self.links.setdefault((st.st_dev, st.st_ino), path)
             if first != path:
-                self.result.entries.append(replace(self._entry(path, FILE, st, xattrs=()), link=first, ino=0))
+                self.result.entries.append(self._entry(path, FILE, st, (), link=first, ino=0))
                 return
         old = self.previous.get(path)
         if (
             old is not None
+            and old.ino == st.st_ino
+            and old.ctime_ns == st.st_ctime_ns
+            and old.mtime_ns == st.st_mtime_ns
+            and old.size == st.st_size
             and old.type == FILE
             and not old.link
-            and (old.ino, old.size, old.mtime_ns, old.ctime_ns)
-            == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         ):
-            # built at once: this is the path of nearly every file, and dataclasses.replace was its largest cost
+            # this is the path of nearly every file: built at once from the stat and the old entry
             self.result.entries.append(
-                self._entry(path, FILE, st, xattrs=old.xattrs, size=old.size, sha256=old.sha256, data=old.data)
+                new_entry(
+                    path,
+                    FILE,
+                    S_IMODE(st.st_mode),
+                    st.st_uid,
+                    st.st_gid,
+                    st.st_mtime_ns,
+                    st.st_atime_ns,
+                    old.size,
+                    old.sha256,
+                    old.data,
+                    "",
+                    "",
+                    0,
+                    old.xattrs,
+                    st.st_ino,
+                    st.st_ctime_ns,
+                )
             )
             return
         try:
@@ -135,31 +155,48 @@ class _Walker:
             xattrs = _list_xattrs(fd)
         finally:
             os.close(fd)
-        entry = self._entry(path, FILE, before, xattrs=xattrs)
+        entry = self._entry(path, FILE, before, xattrs, size=before.st_size, sha256=digest, data=extents)
         if (after.st_mtime_ns, after.st_ctime_ns, after.st_size) != (
             before.st_mtime_ns,
             before.st_ctime_ns,
             before.st_size,
         ):
             entry = replace(entry, ctime_ns=0)  # written while read: never taken from the stat cache
-        self.result.entries.append(replace(entry, size=before.st_size, sha256=digest, data=extents))
+        self.result.entries.append(entry)
         self.result.read.append(path)
 
+    @staticmethod
     def _entry(
-        self, path: str, kind: str, st: os.stat_result, *, xattrs: tuple[tuple[str, bytes], ...], **more: Any
+        path: str,
+        kind: str,
+        st: os.stat_result,
+        xattrs: tuple[tuple[str, bytes], ...],
+        *,
+        size: int = 0,
+        sha256: str = "",
+        data: Extents | None = None,
+        target: str = "",
+        link: str = "",
+        rdev: int = 0,
+        ino: int | None = None,
     ) -> Entry:
-        return Entry(
-            path=path,
-            type=kind,
-            mode=stat.S_IMODE(st.st_mode),
-            uid=st.st_uid,
-            gid=st.st_gid,
-            mtime_ns=st.st_mtime_ns,
-            atime_ns=st.st_atime_ns,
-            xattrs=xattrs,
-            ino=st.st_ino,
-            ctime_ns=st.st_ctime_ns,
-            **more,
+        return new_entry(
+            path,
+            kind,
+            S_IMODE(st.st_mode),
+            st.st_uid,
+            st.st_gid,
+            st.st_mtime_ns,
+            st.st_atime_ns,
+            size,
+            sha256,
+            data,
+            target,
+            link,
+            rdev,
+            xattrs,
+            st.st_ino if ino is None else ino,
+            st.st_ctime_ns,
         )
 
     def _xattrs(self, dir_fd: int, name: str | None, path: str, st: os.stat_result) -> tuple[tuple[str, bytes], ...]:
@@ -168,8 +205,6 @@ class _Walker:
             return old.xattrs  # attributes move the ctime
         if name is None:
             return _list_xattrs(dir_fd)
-        if stat.S_ISLNK(st.st_mode):
-            return ()  # Linux keeps no user.* attribute on a symlink
         return _list_xattrs(f"/proc/self/fd/{dir_fd}/{name}", follow=False)
 
 
