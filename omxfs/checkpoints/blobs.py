@@ -8,7 +8,8 @@ bytes the blob holds, computed while they are written or read back, never of a f
 
 Sparse files stay sparse: only their data extents (``SEEK_DATA``/``SEEK_HOLE``) are read and written, holes are
 hashed as the zeros they read as, and the blob is as sparse as its file. The blobs of a checkpoint are not fsynced
-one by one: ``sync`` makes them durable together (``syncfs``) before the manifest that names them is written.
+as they are written: ``sync_blobs`` makes them durable together before the manifest that names them is written (a
+few by fsyncs issued at once, which the filesystem commits together; many by one ``syncfs``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from omxfs.checkpoints.crashpoints import crash_point
@@ -32,6 +34,8 @@ from omxfs.store.layout import blob_path
 #: touched, or restored) then costs no write at all
 IN_MEMORY = 4 << 20
 _CHUNK = 1 << 20
+#: up to this many new blobs, a checkpoint fsyncs each (``BlobStore.sync_blobs``); more, the whole filesystem
+FSYNC_EACH = 128
 _ZEROS = bytes(_CHUNK)
 Extents = tuple[tuple[int, int], ...]
 
@@ -222,6 +226,21 @@ class BlobStore:
         """Make every blob written so far durable, at once (see the module docstring)."""
         syncfs(self.root)
 
+    def sync_blobs(self, digests: Collection[str]) -> None:
+        """Make the blobs ``digests`` durable, with their names: a few (a checkpoint of some changed files) each
+        fsynced, all at once from threads (the filesystem commits them together), and not the rest of the
+        filesystem, whose other writers' data ``syncfs`` would wait for; many (a first checkpoint) by ``syncfs``."""
+        if len(digests) > FSYNC_EACH:
+            self.sync()
+            return
+        paths = [self._path(d) for d in digests]
+        paths += sorted({os.path.dirname(p) for p in paths})
+        if not paths:
+            return
+        paths.append(self._root)  # a blobs/<aa>/ made by this checkpoint
+        with ThreadPoolExecutor(min(len(paths), 16)) as pool:
+            list(pool.map(_fsync, paths))
+
     def digests(self) -> Iterator[tuple[str, Path]]:
         """Every file under ``root`` with its name (a blob's is its sha256; fsck judges the rest)."""
         with contextlib.suppress(FileNotFoundError), os.scandir(self.root) as prefixes:
@@ -232,6 +251,14 @@ class BlobStore:
                 with os.scandir(prefix.path) as names:
                     for entry in sorted(names, key=lambda e: e.name):
                         yield entry.name, Path(entry.path)
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def blob_size(path: Path) -> int:

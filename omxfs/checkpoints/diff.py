@@ -133,7 +133,7 @@ def compare(
         elif path not in new:
             result.deleted.append(path)
             result.details[path] = _one(path, old[path], old, old_read, added=False)
-        elif _changed(old[path], new[path]):
+        elif old[path] is not new[path] and _changed(old[path], new[path]):
             result.modified.append(path)
             result.details[path] = _detail(path, old[path], new[path], old, new, old_read, new_read)
     return result

@@ -42,6 +42,13 @@ class Entry:
     ino: int = 0  # the stat the file was hashed with (see the module docstring)
     ctime_ns: int = 0
 
+    @functools.cached_property
+    def json_line(self) -> str:
+        """The entry as its manifest line: computed once per entry (a checkpoint reuses the unchanged entries of
+        its parent, so it encodes only what changed). Kept in the instance, never a field: not compared, not
+        copied by ``dataclasses.replace``."""
+        return _ENCODER.encode(self.to_json())
+
     def same_node(self, other: Entry) -> bool:
         """Whether both describe the same thing in the zone: every field a restore sets (not the stat cache's)."""
         return self.key() == other.key() and self.mtime_ns == other.mtime_ns
@@ -180,7 +187,11 @@ class Manifest:
         return {entry.path: entry for entry in self.entries}
 
     def blobs(self) -> set[str]:
-        return {e.sha256 for e in self.entries if e.type == FILE and not e.link}
+        return set(self._blobs)
+
+    @functools.cached_property
+    def _blobs(self) -> frozenset[str]:
+        return frozenset(e.sha256 for e in self.entries if e.type == FILE and not e.link)
 
     def summary(self) -> dict[str, Any]:
         """What ``omxfs checkpoints --json`` prints of it."""
@@ -212,15 +223,46 @@ class Manifest:
             "extra": self.extra,
         }
         # One entry a line: a manifest of thousands of files stays readable with less and grep.
-        lines = [_ENCODER.encode(entry.to_json()) for entry in self.entries]
-        body = ",\n".join(lines)
-        return (json.dumps(head)[:-1] + ', "entries": [\n' + body + "\n]}\n").encode("utf-8", "surrogateescape")
+        body = ",\n".join([entry.json_line for entry in self.entries])
+        return (json.dumps(head)[:-1] + _ENTRIES + body + _END).encode("utf-8", "surrogateescape")
+
+
+#: what a dump puts around its entries, one a line (a JSON string holds no raw newline: no entry can contain these)
+_ENTRIES = ', "entries": [\n'
+_END = "\n]}\n"
+
+
+def _entries_by_line(text: str) -> tuple[dict[str, Any], list[Entry]] | None:
+    """The head and entries of a manifest laid out as ``dump`` writes it, each entry parsed from its own line and
+    keeping it (a checkpoint made on this one rewrites only the lines that changed); None for another layout."""
+    cut = text.find(_ENTRIES)
+    if cut == -1 or not text.endswith(_END):
+        return None
+    try:
+        head = json.loads(text[:cut] + "}")
+        body = text[cut + len(_ENTRIES) : -len(_END)]
+        entries = []
+        for line in body.split(",\n") if body else ():
+            entry = Entry.from_json(json.loads(line))
+            entry.__dict__["json_line"] = line
+            entries.append(entry)
+    except ValueError:
+        return None  # read whole, which says what is wrong
+    return head, entries
 
 
 def load_manifest(raw: bytes, where: str) -> Manifest:
     """A manifest from its file's bytes; StoreCorrupt naming ``where`` if it is not one."""
     try:
-        data = json.loads(raw.decode("utf-8", "surrogateescape"))
+        text = raw.decode("utf-8", "surrogateescape")
+        split = _entries_by_line(text)
+        if split is not None:
+            data, entries = split
+        else:  # written by hand or by another tool: any JSON layout of the same content
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise ValueError("not a checkpoint manifest")
+            entries = [Entry.from_json(e) for e in data["entries"]]
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"not a checkpoint manifest of format {FORMAT}")
         parent = data.get("parent")
@@ -232,7 +274,7 @@ def load_manifest(raw: bytes, where: str) -> Manifest:
             by=str(data["by"]),
             uid=int(data["uid"]),
             parent=None if parent is None else int(parent),
-            entries=tuple(Entry.from_json(e) for e in data["entries"]),
+            entries=tuple(entries),
             changed=int(data.get("changed", 0)),
             bytes_added=int(data.get("bytes_added", 0)),
             extra=dict(data.get("extra", {})),

@@ -50,7 +50,7 @@ def scan_zone(zone: str | os.PathLike[str], previous: dict[str, Entry] | None, c
     except OSError as exc:
         raise from_os_error(exc, zone, walking=True) from exc
     try:
-        _Walker(result, previous or {}, content, links).walk(root_fd, ".", os.fstat(root_fd))
+        _Walker(result, previous or {}, content, links).walk(root_fd, ".")
     finally:
         os.close(root_fd)
     return result
@@ -65,11 +65,17 @@ class _Walker:
         self.content = content
         self.links = links
 
-    def walk(self, dir_fd: int, path: str, st: os.stat_result) -> None:
+    def walk(self, dir_fd: int, path: str) -> None:
         entries = self.result.entries
-        entries.append(self._entry(path, DIR, st, self._xattrs(dir_fd, None, path, st)))
         with os.scandir(dir_fd) as found:
             names = sorted([e.name for e in found])
+        # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
+        st = os.fstat(dir_fd)
+        old = self.previous.get(path)
+        if old is not None and old.type == DIR and _same_stat(old, st):
+            entries.append(old)  # its attributes would have moved the ctime
+        else:
+            entries.append(self._entry(path, DIR, st, self._xattrs(dir_fd, None, path, st)))
         prefix = "" if path == "." else path + "/"
         for name in names:
             child = prefix + name
@@ -86,7 +92,7 @@ class _Walker:
                 except FileNotFoundError:
                     continue
                 try:
-                    self.walk(fd, child, os.fstat(fd))
+                    self.walk(fd, child)
                 finally:
                     os.close(fd)
             elif S_ISLNK(mode):
@@ -122,7 +128,17 @@ class _Walker:
             and old.type == FILE
             and not old.link
         ):
-            # this is the path of nearly every file: built at once from the stat and the old entry
+            if (
+                old.mode == S_IMODE(st.st_mode)
+                and old.atime_ns == st.st_atime_ns
+                and (old.uid, old.gid)
+                == (
+                    st.st_uid,
+                    st.st_gid,
+                )
+            ):
+                self.result.entries.append(old)  # the path of nearly every file: the very entry (and its line)
+                return
             self.result.entries.append(
                 new_entry(
                     path,
@@ -155,7 +171,9 @@ class _Walker:
             xattrs = _list_xattrs(fd)
         finally:
             os.close(fd)
+        # the atime after the read, which moved it (relatime): the next scan then takes the file as unchanged
         entry = self._entry(path, FILE, before, xattrs, size=before.st_size, sha256=digest, data=extents)
+        entry.__dict__["atime_ns"] = after.st_atime_ns  # not yet shared with anyone
         if (after.st_mtime_ns, after.st_ctime_ns, after.st_size) != (
             before.st_mtime_ns,
             before.st_ctime_ns,
@@ -208,9 +226,19 @@ class _Walker:
         return _list_xattrs(f"/proc/self/fd/{dir_fd}/{name}", follow=False)
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
-    """What tells an unchanged file without reading it (see the module docstring)."""
-    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+def _same_stat(old: Entry, st: os.stat_result) -> bool:
+    """Whether ``old`` says all that ``st`` says of a node that is not a regular file (its attributes with it:
+    setting one moves the ctime)."""
+    return (
+        old.ino == st.st_ino
+        and old.ctime_ns == st.st_ctime_ns
+        and old.mtime_ns == st.st_mtime_ns
+        and old.atime_ns == st.st_atime_ns
+        and old.mode == S_IMODE(st.st_mode)
+        and old.uid == st.st_uid
+        and old.gid == st.st_gid
+        and not old.link
+    )
 
 
 def _list_xattrs(target: int | str, *, follow: bool = True) -> tuple[tuple[str, bytes], ...]:
