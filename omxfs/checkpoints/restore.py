@@ -31,7 +31,7 @@ from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.history import ZoneHistory
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest
-from omxfs.checkpoints.syscalls import fsync_path, renameat2
+from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import NotFound, OSFailure
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
@@ -73,8 +73,7 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
                 parents.add((history.zone_dir / rel).parent)
                 files += one.files
                 built.append(one)
-            for parent in sorted(parents):  # each swap is whole at once; made durable together
-                fsync_path(parent)
+            fsync_together(sorted(parents))  # each swap is whole at once; made durable together
             skipped = [s for b in built for s in b.skipped]
             owners = all(b.owners_kept for b in built)
         else:

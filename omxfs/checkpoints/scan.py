@@ -11,6 +11,7 @@ change of content, mode, owner or attribute moves its ctime.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -68,7 +69,8 @@ class _Walker:
     def walk(self, dir_fd: int, path: str) -> None:
         entries = self.result.entries
         with os.scandir(dir_fd) as found:
-            names = sorted([e.name for e in found])
+            # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
+            listed = sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found])
         # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
         st = os.fstat(dir_fd)
         old = self.previous.get(path)
@@ -77,8 +79,10 @@ class _Walker:
         else:
             entries.append(self._entry(path, DIR, st, self._xattrs(dir_fd, None, path, st)))
         prefix = "" if path == "." else path + "/"
-        for name in names:
+        for name, is_dir in listed:
             child = prefix + name
+            if is_dir and self._directory(dir_fd, name, child):
+                continue
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
@@ -87,14 +91,7 @@ class _Walker:
             if S_ISREG(mode):
                 self._file(dir_fd, name, child, st)
             elif S_ISDIR(mode):
-                try:
-                    fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-                except FileNotFoundError:
-                    continue
-                try:
-                    self.walk(fd, child)
-                finally:
-                    os.close(fd)
+                self._directory(dir_fd, name, child)
             elif S_ISLNK(mode):
                 with contextlib.suppress(FileNotFoundError):
                     target = os.readlink(name, dir_fd=dir_fd)
@@ -111,6 +108,22 @@ class _Walker:
                 )
                 xattrs = self._xattrs(dir_fd, name, child, st)
                 entries.append(self._entry(child, kind, st, xattrs, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
+
+    def _directory(self, dir_fd: int, name: str, path: str) -> bool:
+        """Walk the directory ``name``: False if it is no directory now (replaced since the listing)."""
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return True  # removed while the walk runs
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                return False
+            raise
+        try:
+            self.walk(fd, path)
+        finally:
+            os.close(fd)
+        return True
 
     def _file(self, dir_fd: int, name: str, path: str, st: os.stat_result) -> None:
         if st.st_nlink > 1:
