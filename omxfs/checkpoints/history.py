@@ -27,6 +27,7 @@ import contextlib
 import operator
 import os
 import stat
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -49,12 +50,14 @@ CACHED_MANIFESTS = 8
 #: (manifest file, its stat) -> the manifest it held; a manifest is created once and never rewritten, so a file
 #: whose inode, size and times are unchanged holds what was parsed
 _parsed: OrderedDict[str, tuple[tuple[int, int, int, int, int], Manifest]] = OrderedDict()
+_parsed_lock = threading.Lock()  # the MCP server and the daemon serve requests from threads
 
 
 def forget_parsed_manifests() -> None:
     """Drop the manifests this process keeps parsed: the next load reads its file, as a new process does (the
     benchmark's measure of an ``omxfs run`` start)."""
-    _parsed.clear()
+    with _parsed_lock:
+        _parsed.clear()
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
@@ -62,10 +65,21 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
 
 
 def _remember(path: str, st: os.stat_result, manifest: Manifest) -> None:
-    _parsed[path] = (_identity(st), manifest)
-    _parsed.move_to_end(path)
-    while len(_parsed) > CACHED_MANIFESTS:
-        _parsed.popitem(last=False)
+    with _parsed_lock:
+        _parsed[path] = (_identity(st), manifest)
+        _parsed.move_to_end(path)
+        while len(_parsed) > CACHED_MANIFESTS:
+            _parsed.popitem(last=False)
+
+
+def _recall(path: str, st: os.stat_result) -> Manifest | None:
+    """The manifest parsed from ``path`` if the file is still the one it was parsed from."""
+    with _parsed_lock:
+        known = _parsed.get(path)
+        if known is None or not stat.S_ISREG(st.st_mode) or known[0] != _identity(st):
+            return None
+        _parsed.move_to_end(path)
+        return known[1]
 
 
 @dataclass(frozen=True)
@@ -118,11 +132,9 @@ class ZoneHistory:
         name = manifest_name(number)
         path = os.path.join(self.manifests_dir, name)
         with contextlib.suppress(OSError):
-            st = os.stat(path, follow_symlinks=False)
-            known = _parsed.get(path)
-            if known is not None and stat.S_ISREG(st.st_mode) and known[0] == _identity(st):
-                _parsed.move_to_end(path)
-                return known[1]
+            known = _recall(path, os.stat(path, follow_symlinks=False))
+            if known is not None:
+                return known
         try:
             raw, st = read_with_stat(self.manifests_dir, PurePosixPath(name))
         except NotFound:

@@ -5,6 +5,10 @@ file, the sha256 of its content (the name of its blob) and, for a sparse one, wh
 is the entry ``"."``. Entries are kept in walk order (a directory before what it holds), so a restore can build the
 tree in one pass. ``ino`` and ``ctime`` are the stat a file had when it was hashed: the next checkpoint of the same
 zone takes a file whose stat is unchanged for unchanged, without reading it (git's index, restic's parent snapshot).
+
+A manifest file is JSON with one entry a line. Each entry keeps the line it was read from or last written as
+(``Entry.json_line``), so a checkpoint that reuses its parent's entries encodes only the changed ones; a manifest of
+any other JSON layout (written by hand or by a tool) is read whole.
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@ keeps what a zone holds: regular files, directories, symlinks, FIFOs, device nod
 owners, times and ``user.*`` attributes; a nested git repository is files and directories like any other. A second
 name of a file already met (a hard link) is recorded as a link to the first. A file whose stat (inode, size, mtime,
 ctime) is the one a previous manifest recorded for the same path is taken as unchanged without being read: any
-change of content, mode, owner or attribute moves its ctime.
+change of content, mode, owner or attribute moves its ctime. Where the whole stat is the recorded one, the previous
+entry itself is handed back (a diff and a checkpoint then skip it by identity, and its manifest line is reused); so
+that this holds after the first scan too, a file's or directory's atime is the one left by this scan's own reading
+(relatime moves it once).
 """
 
 from __future__ import annotations
