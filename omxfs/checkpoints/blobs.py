@@ -8,7 +8,8 @@ bytes the blob holds, computed while they are written or read back, never of a f
 
 Sparse files stay sparse: only their data extents (``SEEK_DATA``/``SEEK_HOLE``) are read and written, holes are
 hashed as the zeros they read as, and the blob is as sparse as its file. The blobs of a checkpoint are not fsynced
-one by one: ``sync`` makes them durable together (``syncfs``) before the manifest that names them is written.
+as they are written: ``sync_blobs`` makes them durable together before the manifest that names them is written (a
+few by fsyncs issued at once, which the filesystem commits together; many by one ``syncfs``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from omxfs.checkpoints.crashpoints import crash_point
-from omxfs.checkpoints.syscalls import syncfs
+from omxfs.checkpoints.syscalls import fsync_together, syncfs
 from omxfs.errors import from_os_error
 from omxfs.store.atomic import NO_LINK
 from omxfs.store.layout import blob_path
@@ -32,6 +33,8 @@ from omxfs.store.layout import blob_path
 #: touched, or restored) then costs no write at all
 IN_MEMORY = 4 << 20
 _CHUNK = 1 << 20
+#: up to this many new blobs, a checkpoint fsyncs each (``BlobStore.sync_blobs``); more, the whole filesystem
+FSYNC_EACH = 128
 _ZEROS = bytes(_CHUNK)
 Extents = tuple[tuple[int, int], ...]
 
@@ -104,12 +107,20 @@ class BlobStore:
         self.root = root
         self.staging = staging
         self.written = 0  # bytes of data this process added (not the holes)
+        # plain strings on the hot path: a first checkpoint stores thousands of blobs, and pathlib's parsing of
+        # each path was a quarter of its time
+        self._root = os.fspath(root)
+        self._staging = os.fspath(staging)
+        self._prefixes: set[str] = set()  # the blobs/<aa>/ directories known to exist
 
     def path(self, digest: str) -> Path:
         return self.root / blob_path(digest)
 
+    def _path(self, digest: str) -> str:
+        return f"{self._root}/{digest[:2]}/{digest}"
+
     def exists(self, digest: str) -> bool:
-        return os.path.exists(self.path(digest))
+        return os.path.exists(self._path(digest))
 
     def add(self, fd: int, st: os.stat_result) -> tuple[str, Extents | None]:
         """Store the content of the open regular file ``fd`` (``st`` its fstat) unless a blob has it: its sha256 and
@@ -145,7 +156,8 @@ class BlobStore:
             while at < offset + length:
                 at += os.pwrite(out, view[at : offset + length], at)
             written += length
-        os.ftruncate(out, len(content))
+        if extents is not None:  # a hole at the end: the size comes from the truncate, not the data written
+            os.ftruncate(out, len(content))
         return written
 
     @staticmethod
@@ -162,9 +174,9 @@ class BlobStore:
         os.ftruncate(out, size)
         return written
 
-    def _stage(self, fill: Callable[[int], int]) -> Path:
+    def _stage(self, fill: Callable[[int], int]) -> str:
         """A new temp file filled by ``fill(fd) -> bytes written``; removed again on any error."""
-        tmp = self.staging / f"blob.{secrets.token_hex(8)}.tmp"
+        tmp = f"{self._staging}/blob.{secrets.token_hex(8)}.tmp"
         try:
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
             try:
@@ -185,9 +197,13 @@ class BlobStore:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
-    def _link(self, tmp: Path, digest: str) -> None:
+    def _link(self, tmp: str, digest: str) -> None:
         """Give the staged ``tmp`` its blob name, unless another writer did first (same content, same name)."""
-        target = self.path(digest)
+        target = self._path(digest)
+        prefix = digest[:2]
+        if prefix not in self._prefixes:
+            os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+            self._prefixes.add(prefix)
         for attempt in range(2):
             try:
                 os.link(tmp, target)
@@ -196,7 +212,7 @@ class BlobStore:
             except FileNotFoundError:
                 if attempt:
                     raise
-                os.makedirs(target.parent, 0o755, exist_ok=True)
+                os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)  # removed meanwhile (fsck --repair)
                 continue
             except OSError as exc:
                 if exc.errno not in NO_LINK:
@@ -209,6 +225,20 @@ class BlobStore:
     def sync(self) -> None:
         """Make every blob written so far durable, at once (see the module docstring)."""
         syncfs(self.root)
+
+    def sync_blobs(self, digests: Collection[str]) -> None:
+        """Make the blobs ``digests`` durable, with their names: a few (a checkpoint of some changed files) each
+        fsynced, all at once from threads (the filesystem commits them together), and not the rest of the
+        filesystem, whose other writers' data ``syncfs`` would wait for; many (a first checkpoint) by ``syncfs``."""
+        if len(digests) > FSYNC_EACH:
+            self.sync()
+            return
+        paths = [self._path(d) for d in digests]
+        paths += sorted({os.path.dirname(p) for p in paths})
+        if not paths:
+            return
+        paths.append(self._root)  # a blobs/<aa>/ made by this checkpoint
+        fsync_together(paths)
 
     def digests(self) -> Iterator[tuple[str, Path]]:
         """Every file under ``root`` with its name (a blob's is its sha256; fsck judges the rest)."""

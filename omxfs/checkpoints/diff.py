@@ -121,7 +121,10 @@ def compare(
     old: dict[str, Entry], new: dict[str, Entry], old_read: Reader, new_read: Reader, source: str, target: str
 ) -> ZoneDiff:
     result = ZoneDiff(source, target)
-    for path in sorted(old.keys() | new.keys()):
+    # a scan hands back the very entry of what did not change: only the other paths are looked at
+    candidates = [path for path, entry in new.items() if old.get(path) is not entry]
+    candidates += [path for path in old if path not in new]
+    for path in sorted(candidates):
         if path == ".":
             if path in old and path in new and _changed(old[path], new[path]):
                 result.modified.append(path)

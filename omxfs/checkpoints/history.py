@@ -7,7 +7,8 @@ leaves the earlier checkpoints whole and at most blobs no manifest names (``fsck
 
 1. walk the zone, storing the content of each file whose stat changed since the latest checkpoint as a blob
    (``blobs.BlobStore``: staged, then linked to its name; an unchanged file is neither read nor written);
-2. make the blobs durable at once (``syncfs``) and check that every blob the manifest will name is there;
+2. check that every blob the manifest will name is there, and make those its parent does not name durable (a few
+   fsynced each, at once from threads; many by ``syncfs``);
 3. create ``manifests/<N>.json`` exclusively (``atomic.create_exclusive``, no lock): if another writer took N first
    (two checkpoints of one zone at once, from several daemons or machines), N+1, and so on.
 
@@ -23,8 +24,12 @@ read the zone may list, read and diff its checkpoints.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
+import stat
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -33,13 +38,48 @@ from omxfs.checkpoints.blobs import BlobStore
 from omxfs.checkpoints.manifest import FILE, Entry, Manifest, load_manifest
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
-from omxfs.store.atomic import create_exclusive, read_bytes, sync_dir
+from omxfs.store.atomic import create_exclusive, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
 from omxfs.store.records import utc_now
 from omxfs.store.workspace import Workspace
 
 #: blobs younger than this are never pruned: a checkpoint being made may have written them, not yet its manifest
 PRUNE_GRACE = 300.0
+#: manifests this process keeps parsed (a daemon, an MCP server, a restore: each reads the latest again and again)
+CACHED_MANIFESTS = 8
+#: (manifest file, its stat) -> the manifest it held; a manifest is created once and never rewritten, so a file
+#: whose inode, size and times are unchanged holds what was parsed
+_parsed: OrderedDict[str, tuple[tuple[int, int, int, int, int], Manifest]] = OrderedDict()
+_parsed_lock = threading.Lock()  # the MCP server and the daemon serve requests from threads
+
+
+def forget_parsed_manifests() -> None:
+    """Drop the manifests this process keeps parsed: the next load reads its file, as a new process does (the
+    benchmark's measure of an ``omxfs run`` start)."""
+    with _parsed_lock:
+        _parsed.clear()
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _remember(path: str, st: os.stat_result, manifest: Manifest) -> None:
+    with _parsed_lock:
+        _parsed[path] = (_identity(st), manifest)
+        _parsed.move_to_end(path)
+        while len(_parsed) > CACHED_MANIFESTS:
+            _parsed.popitem(last=False)
+
+
+def _recall(path: str, st: os.stat_result) -> Manifest | None:
+    """The manifest parsed from ``path`` if the file is still the one it was parsed from."""
+    with _parsed_lock:
+        known = _parsed.get(path)
+        if known is None or not stat.S_ISREG(st.st_mode) or known[0] != _identity(st):
+            return None
+        _parsed.move_to_end(path)
+        return known[1]
 
 
 @dataclass(frozen=True)
@@ -51,7 +91,19 @@ class Pruned:
 
 def changed_entries(old: dict[str, Entry], new: dict[str, Entry]) -> int:
     """How many paths were added, removed or changed between two states of a zone."""
-    return sum(1 for p in old.keys() | new.keys() if p not in old or p not in new or not old[p].same_node(new[p]))
+    differ = len(old.keys() ^ new.keys())
+    for path, entry in new.items():
+        before = old.get(path)
+        # a scan hands back the parent's very entry for what did not change: the common case costs one `is`
+        if before is not None and before is not entry and _NODE(before) != _NODE(entry):
+            differ += 1
+    return differ
+
+
+#: what ``Entry.same_node`` compares, fetched in C
+_NODE = operator.attrgetter(
+    "type", "mode", "uid", "gid", "size", "sha256", "data", "target", "link", "rdev", "xattrs", "mtime_ns"
+)
 
 
 class ZoneHistory:
@@ -77,13 +129,20 @@ class ZoneHistory:
 
     def load(self, number: int) -> Manifest:
         where = f"checkpoint {number} of {self.zone}"
+        name = manifest_name(number)
+        path = os.path.join(self.manifests_dir, name)
+        with contextlib.suppress(OSError):
+            known = _recall(path, os.stat(path, follow_symlinks=False))
+            if known is not None:
+                return known
         try:
-            raw = read_bytes(self.manifests_dir, PurePosixPath(manifest_name(number)))
+            raw, st = read_with_stat(self.manifests_dir, PurePosixPath(name))
         except NotFound:
             raise NotFound(f"{self.zone} has no checkpoint {number} (see `omxfs checkpoints WS {self.zone}`)") from None
         manifest = load_manifest(raw, where)
         if manifest.number != number or manifest.zone != self.zone:
             raise StoreCorrupt(f"{where}: the manifest says it is checkpoint {manifest.number} of {manifest.zone}")
+        _remember(path, st, manifest)
         return manifest
 
     def all(self) -> list[Manifest]:
@@ -142,12 +201,14 @@ class ZoneHistory:
         changed = changed_entries(before, now)
         if only_if_changed and parent is not None and changed == 0:
             return None
-        self.blobs.sync()
-        # a blob the parent names is kept by any prune (KEEP >= 1 keeps the latest): only the others are looked at
+        # a blob the parent names is durable (synced before the parent's manifest) and kept by any prune (KEEP >= 1
+        # keeps the latest): only the others are synced and looked at, whoever wrote them
         named = {e.sha256 for e in scan.entries if e.type == FILE and not e.link}
-        missing = sorted(d for d in named - (parent.blobs() if parent else set()) if not self.blobs.exists(d))
+        fresh = named - (parent.blobs() if parent else set())
+        missing = sorted(d for d in fresh if not self.blobs.exists(d))
         if missing:  # pruned under us (a concurrent prune that removed the latest checkpoint): never name a hole
             raise StoreCorrupt(f"blob {missing[0]} vanished while checkpointing {self.zone}: try again")
+        self.blobs.sync_blobs(fresh)
         number = (self.numbers() or [0])[-1] + 1
         manifest = Manifest(
             number=number,
@@ -173,6 +234,9 @@ class ZoneHistory:
             while not create_exclusive(fd, manifest_name(manifest.number), manifest.dump(), staging=self.ws.meta / TMP):
                 manifest = replace(manifest, number=manifest.number + 1)
             sync_dir(fd, self.manifests_dir)
+            with contextlib.suppress(OSError):  # the next checkpoint's parent: no need to read it back
+                name = manifest_name(manifest.number)
+                _remember(os.path.join(self.manifests_dir, name), os.stat(name, dir_fd=fd), manifest)
         finally:
             os.close(fd)
         return manifest

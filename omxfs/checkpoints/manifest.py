@@ -5,11 +5,16 @@ file, the sha256 of its content (the name of its blob) and, for a sparse one, wh
 is the entry ``"."``. Entries are kept in walk order (a directory before what it holds), so a restore can build the
 tree in one pass. ``ino`` and ``ctime`` are the stat a file had when it was hashed: the next checkpoint of the same
 zone takes a file whose stat is unchanged for unchanged, without reading it (git's index, restic's parent snapshot).
+
+A manifest file is JSON with one entry a line. Each entry keeps the line it was read from or last written as
+(``Entry.json_line``), so a checkpoint that reuses its parent's entries encodes only the changed ones; a manifest of
+any other JSON layout (written by hand or by a tool) is read whole.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +45,13 @@ class Entry:
     xattrs: tuple[tuple[str, bytes], ...] = ()  # user.* attributes, sorted by name
     ino: int = 0  # the stat the file was hashed with (see the module docstring)
     ctime_ns: int = 0
+
+    @functools.cached_property
+    def json_line(self) -> str:
+        """The entry as its manifest line: computed once per entry (a checkpoint reuses the unchanged entries of
+        its parent, so it encodes only what changed). Kept in the instance, never a field: not compared, not
+        copied by ``dataclasses.replace``."""
+        return _ENCODER.encode(self.to_json())
 
     def same_node(self, other: Entry) -> bool:
         """Whether both describe the same thing in the zone: every field a restore sets (not the stat cache's)."""
@@ -80,28 +92,78 @@ class Entry:
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Entry:
         data = raw.get("data")
-        xattrs = raw.get("xattrs", {})
-        entry = cls(
-            path=str(raw["path"]),
-            type=str(raw["type"]),
-            mode=int(raw["mode"]),
-            uid=int(raw["uid"]),
-            gid=int(raw["gid"]),
-            mtime_ns=int(raw["mtime_ns"]),
-            atime_ns=int(raw.get("atime_ns", 0)),
-            size=int(raw.get("size", 0)),
-            sha256=str(raw.get("sha256", "")),
-            data=None if data is None else tuple((int(o), int(n)) for o, n in data),
-            target=str(raw.get("target", "")),
-            link=str(raw.get("link", "")),
-            rdev=int(raw.get("rdev", 0)),
-            xattrs=tuple(sorted((str(k), base64.b64decode(v)) for k, v in xattrs.items())),
-            ino=int(raw.get("ino", 0)),
-            ctime_ns=int(raw.get("ctime_ns", 0)),
+        xattrs = raw.get("xattrs")
+        kind = str(raw["type"])
+        if kind not in TYPES:
+            raise ValueError(f"unknown entry type {kind!r}")
+        return new_entry(
+            str(raw["path"]),
+            kind,
+            int(raw["mode"]),
+            int(raw["uid"]),
+            int(raw["gid"]),
+            int(raw["mtime_ns"]),
+            int(raw.get("atime_ns", 0)),
+            int(raw.get("size", 0)),
+            str(raw.get("sha256", "")),
+            None if data is None else tuple((int(o), int(n)) for o, n in data),
+            str(raw.get("target", "")),
+            str(raw.get("link", "")),
+            int(raw.get("rdev", 0)),
+            () if not xattrs else tuple(sorted((str(k), base64.b64decode(v)) for k, v in xattrs.items())),
+            int(raw.get("ino", 0)),
+            int(raw.get("ctime_ns", 0)),
         )
-        if entry.type not in TYPES:
-            raise ValueError(f"unknown entry type {entry.type!r}")
-        return entry
+
+
+_new_object = object.__new__
+
+
+def new_entry(
+    path: str,
+    kind: str,
+    mode: int,
+    uid: int,
+    gid: int,
+    mtime_ns: int,
+    atime_ns: int,
+    size: int,
+    sha256: str,
+    data: tuple[tuple[int, int], ...] | None,
+    target: str,
+    link: str,
+    rdev: int,
+    xattrs: tuple[tuple[str, bytes], ...],
+    ino: int,
+    ctime_ns: int,
+) -> Entry:
+    """``Entry(...)`` with every field given in order, without the frozen dataclass's ``__init__`` (one
+    ``object.__setattr__`` per field): a scan or a manifest load makes thousands of them, and that was their largest
+    cost. The result is an ordinary ``Entry``, equal to the one the constructor makes."""
+    entry = _new_object(Entry)
+    entry.__dict__.update(
+        path=path,
+        type=kind,
+        mode=mode,
+        uid=uid,
+        gid=gid,
+        mtime_ns=mtime_ns,
+        atime_ns=atime_ns,
+        size=size,
+        sha256=sha256,
+        data=data,
+        target=target,
+        link=link,
+        rdev=rdev,
+        xattrs=xattrs,
+        ino=ino,
+        ctime_ns=ctime_ns,
+    )
+    return entry
+
+
+#: one encoder for every entry of a dump (json.dumps makes a new one per call)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
 @dataclass(frozen=True)
@@ -121,10 +183,19 @@ class Manifest:
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the restore a checkpoint was made before
 
     def by_path(self) -> dict[str, Entry]:
+        return dict(self._by_path)
+
+    @functools.cached_property
+    def _by_path(self) -> dict[str, Entry]:
+        # computed once per manifest (a restore and a diff ask several times); by_path hands out copies
         return {entry.path: entry for entry in self.entries}
 
     def blobs(self) -> set[str]:
-        return {e.sha256 for e in self.entries if e.type == FILE and not e.link}
+        return set(self._blobs)
+
+    @functools.cached_property
+    def _blobs(self) -> frozenset[str]:
+        return frozenset(e.sha256 for e in self.entries if e.type == FILE and not e.link)
 
     def summary(self) -> dict[str, Any]:
         """What ``omxfs checkpoints --json`` prints of it."""
@@ -156,15 +227,46 @@ class Manifest:
             "extra": self.extra,
         }
         # One entry a line: a manifest of thousands of files stays readable with less and grep.
-        lines = [json.dumps(entry.to_json(), separators=(",", ":")) for entry in self.entries]
-        body = ",\n".join(lines)
-        return (json.dumps(head)[:-1] + ', "entries": [\n' + body + "\n]}\n").encode("utf-8", "surrogateescape")
+        body = ",\n".join([entry.json_line for entry in self.entries])
+        return (json.dumps(head)[:-1] + _ENTRIES + body + _END).encode("utf-8", "surrogateescape")
+
+
+#: what a dump puts around its entries, one a line (a JSON string holds no raw newline: no entry can contain these)
+_ENTRIES = ', "entries": [\n'
+_END = "\n]}\n"
+
+
+def _entries_by_line(text: str) -> tuple[dict[str, Any], list[Entry]] | None:
+    """The head and entries of a manifest laid out as ``dump`` writes it, each entry parsed from its own line and
+    keeping it (a checkpoint made on this one rewrites only the lines that changed); None for another layout."""
+    cut = text.find(_ENTRIES)
+    if cut == -1 or not text.endswith(_END):
+        return None
+    try:
+        head = json.loads(text[:cut] + "}")
+        body = text[cut + len(_ENTRIES) : -len(_END)]
+        entries = []
+        for line in body.split(",\n") if body else ():
+            entry = Entry.from_json(json.loads(line))
+            entry.__dict__["json_line"] = line
+            entries.append(entry)
+    except ValueError:
+        return None  # read whole, which says what is wrong
+    return head, entries
 
 
 def load_manifest(raw: bytes, where: str) -> Manifest:
     """A manifest from its file's bytes; StoreCorrupt naming ``where`` if it is not one."""
     try:
-        data = json.loads(raw.decode("utf-8", "surrogateescape"))
+        text = raw.decode("utf-8", "surrogateescape")
+        split = _entries_by_line(text)
+        if split is not None:
+            data, entries = split
+        else:  # written by hand or by another tool: any JSON layout of the same content
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise ValueError("not a checkpoint manifest")
+            entries = [Entry.from_json(e) for e in data["entries"]]
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"not a checkpoint manifest of format {FORMAT}")
         parent = data.get("parent")
@@ -176,7 +278,7 @@ def load_manifest(raw: bytes, where: str) -> Manifest:
             by=str(data["by"]),
             uid=int(data["uid"]),
             parent=None if parent is None else int(parent),
-            entries=tuple(Entry.from_json(e) for e in data["entries"]),
+            entries=tuple(entries),
             changed=int(data.get("changed", 0)),
             bytes_added=int(data.get("bytes_added", 0)),
             extra=dict(data.get("extra", {})),

@@ -31,7 +31,7 @@ from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.history import ZoneHistory
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest
-from omxfs.checkpoints.syscalls import fsync_path, renameat2
+from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import NotFound, OSFailure
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
@@ -65,10 +65,15 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
     try:
         if rels:
             files, built = 0, []
+            by_path = target.by_path()
+            at = {entry.path: index for index, entry in enumerate(target.entries)}
+            parents: set[Path] = set()
             for index, rel in enumerate(rels):
-                one = _restore_path(history, target, rel, work / str(index))
+                one = _restore_path(history, target, by_path, at, rel, work / str(index))
+                parents.add((history.zone_dir / rel).parent)
                 files += one.files
                 built.append(one)
+            fsync_together(sorted(parents))  # each swap is whole at once; made durable together
             skipped = [s for b in built for s in b.skipped]
             owners = all(b.owners_kept for b in built)
         else:
@@ -106,9 +111,12 @@ def _restore_zone(history: ZoneHistory, target: Manifest, work: Path) -> Built:
     return built
 
 
-def _restore_path(history: ZoneHistory, target: Manifest, rel: str, work: Path) -> Built:
-    """One path: its subtree as in ``target`` built in ``work``, then swapped in (or the path removed)."""
-    entries = [e for e in target.entries if e.path == rel or e.path.startswith(rel + "/")]
+def _restore_path(
+    history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], at: dict[str, int], rel: str, work: Path
+) -> Built:
+    """One path: its subtree as in ``target`` built in ``work``, then swapped in (or the path removed); the caller
+    makes the swap durable. ``by_path``: ``target``'s entries by path; ``at``: their index in ``target.entries``."""
+    entries = _subtree(target.entries, at, rel)
     live = history.zone_dir / rel
     present = os.path.lexists(live)
     if not entries and not present:
@@ -116,8 +124,7 @@ def _restore_path(history: ZoneHistory, target: Manifest, rel: str, work: Path) 
     work.mkdir(mode=0o700)
     parent, _, name = rel.rpartition("/")
     if parent:
-        _make_parents(history, target, parent)
-    by_path = target.by_path()
+        _make_parents(history, target, by_path, parent)
     rebased = [_rebase(e, parent) for e in entries]
     built = _build(history, rebased, work, {_strip(p, parent): by_path[p] for p in {e.link for e in entries} if p})
     if entries and present:
@@ -126,8 +133,19 @@ def _restore_path(history: ZoneHistory, target: Manifest, rel: str, work: Path) 
         _rename(work / name, live, RENAME_NOREPLACE)
     else:
         _rename(live, work / name, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
-    fsync_path(live.parent)
     return built
+
+
+def _subtree(entries: tuple[Entry, ...], at: dict[str, int], rel: str) -> list[Entry]:
+    """``rel`` and everything under it: in walk order a subtree is one run of entries, from ``rel`` on."""
+    start = at.get(rel)
+    if start is None:
+        return []
+    inside = rel + "/"
+    end = start + 1
+    while end < len(entries) and entries[end].path.startswith(inside):
+        end += 1
+    return list(entries[start:end])
 
 
 def _strip(path: str, parent: str) -> str:
@@ -145,9 +163,8 @@ def _rebase(entry: Entry, parent: str) -> Entry:
     return replace(entry, path=_strip(entry.path, parent), link=link)
 
 
-def _make_parents(history: ZoneHistory, target: Manifest, parent: str) -> None:
+def _make_parents(history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], parent: str) -> None:
     """The directories above a restored path, made as the checkpoint has them where the zone lacks them."""
-    by_path = target.by_path()
     parts = parent.split("/")
     for depth in range(1, len(parts) + 1):
         rel = "/".join(parts[:depth])

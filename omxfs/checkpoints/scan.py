@@ -5,20 +5,25 @@ keeps what a zone holds: regular files, directories, symlinks, FIFOs, device nod
 owners, times and ``user.*`` attributes; a nested git repository is files and directories like any other. A second
 name of a file already met (a hard link) is recorded as a link to the first. A file whose stat (inode, size, mtime,
 ctime) is the one a previous manifest recorded for the same path is taken as unchanged without being read: any
-change of content, mode, owner or attribute moves its ctime.
+change of content, mode, owner or attribute moves its ctime. Where the whole stat is the recorded one, the previous
+entry itself is handed back (a diff and a checkpoint then skip it by identity, and its manifest line is reused); so
+that this holds after the first scan too, a file's or directory's atime is the one left by this scan's own reading
+(relatime moves it once).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import operator
 import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
 
 from omxfs.checkpoints.blobs import Extents, data_extents, hash_fd
-from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry
+from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry, new_entry
 from omxfs.errors import from_os_error
 from omxfs.store.layout import USER_XATTRS
 
@@ -50,7 +55,7 @@ def scan_zone(zone: str | os.PathLike[str], previous: dict[str, Entry] | None, c
     except OSError as exc:
         raise from_os_error(exc, zone, walking=True) from exc
     try:
-        _Walker(result, previous or {}, content, links).walk(root_fd, ".", os.fstat(root_fd))
+        _Walker(result, previous or {}, content, links).walk(root_fd, ".")
     finally:
         os.close(root_fd)
     return result
@@ -65,33 +70,46 @@ class _Walker:
         self.content = content
         self.links = links
 
-    def walk(self, dir_fd: int, path: str, st: os.stat_result) -> None:
-        self.result.entries.append(self._entry(path, DIR, st, xattrs=self._xattrs(dir_fd, None, path, st)))
+    def walk(self, dir_fd: int, path: str) -> None:
+        entries = self.result.entries
+        previous = self.previous
         with os.scandir(dir_fd) as found:
-            names = sorted(e.name for e in found)
-        for name in names:
-            child = name if path == "." else f"{path}/{name}"
+            # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
+            listed = sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found])
+        # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
+        st = os.fstat(dir_fd)
+        old = self.previous.get(path)
+        if old is not None and old.type == DIR and _same_stat(old, st):
+            entries.append(old)  # its attributes would have moved the ctime
+        else:
+            entries.append(self._entry(path, DIR, st, self._xattrs(dir_fd, None, path, st)))
+        prefix = "" if path == "." else path + "/"
+        for name, is_dir in listed:
+            child = prefix + name
+            if is_dir and self._directory(dir_fd, name, child):
+                continue
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
                 continue  # removed while the walk runs
             mode = st.st_mode
-            if stat.S_ISDIR(mode):
-                try:
-                    fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-                except FileNotFoundError:
+            if S_ISREG(mode):
+                old = previous.get(child)
+                if (
+                    old is not None
+                    and st.st_nlink == 1
+                    and _FILE_STAT(old) == (FILE, "", st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
+                    and _FILE_OWNER(old) == (mode & 0o7777, st.st_atime_ns, st.st_uid, st.st_gid)
+                ):
+                    entries.append(old)  # the path of nearly every file: the very entry (and its line), at once
                     continue
-                try:
-                    self.walk(fd, child, os.fstat(fd))
-                finally:
-                    os.close(fd)
-            elif stat.S_ISREG(mode):
                 self._file(dir_fd, name, child, st)
-            elif stat.S_ISLNK(mode):
+            elif S_ISDIR(mode):
+                self._directory(dir_fd, name, child)
+            elif S_ISLNK(mode):
                 with contextlib.suppress(FileNotFoundError):
                     target = os.readlink(name, dir_fd=dir_fd)
-                    entry = self._entry(child, SYMLINK, st, xattrs=self._xattrs(dir_fd, name, child, st))
-                    self.result.entries.append(replace(entry, target=target))
+                    entries.append(self._entry(child, SYMLINK, st, (), target=target))
             else:
                 kind = (
                     FIFO
@@ -102,26 +120,71 @@ class _Walker:
                     if stat.S_ISBLK(mode)
                     else SOCKET
                 )
-                entry = self._entry(child, kind, st, xattrs=self._xattrs(dir_fd, name, child, st))
-                self.result.entries.append(replace(entry, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
+                xattrs = self._xattrs(dir_fd, name, child, st)
+                entries.append(self._entry(child, kind, st, xattrs, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
+
+    def _directory(self, dir_fd: int, name: str, path: str) -> bool:
+        """Walk the directory ``name``: False if it is no directory now (replaced since the listing)."""
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return True  # removed while the walk runs
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                return False
+            raise
+        try:
+            self.walk(fd, path)
+        finally:
+            os.close(fd)
+        return True
 
     def _file(self, dir_fd: int, name: str, path: str, st: os.stat_result) -> None:
         if st.st_nlink > 1:
             first = self.links.setdefault((st.st_dev, st.st_ino), path)
             if first != path:
-                self.result.entries.append(replace(self._entry(path, FILE, st, xattrs=()), link=first, ino=0))
+                self.result.entries.append(self._entry(path, FILE, st, (), link=first, ino=0))
                 return
         old = self.previous.get(path)
         if (
             old is not None
+            and old.ino == st.st_ino
+            and old.ctime_ns == st.st_ctime_ns
+            and old.mtime_ns == st.st_mtime_ns
+            and old.size == st.st_size
             and old.type == FILE
             and not old.link
-            and (old.ino, old.size, old.mtime_ns, old.ctime_ns)
-            == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         ):
-            # built at once: this is the path of nearly every file, and dataclasses.replace was its largest cost
+            if (
+                old.mode == S_IMODE(st.st_mode)
+                and old.atime_ns == st.st_atime_ns
+                and (old.uid, old.gid)
+                == (
+                    st.st_uid,
+                    st.st_gid,
+                )
+            ):
+                self.result.entries.append(old)  # the path of nearly every file: the very entry (and its line)
+                return
             self.result.entries.append(
-                self._entry(path, FILE, st, xattrs=old.xattrs, size=old.size, sha256=old.sha256, data=old.data)
+                new_entry(
+                    path,
+                    FILE,
+                    S_IMODE(st.st_mode),
+                    st.st_uid,
+                    st.st_gid,
+                    st.st_mtime_ns,
+                    st.st_atime_ns,
+                    old.size,
+                    old.sha256,
+                    old.data,
+                    "",
+                    "",
+                    0,
+                    old.xattrs,
+                    st.st_ino,
+                    st.st_ctime_ns,
+                )
             )
             return
         try:
@@ -135,31 +198,50 @@ class _Walker:
             xattrs = _list_xattrs(fd)
         finally:
             os.close(fd)
-        entry = self._entry(path, FILE, before, xattrs=xattrs)
+        # the atime after the read, which moved it (relatime): the next scan then takes the file as unchanged
+        entry = self._entry(path, FILE, before, xattrs, size=before.st_size, sha256=digest, data=extents)
+        entry.__dict__["atime_ns"] = after.st_atime_ns  # not yet shared with anyone
         if (after.st_mtime_ns, after.st_ctime_ns, after.st_size) != (
             before.st_mtime_ns,
             before.st_ctime_ns,
             before.st_size,
         ):
             entry = replace(entry, ctime_ns=0)  # written while read: never taken from the stat cache
-        self.result.entries.append(replace(entry, size=before.st_size, sha256=digest, data=extents))
+        self.result.entries.append(entry)
         self.result.read.append(path)
 
+    @staticmethod
     def _entry(
-        self, path: str, kind: str, st: os.stat_result, *, xattrs: tuple[tuple[str, bytes], ...], **more: Any
+        path: str,
+        kind: str,
+        st: os.stat_result,
+        xattrs: tuple[tuple[str, bytes], ...],
+        *,
+        size: int = 0,
+        sha256: str = "",
+        data: Extents | None = None,
+        target: str = "",
+        link: str = "",
+        rdev: int = 0,
+        ino: int | None = None,
     ) -> Entry:
-        return Entry(
-            path=path,
-            type=kind,
-            mode=stat.S_IMODE(st.st_mode),
-            uid=st.st_uid,
-            gid=st.st_gid,
-            mtime_ns=st.st_mtime_ns,
-            atime_ns=st.st_atime_ns,
-            xattrs=xattrs,
-            ino=st.st_ino,
-            ctime_ns=st.st_ctime_ns,
-            **more,
+        return new_entry(
+            path,
+            kind,
+            S_IMODE(st.st_mode),
+            st.st_uid,
+            st.st_gid,
+            st.st_mtime_ns,
+            st.st_atime_ns,
+            size,
+            sha256,
+            data,
+            target,
+            link,
+            rdev,
+            xattrs,
+            st.st_ino if ino is None else ino,
+            st.st_ctime_ns,
         )
 
     def _xattrs(self, dir_fd: int, name: str | None, path: str, st: os.stat_result) -> tuple[tuple[str, bytes], ...]:
@@ -168,14 +250,27 @@ class _Walker:
             return old.xattrs  # attributes move the ctime
         if name is None:
             return _list_xattrs(dir_fd)
-        if stat.S_ISLNK(st.st_mode):
-            return ()  # Linux keeps no user.* attribute on a symlink
         return _list_xattrs(f"/proc/self/fd/{dir_fd}/{name}", follow=False)
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
-    """What tells an unchanged file without reading it (see the module docstring)."""
-    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+#: what an unchanged file's entry says of its stat (``_Walker.walk`` compares it with the file's)
+_FILE_STAT = operator.attrgetter("type", "link", "ino", "ctime_ns", "mtime_ns", "size")
+_FILE_OWNER = operator.attrgetter("mode", "atime_ns", "uid", "gid")
+
+
+def _same_stat(old: Entry, st: os.stat_result) -> bool:
+    """Whether ``old`` says all that ``st`` says of a node that is not a regular file (its attributes with it:
+    setting one moves the ctime)."""
+    return (
+        old.ino == st.st_ino
+        and old.ctime_ns == st.st_ctime_ns
+        and old.mtime_ns == st.st_mtime_ns
+        and old.atime_ns == st.st_atime_ns
+        and old.mode == S_IMODE(st.st_mode)
+        and old.uid == st.st_uid
+        and old.gid == st.st_gid
+        and not old.link
+    )
 
 
 def _list_xattrs(target: int | str, *, follow: bool = True) -> tuple[tuple[str, bytes], ...]:

@@ -6,6 +6,8 @@ import contextlib
 import ctypes
 import functools
 import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from omxfs.errors import from_os_error
@@ -37,6 +39,16 @@ def renameat2(old: Path, new: Path, flags: int) -> None:
     if _libc().renameat2(_AT_FDCWD, os.fsencode(old), _AT_FDCWD, os.fsencode(new), flags) != 0:
         code = ctypes.get_errno()
         raise from_os_error(OSError(code, os.strerror(code), str(new)), new, walking=True)
+
+
+def fsync_together(paths: Sequence[str | Path]) -> None:
+    """fsync each of ``paths`` (files or directories), all at once from threads: the filesystem commits them in one
+    journal transaction where one after the other would wait for one each."""
+    if len(paths) == 1:
+        fsync_path(Path(paths[0]))
+    elif paths:
+        with ThreadPoolExecutor(min(len(paths), 16)) as pool:
+            list(pool.map(lambda p: fsync_path(Path(p)), paths))
 
 
 def fsync_path(path: Path) -> None:
