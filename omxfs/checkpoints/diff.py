@@ -56,14 +56,33 @@ class ZoneDiff:
             f"{self.source} -> {self.target}: {len(self.added)} added, {len(self.modified)} modified, "
             f"{len(self.deleted)} deleted"
         ]
+        below = self._below(self.added) | self._below(self.deleted)
+        hidden = {path for paths in below.values() for path in paths}
         for mark, paths in (("A", self.added), ("M", self.modified), ("D", self.deleted)):
             for path in paths:
-                out.append(f"{mark} {path}{_summary(self.details[path])}")
+                if path in hidden:
+                    continue
+                if path in below:
+                    out.append(f"{mark} {path}/  (dir, and {len(below[path])} entries below it)")
+                else:
+                    out.append(f"{mark} {path}{_summary(self.details[path])}")
         for path in self.modified + self.added + self.deleted:
             text = self.details[path].get("diff")
-            if text:
+            if text and path not in hidden:
                 out.append(text.rstrip("\n"))
         return out
+
+    def _below(self, paths: list[str]) -> dict[str, list[str]]:
+        """Each outermost directory added or deleted whole, with the paths under it: the text shows it as one line
+        (a deleted git repository is one line, not its every object and their contents); ``--json`` lists all."""
+        dirs = {path for path in paths if self.details[path].get("type") == "dir"}
+        below: dict[str, list[str]] = {}
+        for path in paths:
+            parts = path.split("/")
+            top = next(("/".join(parts[:i]) for i in range(1, len(parts)) if "/".join(parts[:i]) in dirs), None)
+            if top is not None:
+                below.setdefault(top, []).append(path)
+        return below
 
 
 def _summary(detail: dict[str, Any]) -> str:

@@ -45,7 +45,8 @@ def test_a_diff_names_each_kind_of_change_from_the_last_checkpoint_to_now(ws: Wo
     assert details["blob.bin"]["size"] == [200, 300] and "diff" not in details["blob.bin"]
     assert "+fresh\n" in details["new.txt"]["diff"]
     text = "\n".join(result.lines())
-    assert "M tool.sh  (mode 644 -> 755)" in text and "D gone/sub/file" in text and "A new.txt" in text
+    assert "M tool.sh  (mode 644 -> 755)" in text and "D gone/  (dir, and 2 entries below it)" in text
+    assert "A new.txt" in text
 
 
 def test_a_diff_between_two_checkpoints_and_a_touch_is_no_change(ws: Workspace) -> None:
@@ -60,3 +61,33 @@ def test_a_diff_between_two_checkpoints_and_a_touch_is_no_change(ws: Workspace) 
     between = diff(history, "1", "2")
     assert between.to_json()["modified"] == ["a"] and between.target == "2"
     assert diff(history, "2", "1").details["a"]["diff"].endswith("-2\n+1\n")
+
+
+def test_the_text_shows_a_directory_added_or_deleted_whole_as_one_line_and_json_lists_every_path(
+    ws: Workspace,
+) -> None:
+    """A deleted git repository was printed entry by entry, each hook's whole content as a diff: hundreds of lines
+    that hid the one change a reviewer needs to see."""
+    zone = ws.root / "agents/alice"
+    for name in ("repo/.git/hooks", "repo-notes"):
+        (zone / name).mkdir(parents=True)
+    (zone / "repo/.git/hooks/pre-commit").write_text("#!/bin/sh\necho hook\n")
+    (zone / "repo/README").write_text("read me\n")
+    (zone / "repo-notes/n.md").write_text("kept\n")  # a sibling whose name starts like the directory's
+    history = ZoneHistory(ws, "alice")
+    history.make("alice", "base")
+    for path in ("repo/.git/hooks/pre-commit", "repo/README"):
+        os.unlink(zone / path)
+    for path in ("repo/.git/hooks", "repo/.git", "repo"):
+        os.rmdir(zone / path)
+    (zone / "new/deep").mkdir(parents=True)
+    (zone / "new/deep/f.txt").write_text("fresh\n")
+    (zone / "repo-notes/n.md").write_text("changed\n")
+
+    result = diff(history)
+    text = "\n".join(result.lines())
+    assert "D repo/  (dir, and 4 entries below it)" in text and "A new/  (dir, and 2 entries below it)" in text
+    assert "pre-commit" not in text and "echo hook" not in text and "f.txt" not in text
+    assert "M repo-notes/n.md" in text and "+changed" in text
+    assert result.to_json()["deleted"] == ["repo", "repo/.git", "repo/.git/hooks", "repo/.git/hooks/pre-commit",
+                                           "repo/README"]  # fmt: skip

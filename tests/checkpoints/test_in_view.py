@@ -79,7 +79,8 @@ def test_diff_shows_an_agents_work_in_its_view_and_restore_undoes_it_exactly(
     assert details["notes.md"]["link"] == [None, "notes-hard"]  # "notes-hard" sorts first: the link's first name
     assert details["pipe"]["type"] == "fifo"
     text = omxfs("diff", str(ws), "alice").stdout
-    assert "M tool.sh  (mode 644 -> 755" in text and "D old/cache/4.bin" in text
+    assert "M tool.sh  (mode 644 -> 755" in text and "D old/  (dir, and 6 entries below it)" in text
+    assert "old/cache/4.bin" not in text
 
     restored = omxfs("restore", str(ws), "alice", "1", "--as", "alice").stdout
     assert tree_state(zone) == before
