@@ -78,6 +78,8 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path: Path, model: OpenAI
     finally:
         subprocess.run([str(REPO / ".venv/bin/omxfs"), "umount", str(checkout / "ws")], capture_output=True)
     out = done.stdout + done.stderr
+    if os.environ.get("OMX_README_OUTPUT"):  # to show a real session's output in the README
+        Path(os.environ["OMX_README_OUTPUT"]).write_text(out)
     assert done.returncode == 0, out[-6000:]
     ws = checkout / "ws"
     assert "Permission denied" in out and out.count("refused, as it should be") == 1
@@ -86,10 +88,14 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path: Path, model: OpenAI
     assert "Device or resource busy" in out and "refused: alice last saw v1, bob made v2" in out
     assert (ws / "collaborative/current/plan.md").read_text() == "v1\n"  # the rollback: v4 is v1
     assert "refused: read-only in bob's view" in out
-    assert (ws / "agents/bob/repo/.git").is_dir() and (ws / "collaborative/current/hello.md").read_text() == "hi\n"
+    assert (ws / "collaborative/current/hello.md").read_text() == "hi\n"  # bob's repo/.git: the review below
     assert (checkout / "demo/out/summary.md").read_text().count("- ") == 3
     assert "+oops" in out  # the diff of the run gone wrong; the restore brought the repository and summary back
-    assert (ws / "agents/bob/summary.md").read_text() == "plan.md, hello.md\n"
+    assert "held for review in bob's zone: 0 added, 1 modified, " in out  # the review run, until accepted
+    assert "D repo/  (dir, and " in out and "repo/.git" not in out  # omxfs diff --review: git init's repository
+    assert "+- check the figures" in out
+    assert (ws / "agents/bob/summary.md").read_text() == "plan.md, hello.md\n- check the figures\n"  # accepted
+    assert not (ws / "agents/bob/repo").exists()
     assert len(model.requests) == 3  # both tasks planned, the summary written: no request went unanswered
     assert "merged and committed version 3" in out  # the team demo ran
     with open("/proc/self/mounts") as mounts:
