@@ -21,6 +21,7 @@ from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.checkpoints import ZoneHistory, diff, restore
 from omxfs.checkpoints.review import Review, accept, discard, pending_diff
+from omxfs.snapshots.record import Snapshots
 from omxfs.store.workspace import Workspace
 from omxfs.view.locate import store_path
 from omxfs.view.sandbox import VIEW_ENV
@@ -95,9 +96,12 @@ def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, ac
     with friendly_errors(), store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         if prune is not None:
-            pruned = history.prune(_actor(ws, actor), prune)
+            pinned = Snapshots(ws).checkpoints_named(name)
+            pruned = history.prune(_actor(ws, actor), prune, pinned)
+            kept = f"; kept {len(pinned)} that snapshots name" if pinned else ""
             click.echo(
-                f"removed {len(pruned.manifests)} checkpoint(s) and {pruned.blobs} blob(s) ({_size(pruned.bytes)})",
+                f"removed {len(pruned.manifests)} checkpoint(s) and {pruned.blobs} blob(s) ({_size(pruned.bytes)})"
+                + kept,
                 err=True,
             )
         made = history.all()

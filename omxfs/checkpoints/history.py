@@ -241,13 +241,14 @@ class ZoneHistory:
             os.close(fd)
         return manifest
 
-    def prune(self, actor: str, keep: int) -> Pruned:
-        """Keep the newest ``keep`` checkpoints (at least 1) and the blobs they name; remove the rest."""
+    def prune(self, actor: str, keep: int, pinned: frozenset[int] = frozenset()) -> Pruned:
+        """Keep the newest ``keep`` checkpoints (at least 1), those ``pinned`` (a workspace snapshot names them),
+        and the blobs they name; remove the rest."""
         self.check_may_change(actor)
         if keep < 1:
             raise InvalidInput("--prune keeps at least 1 checkpoint (the newest, which the next one builds on)")
         numbers = self.numbers()
-        gone = numbers[:-keep]
+        gone = [number for number in numbers[:-keep] if number not in pinned]
         for number in gone:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.manifests_dir / manifest_name(number))

@@ -189,6 +189,11 @@ class Snapshots:
                 continue
         return found
 
+    def checkpoints_named(self, zone: str) -> frozenset[int]:
+        """The checkpoints of ``zone`` that some snapshot names: a prune keeps them, or the snapshot could not
+        bring that zone back. A snapshot that does not parse stops the prune (StoreCorrupt) rather than lose one."""
+        return frozenset(s.zones[zone] for s in self.all() if zone in s.zones)
+
     def resolve(self, text: str) -> int:
         """A snapshot as a user names it: its id, or ``last``."""
         numbers = self.numbers()

@@ -279,12 +279,29 @@ def test_a_restore_killed_midway_is_finished_by_running_it_again(ws: Workspace, 
     assert fsck(ws).clean
 
 
-def test_a_zone_whose_checkpoint_was_pruned_is_said_and_the_rest_restored(ws: Workspace) -> None:
+def test_a_prune_keeps_the_checkpoints_snapshots_name(ws: Workspace) -> None:
     workspace_at_work(ws)
     omxfs("snapshot", str(ws.root), "--as", "boss")
     change_everything(ws)
     omxfs("checkpoint", str(ws.root), "--as", "alice")
-    omxfs("checkpoints", str(ws.root), "alice", "--prune", "1", "--as", "alice")  # alice's checkpoint 1 goes
+    (ws.root / "agents/alice/more.txt").write_text("more\n")
+    omxfs("checkpoint", str(ws.root), "--as", "alice")
+    pruned = omxfs("checkpoints", str(ws.root), "alice", "--prune", "1", "--as", "alice")
+    assert "removed 1 checkpoint(s)" in pruned.stderr and "kept 1 that snapshots name" in pruned.stderr
+    listed = json.loads(omxfs("checkpoints", str(ws.root), "alice", "--json").stdout)
+    assert [c["id"] for c in listed] == ["1", "3"]  # the snapshot's and the newest
+    assert fsck(ws).clean
+    omxfs("snapshot", "restore", str(ws.root), "1", "--as", "boss")
+    assert (ws.root / "agents/alice/keep.txt").read_text() != "changed\n"
+
+
+def test_a_zone_whose_checkpoint_is_gone_is_said_and_the_rest_restored(ws: Workspace) -> None:
+    """A checkpoint a snapshot names, removed anyway (by hand, or by a prune from before prunes kept them)."""
+    workspace_at_work(ws)
+    omxfs("snapshot", str(ws.root), "--as", "boss")
+    change_everything(ws)
+    omxfs("checkpoint", str(ws.root), "--as", "alice")
+    (ws.root / ".omxfs/checkpoints/alice/manifests/1.json").unlink()
     found = [f for f in fsck(ws).findings if f.kind == "dangling-snapshot"]
     assert len(found) == 1 and "checkpoint 1 of alice" in found[0].detail and found[0].is_corruption
     done = omxfs("snapshot", "restore", str(ws.root), "1", "--as", "boss", check=False)
