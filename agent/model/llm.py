@@ -17,6 +17,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import uuid
 import warnings
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
@@ -67,9 +68,14 @@ class ModelReply(BaseModel):
         return {"role": "assistant", "content": self.content, "tool_calls": calls}
 
 
+#: what a reply must be: anything (False), one JSON object (True), or one JSON object that follows this JSON schema,
+#: which a server that supports it (llama.cpp, vLLM, Ollama, OpenAI) enforces while decoding
+JsonMode = bool | dict[str, Any]
+
+
 class Model(Protocol):
     def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: JsonMode = False
     ) -> ModelReply: ...
 
 
@@ -83,7 +89,7 @@ class ToolChoiceModel(Protocol):
         messages: list[dict[str, Any]],
         *,
         tools: list[dict[str, Any]] | None = None,
-        json_mode: bool = False,
+        json_mode: JsonMode = False,
         tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply: ...
 
@@ -172,7 +178,7 @@ class LiteLLMModel:
         messages: list[dict[str, Any]],
         *,
         tools: list[dict[str, Any]] | None = None,
-        json_mode: bool = False,
+        json_mode: JsonMode = False,
         tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply:
         request_id = new_request_id()
@@ -194,7 +200,7 @@ class LiteLLMModel:
             response = pool.submit(litellm.completion, **kwargs).result()
         return _reply(response, request_id=request_id, model=self.model)
 
-    def stream(self, messages: list[dict[str, Any]], *, json_mode: bool = False) -> AsyncIterator[str]:
+    def stream(self, messages: list[dict[str, Any]], *, json_mode: JsonMode = False) -> AsyncIterator[str]:
         """The reply's text deltas as the server sends them (``stream=True``): a trio async iterator.
 
         The request is built exactly as ``complete`` builds it; litellm's stream is a blocking iterator, so each
@@ -233,7 +239,7 @@ class LiteLLMModel:
         request_id: str,
         *,
         tools: list[dict[str, Any]] | None = None,
-        json_mode: bool = False,
+        json_mode: JsonMode = False,
         tool_choice: str | dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """litellm's keyword arguments for one request, the same for a blocking and a streamed call."""
@@ -253,7 +259,11 @@ class LiteLLMModel:
             "tool_choice": tool_choice if tools else None,
         }
         kwargs.update({k: v for k, v in optional.items() if v is not None})
-        if json_mode:
+        if isinstance(json_mode, dict):
+            name = re.sub(r"[^A-Za-z0-9_-]", "_", str(json_mode.get("title") or "reply"))  # OpenAI's rule for names
+            schema = {"name": name, "schema": json_mode, "strict": True}
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": schema}
+        elif json_mode:
             kwargs["response_format"] = {"type": "json_object"}
         log.debug("request %s: %s, %d messages, %d characters", request_id, self.model, len(messages), size)
         return kwargs
@@ -335,7 +345,7 @@ class ScriptedModel:
         messages: list[dict[str, Any]],
         *,
         tools: list[dict[str, Any]] | None = None,
-        json_mode: bool = False,
+        json_mode: JsonMode = False,
         tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply:
         request: dict[str, Any] = {"messages": copy.deepcopy(messages), "tools": tools, "json_mode": json_mode}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from agent.model.llm import LLMError, Model, ModelReply
+from agent.model.llm import JsonMode, LLMError, Model, ModelReply
 
 __all__ = ["RetryPolicy", "Spinner", "WaitingModel", "retry_line"]
 
@@ -132,7 +132,7 @@ class WaitingModel:
         messages: list[dict[str, Any]],
         *,
         tools: list[dict[str, Any]] | None = None,
-        json_mode: bool = False,
+        json_mode: JsonMode = False,
         tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply:
         extra: dict[str, Any] = {"tool_choice": tool_choice} if tool_choice is not None else {}

@@ -16,14 +16,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.model.errors import advice
-from agent.model.llm import LLMError, Model
-from agent.plan_run.plan import Plan, validation_summary
+from agent.model.llm import LLMError, Model, ModelReply
+from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.tools.inputs import TOOL_INPUTS
 
 __all__ = ["Planner", "PlanningError", "system_prompt"]
 
 LISTING_LIMIT = 60
+#: the models (by their repr) whose server refused the plan's JSON schema in this process: JSON mode for them
+SCHEMA_REFUSED: set[str] = set()
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "runs", ".omxfs", ".mypy_cache"}
 EXAMPLE = {
     "version": 1,
@@ -176,10 +178,30 @@ class Planner:
         on_invalid: Callable[[int, str, str], None] | None = None,
         workspace_agent: str | None = None,
         team: tuple[str, ...] = (),
+        on_schema_refused: Callable[[str], None] | None = None,
     ) -> None:
         self.model = model
         self.on_invalid = on_invalid
+        self.on_schema_refused = on_schema_refused
         self.workspace_agent, self.team = workspace_agent, team
+
+    def _ask(self, messages: list[dict[str, Any]]) -> ModelReply:
+        """The plan asked for with its JSON schema, so that a server that supports it (llama.cpp, vLLM, Ollama,
+        OpenAI) cannot decode anything but a valid plan's shape; where the server refuses the schema (a 400), JSON
+        mode, and the validation and retry of ``plan`` catch the rest. The refusal is remembered for the process
+        (``SCHEMA_REFUSED``): one fast failed request per run at most, and no state on disk that a server upgrade
+        would make wrong."""
+        key = repr(self.model)
+        if key not in SCHEMA_REFUSED:
+            try:
+                return self.model.complete(messages, json_mode=plan_json_schema())
+            except LLMError as exc:
+                if exc.kind != "other":  # a timeout, an unreachable server, a bad key: not the schema's fault
+                    raise
+                SCHEMA_REFUSED.add(key)
+                if self.on_schema_refused:
+                    self.on_schema_refused(str(exc))
+        return self.model.complete(messages, json_mode=True)
 
     def plan(self, task: str, workspace: Path) -> Plan:
         if not task.strip():
@@ -192,7 +214,7 @@ class Planner:
         replies: list[str] = []
         for attempt in (1, 2):
             try:
-                reply = self.model.complete(messages, json_mode=True)
+                reply = self._ask(messages)
             except LLMError as exc:
                 next_step = advice(exc.kind, exc.attempts, "the same omx command")
                 raise PlanningError(f"planning failed: {exc}\n{next_step}", replies) from None

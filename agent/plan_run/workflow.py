@@ -176,8 +176,12 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
             RunEntry(event="plan_invalid", data={"attempt": attempt, "problems": problems, "reply": reply[:2000]})
         )
 
+    def on_schema_refused(error: str) -> None:  # the server took no JSON schema: JSON mode from here on
+        recorder.record(RunEntry(event="schema_refused", data={"error": error}))
+
     try:
-        planner = Planner(recording, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents)
+        planner = Planner(recording, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents,
+                          on_schema_refused=on_schema_refused)  # fmt: skip
         plan = planner.plan(task, workspace)
     except PlanningError as exc:
         _end(recorder, "planning_failed", error=str(exc), steps_executed=0, usage=recording.tally.record())

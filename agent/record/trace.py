@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.model.llm import LLMError, Model, ModelReply
+from agent.model.llm import JsonMode, LLMError, Model, ModelReply
 from agent.model.pricing import Tally
 
 __all__ = ["ModelCallEntry", "RecordingModel", "RunEntry", "RunRecorder", "ToolCallEntry", "TraceEntry", "digest"]
@@ -130,7 +130,7 @@ class RunEntry(_Entry):
     """A decision or milestone of the run: start, plan, confirmation, end."""
 
     kind: Literal["run"] = "run"
-    event: Literal["start", "plan_invalid", "plan", "confirmation", "end", "compress", "resize"]
+    event: Literal["start", "plan_invalid", "schema_refused", "plan", "confirmation", "end", "compress", "resize"]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)
 
@@ -185,7 +185,7 @@ class RecordingModel:
         self.tally = Tally()  # the run's tokens and cost, for its summary
 
     def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: bool = False
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: JsonMode = False
     ) -> ModelReply:
         start, began = now(), time.monotonic()
         try:

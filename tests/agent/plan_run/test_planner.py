@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from agent.model.llm import LiteLLMModel, ScriptedModel
-from agent.plan_run.planner import Planner, PlanningError, system_prompt
+from agent.plan_run.plan import plan_json_schema
+from agent.plan_run.planner import SCHEMA_REFUSED, Planner, PlanningError, system_prompt
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]
@@ -38,7 +39,7 @@ def test_a_valid_plan_on_the_first_try(ws: Path) -> None:
     plan = Planner(model).plan("list the data", ws)
     assert plan.steps[0].tool == "list_dir" and plan.workspace_root == str(ws.resolve())
     (request,) = model.requests
-    assert request["json_mode"] is True
+    assert request["json_mode"] == plan_json_schema()  # the plan's schema, for decoding that cannot leave it
     system, user = request["messages"]
     assert system["role"] == "system" and "ls, cat, grep, wc, head, tail, python3 -c" in system["content"]
     assert "- write_text {path, content, mode?}" in system["content"]
@@ -109,7 +110,32 @@ def test_planning_through_litellm_asks_for_json(ws: Path, openai_stub: OpenAIStu
     plan = Planner(model).plan("list the data", ws)
     assert plan.steps[0].tool == "list_dir"
     first, second = openai_stub.requests
-    assert first["response_format"] == {"type": "json_object"} and first["model"] == "test"
+    assert first["response_format"]["type"] == "json_schema" and first["model"] == "test"
+    assert first["response_format"]["json_schema"]["schema"] == plan_json_schema()
     assert second["messages"][:2] == first["messages"]  # the retry appends; the prefix stays cacheable
     body: dict[str, Any] = second["messages"][3]
     assert "not JSON" in body["content"]
+
+
+def test_a_server_that_refuses_the_schema_gets_json_mode_and_is_remembered(ws: Path, openai_stub: OpenAIStub) -> None:
+    """Issue 28: the schema where the server takes it; a 400 (a server without json_schema) falls back to JSON mode
+    at once, and later plans of the same model in this process go straight to JSON mode."""
+    openai_stub.enqueue(status=400, error="response_format type json_schema is not supported")
+    openai_stub.enqueue(content=json.dumps(GOOD))
+    openai_stub.enqueue(content=json.dumps(GOOD))
+    model = LiteLLMModel("openai/no-schema", api_base=openai_stub.base_url, api_key="sk-test")
+    refused: list[str] = []
+    planner = Planner(model, on_schema_refused=refused.append)
+    assert planner.plan("list the data", ws).steps[0].tool == "list_dir"
+    assert planner.plan("list the data again", ws).steps[0].tool == "list_dir"
+    formats = [r["response_format"]["type"] for r in openai_stub.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    assert len(refused) == 1 and "not supported" in refused[0]
+
+
+def test_a_server_down_is_not_taken_for_a_schema_refusal(ws: Path, openai_stub: OpenAIStub) -> None:
+    openai_stub.enqueue(status=503, error="overloaded")
+    model = LiteLLMModel("openai/busy", api_base=openai_stub.base_url, api_key="sk-test")
+    with pytest.raises(PlanningError, match="planning failed"):
+        Planner(model).plan("list the data", ws)
+    assert repr(model) not in SCHEMA_REFUSED
