@@ -57,6 +57,7 @@ class CriterionCheck(BaseModel):
     criterion: str
     status: CriterionStatus
     detail: str = ""
+    about_content: bool = True  # False: only that a file was written, which alone verifies nothing it holds
 
 
 def check_criteria(criteria: list[str], produced: list[Path], workspace: Path) -> list[CriterionCheck]:

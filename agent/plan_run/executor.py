@@ -16,6 +16,7 @@ from agent.model.errors import advice
 from agent.plan_run.criteria import CriterionCheck, check_criteria
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
 from agent.plan_run.resume import save_output
+from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
 from agent.plan_run.tools.registry import run_tool
@@ -110,10 +111,16 @@ class Executor:
         self.recorder = recorder
 
     def execute(
-        self, plan: Plan, *, from_step: int | None = None, earlier: dict[int, str] | None = None
+        self,
+        plan: Plan,
+        *,
+        from_step: int | None = None,
+        earlier: dict[int, str] | None = None,
+        expected: TaskExpectations | None = None,
     ) -> ExecutionResult:
         """Run the steps in order; with ``from_step``, the steps before it are not run and ``earlier`` holds the
-        outputs of theirs that later steps refer to (``agent.plan_run.resume``)."""
+        outputs of theirs that later steps refer to (``agent.plan_run.resume``). ``expected``: what the task itself
+        asks for, read before the run (``agent.plan_run.task_checks``), checked with the plan's criteria."""
         outputs: dict[int, str] = {}
         outcomes: list[StepOutcome] = []
         produced: list[Path] = []
@@ -154,8 +161,11 @@ class Executor:
                 produced.append(Path(result.details["path"]))
         files = list(dict.fromkeys(produced))
         checks = check_criteria(plan.success_criteria, files, self.ctx.workspace)
+        if expected is not None:
+            checks = expected.check() + [expected.vet(check) for check in checks]
         unmet = [c for c in checks if c.status == "not met"]
-        verified = bool(checks) and all(c.status == "met" for c in checks)
+        # a file written is not a file right: success needs something about the content checked and met too
+        verified = any(c.about_content for c in checks) and all(c.status == "met" for c in checks)
         return ExecutionResult(
             status="failed" if unmet else "success" if verified else "done",
             steps_total=len(plan.steps),

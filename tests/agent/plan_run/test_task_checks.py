@@ -1,0 +1,92 @@
+"""``agent.plan_run.task_checks``: what omx checks from the task's own words, whatever criteria the plan wrote
+(issue 28: a count written as the text, a file the task names and the run never wrote, were not failures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.plan_run.task_checks import TaskExpectations
+
+
+def statuses(expected: TaskExpectations) -> dict[str, str]:
+    return {c.criterion: c.status for c in expected.check()}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "data/a.txt").write_text("one\ntwo\nthree\nfour\n")
+    (tmp_path / "data/list.txt").write_text("milk\neggs\n")
+    (tmp_path / "src/app.py").write_text("# TODO: x\n")
+    return tmp_path
+
+
+def test_the_output_named_after_to_or_into_must_be_written_by_the_run(ws: Path) -> None:
+    expected = TaskExpectations.before("Count the lines of data/a.txt and write just the number into out/n.txt", ws)
+    assert list(expected.outputs) == ["out/n.txt"]
+    assert statuses(expected) == {
+        "out/n.txt is written by this run (from the task)": "not met",  # never written
+        "out/n.txt holds just a number (from the task)": "not met",
+    }
+    (ws / "out").mkdir()
+    (ws / "out/n.txt").write_text("one\ntwo\nthree\nfour\n")  # the text, not the count
+    assert list(statuses(expected).values()) == ["met", "not met"]
+    (ws / "out/n.txt").write_text("4\n")
+    assert list(statuses(expected).values()) == ["met", "met"]
+
+
+def test_an_existing_file_the_task_appends_to_must_change(ws: Path) -> None:
+    expected = TaskExpectations.before("Append the line 'bread' to data/list.txt", ws)
+    assert statuses(expected) == {"data/list.txt is written by this run (from the task)": "not met"}
+    (ws / "data/list.txt").write_text("milk\neggs\nbread\n")  # by any step: python3 -c counts too
+    assert statuses(expected) == {"data/list.txt is written by this run (from the task)": "met"}
+
+
+def test_a_path_after_in_is_an_output_only_if_it_was_not_there(ws: Path) -> None:
+    todo = TaskExpectations.before("Count the TODO comments in src/app.py and write just the number to out/t.txt", ws)
+    assert list(todo.outputs) == ["out/t.txt"]  # src/app.py is the input
+    summary = TaskExpectations.before("Summarise data/a.txt in exactly 2 bullet points in out/s.md", ws)
+    assert list(summary.outputs) == ["out/s.md"] and summary.content == ("out/s.md has 2 bullet lines",)
+
+
+def test_what_the_task_says_of_the_content_is_checked(ws: Path) -> None:
+    (ws / "out").mkdir()
+    cases = {
+        "Summarise data/a.txt in 3 bullet points and write them to out/s.md": ("- a\n- b\n- c\n", "- a\n- b\n"),
+        "Summarise data/a.txt in at most 5 words and write it to out/s.md": ("four words are here\n", "a b c d e f\n"),
+        "Write a one-line title for data/a.txt into out/s.md": ("A title\n", "A title\nand more\n"),
+        "Convert data/a.txt to a markdown table in out/s.md": ("| a | b |\n|---|---|\n| 1 | 2 |\n", "a, b\n1, 2\n"),
+    }
+    for task, (right, wrong) in cases.items():
+        (ws / "out/s.md").unlink(missing_ok=True)
+        expected = TaskExpectations.before(task, ws)
+        assert len(expected.content) == 1, task
+        (ws / "out/s.md").write_text(right)
+        assert set(statuses(expected).values()) == {"met"}, task
+        (ws / "out/s.md").write_text(wrong)
+        assert "not met" in statuses(expected).values(), task
+
+
+def test_what_cannot_be_read_without_guessing_is_not_derived(ws: Path) -> None:
+    both = TaskExpectations.before("Summarise data/a.txt in one bullet point each (2 bullets) in out/s.md", ws)
+    assert both.content == ()  # two numbers of bullets: which one?
+    two = TaskExpectations.before("Copy data/a.txt to out/m.txt and data/list.txt to out/n.txt in 2 bullets", ws)
+    assert set(two.outputs) == {"out/m.txt", "out/n.txt"} and two.content == ()
+    assert TaskExpectations.before("List the files in data/", ws).check() == []
+
+
+def test_a_plans_number_the_task_never_said_is_not_checked(ws: Path) -> None:
+    from agent.plan_run.criteria import CriterionCheck
+
+    expected = TaskExpectations.before("Summarise data/a.txt in three bullets into out/s.md", ws)
+    said = CriterionCheck(criterion="out/s.md has 3 bullet lines", status="not met", detail="4 bullet lines")
+    guessed = CriterionCheck(criterion="out/s.md has 5 lines", status="met", detail="5 non-empty lines")
+    in_a_name = CriterionCheck(criterion="out/v2.md exists", status="met", detail="the file exists")
+    assert expected.vet(said) == said  # "three" is 3
+    assert (
+        expected.vet(guessed).status == "not checked" and "5 is the plan's own number" in expected.vet(guessed).detail
+    )
+    assert expected.vet(in_a_name) == in_a_name
