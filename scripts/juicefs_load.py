@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -88,14 +89,20 @@ def settled(zone: Path, expected: dict[str, tuple[str, str]]) -> bool:
 def run_load(seconds: float, work: Path, views: list[Path], check: Path, extra: list[str]) -> dict[str, Any]:
     command = [sys.executable, str(REPO / "scripts" / "bench_load.py"), "--seconds", str(seconds), "--daemons", "2"]
     command += ["--workdir", str(work), "--store-views", *map(str, views), "--check-store", str(check), *extra]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 600, check=False)
-    sys.stderr.write(done.stderr)
-    lines = done.stdout.strip().splitlines()
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=seconds + 600)
+    except BaseException:
+        proc.terminate()  # bench_load unmounts its daemons on SIGTERM; a kill would leave them mounted
+        proc.wait(60)
+        raise
+    sys.stderr.write(err)
+    lines = out.strip().splitlines()
     if not lines:
-        raise RuntimeError(f"bench_load printed nothing (exit {done.returncode})")
+        raise RuntimeError(f"bench_load printed nothing (exit {proc.returncode})")
     print(lines[-1], flush=True)
     result: dict[str, Any] = json.loads(lines[-1])
-    result["exit"] = done.returncode
+    result["exit"] = proc.returncode
     return result
 
 
@@ -236,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the working directory (not the mounts)")
     parser.add_argument("bench_load_args", nargs="*", help="more options for bench_load.py (after --)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: the mounts and redis are ended in finally
     if os.geteuid() != 0:
         print("juicefs_load.py: the FUSE mounts need root", file=sys.stderr)
         return 2
