@@ -29,8 +29,12 @@ from pathlib import Path, PurePosixPath
 from omxfs.errors import InvalidInput, NotFound, OmxError, OSFailure, from_os_error
 from omxfs.store.beneath import open_beneath
 
-#: how often a read is tried again when a shared filesystem answers ESTALE for a file replaced elsewhere
-STALE_RETRIES = 20
+#: how often a read is tried again when a file replaced through another client of a shared filesystem still
+#: answers from the inode it replaced (GlusterFS: ESTALE for 1-2 s; JuiceFS: ENOENT or EBADF for about 1 s):
+#: waits of 5, 10, 20, 40, 80, then 100 ms, about 3 s in all
+STALE_RETRIES = 34
+#: errors of reading a file just opened whose inode another client removed by renaming a new file over it
+_GONE_WHILE_OPEN = frozenset({errno.ENOENT, errno.EBADF, errno.ESTALE})
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: a directory only named, for ``*at`` calls in it: no open of the directory itself (tmpfs allocates a readdir
 #: cursor for each real open, and frees it at close: about half the cost of the walk), and no read permission
@@ -125,42 +129,115 @@ def open_dir(root: Path, relative: PurePosixPath | str, *, create: bool = False,
     return fd
 
 
-def read_bytes(root: Path, relative: PurePosixPath) -> bytes:
-    """The content of the regular file ``root/relative``; symlinks anywhere on the way are refused."""
-    return read_with_stat(root, relative)[0]
+def read_bytes(root: Path, relative: PurePosixPath, *, known: bool = False) -> bytes:
+    """The content of the regular file ``root/relative``; symlinks anywhere on the way are refused. ``known``: as
+    for ``read_with_stat``."""
+    return read_with_stat(root, relative, known=known)[0]
 
 
-def read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:
+class _Vanished(Exception):
+    """The file was there a moment ago (opened, or still named in the directory) but its inode answered ENOENT,
+    EBADF or ESTALE: replaced through another client of a shared filesystem, whose new file is to be read."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+def read_with_stat(root: Path, relative: PurePosixPath, *, known: bool = False) -> tuple[bytes, os.stat_result]:
     """``read_bytes``, and the ``fstat`` of the very file read (what a later ``lstat`` can be compared with).
 
-    A file replaced (renamed over) through another client of a shared filesystem can answer ESTALE for a moment
-    (GlusterFS does for a second or two): the name is opened again, up to ``STALE_RETRIES`` times."""
-    for attempt in range(STALE_RETRIES):
+    A file replaced (renamed over) through another client of a shared filesystem can, in this client, answer for
+    a moment from the inode it replaced: GlusterFS answers ESTALE for a second or two, JuiceFS ENOENT (at open,
+    through the name its kernel still caches) or EBADF and ENOENT (reading a file opened just before) for about a
+    second, its entry cache's timeout. Such a read is tried again, up to ``STALE_RETRIES`` times (3 s), whenever
+    the file was there a moment ago: it was opened, or the directory still names it. ``known``: the caller knows
+    the file exists (it was just listed or stat'ed, and files of its kind are replaced, never removed), so ENOENT
+    at open is such a moment too. Otherwise a file that is not there is ``NotFound`` at once: a real "not found"
+    costs an ``lstat`` and a listing of its directory more, never a wait."""
+    delay = 0.005
+    for attempt in range(STALE_RETRIES + 1):
         try:
-            return _read_with_stat(root, relative)
-        except OSFailure as exc:
-            if exc.errno != errno.ESTALE:
-                raise
-        time.sleep(0.01 * (attempt + 1))
-    return _read_with_stat(root, relative)
+            return _read_with_stat(root, relative, known=known)
+        except _Vanished as vanished:
+            if attempt == STALE_RETRIES:
+                raise from_os_error(vanished.cause, root / relative, walking=True) from vanished.cause
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _read_with_stat(root: Path, relative: PurePosixPath) -> tuple[bytes, os.stat_result]:
-    dir_fd = open_dir(root, relative.parent)
+def _read_with_stat(root: Path, relative: PurePosixPath, *, known: bool) -> tuple[bytes, os.stat_result]:
     try:
-        fd = os.open(relative.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        dir_fd = open_dir(root, relative.parent)
+    except OSFailure as exc:
+        if exc.errno == errno.ESTALE:  # the directory itself, replaced elsewhere (GlusterFS)
+            raise _Vanished(OSError(exc.errno, os.strerror(exc.errno))) from exc
+        raise
+    try:
+        raw, st = _read_once(dir_fd, relative.name, known=known)
     except OSError as exc:
         raise from_os_error(exc, root / relative, walking=True) from exc
     finally:
         os.close(dir_fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotFound(f"{root / relative}: not a regular file")
+    return raw, st
+
+
+def read_at(dir_fd: int, name: str, *, known: bool = False) -> tuple[bytes, os.stat_result]:
+    """The content and ``fstat`` of ``name`` (not followed if a symlink) in the open directory ``dir_fd``, read
+    again as ``read_with_stat`` reads a file replaced through another client. Errors are the system calls'
+    ``OSError`` (``FileNotFoundError``: not there); the caller checks the file's type in the ``fstat``."""
+    delay = 0.005
+    for attempt in range(STALE_RETRIES + 1):
+        try:
+            return _read_once(dir_fd, name, known=known)
+        except _Vanished as vanished:
+            if attempt == STALE_RETRIES:
+                raise vanished.cause from vanished
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _read_once(dir_fd: int, name: str, *, known: bool) -> tuple[bytes, os.stat_result]:
+    """One open and read of ``name``; ``_Vanished`` where its file was there a moment ago (see ``read_with_stat``)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except FileNotFoundError as exc:
+        if known or _still_named(dir_fd, name):
+            raise _Vanished(exc) from exc
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ESTALE:
+            raise _Vanished(exc) from exc
+        raise
     try:
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise NotFound(f"{root / relative}: not a regular file")
-            return f.read(), st
+            return (f.read() if stat.S_ISREG(st.st_mode) else b""), st
     except OSError as exc:
-        raise from_os_error(exc, root / relative, walking=True) from exc
+        if exc.errno in _GONE_WHILE_OPEN:
+            raise _Vanished(exc) from exc
+        raise
+
+
+def _still_named(dir_fd: int, name: str) -> bool:
+    """Whether ``name`` is still in the directory although its open said ENOENT: its file was replaced rather
+    than removed. ``lstat`` answers from this client's cache while it lasts; once that expired, ``lstat`` of the
+    cached name asks for the removed inode (ENOENT again), so the listing, which a client reads from the server,
+    decides."""
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        pass
+    else:
+        return True
+    try:
+        return name in os.listdir(dir_fd)
+    except OSError:
+        return False
 
 
 def lstat(root: Path, relative: PurePosixPath) -> os.stat_result | None:

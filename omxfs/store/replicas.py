@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from omxfs.crdt import Document
 from omxfs.errors import InvalidInput, NotFound, OmxError, StoreCorrupt, from_os_error
-from omxfs.store.atomic import NO_LINK, create_exclusive, open_dir, sync_dir
+from omxfs.store.atomic import NO_LINK, create_exclusive, open_dir, read_at, sync_dir
 from omxfs.store.layout import STATE_DIR, STATE_SUFFIX, WRITERS
 from omxfs.store.names import check_doc_id
 
@@ -202,17 +202,16 @@ class StateFiles:
         """The document's state now: its merged file and every writer file, merged; parsed files are reused.
 
         A document is never deleted, yet a client of a shared filesystem can answer ENOENT for its merged file
-        while another client renames a new one over it (bindfs does, now and then): a document this process has
-        seen is looked for again for up to ``VANISHED_FOR`` seconds before it is called gone."""
+        while another client renames a new one over it (bindfs does, now and then; JuiceFS for about a second): a
+        document this process has seen, or whose writers' directory exists (made before its merged file, never
+        removed), is looked for again for up to ``VANISHED_FOR`` seconds before it is called gone."""
         vanished_until = time.monotonic() + VANISHED_FOR
         stale_until = time.monotonic() + STALE_FOR
         while True:
             try:
                 return self._current(doc_id)
             except (NotFound, FileNotFoundError):
-                with self._lock:
-                    known = doc_id in self._views
-                if not known or time.monotonic() >= vanished_until:
+                if time.monotonic() >= vanished_until or not self._seen(doc_id):
                     raise
             except (OmxError, OSError) as exc:
                 # GlusterFS answers ESTALE for a file renamed over through another client, for a second or two
@@ -258,6 +257,17 @@ class StateFiles:
             self._views[doc_id] = view
             while len(self._views) > MAX_VIEWS:
                 del self._views[next(iter(self._views))]
+
+    def _seen(self, doc_id: str) -> bool:
+        """Whether this process has read the document, or ``.writers/<doc>/`` exists: it was created (by any
+        process, on any client; the directory is made before the merged file and never removed)."""
+        with self._lock:
+            if doc_id in self._views:
+                return True
+        try:
+            return stat.S_ISDIR(os.stat(self.state_dir / WRITERS / doc_id, follow_symlinks=False).st_mode)
+        except OSError:
+            return False
 
     @staticmethod
     def _open_writers(sd: int, doc_id: str) -> int | None:
@@ -308,7 +318,8 @@ class StateFiles:
         linked = merged_key[0] in {listing[name] for name in covered}
         if (old is None or old.merged_key != merged_key) and not linked:
             # not a hard link of a writer file: a copy, or a store from before writer files (then its only holder)
-            raw = self._read(sd, str(state_name(doc_id)), str(state_name(doc_id)))
+            # stat'ed just before, and never removed: an ENOENT now is a rename over it seen late
+            raw = self._read(sd, str(state_name(doc_id)), str(state_name(doc_id)), known=True)
             if raw is None:
                 raise NotFound(f"no realtime document {doc_id!r}")
             try:
@@ -334,17 +345,19 @@ class StateFiles:
         return StateView(doc, frozenset(covered), merged_key, mtime_ns)
 
     @staticmethod
-    def _read(dir_fd: int, name: str, shown: str) -> bytes | None:
+    def _read(dir_fd: int, name: str, shown: str, *, known: bool = False) -> bytes | None:
+        """The file's content, None if it is not there. A file renamed over through another client of a shared
+        filesystem is read again while it answers from the inode it replaced (``atomic.read_at``; JuiceFS says
+        ENOENT or EBADF for about a second); ``known``: the caller just saw it, so ENOENT is such a moment too."""
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            raw, st = read_at(dir_fd, name, known=known)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StoreCorrupt(f"{STATE_DIR}/{shown}: {os.strerror(exc.errno or errno.EIO)}") from exc
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise StoreCorrupt(f"{STATE_DIR}/{shown}: not a regular file")
-            return f.read()
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreCorrupt(f"{STATE_DIR}/{shown}: not a regular file")
+        return raw
 
     @staticmethod
     def _decode(raw: bytes, doc_id: str, shown: str) -> Document:
