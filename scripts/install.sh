@@ -11,7 +11,7 @@ cd "$(dirname "$(readlink -f "$0")")/.."  # the checkout, also when scripts/ is 
 extras=""
 dev_packages=""
 case "${1:-}" in
-  --dev) extras="[dev,bench]"; dev_packages="vim nano tmux git sqlite3 sshfs openssh-server openssh-client bindfs rsync autoconf automake libtool" ;;
+  --dev) extras="[dev,bench]"; dev_packages="vim nano tmux git sqlite3 sshfs openssh-server openssh-client bindfs rsync autoconf automake libtool chromium" ;;
   "") ;;
   *) echo "usage: scripts/install.sh [--dev]" >&2; exit 2 ;;
 esac

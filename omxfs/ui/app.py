@@ -103,7 +103,8 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
             f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; img-src 'self' data:; "
             "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         )
-        headers = {"content-security-policy": policy, "referrer-policy": "no-referrer", "cache-control": "no-store"}
+        # same-origin, not no-referrer: under no-referrer chromium sends a form's POST with "Origin: null"
+        headers = {"content-security-policy": policy, "referrer-policy": "same-origin", "cache-control": "no-store"}
         return HTMLResponse(body, status, headers=headers)
 
     def failed(request: Request, exc: Exception, status: int = 404) -> HTMLResponse:

@@ -230,8 +230,7 @@ def checkpoints(ws: Workspace, agent: str) -> list[dict[str, Any]]:
 
 def checkpoint_diff(ws: Workspace, agent: str, source: str, target: str | None) -> Diffed:
     result = diff(ZoneHistory(ws, ws.require_known(agent)), source, target)
-    lines = result.lines()
-    return _classed(lines)
+    return _classed([part for line in result.lines() for part in line.splitlines()])
 
 
 # -- runs ------------------------------------------------------------------------------------------------------
