@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cli import audit, checkpoints, doc, mcp, mount_tools, snapshots, view
+from cli import audit, checkpoints, doc, mcp, mount_tools, snapshots, ui, view
 from cli.errors import ClosedPipeQuiet, friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.errors import MountError, OmxError
@@ -236,6 +236,7 @@ for command in checkpoints.COMMANDS:  # a private zone's history (issue 27)
 main.add_command(audit.audit)
 for command in snapshots.COMMANDS:  # the whole workspace's history (issue 27)
     main.add_command(command)
+main.add_command(ui.ui)  # the supervisor's web dashboard (issue 29)
 
 
 if __name__ == "__main__":

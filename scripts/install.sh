@@ -11,7 +11,7 @@ cd "$(dirname "$(readlink -f "$0")")/.."  # the checkout, also when scripts/ is 
 extras=""
 dev_packages=""
 case "${1:-}" in
-  --dev) extras="[dev,bench]"; dev_packages="vim nano tmux git sqlite3 sshfs openssh-server openssh-client bindfs rsync autoconf automake libtool" ;;
+  --dev) extras="[dev,bench]"; dev_packages="vim nano tmux git sqlite3 sshfs openssh-server openssh-client bindfs rsync autoconf automake libtool chromium redis-server" ;;
   "") ;;
   *) echo "usage: scripts/install.sh [--dev]" >&2; exit 2 ;;
 esac
@@ -22,7 +22,8 @@ if command -v apt-get >/dev/null 2>&1; then
   # The tests drive real editors and tools through the mount: vim, nano (under tmux), git, sqlite3; and they put
   # a store on a shared filesystem seen by two clients on this machine: sshfs to a private sshd on 127.0.0.1, bindfs.
   # rsync -aX is one of the copies tested in a private zone; autoconf, automake and libtool build pjdfstest
-  # (scripts/posix_conformance.sh).
+  # (scripts/posix_conformance.sh). chromium runs the dashboard's browser tests (tests/ui/); redis-server is the
+  # metadata engine of the JuiceFS volume the store is tested on (tests/shared_fs/test_juicefs.py).
   echo "==> system packages: fuse3 libfuse3-dev pkg-config python3-venv python3-dev gcc attr bubblewrap $dev_packages" >&2
   as_root apt-get update -qq
   # shellcheck disable=SC2086  # dev_packages is a list of words

@@ -1,0 +1,363 @@
+"""The web app of ``omxfs ui``: server-rendered pages (Jinja2, autoescape on), live rows over server-sent events,
+and the supervisor's actions, each one store call.
+
+Who acts is fixed at start (``--as NAME``): a supervisor of the workspace may act (roll a collaborative file back,
+restore a checkpoint), checked again at each action against the config as it is then, and the store audits the
+action with this process's uid (the person's). Anyone else, or no one named, gets the same pages read-only: every
+agent may read every zone (SPEC §4), so there is nothing to hide from a non-supervisor; there is nothing for them to
+do here either.
+
+Reading is done in worker threads (the store's calls block); the feed is polled every ``POLL`` seconds in one, and
+its new events go to every open page's queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import anyio.to_thread
+from jinja2 import Environment, PackageLoader
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from omxfs.checkpoints import ZoneHistory, restore
+from omxfs.errors import OmxError
+from omxfs.store.workspace import Workspace
+from omxfs.ui import pages, shown
+from omxfs.ui.chart import chart
+from omxfs.ui.feed import KINDS, Event, Feed, Filter, chosen
+from omxfs.ui.guard import Guard, same
+
+#: seconds between two polls of the store (an event shows in an open page within about this, plus a page's work)
+POLL = 0.2
+#: rows the Activity page shows
+ROWS = 300
+#: the live pages' refresh after an event, at most this often (seconds)
+REFRESH = 0.5
+
+
+@dataclass
+class State:
+    ws: Workspace
+    feed: Feed
+    token: str
+    actor: str | None
+    queues: set[asyncio.Queue[list[Event]]] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def may_act(self) -> bool:
+        return self.actor is not None and self.ws.is_supervisor(self.actor)
+
+    def events(self) -> list[Event]:
+        with self.lock:
+            return list(self.feed.events)
+
+    def poll(self) -> list[Event]:
+        with self.lock:
+            return self.feed.poll()
+
+
+def _when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("omxfs.ui", "templates"), autoescape=True)
+    env.filters["line"] = shown.line
+    env.filters["when"] = _when
+    env.filters["query"] = lambda values: urlencode({k: v for k, v in values.items() if v not in (None, "")})
+    return env
+
+
+def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
+    """The app for ``ws`` (without its ``Guard``: ``guarded`` adds it once the port is known)."""
+    env = environment()
+    state = State(ws, Feed(ws.root), token, actor)
+
+    def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        nonce = secrets.token_urlsafe(16)
+        body = env.get_template(name).render(
+            request=request,
+            nonce=nonce,
+            token=state.token,
+            actor=state.actor,
+            may_act=state.may_act(),
+            workspace=str(ws.root),
+            page=request.url.path,
+            **context,
+        )
+        # Defense in depth beside the escaping: only our own inline script (by its nonce) runs, nothing is framed.
+        policy = (
+            f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; img-src 'self' data:; "
+            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        )
+        # same-origin, not no-referrer: under no-referrer chromium sends a form's POST with "Origin: null"
+        headers = {"content-security-policy": policy, "referrer-policy": "same-origin", "cache-control": "no-store"}
+        return HTMLResponse(body, status, headers=headers)
+
+    def failed(request: Request, exc: Exception, status: int = 404) -> HTMLResponse:
+        message = exc.message if isinstance(exc, OmxError) else str(exc)
+        return render(request, "error.html", status, message=message)
+
+    async def threaded(request: Request, name: str, read: Callable[[], dict[str, Any]]) -> HTMLResponse:
+        try:
+            context = await run_in_threadpool(read)
+        except (OmxError, ValueError, OSError) as exc:
+            return failed(request, exc)
+        return render(request, name, **context)
+
+    # -- pages ------------------------------------------------------------------------------------------------
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/team", 303)
+
+    async def team(request: Request) -> Response:
+        return await threaded(request, "team.html", lambda: pages.team(ws, state.events()))
+
+    def activity_filter(request: Request) -> Filter:
+        q = request.query_params
+
+        def moment(name: str) -> float:
+            with contextlib.suppress(ValueError):
+                return datetime.fromisoformat(q.get(name, "")).timestamp()
+            return 0.0
+
+        return Filter(q.get("agent", ""), q.get("zone", ""), q.get("kind", ""), moment("since"), moment("until"))
+
+    async def activity(request: Request) -> Response:
+        keep = activity_filter(request)
+
+        def read() -> dict[str, Any]:
+            events = state.events()
+            kept = [e for e in events if keep.keeps(e)]
+            zones = sorted({e.zone.split("/", 1)[0] for e in events} | {e.zone for e in events})
+            return {
+                "events": chosen(kept, Filter(), ROWS),
+                "total": len(kept),
+                "chart": chart(kept),
+                "agents": sorted({*ws.config.agents, *ws.config.supervisors, *(e.agent for e in events)}),
+                "zones": zones,
+                "kinds": KINDS,
+                "filter": dict(request.query_params),
+            }
+
+        return await threaded(request, "activity.html", read)
+
+    async def events(request: Request) -> Response:
+        """Server-sent events: ``feed`` with a rendered row per new event the page's filter keeps, ``tick`` after
+        each batch (pages that show a state, not a list, reload it)."""
+        keep = activity_filter(request)
+        row = env.get_template("row.html")
+        queue: asyncio.Queue[list[Event]] = asyncio.Queue()
+        state.queues.add(queue)
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            try:
+                yield ServerSentEvent(event="ready", data="")
+                while True:
+                    batch = await queue.get()
+                    for event in batch:
+                        if keep.keeps(event):
+                            yield ServerSentEvent(event="feed", data=row.render(e=event))
+                    yield ServerSentEvent(event="tick", data=str(len(batch)))
+            finally:
+                state.queues.discard(queue)
+
+        return EventSourceResponse(stream(), ping=15, headers={"cache-control": "no-store"})
+
+    async def handoffs(request: Request) -> Response:
+        return await threaded(request, "handoffs.html", lambda: {"boxes": pages.handoffs(ws)})
+
+    async def collab(request: Request) -> Response:
+        return await threaded(
+            request, "collab.html", lambda: {"files": pages.collab_files(ws), "conflicts": pages.conflicts(ws)}
+        )
+
+    async def collab_file(request: Request) -> Response:
+        path = request.query_params.get("path", "")
+
+        def read() -> dict[str, Any]:
+            history = ws.collab.history(path)
+            if not history:
+                raise OmxError(f"collaborative/{path}: no such file")
+            newest = history[-1].version
+            a = int(request.query_params.get("a") or max(newest - 1, 1))
+            b = int(request.query_params.get("b") or newest)
+            shown_version = int(request.query_params.get("v") or newest)
+            content, size = pages.version_text(ws, path, shown_version)
+            return {
+                "path": path,
+                "history": list(reversed(history)),
+                "newest": newest,
+                "a": a,
+                "b": b,
+                "diff": pages.version_diff(ws, path, a, b),
+                "shown_version": shown_version,
+                "content": shown.content(content, size),
+                "done": request.query_params.get("done", ""),
+            }
+
+        return await threaded(request, "collab_file.html", read)
+
+    async def collab_conflict(request: Request) -> Response:
+        record = request.query_params.get("record", "")
+        return await threaded(request, "conflict.html", lambda: {"c": pages.conflict(ws, record)})
+
+    async def realtime(request: Request) -> Response:
+        return await threaded(request, "realtime.html", lambda: {"docs": pages.realtime(ws)})
+
+    async def checkpoints(request: Request) -> Response:
+        return await threaded(
+            request,
+            "checkpoints.html",
+            lambda: {"zones": [(a, len(ZoneHistory(ws, a).numbers())) for a in ws.agents()]},
+        )
+
+    async def zone_checkpoints(request: Request) -> Response:
+        agent = request.path_params["agent"]
+        q = request.query_params
+
+        def read() -> dict[str, Any]:
+            made = pages.checkpoints(ws, agent)
+            source = q.get("from") or (made[0]["id"] if made else "")
+            target = q.get("to") or ""
+            return {
+                "agent": agent,
+                "made": made,
+                "source": source,
+                "target": target,
+                "diff": pages.checkpoint_diff(ws, agent, source, target or None) if source else None,
+                "done": q.get("done", ""),
+            }
+
+        return await threaded(request, "zone_checkpoints.html", read)
+
+    async def runs(request: Request) -> Response:
+        return await threaded(request, "runs.html", lambda: {"runs": pages.runs(ws)})
+
+    async def run(request: Request) -> Response:
+        agent, stamp = request.path_params["agent"], request.path_params["stamp"]
+        return await threaded(request, "run.html", lambda: {"r": pages.run(ws, agent, stamp)})
+
+    # -- actions ----------------------------------------------------------------------------------------------
+
+    async def check_form(request: Request) -> dict[str, str]:
+        """The posted form, if it carries the token and a supervisor acts; else PermissionError."""
+        form = await request.form()
+        values = {k: v for k, v in form.items() if isinstance(v, str)}
+        if not same(values.get("token"), state.token):
+            raise PermissionError("the form carries no valid token: reload the page")
+        if not state.may_act():
+            raise PermissionError(
+                "read-only: start `omxfs ui` with --as a supervisor of this workspace to act"
+                if state.actor is None
+                else f"{state.actor} is no supervisor of this workspace: the page is read-only"
+            )
+        return values
+
+    async def rollback(request: Request) -> Response:
+        try:
+            form = await check_form(request)
+        except PermissionError as exc:
+            return failed(request, exc, 403)
+        path, version = form.get("path", ""), int(form.get("version") or 0)
+        actor = state.actor
+        assert actor is not None
+
+        def act() -> str:
+            expected = int(form.get("expected") or -1)
+            entry = ws.collab.rollback(
+                actor,
+                path,
+                version,
+                message=f"rollback to version {version} by {actor} (omxfs ui)",
+                expected_version=expected,
+            )
+            ws.audit(
+                actor, f"rollback to version {version} as version {entry.version} (omxfs ui)", f"collaborative/{path}"
+            )
+            return f"rolled back to version {version}: now version {entry.version}"
+
+        try:
+            done = await run_in_threadpool(act)
+        except (OmxError, ValueError) as exc:
+            return failed(request, exc, 409)
+        return RedirectResponse(f"/collab/file?{urlencode({'path': path, 'done': done})}", 303)
+
+    async def restore_checkpoint(request: Request) -> Response:
+        agent = request.path_params["agent"]
+        try:
+            form = await check_form(request)
+        except PermissionError as exc:
+            return failed(request, exc, 403)
+        actor = state.actor
+        assert actor is not None
+
+        def act() -> str:
+            history = ZoneHistory(ws, ws.require_known(agent))
+            number = history.resolve(form.get("checkpoint", ""))
+            done = restore(history, actor, number)
+            return f"restored {agent}'s zone to checkpoint {done.checkpoint} ({done.files} file(s)); undo: {done.undo}"
+
+        try:
+            done = await run_in_threadpool(act)
+        except (OmxError, ValueError) as exc:
+            return failed(request, exc, 409)
+        return RedirectResponse(f"/checkpoints/{agent}?{urlencode({'done': done})}", 303)
+
+    # -- the feed ---------------------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async def watch() -> None:
+            while True:
+                new = await anyio.to_thread.run_sync(state.poll)
+                if new:
+                    for queue in list(state.queues):
+                        queue.put_nowait(new)
+                await asyncio.sleep(POLL)
+
+        task = asyncio.create_task(watch())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    routes = [
+        Route("/", home),
+        Route("/team", team),
+        Route("/activity", activity),
+        Route("/events", events),
+        Route("/handoffs", handoffs),
+        Route("/collab", collab),
+        Route("/collab/file", collab_file),
+        Route("/collab/conflict", collab_conflict),
+        Route("/collab/rollback", rollback, methods=["POST"]),
+        Route("/realtime", realtime),
+        Route("/checkpoints", checkpoints),
+        Route("/checkpoints/{agent}", zone_checkpoints),
+        Route("/checkpoints/{agent}/restore", restore_checkpoint, methods=["POST"]),
+        Route("/runs", runs),
+        Route("/runs/{agent}/{stamp}", run),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.ui = state
+    return app
+
+
+def guarded(app: Starlette, token: str, port: int) -> Guard:
+    return Guard(app, token, port)

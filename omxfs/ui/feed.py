@@ -1,0 +1,435 @@
+"""The event feed: one timeline of what happens in a workspace, read from the files the store leaves, and the new
+events as they land.
+
+Every event is a file the store creates: a version's entry (``collaborative/.versions/<path>/vN.json``), a
+rejected write's record (``.conflicts/<agent>/<path>.rejected-K.json``), a delivery's ``.meta.json``, a realtime
+writer's state file (``.crdt_state/.writers/<doc>/<replica>.<seq>.crdt.json``, a new name per write), a checkpoint's
+manifest, an audit record, and the lines of an omx run's ``trace.jsonl`` (``agents/<a>/runs/<ts>/``).
+
+**How new ones are found: a poll of directory stamps.** Creating a name changes its directory's mtime, so each poll
+stats every known directory (one ``stat`` each, no listing) and lists only those whose stamp moved; a run's trace
+is appended to, so its size is looked at instead. inotify would wake sooner, but it sees only this kernel's writes:
+the store may live on a shared filesystem written by other machines (SPEC §1), which a poll sees as the store's
+readers do. A directory whose stamp is younger than ``SETTLE`` seconds is listed again on the next poll too: two
+creations within one timestamp tick leave one stamp, and the second would otherwise wait for the next change.
+What a poll costs on a large store is measured by ``scripts/bench_ui.py``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from omxfs.checkpoints.manifest import load_manifest
+from omxfs.errors import OmxError
+from omxfs.store.layout import (
+    AGENTS,
+    AUDIT_DIR,
+    AUDIT_RECORD,
+    BLOBS,
+    CHECKPOINTS,
+    COLLABORATIVE,
+    CONFLICTS,
+    CRDT_STATE,
+    ENTRY,
+    HANDOFF,
+    LOGS,
+    MANIFEST,
+    META_DIR,
+    META_SUFFIX,
+    REALTIME,
+    REJECTED,
+    RESTORING,
+    VERSIONS,
+    WRITERS,
+)
+from omxfs.store.records import load_handoff_meta, load_version_record
+from omxfs.store.replicas import agent_of, parse_writer_file
+from omxfs.ui.files import read_part
+
+#: a directory changed this recently is listed again on the next poll (see the module docstring)
+SETTLE = 1.0
+#: where omx keeps a run's record in an omxfs workspace: ``agents/<agent>/runs/<ts>/trace.jsonl``
+RUNS = "runs"
+TRACE = "trace.jsonl"
+#: the kinds of event, in the order the filter lists them
+KINDS = ("commit", "conflict", "delivery", "realtime", "checkpoint", "audit", "run")
+
+
+@dataclass(frozen=True)
+class Event:
+    epoch: float  # when it happened (the record's own time, else the file's mtime)
+    kind: str  # one of KINDS
+    agent: str  # who did it (as the record says: agents choose nothing of it but their content)
+    zone: str  # "collaborative", "handoff/<a>_to_<b>", "realtime/<doc>", "agents/<a>", ".omxfs"
+    summary: str  # one line; untrusted parts included (escaped when shown)
+    link: str  # the page that shows it
+    key: str  # what it is, once: the file (and for a rewritten file its stamp or line)
+
+    @property
+    def time(self) -> str:
+        return datetime.fromtimestamp(self.epoch).astimezone().isoformat(timespec="milliseconds")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "kind": self.kind,
+            "agent": self.agent,
+            "zone": self.zone,
+            "summary": self.summary,
+            "link": self.link,
+        }
+
+
+def epoch_of(stamp: object, fallback: float) -> float:
+    """The Unix time of an ISO 8601 stamp (the store's UTC ``...Z``, omx's local time with its offset)."""
+    if isinstance(stamp, str):
+        with contextlib.suppress(ValueError):
+            return datetime.fromisoformat(stamp).timestamp()
+    return fallback
+
+
+def link(page: str, **query: object) -> str:
+    return f"{page}?{urlencode({k: str(v) for k, v in query.items()})}" if query else page
+
+
+class _Tree:
+    """The directories under ``root`` (but those named in ``skip``), each listed again when its stamp moves."""
+
+    def __init__(self, root: Path, skip: frozenset[str] = frozenset()) -> None:
+        self.root = root
+        self.skip = skip
+        self.stamps: dict[str, int] = {}
+
+    def changed(self) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+        """(directory, its entries) of every directory new or changed since the last call, root first."""
+        queue = [str(self.root)] if str(self.root) not in self.stamps else []
+        queue += list(self.stamps)
+        recent = time.time() - SETTLE
+        while queue:
+            directory = queue.pop(0)
+            try:
+                st = os.stat(directory, follow_symlinks=False)
+                if st.st_mtime_ns == self.stamps.get(directory) and st.st_mtime < recent:
+                    continue
+                self.stamps[directory] = st.st_mtime_ns
+                with os.scandir(directory) as listing:
+                    entries = list(listing)
+            except (FileNotFoundError, NotADirectoryError):
+                self.stamps.pop(directory, None)
+                continue
+            for entry in entries:
+                if entry.name not in self.skip and entry.path not in self.stamps and _is_dir(entry):
+                    queue.append(entry.path)
+            yield directory, entries
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _json(path: str) -> Any:
+    with open(path, "rb") as f:
+        return json.loads(f.read())
+
+
+class Feed:
+    """Every event of the workspace at ``root`` (the store's directory), oldest first; ``poll`` adds the new ones."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.events: list[Event] = []
+        self._seen: set[str] = set()
+        versions = root / COLLABORATIVE / VERSIONS
+        self._sources: list[tuple[_Tree, Callable[[str, list[os.DirEntry[str]]], Iterable[Event]]]] = [
+            (_Tree(versions), lambda d, es: self._commits(versions, d, es)),
+            (_Tree(root / COLLABORATIVE / CONFLICTS), self._conflicts),
+            (_Tree(root / HANDOFF), self._deliveries),
+            (_Tree(root / REALTIME / CRDT_STATE / WRITERS), self._realtime),
+            (_Tree(root / META_DIR / CHECKPOINTS, frozenset({BLOBS, RESTORING})), self._checkpoints),
+            (_Tree(root / META_DIR / LOGS / AUDIT_DIR), self._audit),
+        ]
+        self._run_dirs: dict[str, int] = {}  # agents/<a>/runs → its stamp when last listed
+        self._runs: dict[str, int] = {}  # agents/<a>/runs/<ts>/trace.jsonl → bytes read of it
+        self.poll()
+
+    # -- polling ----------------------------------------------------------------------------------------------
+
+    def poll(self) -> list[Event]:
+        """The events that appeared since the last poll, oldest first; they are added to ``events``."""
+        new: list[Event] = []
+        for tree, handler in self._sources:
+            for directory, entries in tree.changed():
+                for event in handler(directory, entries):
+                    if event.key not in self._seen:
+                        self._seen.add(event.key)
+                        new.append(event)
+        new += self._run_events()
+        new.sort(key=lambda e: e.epoch)
+        for event in new:
+            if not self.events or event.epoch >= self.events[-1].epoch:
+                self.events.append(event)
+            else:
+                bisect.insort(self.events, event, key=lambda e: e.epoch)
+        return new
+
+    def watched_dirs(self) -> int:
+        """How many directories a poll stats (for the benchmark)."""
+        return sum(len(tree.stamps) for tree, _ in self._sources) + len(self._run_dirs) + len(self._runs)
+
+    # -- the sources ------------------------------------------------------------------------------------------
+
+    def _commits(self, versions: Path, directory: str, entries: list[os.DirEntry[str]]) -> Iterator[Event]:
+        rel = os.path.relpath(directory, versions)
+        for entry in entries:
+            if not ENTRY.fullmatch(entry.name) or f"commit:{entry.path}" in self._seen:
+                continue
+            try:
+                record = load_version_record(_read(entry.path), f"{COLLABORATIVE}/{VERSIONS}/{rel}/{entry.name}")
+            except (OSError, OmxError):
+                continue  # half made (its writer is finishing it) or corrupt (fsck says so): looked at again
+            yield Event(
+                epoch_of(record.timestamp, 0.0),
+                "commit",
+                record.author,
+                COLLABORATIVE,
+                f"committed {rel} version {record.version}: {record.message}",
+                link("/collab/file", path=rel),
+                f"commit:{entry.path}",
+            )
+
+    def _conflicts(self, directory: str, entries: list[os.DirEntry[str]]) -> Iterator[Event]:
+        top = self.root / COLLABORATIVE / CONFLICTS
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".json") or REJECTED not in name or f"conflict:{entry.path}" in self._seen:
+                continue
+            rel = os.path.relpath(entry.path, top)
+            agent = rel.split("/", 1)[0]
+            try:
+                record = _json(entry.path)
+            except (OSError, ValueError):
+                continue
+            if not isinstance(record, dict):
+                continue
+            yield Event(
+                epoch_of(record.get("timestamp"), 0.0),
+                "conflict",
+                agent,
+                COLLABORATIVE,
+                f"conflict on {record.get('path')}: wrote on version {record.get('your_base')}, "
+                f"it is at {record.get('current_version')}",
+                link("/collab/conflict", record=rel),
+                f"conflict:{entry.path}",
+            )
+
+    def _deliveries(self, directory: str, entries: list[os.DirEntry[str]]) -> Iterator[Event]:
+        for entry in entries:
+            if not entry.name.endswith(META_SUFFIX):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                meta = load_handoff_meta(_read(entry.path), entry.path)
+            except (OSError, OmxError):
+                continue
+            box = os.path.relpath(directory, self.root / HANDOFF).split("/", 1)[0]
+            yield Event(
+                epoch_of(meta.timestamp, st.st_mtime),
+                "delivery",
+                meta.sender,
+                f"{HANDOFF}/{box}",
+                f"delivered {meta.filename} to {meta.recipient}: {meta.message}",
+                link("/handoffs", box=box),
+                f"delivery:{entry.path}:{st.st_mtime_ns}",  # a redelivery rewrites the same file
+            )
+
+    def _realtime(self, directory: str, entries: list[os.DirEntry[str]]) -> Iterator[Event]:
+        doc = os.path.basename(directory)
+        for entry in entries:
+            parsed = parse_writer_file(entry.name)
+            if parsed is None or f"realtime:{entry.path}" in self._seen:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            replica, seq = parsed
+            yield Event(
+                st.st_mtime,
+                "realtime",
+                agent_of(replica),
+                f"{REALTIME}/{doc}",
+                f"changed {doc} (replica {replica}, write {seq})",
+                link("/realtime", doc=doc),
+                f"realtime:{entry.path}",
+            )
+
+    def _checkpoints(self, directory: str, entries: list[os.DirEntry[str]]) -> Iterator[Event]:
+        zone = os.path.basename(os.path.dirname(directory))
+        for entry in entries:
+            if not MANIFEST.fullmatch(entry.name) or f"checkpoint:{entry.path}" in self._seen:
+                continue
+            try:
+                manifest = load_manifest(_read(entry.path), entry.path)
+            except (OSError, OmxError):
+                continue
+            note = f": {manifest.message}" if manifest.message else ""
+            yield Event(
+                epoch_of(manifest.time, 0.0),
+                "checkpoint",
+                manifest.by,
+                f"{AGENTS}/{zone}",
+                f"checkpoint {manifest.number} of {zone} ({manifest.changed} change(s)){note}",
+                link(f"/checkpoints/{zone}"),
+                f"checkpoint:{entry.path}",
+            )
+
+    def _audit(self, directory: str, entries: list[os.DirEntry[str]]) -> Iterator[Event]:
+        for entry in entries:
+            if not AUDIT_RECORD.fullmatch(entry.name) or f"audit:{entry.path}" in self._seen:
+                continue
+            try:
+                record = _json(entry.path)
+            except (OSError, ValueError):
+                continue
+            if not isinstance(record, dict):
+                continue
+            yield Event(
+                epoch_of(record.get("timestamp"), 0.0),
+                "audit",
+                str(record.get("agent", "")),
+                META_DIR,
+                f"{record.get('action')} {record.get('path')} (uid {record.get('uid')}, pid {record.get('pid')})",
+                link("/activity", kind="audit"),
+                f"audit:{entry.path}",
+            )
+
+    def _run_events(self) -> list[Event]:
+        agents = self.root / AGENTS
+        with contextlib.suppress(OSError):
+            for agent in os.listdir(agents):
+                runs = agents / agent / RUNS
+                try:
+                    st = os.lstat(runs)
+                except OSError:
+                    continue
+                if not stat.S_ISDIR(st.st_mode):  # a symlink an agent made is not followed
+                    continue
+                if self._run_dirs.get(str(runs)) == st.st_mtime_ns and st.st_mtime < time.time() - SETTLE:
+                    continue
+                self._run_dirs[str(runs)] = st.st_mtime_ns
+                for run in os.listdir(runs):
+                    self._runs.setdefault(str(runs / run / TRACE), 0)
+        found: list[Event] = []
+        for trace, done in list(self._runs.items()):
+            try:
+                chunk, _ = read_part(self.root, os.path.relpath(trace, self.root), done)
+            except (OSError, OmxError):
+                continue
+            if not chunk:
+                continue
+            whole = chunk[: chunk.rfind(b"\n") + 1]  # a line being written is read once it is whole
+            self._runs[trace] = done + len(whole)
+            run_dir = os.path.dirname(trace)
+            agent = os.path.basename(os.path.dirname(os.path.dirname(run_dir)))
+            stamp = os.path.basename(run_dir)
+            for offset, raw in _lines(whole, done):
+                event = run_event(agent, stamp, raw, f"run:{trace}:{offset}")
+                if event is not None:
+                    found.append(event)
+        return found
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _lines(chunk: bytes, start: int) -> Iterator[tuple[int, bytes]]:
+    offset = start
+    for raw in chunk.split(b"\n"):
+        if raw.strip():
+            yield offset, raw
+        offset += len(raw) + 1
+
+
+def run_event(agent: str, stamp: str, raw: bytes, key: str) -> Event | None:
+    """One line of an omx run's trace as an event (None for a line that is no JSON object)."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict):
+        return None
+    when = epoch_of(entry.get("time") or entry.get("end_time") or entry.get("start_time"), time.time())
+    return Event(
+        when,
+        "run",
+        agent,
+        f"{AGENTS}/{agent}",
+        f"run {stamp}: {describe(entry)}",
+        link(f"/runs/{agent}/{stamp}"),
+        key,
+    )
+
+
+def describe(entry: dict[str, Any]) -> str:
+    """A trace line in a few words (``omx replay`` shows it whole)."""
+    kind = entry.get("kind")
+    if kind == "run":
+        data = entry.get("data") if isinstance(entry.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        detail = data.get("task") or data.get("status") or data.get("outcome") or ""
+        return f"{entry.get('event')} {detail}".strip()
+    if kind == "step":
+        return f"step {entry.get('step_id')} {entry.get('tool')}: {entry.get('status')}"
+    if kind == "model":
+        tokens = int(entry.get("prompt_tokens") or 0) + int(entry.get("completion_tokens") or 0)
+        return f"model call ({entry.get('purpose')}): {entry.get('status')}, {tokens} tokens"
+    if kind == "tool":
+        return f"tool {entry.get('tool')}: {entry.get('status')}"
+    return str(kind)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What the Activity page asks for: an agent, a zone (a prefix: ``handoff`` takes every box), a kind, a time."""
+
+    agent: str = ""
+    zone: str = ""
+    kind: str = ""
+    since: float = 0.0
+    until: float = 0.0
+
+    def keeps(self, event: Event) -> bool:
+        return (
+            (not self.agent or event.agent == self.agent)
+            and (not self.zone or event.zone == self.zone or event.zone.startswith(self.zone + "/"))
+            and (not self.kind or event.kind == self.kind)
+            and (not self.since or event.epoch >= self.since)
+            and (not self.until or event.epoch <= self.until)
+        )
+
+
+def chosen(events: list[Event], keep: Filter, limit: int) -> list[Event]:
+    """The newest ``limit`` events ``keep`` keeps, newest first."""
+    found: list[Event] = []
+    for event in reversed(events):
+        if keep.keeps(event):
+            found.append(event)
+            if len(found) >= limit:
+                break
+    return found

@@ -1,0 +1,296 @@
+"""What each page shows, read from the store through its own zone objects (and ``feed`` for what happened).
+
+Everything here is data for a template: plain dicts and lists, untrusted strings left as they are (the templates
+escape them, ``shown`` cuts them and makes control characters visible).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from omxfs.checkpoints import ZoneHistory, diff
+from omxfs.checkpoints.views import running_views
+from omxfs.errors import InvalidInput, NotFound, OmxError
+from omxfs.store.atomic import list_files
+from omxfs.store.daemon_log import last_refusals
+from omxfs.store.handoff import is_meta
+from omxfs.store.layout import AGENTS, COLLABORATIVE, CONFLICTS, HANDOFF, REJECTED, VIEWS, WRITERS
+from omxfs.store.mount_records import read_records
+from omxfs.store.names import parse_handoff_dir, relative_path
+from omxfs.store.replicas import agent_of, parse_writer_file
+from omxfs.store.workspace import Workspace
+from omxfs.ui import shown
+from omxfs.ui.feed import RUNS, TRACE, Event, describe, epoch_of
+from omxfs.ui.files import read_part
+
+#: refusal lines read from each mount's log
+REFUSALS = 200
+#: lines of a diff shown at most
+DIFF_LINES = 2_000
+
+
+@dataclass(frozen=True)
+class Diffed:
+    lines: list[tuple[str, str]]  # (css class, text)
+    cut: bool
+
+
+def _classed(found: list[str]) -> Diffed:
+    lines = [
+        ("add" if t.startswith("+") else "del" if t.startswith("-") else "hunk" if t.startswith("@@") else "", t)
+        for t in found[:DIFF_LINES]
+    ]
+    return Diffed([(c, shown.line(t, 2_000)) for c, t in lines], len(found) > DIFF_LINES)
+
+
+# -- team ------------------------------------------------------------------------------------------------------
+
+
+def team(ws: Workspace, events: list[Event]) -> dict[str, Any]:
+    last: dict[str, Event] = {}
+    counts: Counter[str] = Counter()
+    for event in events:
+        last[event.agent] = event
+        if event.kind == "conflict":
+            counts[event.agent] += 1
+    mounts = read_records(ws.meta)
+    refusals: list[str] = []
+    for record in mounts:
+        refusals += last_refusals(ws.root / record.log, REFUSALS)
+    config = ws.config
+    agents = []
+    for name in sorted({*config.agents, *config.supervisors}):
+        views = []
+        for pid in running_views(ws.meta, name):
+            started = ""
+            with contextlib.suppress(OSError, ValueError, OmxError):
+                started = json.loads(read_part(ws.meta, f"{VIEWS}/{name}/{pid}.json", 0, 4096)[0]).get("started", "")
+            views.append({"pid": pid, "started": started})
+        try:
+            checkpoints = len(ZoneHistory(ws, name).numbers())
+        except OmxError:
+            checkpoints = 0
+        agents.append(
+            {
+                "name": name,
+                "supervisor": name in config.supervisors,
+                "views": views,
+                "mounts": [m for m in mounts if m.default_agent == name],
+                "last": last.get(name),
+                "refusals": [r for r in refusals if f"agent={name} " in r][-5:],
+                "conflicts": counts[name],
+                "checkpoints": checkpoints,
+            }
+        )
+    return {"agents": agents, "mounts": mounts}
+
+
+# -- handoffs --------------------------------------------------------------------------------------------------
+
+
+def handoffs(ws: Workspace) -> list[dict[str, Any]]:
+    boxes = []
+    try:
+        names = sorted(os.listdir(ws.root / HANDOFF))
+    except OSError:
+        names = []
+    for name in names:
+        pair = parse_handoff_dir(name)
+        box = ws.root / HANDOFF / name
+        if pair is None or box.is_symlink() or not box.is_dir():
+            continue
+        deliveries = []
+        for rel in list_files(box):
+            if is_meta(rel):
+                continue
+            with contextlib.suppress(OmxError, OSError):
+                deliveries.append(ws.handoff.meta(pair[0], pair[1], str(rel)))
+        deliveries.sort(key=lambda m: m.timestamp, reverse=True)
+        boxes.append({"name": name, "sender": pair[0], "recipient": pair[1], "deliveries": deliveries})
+    return boxes
+
+
+# -- collaborative ---------------------------------------------------------------------------------------------
+
+
+def collab_files(ws: Workspace) -> list[dict[str, Any]]:
+    files = []
+    for rel in ws.collab.list():
+        with contextlib.suppress(OmxError):
+            latest = ws.collab.latest(rel)
+            if latest is not None:
+                files.append({"path": rel, "latest": latest})
+    return files
+
+
+def version_text(ws: Workspace, path: str, version: int) -> tuple[bytes, int]:
+    """The first bytes of a version's content that a page shows, and its size."""
+    rel = ws.collab.version_file(path, version)
+    return read_part(ws.collab.versions_dir, str(rel), 0, shown.READ_LIMIT)
+
+
+def version_diff(ws: Workspace, path: str, a: int, b: int) -> Diffed:
+    before, after = version_text(ws, path, a), version_text(ws, path, b)
+    old = shown.content(*before).splitlines()
+    new = shown.content(*after).splitlines()
+    return _classed(list(difflib.unified_diff(old, new, f"{path} v{a}", f"{path} v{b}", lineterm="", n=3)))
+
+
+def conflicts(ws: Workspace) -> list[dict[str, Any]]:
+    """Every rejected write of every agent, newest first: where its record is, and what it says."""
+    top = ws.root / COLLABORATIVE / CONFLICTS
+    found = []
+    for rel in list_files(top):
+        if not rel.name.endswith(".json") or REJECTED not in rel.name:
+            continue
+        with contextlib.suppress(OSError, ValueError, OmxError):
+            record = json.loads(read_part(top, str(rel), 0, 1 << 20)[0])
+            if isinstance(record, dict):
+                found.append({"record": str(rel), "agent": rel.parts[0], "info": record})
+    return sorted(found, key=lambda c: str(c["info"].get("timestamp")), reverse=True)
+
+
+def conflict(ws: Workspace, record: str) -> dict[str, Any]:
+    """One rejected write (``record``: its ``.json`` under ``.conflicts/``), with the file as it is now."""
+    rel = relative_path(record)
+    if not rel.name.endswith(".json") or REJECTED not in rel.name:
+        raise InvalidInput(f"{record}: no conflict record")
+    top = ws.root / COLLABORATIVE / CONFLICTS
+    info = json.loads(read_part(top, str(rel), 0, 16 << 20)[0])
+    if not isinstance(info, dict):
+        raise InvalidInput(f"{record}: no conflict record")
+    content_rel = str(rel)[: -len(".json")]
+    rejected, size = read_part(top, content_rel, 0, shown.READ_LIMIT)
+    path = str(info.get("path", ""))
+    history = ws.collab.history(path)
+    now = version_text(ws, path, history[-1].version) if history else (b"", 0)
+    return {
+        "record": record,
+        "agent": rel.parts[0],
+        "info": info,
+        "rejected": shown.content(rejected, size),
+        "current": shown.content(*now),
+        "path": path,
+        "history": history,
+    }
+
+
+# -- realtime --------------------------------------------------------------------------------------------------
+
+
+def realtime(ws: Workspace) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for doc_id in ws.realtime.list():
+        try:
+            doc = ws.realtime.load(doc_id)
+        except OmxError as exc:
+            docs.append({"id": doc_id, "error": exc.message, "fields": [], "writers": []})
+            continue
+        fields = []
+        for name, kind in doc.schema.items():
+            value = doc.field_json(name)
+            by = getattr(doc.field(name), "replica", None)
+            fields.append(
+                {
+                    "name": name,
+                    "type": kind,
+                    "value": shown.content(json.dumps(value, ensure_ascii=False, indent=1)),
+                    "by": agent_of(by) if isinstance(by, str) and by else "",
+                }
+            )
+        writers: dict[str, dict[str, Any]] = {}
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(ws.realtime.state_dir / WRITERS / doc_id):
+                parsed = parse_writer_file(entry.name)
+                if parsed is not None:
+                    replica, seq = parsed
+                    mtime = entry.stat(follow_symlinks=False).st_mtime
+                    mine = writers.setdefault(replica, {"replica": replica, "agent": agent_of(replica), "writes": 0})
+                    mine["writes"] = max(mine["writes"], seq)
+                    mine["last"] = max(mine.get("last", 0.0), mtime)
+        ordered = sorted(writers.values(), key=lambda w: -float(w["last"]))
+        docs.append({"id": doc_id, "fields": fields, "writers": ordered})
+    return docs
+
+
+# -- checkpoints -----------------------------------------------------------------------------------------------
+
+
+def checkpoints(ws: Workspace, agent: str) -> list[dict[str, Any]]:
+    history = ZoneHistory(ws, ws.require_known(agent))
+    return [m.summary() for m in reversed(history.all())]
+
+
+def checkpoint_diff(ws: Workspace, agent: str, source: str, target: str | None) -> Diffed:
+    result = diff(ZoneHistory(ws, ws.require_known(agent)), source, target)
+    return _classed([part for line in result.lines() for part in line.splitlines()])
+
+
+# -- runs ------------------------------------------------------------------------------------------------------
+
+
+def runs(ws: Workspace) -> list[dict[str, Any]]:
+    found = []
+    for agent in ws.agents() + [s for s in ws.config.supervisors if s not in ws.config.agents]:
+        where = ws.root / AGENTS / agent / RUNS
+        if where.is_symlink() or not where.is_dir():
+            continue
+        for stamp in sorted(os.listdir(where), reverse=True):
+            with contextlib.suppress(OSError, OmxError):
+                _, size = read_part(ws.root, f"{AGENTS}/{agent}/{RUNS}/{stamp}/{TRACE}", 0, 0)
+                found.append({"agent": agent, "stamp": stamp, "size": size})
+    return found
+
+
+def run(ws: Workspace, agent: str, stamp: str) -> dict[str, Any]:
+    ws.require_known(agent)
+    rel = PurePosixPath(AGENTS, agent, RUNS, relative_path(stamp))
+    if len(rel.parts) != 4:
+        raise NotFound(f"no run {stamp} of {agent}")
+    raw, size = read_part(ws.root, str(rel / TRACE), 0, 16 << 20)
+    plan: Any = None
+    with contextlib.suppress(OSError, ValueError, OmxError):
+        plan = json.loads(read_part(ws.root, str(rel / "plan.json"), 0, 4 << 20)[0])
+    rows: list[dict[str, Any]] = []
+    tokens = Counter[str]()
+    for number, text in enumerate(raw.splitlines(), 1):
+        try:
+            entry = json.loads(text)
+        except ValueError:
+            rows.append({"time": "", "kind": "?", "what": f"line {number} is no JSON", "tokens": ""})
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("kind") == "model":
+            for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+                with contextlib.suppress(TypeError, ValueError):
+                    tokens[key] += int(entry.get(key) or 0)
+        when = entry.get("time") or entry.get("start_time")
+        rows.append(
+            {
+                "time": when if isinstance(when, str) else "",
+                "epoch": epoch_of(when, 0.0),
+                "kind": str(entry.get("kind")),
+                "what": describe(entry),
+                "detail": shown.content(json.dumps(entry, ensure_ascii=False, indent=1), limit=4_000),
+            }
+        )
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    return {
+        "agent": agent,
+        "stamp": stamp,
+        "rows": rows,
+        "cut": size > len(raw),
+        "plan": plan if isinstance(plan, dict) else None,
+        "steps": steps if isinstance(steps, list) else [],
+        "tokens": dict(tokens),
+        "model_calls": sum(1 for r in rows if r["kind"] == "model"),
+        "cost": next((r for r in rows if r["kind"] == "run" and "end" in r["what"]), None),
+    }

@@ -1,0 +1,89 @@
+"""``omxfs ui`` as a real server process, and one headless chromium (Debian's, driven by Playwright) per module."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fuse.conftest import clean_env, mount  # noqa: F401  (the mount fixture)
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+REPO = Path(__file__).resolve().parents[2]
+#: the screenshots the README shows
+SCREENSHOTS = REPO / "docs" / "img"
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str  # as printed: with the token
+    port: int
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return self.url.rpartition("token=")[2]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def start_ui(workspace: Path, *options: str) -> Server:
+    """``omxfs ui WORKSPACE --port 0 OPTIONS``, returned once it printed its URL (it listens before printing)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cli.omxfs", "ui", str(workspace), "--port", "0", *options],
+        cwd=REPO,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("open http://"):
+            url = line.split()[1]
+            return Server(process, url, int(url.split(":")[2].split("/")[0]))
+    process.wait(10)
+    assert process.stderr is not None
+    with process.stdout, process.stderr:
+        raise AssertionError(f"omxfs ui exited {process.returncode}: {process.stderr.read()}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e .[dev])")
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} is absent (scripts/install.sh --dev installs Debian's chromium)")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()

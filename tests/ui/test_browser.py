@@ -1,0 +1,202 @@
+"""The dashboard in a real headless chromium: opened with its token, an agent's commit from a real view shown live,
+two versions diffed, a conflict opened and rolled back, a checkpoint restored, and hostile names and contents shown
+as text and cut, never run. One server and one browser for the module; each page's screenshot goes to docs/img/
+for the README."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from omxfs.checkpoints import ZoneHistory
+from omxfs.errors import Conflict
+from omxfs.store import Workspace
+from tests.ui.conftest import SCREENSHOTS, Server, start_ui
+from tests.view.conftest import run_view
+
+#: what a hostile name or content would run if it ever became markup: it sets this flag
+PWNED = "window.__pwned=1"
+VIEWPORT = {"width": 1100, "height": 640}
+
+
+def _run_record(ws: Workspace) -> None:
+    """An omx run's record in alice's zone, as omx leaves it (plan.json and trace.jsonl)."""
+    run = ws.root / "agents" / "alice" / "runs" / "20261127-093000"
+    run.mkdir(parents=True)
+    plan = {"goal": "sum the sales", "steps": [{"id": 1, "tool": "read_text", "description": "read sales.csv"}]}
+    (run / "plan.json").write_text(json.dumps(plan))
+    trace = [
+        {"kind": "run", "event": "start", "time": "2026-11-27T09:30:00.000+00:00", "data": {"task": "sum the sales"}},
+        {
+            "kind": "model",
+            "purpose": "plan",
+            "start_time": "2026-11-27T09:30:00.100+00:00",
+            "end_time": "2026-11-27T09:30:01.200+00:00",
+            "duration_s": 1.1,
+            "status": "success",
+            "prompt_tokens": 812,
+            "completion_tokens": 95,
+        },
+        {"kind": "step", "step_id": 1, "tool": "read_text", "status": "success", "start_time": "2026-11-27T09:30:01.3"},
+        {"kind": "run", "event": "end", "time": "2026-11-27T09:30:02.000+00:00", "data": {"status": "success"}},
+    ]
+    (run / "trace.jsonl").write_text("".join(json.dumps(t) + "\n" for t in trace))
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent: the live test runs a view")
+    ws = Workspace.init(tmp_path_factory.mktemp("ui") / "ws", agents=["alice", "bob"], supervisors=["boss"])
+    ws.collab.write("alice", "notes.md", b"one\n", expected_version=0, message="first notes")
+    ws.collab.write("bob", "notes.md", b"one\ntwo\n", expected_version=1, message="adds two")
+    with pytest.raises(Conflict):
+        ws.collab.write("alice", "notes.md", b"one\nmine\n", expected_version=1)
+    ws.handoff.deliver("alice", "bob", "report.txt", b"totals\n", message="the totals, checked twice")
+    ws.realtime.create("alice", "board", {"title": "lww_register", "done": "pn_counter"})
+    ws.realtime.update("bob", "board", lambda doc, replica: doc.field("title").set("ship friday", replica))  # type: ignore[attr-defined]
+    zone = ws.root / "agents" / "alice"
+    (zone / "report.txt").write_text("draft 1\n")
+    ZoneHistory(ws, "alice").make("alice", "first draft")
+    (zone / "report.txt").write_text("draft 2\n")
+    ZoneHistory(ws, "alice").make("alice", "second draft")
+    _run_record(ws)
+    return ws
+
+
+@pytest.fixture(scope="module")
+def server(team: Workspace) -> Iterator[Server]:
+    started = start_ui(team.root, "--as", "boss")
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def page(browser: Any, server: Server) -> Iterator[Any]:
+    context = browser.new_context(viewport=VIEWPORT)
+    opened = context.new_page()
+    opened.dialogs = []  # every alert/confirm/prompt a page raised (none may)
+    opened.on("dialog", lambda dialog: (opened.dialogs.append(dialog.message), dialog.dismiss()))
+    opened.goto(server.url)
+    yield opened
+    context.close()
+
+
+def _untouched(page: Any) -> None:
+    """Nothing a hostile string holds ran: no flag set, no dialog raised."""
+    assert page.evaluate("window.__pwned") is None
+    assert page.dialogs == []
+
+
+def _shot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"ui-{name}.png"))
+
+
+def test_the_page_opens_with_its_token_and_not_without(browser: Any, server: Server, page: Any) -> None:
+    assert page.url == f"{server.base}/team"  # the token went into a cookie and left the address bar
+    assert page.locator("#team tr[data-agent=alice]").count() == 1
+    assert "acting as supervisor boss" in page.locator("#who").inner_text()
+    _shot(page, "team")
+    for name, path in [
+        ("activity", "/activity"),
+        ("handoffs", "/handoffs"),
+        ("collab", "/collab"),
+        ("realtime", "/realtime"),
+        ("checkpoints", "/checkpoints/alice?from=1&to=2"),
+        ("run", "/runs/alice/20261127-093000"),
+    ]:
+        page.goto(server.base + path)
+        _shot(page, name)
+    assert "812" in page.locator("body").inner_text()  # the run's tokens
+    assert "read sales.csv" in page.locator("#plan").inner_text()
+
+    stranger = browser.new_context()
+    try:
+        assert stranger.new_page().goto(f"{server.base}/team").status == 403
+        assert stranger.new_page().goto(f"{server.base}/team?token=guess").status == 403
+    finally:
+        stranger.close()
+
+
+def test_an_agents_commit_from_a_view_shows_in_the_open_page(page: Any, server: Server, team: Workspace) -> None:
+    page.goto(f"{server.base}/activity")
+    page.wait_for_selector("body[data-live=ready]")
+    page.evaluate("window.__stayed = 1")  # gone if the page were loaded again
+    done = run_view(team.root, "alice", 'printf "live\\n" > "$0/collaborative/current/live.md"', args=[str(team.root)])
+    assert done.returncode == 0, done.stderr
+    row = page.locator("#rows tr", has_text="committed live.md version 1")
+    row.wait_for(timeout=10_000)
+    assert row.locator("td").nth(2).inner_text() == "alice"
+    assert page.evaluate("window.__stayed") == 1
+
+
+def test_two_versions_diffed(page: Any, server: Server) -> None:
+    page.goto(f"{server.base}/collab")
+    page.get_by_role("link", name="notes.md", exact=True).click()
+    page.select_option("#diff-form select[name=a]", "1")
+    page.select_option("#diff-form select[name=b]", "2")
+    page.click("#diff-form button")
+    page.wait_for_url("**a=1&b=2**")
+    assert page.locator("#diff .add").all_inner_texts() == ["+++ notes.md v2", "+two"]
+    assert page.locator("#diff .del").all_inner_texts() == ["--- notes.md v1"]
+
+
+def test_a_conflict_opened_and_rolled_back(page: Any, server: Server, team: Workspace) -> None:
+    page.goto(f"{server.base}/collab")
+    page.click("#conflicts a.open-conflict")
+    assert page.locator("#rejected").inner_text() == "one\nmine\n"
+    assert page.locator("#current").inner_text() == "one\ntwo\n"
+    assert "merge your changes" in page.locator("#suggestion").inner_text()
+    page.select_option("#rollback select[name=version]", "1")
+    page.click("#rollback button")
+    page.locator(".done").wait_for()
+    now = team.collab.read("notes.md")
+    assert now.content == b"one\n"
+    assert now.entry.author == "boss" and "(omxfs ui)" in now.entry.message
+    last = team.audit_trail().records[-1]
+    assert (last["agent"], last["uid"], last["path"]) == ("boss", os.getuid(), "collaborative/notes.md")
+
+
+def test_a_checkpoint_restored(page: Any, server: Server, team: Workspace) -> None:
+    page.goto(f"{server.base}/checkpoints/alice?from=1&to=2")
+    assert "-draft 1" in page.locator("#diff .del").all_inner_texts()
+    assert "+draft 2" in page.locator("#diff .add").all_inner_texts()
+    page.click("#checkpoints tr[data-id='1'] form.restore button")
+    page.locator(".done").wait_for()
+    assert (team.root / "agents" / "alice" / "report.txt").read_text() == "draft 1\n"
+    last = team.audit_trail().records[-1]
+    assert last["agent"] == "boss" and last["action"].startswith("restore checkpoint 1")
+    assert last["uid"] == os.getuid()
+
+
+def test_hostile_names_and_contents_are_shown_as_text_and_cut(page: Any, server: Server, team: Workspace) -> None:
+    page.goto(f"{server.base}/activity")
+    page.wait_for_selector("body[data-live=ready]")
+    name = f"<img src=x onerror={PWNED}>.md"
+    script = f"<script>{PWNED}</script>"
+    content = f"{script}\x1b[31mred\x00\n".encode() + b"A" * (10 * 1024 * 1024)
+    team.collab.write("bob", name, content, expected_version=0, message=f"{script}\x07")
+    team.handoff.deliver("bob", "alice", f"<svg onload={PWNED}>.txt", b"x", message=script)
+    team.realtime.update("bob", "board", lambda doc, replica: doc.field("title").set(script, replica))  # type: ignore[attr-defined]
+    # the live rows are markup the page inserts: they must hold the names as text too
+    page.locator("#rows tr", has_text=f"delivered <svg onload={PWNED}>.txt").wait_for(timeout=10_000)
+    rows = page.locator("#rows").inner_text()
+    assert f"committed {name} version 1: {script}\\x07" in rows
+    _untouched(page)
+
+    page.goto(f"{server.base}/collab")
+    page.get_by_role("link", name=name).click()
+    shown = page.locator("#content").inner_text()
+    assert shown.startswith(f"{script}\\x1b[31mred\\x00\n")
+    assert shown.endswith(f"[cut: {len(content):,} bytes in all]")
+    assert len(shown) < 30_000
+    _untouched(page)
+    for path in ("/handoffs", "/realtime", "/activity"):
+        page.goto(server.base + path)
+        assert script in page.locator("main").inner_text()
+        _untouched(page)

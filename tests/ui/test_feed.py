@@ -1,0 +1,122 @@
+"""The event feed (``omxfs.ui.feed``) on a real store: every kind of event found at start and, once, when it lands;
+what an agent lays out to mislead (a symlinked trace) not followed; and the untrusted text helpers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+from omxfs.checkpoints import ZoneHistory
+from omxfs.errors import Conflict
+from omxfs.store import Workspace
+from omxfs.ui import shown
+from omxfs.ui.feed import Feed, Filter, chosen
+
+
+def _kinds(events: list) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+    return [(e.kind, e.agent) for e in events]
+
+
+def _trace(ws: Workspace, agent: str, stamp: str, *entries: dict[str, object]) -> Path:
+    run = ws.root / "agents" / agent / "runs" / stamp
+    run.mkdir(parents=True, exist_ok=True)
+    with open(run / "trace.jsonl", "a", encoding="utf-8") as f:
+        for entry in entries:
+            f.write(json.dumps(entry) + "\n")
+    return run / "trace.jsonl"
+
+
+def test_every_kind_of_event_is_found_at_start_oldest_first(ws: Workspace) -> None:
+    ws.collab.write("alice", "plan.md", b"one\n", expected_version=0, message="first draft")
+    ws.collab.write("bob", "plan.md", b"two\n", expected_version=1)
+    with contextlib.suppress(Conflict):
+        ws.collab.write("alice", "plan.md", b"mine\n", expected_version=1)
+    ws.handoff.deliver("alice", "bob", "report.txt", b"hi", message="for you")
+    ws.realtime.create("alice", "board", {"title": "lww_register"})
+    ws.realtime.update("bob", "board", lambda doc, replica: doc.field("title").set("hello", replica))  # type: ignore[attr-defined]
+    (ws.root / "agents" / "alice" / "a.txt").write_text("a\n")
+    ZoneHistory(ws, "alice").make("boss", "before review")  # a supervisor's checkpoint: audited too
+    _trace(ws, "alice", "20261127-000000", {"kind": "run", "event": "start", "time": "2026-11-27T00:00:00+00:00"})
+
+    feed = Feed(ws.root)
+
+    kinds = {e.kind for e in feed.events}
+    assert kinds == {"commit", "conflict", "delivery", "realtime", "checkpoint", "audit", "run"}
+    commits = [e for e in feed.events if e.kind == "commit"]
+    assert [(e.agent, e.summary) for e in commits] == [
+        ("alice", "committed plan.md version 1: first draft"),
+        ("bob", "committed plan.md version 2: write by bob"),
+    ]
+    conflict = next(e for e in feed.events if e.kind == "conflict")
+    assert conflict.agent == "alice" and "wrote on version 1, it is at 2" in conflict.summary
+    assert next(e for e in feed.events if e.kind == "delivery").zone == "handoff/alice_to_bob"
+    assert {e.agent for e in feed.events if e.kind == "realtime"} == {"bob"}  # a change, not the creation
+    assert next(e for e in feed.events if e.kind == "audit").agent == "boss"
+    epochs = [e.epoch for e in feed.events if e.kind != "run"]  # the trace's stamp is made up
+    assert epochs == sorted(epochs)
+    assert feed.poll() == []  # nothing new: nothing again
+
+
+def test_a_poll_returns_each_new_event_once(ws: Workspace) -> None:
+    feed = Feed(ws.root)
+    assert feed.events == []
+    # two commits within one timestamp tick of their directory: both seen (a young directory is listed again)
+    ws.collab.write("alice", "notes/a.md", b"1", expected_version=0)
+    first = feed.poll()
+    ws.collab.write("bob", "notes/a.md", b"2", expected_version=1)
+    second = feed.poll()
+    assert _kinds(first) == [("commit", "alice")]
+    assert _kinds(second) == [("commit", "bob")]
+    trace = _trace(ws, "bob", "run-1", {"kind": "run", "event": "start", "data": {"task": "sum it"}})
+    with open(trace, "a", encoding="utf-8") as f:
+        f.write('{"kind": "step", "step_id": 1, "tool": "read_text", "status": "succ')  # being written
+    started = feed.poll()
+    assert [e.summary for e in started] == ["run run-1: start sum it"]
+    with open(trace, "a", encoding="utf-8") as f:
+        f.write('ess"}\n')
+    assert [e.summary for e in feed.poll()] == ["run run-1: step 1 read_text: success"]
+    assert feed.poll() == []
+    assert len(feed.events) == 4
+
+
+def test_a_symlinked_trace_is_not_followed(ws: Workspace, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(json.dumps({"kind": "run", "event": "start", "data": {"task": "SECRET"}}) + "\n")
+    run = ws.root / "agents" / "alice" / "runs" / "evil"
+    run.mkdir(parents=True)
+    os.symlink(secret, run / "trace.jsonl")
+    os.symlink(tmp_path, ws.root / "agents" / "bob" / "runs")  # a runs/ that leads out of the zone
+    (tmp_path / "x").mkdir()
+    os.symlink(secret, tmp_path / "x" / "trace.jsonl")
+
+    feed = Feed(ws.root)
+
+    assert not any("SECRET" in e.summary for e in feed.events)
+
+
+def test_filter_keeps_by_agent_zone_kind_and_time(ws: Workspace) -> None:
+    ws.collab.write("alice", "a.md", b"1", expected_version=0)
+    ws.handoff.deliver("bob", "alice", "b.txt", b"2")
+    feed = Feed(ws.root)
+    events = feed.events
+    assert _kinds(chosen(events, Filter(agent="bob"), 10)) == [("delivery", "bob")]
+    assert _kinds(chosen(events, Filter(zone="handoff"), 10)) == [("delivery", "bob")]  # a prefix: every box
+    assert _kinds(chosen(events, Filter(zone="handoff/bob_to_alice"), 10)) == [("delivery", "bob")]
+    assert _kinds(chosen(events, Filter(kind="commit"), 10)) == [("commit", "alice")]
+    late = max(e.epoch for e in events) + 1
+    assert chosen(events, Filter(since=late), 10) == []
+    assert len(chosen(events, Filter(until=late), 10)) == 2
+    assert len(chosen(events, Filter(), 1)) == 1
+
+
+def test_untrusted_text_is_cut_and_its_control_characters_shown() -> None:
+    assert shown.visible("a\x1b[31mb\x00c\u202ed\n\te") == "a\\x1b[31mb\\x00c\\u202ed\n\te"
+    assert shown.line("two\nlines\x07") == "two\\nlines\\x07"
+    assert shown.line("x" * 1000, 10).startswith("x" * 10 + "…")
+    big = b"y" * shown.READ_LIMIT
+    text = shown.content(big, 10 * 1024 * 1024)
+    assert len(text) < shown.CONTENT_LIMIT + 100
+    assert text.endswith("[cut: 10,485,760 bytes in all]")
+    assert shown.content(b"short") == "short"

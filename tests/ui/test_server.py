@@ -1,0 +1,125 @@
+"""``omxfs ui`` as a real server process, asked over plain HTTP: what it refuses (no token, another Host, another
+Origin, no form token, a non-supervisor's action), and the event stream of a mounted workspace."""
+
+from __future__ import annotations
+
+import http.client
+import time
+from collections.abc import Callable, Iterator
+from urllib.parse import urlencode
+
+import pytest
+
+from omxfs.store import Workspace
+from tests.fuse.conftest import Mount
+from tests.ui.conftest import Server, start_ui
+
+
+def ask(
+    server: Server,
+    method: str,
+    path: str,
+    *,
+    host: str | None = None,
+    cookie: bool = True,
+    headers: dict[str, str] | None = None,
+    body: str | None = None,
+) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    sent = {"Host": host or f"127.0.0.1:{server.port}", **(headers or {})}
+    if cookie:
+        sent["Cookie"] = f"omxfs-ui-{server.port}={server.token}"
+    if body is not None:
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
+    connection.request(method, path, body=body, headers=sent)
+    answer = connection.getresponse()
+    answer.read()
+    connection.close()
+    return answer
+
+
+def signed_in(server: Server) -> dict[str, str]:
+    return {"Host": f"127.0.0.1:{server.port}", "Cookie": f"omxfs-ui-{server.port}={server.token}"}
+
+
+@pytest.fixture
+def served(ws: Workspace) -> Iterator[tuple[Workspace, Server]]:
+    ws.collab.write("alice", "notes.md", b"one\n", expected_version=0)
+    ws.collab.write("bob", "notes.md", b"two\n", expected_version=1)
+    server = start_ui(ws.root, "--as", "boss")
+    yield ws, server
+    server.stop()
+
+
+def test_nothing_is_served_without_the_token_or_for_another_host(served: tuple[Workspace, Server]) -> None:
+    _, server = served
+    assert ask(server, "GET", "/team", cookie=False).status == 403
+    assert ask(server, "GET", "/events", cookie=False).status == 403
+    assert ask(server, "GET", "/team?token=not-it", cookie=False).status == 403
+    first = ask(server, "GET", f"/collab?token={server.token}", cookie=False)
+    assert first.status == 303 and first.getheader("location") == "/collab"  # the token leaves the address bar
+    assert f"omxfs-ui-{server.port}={server.token}" in (first.getheader("set-cookie") or "")
+    assert "SameSite=Strict" in (first.getheader("set-cookie") or "")
+    assert ask(server, "GET", "/team").status == 200
+    assert ask(server, "GET", "/team", host=f"localhost:{server.port}").status == 200
+    # DNS rebinding: a page of evil.example whose name resolves to 127.0.0.1 sends its own Host
+    assert ask(server, "GET", "/team", host=f"evil.example:{server.port}").status == 403
+    assert ask(server, "GET", "/team", host="127.0.0.1:1").status == 403
+
+
+def test_a_change_must_come_from_the_apps_own_page(served: tuple[Workspace, Server]) -> None:
+    ws, server = served
+    origin = f"http://127.0.0.1:{server.port}"
+    form = urlencode({"token": server.token, "path": "notes.md", "version": "1", "expected": "2"})
+    no_token = urlencode({"path": "notes.md", "version": "1", "expected": "2"})
+    evil = {"Origin": "http://evil.example"}
+    assert ask(server, "POST", "/collab/rollback", body=form, headers=evil).status == 403
+    assert ask(server, "POST", "/collab/rollback", body=form).status == 403  # no Origin at all
+    assert ask(server, "POST", "/collab/rollback", body=no_token, headers={"Origin": origin}).status == 403
+    assert ask(server, "POST", "/collab/rollback", body=form, headers={"Origin": origin}, cookie=False).status == 403
+    assert ws.collab.current_version("notes.md") == 2
+    done = ask(server, "POST", "/collab/rollback", body=form, headers={"Origin": origin})
+    assert done.status == 303
+    assert ws.collab.read("notes.md").content == b"one\n"  # the same request from the page itself acts
+
+
+def test_a_non_supervisor_sees_the_pages_read_only(ws: Workspace) -> None:
+    ws.collab.write("alice", "notes.md", b"one\n", expected_version=0)
+    ws.collab.write("bob", "notes.md", b"two\n", expected_version=1)
+    server = start_ui(ws.root, "--as", "alice")
+    try:
+        origin = f"http://127.0.0.1:{server.port}"
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        connection.request("GET", "/team", headers=signed_in(server))
+        page = connection.getresponse().read().decode()
+        connection.close()
+        assert "read-only as alice" in page
+        form = urlencode({"token": server.token, "path": "notes.md", "version": "1", "expected": "2"})
+        assert ask(server, "POST", "/collab/rollback", body=form, headers={"Origin": origin}).status == 403
+        assert ws.collab.current_version("notes.md") == 2
+    finally:
+        server.stop()
+
+
+def test_a_write_through_a_mount_reaches_the_open_event_stream(mount: Callable[..., Mount]) -> None:
+    m = mount(agents=("alice", "bob"), supervisors=("boss",), in_place=True)
+    server = start_ui(m.root)  # the mountpoint: the store beneath it is read
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        connection.request("GET", "/events", headers=signed_in(server))
+        stream = connection.getresponse()
+        assert stream.status == 200
+        assert stream.readline().startswith(b"event: ready")
+        m.run("printf 'hello\\n' > collaborative/current/from-mount.md", agent="bob", check=True)
+        written = time.monotonic()
+        seen = b""
+        while b"from-mount.md" not in seen:
+            line = stream.readline()
+            assert line, "the stream ended"
+            if line.startswith(b"data:"):
+                seen += line
+        print(f"write → event line: {time.monotonic() - written:.3f} s")
+        assert b"committed from-mount.md version 1" in seen and b"<td>bob</td>" in seen
+        connection.close()
+    finally:
+        server.stop()
