@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +26,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 REPO = Path(__file__).resolve().parents[2]
-#: the screenshots the README shows
-SCREENSHOTS = REPO / "docs" / "img"
+#: where the browser tests put each page's screenshot: docs/img (the README's) when OMX_UI_SCREENSHOTS=1, else a
+#: directory of the machine's temporary one, so that a test run leaves the checkout as it was
+SCREENSHOTS = (
+    REPO / "docs" / "img"
+    if os.environ.get("OMX_UI_SCREENSHOTS") == "1"
+    else Path(tempfile.gettempdir()) / f"omx-ui-screenshots-{os.getuid()}"
+)
 
 
 @dataclass
