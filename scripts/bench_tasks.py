@@ -60,6 +60,7 @@ class Outcome:
     completion_tokens: int
     seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
+    replans: int = 0  # new plans after a failed step
 
 
 # -- reading what a run produced -----------------------------------------------------------------------------------
@@ -388,12 +389,17 @@ def _omx_env() -> dict[str, str]:
     return env | {"PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_PROXY": "127.0.0.1"}
 
 
-def _run_end(ws: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The run's end entry and its model calls, from its trace (empty when omx left none)."""
+def _trace(ws: Path) -> list[dict[str, Any]]:
+    """The run's trace entries (none when omx left no trace)."""
     traces = sorted((ws / "runs").glob("*/trace.jsonl")) if (ws / "runs").is_dir() else []
     if not traces:
-        return {}, []
-    entries = [json.loads(line) for line in traces[-1].read_text(encoding="utf-8").splitlines() if line.strip()]
+        return []
+    return [json.loads(line) for line in traces[-1].read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _run_end(ws: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run's end entry and its model calls, from its trace (empty when omx left none)."""
+    entries = _trace(ws)
     ends = [e for e in entries if e.get("kind") == "run" and e.get("event") == "end"]
     models = [e for e in entries if e.get("kind") == "model"]
     return (ends[-1].get("data", {}) if ends else {}), models
@@ -429,6 +435,7 @@ def run_task(task: Task, *, model: str, api_base: str, timeout: float) -> Outcom
     status = str(end.get("status", "no trace"))
     usage = end.get("usage") or {}
     plans = sum(1 for m in models if str(m.get("purpose", "")).startswith(("plan", "replan")))
+    replans = sum(1 for e in _trace(ws) if e.get("event") == "replan")
     return Outcome(
         name=task.name,
         kind=task.kind,
@@ -439,6 +446,7 @@ def run_task(task: Task, *, model: str, api_base: str, timeout: float) -> Outcom
         result_line=_result_line(output),
         false_success=status == "success" and not right,
         plan_requests=plans,
+        replans=replans,
         prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
         completion_tokens=int(usage.get("completion_tokens", 0) or 0),
         seconds=seconds,
@@ -480,7 +488,8 @@ def summary(outcomes: list[Outcome]) -> str:
         f"Reported success but wrong: {false_success}",
         f"Done (criteria not checked) and wrong: {unchecked_wrong}",
         f"Right but reported failed (a criterion of the model's own was wrong): {false_failure}",
-        f"Invalid plans reaching the person: {invalid}; runs with more than one plan request: {retried}",
+        f"Invalid plans reaching the person: {invalid}; runs with more than one plan request: {retried}; "
+        f"re-plans after a failed step: {sum(o.replans for o in outcomes)}",
         f"Tokens: {tokens:,} in all; time: {seconds:.0f} s in all, {seconds / n:.1f} s a task",
     ])  # fmt: skip
 

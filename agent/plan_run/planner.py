@@ -206,11 +206,31 @@ class Planner:
     def plan(self, task: str, workspace: Path) -> Plan:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
-        workspace = workspace.resolve()
-        messages: list[dict[str, Any]] = [
+        return self._plan(self._opening(task, workspace), workspace.resolve())
+
+    def replan(self, task: str, workspace: Path, failed: Plan, what_happened: str) -> Plan:
+        """A new plan for what is left of ``task`` after ``failed`` stopped: the model sees its plan, what ran and
+        the error (``what_happened``), and the workspace as the run left it (issue 28: recover instead of stop)."""
+        messages = [
+            *self._opening(task, workspace),
+            {"role": "assistant", "content": failed.model_dump_json(exclude={"workspace_root"})},
+            {
+                "role": "user",
+                "content": f"{what_happened}\n\nWrite a new plan that finishes the task from here (the workspace is "
+                f"as those steps left it; files now:\n{workspace_listing(workspace.resolve())}\n). Fix what failed; "
+                "do not repeat steps whose work is done. One JSON object in plan format v1, nothing else.",
+            },
+        ]
+        return self._plan(messages, workspace.resolve())
+
+    def _opening(self, task: str, workspace: Path) -> list[dict[str, Any]]:
+        return [
             {"role": "system", "content": system_prompt(self.workspace_agent, self.team)},
             {"role": "user", "content": f"Task: {task}\n\nFiles in the workspace:\n{workspace_listing(workspace)}"},
         ]
+
+    def _plan(self, messages: list[dict[str, Any]], workspace: Path) -> Plan:
+        """Ask, validate, and once more with the problems shown if the reply is not a valid plan."""
         replies: list[str] = []
         for attempt in (1, 2):
             try:
@@ -231,7 +251,8 @@ class Planner:
                     raise PlanningError(
                         f"the model did not return a valid plan, also after one retry: {first}", replies
                     ) from None
-                messages += [
+                messages = [
+                    *messages,
                     {"role": "assistant", "content": content},
                     {
                         "role": "user",

@@ -26,7 +26,7 @@ from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_chec
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
-from agent.record.trace import RecordingModel, RunEntry, RunRecorder
+from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
 from omxfs.errors import OmxError
 
@@ -34,6 +34,7 @@ __all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Opt
 __all__ += ["run_plan_file", "run_task", "summary_text"]
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_DECLINED = 0, 1, 3, 4
+MAX_REPLANS = 2  # the default of Options.replans, and what the re-plan lines count up to
 ModelFactory = Callable[[], Model]
 
 
@@ -51,6 +52,7 @@ class Options:
     dry_run: bool = False
     sandbox_mode: SandboxMode = "auto"
     from_step: int | None = None  # omx run --from-step: the steps before it are not run again
+    replans: int = MAX_REPLANS  # omx "TASK": new plans after a failed step, at most (issue 28)
 
 
 @dataclass
@@ -191,7 +193,8 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
     except KeyboardInterrupt:  # Ctrl-C while the model plans: the trace still ends, as one interrupted in a step
         _end(recorder, "interrupted", steps_executed=0, usage=recording.tally.record())
         raise
-    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task)
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task,
+                           planner=planner, replans=options.replans)  # fmt: skip
 
 
 def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
@@ -253,6 +256,9 @@ def _decide_and_run(
     team: _Team,
     earlier: dict[int, str] | None = None,
     task: str | None = None,  # ``omx "TASK"``'s own words, whose outputs omx checks itself (not a saved plan's)
+    planner: Planner | None = None,  # re-plans after a failed step (``omx "TASK"`` only)
+    replans: int = 0,  # how many re-plans are left
+    expected: TaskExpectations | None = None,  # read before the first plan ran: re-plans keep it
 ) -> Outcome:
     recorder.write_plan(plan)
     assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off", agent=team.agent)
@@ -304,11 +310,18 @@ def _decide_and_run(
         team=team.agents,
     )
     try:
-        expected = TaskExpectations.before(task, workspace) if task is not None else None
+        if expected is None and task is not None:
+            expected = TaskExpectations.before(task, workspace)
         result = Executor(ctx, recorder).execute(plan, from_step=options.from_step, earlier=earlier, expected=expected)
     except KeyboardInterrupt:
         _end(recorder, "interrupted")
         raise
+    if result.failed_step is not None and replans > 0 and planner is not None and task is not None:
+        number = (options.replans - replans + 1, options.replans)
+        again = _replan(plan, result, task, workspace, ui, recorder, planner, number)
+        if again is not None:
+            return _decide_and_run(again, workspace, options, ui, recorder, sandbox, model, team, task=task,
+                                   planner=planner, replans=replans - 1, expected=expected)  # fmt: skip
     _end(
         recorder,
         result.status,
@@ -324,6 +337,39 @@ def _decide_and_run(
     # done (every step ran, some criterion not checked) is not a failure: the summary says what was not checked
     code = EXIT_FAILED if result.status == "failed" else EXIT_OK
     return Outcome(code, result.status, result.error, recorder.run_dir, result)
+
+
+def _replan(
+    plan: Plan, result: ExecutionResult, task: str, workspace: Path, ui: UI, recorder: RunRecorder,
+    planner: Planner, number: tuple[int, int],
+) -> Plan | None:  # fmt: skip
+    """After a failed step, a new plan for the rest of the task (None: the model gave none). The failing step still
+    stops its own plan (seed 004 FR-E2); the new plan is shown and confirmed like the first, by the same rules."""
+    ui.show(f"Step {result.failed_step} failed: {result.error}\nRe-planning ({number[0]} of at most {number[1]}) ...")
+    data = {"number": number[0], "failed_step": result.failed_step, "error": result.error, "plan": plan.model_dump()}
+    recorder.record(RunEntry(event="replan", data=data))
+    if isinstance(planner.model, RecordingModel):  # the trace tells a re-plan's model calls from the first plan's
+        planner.model.purpose, planner.model.step_id = "replan", None
+    try:
+        return planner.replan(task, workspace, plan, _what_happened(plan, result, recorder.run_dir))
+    except PlanningError as exc:
+        ui.show(f"No new plan: {exc}")
+        return None
+
+
+def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path) -> str:
+    """The failed run as the model needs it: each step, its output cut short, and the error of the one that failed."""
+    lines = ["That plan ran:"]
+    for outcome in result.steps:
+        step = f"- step {outcome.step_id} ({outcome.tool}): {outcome.status}"
+        if outcome.status == "success":
+            output = run_dir / "outputs" / f"{outcome.step_id}.txt"
+            text = output.read_text(encoding="utf-8", errors="replace") if output.is_file() else ""
+            step += f", output: {preview(text, 300)!r}"
+        elif outcome.status == "failed":
+            step += f": {outcome.error}" + (f" ({outcome.hint})" if outcome.hint else "")
+        lines.append(step)
+    return "\n".join(lines)
 
 
 def _checkpoint_record(team: _Team) -> dict[str, Any]:

@@ -130,7 +130,9 @@ class RunEntry(_Entry):
     """A decision or milestone of the run: start, plan, confirmation, end."""
 
     kind: Literal["run"] = "run"
-    event: Literal["start", "plan_invalid", "schema_refused", "plan", "confirmation", "end", "compress", "resize"]
+    event: Literal[
+        "start", "plan_invalid", "schema_refused", "plan", "replan", "confirmation", "end", "compress", "resize"
+    ]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)
 
