@@ -91,6 +91,14 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
             f"{data.get('model_label')})",
             *(f"  - {r}" for r in data.get("reasons", [])),
         ]
+    if event == "replan":
+        steps = [f"{s.get('id')}. {s.get('tool')}" for s in (data.get("plan") or {}).get("steps", [])]
+        return [
+            f"re-plan {data.get('number')}: step {data.get('failed_step')} failed: {_short(data.get('error'))}",
+            f"  the failed plan: {', '.join(steps)}",
+        ]
+    if event == "schema_refused":
+        return [f"the server took no JSON schema for the plan; JSON mode instead ({_short(data.get('error'))})"]
     if event == "confirmation":
         reasons = [f"  - {r}" for r in data.get("reasons", [])]
         return [f"confirmation: {data.get('decision')}" + (f" ({data['how']})" if data.get("how") else ""), *reasons]

@@ -43,6 +43,9 @@ def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
     assert replan["data"]["failed_step"] == 1 and replan["data"]["plan"]["steps"][0]["tool"] == "read_text"
     assert [e["event"] for e in trace if e.get("event") in ("plan", "end")] == ["plan", "plan", "end"]
     assert run_end(trace)["status"] == "success"
+    replayed = omx("replay", str(only_run(ws)))
+    assert "re-plan 1: step 1 failed: src is a directory" in replayed.output
+    assert "the failed plan: 1. read_text, 2. write_text" in replayed.output
 
 
 def test_re_plans_are_bounded(ws: Path, script: Callable[..., ScriptedModel]) -> None:
