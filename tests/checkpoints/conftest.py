@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from omxfs.checkpoints.crashpoints import ENV
 from tests.fuse.conftest import mount  # noqa: F401  (the mount fixture, for the CLI through a mount)
 from tests.view.conftest import clean_env, ok, run_view, store  # noqa: F401  (fixtures for the view tests)
 
@@ -31,6 +33,20 @@ def omxfs(*args: str, env: dict[str, str] | None = None, check: bool = True) -> 
     if check:
         assert done.returncode == 0, f"omxfs {' '.join(args)}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
+
+
+def kill_at(point: str, script: str, ws_root: Path, *args: str) -> None:
+    """Run ``script`` (``python -c``, given the store and ``args``) with the crash point ``point`` armed
+    (``omxfs.checkpoints.crashpoints``), and check that it was killed there (SIGKILL) and nowhere else."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ws_root), *args],
+        env={**os.environ, ENV: point},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL, f"not killed at {point}: {done.returncode} {done.stderr}"
 
 
 def _data_map(path: str, st: os.stat_result) -> list[tuple[int, int]] | None:

@@ -4,16 +4,12 @@ zone is old or new and never mixed, and ``fsck`` says what is left and removes i
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from omxfs.checkpoints import ZoneHistory, restore
-from omxfs.checkpoints.crashpoints import ENV
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
-from tests.checkpoints.conftest import tree_state
+from tests.checkpoints.conftest import kill_at, tree_state
 
 #: a checkpoint or restore of alice's zone in its own process, which the crash point kills
 SCRIPT = """
@@ -29,15 +25,7 @@ else:
 
 
 def killed_at(point: str, ws: Workspace, *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(ws.root), *args],
-        env={**os.environ, ENV: point},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == -signal.SIGKILL, f"not killed at {point}: {done.returncode} {done.stderr}"
+    kill_at(point, SCRIPT, ws.root, *args)
 
 
 def files(zone: Path, count: int, tag: str) -> None:

@@ -8,21 +8,18 @@ import contextlib
 import json
 import multiprocessing
 import os
-import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from omxfs.checkpoints import ZoneHistory
-from omxfs.checkpoints.crashpoints import ENV
 from omxfs.crdt import Document, LWWRegister
 from omxfs.snapshots import Snapshots, take
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
-from tests.checkpoints.conftest import omxfs, tree_state
+from tests.checkpoints.conftest import kill_at, omxfs, tree_state
 from tests.fuse.conftest import Mount, clean_env
 from tests.view.conftest import poll, view_argv
 
@@ -229,15 +226,7 @@ else:
 
 
 def killed_at(point: str, ws: Workspace, *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(ws.root), *args],
-        env={**os.environ, ENV: point},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == -signal.SIGKILL, f"not killed at {point}: {done.returncode} {done.stderr}"
+    kill_at(point, SCRIPT, ws.root, *args)
 
 
 @pytest.mark.parametrize("point", ["snapshot-zone:2", "snapshot-delivery", "snapshot-record"])
