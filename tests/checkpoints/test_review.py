@@ -241,26 +241,13 @@ def test_an_unprivileged_review_view_holds_its_change_until_accepted(tmp_path: P
     assert not (ws / ".omxfs/reviews/alice").exists()
 
 
-STEPS = {
-    "steps": [
-        {
-            "id": 1,
-            "description": "edit",
-            "tool": "write_text",
-            "inputs": {"path": "agents/bob/keep.md", "content": "B\n"},
-        },
-    ],
-    "success_criteria": [],
-}
-
-
 def test_omx_as_an_agent_with_review_holds_its_run_and_prints_the_stat_and_the_commands(store: Workspace) -> None:
-    from tests.e2e.helpers import PLAN_A
+    from tests.checkpoints.test_omx_run import PLAN  # bob edits agents/bob/keep.md
 
     ws, zone = store.root, store.root / "agents/bob"
     (zone / "keep.md").write_text("A\n", encoding="utf-8")
     replies = zone / "replies.json"
-    replies.write_text(json.dumps([json.dumps({**PLAN_A, **STEPS})]), encoding="utf-8")
+    replies.write_text(json.dumps([json.dumps(PLAN)]), encoding="utf-8")
     done = run_omx_as("bob", ws, "edit keep.md", replies, "--review")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (zone / "keep.md").read_text(encoding="utf-8") == "A\n"  # held apart
