@@ -15,12 +15,15 @@ Patterns (FILE the file's path, N a number, TEXT quoted text; "has" may also be 
 - ``FILE has N bullet lines`` (also "N bullets", "N bullet points"; lines that start with "- ", "* ", "+ " or "• ")
 - ``FILE has "TEXT"`` (also "the text/word/string "TEXT"")
 - ``FILE has just the number N`` ("only", "exactly"; also ``FILE is N``, ``FILE equals N``): the whole content
+- ``FILE has just a number`` (also "only one number"): the whole content is one number, whichever
 - ``FILE is a markdown table`` (also "has a markdown table"): a header row, a ``|---|`` row, and rows
 - several of these joined by "and" or ";", each part about FILE unless it names another file the run wrote
 
 A part that is checked and not met makes the whole criterion not met; otherwise one part not checked leaves the
-whole not checked. A file a criterion names that is nowhere in the workspace after the run (``out/sales.md has 2
-bullet lines`` when nothing wrote it) fails every one of these patterns: a claim about a missing file is false.
+whole not checked. A file the plan or the task says the run writes (``meant``) that is nowhere in the workspace
+after it (``out/sales.md has 2 bullet lines`` when nothing wrote it) fails every one of these patterns: a claim
+about a missing file is false. A missing file no one meant to write is not checked: a criterion copied from the
+planner's example names the example's file, and says nothing about this run.
 
 A criterion left "not checked" because omx cannot read its sentence, about one file the run wrote (named, or the
 run's only output), is ``judgeable``: ``agent.plan_run.judge`` may ask the model for its judgement of it.
@@ -29,11 +32,14 @@ run's only output), is ``judgeable``: ``agent.plan_run.judge`` may ask the model
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
+
+from agent.plan_run.plan import Plan
+from agent.plan_run.tools.inputs import WriteTextInput
 
 __all__ = [
     "BULLET_MARKS",
@@ -43,6 +49,7 @@ __all__ = [
     "check_criteria",
     "check_criterion",
     "markdown_table",
+    "planned_outputs",
 ]
 
 CriterionStatus = Literal["met", "not met", "not checked"]
@@ -83,12 +90,23 @@ class CriterionCheck(BaseModel):
         return f"{self.status}, model's judgement" if self.by == "model" else self.status
 
 
-def check_criteria(criteria: list[str], produced: list[Path], workspace: Path) -> list[CriterionCheck]:
-    """Each criterion checked against the files the run wrote (absolute paths inside ``workspace``)."""
-    return [check_criterion(criterion, produced, workspace) for criterion in criteria]
+def check_criteria(
+    criteria: list[str], produced: list[Path], workspace: Path, meant: Collection[str] = ()
+) -> list[CriterionCheck]:
+    """Each criterion checked against the files the run wrote (absolute paths inside ``workspace``); ``meant``: the
+    files (relative paths) the plan or the task says the run writes, which a criterion may find missing."""
+    return [check_criterion(criterion, produced, workspace, meant) for criterion in criteria]
 
 
-def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> CriterionCheck:
+def planned_outputs(plan: Plan) -> set[str]:
+    """The files a plan says it writes: its write_text paths, and each step's ``produces`` that is a path."""
+    paths = {step.inputs.path for step in plan.steps if isinstance(step.inputs, WriteTextInput)}
+    return paths | {step.produces for step in plan.steps if step.produces and _PATH_LIKE.fullmatch(step.produces)}
+
+
+def check_criterion(
+    criterion: str, produced: list[Path], workspace: Path, meant: Collection[str] = ()
+) -> CriterionCheck:
     texts: list[str] = []
 
     def placeholder(match: re.Match[str]) -> str:
@@ -96,7 +114,7 @@ def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> Cr
         return f" @text{len(texts) - 1}@ "
 
     names = {p.relative_to(workspace).as_posix(): p for p in produced} | {str(p): p for p in produced}
-    names |= _missing_paths(criterion, workspace, names)
+    names |= _missing_paths(criterion, workspace, names, meant)
     unquoted = _unquote_paths(re.sub(r"(?<![\w./-])\./", "", criterion.strip()), names)  # ./out/a.md is out/a.md
     sentence = " ".join(_QUOTED.sub(placeholder, unquoted).split()).rstrip(".").strip()
     parts = [part.strip() for part in re.split(r";|,? and (?=\S)", sentence) if part.strip()]
@@ -115,11 +133,12 @@ def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> Cr
     return _judgeable(_combine(criterion, checks), current, produced, workspace)
 
 
-def _missing_paths(criterion: str, workspace: Path, names: dict[str, Path]) -> dict[str, Path]:
-    """The files a criterion names that are not in the workspace at all (and so not written by the run)."""
+def _missing_paths(criterion: str, workspace: Path, names: dict[str, Path], meant: Collection[str]) -> dict[str, Path]:
+    """The files a criterion names that the run was meant to write and are not in the workspace at all. A file no
+    one meant to write is left alone: a criterion copied from the planner's example names the example's file."""
     missing = {}
     for token in _PATH_LIKE.findall(criterion):
-        if token not in names and not (workspace / token).exists():
+        if token in meant and token not in names and not (workspace / token).exists():
             missing[token] = workspace / token
     return missing
 
@@ -159,9 +178,15 @@ def _combine(criterion: str, checks: list[tuple[CriterionStatus, str]]) -> Crite
     if not checks or any(status == "not checked" for status, _ in checks):
         unknown = [d for s, d in checks if s == "not checked"]
         return CriterionCheck(criterion=criterion, status="not checked", detail=unknown[0] if unknown else "")
-    return CriterionCheck(criterion=criterion, status="met", detail="; ".join(d for _, d in checks))
+    # "out/a.md exists" met says nothing of what out/a.md holds: alone it verifies no content (a copied source met
+    # it for "write every TODO comment"), so it cannot make a run a success on its own
+    about_content = any(detail != _EXISTS for _, detail in checks)
+    return CriterionCheck(
+        criterion=criterion, status="met", detail="; ".join(d for _, d in checks), about_content=about_content
+    )
 
 
+_EXISTS = "the file exists"
 _NOT_CHECKED: tuple[CriterionStatus, str] = ("not checked", "not a check omx can make; look at the file yourself")
 _NO_FILE: tuple[CriterionStatus, str] = ("not checked", "it names no file this run wrote")
 
@@ -177,7 +202,7 @@ def _check_part(part: str, path: Path | None, texts: list[str]) -> tuple[Criteri
         if not path.is_file():
             return "not met", f"{path.name} is missing"
         if check is _exists:
-            return "met", "the file exists"
+            return "met", _EXISTS
         if path.stat().st_size > MAX_READ:
             return "not checked", f"{path.name} is too big to check"
         content = path.read_text(encoding="utf-8", errors="replace")
@@ -211,7 +236,14 @@ def _bullets(match: re.Match[str], content: str, texts: list[str]) -> tuple[Crit
 
 
 def _exists(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
-    return "met", "the file exists"
+    return "met", _EXISTS
+
+
+def _a_number(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    held = content.strip()
+    shown = held if len(held) <= 40 else held[:37] + "..."
+    ok = re.fullmatch(r"-?\d+(?:\.\d+)?", held) is not None
+    return ("met" if ok else "not met"), f"it holds {shown!r}"
 
 
 def _contains(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
@@ -261,6 +293,7 @@ _PATTERNS: list[tuple[str, Callable[[re.Match[str], str, list[str]], tuple[Crite
     (rf"{_SUBJECT} {_HAS} {_COUNT} (?:bullets?|bullet(?:ed)?[ -](?:lines?|points?|items?))", _bullets),
     (rf"{_SUBJECT} (?:{_HAS}|is) (?:just|only|exactly) (?:the )?(?:number )?(?P<num>-?\d+(?:\.\d+)?)", _just_number),
     (rf"{_SUBJECT} (?:equals|is equal to|is) (?P<num>-?\d+(?:\.\d+)?)", _just_number),
+    (rf"{_SUBJECT} (?:{_HAS}|is) (?:just|only|exactly) (?:a|one) (?:single )?number", _a_number),
     (rf"{_SUBJECT} {_HAS} (?:the (?:text|word|string|line|phrase) )?@text(?P<t>\d+)@", _contains),
     (rf"{_SUBJECT} (?:is|{_HAS}) (?:formatted as )?(?:a |one )?(?:valid )?(?:markdown|md) table", _table),
 ]

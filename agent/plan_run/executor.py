@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent.model.errors import advice
-from agent.plan_run.criteria import CriterionCheck, check_criteria
+from agent.plan_run.criteria import CriterionCheck, check_criteria, planned_outputs
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
 from agent.plan_run.resume import save_output
 from agent.plan_run.task_checks import TaskExpectations
@@ -161,7 +161,8 @@ class Executor:
             if step.tool == "write_text":
                 produced.append(Path(result.details["path"]))
         files = list(dict.fromkeys(produced))
-        checks = check_criteria(plan.success_criteria, files, self.ctx.workspace)
+        meant = planned_outputs(plan) | set(expected.outputs if expected is not None else ())
+        checks = check_criteria(plan.success_criteria, files, self.ctx.workspace, meant)
         if expected is not None:
             checks = expected.check() + [expected.vet(check) for check in checks]
         status = run_status(checks)

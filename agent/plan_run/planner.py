@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model, ModelReply
+from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.tools.inputs import TOOL_INPUTS
@@ -55,7 +56,7 @@ EXAMPLE = {
             "produces": "out/summary.md",
         },
     ],
-    "success_criteria": ["out/summary.md has 3 bullet lines"],
+    "success_criteria": EXAMPLE_CRITERIA,
 }
 
 
@@ -115,7 +116,7 @@ Rules:
   Nothing may delete or move files.
 - Prefer read_text/list_dir/write_text over shell. Keep plans short: only the steps the task needs.
 - risk_level: LOW (reads, new files), MEDIUM (overwrites existing files, runs code), HIGH (anything destructive).
-- success_criteria: checks a person can make, naming the files produced.
+{CRITERIA_RULES}
 
 Example:
 {json.dumps(EXAMPLE)}{shared}"""

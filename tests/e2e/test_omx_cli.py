@@ -186,8 +186,7 @@ def test_omx_run_re_executes_a_saved_plan(ws: Path, script: Callable[..., Script
 def test_omx_run_from_elsewhere_uses_the_plans_workspace(
     ws: Path, script: Callable[..., ScriptedModel], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # only the read step: the criterion about out/summary.md, which it does not write, would be not met
-    plan = {**PLAN_A, "workspace_root": str(ws), "steps": PLAN_A["steps"][:1], "success_criteria": []}
+    plan = {**PLAN_A, "workspace_root": str(ws), "steps": PLAN_A["steps"][:1]}
     plan_path = tmp_path / "kept-plan.json"
     plan_path.write_text(json.dumps(plan), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -327,7 +326,6 @@ def test_no_sandbox_is_recorded(ws: Path, script: Callable[..., ScriptedModel]) 
     plan = {
         **PLAN_A,
         "steps": [{"id": 1, "description": "count", "tool": "shell", "inputs": {"cmd": "wc -l data/notes.txt"}}],
-        "success_criteria": [],  # PLAN_A's are about out/summary.md, which this plan does not write: not met
     }
     script(json.dumps(plan))
     result = omx(TASK_A, "--yes", "--no-sandbox", input="y\n")
