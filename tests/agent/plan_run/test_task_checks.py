@@ -122,3 +122,16 @@ def test_the_count_is_of_the_input_as_it_was_before_the_run(ws: Path) -> None:
 def test_an_input_that_is_not_there_derives_no_count(ws: Path) -> None:
     expected = TaskExpectations.before("Count the lines of data/nope.txt and write just the number to out/n.txt", ws)
     assert criteria(expected) == ["out/n.txt holds just a number"]
+
+
+def test_a_plans_guess_is_not_given_to_the_model_to_judge(ws: Path) -> None:
+    from agent.plan_run.criteria import CriterionCheck
+
+    expected = TaskExpectations.before("Write every TODO comment of src/app.py into out/todo.md", ws)
+    guess = CriterionCheck(criterion="out/todo.md has 10 TODO comments", status="not checked", judgeable=True,
+                           file="out/todo.md")  # fmt: skip
+    vetted = expected.vet(guess)
+    assert (vetted.status, vetted.judgeable, vetted.file) == ("not checked", False, None)
+    assert "10 is the plan's own number" in vetted.detail
+    plain = guess.model_copy(update={"criterion": "out/todo.md lists only TODO comments"})
+    assert expected.vet(plain) == plain
