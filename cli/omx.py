@@ -202,6 +202,11 @@ _model = click.option(
 )
 _base = click.option("--api-base", metavar="URL", help="OpenAI-compatible server (default: $OMX_API_BASE).")
 _nosb = click.option("--no-sandbox", is_flag=True, help="Run shell and python steps without an OS sandbox.")
+_nojudge = click.option(
+    "--no-judge",
+    is_flag=True,
+    help="Do not ask the model to judge the success criteria omx cannot check itself (they stay not checked).",
+)
 _timeout = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -230,6 +235,7 @@ def main() -> None:
 @_base
 @_timeout
 @_nosb
+@_nojudge
 @_review
 def task_command(
     task: str,
@@ -241,12 +247,14 @@ def task_command(
     api_base: str | None,
     timeout: float | None,
     no_sandbox: bool,
+    no_judge: bool,
     review: bool,
 ) -> None:
     """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
     from agent.plan_run.workflow import run_task
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox, review=review)
+    options.judge = not no_judge
     _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 
@@ -266,6 +274,7 @@ def task_command(
 @_base
 @_timeout
 @_nosb
+@_nojudge
 @_review
 def run_command(
     plan: Path,
@@ -278,6 +287,7 @@ def run_command(
     timeout: float | None,
     no_sandbox: bool,
     from_step: int | None,
+    no_judge: bool,
     review: bool,
 ) -> None:
     """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
@@ -285,6 +295,7 @@ def run_command(
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan, review=review)
     options.from_step = from_step
+    options.judge = not no_judge
     _guarded(lambda: run_plan_file(plan, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 

@@ -48,15 +48,15 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert done.returncode == 0, done.stdout + done.stderr
     outcomes = {o["name"]: o for o in json.loads(report.read_text(encoding="utf-8"))}
     right, false_success, failed = outcomes["count_lines"], outcomes["upper_case"], outcomes["merge_two"]
-    # "just the number 4": the plan's own number, not the task's, so not checked (the output being a number is)
-    assert (right["right"], right["status"], right["exit_code"], right["false_success"]) == (True, "done", 0, False)
+    # checked from the task itself: "count the lines of data/a.txt" + "just the number" is data/a.txt's line count
+    assert (right["right"], right["status"], right["exit_code"], right["false_success"]) == (True, "success", 0, False)
     assert (false_success["right"], false_success["status"], false_success["false_success"]) == (False, "success", True)
     assert "out/upper.txt has 2 lines" in false_success["why"]
     assert (failed["right"], failed["status"], failed["exit_code"]) == (False, "failed", 1)
     assert not failed["false_success"]
     assert failed["why"] == "out/merged.txt was not written"
     assert [outcomes[n]["plan_requests"] for n in ("count_lines", "upper_case", "merge_two")] == [1, 1, 3]
-    assert "Result: done" in right["result_line"] and "Result: failed at step 1" in failed["result_line"]
+    assert "Result: success" in right["result_line"] and "Result: failed at step 1" in failed["result_line"]
     assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
     assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the upper_case row (each row is three lines)

@@ -15,25 +15,45 @@ Patterns (FILE the file's path, N a number, TEXT quoted text; "has" may also be 
 - ``FILE has N bullet lines`` (also "N bullets", "N bullet points"; lines that start with "- ", "* ", "+ " or "• ")
 - ``FILE has "TEXT"`` (also "the text/word/string "TEXT"")
 - ``FILE has just the number N`` ("only", "exactly"; also ``FILE is N``, ``FILE equals N``): the whole content
+- ``FILE has just a number`` (also "only one number"): the whole content is one number, whichever
 - ``FILE is a markdown table`` (also "has a markdown table"): a header row, a ``|---|`` row, and rows
 - several of these joined by "and" or ";", each part about FILE unless it names another file the run wrote
 
 A part that is checked and not met makes the whole criterion not met; otherwise one part not checked leaves the
-whole not checked.
+whole not checked. A file the plan or the task says the run writes (``meant``) that is nowhere in the workspace
+after it (``out/sales.md has 2 bullet lines`` when nothing wrote it) fails every one of these patterns: a claim
+about a missing file is false. A missing file no one meant to write is not checked: a criterion copied from the
+planner's example names the example's file, and says nothing about this run.
+
+A criterion left "not checked" because omx cannot read its sentence, about one file the run wrote (named, or the
+run's only output), is ``judgeable``: ``agent.plan_run.judge`` may ask the model for its judgement of it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
-__all__ = ["CriterionCheck", "CriterionStatus", "check_criteria", "check_criterion"]
+from agent.plan_run.plan import Plan
+from agent.plan_run.tools.inputs import WriteTextInput
+
+__all__ = [
+    "BULLET_MARKS",
+    "CriterionCheck",
+    "CriterionStatus",
+    "Judge",
+    "check_criteria",
+    "check_criterion",
+    "markdown_table",
+    "planned_outputs",
+]
 
 CriterionStatus = Literal["met", "not met", "not checked"]
+Judge = Literal["omx", "model"]  # who decided met / not met: omx's own check, or the model's judgement
 
 MAX_READ = 5_000_000  # a bigger file is not read to check a criterion: not checked
 
@@ -47,8 +67,10 @@ _COUNT = (
 )
 _FILE = "@file@"  # stands for the file's path in a criterion being matched
 _SUBJECT = rf"(?:the )?(?:file |output file )?{_FILE}(?: file)?"
-_BULLET_MARKS = ("- ", "* ", "+ ", "• ")
+BULLET_MARKS = ("- ", "* ", "+ ", "• ")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+# a relative path with a file extension (out/a.md, notes.txt): what a criterion names as a file
+_PATH_LIKE = re.compile(r"(?<![\w./-])(?:[\w-]+/)*[\w-]+\.[A-Za-z]\w{0,7}(?![\w/-]|\.\w)")
 
 
 class CriterionCheck(BaseModel):
@@ -58,14 +80,33 @@ class CriterionCheck(BaseModel):
     status: CriterionStatus
     detail: str = ""
     about_content: bool = True  # False: only that a file was written, which alone verifies nothing it holds
+    by: Judge = "omx"
+    judgeable: bool = False  # not checked, yet about one file the run wrote: the model may judge it
+    file: str | None = None  # that file, relative to the workspace, when judgeable
+
+    @property
+    def label(self) -> str:
+        """What the summary shows in brackets: a model's judgement never reads as a plain [met]."""
+        return f"{self.status}, model's judgement" if self.by == "model" else self.status
 
 
-def check_criteria(criteria: list[str], produced: list[Path], workspace: Path) -> list[CriterionCheck]:
-    """Each criterion checked against the files the run wrote (absolute paths inside ``workspace``)."""
-    return [check_criterion(criterion, produced, workspace) for criterion in criteria]
+def check_criteria(
+    criteria: list[str], produced: list[Path], workspace: Path, meant: Collection[str] = ()
+) -> list[CriterionCheck]:
+    """Each criterion checked against the files the run wrote (absolute paths inside ``workspace``); ``meant``: the
+    files (relative paths) the plan or the task says the run writes, which a criterion may find missing."""
+    return [check_criterion(criterion, produced, workspace, meant) for criterion in criteria]
 
 
-def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> CriterionCheck:
+def planned_outputs(plan: Plan) -> set[str]:
+    """The files a plan says it writes: its write_text paths, and each step's ``produces`` that is a path."""
+    paths = {step.inputs.path for step in plan.steps if isinstance(step.inputs, WriteTextInput)}
+    return paths | {step.produces for step in plan.steps if step.produces and _PATH_LIKE.fullmatch(step.produces)}
+
+
+def check_criterion(
+    criterion: str, produced: list[Path], workspace: Path, meant: Collection[str] = ()
+) -> CriterionCheck:
     texts: list[str] = []
 
     def placeholder(match: re.Match[str]) -> str:
@@ -73,6 +114,7 @@ def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> Cr
         return f" @text{len(texts) - 1}@ "
 
     names = {p.relative_to(workspace).as_posix(): p for p in produced} | {str(p): p for p in produced}
+    names |= _missing_paths(criterion, workspace, names, meant)
     unquoted = _unquote_paths(re.sub(r"(?<![\w./-])\./", "", criterion.strip()), names)  # ./out/a.md is out/a.md
     sentence = " ".join(_QUOTED.sub(placeholder, unquoted).split()).rstrip(".").strip()
     parts = [part.strip() for part in re.split(r";|,? and (?=\S)", sentence) if part.strip()]
@@ -88,7 +130,29 @@ def check_criterion(criterion: str, produced: list[Path], workspace: Path) -> Cr
         elif current is not None and not part.startswith(_FILE):
             part = f"{_FILE} {part}"  # "out/a.md exists and has 3 lines": the second part is about out/a.md too
         checks.append(_check_part(part.lower(), current, texts))
-    return _combine(criterion, checks)
+    return _judgeable(_combine(criterion, checks), current, produced, workspace)
+
+
+def _missing_paths(criterion: str, workspace: Path, names: dict[str, Path], meant: Collection[str]) -> dict[str, Path]:
+    """The files a criterion names that the run was meant to write and are not in the workspace at all. A file no
+    one meant to write is left alone: a criterion copied from the planner's example names the example's file."""
+    missing = {}
+    for token in _PATH_LIKE.findall(criterion):
+        if token in meant and token not in names and not (workspace / token).exists():
+            missing[token] = workspace / token
+    return missing
+
+
+def _judgeable(check: CriterionCheck, named: Path | None, produced: list[Path], workspace: Path) -> CriterionCheck:
+    """A criterion omx cannot read, about a file the run wrote (the one it names, or the run's only output)."""
+    if check.status != "not checked" or check.detail not in (_NOT_CHECKED[1], _NO_FILE[1]):
+        return check
+    if named is None and _PATH_LIKE.search(check.criterion):
+        return check  # it is about another file (an input the run read, say), not the run's output
+    about = named if named is not None else produced[0] if len(set(produced)) == 1 else None
+    if about is None or about not in produced or not about.is_file():
+        return check
+    return check.model_copy(update={"judgeable": True, "file": about.relative_to(workspace).as_posix()})
 
 
 def _unquote_paths(text: str, names: dict[str, Path]) -> str:
@@ -114,16 +178,23 @@ def _combine(criterion: str, checks: list[tuple[CriterionStatus, str]]) -> Crite
     if not checks or any(status == "not checked" for status, _ in checks):
         unknown = [d for s, d in checks if s == "not checked"]
         return CriterionCheck(criterion=criterion, status="not checked", detail=unknown[0] if unknown else "")
-    return CriterionCheck(criterion=criterion, status="met", detail="; ".join(d for _, d in checks))
+    # "out/a.md exists" met says nothing of what out/a.md holds: alone it verifies no content (a copied source met
+    # it for "write every TODO comment"), so it cannot make a run a success on its own
+    about_content = any(detail != _EXISTS for _, detail in checks)
+    return CriterionCheck(
+        criterion=criterion, status="met", detail="; ".join(d for _, d in checks), about_content=about_content
+    )
 
 
+_EXISTS = "the file exists"
 _NOT_CHECKED: tuple[CriterionStatus, str] = ("not checked", "not a check omx can make; look at the file yourself")
+_NO_FILE: tuple[CriterionStatus, str] = ("not checked", "it names no file this run wrote")
 
 
 def _check_part(part: str, path: Path | None, texts: list[str]) -> tuple[CriterionStatus, str]:
     """One clause, ``@file@`` standing for ``path``: the first pattern that matches the whole clause decides."""
     if path is None:
-        return "not checked", "it names no file this run wrote"
+        return _NO_FILE
     for pattern, check in _PATTERNS:
         match = re.fullmatch(pattern, part)
         if match is None:
@@ -131,7 +202,7 @@ def _check_part(part: str, path: Path | None, texts: list[str]) -> tuple[Criteri
         if not path.is_file():
             return "not met", f"{path.name} is missing"
         if check is _exists:
-            return "met", "the file exists"
+            return "met", _EXISTS
         if path.stat().st_size > MAX_READ:
             return "not checked", f"{path.name} is too big to check"
         content = path.read_text(encoding="utf-8", errors="replace")
@@ -160,12 +231,19 @@ def _lines(match: re.Match[str], content: str, texts: list[str]) -> tuple[Criter
 
 
 def _bullets(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
-    count = sum(1 for line in content.splitlines() if line.lstrip().startswith(_BULLET_MARKS))
+    count = sum(1 for line in content.splitlines() if line.lstrip().startswith(BULLET_MARKS))
     return _compare(match, count, "bullet lines" if count != 1 else "bullet line")
 
 
 def _exists(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
-    return "met", "the file exists"
+    return "met", _EXISTS
+
+
+def _a_number(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    held = content.strip()
+    shown = held if len(held) <= 40 else held[:37] + "..."
+    ok = re.fullmatch(r"-?\d+(?:\.\d+)?", held) is not None
+    return ("met" if ok else "not met"), f"it holds {shown!r}"
 
 
 def _contains(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
@@ -184,6 +262,12 @@ def _just_number(match: re.Match[str], content: str, texts: list[str]) -> tuple[
 
 
 def _table(match: re.Match[str], content: str, texts: list[str]) -> tuple[CriterionStatus, str]:
+    found = markdown_table(content)
+    return ("met", found) if found else ("not met", "no markdown table (a header row, a |---| row, then rows) in it")
+
+
+def markdown_table(content: str) -> str | None:
+    """The first markdown table in ``content`` (a header row, a ``|---|`` row, then rows), described; else None."""
     lines = [line.strip() for line in content.splitlines()]
     for i in range(len(lines) - 2):
         header, separator = lines[i], lines[i + 1]
@@ -195,8 +279,8 @@ def _table(match: re.Match[str], content: str, texts: list[str]) -> tuple[Criter
                     break
                 rows += 1
             if rows:
-                return "met", f"a table of {columns} columns and {rows} row{'s' if rows != 1 else ''}"
-    return "not met", "no markdown table (a header row, a |---| row, then rows) in it"
+                return f"a table of {columns} columns and {rows} row{'s' if rows != 1 else ''}"
+    return None
 
 
 def _cells(line: str) -> int:
@@ -209,6 +293,7 @@ _PATTERNS: list[tuple[str, Callable[[re.Match[str], str, list[str]], tuple[Crite
     (rf"{_SUBJECT} {_HAS} {_COUNT} (?:bullets?|bullet(?:ed)?[ -](?:lines?|points?|items?))", _bullets),
     (rf"{_SUBJECT} (?:{_HAS}|is) (?:just|only|exactly) (?:the )?(?:number )?(?P<num>-?\d+(?:\.\d+)?)", _just_number),
     (rf"{_SUBJECT} (?:equals|is equal to|is) (?P<num>-?\d+(?:\.\d+)?)", _just_number),
+    (rf"{_SUBJECT} (?:{_HAS}|is) (?:just|only|exactly) (?:a|one) (?:single )?number", _a_number),
     (rf"{_SUBJECT} {_HAS} (?:the (?:text|word|string|line|phrase) )?@text(?P<t>\d+)@", _contains),
     (rf"{_SUBJECT} (?:is|{_HAS}) (?:formatted as )?(?:a |one )?(?:valid )?(?:markdown|md) table", _table),
 ]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent.model.errors import advice
-from agent.plan_run.criteria import CriterionCheck, check_criteria
+from agent.plan_run.criteria import CriterionCheck, check_criteria, planned_outputs
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
 from agent.plan_run.resume import save_output
 from agent.plan_run.task_checks import TaskExpectations
@@ -21,6 +21,7 @@ from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
 from agent.plan_run.tools.registry import run_tool
 from agent.plan_run.tools.workspace import run_workspace_step
+from agent.plan_run.verdict import UNMET_SUGGESTION, run_status, unmet_error
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 from agent.sandbox.confine import OUTPUT_LIMIT
 
@@ -160,21 +161,20 @@ class Executor:
             if step.tool == "write_text":
                 produced.append(Path(result.details["path"]))
         files = list(dict.fromkeys(produced))
-        checks = check_criteria(plan.success_criteria, files, self.ctx.workspace)
+        meant = planned_outputs(plan) | set(expected.outputs if expected is not None else ())
+        checks = check_criteria(plan.success_criteria, files, self.ctx.workspace, meant)
         if expected is not None:
             checks = expected.check() + [expected.vet(check) for check in checks]
-        unmet = [c for c in checks if c.status == "not met"]
-        # a file written is not a file right: success needs something about the content checked and met too
-        verified = any(c.about_content for c in checks) and all(c.status == "met" for c in checks)
+        status = run_status(checks)
         return ExecutionResult(
-            status="failed" if unmet else "success" if verified else "done",
+            status=status,
             steps_total=len(plan.steps),
             steps_executed=sum(1 for o in outcomes if o.status != "reused"),
             steps=outcomes,
             produced_files=[str(p) for p in files],
             criteria=checks,
-            error=f"success criterion not met: {unmet[0].criterion} ({unmet[0].detail})" if unmet else None,
-            suggestion="look at the produced files, adjust the plan and run it again" if unmet else None,
+            error=unmet_error(checks),
+            suggestion=UNMET_SUGGESTION if status == "failed" else None,
         )
 
     def _reuse(self, step: Step, output: str | None, outputs: dict[int, str], produced: list[Path]) -> StepOutcome:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model, ModelReply
+from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.tools.inputs import TOOL_INPUTS
@@ -55,7 +56,7 @@ EXAMPLE = {
             "produces": "out/summary.md",
         },
     ],
-    "success_criteria": ["out/summary.md has 3 bullet lines"],
+    "success_criteria": EXAMPLE_CRITERIA,
 }
 
 
@@ -115,7 +116,7 @@ Rules:
   Nothing may delete or move files.
 - Prefer read_text/list_dir/write_text over shell. Keep plans short: only the steps the task needs.
 - risk_level: LOW (reads, new files), MEDIUM (overwrites existing files, runs code), HIGH (anything destructive).
-- success_criteria: checks a person can make, naming the files produced.
+{CRITERIA_RULES}
 
 Example:
 {json.dumps(EXAMPLE)}{shared}"""
@@ -210,7 +211,9 @@ class Planner:
 
     def replan(self, task: str, workspace: Path, failed: Plan, what_happened: str) -> Plan:
         """A new plan for what is left of ``task`` after ``failed`` stopped: the model sees its plan, what ran and
-        the error (``what_happened``), and the workspace as the run left it (issue 28: recover instead of stop)."""
+        the error (``what_happened``), and the workspace as the run left it (issue 28: recover instead of stop).
+        The request ends with the task again: with only the failure to go on, the 0.5B model planned the prompt's
+        example instead (found by the fix-replan branch)."""
         messages = [
             *self._opening(task, workspace),
             {"role": "assistant", "content": failed.model_dump_json(exclude={"workspace_root"})},
@@ -218,7 +221,8 @@ class Planner:
                 "role": "user",
                 "content": f"{what_happened}\n\nWrite a new plan that finishes the task from here (the workspace is "
                 f"as those steps left it; files now:\n{workspace_listing(workspace.resolve())}\n). Fix what failed; "
-                "do not repeat steps whose work is done. One JSON object in plan format v1, nothing else.",
+                f"do not repeat steps whose work is done.\nThe task is still: {task}\n"
+                "One JSON object in plan format v1, nothing else.",
             },
         ]
         return self._plan(messages, workspace.resolve())

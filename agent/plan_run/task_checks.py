@@ -10,7 +10,10 @@ task says it in a form that can be read without guessing, omx checks it on its o
   it exists after it, and did not before or changed;
 - with exactly one output file, what the task says of its content: ``N bullets`` / ``N bullet points`` (one N in
   the task: "one bullet each (2 bullets)" is not read), ``just the number`` (also "the sum", "the result"),
-  ``at most N words``, ``one line``, ``a markdown table``.
+  ``at most N words``, ``one line``, ``a markdown table``; and where the task names the input it is about (read
+  before the run, while it is as the person meant it): ``count the lines of X`` / ``count the words in X`` with
+  "just the number" (the number must be X's count: its lines, or its non-empty lines where X has blank ones),
+  ``the first N lines of X`` (X's first N lines, in order).
 
 Each check is labelled "(from the task)" beside the plan's own criteria; the result is "success" only when all of
 them, and the plan's, were checked and met.
@@ -20,12 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.plan_run.criteria import MAX_READ, CriterionCheck, CriterionStatus, check_criterion
+from agent.plan_run.criteria import BULLET_MARKS, MAX_READ, CriterionCheck, CriterionStatus, markdown_table
 
-__all__ = ["TaskExpectations"]
+__all__ = ["ContentCheck", "TaskExpectations"]
 
 _PATH = r"(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8})(?![\w/])"
 _AFTER_TO = re.compile(rf"\b(?:to|into)\s+(?:the\s+file\s+)?`?{_PATH}")
@@ -37,6 +41,29 @@ _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|t
 _AT_MOST_WORDS = re.compile(rf"\bat\s+most\s+{_NUMBER}\s+words\b", re.IGNORECASE)
 _ONE_LINE = re.compile(r"\b(?:as\s+one|a\s+one-line|a\s+single)\s+line\b|\bone-line\b", re.IGNORECASE)
 _TABLE = re.compile(r"\bmarkdown\s+table\b", re.IGNORECASE)
+_INPUT = r"`?(?P<input>(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8})(?![\w/])"
+_COUNT_OF = re.compile(
+    rf"\bcount\s+(?:the\s+)?(?:number\s+of\s+)?(?P<what>lines|words)\s+(?:of|in)\s+(?:the\s+file\s+)?{_INPUT}",
+    re.IGNORECASE,
+)
+_FIRST_LINES = re.compile(rf"\bfirst\s+{_NUMBER}\s+lines\s+of\s+(?:the\s+file\s+)?{_INPUT}", re.IGNORECASE)
+
+Verdict = tuple[CriterionStatus, str]
+
+
+@dataclass(frozen=True)
+class ContentCheck:
+    """One thing the task says of its output's content: ``criterion`` in words, ``judge`` on the file's text."""
+
+    criterion: str
+    judge: Callable[[str], Verdict]
+
+    def on(self, target: Path) -> Verdict:
+        if not target.is_file():
+            return "not met", f"{target.name} is missing"
+        if target.stat().st_size > MAX_READ:
+            return "not checked", f"{target.name} is too big to check"
+        return self.judge(target.read_text(encoding="utf-8", errors="replace"))
 
 
 def _number(word: str) -> int:
@@ -59,14 +86,125 @@ def _state(path: Path) -> str | None:
         return None
 
 
+def _read(path: Path) -> str | None:
+    """An input's text before the run, or None where there is no such file omx can read whole."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_READ:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _shown(text: str) -> str:
+    held = text.strip()
+    return repr(held if len(held) <= 40 else held[:37] + "...")
+
+
+def _just_a_number(text: str) -> Verdict:
+    ok = re.fullmatch(r"-?\d+(?:\.\d+)?", text.strip()) is not None
+    return ("met" if ok else "not met"), f"it holds {_shown(text)}"
+
+
+def _the_number(*allowed: int) -> Callable[[str], Verdict]:
+    """The file holds just one number, and it is one of ``allowed`` (the ways an input's count may be read)."""
+
+    def judge(text: str) -> Verdict:
+        held = text.strip()
+        if re.fullmatch(r"-?\d+(?:\.0+)?", held) is None:
+            return "not met", f"it holds {_shown(text)}, not just a number"
+        return ("met" if int(float(held)) in allowed else "not met"), f"it holds {held}"
+
+    return judge
+
+
+def _at_most_words(limit: int) -> Callable[[str], Verdict]:
+    def judge(text: str) -> Verdict:
+        count = len(text.split())
+        return ("met" if count <= limit else "not met"), f"{count} words"
+
+    return judge
+
+
+def _these_lines(lines: list[str]) -> Callable[[str], Verdict]:
+    """The file's non-empty lines are ``lines``, in order (each stripped: indentation and blank lines aside)."""
+
+    def judge(text: str) -> Verdict:
+        held = [line.strip() for line in text.splitlines() if line.strip()]
+        if held == lines:
+            return "met", f"the {len(lines)} lines"
+        first = next(
+            (i for i, (a, b) in enumerate(zip(held, lines, strict=False)) if a != b), min(len(held), len(lines))
+        )
+        return "not met", f"{len(held)} lines; line {first + 1} differs" if held[:1] else "no lines"
+
+    return judge
+
+
+def _bullets(wanted: int) -> Callable[[str], Verdict]:
+    def judge(text: str) -> Verdict:
+        count = sum(1 for line in text.splitlines() if line.lstrip().startswith(BULLET_MARKS))
+        return ("met" if count == wanted else "not met"), f"{count} bullet line{'s' if count != 1 else ''}"
+
+    return judge
+
+
+def _one_line(text: str) -> Verdict:
+    count = sum(1 for line in text.splitlines() if line.strip())
+    return ("met" if count == 1 else "not met"), f"{count} non-empty line{'s' if count != 1 else ''}"
+
+
+def _table(text: str) -> Verdict:
+    found = markdown_table(text)
+    return ("met", found) if found else ("not met", "no markdown table (a header row, a |---| row, then rows) in it")
+
+
+def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[ContentCheck], set[int]]:
+    """What ``task`` says of its one output ``path``'s content, read before the run; and the numbers omx counted
+    for it (a count the task asks for is the task's number as much as one it spells out)."""
+    checks: list[ContentCheck] = []
+    counts: set[int] = set()
+    bullets = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
+    if len(bullets) == 1:
+        checks.append(ContentCheck(f"{path} has {(n := bullets.pop())} bullet lines", _bullets(n)))
+    counted = _COUNT_OF.search(task)
+    source = _read(workspace / counted.group("input")) if counted else None
+    if _JUST_NUMBER.search(task) and counted and source is not None:
+        what, name = counted.group("what").lower(), counted.group("input")
+        if what == "words":
+            counts = {len(source.split())}
+            checks.append(ContentCheck(f"{path} holds just the number of words in {name}", _the_number(*counts)))
+        else:
+            lines = source.splitlines()
+            counts = {len(lines), sum(1 for line in lines if line.strip())}
+            checks.append(ContentCheck(f"{path} holds just the number of lines of {name}", _the_number(*counts)))
+    elif _JUST_NUMBER.search(task):
+        checks.append(ContentCheck(f"{path} holds just a number", _just_a_number))
+    first = _FIRST_LINES.search(task)
+    source = _read(workspace / first.group("input")) if first else None
+    if first and source is not None:
+        n, name = _number(first.group(1)), first.group("input")
+        wanted = [line.strip() for line in source.splitlines()[:n] if line.strip()]
+        checks.append(ContentCheck(f"{path} holds the first {n} lines of {name}", _these_lines(wanted)))
+    words = _AT_MOST_WORDS.search(task)
+    if words:
+        limit = _number(words.group(1))
+        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit)))
+    if _ONE_LINE.search(task):
+        checks.append(ContentCheck(f"{path} has 1 line", _one_line))
+    if _TABLE.search(task):
+        checks.append(ContentCheck(f"{path} is a markdown table", _table))
+    return checks, counts
+
+
 @dataclass(frozen=True)
 class TaskExpectations:
     """The output files a task names, with their state before the run, and what it says of their content."""
 
     workspace: Path
     outputs: dict[str, str | None] = field(default_factory=dict)  # path (as in the task) -> sha256 before, or None
-    content: tuple[str, ...] = ()  # criteria in the form ``agent.plan_run.criteria`` checks, about the one output
-    numbers: frozenset[int] = frozenset()  # every number the task says, in digits or words
+    content: tuple[ContentCheck, ...] = ()  # about the one output
+    numbers: frozenset[int] = frozenset()  # every number the task says (digits or words), or that omx counted for it
 
     @classmethod
     def before(cls, task: str, workspace: Path) -> TaskExpectations:
@@ -78,40 +216,30 @@ class TaskExpectations:
             path = match.group("path")
             if path not in outputs and not (workspace / path).exists():
                 outputs[path] = None
-        content: list[str] = []
-        if len(outputs) == 1:
-            (path,) = outputs
-            bullets = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
-            if len(bullets) == 1:
-                content.append(f"{path} has {bullets.pop()} bullet lines")
-            if _JUST_NUMBER.search(task):
-                content.append(f"{path} holds just a number")
-            words = _AT_MOST_WORDS.search(task)
-            if words:
-                content.append(f"{path} has at most {_number(words.group(1))} words")
-            if _ONE_LINE.search(task):
-                content.append(f"{path} has 1 line")
-            if _TABLE.search(task):
-                content.append(f"{path} is a markdown table")
+        content, counts = _content_checks(task, next(iter(outputs)), workspace) if len(outputs) == 1 else ([], set())
         said = {_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}
-        return cls(workspace, outputs, tuple(content), frozenset(said))
+        return cls(workspace, outputs, tuple(content), frozenset(said | counts))
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
         """A plan's criterion that counts something the task never counted ("has 3 bullet lines" for a line
-        count: the planner's example, copied) is the plan's own guess: not checked, neither met nor not met."""
-        if check.status == "not checked":
+        count: the planner's example, copied) is the plan's own guess: not checked, neither met nor not met, and
+        not for the model to judge either."""
+        if check.status == "not checked" and not check.judgeable:
             return check
         guessed = [n for n in _numbers_in(check.criterion) if n not in self.numbers]
         if not guessed:
             return check
         detail = f"{guessed[0]} is the plan's own number, not the task's: look at the file yourself"
-        return check.model_copy(update={"status": "not checked", "detail": detail})
+        return check.model_copy(update={"status": "not checked", "detail": detail, "judgeable": False, "file": None})
 
     def check(self) -> list[CriterionCheck]:
         """After the run: each output written by it, and what the task says of its content."""
         checks = [self._written(path, before) for path, before in self.outputs.items()]
-        for criterion in self.content:
-            checks.append(self._content(criterion))
+        for content in self.content:
+            status, detail = content.on(self.workspace / next(iter(self.outputs)))
+            checks.append(
+                CriterionCheck(criterion=f"{content.criterion} (from the task)", status=status, detail=detail)
+            )
         return checks
 
     def _written(self, path: str, before: str | None) -> CriterionCheck:
@@ -125,23 +253,3 @@ class TaskExpectations:
         else:
             status, detail = "met", "written" if before is None else "changed"
         return CriterionCheck(criterion=criterion, status=status, detail=detail, about_content=False)
-
-    def _content(self, criterion: str) -> CriterionCheck:
-        path = next(iter(self.outputs))
-        target = self.workspace / path
-        labelled = f"{criterion} (from the task)"
-        if not target.is_file():
-            return CriterionCheck(criterion=labelled, status="not met", detail=f"{path} is missing")
-        if criterion.endswith("holds just a number"):
-            held = target.read_text(encoding="utf-8", errors="replace").strip()
-            shown = held if len(held) <= 40 else held[:37] + "..."
-            ok = re.fullmatch(r"-?\d+(?:\.\d+)?", held) is not None
-            return CriterionCheck(criterion=labelled, status="met" if ok else "not met", detail=f"it holds {shown!r}")
-        if " words" in criterion:
-            limit = int(criterion.split("at most ")[1].split()[0])
-            count = len(target.read_text(encoding="utf-8", errors="replace").split())
-            return CriterionCheck(
-                criterion=labelled, status="met" if count <= limit else "not met", detail=f"{count} words"
-            )
-        found = check_criterion(criterion, [target], self.workspace)
-        return found.model_copy(update={"criterion": labelled})

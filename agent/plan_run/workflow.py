@@ -3,7 +3,8 @@
 The CLI only parses arguments and prints; this module decides. It talks to the person through a ``UI`` (show
 text, ask yes/no) and returns an ``Outcome`` whose exit code is non-zero on refusal or failure. A success
 criterion omx checked and found not met is a failure (exit 1); a run whose steps all ran but whose criteria omx
-could not all check is "done" (exit 0), and its result line says how many were not checked, never "success".
+could not all check is "done" (exit 0), and its result line says how many were not checked, never "success"
+(``agent.plan_run.verdict``); the model may judge those first (``agent.plan_run.judge``), labelled as its judgement.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any, Protocol
 
 from agent.model.llm import LLMError, Model
 from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
-from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
+from agent.plan_run.judge import judged
 from agent.plan_run.overwrites import overwrite_previews
 from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.plan_run.planner import Planner, PlanningError
@@ -25,6 +26,7 @@ from agent.plan_run.risk import RiskAssessment, assess
 from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_checkpoint
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext
+from agent.plan_run.verdict import done_text
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
@@ -53,6 +55,7 @@ class Options:
     sandbox_mode: SandboxMode = "auto"
     from_step: int | None = None  # omx run --from-step: the steps before it are not run again
     replans: int = MAX_REPLANS  # omx "TASK": new plans after a failed step, at most (issue 28)
+    judge: bool = True  # the model judges the criteria omx cannot check (agent.plan_run.judge); --no-judge: not
 
 
 @dataclass
@@ -313,6 +316,8 @@ def _decide_and_run(
         if expected is None and task is not None:
             expected = TaskExpectations.before(task, workspace)
         result = Executor(ctx, recorder).execute(plan, from_step=options.from_step, earlier=earlier, expected=expected)
+        if options.judge and model is not None:
+            result = judged(result, task, workspace, model)
     except KeyboardInterrupt:
         _end(recorder, "interrupted")
         raise
@@ -419,18 +424,6 @@ def _assessment_record(assessment: RiskAssessment) -> dict[str, Any]:
     }
 
 
-def _not_checked(criteria: list[CriterionCheck]) -> str:
-    """What a run that is done but not verified left unchecked: "2 criteria not checked (1 met)"."""
-    if not criteria:
-        return "no success criteria to check"
-    unchecked = sum(1 for c in criteria if c.status == "not checked")
-    met = len(criteria) - unchecked
-    if not unchecked:  # every check met, none of them about what the files hold
-        return "only that the output was written is checked, not what it holds"
-    text = f"{unchecked} {'criterion' if unchecked == 1 else 'criteria'} not checked"
-    return text + (f" ({met} met)" if met else "")
-
-
 def summary_text(result: ExecutionResult, recorder: RunRecorder, checkpoint: RunCheckpoint | None = None) -> str:
     """The console summary (seed 004 FR-R1): outcome, steps, criteria, produced files, where the trace is, and on an
     omxfs workspace the lines that show and undo what the run did to the agent's zone (issue 27)."""
@@ -438,7 +431,7 @@ def summary_text(result: ExecutionResult, recorder: RunRecorder, checkpoint: Run
     if result.status == "success":
         lines = [f"Result: success ({steps})"]
     elif result.status == "done":
-        lines = [f"Result: done, {_not_checked(result.criteria)} ({steps})"]
+        lines = [f"Result: done, {done_text(result.criteria)} ({steps})"]
     elif result.failed_step is not None:
         lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}: {result.error}"]
     else:
@@ -449,7 +442,7 @@ def summary_text(result: ExecutionResult, recorder: RunRecorder, checkpoint: Run
             lines.append(f"       {o.note}")
     if result.criteria:
         lines.append("Success criteria:")
-        lines += [f"  [{c.status}] {c.criterion}" + (f" ({c.detail})" if c.detail else "") for c in result.criteria]
+        lines += [f"  [{c.label}] {c.criterion}" + (f" ({c.detail})" if c.detail else "") for c in result.criteria]
     if result.produced_files:
         lines.append("Produced files:")
         lines += [f"  {path}" for path in result.produced_files]

@@ -109,7 +109,8 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
         lines += _change_lines(data)
         for check in data.get("criteria") or []:  # what omx checked of the plan's success criteria
             detail = f" ({check.get('detail')})" if check.get("detail") else ""
-            lines.append(f"  [{check.get('status')}] {check.get('criterion')}{detail}")
+            judged = ", model's judgement" if check.get("by") == "model" else ""  # never shown as a plain [met]
+            lines.append(f"  [{check.get('status')}{judged}] {check.get('criterion')}{detail}")
         return lines
     return [f"{event}: {_short(data)}"]
 

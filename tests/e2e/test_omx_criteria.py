@@ -42,13 +42,16 @@ def test_a_count_written_as_the_text_is_not_a_success(ws: Path, script: Callable
     assert result.exit_code == 1, result.output
     assert "Result: success" not in result.output
     assert "[met] out/count.txt is written by this run (from the task) (written)" in result.output
-    assert "[not met] out/count.txt holds just a number (from the task) (it holds 'one" in result.output
-    # the plan's own numbers, which the task never said, are its guesses: not checked, neither met nor not met
-    assert "[not checked] out/count.txt has just the number 4 (4 is the plan's own number" in result.output
+    assert (
+        "[not met] out/count.txt holds just the number of lines of data/a.txt (from the task) (it holds 'one"
+        in result.output
+    )
+    # 4 is the count the task asks for (omx counted data/a.txt); 1 is the plan's own guess: not checked
+    assert "[not met] out/count.txt has just the number 4 (it holds 'one" in result.output
     assert "[not checked] out/count.txt has 1 line (1 is the plan's own number" in result.output
     end = run_end(trace_of(only_run(ws)))
     assert end["status"] == "failed"
-    assert [c["status"] for c in end["criteria"]] == ["met", "not met", "not checked", "not checked"]
+    assert [c["status"] for c in end["criteria"]] == ["met", "not met", "not met", "not checked"]
 
 
 def test_a_criterion_omx_cannot_check_is_not_checked_and_the_run_is_done_not_success(
@@ -70,7 +73,8 @@ def test_a_criterion_omx_cannot_check_is_not_checked_and_the_run_is_done_not_suc
     assert "Result: done, 1 criterion not checked (1 met) (2/2 steps)" in result.output
     assert "Result: success" not in result.output
     assert "[met] out/todo.md is written by this run (from the task)" in result.output  # omx's own, from the task
-    assert "[not checked] out/todo.md has 10 TODO comments (not a check omx can make" in result.output
+    # 10 is no number the task said: the plan's guess, neither checked nor given to the model to judge
+    assert "[not checked] out/todo.md has 10 TODO comments (10 is the plan's own number" in result.output
     run_dir = only_run(ws)
     end = run_end(trace_of(run_dir))
     assert end["status"] == "done" and end["criteria"][1]["status"] == "not checked"

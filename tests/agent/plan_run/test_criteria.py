@@ -77,7 +77,6 @@ def test_the_patterns_omx_reads_are_checked(
         "out/count.txt and out/number.txt exist",  # two files in one clause
         "out/summary.md has 4 bullet lines and is friendly",  # one part checked and met, one not checked
         "data/notes.txt has 3 lines",  # not a file this run wrote
-        "out/missing.md exists",
     ],
 )
 def test_what_omx_cannot_read_is_not_checked_never_met(ws: tuple[Path, list[Path]], criterion: str) -> None:
@@ -110,3 +109,48 @@ def test_check_criteria_keeps_the_order(ws: tuple[Path, list[Path]]) -> None:
     workspace, produced = ws
     checks = check_criteria(["out/count.txt exists", "nice", "out/count.txt has 2 lines"], produced, workspace)
     assert [c.status for c in checks] == ["met", "not checked", "not met"]
+
+
+def test_a_file_the_run_was_meant_to_write_and_is_not_there_is_not_met(ws: tuple[Path, list[Path]]) -> None:
+    workspace, produced = ws
+    meant = check_criterion("out/missing.md has 2 bullet lines", produced, workspace, meant={"out/missing.md"})
+    assert (meant.status, meant.detail) == ("not met", "missing.md is missing")
+    # no one meant to write it (a criterion copied from the planner's example): not this run's, not checked
+    assert check_criterion("out/missing.md exists", produced, workspace).status == "not checked"
+
+
+def test_exists_alone_is_not_about_the_content(ws: tuple[Path, list[Path]]) -> None:
+    workspace, produced = ws
+    assert not check_criterion("out/count.txt exists", produced, workspace).about_content
+    assert check_criterion("out/count.txt exists and has 4 lines", produced, workspace).about_content
+
+
+def test_just_a_number_whichever(ws: tuple[Path, list[Path]]) -> None:
+    workspace, produced = ws
+    assert check_criterion("out/number.txt has just a number", produced, workspace).status == "met"
+    assert check_criterion("out/count.txt holds only one number", produced, workspace).status == "not met"
+
+
+@pytest.mark.parametrize(
+    ("criterion", "judgeable", "file"),
+    [
+        ("out/summary.md is a good summary", True, "out/summary.md"),  # about a file the run wrote
+        ("out/summary.md has 4 bullet lines", False, None),  # checked by omx
+        ("the tone is friendly", False, None),  # no file named, and the run wrote several
+        ("data/notes.txt is friendly", False, None),  # about a file the run did not write
+    ],
+)
+def test_what_the_model_may_judge(
+    ws: tuple[Path, list[Path]], criterion: str, judgeable: bool, file: str | None
+) -> None:
+    workspace, produced = ws
+    (workspace / "data").mkdir()
+    (workspace / "data" / "notes.txt").write_text("a\n", encoding="utf-8")
+    check = check_criterion(criterion, produced, workspace)
+    assert (check.judgeable, check.file) == (judgeable, file)
+
+
+def test_the_only_output_may_be_judged_for_a_criterion_that_names_no_file(tmp_path: Path) -> None:
+    (tmp_path / "out.md").write_text("hi\n", encoding="utf-8")
+    check = check_criterion("the tone is friendly", [tmp_path / "out.md"], tmp_path)
+    assert (check.status, check.judgeable, check.file) == ("not checked", True, "out.md")

@@ -14,6 +14,10 @@ def statuses(expected: TaskExpectations) -> dict[str, str]:
     return {c.criterion: c.status for c in expected.check()}
 
 
+def criteria(expected: TaskExpectations) -> list[str]:
+    return [c.criterion for c in expected.content]
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     (tmp_path / "data").mkdir()
@@ -29,10 +33,12 @@ def test_the_output_named_after_to_or_into_must_be_written_by_the_run(ws: Path) 
     assert list(expected.outputs) == ["out/n.txt"]
     assert statuses(expected) == {
         "out/n.txt is written by this run (from the task)": "not met",  # never written
-        "out/n.txt holds just a number (from the task)": "not met",
+        "out/n.txt holds just the number of lines of data/a.txt (from the task)": "not met",
     }
     (ws / "out").mkdir()
     (ws / "out/n.txt").write_text("one\ntwo\nthree\nfour\n")  # the text, not the count
+    assert list(statuses(expected).values()) == ["met", "not met"]
+    (ws / "out/n.txt").write_text("3\n")  # issue 28: a number, but not data/a.txt's count
     assert list(statuses(expected).values()) == ["met", "not met"]
     (ws / "out/n.txt").write_text("4\n")
     assert list(statuses(expected).values()) == ["met", "met"]
@@ -49,7 +55,7 @@ def test_a_path_after_in_is_an_output_only_if_it_was_not_there(ws: Path) -> None
     todo = TaskExpectations.before("Count the TODO comments in src/app.py and write just the number to out/t.txt", ws)
     assert list(todo.outputs) == ["out/t.txt"]  # src/app.py is the input
     summary = TaskExpectations.before("Summarise data/a.txt in exactly 2 bullet points in out/s.md", ws)
-    assert list(summary.outputs) == ["out/s.md"] and summary.content == ("out/s.md has 2 bullet lines",)
+    assert list(summary.outputs) == ["out/s.md"] and criteria(summary) == ["out/s.md has 2 bullet lines"]
 
 
 def test_what_the_task_says_of_the_content_is_checked(ws: Path) -> None:
@@ -59,6 +65,9 @@ def test_what_the_task_says_of_the_content_is_checked(ws: Path) -> None:
         "Summarise data/a.txt in at most 5 words and write it to out/s.md": ("four words are here\n", "a b c d e f\n"),
         "Write a one-line title for data/a.txt into out/s.md": ("A title\n", "A title\nand more\n"),
         "Convert data/a.txt to a markdown table in out/s.md": ("| a | b |\n|---|---|\n| 1 | 2 |\n", "a, b\n1, 2\n"),
+        "Count the words in data/a.txt and write just the number to out/s.md": ("4\n", "5\n"),
+        "Use python3 -c to add up data/a.txt and write just the sum to out/s.md": ("10\n", "the sum is 10\n"),
+        "Use head to get the first 2 lines of data/a.txt and write them to out/s.md": ("one\ntwo\n", "one\nthree\n"),
     }
     for task, (right, wrong) in cases.items():
         (ws / "out/s.md").unlink(missing_ok=True)
@@ -72,9 +81,9 @@ def test_what_the_task_says_of_the_content_is_checked(ws: Path) -> None:
 
 def test_what_cannot_be_read_without_guessing_is_not_derived(ws: Path) -> None:
     both = TaskExpectations.before("Summarise data/a.txt in one bullet point each (2 bullets) in out/s.md", ws)
-    assert both.content == ()  # two numbers of bullets: which one?
+    assert criteria(both) == []  # two numbers of bullets: which one?
     two = TaskExpectations.before("Copy data/a.txt to out/m.txt and data/list.txt to out/n.txt in 2 bullets", ws)
-    assert set(two.outputs) == {"out/m.txt", "out/n.txt"} and two.content == ()
+    assert set(two.outputs) == {"out/m.txt", "out/n.txt"} and criteria(two) == []
     assert TaskExpectations.before("List the files in data/", ws).check() == []
 
 
@@ -90,3 +99,39 @@ def test_a_plans_number_the_task_never_said_is_not_checked(ws: Path) -> None:
         expected.vet(guessed).status == "not checked" and "5 is the plan's own number" in expected.vet(guessed).detail
     )
     assert expected.vet(in_a_name) == in_a_name
+
+
+def test_a_line_count_may_be_of_all_lines_or_the_non_empty_ones_and_nothing_else(ws: Path) -> None:
+    (ws / "data/gaps.txt").write_text("a\n\nb\nc\n")  # wc -l says 4, the non-empty lines are 3
+    expected = TaskExpectations.before("Count the lines of data/gaps.txt and write just the number to out/n.txt", ws)
+    (ws / "out").mkdir()
+    for held, status in (("4", "met"), ("3", "met"), ("2", "not met"), ("4 lines", "not met"), ("", "not met")):
+        (ws / "out/n.txt").write_text(held + "\n")
+        assert list(statuses(expected).values())[1] == status, held
+
+
+def test_the_count_is_of_the_input_as_it_was_before_the_run(ws: Path) -> None:
+    """A run that changes its own input cannot make its count right by it."""
+    expected = TaskExpectations.before("Count the lines of data/a.txt and write just the number to out/n.txt", ws)
+    (ws / "data/a.txt").write_text("x\n")
+    (ws / "out").mkdir()
+    (ws / "out/n.txt").write_text("1\n")
+    assert list(statuses(expected).values()) == ["met", "not met"]
+
+
+def test_an_input_that_is_not_there_derives_no_count(ws: Path) -> None:
+    expected = TaskExpectations.before("Count the lines of data/nope.txt and write just the number to out/n.txt", ws)
+    assert criteria(expected) == ["out/n.txt holds just a number"]
+
+
+def test_a_plans_guess_is_not_given_to_the_model_to_judge(ws: Path) -> None:
+    from agent.plan_run.criteria import CriterionCheck
+
+    expected = TaskExpectations.before("Write every TODO comment of src/app.py into out/todo.md", ws)
+    guess = CriterionCheck(criterion="out/todo.md has 10 TODO comments", status="not checked", judgeable=True,
+                           file="out/todo.md")  # fmt: skip
+    vetted = expected.vet(guess)
+    assert (vetted.status, vetted.judgeable, vetted.file) == ("not checked", False, None)
+    assert "10 is the plan's own number" in vetted.detail
+    plain = guess.model_copy(update={"criterion": "out/todo.md lists only TODO comments"})
+    assert expected.vet(plain) == plain

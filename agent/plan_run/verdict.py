@@ -1,0 +1,64 @@
+"""How a run's criteria decide its result (issue 28: success means checked), and the words of its result line.
+
+- **failed** (exit 1): a criterion is not met, by omx's check or by the model's judgement. A judgement of "not met"
+  fails the run although a judgement of "met" cannot make one a success: a false "failed" makes the person look at
+  a file the detail names; a false "success" is believed, and that is the error issue 28 is about.
+- **success**: every criterion was checked by omx itself (the plan's, and those derived from the task) and met, and
+  at least one of them is about what a file holds, not only that it was written.
+- **done** (exit 0): nothing failed, and something was not verified: a criterion omx could not check, one only the
+  model judged met, or no check of any file's content. The line counts each kind apart.
+
+Why the model's "met" is not a check: the judge is the model that did the work (with a local 0.5B model, the very
+one that wrote four bullets for three, or copied a whole source for its TODO comments), asked whether its own
+output is right; its "met" is a hint for the person, labelled as such, never the verification "success" promises.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agent.plan_run.criteria import CriterionCheck
+
+__all__ = ["UNMET_SUGGESTION", "RunStatus", "done_text", "run_status", "unmet_error"]
+
+RunStatus = Literal["success", "done", "failed"]
+UNMET_SUGGESTION = "look at the produced files, adjust the plan and run it again"
+
+
+def run_status(checks: list[CriterionCheck]) -> RunStatus:
+    """The result of a run whose every step ran, from what its criteria came to."""
+    if any(c.status == "not met" for c in checks):
+        return "failed"
+    checked = all(c.status == "met" and c.by == "omx" for c in checks)
+    return "success" if checked and any(c.about_content for c in checks) else "done"
+
+
+def unmet_error(checks: list[CriterionCheck]) -> str | None:
+    """The error of a failed run: its first criterion not met, and who found it so."""
+    unmet = next((c for c in checks if c.status == "not met"), None)
+    if unmet is None:
+        return None
+    by = " (the model's judgement)" if unmet.by == "model" else ""
+    return f"success criterion not met{by}: {unmet.criterion} ({unmet.detail})"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def done_text(checks: list[CriterionCheck]) -> str:
+    """What a run that is done but not verified left so: "1 criterion not checked, 1 met only by the model's
+    judgement (2 met)"; the number in brackets is of those omx checked itself."""
+    if not checks:
+        return "no success criteria to check"
+    unchecked = sum(1 for c in checks if c.status == "not checked")
+    judged = sum(1 for c in checks if c.status == "met" and c.by == "model")
+    met = sum(1 for c in checks if c.status == "met" and c.by == "omx")
+    if not unchecked and not judged:  # every check met, none of them about what the files hold
+        return "only that the output was written is checked, not what it holds"
+    parts = [_count(unchecked, "criterion not checked", "criteria not checked")] if unchecked else []
+    if judged and unchecked:  # "2 criteria not checked, 1 met only by the model's judgement"
+        parts.append(f"{judged} met only by the model's judgement")
+    elif judged:
+        parts.append(_count(judged, "criterion", "criteria") + " met only by the model's judgement")
+    return ", ".join(parts) + (f" ({met} met)" if met else "")
