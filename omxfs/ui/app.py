@@ -335,7 +335,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         assert actor is not None
         try:
             done = await run_in_threadpool(lambda: decide(Review(ws, ws.require_known(agent)), actor))
-        except (OmxError, ValueError) as exc:
+        except (OmxError, ValueError, OSError) as exc:  # OSError: a half-done accept, which accepting again ends
             refused = exc.message if isinstance(exc, OmxError) else str(exc)
             try:
                 context = await run_in_threadpool(zone_page(request, agent, refused))
