@@ -19,8 +19,9 @@ from omxfs.checkpoints.review import Review
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import Conflict
 from omxfs.store import Workspace
+from tests.fuse.conftest import clean_env, poll
 from tests.ui.conftest import SCREENSHOTS, Server, start_ui
-from tests.view.conftest import clean_env, poll, run_view, view_argv
+from tests.view.conftest import TIMEOUT, run_view, view_argv
 
 #: what a hostile name or content would run if it ever became markup: it sets this flag
 PWNED = "window.__pwned=1"
@@ -211,7 +212,8 @@ def test_a_review_run_accepted_and_another_discarded(page: Any, server: Server, 
     )
     try:
         review = Review(team, "bob")
-        poll(lambda: (review.upper / "other.md").exists() and bool(running_views(team.meta, "bob")), what="the run")
+        started = lambda: (review.upper / "other.md").exists() and bool(running_views(team.meta, "bob"))  # noqa: E731
+        poll(started, timeout=TIMEOUT, what="the review run to write")  # a view's start: seconds on a loaded machine
         page.goto(f"{server.base}/checkpoints/bob")
         assert "-reviewed" in page.locator("#review-diff .del").all_inner_texts()
         page.click("#reviews form.discard button")
