@@ -1,4 +1,5 @@
-"""``scripts/bench_ui.py`` at a tiny size: every page answers, every write reaches the event stream, one JSON line."""
+"""``scripts/bench_ui.py`` at a tiny size: every page answers, every write reaches the event stream, the mount
+daemon's requests are counted with and without an open page, one JSON line."""
 
 from __future__ import annotations
 
@@ -10,9 +11,17 @@ from tests.support.scripts import run_bench
 
 def test_bench_ui_tiny(tmp_path: Path) -> None:
     tiny = ["--agents", "3", "--versions", "20", "--files", "4", "--deliveries", "5", "--docs", "2", "--runs", "3"]
-    code, out, err = run_bench("bench_ui", *tiny, "--repeat", "2", "--writes", "3", workdir=tmp_path, timeout=120)
+    daemon = ["--daemon-seconds", "0.5", "--daemon-rounds", "1"]
+    code, out, err = run_bench(
+        "bench_ui", *tiny, "--repeat", "2", "--writes", "3", *daemon, workdir=tmp_path, timeout=120
+    )
     assert code == 0, err
     result = json.loads(out.strip().splitlines()[-1])
     assert len(result["pages"]) == 8
     assert all(t["p50_ms"] > 0 for t in result["pages"].values())
     assert result["event_ms"]["p95"] > 0
+    ways = [result["daemon"][way] for way in ("without_ui", "with_open_page")]
+    assert all(way["daemon_requests_per_s"] > 0 and way["workload_rounds_per_s"] > 0 for way in ways)
+    # the same workload costs the daemon the same requests per round either way: the page asks it nothing
+    assert 0.5 < result["daemon"]["ratio_requests_per_round"] < 2
+    assert result["daemon"]["idle_requests_per_s_with_open_page"] is not None

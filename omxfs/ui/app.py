@@ -2,10 +2,10 @@
 and the supervisor's actions, each one store call.
 
 Who acts is fixed at start (``--as NAME``): a supervisor of the workspace may act (roll a collaborative file back,
-restore a checkpoint), checked again at each action against the config as it is then, and the store audits the
-action with this process's uid (the person's). Anyone else, or no one named, gets the same pages read-only: every
-agent may read every zone (SPEC §4), so there is nothing to hide from a non-supervisor; there is nothing for them to
-do here either.
+restore a checkpoint, accept or discard a pending review), checked again at each action against the config as it is
+then, and the store audits the action with this process's uid (the person's). Anyone else, or no one named, gets the
+same pages read-only: every agent may read every zone (SPEC §4), so there is nothing to hide from a non-supervisor;
+there is nothing for them to do here either.
 
 Reading is done in worker threads (the store's calls block); the feed is polled every ``POLL`` seconds in one, and
 its new events go to every open page's queue.
@@ -33,6 +33,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from omxfs.checkpoints import ZoneHistory, restore
+from omxfs.checkpoints.review import Review, accept, discard
 from omxfs.errors import OmxError
 from omxfs.store.workspace import Workspace
 from omxfs.ui import pages, shown
@@ -225,8 +226,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
             lambda: {"zones": [(a, len(ZoneHistory(ws, a).numbers())) for a in ws.agents()]},
         )
 
-    async def zone_checkpoints(request: Request) -> Response:
-        agent = request.path_params["agent"]
+    def zone_page(request: Request, agent: str, refused: str = "") -> Callable[[], dict[str, Any]]:
         q = request.query_params
 
         def read() -> dict[str, Any]:
@@ -239,10 +239,16 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
                 "source": source,
                 "target": target,
                 "diff": pages.checkpoint_diff(ws, agent, source, target or None) if source else None,
+                "review": pages.review_diff(ws, agent),
                 "done": q.get("done", ""),
+                "refused": refused,
             }
 
-        return await threaded(request, "zone_checkpoints.html", read)
+        return read
+
+    async def zone_checkpoints(request: Request) -> Response:
+        agent = request.path_params["agent"]
+        return await threaded(request, "zone_checkpoints.html", zone_page(request, agent))
 
     async def runs(request: Request) -> Response:
         return await threaded(request, "runs.html", lambda: {"runs": pages.runs(ws)})
@@ -317,6 +323,42 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
             return failed(request, exc, 409)
         return RedirectResponse(f"/checkpoints/{agent}?{urlencode({'done': done})}", 303)
 
+    async def decide_review(request: Request, decide: Callable[[Review, str], str]) -> Response:
+        """Accept or discard ``agent``'s pending review as the supervisor; a refusal of the store (a view of the
+        zone still running, nothing pending) is one line on the zone's page, which is shown again (409)."""
+        agent = request.path_params["agent"]
+        try:
+            await check_form(request)
+        except PermissionError as exc:
+            return failed(request, exc, 403)
+        actor = state.actor
+        assert actor is not None
+        try:
+            done = await run_in_threadpool(lambda: decide(Review(ws, ws.require_known(agent)), actor))
+        except (OmxError, ValueError, OSError) as exc:  # OSError: a half-done accept, which accepting again ends
+            refused = exc.message if isinstance(exc, OmxError) else str(exc)
+            try:
+                context = await run_in_threadpool(zone_page(request, agent, refused))
+            except (OmxError, ValueError, OSError) as again:
+                return failed(request, again, 409)
+            return render(request, "zone_checkpoints.html", 409, **context)
+        return RedirectResponse(f"/checkpoints/{agent}?{urlencode({'done': done})}#reviews", 303)
+
+    def accepted(review: Review, actor: str) -> str:
+        done = accept(review, actor)
+        finished = " (an interrupted accept, finished)" if done.resumed else ""
+        return f"accepted {review.zone}'s review{finished}; undo: restore checkpoint {done.undo}"
+
+    def discarded(review: Review, actor: str) -> str:
+        discard(review, actor)
+        return f"discarded {review.zone}'s review: the zone is as it was"
+
+    async def accept_review(request: Request) -> Response:
+        return await decide_review(request, accepted)
+
+    async def discard_review(request: Request) -> Response:
+        return await decide_review(request, discarded)
+
     # -- the feed ---------------------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
@@ -351,6 +393,8 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         Route("/checkpoints", checkpoints),
         Route("/checkpoints/{agent}", zone_checkpoints),
         Route("/checkpoints/{agent}/restore", restore_checkpoint, methods=["POST"]),
+        Route("/checkpoints/{agent}/accept", accept_review, methods=["POST"]),
+        Route("/checkpoints/{agent}/discard", discard_review, methods=["POST"]),
         Route("/runs", runs),
         Route("/runs/{agent}/{stamp}", run),
     ]

@@ -4,7 +4,9 @@ events as they land.
 Every event is a file the store creates: a version's entry (``collaborative/.versions/<path>/vN.json``), a
 rejected write's record (``.conflicts/<agent>/<path>.rejected-K.json``), a delivery's ``.meta.json``, a realtime
 writer's state file (``.crdt_state/.writers/<doc>/<replica>.<seq>.crdt.json``, a new name per write), a checkpoint's
-manifest, an audit record, and the lines of an omx run's ``trace.jsonl`` (``agents/<a>/runs/<ts>/``).
+manifest, an audit record (an accept or discard of a review is a ``review`` event), a review's directory
+(``.omxfs/reviews/<zone>/``: a review run holds a change apart), and the lines of an omx run's ``trace.jsonl``
+(``agents/<a>/runs/<ts>/``).
 
 **How new ones are found: a poll of directory stamps.** Creating a name changes its directory's mtime, so each poll
 stats every known directory (one ``stat`` each, no listing) and lists only those whose stamp moved; a run's trace
@@ -50,6 +52,7 @@ from omxfs.store.layout import (
     REALTIME,
     REJECTED,
     RESTORING,
+    REVIEWS,
     VERSIONS,
     WRITERS,
 )
@@ -63,7 +66,9 @@ SETTLE = 1.0
 RUNS = "runs"
 TRACE = "trace.jsonl"
 #: the kinds of event, in the order the filter lists them
-KINDS = ("commit", "conflict", "delivery", "realtime", "checkpoint", "audit", "run")
+KINDS = ("commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run")
+#: the audit's actions that decide a review (``omxfs.checkpoints.review``): shown as review events
+REVIEW_ACTIONS = ("accept review", "discard review")
 
 
 @dataclass(frozen=True)
@@ -164,6 +169,8 @@ class Feed:
         ]
         self._run_dirs: dict[str, int] = {}  # agents/<a>/runs → its stamp when last listed
         self._runs: dict[str, int] = {}  # agents/<a>/runs/<ts>/trace.jsonl → bytes read of it
+        self._reviews_stamp = 0  # .omxfs/reviews when last listed
+        self._reviews: dict[str, str] = {}  # zone → the key of its pending review's event
         self.poll()
 
     # -- polling ----------------------------------------------------------------------------------------------
@@ -178,6 +185,7 @@ class Feed:
                         self._seen.add(event.key)
                         new.append(event)
         new += self._run_events()
+        new += self._review_events()
         new.sort(key=lambda e: e.epoch)
         for event in new:
             if not self.events or event.epoch >= self.events[-1].epoch:
@@ -307,13 +315,15 @@ class Feed:
                 continue
             if not isinstance(record, dict):
                 continue
+            action, path = str(record.get("action")), str(record.get("path"))
+            decided = action.startswith(REVIEW_ACTIONS) and path.startswith(f"{AGENTS}/")
             yield Event(
                 epoch_of(record.get("timestamp"), 0.0),
-                "audit",
+                "review" if decided else "audit",
                 str(record.get("agent", "")),
-                META_DIR,
-                f"{record.get('action')} {record.get('path')} (uid {record.get('uid')}, pid {record.get('pid')})",
-                link("/activity", kind="audit"),
+                path if decided else META_DIR,
+                f"{action} {path} (uid {record.get('uid')}, pid {record.get('pid')})",
+                link(f"/checkpoints/{path.split('/', 1)[1]}") if decided else link("/activity", kind="audit"),
                 f"audit:{entry.path}",
             )
 
@@ -350,6 +360,48 @@ class Feed:
                 event = run_event(agent, stamp, raw, f"run:{trace}:{offset}")
                 if event is not None:
                     found.append(event)
+        return found
+
+    def _review_events(self) -> list[Event]:
+        """A review held (its directory made by the zone's first review run), once per review: a zone whose review
+        was accepted or discarded is forgotten, so that its next review is an event again. Only the directory of
+        reviews is listed, never the change inside (it is the zone's size)."""
+        top = self.root / META_DIR / REVIEWS
+        try:
+            st = os.lstat(top)
+        except OSError:
+            self._reviews.clear()
+            return []
+        if self._reviews_stamp == st.st_mtime_ns and st.st_mtime < time.time() - SETTLE:
+            return []
+        self._reviews_stamp = st.st_mtime_ns
+        found: list[Event] = []
+        try:
+            with os.scandir(top) as listing:
+                zones = {entry.name: entry.stat(follow_symlinks=False) for entry in listing if _is_dir(entry)}
+        except OSError:
+            return []
+        for gone in set(self._reviews) - set(zones):
+            self._seen.discard(self._reviews.pop(gone))
+        for zone, held in zones.items():
+            key = f"review:{zone}:{held.st_ino}:{held.st_ctime_ns}"
+            if zone in self._reviews:
+                continue
+            self._reviews[zone] = key
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            found.append(
+                Event(
+                    held.st_mtime,
+                    "review",
+                    zone,
+                    f"{AGENTS}/{zone}",
+                    f"review run held a change of {zone} apart ({META_DIR}/{REVIEWS}/{zone}): accept or discard it",
+                    link(f"/checkpoints/{zone}"),
+                    key,
+                )
+            )
         return found
 
 

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints import ZoneHistory, diff
+from omxfs.checkpoints.review import Review, pending_diff
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import InvalidInput, NotFound, OmxError
 from omxfs.store.atomic import list_files
@@ -80,6 +81,7 @@ def team(ws: Workspace, events: list[Event]) -> dict[str, Any]:
         agents.append(
             {
                 "name": name,
+                "review": pending_review(ws, name),
                 "supervisor": name in config.supervisors,
                 "views": views,
                 "mounts": [m for m in mounts if m.default_agent == name],
@@ -231,6 +233,32 @@ def checkpoints(ws: Workspace, agent: str) -> list[dict[str, Any]]:
 def checkpoint_diff(ws: Workspace, agent: str, source: str, target: str | None) -> Diffed:
     result = diff(ZoneHistory(ws, ws.require_known(agent)), source, target)
     return _classed([part for line in result.lines() for part in line.splitlines()])
+
+
+# -- reviews (``omxfs run --review``) --------------------------------------------------------------------------
+
+
+def pending_review(ws: Workspace, agent: str) -> dict[str, Any] | None:
+    """What the Team page says of ``agent``'s pending review, without reading it: a diff hashes the whole zone,
+    too much for a page that reloads at every event (the zone's page shows it)."""
+    review = Review(ws, agent)
+    if not review.pending:
+        return None
+    return {"where": review.shown(), "views": running_views(ws.meta, agent), "accepting": review.accepting}
+
+
+def review_diff(ws: Workspace, agent: str) -> dict[str, Any] | None:
+    """``agent``'s pending review with its diff (as ``omxfs diff --review``), or None when none is pending."""
+    found = pending_review(ws, ws.require_known(agent))
+    if found is None:
+        return None
+    try:
+        result = pending_diff(Review(ws, agent))
+    except (OmxError, OSError) as exc:  # a layer a running view is changing, a file gone mid-read: said, not raised
+        return {**found, "diff": None, "error": exc.message if isinstance(exc, OmxError) else str(exc)}
+    lines = [part for line in result.lines() for part in line.splitlines()]
+    stat = f"{len(result.added)} added, {len(result.modified)} modified, {len(result.deleted)} deleted"
+    return {**found, "diff": _classed(lines), "stat": stat, "error": ""}
 
 
 # -- runs ------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The dashboard in a real headless chromium: opened with its token, an agent's commit from a real view shown live,
-two versions diffed, a conflict opened and rolled back, a checkpoint restored, and hostile names and contents shown
+two versions diffed, a conflict opened and rolled back, a checkpoint restored, review runs accepted and discarded,
+and hostile names and contents shown
 as text and cut, never run. One server and one browser for the module; each page's screenshot goes to docs/img/
 for the README."""
 
@@ -7,16 +8,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from omxfs.checkpoints import ZoneHistory
+from omxfs.checkpoints.review import Review
+from omxfs.checkpoints.views import running_views
 from omxfs.errors import Conflict
 from omxfs.store import Workspace
+from tests.fuse.conftest import clean_env, poll
 from tests.ui.conftest import SCREENSHOTS, Server, start_ui
-from tests.view.conftest import run_view
+from tests.view.conftest import TIMEOUT, run_view, view_argv
 
 #: what a hostile name or content would run if it ever became markup: it sets this flag
 PWNED = "window.__pwned=1"
@@ -172,6 +177,63 @@ def test_a_checkpoint_restored(page: Any, server: Server, team: Workspace) -> No
     last = team.audit_trail().records[-1]
     assert last["agent"] == "boss" and last["action"].startswith("restore checkpoint 1")
     assert last["uid"] == os.getuid()
+
+
+def test_a_review_run_accepted_and_another_discarded(page: Any, server: Server, team: Workspace) -> None:
+    zone = team.root / "agents" / "bob"
+    held = run_view(
+        team.root, "bob", 'printf "reviewed\\n" > "$0/agents/bob/plan.md"', "--review", args=[str(team.root)]
+    )
+    assert held.returncode == 0, held.stderr
+    assert not (zone / "plan.md").exists()  # held apart
+    page.goto(f"{server.base}/team")
+    assert page.locator("#team tr[data-agent=bob] td.review a").inner_text() == "pending"
+    page.click("#team tr[data-agent=bob] td.review a")
+    assert "+reviewed" in page.locator("#review-diff .add").all_inner_texts()
+    assert "1 added, 0 modified, 0 deleted" in page.locator("#review-stat").inner_text()
+    _shot(page, "review")
+    page.click("#reviews form.accept button")
+    page.locator(".done").wait_for()
+    assert (zone / "plan.md").read_text() == "reviewed\n"
+    last = team.audit_trail().records[-1]
+    assert (last["agent"], last["uid"], last["path"]) == ("boss", os.getuid(), "agents/bob")
+    assert last["action"].startswith("accept review")
+    assert page.locator("#reviews").inner_text().startswith("no review pending")
+
+    # a second review run, still running when Discard is clicked: refused in one line, then done once it ends
+    script = 'rm "$0/agents/bob/plan.md"; echo other > "$0/agents/bob/other.md"; read _'
+    view = subprocess.Popen(
+        view_argv(team.root, "bob", script, "--review", args=[str(team.root)]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+        text=True,
+    )
+    try:
+        review = Review(team, "bob")
+        started = lambda: (review.upper / "other.md").exists() and bool(running_views(team.meta, "bob"))  # noqa: E731
+        poll(started, timeout=TIMEOUT, what="the review run to write")  # a view's start: seconds on a loaded machine
+        page.goto(f"{server.base}/checkpoints/bob")
+        assert "-reviewed" in page.locator("#review-diff .del").all_inner_texts()
+        page.click("#reviews form.discard button")
+        refused = page.locator("#refused").inner_text()
+        assert refused.startswith("a view of bob is running (pid ") and "\n" not in refused
+        assert "Traceback" not in page.content()
+    finally:
+        _, err = view.communicate("\n", timeout=60)
+    assert view.returncode == 0, err
+    page.goto(f"{server.base}/checkpoints/bob")
+    page.click("#reviews form.discard button")
+    page.locator(".done").wait_for()
+    assert (zone / "plan.md").read_text() == "reviewed\n" and not (zone / "other.md").exists()
+    assert not review.pending
+    last = team.audit_trail().records[-1]
+    assert (last["agent"], last["path"], last["action"]) == ("boss", "agents/bob", "discard review")
+
+    page.goto(f"{server.base}/activity?kind=review")
+    for said in ("review run held a change of bob apart", "accept review", "discard review"):
+        page.locator("#rows tr", has_text=said).first.wait_for(timeout=10_000)
 
 
 def test_hostile_names_and_contents_are_shown_as_text_and_cut(page: Any, server: Server, team: Workspace) -> None:

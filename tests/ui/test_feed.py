@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from omxfs.checkpoints import ZoneHistory
+from omxfs.checkpoints.review import Review, accept, discard
 from omxfs.errors import Conflict
 from omxfs.store import Workspace
 from omxfs.ui import shown
@@ -79,6 +80,29 @@ def test_a_poll_returns_each_new_event_once(ws: Workspace) -> None:
     assert [e.summary for e in feed.poll()] == ["run run-1: step 1 read_text: success"]
     assert feed.poll() == []
     assert len(feed.events) == 4
+
+
+def test_a_review_held_accepted_and_discarded_are_review_events_each_once(ws: Workspace) -> None:
+    feed = Feed(ws.root)
+    review = Review(ws, "alice")
+    review.prepare()  # what the first review run of alice's zone makes
+    (review.upper / "held.md").write_text("held\n")
+    held = feed.poll()
+    assert [(e.kind, e.agent, e.zone, e.link) for e in held] == [
+        ("review", "alice", "agents/alice", "/checkpoints/alice")
+    ]
+    review.prepare()  # a next review run continues the same change: no new event
+    (review.upper / "more.md").write_text("more\n")
+    assert feed.poll() == []
+    accept(review, "boss")
+    decided = feed.poll()
+    assert [(e.kind, e.agent, e.zone) for e in decided if e.kind == "review"] == [("review", "boss", "agents/alice")]
+    assert decided[-1].summary.startswith("accept review")
+    review.prepare()  # a new review after the accept: an event again
+    assert _kinds(feed.poll()) == [("review", "alice")]
+    discard(review, "boss")
+    assert [e.summary.split(" agents/")[0] for e in feed.poll()] == ["discard review"]
+    assert [e.kind for e in feed.events].count("review") == 4
 
 
 def test_a_symlinked_trace_is_not_followed(ws: Workspace, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from omxfs.checkpoints.review import Review
 from omxfs.store import Workspace
 from tests.fuse.conftest import Mount
 from tests.ui.conftest import Server, start_ui
@@ -81,6 +82,64 @@ def test_a_change_must_come_from_the_apps_own_page(served: tuple[Workspace, Serv
     done = ask(server, "POST", "/collab/rollback", body=form, headers={"Origin": origin})
     assert done.status == 303
     assert ws.collab.read("notes.md").content == b"one\n"  # the same request from the page itself acts
+
+
+def test_accept_and_discard_are_refused_from_elsewhere_and_to_a_non_supervisor(ws: Workspace) -> None:
+    review = Review(ws, "alice")
+    review.prepare()  # what a review run leaves: its layers, with a change in the upper one
+    (review.upper / "held.md").write_text("held\n")
+    boss, alice = start_ui(ws.root, "--as", "boss"), start_ui(ws.root, "--as", "alice")
+    try:
+        for server in (boss, alice):
+            origin = {"Origin": f"http://127.0.0.1:{server.port}"}
+            form, no_token = urlencode({"token": server.token}), urlencode({"token": "guess"})
+            for action in ("accept", "discard"):
+                path = f"/checkpoints/alice/{action}"
+                assert ask(server, "POST", path, body=form, headers={"Origin": "http://evil.example"}).status == 403
+                assert ask(server, "POST", path, body=form).status == 403  # no Origin at all
+                assert ask(server, "POST", path, body=no_token, headers=origin).status == 403
+        alice_form = urlencode({"token": alice.token})
+        assert (
+            ask(
+                alice,
+                "POST",
+                "/checkpoints/alice/accept",
+                body=alice_form,
+                headers={"Origin": f"http://127.0.0.1:{alice.port}"},
+            ).status
+            == 403
+        )
+        assert review.pending and not (ws.root / "agents/alice/held.md").exists()
+        # nothing pending for bob: the store's refusal, one line on bob's page (409), never a traceback
+        refused = ask_text(boss, "/checkpoints/bob/discard", urlencode({"token": boss.token}))
+        assert refused[0] == 409 and '<p class="error" id="refused">bob has no review pending' in refused[1]
+        done = ask(
+            boss,
+            "POST",
+            "/checkpoints/alice/accept",
+            body=urlencode({"token": boss.token}),
+            headers={"Origin": f"http://127.0.0.1:{boss.port}"},
+        )
+        assert done.status == 303
+        assert (ws.root / "agents/alice/held.md").read_text() == "held\n" and not review.pending
+    finally:
+        boss.stop()
+        alice.stop()
+
+
+def ask_text(server: Server, path: str, body: str) -> tuple[int, str]:
+    """A POST from the app's own page, with the page it answers."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    headers = {
+        **signed_in(server),
+        "Origin": f"http://127.0.0.1:{server.port}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    connection.request("POST", path, body=body, headers=headers)
+    answer = connection.getresponse()
+    text = answer.read().decode()
+    connection.close()
+    return answer.status, text
 
 
 def test_a_non_supervisor_sees_the_pages_read_only(ws: Workspace) -> None:
