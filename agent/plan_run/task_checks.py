@@ -133,10 +133,10 @@ def _these_lines(lines: list[str]) -> Callable[[str], Verdict]:
         held = [line.strip() for line in text.splitlines() if line.strip()]
         if held == lines:
             return "met", f"the {len(lines)} lines"
-        first = next(
-            (i for i, (a, b) in enumerate(zip(held, lines, strict=False)) if a != b), min(len(held), len(lines))
-        )
-        return "not met", f"{len(held)} lines; line {first + 1} differs" if held[:1] else "no lines"
+        if len(held) != len(lines):
+            return "not met", f"{len(held)} non-empty lines, not {len(lines)}"
+        first = next(i for i, (a, b) in enumerate(zip(held, lines, strict=True)) if a != b)
+        return "not met", f"line {first + 1} is {held[first]!r}, not {lines[first]!r}"
 
     return judge
 
