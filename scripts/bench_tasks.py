@@ -432,10 +432,10 @@ def run_task(task: Task, *, model: str, api_base: str, timeout: float) -> Outcom
         seconds = time.monotonic() - began
         right, why = task.check(ws)
         end, models = _run_end(ws)
+        replans = sum(1 for e in _trace(ws) if e.get("event") == "replan")  # while the workspace is still there
     status = str(end.get("status", "no trace"))
     usage = end.get("usage") or {}
     plans = sum(1 for m in models if str(m.get("purpose", "")).startswith(("plan", "replan")))
-    replans = sum(1 for e in _trace(ws) if e.get("event") == "replan")
     return Outcome(
         name=task.name,
         kind=task.kind,

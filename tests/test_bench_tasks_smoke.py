@@ -56,6 +56,8 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert not failed["false_success"]
     assert failed["why"] == "out/merged.txt was not written"
     assert [outcomes[n]["plan_requests"] for n in ("count_lines", "upper_case", "merge_two")] == [1, 1, 3]
+    assert [outcomes[n]["replans"] for n in ("count_lines", "upper_case", "merge_two")] == [0, 0, 2]
+    assert "re-plans after a failed step: 2" in done.stdout
     assert "Result: success" in right["result_line"] and "Result: failed at step 1" in failed["result_line"]
     assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
