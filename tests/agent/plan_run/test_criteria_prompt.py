@@ -2,21 +2,22 @@
 has 3 bullet lines" into a line count, a table and a sorted list. The prompt now shows the forms omx checks and
 several tasks with criteria of their own; copied verbatim into another task, none of them decides its result."""
 
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import cli.omx
 from agent.model.llm import ScriptedModel
 from agent.plan_run.criteria import check_criterion
 from agent.plan_run.criteria_prompt import CRITERIA_RULES
 from agent.plan_run.planner import EXAMPLE, system_prompt
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx, only_run, run_end, trace_of
 
 
@@ -75,16 +76,6 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "data" / "a.txt").write_text("apples\npears\nplums\ncherries\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-@pytest.fixture
-def script(monkeypatch: pytest.MonkeyPatch) -> Callable[..., ScriptedModel]:
-    def install(*replies: Any) -> ScriptedModel:
-        model = ScriptedModel(replies)
-        monkeypatch.setattr(cli.omx, "build_model", lambda name, base, timeout=None: model)
-        return model
-
-    return install
 
 
 def copied_plan(count: str) -> str:

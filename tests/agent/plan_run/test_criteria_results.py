@@ -1,6 +1,8 @@
 """Issue 28's false successes, each run end to end through the real ``omx`` command with a scripted model and real
 files: every one now ends failed or done, never ``Result: success``; a run done right still ends success."""
 
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
 from __future__ import annotations
 
 import json
@@ -11,8 +13,8 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-import cli.omx
 from agent.model.llm import ScriptedModel
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx, only_run, run_end, trace_of
 
 A_TXT = "apples\npears\nplums\ncherries\n"  # 4 lines
@@ -28,16 +30,6 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (workspace / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(workspace)
     return workspace.resolve()
-
-
-@pytest.fixture
-def script(monkeypatch: pytest.MonkeyPatch) -> Callable[..., ScriptedModel]:
-    def install(*replies: Any) -> ScriptedModel:
-        model = ScriptedModel(replies)
-        monkeypatch.setattr(cli.omx, "build_model", lambda name, base, timeout=None: model)
-        return model
-
-    return install
 
 
 def plan(steps: list[tuple[str, dict[str, Any]]], criteria: list[str]) -> str:
