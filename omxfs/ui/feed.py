@@ -151,6 +151,15 @@ def _json(path: str) -> Any:
         return json.loads(f.read())
 
 
+def _record(path: str) -> dict[str, Any] | None:
+    """A JSON object an agent or the store wrote, or None where it is unreadable or not an object (skipped)."""
+    try:
+        record = _json(path)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 class Feed:
     """Every event of the workspace at ``root`` (the store's directory), oldest first; ``poll`` adds the new ones."""
 
@@ -227,11 +236,8 @@ class Feed:
                 continue
             rel = os.path.relpath(entry.path, top)
             agent = rel.split("/", 1)[0]
-            try:
-                record = _json(entry.path)
-            except (OSError, ValueError):
-                continue
-            if not isinstance(record, dict):
+            record = _record(entry.path)
+            if record is None:
                 continue
             yield Event(
                 epoch_of(record.get("timestamp"), 0.0),
@@ -309,11 +315,8 @@ class Feed:
         for entry in entries:
             if not AUDIT_RECORD.fullmatch(entry.name) or f"audit:{entry.path}" in self._seen:
                 continue
-            try:
-                record = _json(entry.path)
-            except (OSError, ValueError):
-                continue
-            if not isinstance(record, dict):
+            record = _record(entry.path)
+            if record is None:
                 continue
             action, path = str(record.get("action")), str(record.get("path"))
             decided = action.startswith(REVIEW_ACTIONS) and path.startswith(f"{AGENTS}/")
