@@ -32,7 +32,7 @@ from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.history import ZoneHistory
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
-from omxfs.checkpoints.views import running_views
+from omxfs.checkpoints.views import running_views, views_running
 from omxfs.errors import NotFound, OSFailure
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
@@ -87,11 +87,11 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
 
 
 def _refuse_if_viewed(history: ZoneHistory) -> None:
-    pids = running_views(history.ws.meta, history.zone)
-    if pids:
+    busy = views_running(history.ws.meta, history.zone)
+    if busy:
         raise OSFailure(
-            f"a view of {history.zone} is running (pid {', '.join(map(str, pids))}): it holds the zone itself, "
-            "so a restore now would leave it writing into the replaced tree; end it first",
+            f"{busy}: it holds the zone itself, so a restore now would leave it writing into the replaced tree; "
+            "end it first",
             errno.EBUSY,
         )
 

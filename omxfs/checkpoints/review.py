@@ -37,7 +37,7 @@ from omxfs.checkpoints import Entry, ZoneDiff, ZoneHistory
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.diff import compare
 from omxfs.checkpoints.scan import scan_zone
-from omxfs.checkpoints.views import running_views
+from omxfs.checkpoints.views import views_running
 from omxfs.errors import NotFound, OSFailure
 from omxfs.store.atomic import read_bytes
 from omxfs.store.layout import (
@@ -125,11 +125,11 @@ class Review:
             )
 
     def refuse_if_viewed(self, doing: str) -> None:
-        pids = running_views(self.ws.meta, self.zone)
-        if pids:
+        busy = views_running(self.ws.meta, self.zone)
+        if busy:
             raise OSFailure(
-                f"a view of {self.zone} is running (pid {', '.join(map(str, pids))}): its overlay holds the pending "
-                f"change, so {doing} now would miss what it writes next; end it first",
+                f"{busy}: its overlay holds the pending change, so {doing} now would miss what it writes next; "
+                "end it first",
                 errno.EBUSY,
             )
 

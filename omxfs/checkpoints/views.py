@@ -70,3 +70,10 @@ def running_views(meta: Path, agent: str) -> list[int]:
         return []
     pids = [int(n.removesuffix(".json")) for n in names if n.endswith(".json") and n[:-5].isdigit()]
     return sorted(pid for pid in pids if pid_alive(pid))
+
+
+def views_running(meta: Path, agent: str) -> str | None:
+    """ "a view of AGENT is running (pid N, ...)" while any runs, else None: how every refusal that waits for the
+    agent's views to end begins (a restore, an accept or discard, a review run)."""
+    pids = running_views(meta, agent)
+    return f"a view of {agent} is running (pid {', '.join(map(str, pids))})" if pids else None

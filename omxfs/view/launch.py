@@ -33,7 +33,7 @@ from pathlib import Path
 import trio
 
 from omxfs.checkpoints.review import Review
-from omxfs.checkpoints.views import running_views, view_starting
+from omxfs.checkpoints.views import view_starting, views_running
 from omxfs.errors import MountError
 from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
 from omxfs.store.layout import AGENTS, META_DIR
@@ -183,13 +183,9 @@ class ReviewOverlay:
 def _check_review_alone(review: Review) -> None:
     """A review view is the zone's only view: another one would write into the overlay's lower layer (the zone)
     under it, or share its upper layer."""
-    pids = running_views(review.ws.meta, review.zone)
-    if pids:
-        raise MountError(
-            f"a view of {review.zone} is running (pid {', '.join(map(str, pids))}): a review run needs the zone "
-            "to itself; end that view first",
-            errno.EBUSY,
-        )
+    busy = views_running(review.ws.meta, review.zone)
+    if busy:
+        raise MountError(f"{busy}: a review run needs the zone to itself; end that view first", errno.EBUSY)
 
 
 async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store, overlay: ReviewOverlay | None = None) -> int:
