@@ -68,8 +68,10 @@ class State:
             return list(self.feed.events)
 
     def poll(self) -> list[Event]:
+        """One poll of the feed (only the app's watch calls it); the pages wait for the adding only."""
+        found = self.feed.find()
         with self.lock:
-            return self.feed.poll()
+            return self.feed.add(found)
 
 
 def _when(epoch: float) -> str:

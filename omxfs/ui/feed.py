@@ -190,6 +190,11 @@ class Feed:
 
     def poll(self) -> list[Event]:
         """The events that appeared since the last poll, oldest first; they are added to ``events``."""
+        return self.add(self.find())
+
+    def find(self) -> list[Event]:
+        """The events that appeared since the last poll, oldest first, not added yet: the slow half of a poll,
+        which the app runs without holding the lock its pages take to read ``events``."""
         new: list[Event] = []
         for tree, handler in self._sources:
             for directory, entries in tree.changed():
@@ -201,6 +206,10 @@ class Feed:
         new += self._review_events()
         new += self._zone_events()
         new.sort(key=lambda e: e.epoch)
+        return new
+
+    def add(self, new: list[Event]) -> list[Event]:
+        """Add the events ``find`` found to ``events``, in time order."""
         for event in new:
             if not self.events or event.epoch >= self.events[-1].epoch:
                 self.events.append(event)
@@ -354,6 +363,8 @@ class Feed:
         found: list[Event] = []
         for trace, done in list(self._runs.items()):
             try:
+                if os.stat(trace, follow_symlinks=False).st_size == done:
+                    continue  # nothing appended (a size only: the read below never follows a symlink)
                 chunk, _ = read_part(self.root, os.path.relpath(trace, self.root), done)
             except (OSError, OmxError):
                 continue
