@@ -157,8 +157,9 @@ class PrivateZones:
             return
         finally:
             os.close(fd)
-        for name in files - known.files:
-            self._met(f"{key}/{name}", changes)
+        for name in files:  # the new names, and any a look missed (gone at its stat, back since)
+            if f"{key}/{name}" not in self._files:
+                self._met(f"{key}/{name}", changes)
         for name in known.files - files:
             self._gone(f"{key}/{name}", changes)
         for name in known.subdirs - subdirs:
