@@ -51,7 +51,8 @@ def test_earlier_deliveries_show_with_their_message_time_and_sha256(ws: Workspac
     gone = ws.handoff.deliver("alice", "bob", "draft.txt", b"d", message="a draft")
     ws.handoff.retract("alice", "bob", "draft.txt")
 
-    [box] = Lists(ws).handoffs()  # a new server: all of it read from the store's delivery history
+    lists = Lists(ws)
+    [box] = lists.handoffs()  # a new server: all of it read from the store's delivery history
 
     assert (box["sender"], box["recipient"]) == ("alice", "bob")
     files = {f.filename: f for f in box["files"]}
@@ -59,6 +60,11 @@ def test_earlier_deliveries_show_with_their_message_time_and_sha256(ws: Workspac
     assert [(k.number, k.meta) for k in files["report.txt"].earlier] == [(1, first)]
     assert files["draft.txt"].current is None  # retracted: its delivery kept all the same
     assert [k.meta for k in files["draft.txt"].earlier] == [gone]
+
+    third = ws.handoff.deliver("alice", "bob", "report.txt", b"v3", message="and the notes")  # while it runs
+    [box] = lists.handoffs()
+    report = next(f for f in box["files"] if f.filename == "report.txt")
+    assert report.current == third and [k.meta for k in report.earlier] == [second, first]
 
 
 def test_a_runs_cost_is_shown_where_its_trace_has_it_and_unknown_never_zero() -> None:
