@@ -2,10 +2,14 @@
 """How fast ``omxfs ui`` answers on a large workspace, and how soon a write shows as an event (issue 29).
 
 Builds a workspace through the store's own calls (AGENTS agents, VERSIONS collaborative versions over FILES files,
-DELIVERIES deliveries, DOCS realtime documents, RUNS omx run records), starts the real ``omxfs ui`` process, asks
-each page REPEAT times over HTTP on 127.0.0.1 (p50 and p95 in ms: the client's time, which on the loopback is the
-server's plus well under a millisecond), then commits WRITES times while an event stream is open and measures
-each write's delay to its event. Targets (issue 29): every page p95 < 300 ms, an event < 1 s.
+DELIVERIES deliveries, DOCS realtime documents, RUNS omx run records, and a private zone of ZONE_FILES files with
+a nested git repository, as an agent's checkout is), starts the real ``omxfs ui`` process, asks each page REPEAT
+times over HTTP on 127.0.0.1 (p50 and p95 in ms: the client's time, which on the loopback is the server's plus well
+under a millisecond), then again while a writer process commits to the collaborative zone and writes in a private
+zone without pause ("under load": what changes between requests is read again). Then it commits WRITES times while
+an event stream is open and measures each write's delay to its event, and the same for files made natively in the
+big private zone and rewritten in place there (found by the zones' sweep); and the feed's own poll, timed in this
+process. Targets (issue 29): every page p95 < 300 ms, an event < 1 s.
 
 Then the daemon's own request rate with and without an open page (issue 29: "unchanged while a page is open"): the
 workspace mounted with ``omxfs mount``, a steady workload through the mount (a process writing, reading back and
@@ -33,12 +37,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omxfs.store import Workspace
+from omxfs.ui.feed import Feed
 
 REPO = Path(__file__).resolve().parent.parent
 #: the daemon's request counts, by operation, as JSON on the mount's root (``omxfs.fuse.ops``; uncounted itself)
@@ -70,7 +75,31 @@ while time.monotonic() < end:
     rounds += 1
 print(rounds)
 """
+#: the writer of the "under load" measure: commits and private-zone writes until killed
+LOAD = """
+import os, sys
+from omxfs.store.workspace import Workspace
+ws, n = Workspace(sys.argv[1]), 0
+zone = os.path.join(sys.argv[1], "agents", "agent-1", "load")
+os.makedirs(zone, exist_ok=True)
+while True:
+    ws.collab.write("agent-1", f"load-{n % 20}.md", str(n).encode(), expected_version=-1)
+    with open(os.path.join(zone, f"f{n % 50}.txt"), "w") as f:
+        f.write(str(n))
+    n += 1
+"""
 PAGES = ["/team", "/activity", "/handoffs", "/collab", "/collab/file?path=f0.md", "/realtime", "/checkpoints", "/runs"]
+
+
+def build_zone(zone: Path, files: int) -> None:
+    """A checkout in a private zone: ``files`` files in directories of 60, committed to a nested git repository."""
+    for n in range(files):
+        path = zone / f"dir{n // 60:03d}" / f"file{n:05d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"line {n}\n")
+    git = ["git", "-C", str(zone), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "checkout"]):
+        subprocess.run(git + argv, check=True, stdout=subprocess.DEVNULL)
 
 
 def build(root: Path, agents: int, versions: int, files: int, deliveries: int, docs: int, runs: int) -> Workspace:
@@ -249,6 +278,83 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def spread(values: list[float]) -> dict[str, float]:
+    return {"p50": round(statistics.median(values), 1), "p95": round(percentile(values, 0.95), 1)}
+
+
+def time_pages(ui: Ui, repeat: int) -> dict[str, dict[str, float]]:
+    pages: dict[str, dict[str, float]] = {}
+    for page in PAGES:
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            status = ui.get(page)
+            times.append((time.perf_counter() - t0) * 1000)
+            assert status == 200, (page, status)
+        pages[page] = {"p50_ms": round(statistics.median(times), 1), "p95_ms": round(percentile(times, 0.95), 1)}
+    return pages
+
+
+@contextlib.contextmanager
+def loaded(workspace: Path) -> Iterator[None]:
+    """The ``LOAD`` writer running (committing and writing in a private zone) until the block ends."""
+    writer = subprocess.Popen([sys.executable, "-c", LOAD, str(workspace)], cwd=REPO)
+    try:
+        time.sleep(1.0)  # under way: its first commits made
+        yield
+    finally:
+        writer.terminate()
+        writer.wait(30)
+
+
+def commit(ws: Workspace, n: int) -> str:
+    name = f"live-{n}.md"
+    ws.collab.write("boss", name, b"x", expected_version=0)
+    return name
+
+
+def make(dirs: list[Path], n: int) -> str:
+    """A new file in one of the big zone's directories, written natively (as a view does)."""
+    path = dirs[n % len(dirs)] / f"new-{n}.txt"
+    path.write_text("new\n")
+    return path.name
+
+
+def rewrite(path: Path) -> str:
+    """A file of the big zone rewritten in place: no directory's stamp moves, the sweep finds it."""
+    with open(path, "r+") as f:
+        f.write("#")
+    return path.name
+
+
+def write_delays(ui: Ui, kind: str, writes: int, write: Callable[[int], str]) -> list[float]:
+    """Each write's delay (ms) to its event in an open event stream of ``kind``."""
+    stream = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=60)
+    stream.request("GET", f"/events?kind={kind}", headers=ui.headers)
+    events = stream.getresponse()
+    assert events.readline().startswith(b"event: ready")
+    delays = []
+    for n in range(writes):
+        t0 = time.perf_counter()
+        name = write(n)
+        while name.encode() not in events.readline():
+            pass
+        delays.append((time.perf_counter() - t0) * 1000)
+    stream.close()
+    return delays
+
+
+def time_feed(root: Path, repeat: int) -> tuple[dict[str, float], int]:
+    """The feed's poll of an unchanged workspace, timed in this process: (p50 and p95 in ms, its stat calls)."""
+    feed = Feed(root)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        feed.poll()
+        times.append((time.perf_counter() - t0) * 1000)
+    return spread(times), feed.zones.stats + feed.watched_dirs()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=50)
@@ -257,6 +363,7 @@ def main() -> None:
     parser.add_argument("--deliveries", type=int, default=1_000)
     parser.add_argument("--docs", type=int, default=20)
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--zone-files", type=int, default=3_600, help="files of the private zone's git checkout")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--writes", type=int, default=20)
     parser.add_argument("--daemon-seconds", type=float, default=10.0, help="each phase of the daemon measure (0: none)")
@@ -268,45 +375,48 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir) as scratch:
         began = time.monotonic()
         ws = build(Path(scratch) / "ws", args.agents, args.versions, args.files, args.deliveries, args.docs, args.runs)
+        checkout = ws.root / "agents" / "agent-0" / "checkout"
+        build_zone(checkout, args.zone_files)
         print(f"built in {time.monotonic() - began:.1f} s", file=sys.stderr)
         began = time.monotonic()
         with serving(ws.root) as ui:
             start_s = time.monotonic() - began
-            pages: dict[str, dict[str, float]] = {}
-            for page in PAGES:
-                times = []
-                for _ in range(args.repeat):
-                    t0 = time.perf_counter()
-                    status = ui.get(page)
-                    times.append((time.perf_counter() - t0) * 1000)
-                    assert status == 200, (page, status)
-                pages[page] = {
-                    "p50_ms": round(statistics.median(times), 1),
-                    "p95_ms": round(percentile(times, 0.95), 1),
-                }
-            stream = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=60)
-            stream.request("GET", "/events?kind=commit", headers=ui.headers)
-            events = stream.getresponse()
-            assert events.readline().startswith(b"event: ready")
-            delays = []
-            for n in range(args.writes):
-                name = f"live-{n}.md"
-                t0 = time.perf_counter()
-                ws.collab.write("boss", name, b"x", expected_version=0)
-                while name.encode() not in events.readline():
-                    pass
-                delays.append((time.perf_counter() - t0) * 1000)
-            stream.close()
+            pages = time_pages(ui, args.repeat)
+            with loaded(ws.root):
+                pages_under_load = time_pages(ui, args.repeat)
+            delays = write_delays(ui, "commit", args.writes, lambda n: commit(ws, n))
+            zone_files = sorted(p for p in checkout.rglob("*.py") if ".git" not in p.parts)
+            dirs = sorted(p for p in checkout.iterdir() if p.is_dir() and p.name != ".git")
+            made = write_delays(ui, "write", args.writes, lambda n: make(dirs, n))
+            rewritten = write_delays(ui, "write", args.writes, lambda n: rewrite(zone_files[n * 97 % len(zone_files)]))
+        poll_ms, poll_stats = time_feed(ws.root, args.repeat)
         daemon: dict[str, Any] | None = (
             daemon_rate(ws.root, Path(scratch), args.daemon_seconds, args.daemon_rounds)
             if args.daemon_seconds
             else None
         )
-    event_ms = {"p50": round(statistics.median(delays), 1), "p95": round(percentile(delays, 0.95), 1)}
-    result = {"start_s": round(start_s, 2), "pages": pages, "event_ms": event_ms, "daemon": daemon}
+    event_ms = spread(delays)
+    zone_event_ms = {"added": spread(made), "rewritten_in_place": spread(rewritten)}
+    result = {
+        "start_s": round(start_s, 2),
+        "pages": pages,
+        "pages_under_load": pages_under_load,
+        "event_ms": event_ms,
+        "zone_event_ms": zone_event_ms,
+        "feed_poll": {**poll_ms, "stats": poll_stats},
+        "daemon": daemon,
+    }
     for page, t in pages.items():
-        print(f"{page:28} p50 {t['p50_ms']:7.1f} ms  p95 {t['p95_ms']:7.1f} ms", file=sys.stderr)
-    print(f"write → event: p50 {event_ms['p50']} ms, p95 {event_ms['p95']} ms", file=sys.stderr)
+        loaded_t = pages_under_load[page]
+        print(
+            f"{page:28} p50 {t['p50_ms']:7.1f} ms  p95 {t['p95_ms']:7.1f} ms;  under load: p50 "
+            f"{loaded_t['p50_ms']:7.1f} ms  p95 {loaded_t['p95_ms']:7.1f} ms",
+            file=sys.stderr,
+        )
+    print(f"commit → event: p50 {event_ms['p50']} ms, p95 {event_ms['p95']} ms", file=sys.stderr)
+    for what, t in zone_event_ms.items():
+        print(f"private zone, file {what} → event: p50 {t['p50']} ms, p95 {t['p95']} ms", file=sys.stderr)
+    print(f"feed poll: p50 {poll_ms['p50']} ms, p95 {poll_ms['p95']} ms, {poll_stats} stat calls", file=sys.stderr)
     if daemon is not None:
         for way in ("without_ui", "with_open_page"):
             d = daemon[way]

@@ -40,6 +40,7 @@ from omxfs.ui import pages, shown
 from omxfs.ui.chart import chart
 from omxfs.ui.feed import KINDS, Event, Feed, Filter, chosen
 from omxfs.ui.guard import Guard, same
+from omxfs.ui.lists import Lists
 
 #: seconds between two polls of the store (an event shows in an open page within about this, plus a page's work)
 POLL = 0.2
@@ -55,6 +56,7 @@ class State:
     feed: Feed
     token: str
     actor: str | None
+    lists: Lists
     queues: set[asyncio.Queue[list[Event]]] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -66,8 +68,10 @@ class State:
             return list(self.feed.events)
 
     def poll(self) -> list[Event]:
+        """One poll of the feed (only the app's watch calls it); the pages wait for the adding only."""
+        found = self.feed.find()
         with self.lock:
-            return self.feed.poll()
+            return self.feed.add(found)
 
 
 def _when(epoch: float) -> str:
@@ -85,7 +89,7 @@ def environment() -> Environment:
 def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     """The app for ``ws`` (without its ``Guard``: ``guarded`` adds it once the port is known)."""
     env = environment()
-    state = State(ws, Feed(ws.root), token, actor)
+    state = State(ws, Feed(ws.root), token, actor, Lists(ws))
 
     def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)
@@ -179,11 +183,11 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         return EventSourceResponse(stream(), ping=15, headers={"cache-control": "no-store"})
 
     async def handoffs(request: Request) -> Response:
-        return await threaded(request, "handoffs.html", lambda: {"boxes": pages.handoffs(ws)})
+        return await threaded(request, "handoffs.html", lambda: {"boxes": state.lists.handoffs()})
 
     async def collab(request: Request) -> Response:
         return await threaded(
-            request, "collab.html", lambda: {"files": pages.collab_files(ws), "conflicts": pages.conflicts(ws)}
+            request, "collab.html", lambda: {"files": state.lists.collab_files(), "conflicts": state.lists.conflicts()}
         )
 
     async def collab_file(request: Request) -> Response:

@@ -6,7 +6,8 @@ rejected write's record (``.conflicts/<agent>/<path>.rejected-K.json``), a deliv
 writer's state file (``.crdt_state/.writers/<doc>/<replica>.<seq>.crdt.json``, a new name per write), a checkpoint's
 manifest, an audit record (an accept or discard of a review is a ``review`` event), a review's directory
 (``.omxfs/reviews/<zone>/``: a review run holds a change apart), and the lines of an omx run's ``trace.jsonl``
-(``agents/<a>/runs/<ts>/``).
+(``agents/<a>/runs/<ts>/``). A write in a private zone makes no file of the store's: the zones' own files are
+watched for it (``zones``), one ``write`` event per zone and poll, its owner's.
 
 **How new ones are found: a poll of directory stamps.** Creating a name changes its directory's mtime, so each poll
 stats every known directory (one ``stat`` each, no listing) and lists only those whose stamp moved; a run's trace
@@ -59,14 +60,14 @@ from omxfs.store.layout import (
 from omxfs.store.records import load_handoff_meta, load_version_record
 from omxfs.store.replicas import agent_of, parse_writer_file
 from omxfs.ui.files import read_part
+from omxfs.ui.stamps import SETTLE
+from omxfs.ui.zones import PrivateZones
 
-#: a directory changed this recently is listed again on the next poll (see the module docstring)
-SETTLE = 1.0
 #: where omx keeps a run's record in an omxfs workspace: ``agents/<agent>/runs/<ts>/trace.jsonl``
 RUNS = "runs"
 TRACE = "trace.jsonl"
 #: the kinds of event, in the order the filter lists them
-KINDS = ("commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run")
+KINDS = ("write", "commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run")
 #: the audit's actions that decide a review (``omxfs.checkpoints.review``): shown as review events
 REVIEW_ACTIONS = ("accept review", "discard review")
 
@@ -180,12 +181,20 @@ class Feed:
         self._runs: dict[str, int] = {}  # agents/<a>/runs/<ts>/trace.jsonl → bytes read of it
         self._reviews_stamp = 0  # .omxfs/reviews when last listed
         self._reviews: dict[str, str] = {}  # zone → the key of its pending review's event
+        self.zones = PrivateZones(root / AGENTS)
+        self.zones.poll(quiet=True)  # what the zones hold now: learned, the writes from now on are events
+        self._polls = 0
         self.poll()
 
     # -- polling ----------------------------------------------------------------------------------------------
 
     def poll(self) -> list[Event]:
         """The events that appeared since the last poll, oldest first; they are added to ``events``."""
+        return self.add(self.find())
+
+    def find(self) -> list[Event]:
+        """The events that appeared since the last poll, oldest first, not added yet: the slow half of a poll,
+        which the app runs without holding the lock its pages take to read ``events``."""
         new: list[Event] = []
         for tree, handler in self._sources:
             for directory, entries in tree.changed():
@@ -195,7 +204,12 @@ class Feed:
                         new.append(event)
         new += self._run_events()
         new += self._review_events()
+        new += self._zone_events()
         new.sort(key=lambda e: e.epoch)
+        return new
+
+    def add(self, new: list[Event]) -> list[Event]:
+        """Add the events ``find`` found to ``events``, in time order."""
         for event in new:
             if not self.events or event.epoch >= self.events[-1].epoch:
                 self.events.append(event)
@@ -349,6 +363,8 @@ class Feed:
         found: list[Event] = []
         for trace, done in list(self._runs.items()):
             try:
+                if os.stat(trace, follow_symlinks=False).st_size == done:
+                    continue  # nothing appended (a size only: the read below never follows a symlink)
                 chunk, _ = read_part(self.root, os.path.relpath(trace, self.root), done)
             except (OSError, OmxError):
                 continue
@@ -364,6 +380,22 @@ class Feed:
                 if event is not None:
                     found.append(event)
         return found
+
+    def _zone_events(self) -> list[Event]:
+        """The writes in the private zones since the last poll: one event per zone that changed, its owner's."""
+        self._polls += 1
+        return [
+            Event(
+                changes.latest or time.time(),  # deleted only: no file tells when
+                "write",
+                agent,
+                f"{AGENTS}/{agent}",
+                f"wrote in {AGENTS}/{agent}: {changes.summary()}",
+                link(f"/checkpoints/{agent}"),
+                f"write:{agent}:{self._polls}",
+            )
+            for agent, changes in sorted(self.zones.poll().items())
+        ]
 
     def _review_events(self) -> list[Event]:
         """A review held (its directory made by the zone's first review run), once per review: a zone whose review

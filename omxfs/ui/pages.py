@@ -19,12 +19,10 @@ from omxfs.checkpoints import ZoneHistory, diff
 from omxfs.checkpoints.review import Review, pending_diff
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import InvalidInput, NotFound, OmxError
-from omxfs.store.atomic import list_files
 from omxfs.store.daemon_log import last_refusals
-from omxfs.store.handoff import is_meta
-from omxfs.store.layout import AGENTS, COLLABORATIVE, CONFLICTS, HANDOFF, REJECTED, VIEWS, WRITERS
+from omxfs.store.layout import AGENTS, COLLABORATIVE, CONFLICTS, REJECTED, VIEWS, WRITERS
 from omxfs.store.mount_records import read_records
-from omxfs.store.names import parse_handoff_dir, relative_path
+from omxfs.store.names import relative_path
 from omxfs.store.replicas import agent_of, parse_writer_file
 from omxfs.store.workspace import Workspace
 from omxfs.ui import shown
@@ -35,6 +33,8 @@ from omxfs.ui.files import read_part
 REFUSALS = 200
 #: lines of a diff shown at most
 DIFF_LINES = 2_000
+#: bytes read of the end of each run's trace for the list of runs (its end line, with the run's tokens and cost)
+TAIL = 16_384
 
 
 @dataclass(frozen=True)
@@ -94,42 +94,7 @@ def team(ws: Workspace, events: list[Event]) -> dict[str, Any]:
     return {"agents": agents, "mounts": mounts}
 
 
-# -- handoffs --------------------------------------------------------------------------------------------------
-
-
-def handoffs(ws: Workspace) -> list[dict[str, Any]]:
-    boxes = []
-    try:
-        names = sorted(os.listdir(ws.root / HANDOFF))
-    except OSError:
-        names = []
-    for name in names:
-        pair = parse_handoff_dir(name)
-        box = ws.root / HANDOFF / name
-        if pair is None or box.is_symlink() or not box.is_dir():
-            continue
-        deliveries = []
-        for rel in list_files(box):
-            if is_meta(rel):
-                continue
-            with contextlib.suppress(OmxError, OSError):
-                deliveries.append(ws.handoff.meta(pair[0], pair[1], str(rel)))
-        deliveries.sort(key=lambda m: m.timestamp, reverse=True)
-        boxes.append({"name": name, "sender": pair[0], "recipient": pair[1], "deliveries": deliveries})
-    return boxes
-
-
 # -- collaborative ---------------------------------------------------------------------------------------------
-
-
-def collab_files(ws: Workspace) -> list[dict[str, Any]]:
-    files = []
-    for rel in ws.collab.list():
-        with contextlib.suppress(OmxError):
-            latest = ws.collab.latest(rel)
-            if latest is not None:
-                files.append({"path": rel, "latest": latest})
-    return files
 
 
 def version_text(ws: Workspace, path: str, version: int) -> tuple[bytes, int]:
@@ -143,20 +108,6 @@ def version_diff(ws: Workspace, path: str, a: int, b: int) -> Diffed:
     old = shown.content(*before).splitlines()
     new = shown.content(*after).splitlines()
     return _classed(list(difflib.unified_diff(old, new, f"{path} v{a}", f"{path} v{b}", lineterm="", n=3)))
-
-
-def conflicts(ws: Workspace) -> list[dict[str, Any]]:
-    """Every rejected write of every agent, newest first: where its record is, and what it says."""
-    top = ws.root / COLLABORATIVE / CONFLICTS
-    found = []
-    for rel in list_files(top):
-        if not rel.name.endswith(".json") or REJECTED not in rel.name:
-            continue
-        with contextlib.suppress(OSError, ValueError, OmxError):
-            record = json.loads(read_part(top, str(rel), 0, 1 << 20)[0])
-            if isinstance(record, dict):
-                found.append({"record": str(rel), "agent": rel.parts[0], "info": record})
-    return sorted(found, key=lambda c: str(c["info"].get("timestamp")), reverse=True)
 
 
 def conflict(ws: Workspace, record: str) -> dict[str, Any]:
@@ -272,9 +223,43 @@ def runs(ws: Workspace) -> list[dict[str, Any]]:
             continue
         for stamp in sorted(os.listdir(where), reverse=True):
             with contextlib.suppress(OSError, OmxError):
-                _, size = read_part(ws.root, f"{AGENTS}/{agent}/{RUNS}/{stamp}/{TRACE}", 0, 0)
-                found.append({"agent": agent, "stamp": stamp, "size": size})
+                trace = f"{AGENTS}/{agent}/{RUNS}/{stamp}/{TRACE}"
+                _, size = read_part(ws.root, trace, 0, 0)
+                tail, _ = read_part(ws.root, trace, max(size - TAIL, 0), TAIL)
+                found.append({"agent": agent, "stamp": stamp, "size": size, "usage": usage(last_end(tail))})
     return found
+
+
+def last_end(raw: bytes) -> dict[str, Any] | None:
+    """The run's end line (``{"kind": "run", "event": "end", ...}``) among the lines of ``raw``, the last one."""
+    for text in reversed(raw.splitlines()):
+        with contextlib.suppress(ValueError):
+            entry = json.loads(text)
+            if isinstance(entry, dict) and entry.get("kind") == "run" and entry.get("event") == "end":
+                return entry
+    return None
+
+
+def usage(end: dict[str, Any] | None) -> dict[str, str]:
+    """A run's tokens and cost as its end line records them (``agent.model.pricing.Tally.record``): the cost in
+    dollars, or "unknown" where it has none (a local model has no price: never shown as $0), or no end line."""
+    data = end.get("data") if end is not None else None
+    recorded = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(recorded, dict):
+        reason = "the run has not ended" if end is None else "no model use recorded"
+        return {"tokens": "", "cost": f"unknown ({reason})"}
+    tokens = []
+    for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+        value = recorded.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            tokens.append(f"{value:,} {key.split('_')[0]}")
+    cost = recorded.get("cost_usd")
+    known = isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0
+    if known:
+        price = f"${cost:.4f}"
+    else:
+        price = "unknown (no price for the model)" if recorded.get("requests") else "unknown (no reply from the model)"
+    return {"tokens": ", ".join(tokens), "cost": price}
 
 
 def run(ws: Workspace, agent: str, stamp: str) -> dict[str, Any]:
@@ -288,6 +273,7 @@ def run(ws: Workspace, agent: str, stamp: str) -> dict[str, Any]:
         plan = json.loads(read_part(ws.root, str(rel / "plan.json"), 0, 4 << 20)[0])
     rows: list[dict[str, Any]] = []
     tokens = Counter[str]()
+    end: dict[str, Any] | None = None
     for number, text in enumerate(raw.splitlines(), 1):
         try:
             entry = json.loads(text)
@@ -296,6 +282,8 @@ def run(ws: Workspace, agent: str, stamp: str) -> dict[str, Any]:
             continue
         if not isinstance(entry, dict):
             continue
+        if entry.get("kind") == "run" and entry.get("event") == "end":
+            end = entry
         if entry.get("kind") == "model":
             for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
                 with contextlib.suppress(TypeError, ValueError):
@@ -320,5 +308,5 @@ def run(ws: Workspace, agent: str, stamp: str) -> dict[str, Any]:
         "steps": steps if isinstance(steps, list) else [],
         "tokens": dict(tokens),
         "model_calls": sum(1 for r in rows if r["kind"] == "model"),
-        "cost": next((r for r in rows if r["kind"] == "run" and "end" in r["what"]), None),
+        "usage": usage(end),
     }

@@ -6,6 +6,7 @@ for the README."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -47,7 +48,15 @@ def _run_record(ws: Workspace) -> None:
             "completion_tokens": 95,
         },
         {"kind": "step", "step_id": 1, "tool": "read_text", "status": "success", "start_time": "2026-11-27T09:30:01.3"},
-        {"kind": "run", "event": "end", "time": "2026-11-27T09:30:02.000+00:00", "data": {"status": "success"}},
+        {
+            "kind": "run",
+            "event": "end",
+            "time": "2026-11-27T09:30:02.000+00:00",
+            "data": {  # a local model: no price, so no cost
+                "status": "success",
+                "usage": {"prompt_tokens": 812, "completion_tokens": 95, "requests": 1, "cost_usd": None},
+            },
+        },
     ]
     (run / "trace.jsonl").write_text("".join(json.dumps(t) + "\n" for t in trace))
 
@@ -61,6 +70,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     ws.collab.write("bob", "notes.md", b"one\ntwo\n", expected_version=1, message="adds two")
     with pytest.raises(Conflict):
         ws.collab.write("alice", "notes.md", b"one\nmine\n", expected_version=1)
+    ws.handoff.deliver("alice", "bob", "report.txt", b"totals?\n", message="first totals")
     ws.handoff.deliver("alice", "bob", "report.txt", b"totals\n", message="the totals, checked twice")
     ws.realtime.create("alice", "board", {"title": "lww_register", "done": "pn_counter"})
     ws.realtime.update("bob", "board", lambda doc, replica: doc.field("title").set("ship friday", replica))  # type: ignore[attr-defined]
@@ -118,7 +128,14 @@ def test_the_page_opens_with_its_token_and_not_without(browser: Any, server: Ser
         page.goto(server.base + path)
         _shot(page, name)
     assert "812" in page.locator("body").inner_text()  # the run's tokens
+    assert page.locator("#cost").inner_text() == "unknown (no price for the model)"  # a local model's: never $0
     assert "read sales.csv" in page.locator("#plan").inner_text()
+    page.goto(server.base + "/runs")
+    assert page.locator("#runs td.cost").all_inner_texts() == ["unknown (no price for the model)"]
+    page.goto(server.base + "/handoffs")  # the delivery the second one replaced, from before the server started
+    earlier = page.locator("tr.earlier").inner_text()
+    assert "earlier #1" in earlier and "first totals" in earlier
+    assert hashlib.sha256(b"totals?\n").hexdigest() in earlier
 
     stranger = browser.new_context()
     try:
@@ -128,15 +145,20 @@ def test_the_page_opens_with_its_token_and_not_without(browser: Any, server: Ser
         stranger.close()
 
 
-def test_an_agents_commit_from_a_view_shows_in_the_open_page(page: Any, server: Server, team: Workspace) -> None:
+def test_an_agents_writes_from_a_view_show_in_the_open_page(page: Any, server: Server, team: Workspace) -> None:
     page.goto(f"{server.base}/activity")
     page.wait_for_selector("body[data-live=ready]")
     page.evaluate("window.__stayed = 1")  # gone if the page were loaded again
-    done = run_view(team.root, "alice", 'printf "live\\n" > "$0/collaborative/current/live.md"', args=[str(team.root)])
+    # a commit (through the view's mount) and a write in its own zone (natively: no daemon on its path)
+    script = 'printf "live\\n" > "$0/collaborative/current/live.md"; printf "mine\\n" > "$0/agents/alice/mine.txt"'
+    done = run_view(team.root, "alice", script, args=[str(team.root)])
     assert done.returncode == 0, done.stderr
     row = page.locator("#rows tr", has_text="committed live.md version 1")
     row.wait_for(timeout=10_000)
     assert row.locator("td").nth(2).inner_text() == "alice"
+    wrote = page.locator("#rows tr", has_text="wrote in agents/alice: added mine.txt")
+    wrote.wait_for(timeout=10_000)
+    assert wrote.locator("td").nth(2).inner_text() == "alice"
     assert page.evaluate("window.__stayed") == 1
 
 

@@ -8,11 +8,13 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from omxfs.checkpoints import ZoneHistory
 from omxfs.checkpoints.review import Review, accept, discard
 from omxfs.errors import Conflict
 from omxfs.store import Workspace
-from omxfs.ui import shown
+from omxfs.ui import shown, zones
 from omxfs.ui.feed import Feed, Filter, chosen
 
 
@@ -144,3 +146,70 @@ def test_untrusted_text_is_cut_and_its_control_characters_shown() -> None:
     assert len(text) < shown.CONTENT_LIMIT + 100
     assert text.endswith("[cut: 10,485,760 bytes in all]")
     assert shown.content(b"short") == "short"
+
+
+def _writes(events: list) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+    return [(e.agent, e.summary) for e in events if e.kind == "write"]
+
+
+def test_writes_in_a_private_zone_are_events_of_its_owner(ws: Workspace) -> None:
+    zone = ws.root / "agents" / "alice"
+    (zone / "old.txt").write_text("there before\n")
+    (zone / "src").mkdir()
+    feed = Feed(ws.root)
+    assert _writes(feed.events) == []  # what the zone held at start is learned, not an event
+
+    (zone / "src" / "new.py").write_text("print(1)\n")
+    (zone / "src" / "deep").mkdir()
+    (zone / "src" / "deep" / "x.txt").write_text("x\n")
+    made = feed.poll()
+    assert _writes(made) == [("alice", "wrote in agents/alice: added src/deep/x.txt, src/new.py")]
+    assert [(e.zone, e.link) for e in made] == [("agents/alice", "/checkpoints/alice")]
+
+    with open(zone / "old.txt", "r+") as f:  # rewritten in place: its directory's stamp does not move
+        f.write("THERE")
+    assert _writes(feed.poll()) == [("alice", "wrote in agents/alice: modified old.txt")]
+
+    (zone / "src" / "new.py").unlink()
+    os.rename(zone / "src" / "deep", zone / "moved")
+    assert _writes(feed.poll()) == [
+        ("alice", "wrote in agents/alice: added moved/x.txt; deleted src/deep/x.txt, src/new.py")
+    ]
+    (ws.root / "agents" / "bob" / "b.txt").write_text("b\n")
+    assert _writes(feed.poll()) == [("bob", "wrote in agents/bob: added b.txt")]
+    assert feed.poll() == []
+
+
+def test_a_big_zone_costs_a_poll_at_most_its_directories_and_the_sweeps_budget(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zones, "FILES_PER_POLL", 100)
+    zone = ws.root / "agents" / "alice"
+    for d in range(3):
+        (zone / f"d{d}").mkdir()
+        for n in range(100):
+            (zone / f"d{d}" / f"f{n}.txt").write_text(str(n))
+    git = zone / "repo" / ".git"  # a nested repository: its objects are git's, not walked
+    for d in range(20):
+        (git / "objects" / f"{d:02x}").mkdir(parents=True)
+        for n in range(20):
+            (git / "objects" / f"{d:02x}" / f"{n:038x}").write_text("blob")
+    (ws.root / "agents" / "alice" / "runs" / "r1").mkdir(parents=True)  # omx's records: the run events' business
+    (ws.root / "agents" / "alice" / "runs" / "r1" / "trace.jsonl").write_text("")
+    feed = Feed(ws.root)
+    directories = 1 + 3 + 1 + 1 + 2  # agents/alice, d0-d2, repo (.git: one entry), and bob's and charlie's zones
+
+    with open(zone / "d2" / "f99.txt", "r+") as f:  # in place: only the sweep finds it
+        f.write("9")
+    found: list[tuple[str, str]] = []
+    for _ in range(4):  # 301 known entries (300 files and .git), 100 a poll: once round in 4 polls
+        found += _writes(feed.poll())
+        assert feed.zones.stats <= 1 + directories + 100
+    assert found == [("alice", "wrote in agents/alice: modified d2/f99.txt")]
+
+    (git / "index").write_text("staged")  # what git add does at the repository's top
+    (git / "objects" / "00" / ("f" * 38)).write_text("blob")
+    found = []
+    for _ in range(4):
+        found += _writes(feed.poll())
+    assert found == [("alice", "wrote in agents/alice: modified repo/.git")]
