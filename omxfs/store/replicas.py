@@ -58,6 +58,9 @@ MAX_VIEWS = 256
 VANISHED_FOR = 3.0
 #: how long a file renamed over through another client may answer ESTALE before the read fails with it
 STALE_FOR = 3.0
+#: how long a merged file read short through a client's stale size may be read again, while writer files that
+#: replace it appear, before it is called corrupt
+SUPERSEDED_FOR = 3.0
 
 _WRITER_FILE = re.compile(r"([a-z0-9][a-z0-9-]{0,62}\+[0-9a-f]{1,32})\.([0-9]{1,18})\.crdt\.json")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -128,6 +131,15 @@ def parse_writer_file(name: str) -> tuple[str, int] | None:
     """``alice+9f3a.12.crdt.json`` → ("alice+9f3a", 12); None for any other name."""
     match = _WRITER_FILE.fullmatch(name)
     return None if match is None else (match.group(1), int(match.group(2)))
+
+
+class _Superseded(Exception):
+    """The merged file read short and no writer file was read, yet writer files exist now: they were written (and
+    the merged file renamed over) since the listing. The read is done again with the new listing."""
+
+    def __init__(self, corrupt: StoreCorrupt) -> None:
+        super().__init__(corrupt)
+        self.corrupt = corrupt
 
 
 class StateView:
@@ -204,12 +216,18 @@ class StateFiles:
         A document is never deleted, yet a client of a shared filesystem can answer ENOENT for its merged file
         while another client renames a new one over it (bindfs does, now and then; JuiceFS for about a second): a
         document this process has seen, or whose writers' directory exists (made before its merged file, never
-        removed), is looked for again for up to ``VANISHED_FOR`` seconds before it is called gone."""
+        removed), is looked for again for up to ``VANISHED_FOR`` seconds before it is called gone. A merged file
+        that reads short when no writer file could be read, while writer files exist by then, was renamed over
+        through another client since the listing: it is read again, with them, for up to ``SUPERSEDED_FOR``."""
         vanished_until = time.monotonic() + VANISHED_FOR
         stale_until = time.monotonic() + STALE_FOR
+        superseded_until = time.monotonic() + SUPERSEDED_FOR
         while True:
             try:
                 return self._current(doc_id)
+            except _Superseded as superseded:
+                if time.monotonic() >= superseded_until:
+                    raise superseded.corrupt from superseded.corrupt.__cause__
             except (NotFound, FileNotFoundError):
                 if time.monotonic() >= vanished_until or not self._seen(doc_id):
                     raise
@@ -296,6 +314,15 @@ class StateFiles:
             listing = {e.name: e.inode() for e in entries if parse_writer_file(e.name) is not None}
         return listing, os.fstat(dd).st_mtime_ns
 
+    def _has_writer_files(self, sd: int, doc_id: str) -> bool:
+        """Whether the document's writers' directory lists a writer file now."""
+        dd = self._open_writers(sd, doc_id)
+        try:
+            return bool(self._list(dd)[0])
+        finally:
+            if dd is not None:
+                os.close(dd)
+
     def _refresh(
         self,
         sd: int,
@@ -324,11 +351,15 @@ class StateFiles:
                 raise NotFound(f"no realtime document {doc_id!r}")
             try:
                 parts.append((self._decode(raw, doc_id, str(state_name(doc_id))), raw))
-            except StoreCorrupt:
+            except StoreCorrupt as exc:
                 # Replaced through another client of a shared filesystem whose cached size is the old one (sshfs,
                 # bindfs): read short. Once a writer file exists the merged file holds nothing of its own, so it
-                # is left out until it reads whole; before that, it is the document.
+                # is left out until it reads whole; before that, it is the document. No writer file read, yet
+                # some exist now: another client wrote them since the listing (the listed ones, if any, vanished
+                # under their writer's next file) and renamed the merged file over, which is what read short.
                 if not covered:
+                    if self._has_writer_files(sd, doc_id):
+                        raise _Superseded(exc) from exc
                     raise
         if old is None and not parts:
             raise NotFound(f"no realtime document {doc_id!r}")

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from omxfs.crdt import Document, ORSet, PNCounter
 from omxfs.store import Workspace
 from omxfs.store.fsck import fsck
 from scripts import shared_fs
@@ -92,6 +93,56 @@ def test_two_daemons_on_two_clients_lose_nothing(kind: str, workdir: Path) -> No
     assert figures["fsck"]["corrupt"] == [], figures
     assert figures["fsck"]["clean_after_repair"] and figures["fsck"]["cli_exit_after_repair"] == 0, figures
     assert results["daemon_exit"] == [0, 0] and done.returncode == 0, figures
+
+
+@pytest.mark.parametrize("listed", ["its_previous_file", "no_file"])
+def test_a_realtime_read_while_the_other_client_writes_is_read_again(
+    listed: str, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race behind a realtime write failing with EIO under the two-daemon load: a reader on client b stats the
+    merged file and lists the writer files; before it reads them, a writer on client a writes its next file (the
+    listed one goes) or its first, and renames the merged file over. Client b serves the new merged file with the
+    size cached at the stat: short, and no writer file was read. The read must be done again, not fail.
+
+    bindfs only: its kernel caches attributes for 1 s, so the reader's next listing and read see the new files.
+    sshfs caches listings and attributes in its own process for 20 s, longer than a read waits (``SUPERSEDED_FOR``)."""
+    reason = shared_fs.missing("bindfs")
+    if reason is not None:
+        pytest.skip(f"bindfs: {reason}")
+    kind = "bindfs"
+    store = workdir / "ws"
+    Workspace.init(store, agents=AGENTS[:2]).realtime.create(
+        AGENTS[0], "board", {"votes": "pn_counter", "tags": "or_set"}
+    )
+    writes = 0
+
+    def vote_and_tag(doc: Document, replica: str) -> None:
+        doc.typed("votes", PNCounter).increment(replica, 1)
+        doc.typed("tags", ORSet).add(f"each write makes the state longer: {writes}", replica)
+
+    with shared_fs.clients(kind, store, workdir, n=2) as (view_a, view_b):
+        writer, reader = Workspace(view_a), Workspace(view_b)
+
+        def write() -> None:
+            nonlocal writes
+            writes += 1
+            writer.realtime.update(AGENTS[0], "board", vote_and_tag)
+
+        if listed == "its_previous_file":
+            write()
+        files = reader.realtime.files
+        real_read, between = files._read, []
+
+        def other_client_writes_first(dir_fd: int, name: str, shown: str, *, known: bool = False) -> bytes | None:
+            if not between:
+                between.append(name)
+                write()
+            return real_read(dir_fd, name, shown, known=known)
+
+        monkeypatch.setattr(files, "_read", other_client_writes_first)
+        fields = reader.realtime.snapshot("board")["fields"]
+    assert between, "the writer's write did not come between the reader's listing and its reads"
+    assert fields["votes"] == writes and len(fields["tags"]) == writes
 
 
 def acks(journals: list[Path]) -> int:

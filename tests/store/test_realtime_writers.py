@@ -264,6 +264,50 @@ def test_a_merged_file_read_short_before_any_writer_file_is_an_error(ws: Workspa
         Workspace(ws.root).realtime.snapshot("board")
 
 
+@pytest.mark.parametrize("listed", ["its_previous_file", "no_file"])
+def test_a_merged_file_read_short_while_another_client_writes_is_read_again(
+    ws: Workspace, listed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two daemons on two clients (bindfs, sshfs): the reader stats the merged file and lists the writer files,
+    and before it reads them the other daemon writes its next file, unlinks the listed one (or writes its first)
+    and renames the merged file over: the reader's client serves the new merged file with the size it cached at
+    the stat, short. With no writer file read, that short file is all the reader has; the writer file that holds
+    it all exists by now, so the read is done again (it failed with EIO, one write in four CI runs of the load)."""
+    ws.realtime.create("alice", "board", BOARD)
+    writer, reader = Workspace(ws.root), Workspace(ws.root)  # each daemon, its own store object
+    writes = 0
+
+    def vote_and_tag(doc: Document, replica: str) -> None:
+        doc.typed("votes", PNCounter).increment(replica, 1)
+        doc.typed("tags", ORSet).add(f"each write makes the state longer: {writes}", replica)
+
+    def write() -> None:
+        nonlocal writes
+        writes += 1
+        writer.realtime.update("alice", "board", vote_and_tag)
+
+    if listed == "its_previous_file":
+        write()
+    merged = ws.realtime.state_dir / "board.crdt.json"
+    cached_size = merged.stat().st_size  # what the reader's client caches at its stat
+    files = reader.realtime.files
+    real_read, between = files._read, []
+
+    def other_daemon_writes_first(dir_fd: int, name: str, shown: str, *, known: bool = False) -> bytes | None:
+        if not between:
+            between.append((name, writer_files(ws)))
+            write()
+            short = merged.with_name("short.tmp")
+            short.write_bytes(merged.read_bytes()[:cached_size])  # the reader's client: new file, cached size
+            short.replace(merged)
+        return real_read(dir_fd, name, shown, known=known)
+
+    monkeypatch.setattr(files, "_read", other_daemon_writes_first)
+    fields = reader.realtime.snapshot("board")["fields"]
+    assert between, "the other daemon's write did not come between the reader's listing and its reads"
+    assert fields["votes"] == writes and len(fields["tags"]) == writes
+
+
 def test_a_known_document_that_vanishes_for_a_moment_is_looked_for_again(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
