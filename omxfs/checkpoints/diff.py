@@ -121,7 +121,8 @@ def diff(history: ZoneHistory, source: str | None = None, target: str | None = N
     old_entries = old.by_path()
     old_read: Reader = lambda e: _blob(history, e)  # noqa: E731
     if target is None or target == NOW:
-        new_entries = {e.path: e for e in scan_zone(history.zone_dir, old_entries).entries}
+        scan = scan_zone(history.zone_dir, old_entries, listings=old.listings)
+        new_entries = {e.path: e for e in scan.entries}
         new_read: Reader = lambda e: read_bytes(history.zone_dir, PurePosixPath(e.path))  # noqa: E731
         shown = NOW
     else:

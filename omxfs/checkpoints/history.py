@@ -23,6 +23,7 @@ read the zone may list, read and diff its checkpoints.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import operator
 import os
@@ -30,13 +31,14 @@ import stat
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
-from omxfs.checkpoints.manifest import FILE, Entry, Manifest, load_manifest
-from omxfs.checkpoints.scan import scan_zone
+from omxfs.checkpoints.manifest import DIR, FILE, Entry, Manifest, load_manifest
+from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
 from omxfs.store.atomic import create_exclusive, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
@@ -87,6 +89,55 @@ class Pruned:
     manifests: list[int]
     blobs: int
     bytes: int
+
+
+def walk_key(path: str) -> tuple[str, ...]:
+    """Where ``path`` comes in walk order (a directory's names sorted, each directory before what it holds): the
+    order of these keys."""
+    return () if path == "." else tuple(path.split("/"))
+
+
+def subtree_end(entries: Sequence[Entry], start: int) -> int:
+    """The index after the subtree of ``entries[start]``: in walk order a subtree is one run of entries."""
+    inside = entries[start].path + "/"
+    end = start + 1
+    while end < len(entries) and entries[end].path.startswith(inside):
+        end += 1
+    return end
+
+
+def outermost(paths: Collection[str]) -> list[str]:
+    """``paths`` without those below another one of them (the subtree of the outer one holds them)."""
+    unique = set(paths)
+    return [p for p in unique if not any(p.startswith(q + "/") for q in unique)]
+
+
+def _has_parents(manifest: Manifest, path: str) -> bool:
+    """Whether every directory above ``path`` is a directory in ``manifest`` (a path's subtree can be spliced)."""
+    parent = path.rpartition("/")[0]
+    while parent:
+        entry = manifest.entry(parent)
+        if entry is None or entry.type != DIR:
+            return False
+        parent = parent.rpartition("/")[0]
+    return True
+
+
+def _unlink_outside(entries: list[Entry], roots: Collection[str], before: dict[str, Entry]) -> None:
+    """A name outside ``roots`` recorded by the parent as a hard link to a first name inside them is recorded
+    with that first name's content as the parent has it, as a file of its own: the first name may be gone or
+    another file now, and a manifest never names a link to what it does not hold as that link's file."""
+    inside = tuple(root + "/" for root in roots)
+    for index, entry in enumerate(entries):
+        link = entry.link
+        if not link or not (link in roots or link.startswith(inside)):
+            continue
+        if entry.path in roots or entry.path.startswith(inside):
+            continue  # scanned just now: its first name is in the same subtree
+        held = before[link]
+        entries[index] = replace(
+            entry, link="", size=held.size, sha256=held.sha256, data=held.data, xattrs=held.xattrs, ino=0, ctime_ns=0
+        )
 
 
 def changed_entries(old: dict[str, Entry], new: dict[str, Entry]) -> int:
@@ -189,21 +240,70 @@ class ZoneHistory:
         self, actor: str, message: str = "", *, only_if_changed: bool = False, extra: dict[str, Any] | None = None
     ) -> Manifest | None:
         """A new checkpoint of the zone as it is now; None if ``only_if_changed`` and nothing changed since the
-        latest one."""
+        latest one (a checkpoint of some paths only never counts as the zone's: a whole one is made)."""
         self.check_may_change(actor)
         parent = self.latest()
         before = parent.by_path() if parent is not None else {}
-        for sub in (self.manifests_dir, self.blobs.root):
-            sub.mkdir(parents=True, exist_ok=True)
+        self._make_dirs()
         written = self.blobs.written
-        scan = scan_zone(self.zone_dir, before, self.blobs.add)
+        listings = parent.listings if parent is not None else None
+        scan = scan_zone(self.zone_dir, before, self.blobs.add, listings=listings)
         now = {e.path: e for e in scan.entries}
         changed = changed_entries(before, now)
-        if only_if_changed and parent is not None and changed == 0:
+        if only_if_changed and parent is not None and changed == 0 and not parent.paths:
             return None
+        manifest = self._write(actor, message, parent, scan.entries, changed, written, extra or {})
+        manifest.__dict__["listings"] = scan.listings  # the next scan's, without deriving them from the entries
+        return manifest
+
+    def make_paths(self, actor: str, message: str, paths: Collection[str]) -> Manifest:
+        """A checkpoint of ``paths`` only (relative to the zone, each with everything below it; a path the zone
+        lacks is recorded as absent): what a restore of those paths replaces, without walking the rest of the zone.
+        Its manifest is the latest checkpoint's with those subtrees as they are now, and ``paths`` in its extra
+        data: it vouches for them only, and a restore of it without paths restores them (``Manifest.paths``). A
+        whole checkpoint where there is none yet, or where the latest lacks a parent directory of a path."""
+        self.check_may_change(actor)
+        parent = self.latest()
+        roots = outermost(paths)
+        if parent is None or not roots or not all(_has_parents(parent, root) for root in roots):
+            made = self.make(actor, message)
+            assert made is not None
+            return made
+        self._make_dirs()
+        written = self.blobs.written
+        before = parent.by_path()
+        found = scan_paths(self.zone_dir, roots, before, self.blobs.add)
+        entries = list(parent.entries)
+        changed = 0
+        for root in sorted(roots, key=walk_key, reverse=True):  # from the end: earlier positions stay put
+            start = bisect.bisect_left(entries, walk_key(root), key=lambda e: walk_key(e.path))
+            end = start
+            if end < len(entries) and entries[end].path == root:
+                end = subtree_end(entries, start)
+            old = {e.path: e for e in entries[start:end]}
+            changed += changed_entries(old, {e.path: e for e in found[root]})
+            entries[start:end] = found[root]
+        _unlink_outside(entries, roots, before)
+        extra = {"paths": sorted(roots, key=walk_key)}
+        return self._write(actor, message, parent, entries, changed, written, extra)
+
+    def _make_dirs(self) -> None:
+        for sub in (self.manifests_dir, self.blobs.root):
+            sub.mkdir(parents=True, exist_ok=True)
+
+    def _write(
+        self,
+        actor: str,
+        message: str,
+        parent: Manifest | None,
+        entries: Sequence[Entry],
+        changed: int,
+        written: int,
+        extra: dict[str, Any],
+    ) -> Manifest:
         # a blob the parent names is durable (synced before the parent's manifest) and kept by any prune (KEEP >= 1
         # keeps the latest): only the others are synced and looked at, whoever wrote them
-        named = {e.sha256 for e in scan.entries if e.type == FILE and not e.link}
+        named = {e.sha256 for e in entries if e.type == FILE and not e.link}
         fresh = named - (parent.blobs() if parent else set())
         missing = sorted(d for d in fresh if not self.blobs.exists(d))
         if missing:  # pruned under us (a concurrent prune that removed the latest checkpoint): never name a hole
@@ -218,10 +318,10 @@ class ZoneHistory:
             by=actor,
             uid=os.getuid(),
             parent=None if parent is None else parent.number,
-            entries=tuple(scan.entries),
+            entries=tuple(entries),
             changed=changed,
             bytes_added=self.blobs.written - written,
-            extra=extra or {},
+            extra=extra,
         )
         manifest = self._create(manifest)
         if actor != self.zone:

@@ -16,12 +16,15 @@ from __future__ import annotations
 import base64
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from omxfs.errors import StoreCorrupt
 
 FORMAT = 1
+#: a directory's children as a scan recorded them: (name, is a directory), in walk order
+Listing = tuple[tuple[str, bool], ...]
 #: entry types, as ``stat`` tells them
 FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET = "file", "dir", "symlink", "fifo", "char", "block", "socket"
 TYPES = (FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET)
@@ -182,13 +185,28 @@ class Manifest:
     bytes_added: int = 0  # blob bytes this checkpoint wrote (0 when nothing new)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the restore a checkpoint was made before
 
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The paths a checkpoint of some paths only vouches for (``ZoneHistory.make_paths``, before a restore of
+        them); () for a checkpoint of the whole zone. Its other entries are its parent's."""
+        return tuple(self.extra.get("paths", ()))
+
     def by_path(self) -> dict[str, Entry]:
         return dict(self._by_path)
+
+    def entry(self, path: str) -> Entry | None:
+        return self._by_path.get(path)
 
     @functools.cached_property
     def _by_path(self) -> dict[str, Entry]:
         # computed once per manifest (a restore and a diff ask several times); by_path hands out copies
         return {entry.path: entry for entry in self.entries}
+
+    @functools.cached_property
+    def listings(self) -> dict[str, Listing]:
+        """Each directory's children, as the scan that made this manifest listed them (``scan_zone`` reuses the
+        listing of a directory whose stat is unchanged). Read-only: shared by every scan made on this manifest."""
+        return listings_of(self.entries)
 
     def blobs(self) -> set[str]:
         return set(self._blobs)
@@ -229,6 +247,21 @@ class Manifest:
         # One entry a line: a manifest of thousands of files stays readable with less and grep.
         body = ",\n".join([entry.json_line for entry in self.entries])
         return (json.dumps(head)[:-1] + _ENTRIES + body + _END).encode("utf-8", "surrogateescape")
+
+
+def listings_of(entries: Iterable[Entry]) -> dict[str, Listing]:
+    """Each directory's children in ``entries`` (in walk order, so each directory's in its listing's order)."""
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for entry in entries:
+        path = entry.path
+        if entry.type == DIR:
+            found[path] = []
+        if path != ".":
+            parent, _, name = path.rpartition("/")
+            children = found.get(parent or ".")
+            if children is not None:
+                children.append((name, entry.type == DIR))
+    return {path: tuple(children) for path, children in found.items()}
 
 
 #: what a dump puts around its entries, one a line (a JSON string holds no raw newline: no entry can contain these)

@@ -18,12 +18,13 @@ import errno
 import operator
 import os
 import stat
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
 
 from omxfs.checkpoints.blobs import Extents, data_extents, hash_fd
-from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry, new_entry
+from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry, Listing, new_entry
 from omxfs.errors import from_os_error
 from omxfs.store.layout import USER_XATTRS
 
@@ -38,90 +39,167 @@ def hash_only(fd: int, st: os.stat_result) -> tuple[str, Extents | None]:
     return hash_fd(fd, st.st_size, extents), extents
 
 
+#: an entry whose ctime is this close to the scan's start (or later) may change again within the same tick of the
+#: filesystem's clock without its stat showing it (git's "racy clean"): it is recorded with ctime 0, so the next
+#: scan reads it again. Filesystem clocks tick coarsely (a jiffy) and a shared filesystem's may be another
+#: machine's: a generous margin costs only re-reading what changed in the last seconds.
+RACY_NS = 2_000_000_000
+
+
 @dataclass
 class Scan:
-    """The result of one walk: the entries, and which files had to be read (not taken from the stat cache)."""
+    """The result of one walk: the entries, which files had to be read (not taken from the stat cache), and each
+    directory's listing (what the next scan reuses for a directory whose stat is unchanged)."""
 
     entries: list[Entry] = field(default_factory=list)
     read: list[str] = field(default_factory=list)
+    listings: dict[str, Listing] = field(default_factory=dict)
 
 
-def scan_zone(zone: str | os.PathLike[str], previous: dict[str, Entry] | None, content: Content = hash_only) -> Scan:
-    """Every entry of the zone directory ``zone``, in walk order (sorted names, a directory before its content)."""
+def scan_zone(
+    zone: str | os.PathLike[str],
+    previous: dict[str, Entry] | None,
+    content: Content = hash_only,
+    *,
+    listings: Mapping[str, Listing] | None = None,
+) -> Scan:
+    """Every entry of the zone directory ``zone``, in walk order (sorted names, a directory before its content).
+    ``previous``: the entries of an earlier scan, by path, whose stats let unchanged files go unread; ``listings``:
+    its directories' listings (``Manifest.listings``), which let unchanged directories go unlisted."""
     result = Scan()
-    links: dict[tuple[int, int], str] = {}
     try:
         root_fd = os.open(zone, _DIR_FLAGS)
     except OSError as exc:
         raise from_os_error(exc, zone, walking=True) from exc
     try:
-        _Walker(result, previous or {}, content, links).walk(root_fd, ".")
+        _Walker(result, previous or {}, content, listings or {}).walk(root_fd, ".")
     finally:
         os.close(root_fd)
     return result
 
 
+def scan_paths(
+    zone: str | os.PathLike[str], paths: Iterable[str], previous: dict[str, Entry], content: Content = hash_only
+) -> dict[str, list[Entry]]:
+    """The entries of each of ``paths`` (relative to the zone; each with everything below it), as ``scan_zone``
+    reads them; an empty list for a path the zone does not have. Each parent directory is opened ``O_NOFOLLOW``
+    from the zone down: a symlink is never followed. A file with a second name outside the paths is recorded as
+    a file of its own (what a restore of these paths builds)."""
+    found: dict[str, list[Entry]] = {}
+    try:
+        root_fd = os.open(zone, _DIR_FLAGS)
+    except OSError as exc:
+        raise from_os_error(exc, zone, walking=True) from exc
+    try:
+        for path in paths:
+            result = Scan()
+            _Walker(result, previous, content, {}).one(root_fd, path)
+            found[path] = result.entries
+    finally:
+        os.close(root_fd)
+    return found
+
+
 class _Walker:
     def __init__(
-        self, result: Scan, previous: dict[str, Entry], content: Content, links: dict[tuple[int, int], str]
+        self, result: Scan, previous: dict[str, Entry], content: Content, listings: Mapping[str, Listing]
     ) -> None:
         self.result = result
         self.previous = previous
         self.content = content
-        self.links = links
+        self.listings = listings
+        self.links: dict[tuple[int, int], str] = {}
+        self.racy = time.time_ns() - RACY_NS  # a ctime from here on is not trusted by the next scan
+
+    def one(self, root_fd: int, path: str) -> None:
+        """``path`` (not ``"."``) and everything below it; nothing if the zone lacks it."""
+        parent, _, name = path.rpartition("/")
+        fds: list[int] = []
+        try:
+            fd = root_fd
+            for part in parent.split("/") if parent else ():
+                try:
+                    fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except (FileNotFoundError, NotADirectoryError):
+                    return
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:  # a symlink where a parent was: the path is not in the zone
+                        return
+                    raise
+                fds.append(fd)
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            self._child(fd, name, path, S_ISDIR(st.st_mode))
+        finally:
+            for held in fds:
+                os.close(held)
 
     def walk(self, dir_fd: int, path: str) -> None:
         entries = self.result.entries
-        previous = self.previous
-        with os.scandir(dir_fd) as found:
-            # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
-            listed = sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found])
-        # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
+        # the stat before the listing: a name added or removed after it moves the ctime the entry records, so the
+        # next scan sees the directory changed and lists it again
         st = os.fstat(dir_fd)
         old = self.previous.get(path)
-        if old is not None and old.type == DIR and _same_stat(old, st):
+        listed = self.listings.get(path)
+        if old is not None and old.type == DIR and listed is not None and _same_stat(old, st):
+            # no name was added, removed or renamed since the listing the previous scan made (every one moves the
+            # ctime, which no one can set): its listing holds; no getdents, and the atime stays where it was
             entries.append(old)  # its attributes would have moved the ctime
         else:
-            entries.append(self._entry(path, DIR, st, self._xattrs(dir_fd, None, path, st)))
+            with os.scandir(dir_fd) as found:
+                # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
+                listed = tuple(sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found]))
+            # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
+            after = os.fstat(dir_fd)
+            entry = self._entry(path, DIR, after, self._xattrs(dir_fd, None, path, after))
+            if (after.st_ctime_ns, after.st_mtime_ns) != (st.st_ctime_ns, st.st_mtime_ns):
+                entry.__dict__["ctime_ns"] = 0  # changed while listed: listed again next time (not yet shared)
+            entries.append(entry)
         prefix = "" if path == "." else path + "/"
+        kept: list[tuple[str, bool]] = []
         for name, is_dir in listed:
-            child = prefix + name
-            if is_dir and self._directory(dir_fd, name, child):
-                continue
-            try:
-                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue  # removed while the walk runs
-            mode = st.st_mode
-            if S_ISREG(mode):
-                old = previous.get(child)
-                if (
-                    old is not None
-                    and st.st_nlink == 1
-                    and _FILE_STAT(old) == (FILE, "", st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
-                    and _FILE_OWNER(old) == (mode & 0o7777, st.st_atime_ns, st.st_uid, st.st_gid)
-                ):
-                    entries.append(old)  # the path of nearly every file: the very entry (and its line), at once
-                    continue
-                self._file(dir_fd, name, child, st)
-            elif S_ISDIR(mode):
-                self._directory(dir_fd, name, child)
-            elif S_ISLNK(mode):
-                with contextlib.suppress(FileNotFoundError):
-                    target = os.readlink(name, dir_fd=dir_fd)
-                    entries.append(self._entry(child, SYMLINK, st, (), target=target))
-            else:
-                kind = (
-                    FIFO
-                    if stat.S_ISFIFO(mode)
-                    else CHAR
-                    if stat.S_ISCHR(mode)
-                    else BLOCK
-                    if stat.S_ISBLK(mode)
-                    else SOCKET
-                )
-                xattrs = self._xattrs(dir_fd, name, child, st)
-                entries.append(self._entry(child, kind, st, xattrs, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
+            before = len(entries)
+            self._child(dir_fd, name, prefix + name, is_dir)
+            if len(entries) > before:  # not gone meanwhile; its entry is the first one it added
+                kept.append((name, entries[before].type == DIR))
+        # what the entries hold (the listing the next scan may reuse is the one its manifest can tell)
+        self.result.listings[path] = tuple(kept)
+
+    def _child(self, dir_fd: int, name: str, child: str, is_dir: bool) -> None:
+        entries = self.result.entries
+        previous = self.previous
+        if is_dir and self._directory(dir_fd, name, child):
+            return
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return  # removed while the walk runs
+        mode = st.st_mode
+        if S_ISREG(mode):
+            old = previous.get(child)
+            if (
+                old is not None
+                and st.st_nlink == 1
+                and _FILE_STAT(old) == (FILE, "", st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
+                and _FILE_OWNER(old) == (mode & 0o7777, st.st_atime_ns, st.st_uid, st.st_gid)
+            ):
+                entries.append(old)  # the path of nearly every file: the very entry (and its line), at once
+                return
+            self._file(dir_fd, name, child, st)
+        elif S_ISDIR(mode):
+            self._directory(dir_fd, name, child)
+        elif S_ISLNK(mode):
+            with contextlib.suppress(FileNotFoundError):
+                target = os.readlink(name, dir_fd=dir_fd)
+                entries.append(self._entry(child, SYMLINK, st, (), target=target))
+        else:
+            kind = (
+                FIFO if stat.S_ISFIFO(mode) else CHAR if stat.S_ISCHR(mode) else BLOCK if stat.S_ISBLK(mode) else SOCKET
+            )
+            xattrs = self._xattrs(dir_fd, name, child, st)
+            entries.append(self._entry(child, kind, st, xattrs, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
 
     def _directory(self, dir_fd: int, name: str, path: str) -> bool:
         """Walk the directory ``name``: False if it is no directory now (replaced since the listing)."""
@@ -183,7 +261,7 @@ class _Walker:
                     0,
                     old.xattrs,
                     st.st_ino,
-                    st.st_ctime_ns,
+                    st.st_ctime_ns if st.st_ctime_ns < self.racy else 0,
                 )
             )
             return
@@ -210,8 +288,8 @@ class _Walker:
         self.result.entries.append(entry)
         self.result.read.append(path)
 
-    @staticmethod
     def _entry(
+        self,
         path: str,
         kind: str,
         st: os.stat_result,
@@ -241,7 +319,7 @@ class _Walker:
             rdev,
             xattrs,
             st.st_ino if ino is None else ino,
-            st.st_ctime_ns,
+            st.st_ctime_ns if st.st_ctime_ns < self.racy else 0,  # racy: never taken as unchanged next time
         )
 
     def _xattrs(self, dir_fd: int, name: str | None, path: str, st: os.stat_result) -> tuple[tuple[str, bytes], ...]:

@@ -1,0 +1,170 @@
+"""The scan's shortcuts never hide a change: a directory whose stat is unchanged is not listed again (its listing
+is the previous checkpoint's), a file whose stat is unchanged is not read, and what changed too close to a scan for
+its stat to tell (the same clock tick) is read again by the next one.
+
+The tests that need the shortcuts taken narrow the racy window (``scan.RACY_NS``) to nothing: every entry here was
+made a moment ago, and with the default window every one would be read and listed again, which proves nothing about
+the shortcuts. A spy on ``os.scandir`` (the real call, counted) shows that they were taken."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omxfs.checkpoints import ZoneHistory, diff, restore
+from omxfs.checkpoints import scan as scan_module
+from omxfs.checkpoints.scan import scan_zone
+from omxfs.store import Workspace
+from tests.checkpoints.conftest import tree_state
+
+DEEP = "a/b/c/d/e"
+
+
+@pytest.fixture
+def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan_module, "RACY_NS", 0)
+
+
+@pytest.fixture
+def listed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The directories ``os.scandir`` listed (by the inode of the descriptor it was given), through the real call."""
+    calls: list[int] = []
+    real: Callable[..., Any] = os.scandir
+
+    def counting(target: Any = ".") -> Iterator[os.DirEntry[str]]:
+        if isinstance(target, int):
+            calls.append(os.fstat(target).st_ino)
+        return real(target)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(scan_module.os, "scandir", counting)
+    return calls
+
+
+def zone_with_tree(ws: Workspace) -> Path:
+    zone = ws.root / "agents/alice"
+    (zone / DEEP).mkdir(parents=True)
+    (zone / f"{DEEP}/deep.txt").write_text("deep one\n")
+    (zone / "a/b/side.txt").write_text("side\n")
+    for n in range(5):
+        (zone / f"top{n}.txt").write_text(f"top {n}\n")
+    return zone
+
+
+def changed_ctime(path: Path, recorded: int, change: Callable[[], None]) -> None:
+    """``change()`` until the file's ctime is not ``recorded``: a clock that ticks coarsely may give a change made
+    in the same tick as the checkpoint's stat the same ctime (the case the racy window is for, narrowed here)."""
+    change()
+    while os.lstat(path).st_ctime_ns == recorded:
+        change()
+
+
+def test_unchanged_directories_are_not_listed_again_and_their_entries_are_the_same(
+    ws: Workspace, no_racy_window: None, listed: list[int]
+) -> None:
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    listed.clear()
+    scan = scan_zone(zone, first.by_path(), listings=first.listings)
+    assert listed == []  # nothing changed: no directory listed, no file read
+    assert scan.read == []
+    assert [e.json_line for e in scan.entries] == [e.json_line for e in first.entries]
+
+
+def test_a_file_rewritten_in_place_with_its_mtime_set_back_is_seen_in_a_directory_not_listed_again(
+    ws: Workspace, no_racy_window: None, listed: list[int]
+) -> None:
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    deep = zone / f"{DEEP}/deep.txt"
+    st = os.lstat(deep)
+    recorded = first.by_path()[f"{DEEP}/deep.txt"].ctime_ns
+    assert recorded == st.st_ctime_ns  # the stat cache holds it (no racy window here)
+
+    def rewrite() -> None:
+        with open(deep, "r+b") as f:  # the same inode, the same size
+            f.write(b"DEEP ONE\n")
+        os.utime(deep, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    changed_ctime(deep, recorded, rewrite)
+    listed.clear()
+    assert diff(history).modified == [f"{DEEP}/deep.txt"]
+    assert listed == []  # the directories' listings were reused: the file's own stat told
+    second = history.make("alice", "second")
+    assert second is not None and second.changed == 1
+    restore(history, "alice", first.number)
+    assert deep.read_text() == "deep one\n"
+
+
+def test_a_name_added_to_a_directory_whose_mtime_is_set_back_is_found(ws: Workspace, no_racy_window: None) -> None:
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    holder = zone / DEEP
+    st = os.lstat(holder)
+
+    def add() -> None:
+        (holder / "new.txt").write_text("new\n")
+        os.utime(holder, ns=(st.st_atime_ns, st.st_mtime_ns))  # its ctime still moves
+
+    changed_ctime(holder, first.by_path()[DEEP].ctime_ns, add)
+    assert diff(history).added == [f"{DEEP}/new.txt"]
+    second = history.make("alice", "second")
+    assert second is not None and f"{DEEP}/new.txt" in second.by_path()
+
+
+def test_a_file_replaced_by_a_directory_and_two_directories_swapped_are_seen(
+    ws: Workspace, no_racy_window: None
+) -> None:
+    zone = zone_with_tree(ws)
+    (zone / "left").mkdir()
+    (zone / "left/l.txt").write_text("left\n")
+    (zone / "right").mkdir()
+    (zone / "right/r.txt").write_text("right\n")
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    before = tree_state(zone)
+    os.unlink(zone / "a/b/side.txt")
+    (zone / "a/b/side.txt").mkdir()
+    (zone / "a/b/side.txt/inside").write_text("now a directory\n")
+    os.rename(zone / "left", zone / "swap")
+    os.rename(zone / "right", zone / "left")
+    os.rename(zone / "swap", zone / "right")
+    found = diff(history)
+    assert found.added == ["a/b/side.txt/inside", "left/r.txt", "right/l.txt"]
+    assert found.deleted == ["left/l.txt", "right/r.txt"]
+    assert found.modified == ["a/b/side.txt"] and found.details["a/b/side.txt"]["type"] == ["file", "dir"]
+    second = history.make("alice", "second")
+    assert second is not None and second.by_path()["left/r.txt"].type == "file"
+    restore(history, "alice", first.number)
+    assert tree_state(zone) == before
+
+
+def test_what_changed_just_before_a_checkpoint_is_read_again_by_the_next(ws: Workspace) -> None:
+    """The default racy window: a file written a moment before a checkpoint, then rewritten with the same size and
+    mtime, may keep its whole stat on a filesystem whose clock has not ticked (git's "racy clean"). The checkpoint
+    records it without its ctime, so the next scan reads it again and sees the second write whatever the clock."""
+    zone = ws.root / "agents/alice"
+    (zone / "d").mkdir()
+    hot = zone / "d/hot.txt"
+    hot.write_text("first\n")
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    assert first.by_path()["d/hot.txt"].ctime_ns == 0 and first.by_path()["d"].ctime_ns == 0
+    st = os.lstat(hot)
+    with open(hot, "r+b") as f:
+        f.write(b"FIRST\n")
+    os.utime(hot, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert diff(history).modified == ["d/hot.txt"]
+    scan = scan_zone(zone, first.by_path(), listings=first.listings)
+    assert "d/hot.txt" in scan.read
