@@ -140,15 +140,24 @@ def _unlink_outside(entries: list[Entry], roots: Collection[str], before: dict[s
         )
 
 
-def changed_entries(old: dict[str, Entry], new: dict[str, Entry]) -> int:
-    """How many paths were added, removed or changed between two states of a zone."""
-    differ = len(old.keys() ^ new.keys())
-    for path, entry in new.items():
-        before = old.get(path)
+def compare(old: dict[str, Entry], new: Sequence[Entry]) -> tuple[int, list[Entry]]:
+    """How many paths were added, removed or changed from ``old`` (by path) to ``new`` (a scan's entries, each
+    path once), and the entries of ``new`` that are not ``old``'s very entries (only they can name a new blob)."""
+    differ = added = 0
+    made: list[Entry] = []
+    get = old.get
+    for entry in new:
+        before = get(entry.path)
         # a scan hands back the parent's very entry for what did not change: the common case costs one `is`
-        if before is not None and before is not entry and _NODE(before) != _NODE(entry):
+        if before is entry:
+            continue
+        made.append(entry)
+        if before is None:
+            added += 1
+        elif _NODE(before) != _NODE(entry):
             differ += 1
-    return differ
+    removed = len(old) - (len(new) - added)  # the paths of ``old`` that ``new`` lacks
+    return differ + added + removed, made
 
 
 #: what ``Entry.same_node`` compares, fetched in C
@@ -248,11 +257,10 @@ class ZoneHistory:
         written = self.blobs.written
         listings = parent.listings if parent is not None else None
         scan = scan_zone(self.zone_dir, before, self.blobs.add, listings=listings)
-        now = {e.path: e for e in scan.entries}
-        changed = changed_entries(before, now)
+        changed, made = compare(before, scan.entries)
         if only_if_changed and parent is not None and changed == 0 and not parent.paths:
             return None
-        manifest = self._write(actor, message, parent, scan.entries, changed, written, extra or {})
+        manifest = self._write(actor, message, parent, before, scan.entries, made, changed, written, extra or {})
         manifest.__dict__["listings"] = scan.listings  # the next scan's, without deriving them from the entries
         return manifest
 
@@ -266,9 +274,9 @@ class ZoneHistory:
         parent = self.latest()
         roots = outermost(paths)
         if parent is None or not roots or not all(_has_parents(parent, root) for root in roots):
-            made = self.make(actor, message)
-            assert made is not None
-            return made
+            whole = self.make(actor, message)
+            assert whole is not None
+            return whole
         self._make_dirs()
         written = self.blobs.written
         before = parent.by_path()
@@ -280,12 +288,12 @@ class ZoneHistory:
             end = start
             if end < len(entries) and entries[end].path == root:
                 end = subtree_end(entries, start)
-            old = {e.path: e for e in entries[start:end]}
-            changed += changed_entries(old, {e.path: e for e in found[root]})
+            changed += compare({e.path: e for e in entries[start:end]}, found[root])[0]
             entries[start:end] = found[root]
         _unlink_outside(entries, roots, before)
         extra = {"paths": sorted(roots, key=walk_key)}
-        return self._write(actor, message, parent, entries, changed, written, extra)
+        made = [entry for root in roots for entry in found[root]]
+        return self._write(actor, message, parent, before, entries, made, changed, written, extra)
 
     def _make_dirs(self) -> None:
         for sub in (self.manifests_dir, self.blobs.root):
@@ -296,15 +304,22 @@ class ZoneHistory:
         actor: str,
         message: str,
         parent: Manifest | None,
+        before: dict[str, Entry],
         entries: Sequence[Entry],
+        made: list[Entry],
         changed: int,
         written: int,
         extra: dict[str, Any],
     ) -> Manifest:
-        # a blob the parent names is durable (synced before the parent's manifest) and kept by any prune (KEEP >= 1
-        # keeps the latest): only the others are synced and looked at, whoever wrote them
-        named = {e.sha256 for e in entries if e.type == FILE and not e.link}
-        fresh = named - (parent.blobs() if parent else set())
+        """Checkpoint ``entries``, ``parent`` (``before``: its entries by path) and the entries not taken from it
+        (``made``) given."""
+        # a blob the parent names at the same path is durable (synced before the parent's manifest) and kept by any
+        # prune (KEEP >= 1 keeps the latest): only the others are synced and looked at, whoever wrote them
+        fresh = {
+            e.sha256
+            for e in made
+            if e.type == FILE and not e.link and (e.path not in before or before[e.path].sha256 != e.sha256)
+        }
         missing = sorted(d for d in fresh if not self.blobs.exists(d))
         if missing:  # pruned under us (a concurrent prune that removed the latest checkpoint): never name a hole
             raise StoreCorrupt(f"blob {missing[0]} vanished while checkpointing {self.zone}: try again")

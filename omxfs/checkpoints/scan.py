@@ -41,9 +41,13 @@ def hash_only(fd: int, st: os.stat_result) -> tuple[str, Extents | None]:
 
 #: an entry whose ctime is this close to the scan's start (or later) may change again within the same tick of the
 #: filesystem's clock without its stat showing it (git's "racy clean"): it is recorded with ctime 0, so the next
-#: scan reads it again. Filesystem clocks tick coarsely (a jiffy) and a shared filesystem's may be another
-#: machine's: a generous margin costs only re-reading what changed in the last seconds.
-RACY_NS = 2_000_000_000
+#: scan reads it again. Linux stamps ctimes from a clock that ticks once a jiffy (1-10 ms; finer since 6.13 on
+#: ext4, xfs, btrfs and tmpfs), and a shared filesystem's may be another machine's: the margin covers a tick and
+#: the clock offset between machines that NTP leaves. The cost of a wide one: what changed in it is read again.
+RACY_NS = 250_000_000
+#: the margin for a ctime of whole seconds, the stamp of a filesystem that keeps no fraction (one in a billion
+#: finer ones is whole by chance, and is only read again)
+RACY_WHOLE_SECONDS_NS = 2_000_000_000
 
 
 @dataclass
@@ -109,7 +113,9 @@ class _Walker:
         self.content = content
         self.listings = listings
         self.links: dict[tuple[int, int], str] = {}
-        self.racy = time.time_ns() - RACY_NS  # a ctime from here on is not trusted by the next scan
+        now = time.time_ns()
+        self.racy = now - RACY_NS  # a ctime from here on is not trusted by the next scan
+        self.racy_whole = now - RACY_WHOLE_SECONDS_NS
 
     def one(self, root_fd: int, path: str) -> None:
         """``path`` (not ``"."``) and everything below it; nothing if the zone lacks it."""
@@ -131,7 +137,7 @@ class _Walker:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
                 return
-            self._child(fd, name, path, S_ISDIR(st.st_mode))
+            self._child(fd, name, path, S_ISDIR(st.st_mode), st)
         finally:
             for held in fds:
                 os.close(held)
@@ -140,10 +146,10 @@ class _Walker:
         entries = self.result.entries
         # the stat before the listing: a name added or removed after it moves the ctime the entry records, so the
         # next scan sees the directory changed and lists it again
-        st = os.fstat(dir_fd)
+        own = os.fstat(dir_fd)
         old = self.previous.get(path)
         listed = self.listings.get(path)
-        if old is not None and old.type == DIR and listed is not None and _same_stat(old, st):
+        if old is not None and old.type == DIR and listed is not None and _same_stat(old, own):
             # no name was added, removed or renamed since the listing the previous scan made (every one moves the
             # ctime, which no one can set): its listing holds; no getdents, and the atime stays where it was
             entries.append(old)  # its attributes would have moved the ctime
@@ -154,28 +160,57 @@ class _Walker:
             # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
             after = os.fstat(dir_fd)
             entry = self._entry(path, DIR, after, self._xattrs(dir_fd, None, path, after))
-            if (after.st_ctime_ns, after.st_mtime_ns) != (st.st_ctime_ns, st.st_mtime_ns):
+            if (after.st_ctime_ns, after.st_mtime_ns) != (own.st_ctime_ns, own.st_mtime_ns):
                 entry.__dict__["ctime_ns"] = 0  # changed while listed: listed again next time (not yet shared)
             entries.append(entry)
         prefix = "" if path == "." else path + "/"
-        kept: list[tuple[str, bool]] = []
-        for name, is_dir in listed:
+        previous = self.previous
+        append = entries.append
+        lstat = os.stat
+        # the listing the entries hold, once it differs from ``listed`` (a name gone meanwhile, or of another type):
+        # the next scan may reuse only what its manifest can tell
+        kept: list[tuple[str, bool]] | None = None
+        for index, (name, is_dir) in enumerate(listed):
+            child = prefix + name
+            st: os.stat_result | None = None
+            if not is_dir:
+                try:
+                    st = lstat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    kept = kept if kept is not None else list(listed[:index])
+                    continue  # removed while the walk runs
+                old = previous.get(child)
+                if (  # the path of nearly every file: the very entry (and its line), at once
+                    old is not None
+                    and st.st_nlink == 1
+                    and _FILE_STAT(old) == (FILE, "", st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
+                    and _FILE_OWNER(old) == (st.st_mode & 0o7777, st.st_atime_ns, st.st_uid, st.st_gid)
+                    and S_ISREG(st.st_mode)
+                ):
+                    append(old)
+                    if kept is not None:
+                        kept.append((name, False))
+                    continue
             before = len(entries)
-            self._child(dir_fd, name, prefix + name, is_dir)
-            if len(entries) > before:  # not gone meanwhile; its entry is the first one it added
+            self._child(dir_fd, name, child, is_dir, st)
+            made = len(entries) > before  # not gone meanwhile; its entry is the first one it added
+            if kept is None and (not made or (entries[before].type == DIR) != is_dir):
+                kept = list(listed[:index])
+            if kept is not None and made:
                 kept.append((name, entries[before].type == DIR))
-        # what the entries hold (the listing the next scan may reuse is the one its manifest can tell)
-        self.result.listings[path] = tuple(kept)
+        self.result.listings[path] = listed if kept is None else tuple(kept)
 
-    def _child(self, dir_fd: int, name: str, child: str, is_dir: bool) -> None:
+    def _child(self, dir_fd: int, name: str, child: str, is_dir: bool, st: os.stat_result | None) -> None:
+        """One name of a directory: ``is_dir`` as its listing says, ``st`` its lstat if taken already."""
         entries = self.result.entries
         previous = self.previous
         if is_dir and self._directory(dir_fd, name, child):
             return
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return  # removed while the walk runs
+        if st is None:
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return  # removed while the walk runs
         mode = st.st_mode
         if S_ISREG(mode):
             old = previous.get(child)
@@ -261,7 +296,7 @@ class _Walker:
                     0,
                     old.xattrs,
                     st.st_ino,
-                    st.st_ctime_ns if st.st_ctime_ns < self.racy else 0,
+                    self._ctime(st.st_ctime_ns),
                 )
             )
             return
@@ -319,8 +354,12 @@ class _Walker:
             rdev,
             xattrs,
             st.st_ino if ino is None else ino,
-            st.st_ctime_ns if st.st_ctime_ns < self.racy else 0,  # racy: never taken as unchanged next time
+            self._ctime(st.st_ctime_ns),
         )
+
+    def _ctime(self, ctime_ns: int) -> int:
+        """The ctime an entry records: 0 where it is racy (``RACY_NS``), so the next scan never trusts it."""
+        return ctime_ns if ctime_ns < (self.racy if ctime_ns % 1_000_000_000 else self.racy_whole) else 0
 
     def _xattrs(self, dir_fd: int, name: str | None, path: str, st: os.stat_result) -> tuple[tuple[str, bytes], ...]:
         old = self.previous.get(path)

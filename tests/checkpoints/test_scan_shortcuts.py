@@ -168,3 +168,25 @@ def test_what_changed_just_before_a_checkpoint_is_read_again_by_the_next(ws: Wor
     assert diff(history).modified == ["d/hot.txt"]
     scan = scan_zone(zone, first.by_path(), listings=first.listings)
     assert "d/hot.txt" in scan.read
+
+
+def test_a_checkpoint_counts_what_was_added_removed_and_changed_and_stores_only_new_content(ws: Workspace) -> None:
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    (zone / "top0.txt").write_text("top 0, changed\n")  # changed: a new blob
+    (zone / "top1.txt").unlink()  # removed
+    (zone / "copy.txt").write_text("top 2\n")  # added, with a content the parent holds: no new bytes
+    (zone / "a/b/new").mkdir()  # added
+    second = history.make("alice", "second")
+    assert second is not None
+    old, new = first.by_path(), second.by_path()
+    differ = (old.keys() ^ new.keys()) | {p for p in old.keys() & new.keys() if not old[p].same_node(new[p])}
+    assert second.changed == len(differ) == 6  # and the mtimes of the root and a/b, whose names changed
+    found = diff(history, str(first.number), str(second.number))
+    assert (found.added, found.deleted, found.modified) == (["a/b/new", "copy.txt"], ["top1.txt"], ["top0.txt"])
+    assert second.bytes_added == len("top 0, changed\n")
+    for entry in second.entries:
+        if entry.type == "file" and entry.size:
+            assert history.blobs.path(entry.sha256).read_bytes() == (zone / entry.path).read_bytes()
