@@ -123,21 +123,22 @@ def _has_parents(manifest: Manifest, path: str) -> bool:
     return True
 
 
-def _unlink_outside(entries: list[Entry], roots: Collection[str], before: dict[str, Entry]) -> None:
-    """A name outside ``roots`` recorded by the parent as a hard link to a first name inside them is recorded
-    with that first name's content as the parent has it, as a file of its own: the first name may be gone or
-    another file now, and a manifest never names a link to what it does not hold as that link's file."""
+def _unlink_outside(parent: Manifest, roots: Collection[str]) -> dict[str, Entry]:
+    """The names outside ``roots`` that ``parent`` records as a hard link to a first name inside them, each as a
+    file of its own with that first name's content as the parent has it: the first name may be gone or another
+    file now, and a manifest never names a link to what it does not hold as that link's file."""
     inside = tuple(root + "/" for root in roots)
-    for index, entry in enumerate(entries):
+    found = {}
+    for entry in parent.linked:
         link = entry.link
-        if not link or not (link in roots or link.startswith(inside)):
-            continue
-        if entry.path in roots or entry.path.startswith(inside):
-            continue  # scanned just now: its first name is in the same subtree
-        held = before[link]
-        entries[index] = replace(
-            entry, link="", size=held.size, sha256=held.sha256, data=held.data, xattrs=held.xattrs, ino=0, ctime_ns=0
-        )
+        if (link in roots or link.startswith(inside)) and not (entry.path in roots or entry.path.startswith(inside)):
+            held = parent.entry(link)
+            if held is None:  # not a manifest this module wrote: left as it is
+                continue
+            found[entry.path] = replace(
+                entry, link="", size=held.size, sha256=held.sha256, data=held.data, xattrs=held.xattrs, ctime_ns=0
+            )
+    return found
 
 
 def compare(old: dict[str, Entry], new: Sequence[Entry]) -> tuple[int, list[Entry]]:
@@ -290,7 +291,9 @@ class ZoneHistory:
                 end = subtree_end(entries, start)
             changed += compare({e.path: e for e in entries[start:end]}, found[root])[0]
             entries[start:end] = found[root]
-        _unlink_outside(entries, roots, before)
+        unlinked = _unlink_outside(parent, roots)
+        if unlinked:  # rare: a pass over all entries
+            entries = [unlinked.get(entry.path, entry) for entry in entries]
         extra = {"paths": sorted(roots, key=walk_key)}
         made = [entry for root in roots for entry in found[root]]
         return self._write(actor, message, parent, before, entries, made, changed, written, extra)

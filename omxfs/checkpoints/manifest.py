@@ -208,6 +208,11 @@ class Manifest:
         listing of a directory whose stat is unchanged). Read-only: shared by every scan made on this manifest."""
         return listings_of(self.entries)
 
+    @functools.cached_property
+    def linked(self) -> tuple[Entry, ...]:
+        """The entries that are a second name of a file (``link``): few, and looked at without a pass over all."""
+        return tuple(entry for entry in self.entries if entry.link)
+
     def blobs(self) -> set[str]:
         return set(self._blobs)
 

@@ -85,7 +85,7 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
                 # undo then leaves the zone exactly as before)
                 holder = (history.zone_dir / root).parent
                 times = os.stat(holder, follow_symlinks=False)
-                one = _restore_path(history, target, by_path, rel, work / str(index))
+                one = _restore_path(history, target, by_path, rel, work, str(index))
                 os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
                 parents |= {holder, (history.zone_dir / rel).parent}
                 files += one.files
@@ -142,9 +142,11 @@ def touched(zone_dir: Path, rels: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _restore_path(history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], rel: str, work: Path) -> Built:
-    """One path: its subtree as in ``target`` built in ``work``, then swapped in (or the path removed); the caller
-    makes the swap durable. ``by_path``: ``target``'s entries by path."""
+def _restore_path(
+    history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], rel: str, work: Path, slot: str
+) -> Built:
+    """One path: its subtree as in ``target`` built as ``work/slot``, then swapped in (or the path removed, to
+    ``work/slot``); the caller makes the swap durable. ``by_path``: ``target``'s entries by path."""
     entries = _subtree(target.entries, rel) if rel in by_path else []
     live = history.zone_dir / rel
     present = os.path.lexists(live)
@@ -152,18 +154,19 @@ def _restore_path(history: ZoneHistory, target: Manifest, by_path: dict[str, Ent
         if any(rel == p or rel.startswith(p + "/") for p in target.paths):
             return Built()  # absent, as the checkpoint (of some paths, this one among them) says it was
         raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
-    work.mkdir(mode=0o700)
-    parent, _, name = rel.rpartition("/")
+    parent = rel.rpartition("/")[0]
     if parent:
         _make_parents(history, target, by_path, parent)
-    rebased = [_rebase(e, parent) for e in entries]
-    built = _build(history, rebased, work, {_strip(p, parent): by_path[p] for p in {e.link for e in entries} if p})
+    rebased = [_rebase(e, rel, slot) for e in entries]
+    # a second name of a file whose first name is outside the path: built as a file of its own, from the first
+    outside = {"/" + e.link: by_path[e.link] for e in entries if e.link and not _within(e.link, rel)}
+    built = _build(history, rebased, work, outside)
     if entries and present:
-        swap(work / name, live)
+        swap(work / slot, live)
     elif entries:
-        _rename(work / name, live, RENAME_NOREPLACE)
+        _rename(work / slot, live, RENAME_NOREPLACE)
     else:
-        _rename(live, work / name, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
+        _rename(live, work / slot, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
     return built
 
 
@@ -173,19 +176,17 @@ def _subtree(entries: tuple[Entry, ...], rel: str) -> list[Entry]:
     return list(entries[start : subtree_end(entries, start)])
 
 
-def _strip(path: str, parent: str) -> str:
-    return path[len(parent) + 1 :] if parent else path
+def _within(path: str, rel: str) -> bool:
+    return path == rel or path.startswith(rel + "/")
 
 
-def _rebase(entry: Entry, parent: str) -> Entry:
-    """``entry`` with paths relative to ``parent`` (a link to a name outside it keeps its full path: never built
-    here, so ``Builder`` makes a file of its own from the primaries)."""
+def _rebase(entry: Entry, rel: str, slot: str) -> Entry:
+    """``entry`` (``rel`` or below it) with ``rel`` renamed ``slot``; a link to a name outside ``rel`` gets a path
+    no built one equals (``"/"`` first), so ``Builder`` makes a file of its own from the primaries."""
     link = entry.link
-    if link and parent and link.startswith(parent + "/"):
-        link = _strip(link, parent)
-    elif link and parent:
-        link = "/" + link  # outside: no built path can equal it
-    return replace(entry, path=_strip(entry.path, parent), link=link)
+    if link:
+        link = slot + link[len(rel) :] if _within(link, rel) else "/" + link
+    return replace(entry, path=slot + entry.path[len(rel) :], link=link)
 
 
 def _make_parents(history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], parent: str) -> None:

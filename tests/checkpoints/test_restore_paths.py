@@ -127,3 +127,19 @@ def test_a_restore_of_a_path_below_a_missing_directory_is_undone_with_that_direc
     assert history.load(done.undo).paths == ("top/mid",)
     restore(history, "alice", done.undo)
     assert tree_state(zone) == before
+
+
+def test_a_nested_path_with_a_second_name_of_a_file_outside_its_parent_gets_that_content(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "d/aa").mkdir(parents=True)
+    (zone / "b").mkdir()
+    (zone / "b/first.txt").write_text("the content\n")
+    os.link(zone / "b/first.txt", zone / "d/aa/second.txt")  # its first name is in b/, outside d/
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None and made.by_path()["d/aa/second.txt"].link == "b/first.txt"
+    os.unlink(zone / "d/aa/second.txt")
+    (zone / "d/aa/second.txt").write_text("replaced\n")
+    restore(history, "alice", made.number, ("d/aa",))
+    assert (zone / "d/aa/second.txt").read_text() == "the content\n"  # a file of its own: b/ was not restored
+    assert (zone / "b/first.txt").read_text() == "the content\n"
