@@ -27,20 +27,21 @@ import bisect
 import contextlib
 import operator
 import os
+import secrets
 import stat
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
 from omxfs.checkpoints.manifest import DIR, FILE, Entry, Manifest, load_manifest
 from omxfs.checkpoints.scan import scan_paths, scan_zone
-from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
-from omxfs.store.atomic import create_exclusive, read_with_stat, sync_dir
+from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
+from omxfs.store.atomic import NO_LINK, create_exclusive, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
 from omxfs.store.records import utc_now
 from omxfs.store.workspace import Workspace
@@ -326,7 +327,6 @@ class ZoneHistory:
         missing = sorted(d for d in fresh if not self.blobs.exists(d))
         if missing:  # pruned under us (a concurrent prune that removed the latest checkpoint): never name a hole
             raise StoreCorrupt(f"blob {missing[0]} vanished while checkpointing {self.zone}: try again")
-        self.blobs.sync_blobs(fresh)
         number = (self.numbers() or [0])[-1] + 1
         manifest = Manifest(
             number=number,
@@ -341,15 +341,31 @@ class ZoneHistory:
             bytes_added=self.blobs.written - written,
             extra=extra,
         )
-        manifest = self._create(manifest)
+        manifest = self._create(manifest, fresh)
         if actor != self.zone:
             self.ws.audit(actor, f"checkpoint {manifest.number}", f"{AGENTS}/{self.zone}")
         return manifest
 
-    def _create(self, manifest: Manifest) -> Manifest:
+    def _create(self, manifest: Manifest, fresh: Collection[str]) -> Manifest:
+        """Create the manifest's file, after the blobs ``fresh`` are durable. The manifest is staged first and made
+        durable with them, at once (one journal commit where two would wait one after the other); then linked to
+        its name (``atomic.create_exclusive``'s rule: the next number if another writer took it)."""
         fd = os.open(self.manifests_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            while not create_exclusive(fd, manifest_name(manifest.number), manifest.dump(), staging=self.ws.meta / TMP):
+            staged = self._stage(manifest.dump())
+            try:
+                self.blobs.sync_blobs(fresh, also=[staged])
+                linked = self._link_staged(staged, fd, manifest_name(manifest.number))
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(staged)
+            if linked is False:  # another writer took the number
+                manifest = replace(manifest, number=manifest.number + 1)
+            # then, or on a filesystem without hard links, the usual way
+            staging = self.ws.meta / TMP
+            while not linked and not create_exclusive(
+                fd, manifest_name(manifest.number), manifest.dump(), staging=staging
+            ):
                 manifest = replace(manifest, number=manifest.number + 1)
             sync_dir(fd, self.manifests_dir)
             with contextlib.suppress(OSError):  # the next checkpoint's parent: no need to read it back
@@ -358,6 +374,36 @@ class ZoneHistory:
         finally:
             os.close(fd)
         return manifest
+
+    def _stage(self, data: bytes) -> str:
+        """``data`` in a new temp file of the store (not yet durable: ``_create`` syncs it with the blobs)."""
+        staged = os.path.join(self.ws.meta, TMP, f"manifest.{secrets.token_hex(8)}.tmp")
+        out = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view) :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(staged)
+            raise
+        finally:
+            os.close(out)
+        return staged
+
+    @staticmethod
+    def _link_staged(staged: str, dir_fd: int, name: str) -> bool | None:
+        """Give the durable ``staged`` the name ``name`` unless it exists: False if taken, None if the filesystem
+        has no hard links."""
+        try:
+            os.link(staged, name, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno in NO_LINK:
+                return None
+            raise from_os_error(exc, Path(name), walking=True) from exc
+        return True
 
     def prune(self, actor: str, keep: int, pinned: frozenset[int] = frozenset()) -> Pruned:
         """Keep the newest ``keep`` checkpoints (at least 1), those ``pinned`` (a workspace snapshot names them),
