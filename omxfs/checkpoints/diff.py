@@ -121,7 +121,7 @@ def diff(history: ZoneHistory, source: str | None = None, target: str | None = N
     old_entries = old.by_path()
     old_read: Reader = lambda e: _blob(history, e)  # noqa: E731
     if target is None or target == NOW:
-        scan = scan_zone(history.zone_dir, old_entries, listings=old.listings)
+        scan = scan_zone(history.zone_dir, old_entries, listings=old.listings, cached=old.stat_cache)
         new_entries = {e.path: e for e in scan.entries}
         new_read: Reader = lambda e: read_bytes(history.zone_dir, PurePosixPath(e.path))  # noqa: E731
         shown = NOW

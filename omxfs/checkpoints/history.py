@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
-from omxfs.checkpoints.manifest import DIR, FILE, Entry, Manifest, load_manifest
+from omxfs.checkpoints.manifest import DIR, FILE, Entry, Manifest, load_manifest, stat_cache
 from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
 from omxfs.store.atomic import NO_LINK, create_exclusive, read_with_stat, sync_dir
@@ -258,12 +258,15 @@ class ZoneHistory:
         self._make_dirs()
         written = self.blobs.written
         listings = parent.listings if parent is not None else None
-        scan = scan_zone(self.zone_dir, before, self.blobs.add, listings=listings)
+        cached = parent.stat_cache if parent is not None else None
+        scan = scan_zone(self.zone_dir, before, self.blobs.add, listings=listings, cached=cached)
         changed, made = compare(before, scan.entries)
         if only_if_changed and parent is not None and changed == 0 and not parent.paths:
             return None
         manifest = self._write(actor, message, parent, before, scan.entries, made, changed, written, extra or {})
-        manifest.__dict__["listings"] = scan.listings  # the next scan's, without deriving them from the entries
+        # the next scan's, without deriving them from all the entries
+        manifest.__dict__["listings"] = scan.listings
+        manifest.__dict__["stat_cache"] = scan.cached | stat_cache(made)
         return manifest
 
     def make_paths(self, actor: str, message: str, paths: Collection[str]) -> Manifest:

@@ -18,6 +18,7 @@ import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from stat import S_IFREG
 from typing import Any
 
 from omxfs.errors import StoreCorrupt
@@ -25,6 +26,9 @@ from omxfs.errors import StoreCorrupt
 FORMAT = 1
 #: a directory's children as a scan recorded them: (name, is a directory), in walk order
 Listing = tuple[tuple[str, bool], ...]
+#: what a regular file's lstat says when it is the one an entry recorded: (inode, ctime, mtime, size, st_mode, atime,
+#: uid, gid, link count); a scan takes the entry for such a file without reading it
+StatKey = tuple[int, int, int, int, int, int, int, int, int]
 #: entry types, as ``stat`` tells them
 FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET = "file", "dir", "symlink", "fifo", "char", "block", "socket"
 TYPES = (FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET)
@@ -213,6 +217,12 @@ class Manifest:
         """The entries that are a second name of a file (``link``): few, and looked at without a pass over all."""
         return tuple(entry for entry in self.entries if entry.link)
 
+    @functools.cached_property
+    def stat_cache(self) -> dict[str, tuple[StatKey, Entry]]:
+        """The files a scan made on this manifest may take unread: their ``StatKey`` and entry, by path.
+        Read-only: shared by every scan made on this manifest."""
+        return stat_cache(self.entries)
+
     def blobs(self) -> set[str]:
         return set(self._blobs)
 
@@ -252,6 +262,16 @@ class Manifest:
         # One entry a line: a manifest of thousands of files stays readable with less and grep.
         body = ",\n".join([entry.json_line for entry in self.entries])
         return (json.dumps(head)[:-1] + _ENTRIES + body + _END).encode("utf-8", "surrogateescape")
+
+
+def stat_cache(entries: Iterable[Entry]) -> dict[str, tuple[StatKey, Entry]]:
+    """Each regular file of ``entries`` that a scan may take unread, with the ``StatKey`` it must find: a file of
+    one name (a hard-linked one is read to find its other names) whose stat is trusted (a ctime; 0 is racy)."""
+    return {
+        e.path: ((e.ino, e.ctime_ns, e.mtime_ns, e.size, S_IFREG | e.mode, e.atime_ns, e.uid, e.gid, 1), e)
+        for e in entries
+        if e.type == FILE and not e.link and e.ctime_ns
+    }
 
 
 def listings_of(entries: Iterable[Entry]) -> dict[str, Listing]:

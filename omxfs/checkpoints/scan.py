@@ -24,7 +24,20 @@ from dataclasses import dataclass, field, replace
 from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
 
 from omxfs.checkpoints.blobs import Extents, data_extents, hash_fd
-from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry, Listing, new_entry
+from omxfs.checkpoints.manifest import (
+    BLOCK,
+    CHAR,
+    DIR,
+    FIFO,
+    FILE,
+    SOCKET,
+    SYMLINK,
+    Entry,
+    Listing,
+    StatKey,
+    new_entry,
+    stat_cache,
+)
 from omxfs.errors import from_os_error
 from omxfs.store.layout import USER_XATTRS
 
@@ -52,12 +65,14 @@ RACY_WHOLE_SECONDS_NS = 2_000_000_000
 
 @dataclass
 class Scan:
-    """The result of one walk: the entries, which files had to be read (not taken from the stat cache), and each
-    directory's listing (what the next scan reuses for a directory whose stat is unchanged)."""
+    """The result of one walk: the entries, which files had to be read (not taken from the stat cache), each
+    directory's listing (what the next scan reuses for a directory whose stat is unchanged), and the files taken
+    from the stat cache (``Manifest.stat_cache``'s items, the next scan's cache with those of the files read)."""
 
     entries: list[Entry] = field(default_factory=list)
     read: list[str] = field(default_factory=list)
     listings: dict[str, Listing] = field(default_factory=dict)
+    cached: dict[str, tuple[StatKey, Entry]] = field(default_factory=dict)  # the stat cache's hits
 
 
 def scan_zone(
@@ -66,17 +81,21 @@ def scan_zone(
     content: Content = hash_only,
     *,
     listings: Mapping[str, Listing] | None = None,
+    cached: Mapping[str, tuple[StatKey, Entry]] | None = None,
 ) -> Scan:
     """Every entry of the zone directory ``zone``, in walk order (sorted names, a directory before its content).
     ``previous``: the entries of an earlier scan, by path, whose stats let unchanged files go unread; ``listings``:
-    its directories' listings (``Manifest.listings``), which let unchanged directories go unlisted."""
+    its directories' listings (``Manifest.listings``), which let unchanged directories go unlisted; ``cached``: its
+    stat cache (``Manifest.stat_cache``; made from ``previous`` if not given)."""
     result = Scan()
     try:
         root_fd = os.open(zone, _DIR_FLAGS)
     except OSError as exc:
         raise from_os_error(exc, zone, walking=True) from exc
     try:
-        _Walker(result, previous or {}, content, listings or {}).walk(root_fd, ".")
+        if cached is None:
+            cached = stat_cache(previous.values()) if previous else {}
+        _Walker(result, previous or {}, content, listings or {}, cached).walk(root_fd, ".")
     finally:
         os.close(root_fd)
     return result
@@ -97,7 +116,7 @@ def scan_paths(
     try:
         for path in paths:
             result = Scan()
-            _Walker(result, previous, content, {}).one(root_fd, path)
+            _Walker(result, previous, content, {}, {}).one(root_fd, path)
             found[path] = result.entries
     finally:
         os.close(root_fd)
@@ -106,10 +125,16 @@ def scan_paths(
 
 class _Walker:
     def __init__(
-        self, result: Scan, previous: dict[str, Entry], content: Content, listings: Mapping[str, Listing]
+        self,
+        result: Scan,
+        previous: dict[str, Entry],
+        content: Content,
+        listings: Mapping[str, Listing],
+        cached: Mapping[str, tuple[StatKey, Entry]],
     ) -> None:
         self.result = result
         self.previous = previous
+        self.cached = cached
         self.content = content
         self.listings = listings
         self.links: dict[tuple[int, int], str] = {}
@@ -164,7 +189,8 @@ class _Walker:
                 entry.__dict__["ctime_ns"] = 0  # changed while listed: listed again next time (not yet shared)
             entries.append(entry)
         prefix = "" if path == "." else path + "/"
-        previous = self.previous
+        cached = self.cached
+        reused = self.result.cached
         append = entries.append
         lstat = os.stat
         # the listing the entries hold, once it differs from ``listed`` (a name gone meanwhile, or of another type):
@@ -179,15 +205,20 @@ class _Walker:
                 except FileNotFoundError:
                     kept = kept if kept is not None else list(listed[:index])
                     continue  # removed while the walk runs
-                old = previous.get(child)
-                if (  # the path of nearly every file: the very entry (and its line), at once
-                    old is not None
-                    and st.st_nlink == 1
-                    and _FILE_STAT(old) == (FILE, "", st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
-                    and _FILE_OWNER(old) == (st.st_mode & 0o7777, st.st_atime_ns, st.st_uid, st.st_gid)
-                    and S_ISREG(st.st_mode)
+                known = cached.get(child)
+                if known is not None and known[0] == (  # nearly every file: the very entry (and its line), at once
+                    st.st_ino,
+                    st.st_ctime_ns,
+                    st.st_mtime_ns,
+                    st.st_size,
+                    st.st_mode,
+                    st.st_atime_ns,
+                    st.st_uid,
+                    st.st_gid,
+                    st.st_nlink,
                 ):
-                    append(old)
+                    append(known[1])
+                    reused[child] = known
                     if kept is not None:
                         kept.append((name, False))
                     continue

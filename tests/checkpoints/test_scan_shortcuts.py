@@ -17,6 +17,7 @@ import pytest
 
 from omxfs.checkpoints import ZoneHistory, diff, restore
 from omxfs.checkpoints import scan as scan_module
+from omxfs.checkpoints.manifest import listings_of, stat_cache
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import tree_state
@@ -190,3 +191,25 @@ def test_a_checkpoint_counts_what_was_added_removed_and_changed_and_stores_only_
     for entry in second.entries:
         if entry.type == "file" and entry.size:
             assert history.blobs.path(entry.sha256).read_bytes() == (zone / entry.path).read_bytes()
+
+
+def test_the_listings_and_stat_cache_a_checkpoint_hands_on_are_those_its_entries_give(
+    ws: Workspace, no_racy_window: None
+) -> None:
+    """A checkpoint keeps its scan's listings and stat cache for the next scan, instead of deriving them from its
+    entries; a process that reads the manifest derives them. Both must say the same."""
+    zone = zone_with_tree(ws)
+    os.link(zone / "top0.txt", zone / "a/hard.txt")
+    os.symlink("top1.txt", zone / "a/link")
+    history = ZoneHistory(ws, "alice")
+    assert history.make("alice", "first") is not None
+    (zone / "top2.txt").write_text("changed\n")
+    (zone / "a/b/c/new.txt").write_text("new\n")
+    (zone / "top3.txt").unlink()
+    made = history.make("alice", "second")
+    assert made is not None
+    derived = stat_cache(made.entries)
+    assert made.listings == listings_of(made.entries)
+    assert made.stat_cache.keys() <= derived.keys() and made.stat_cache.keys() >= {"top2.txt", "a/b/c/new.txt"}
+    assert all(made.stat_cache[path] == derived[path] for path in made.stat_cache)
+    assert "top0.txt" not in derived or derived["top0.txt"][0][-1] == 1  # a file of two names is read each time
