@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
-from omxfs.checkpoints.manifest import DIR, FILE, Entry, Manifest, load_manifest, stat_cache
+from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, load_manifest, stat_cache
 from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
 from omxfs.store.atomic import NO_LINK, create_exclusive, read_with_stat, sync_dir
@@ -300,7 +300,7 @@ class ZoneHistory:
             entries = [unlinked.get(entry.path, entry) for entry in entries]
         extra = {"paths": sorted(roots, key=walk_key)}
         made = [entry for root in roots for entry in found[root]]
-        return self._write(actor, message, parent, before, entries, made, changed, written, extra)
+        return self._write(actor, message, parent, before, entries, made, changed, written, extra, parent.scan)
 
     def _make_dirs(self) -> None:
         for sub in (self.manifests_dir, self.blobs.root):
@@ -317,6 +317,7 @@ class ZoneHistory:
         changed: int,
         written: int,
         extra: dict[str, Any],
+        scan: int = SCAN,
     ) -> Manifest:
         """Checkpoint ``entries``, ``parent`` (``before``: its entries by path) and the entries not taken from it
         (``made``) given."""
@@ -343,6 +344,7 @@ class ZoneHistory:
             changed=changed,
             bytes_added=self.blobs.written - written,
             extra=extra,
+            scan=scan,  # the listings it holds are the parent's where it is spliced
         )
         manifest = self._create(manifest, fresh)
         if actor != self.zone:

@@ -24,6 +24,9 @@ from typing import Any
 from omxfs.errors import StoreCorrupt
 
 FORMAT = 1
+#: 2: a directory's stat is taken before it is listed, so a name added meanwhile moves the ctime recorded and the
+#: next scan lists it again; a manifest of scan 1 (stat after listing) has no listing a scan may reuse
+SCAN = 2
 #: a directory's children as a scan recorded them: (name, is a directory), in walk order
 Listing = tuple[tuple[str, bool], ...]
 #: what a regular file's lstat says when it is the one an entry recorded: (inode, ctime, mtime, size, st_mode, atime,
@@ -188,6 +191,7 @@ class Manifest:
     changed: int = 0  # entries added, changed or removed since ``parent``
     bytes_added: int = 0  # blob bytes this checkpoint wrote (0 when nothing new)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the restore a checkpoint was made before
+    scan: int = SCAN  # how the scan that made it took each directory's stat (``SCAN``)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -209,8 +213,9 @@ class Manifest:
     @functools.cached_property
     def listings(self) -> dict[str, Listing]:
         """Each directory's children, as the scan that made this manifest listed them (``scan_zone`` reuses the
-        listing of a directory whose stat is unchanged). Read-only: shared by every scan made on this manifest."""
-        return listings_of(self.entries)
+        listing of a directory whose stat is unchanged). Read-only: shared by every scan made on this manifest.
+        None (empty) from a manifest of an earlier scan, whose directory stats were taken after their listings."""
+        return listings_of(self.entries) if self.scan >= SCAN else {}
 
     @functools.cached_property
     def linked(self) -> tuple[Entry, ...]:
@@ -258,6 +263,7 @@ class Manifest:
             "changed": self.changed,
             "bytes_added": self.bytes_added,
             "extra": self.extra,
+            "scan": self.scan,
         }
         # One entry a line: a manifest of thousands of files stays readable with less and grep.
         body = ",\n".join([entry.json_line for entry in self.entries])
@@ -340,6 +346,7 @@ def load_manifest(raw: bytes, where: str) -> Manifest:
             changed=int(data.get("changed", 0)),
             bytes_added=int(data.get("bytes_added", 0)),
             extra=dict(data.get("extra", {})),
+            scan=int(data.get("scan", 1)),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StoreCorrupt(f"{where}: {exc}") from None

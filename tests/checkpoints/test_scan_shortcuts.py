@@ -8,6 +8,7 @@ the shortcuts. A spy on ``os.scandir`` (the real call, counted) shows that they 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,9 +18,10 @@ import pytest
 
 from omxfs.checkpoints import ZoneHistory, diff, restore
 from omxfs.checkpoints import scan as scan_module
-from omxfs.checkpoints.manifest import listings_of, stat_cache
+from omxfs.checkpoints.manifest import SCAN, listings_of, load_manifest, stat_cache
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.store import Workspace
+from omxfs.store.layout import manifest_name
 from tests.checkpoints.conftest import tree_state
 
 DEEP = "a/b/c/d/e"
@@ -213,3 +215,21 @@ def test_the_listings_and_stat_cache_a_checkpoint_hands_on_are_those_its_entries
     assert made.stat_cache.keys() <= derived.keys() and made.stat_cache.keys() >= {"top2.txt", "a/b/c/new.txt"}
     assert all(made.stat_cache[path] == derived[path] for path in made.stat_cache)
     assert "top0.txt" not in derived or derived["top0.txt"][0][-1] == 1  # a file of two names is read each time
+
+
+def test_a_manifest_of_the_earlier_scan_lends_no_listing(ws: Workspace, listed: list[int]) -> None:
+    """Its directory stats were taken after the listing: a name added in between would be hidden for good."""
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice", "first")
+    assert made is not None
+    assert load_manifest(made.dump(), "again").scan == SCAN and made.listings
+    path = history.manifests_dir / manifest_name(made.number)
+    head, rest = path.read_text().split("\n", 1)
+    earlier = json.loads(head.removesuffix(', "entries": [') + "}")
+    del earlier["scan"]
+    older = load_manifest((json.dumps(earlier)[:-1] + ', "entries": [\n' + rest).encode(), "older")
+    assert older.scan == 1 and older.listings == {} and older.entries == made.entries
+    listed.clear()
+    scan_zone(zone, older.by_path(), listings=older.listings)
+    assert len(listed) == sum(1 for e in made.entries if e.type == "dir")  # every directory listed again
