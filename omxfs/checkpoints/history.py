@@ -32,7 +32,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -142,7 +142,7 @@ def _unlink_outside(parent: Manifest, roots: Collection[str]) -> dict[str, Entry
     return found
 
 
-def compare(old: dict[str, Entry], new: Sequence[Entry]) -> tuple[int, list[Entry]]:
+def compare(old: Mapping[str, Entry], new: Sequence[Entry]) -> tuple[int, list[Entry]]:
     """How many paths were added, removed or changed from ``old`` (by path) to ``new`` (a scan's entries, each
     path once), and the entries of ``new`` that are not ``old``'s very entries (only they can name a new blob)."""
     differ = added = 0
@@ -254,7 +254,7 @@ class ZoneHistory:
         latest one (a checkpoint of some paths only never counts as the zone's: a whole one is made)."""
         self.check_may_change(actor)
         parent = self.latest()
-        before = parent.by_path() if parent is not None else {}
+        before = parent.by_path_view() if parent is not None else {}
         self._make_dirs()
         written = self.blobs.written
         listings = parent.listings if parent is not None else None
@@ -284,7 +284,7 @@ class ZoneHistory:
             return whole
         self._make_dirs()
         written = self.blobs.written
-        before = parent.by_path()
+        before = parent.by_path_view()
         found = scan_paths(self.zone_dir, roots, before, self.blobs.add)
         entries = list(parent.entries)
         changed = 0
@@ -311,7 +311,7 @@ class ZoneHistory:
         actor: str,
         message: str,
         parent: Manifest | None,
-        before: dict[str, Entry],
+        before: Mapping[str, Entry],
         entries: Sequence[Entry],
         made: list[Entry],
         changed: int,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from stat import S_IFREG
 from typing import Any
@@ -201,6 +201,10 @@ class Manifest:
 
     def by_path(self) -> dict[str, Entry]:
         return dict(self._by_path)
+
+    def by_path_view(self) -> Mapping[str, Entry]:
+        """``by_path`` without the copy, for a reader (a diff, a scan's stat cache)."""
+        return self._by_path
 
     def entry(self, path: str) -> Entry | None:
         return self._by_path.get(path)

@@ -29,6 +29,7 @@ import errno
 import os
 import secrets
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
     try:
         if rels:
             files, built = 0, []
-            by_path = target.by_path()
+            by_path = target.by_path_view()
             parents: set[Path] = set()
             for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
                 # the directory whose names the swap changes keeps its times: only the paths named change (and an
@@ -143,7 +144,7 @@ def touched(zone_dir: Path, rels: tuple[str, ...]) -> list[str]:
 
 
 def _restore_path(
-    history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], rel: str, work: Path, slot: str
+    history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, work: Path, slot: str
 ) -> Built:
     """One path: its subtree as in ``target`` built as ``work/slot``, then swapped in (or the path removed, to
     ``work/slot``); the caller makes the swap durable. ``by_path``: ``target``'s entries by path."""
@@ -189,7 +190,7 @@ def _rebase(entry: Entry, rel: str, slot: str) -> Entry:
     return replace(entry, path=slot + entry.path[len(rel) :], link=link)
 
 
-def _make_parents(history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], parent: str) -> None:
+def _make_parents(history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], parent: str) -> None:
     """The directories above a restored path, made as the checkpoint has them where the zone lacks them."""
     parts = parent.split("/")
     for depth in range(1, len(parts) + 1):

@@ -77,7 +77,7 @@ class Scan:
 
 def scan_zone(
     zone: str | os.PathLike[str],
-    previous: dict[str, Entry] | None,
+    previous: Mapping[str, Entry] | None,
     content: Content = hash_only,
     *,
     listings: Mapping[str, Listing] | None = None,
@@ -102,7 +102,7 @@ def scan_zone(
 
 
 def scan_paths(
-    zone: str | os.PathLike[str], paths: Iterable[str], previous: dict[str, Entry], content: Content = hash_only
+    zone: str | os.PathLike[str], paths: Iterable[str], previous: Mapping[str, Entry], content: Content = hash_only
 ) -> dict[str, list[Entry]]:
     """The entries of each of ``paths`` (relative to the zone; each with everything below it), as ``scan_zone``
     reads them; an empty list for a path the zone does not have. Each parent directory is opened ``O_NOFOLLOW``
@@ -127,7 +127,7 @@ class _Walker:
     def __init__(
         self,
         result: Scan,
-        previous: dict[str, Entry],
+        previous: Mapping[str, Entry],
         content: Content,
         listings: Mapping[str, Listing],
         cached: Mapping[str, tuple[StatKey, Entry]],
