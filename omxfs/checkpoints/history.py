@@ -6,11 +6,17 @@ leaves the earlier checkpoints whole and at most blobs no manifest names (``fsck
 ``fsck --repair`` removes them):
 
 1. walk the zone, storing the content of each file whose stat changed since the latest checkpoint as a blob
-   (``blobs.BlobStore``: staged, then linked to its name; an unchanged file is neither read nor written);
-2. check that every blob the manifest will name is there, and make those its parent does not name durable (a few
-   fsynced each, at once from threads; many by ``syncfs``);
-3. create ``manifests/<N>.json`` exclusively (``atomic.create_exclusive``, no lock): if another writer took N first
-   (two checkpoints of one zone at once, from several daemons or machines), N+1, and so on.
+   (``blobs.BlobStore``: staged, then linked to its name; an unchanged file is neither read nor written, and an
+   unchanged directory is not listed: ``scan.py``);
+2. check that every blob the manifest will name is there, stage the manifest in the store's temp directory, and make
+   the new blobs and the staged manifest durable in one round (a few fsynced each, at once from threads; many by
+   ``syncfs``);
+3. link the staged manifest to ``manifests/<N>.json`` exclusively (no lock; ``atomic.create_exclusive`` where the
+   filesystem has no hard links): if another writer took N first (two checkpoints of one zone at once, from several
+   daemons or machines), N+1, and so on.
+
+A checkpoint of some paths only (``make_paths``, what a restore of those paths replaces) walks just those: its
+manifest is the latest one with those subtrees as they are now, and its ``paths`` say what it vouches for.
 
 Nothing is rewritten in place; a manifest is removed only by a prune, which keeps the newest KEEP and then removes
 the blobs that no remaining manifest names and that are older than ``PRUNE_GRACE`` (a checkpoint being made may

@@ -9,6 +9,15 @@ change of content, mode, owner or attribute moves its ctime. Where the whole sta
 entry itself is handed back (a diff and a checkpoint then skip it by identity, and its manifest line is reused); so
 that this holds after the first scan too, a file's or directory's atime is the one left by this scan's own reading
 (relatime moves it once).
+
+A directory whose stat is the one recorded is not listed again: its listing is the previous scan's
+(``Manifest.listings``). Adding, removing or renaming a name moves the directory's ctime, which no one can set, and
+the stat recorded is the one taken *before* the listing, so a name added while it was listed shows as a changed
+ctime next time. Each file below it is still lstat'ed: a file rewritten in place moves only its own ctime.
+
+Racy entries (git's "racy clean"): a filesystem stamps ctimes from a clock that ticks coarsely, so a second change
+in the tick of the scan's stat may leave the stat as it was. An entry whose ctime is within ``RACY_NS`` of the scan
+is recorded with ctime 0, which no stat equals: the next scan reads (or lists) it again.
 """
 
 from __future__ import annotations
