@@ -29,6 +29,7 @@ import errno
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,7 +40,7 @@ from omxfs.checkpoints.history import ZoneHistory, subtree_end, walk_key
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views, views_running
-from omxfs.errors import NotFound, OSFailure
+from omxfs.errors import InvalidInput, NotFound, OSFailure
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -131,15 +132,26 @@ def _restore_zone(history: ZoneHistory, target: Manifest, work: Path) -> Built:
 
 def touched(zone_dir: Path, rels: tuple[str, ...]) -> list[str]:
     """What a restore of ``rels`` replaces: each path, or its outermost parent the zone lacks (made by the
-    restore, so removed by its undo)."""
+    restore, so removed by its undo). A parent that is a symlink is refused: the restore would write where it
+    points, outside the zone."""
     found = []
     for rel in rels:
         parts = rel.split("/")
         for depth in range(1, len(parts) + 1):
             prefix = "/".join(parts[:depth])
-            if depth == len(parts) or not os.path.lexists(zone_dir / prefix):
+            if depth == len(parts):
                 found.append(prefix)
                 break
+            try:
+                mode = os.lstat(zone_dir / prefix).st_mode
+            except FileNotFoundError:
+                found.append(prefix)
+                break
+            if not stat.S_ISDIR(mode):
+                raise InvalidInput(
+                    f"{rel}: {prefix} is no directory in {zone_dir.name}'s zone now "
+                    f"({'a symlink' if stat.S_ISLNK(mode) else 'a file'}): restore {prefix} itself"
+                )
     return found
 
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from omxfs.checkpoints import ZoneHistory, diff, restore
+from omxfs.errors import InvalidInput
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import kill_at, tree_state
 from tests.checkpoints.test_restore import populate, scramble
@@ -143,3 +146,26 @@ def test_a_nested_path_with_a_second_name_of_a_file_outside_its_parent_gets_that
     restore(history, "alice", made.number, ("d/aa",))
     assert (zone / "d/aa/second.txt").read_text() == "the content\n"  # a file of its own: b/ was not restored
     assert (zone / "b/first.txt").read_text() == "the content\n"
+
+
+def test_a_path_below_a_parent_that_is_a_symlink_now_is_refused_and_nothing_is_written_outside(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """An agent that replaced a directory by a symlink to elsewhere must not get a supervisor's restore written
+    there."""
+    zone = ws.root / "agents/alice"
+    (zone / "conf").mkdir()
+    (zone / "conf/app.ini").write_text("mine\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (zone / "conf/app.ini").unlink()
+    (zone / "conf").rmdir()
+    os.symlink(outside, zone / "conf")
+    with pytest.raises(InvalidInput, match="conf is no directory"):
+        restore(history, "boss", made.number, ("conf/app.ini",))
+    assert list(outside.iterdir()) == []
+    restore(history, "boss", made.number, ("conf",))  # the symlink itself is replaced by the directory
+    assert (zone / "conf/app.ini").read_text() == "mine\n" and list(outside.iterdir()) == []
