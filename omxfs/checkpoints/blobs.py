@@ -20,7 +20,7 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 from omxfs.checkpoints.crashpoints import crash_point
@@ -226,19 +226,19 @@ class BlobStore:
         """Make every blob written so far durable, at once (see the module docstring)."""
         syncfs(self.root)
 
-    def sync_blobs(self, digests: Collection[str]) -> None:
-        """Make the blobs ``digests`` durable, with their names: a few (a checkpoint of some changed files) each
-        fsynced, all at once from threads (the filesystem commits them together), and not the rest of the
-        filesystem, whose other writers' data ``syncfs`` would wait for; many (a first checkpoint) by ``syncfs``."""
+    def sync_blobs(self, digests: Collection[str], also: Sequence[str] = ()) -> None:
+        """Make the blobs ``digests`` durable, with their names, and the files ``also`` (on the same filesystem):
+        a few (a checkpoint of some changed files) each fsynced, all at once from threads (the filesystem commits
+        them together), and not the rest of the filesystem, whose other writers' data ``syncfs`` would wait for;
+        many (a first checkpoint) by ``syncfs``."""
         if len(digests) > FSYNC_EACH:
             self.sync()
             return
         paths = [self._path(d) for d in digests]
         paths += sorted({os.path.dirname(p) for p in paths})
-        if not paths:
-            return
-        paths.append(self._root)  # a blobs/<aa>/ made by this checkpoint
-        fsync_together(paths)
+        if paths:
+            paths.append(self._root)  # a blobs/<aa>/ made by this checkpoint
+        fsync_together([*paths, *also])
 
     def digests(self) -> Iterator[tuple[str, Path]]:
         """Every file under ``root`` with its name (a blob's is its sha256; fsck judges the rest)."""

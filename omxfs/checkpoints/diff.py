@@ -10,7 +10,8 @@ files whose stat is unchanged since FROM taken from FROM without reading them.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -118,10 +119,11 @@ def diff(history: ZoneHistory, source: str | None = None, target: str | None = N
         old = latest
     else:
         old = history.load(history.resolve(source))
-    old_entries = old.by_path()
+    old_entries = old.by_path_view()
     old_read: Reader = lambda e: _blob(history, e)  # noqa: E731
     if target is None or target == NOW:
-        new_entries = {e.path: e for e in scan_zone(history.zone_dir, old_entries).entries}
+        scan = scan_zone(history.zone_dir, old_entries, listings=old.listings, cached=old.stat_cache)
+        new_entries = {e.path: e for e in scan.entries}
         new_read: Reader = lambda e: read_bytes(history.zone_dir, PurePosixPath(e.path))  # noqa: E731
         shown = NOW
     else:
@@ -137,12 +139,14 @@ def _blob(history: ZoneHistory, entry: Entry) -> bytes:
 
 
 def compare(
-    old: dict[str, Entry], new: dict[str, Entry], old_read: Reader, new_read: Reader, source: str, target: str
+    old: Mapping[str, Entry], new: Mapping[str, Entry], old_read: Reader, new_read: Reader, source: str, target: str
 ) -> ZoneDiff:
     result = ZoneDiff(source, target)
     # a scan hands back the very entry of what did not change: only the other paths are looked at
     candidates = [path for path, entry in new.items() if old.get(path) is not entry]
-    candidates += [path for path in old if path not in new]
+    added = sum(1 for path in candidates if path not in old)
+    if len(new) - added != len(old):  # some paths of ``old`` are not in ``new``
+        candidates += [path for path in old if path not in new]
     for path in sorted(candidates):
         if path == ".":
             if path in old and path in new and _changed(old[path], new[path]):
@@ -166,12 +170,12 @@ def _changed(a: Entry, b: Entry) -> bool:
     return a.key() != b.key()
 
 
-def _content(entry: Entry, entries: dict[str, Entry]) -> Entry:
+def _content(entry: Entry, entries: Mapping[str, Entry]) -> Entry:
     """The entry that holds a file's content: its first name, for a hard link."""
     return entries.get(entry.link, entry) if entry.link else entry
 
 
-def _one(path: str, entry: Entry, entries: dict[str, Entry], read: Reader, *, added: bool) -> dict[str, Any]:
+def _one(path: str, entry: Entry, entries: Mapping[str, Entry], read: Reader, *, added: bool) -> dict[str, Any]:
     detail: dict[str, Any] = {"type": entry.type, "mode": f"{entry.mode:o}"}
     if entry.type == "symlink":
         detail["target"] = entry.target
@@ -191,8 +195,8 @@ def _detail(
     path: str,
     a: Entry,
     b: Entry,
-    old: dict[str, Entry],
-    new: dict[str, Entry],
+    old: Mapping[str, Entry],
+    new: Mapping[str, Entry],
     old_read: Reader,
     new_read: Reader,
 ) -> dict[str, Any]:
@@ -236,7 +240,46 @@ def _text(entry: Entry, read: Reader) -> list[str] | None:
 
 
 def _unified(path: str, before: list[str], after: list[str], *, added: bool = False, deleted: bool = False) -> str:
+    # the lines both sides begin and end with, beyond the hunks' context, are left out of the comparison (difflib
+    # is quadratic in what it is given; an edit of a long file is most often a few lines): the hunks' line
+    # numbers are then shifted back by the lines left out in front
+    common = _common_prefix(before, after)
+    skip = max(common - CONTEXT, 0)
+    tail = max(_common_suffix(before, after, common) - CONTEXT, 0)
     lines = difflib.unified_diff(
-        before, after, "/dev/null" if added else f"a/{path}", "/dev/null" if deleted else f"b/{path}"
+        before[skip : len(before) - tail],
+        after[skip : len(after) - tail],
+        "/dev/null" if added else f"a/{path}",
+        "/dev/null" if deleted else f"b/{path}",
+        n=CONTEXT,
     )
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    out = []
+    for line in lines:
+        if skip and line.startswith("@@ "):
+            line = _HUNK.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + skip}", line)
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+#: the lines of context around each change (unified diff's, and git's, default)
+CONTEXT = 3
+#: a hunk header's two starting line numbers
+_HUNK = re.compile(r"([-+])(\d+)")
+
+
+def _common_prefix(a: list[str], b: list[str]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _common_suffix(a: list[str], b: list[str], prefix: int) -> int:
+    """The lines both end with, not counting the first ``prefix`` lines of either."""
+    n = 0
+    limit = min(len(a), len(b)) - prefix
+    while n < limit and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n

@@ -6,11 +6,17 @@ leaves the earlier checkpoints whole and at most blobs no manifest names (``fsck
 ``fsck --repair`` removes them):
 
 1. walk the zone, storing the content of each file whose stat changed since the latest checkpoint as a blob
-   (``blobs.BlobStore``: staged, then linked to its name; an unchanged file is neither read nor written);
-2. check that every blob the manifest will name is there, and make those its parent does not name durable (a few
-   fsynced each, at once from threads; many by ``syncfs``);
-3. create ``manifests/<N>.json`` exclusively (``atomic.create_exclusive``, no lock): if another writer took N first
-   (two checkpoints of one zone at once, from several daemons or machines), N+1, and so on.
+   (``blobs.BlobStore``: staged, then linked to its name; an unchanged file is neither read nor written, and an
+   unchanged directory is not listed: ``scan.py``);
+2. check that every blob the manifest will name is there, stage the manifest in the store's temp directory, and make
+   the new blobs and the staged manifest durable in one round (a few fsynced each, at once from threads; many by
+   ``syncfs``);
+3. link the staged manifest to ``manifests/<N>.json`` exclusively (no lock; ``atomic.create_exclusive`` where the
+   filesystem has no hard links): if another writer took N first (two checkpoints of one zone at once, from several
+   daemons or machines), N+1, and so on.
+
+A checkpoint of some paths only (``make_paths``, what a restore of those paths replaces) walks just those: its
+manifest is the latest one with those subtrees as they are now, and its ``paths`` say what it vouches for.
 
 Nothing is rewritten in place; a manifest is removed only by a prune, which keeps the newest KEEP and then removes
 the blobs that no remaining manifest names and that are older than ``PRUNE_GRACE`` (a checkpoint being made may
@@ -23,22 +29,25 @@ read the zone may list, read and diff its checkpoints.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import operator
 import os
+import secrets
 import stat
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
-from omxfs.checkpoints.manifest import FILE, Entry, Manifest, load_manifest
-from omxfs.checkpoints.scan import scan_zone
-from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
-from omxfs.store.atomic import create_exclusive, read_with_stat, sync_dir
+from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, load_manifest, stat_cache
+from omxfs.checkpoints.scan import scan_paths, scan_zone
+from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
+from omxfs.store.atomic import NO_LINK, create_exclusive, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
 from omxfs.store.records import utc_now
 from omxfs.store.workspace import Workspace
@@ -89,15 +98,74 @@ class Pruned:
     bytes: int
 
 
-def changed_entries(old: dict[str, Entry], new: dict[str, Entry]) -> int:
-    """How many paths were added, removed or changed between two states of a zone."""
-    differ = len(old.keys() ^ new.keys())
-    for path, entry in new.items():
-        before = old.get(path)
+def walk_key(path: str) -> tuple[str, ...]:
+    """Where ``path`` comes in walk order (a directory's names sorted, each directory before what it holds): the
+    order of these keys."""
+    return () if path == "." else tuple(path.split("/"))
+
+
+def subtree_end(entries: Sequence[Entry], start: int) -> int:
+    """The index after the subtree of ``entries[start]``: in walk order a subtree is one run of entries."""
+    inside = entries[start].path + "/"
+    end = start + 1
+    while end < len(entries) and entries[end].path.startswith(inside):
+        end += 1
+    return end
+
+
+def outermost(paths: Collection[str]) -> list[str]:
+    """``paths`` without those below another one of them (the subtree of the outer one holds them)."""
+    unique = set(paths)
+    return [p for p in unique if not any(p.startswith(q + "/") for q in unique)]
+
+
+def _has_parents(manifest: Manifest, path: str) -> bool:
+    """Whether every directory above ``path`` is a directory in ``manifest`` (a path's subtree can be spliced)."""
+    parent = path.rpartition("/")[0]
+    while parent:
+        entry = manifest.entry(parent)
+        if entry is None or entry.type != DIR:
+            return False
+        parent = parent.rpartition("/")[0]
+    return True
+
+
+def _unlink_outside(parent: Manifest, roots: Collection[str]) -> dict[str, Entry]:
+    """The names outside ``roots`` that ``parent`` records as a hard link to a first name inside them, each as a
+    file of its own with that first name's content as the parent has it: the first name may be gone or another
+    file now, and a manifest never names a link to what it does not hold as that link's file."""
+    inside = tuple(root + "/" for root in roots)
+    found = {}
+    for entry in parent.linked:
+        link = entry.link
+        if (link in roots or link.startswith(inside)) and not (entry.path in roots or entry.path.startswith(inside)):
+            held = parent.entry(link)
+            if held is None:  # not a manifest this module wrote: left as it is
+                continue
+            found[entry.path] = replace(
+                entry, link="", size=held.size, sha256=held.sha256, data=held.data, xattrs=held.xattrs, ctime_ns=0
+            )
+    return found
+
+
+def compare(old: Mapping[str, Entry], new: Sequence[Entry]) -> tuple[int, list[Entry]]:
+    """How many paths were added, removed or changed from ``old`` (by path) to ``new`` (a scan's entries, each
+    path once), and the entries of ``new`` that are not ``old``'s very entries (only they can name a new blob)."""
+    differ = added = 0
+    made: list[Entry] = []
+    get = old.get
+    for entry in new:
+        before = get(entry.path)
         # a scan hands back the parent's very entry for what did not change: the common case costs one `is`
-        if before is not None and before is not entry and _NODE(before) != _NODE(entry):
+        if before is entry:
+            continue
+        made.append(entry)
+        if before is None:
+            added += 1
+        elif _NODE(before) != _NODE(entry):
             differ += 1
-    return differ
+    removed = len(old) - (len(new) - added)  # the paths of ``old`` that ``new`` lacks
+    return differ + added + removed, made
 
 
 #: what ``Entry.same_node`` compares, fetched in C
@@ -189,26 +257,86 @@ class ZoneHistory:
         self, actor: str, message: str = "", *, only_if_changed: bool = False, extra: dict[str, Any] | None = None
     ) -> Manifest | None:
         """A new checkpoint of the zone as it is now; None if ``only_if_changed`` and nothing changed since the
-        latest one."""
+        latest one (a checkpoint of some paths only never counts as the zone's: a whole one is made)."""
         self.check_may_change(actor)
         parent = self.latest()
-        before = parent.by_path() if parent is not None else {}
+        before = parent.by_path_view() if parent is not None else {}
+        self._make_dirs()
+        written = self.blobs.written
+        listings = parent.listings if parent is not None else None
+        cached = parent.stat_cache if parent is not None else None
+        scan = scan_zone(self.zone_dir, before, self.blobs.add, listings=listings, cached=cached)
+        changed, made = compare(before, scan.entries)
+        if only_if_changed and parent is not None and changed == 0 and not parent.paths:
+            return None
+        manifest = self._write(actor, message, parent, before, scan.entries, made, changed, written, extra or {})
+        # the next scan's, without deriving them from all the entries
+        manifest.__dict__["listings"] = scan.listings
+        manifest.__dict__["stat_cache"] = scan.cached | stat_cache(made)
+        return manifest
+
+    def make_paths(self, actor: str, message: str, paths: Collection[str]) -> Manifest:
+        """A checkpoint of ``paths`` only (relative to the zone, each with everything below it; a path the zone
+        lacks is recorded as absent): what a restore of those paths replaces, without walking the rest of the zone.
+        Its manifest is the latest checkpoint's with those subtrees as they are now, and ``paths`` in its extra
+        data: it vouches for them only, and a restore of it without paths restores them (``Manifest.paths``). A
+        whole checkpoint where there is none yet, or where the latest lacks a parent directory of a path."""
+        self.check_may_change(actor)
+        parent = self.latest()
+        roots = outermost(paths)
+        if parent is None or not roots or not all(_has_parents(parent, root) for root in roots):
+            whole = self.make(actor, message)
+            assert whole is not None
+            return whole
+        self._make_dirs()
+        written = self.blobs.written
+        before = parent.by_path_view()
+        found = scan_paths(self.zone_dir, roots, before, self.blobs.add)
+        entries = list(parent.entries)
+        changed = 0
+        for root in sorted(roots, key=walk_key, reverse=True):  # from the end: earlier positions stay put
+            start = bisect.bisect_left(entries, walk_key(root), key=lambda e: walk_key(e.path))
+            end = start
+            if end < len(entries) and entries[end].path == root:
+                end = subtree_end(entries, start)
+            changed += compare({e.path: e for e in entries[start:end]}, found[root])[0]
+            entries[start:end] = found[root]
+        unlinked = _unlink_outside(parent, roots)
+        if unlinked:  # rare: a pass over all entries
+            entries = [unlinked.get(entry.path, entry) for entry in entries]
+        extra = {"paths": sorted(roots, key=walk_key)}
+        made = [entry for root in roots for entry in found[root]]
+        return self._write(actor, message, parent, before, entries, made, changed, written, extra, parent.scan)
+
+    def _make_dirs(self) -> None:
         for sub in (self.manifests_dir, self.blobs.root):
             sub.mkdir(parents=True, exist_ok=True)
-        written = self.blobs.written
-        scan = scan_zone(self.zone_dir, before, self.blobs.add)
-        now = {e.path: e for e in scan.entries}
-        changed = changed_entries(before, now)
-        if only_if_changed and parent is not None and changed == 0:
-            return None
-        # a blob the parent names is durable (synced before the parent's manifest) and kept by any prune (KEEP >= 1
-        # keeps the latest): only the others are synced and looked at, whoever wrote them
-        named = {e.sha256 for e in scan.entries if e.type == FILE and not e.link}
-        fresh = named - (parent.blobs() if parent else set())
+
+    def _write(
+        self,
+        actor: str,
+        message: str,
+        parent: Manifest | None,
+        before: Mapping[str, Entry],
+        entries: Sequence[Entry],
+        made: list[Entry],
+        changed: int,
+        written: int,
+        extra: dict[str, Any],
+        scan: int = SCAN,
+    ) -> Manifest:
+        """Checkpoint ``entries``, ``parent`` (``before``: its entries by path) and the entries not taken from it
+        (``made``) given."""
+        # a blob the parent names at the same path is durable (synced before the parent's manifest) and kept by any
+        # prune (KEEP >= 1 keeps the latest): only the others are synced and looked at, whoever wrote them
+        fresh = {
+            e.sha256
+            for e in made
+            if e.type == FILE and not e.link and (e.path not in before or before[e.path].sha256 != e.sha256)
+        }
         missing = sorted(d for d in fresh if not self.blobs.exists(d))
         if missing:  # pruned under us (a concurrent prune that removed the latest checkpoint): never name a hole
             raise StoreCorrupt(f"blob {missing[0]} vanished while checkpointing {self.zone}: try again")
-        self.blobs.sync_blobs(fresh)
         number = (self.numbers() or [0])[-1] + 1
         manifest = Manifest(
             number=number,
@@ -218,20 +346,37 @@ class ZoneHistory:
             by=actor,
             uid=os.getuid(),
             parent=None if parent is None else parent.number,
-            entries=tuple(scan.entries),
+            entries=tuple(entries),
             changed=changed,
             bytes_added=self.blobs.written - written,
-            extra=extra or {},
+            extra=extra,
+            scan=scan,  # the listings it holds are the parent's where it is spliced
         )
-        manifest = self._create(manifest)
+        manifest = self._create(manifest, fresh)
         if actor != self.zone:
             self.ws.audit(actor, f"checkpoint {manifest.number}", f"{AGENTS}/{self.zone}")
         return manifest
 
-    def _create(self, manifest: Manifest) -> Manifest:
+    def _create(self, manifest: Manifest, fresh: Collection[str]) -> Manifest:
+        """Create the manifest's file, after the blobs ``fresh`` are durable. The manifest is staged first and made
+        durable with them, at once (one journal commit where two would wait one after the other); then linked to
+        its name (``atomic.create_exclusive``'s rule: the next number if another writer took it)."""
         fd = os.open(self.manifests_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            while not create_exclusive(fd, manifest_name(manifest.number), manifest.dump(), staging=self.ws.meta / TMP):
+            staged = self._stage(manifest.dump())
+            try:
+                self.blobs.sync_blobs(fresh, also=[staged])
+                linked = self._link_staged(staged, fd, manifest_name(manifest.number))
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(staged)
+            if linked is False:  # another writer took the number
+                manifest = replace(manifest, number=manifest.number + 1)
+            # then, or on a filesystem without hard links, the usual way
+            staging = self.ws.meta / TMP
+            while not linked and not create_exclusive(
+                fd, manifest_name(manifest.number), manifest.dump(), staging=staging
+            ):
                 manifest = replace(manifest, number=manifest.number + 1)
             sync_dir(fd, self.manifests_dir)
             with contextlib.suppress(OSError):  # the next checkpoint's parent: no need to read it back
@@ -240,6 +385,36 @@ class ZoneHistory:
         finally:
             os.close(fd)
         return manifest
+
+    def _stage(self, data: bytes) -> str:
+        """``data`` in a new temp file of the store (not yet durable: ``_create`` syncs it with the blobs)."""
+        staged = os.path.join(self.ws.meta, TMP, f"manifest.{secrets.token_hex(8)}.tmp")
+        out = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view) :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(staged)
+            raise
+        finally:
+            os.close(out)
+        return staged
+
+    @staticmethod
+    def _link_staged(staged: str, dir_fd: int, name: str) -> bool | None:
+        """Give the durable ``staged`` the name ``name`` unless it exists: False if taken, None if the filesystem
+        has no hard links."""
+        try:
+            os.link(staged, name, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno in NO_LINK:
+                return None
+            raise from_os_error(exc, Path(name), walking=True) from exc
+        return True
 
     def prune(self, actor: str, keep: int, pinned: frozenset[int] = frozenset()) -> Pruned:
         """Keep the newest ``keep`` checkpoints (at least 1), those ``pinned`` (a workspace snapshot names them),

@@ -16,12 +16,22 @@ from __future__ import annotations
 import base64
 import functools
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from stat import S_IFREG
 from typing import Any
 
 from omxfs.errors import StoreCorrupt
 
 FORMAT = 1
+#: 2: a directory's stat is taken before it is listed, so a name added meanwhile moves the ctime recorded and the
+#: next scan lists it again; a manifest of scan 1 (stat after listing) has no listing a scan may reuse
+SCAN = 2
+#: a directory's children as a scan recorded them: (name, is a directory), in walk order
+Listing = tuple[tuple[str, bool], ...]
+#: what a regular file's lstat says when it is the one an entry recorded: (inode, ctime, mtime, size, st_mode, atime,
+#: uid, gid, link count); a scan takes the entry for such a file without reading it
+StatKey = tuple[int, int, int, int, int, int, int, int, int]
 #: entry types, as ``stat`` tells them
 FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET = "file", "dir", "symlink", "fifo", "char", "block", "socket"
 TYPES = (FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET)
@@ -181,14 +191,46 @@ class Manifest:
     changed: int = 0  # entries added, changed or removed since ``parent``
     bytes_added: int = 0  # blob bytes this checkpoint wrote (0 when nothing new)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the restore a checkpoint was made before
+    scan: int = SCAN  # how the scan that made it took each directory's stat (``SCAN``)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The paths a checkpoint of some paths only vouches for (``ZoneHistory.make_paths``, before a restore of
+        them); () for a checkpoint of the whole zone. Its other entries are its parent's."""
+        return tuple(self.extra.get("paths", ()))
 
     def by_path(self) -> dict[str, Entry]:
         return dict(self._by_path)
+
+    def by_path_view(self) -> Mapping[str, Entry]:
+        """``by_path`` without the copy, for a reader (a diff, a scan's stat cache)."""
+        return self._by_path
+
+    def entry(self, path: str) -> Entry | None:
+        return self._by_path.get(path)
 
     @functools.cached_property
     def _by_path(self) -> dict[str, Entry]:
         # computed once per manifest (a restore and a diff ask several times); by_path hands out copies
         return {entry.path: entry for entry in self.entries}
+
+    @functools.cached_property
+    def listings(self) -> dict[str, Listing]:
+        """Each directory's children, as the scan that made this manifest listed them (``scan_zone`` reuses the
+        listing of a directory whose stat is unchanged). Read-only: shared by every scan made on this manifest.
+        None (empty) from a manifest of an earlier scan, whose directory stats were taken after their listings."""
+        return listings_of(self.entries) if self.scan >= SCAN else {}
+
+    @functools.cached_property
+    def linked(self) -> tuple[Entry, ...]:
+        """The entries that are a second name of a file (``link``): few, and looked at without a pass over all."""
+        return tuple(entry for entry in self.entries if entry.link)
+
+    @functools.cached_property
+    def stat_cache(self) -> dict[str, tuple[StatKey, Entry]]:
+        """The files a scan made on this manifest may take unread: their ``StatKey`` and entry, by path.
+        Read-only: shared by every scan made on this manifest."""
+        return stat_cache(self.entries)
 
     def blobs(self) -> set[str]:
         return set(self._blobs)
@@ -225,10 +267,36 @@ class Manifest:
             "changed": self.changed,
             "bytes_added": self.bytes_added,
             "extra": self.extra,
+            "scan": self.scan,
         }
         # One entry a line: a manifest of thousands of files stays readable with less and grep.
         body = ",\n".join([entry.json_line for entry in self.entries])
         return (json.dumps(head)[:-1] + _ENTRIES + body + _END).encode("utf-8", "surrogateescape")
+
+
+def stat_cache(entries: Iterable[Entry]) -> dict[str, tuple[StatKey, Entry]]:
+    """Each regular file of ``entries`` that a scan may take unread, with the ``StatKey`` it must find: a file of
+    one name (a hard-linked one is read to find its other names) whose stat is trusted (a ctime; 0 is racy)."""
+    return {
+        e.path: ((e.ino, e.ctime_ns, e.mtime_ns, e.size, S_IFREG | e.mode, e.atime_ns, e.uid, e.gid, 1), e)
+        for e in entries
+        if e.type == FILE and not e.link and e.ctime_ns
+    }
+
+
+def listings_of(entries: Iterable[Entry]) -> dict[str, Listing]:
+    """Each directory's children in ``entries`` (in walk order, so each directory's in its listing's order)."""
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for entry in entries:
+        path = entry.path
+        if entry.type == DIR:
+            found[path] = []
+        if path != ".":
+            parent, _, name = path.rpartition("/")
+            children = found.get(parent or ".")
+            if children is not None:
+                children.append((name, entry.type == DIR))
+    return {path: tuple(children) for path, children in found.items()}
 
 
 #: what a dump puts around its entries, one a line (a JSON string holds no raw newline: no entry can contain these)
@@ -282,6 +350,7 @@ def load_manifest(raw: bytes, where: str) -> Manifest:
             changed=int(data.get("changed", 0)),
             bytes_added=int(data.get("bytes_added", 0)),
             extra=dict(data.get("extra", {})),
+            scan=int(data.get("scan", 1)),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StoreCorrupt(f"{where}: {exc}") from None

@@ -1,7 +1,11 @@
 """``omxfs restore WS NAME CHECKPOINT [PATH...]``: a zone, or paths in it, exactly as a checkpoint holds them.
 
-Every restore can be undone: first a checkpoint of the zone as it is (unless the latest checkpoint already is that
-state), whose id the result gives.
+Every restore can be undone: first a checkpoint of what it replaces, whose id the result gives. For a restore of
+the whole zone that is a checkpoint of the zone as it is (unless the latest checkpoint already is that state). For
+a restore of paths it is a checkpoint of those paths only (``ZoneHistory.make_paths``: each path, or its outermost
+parent the zone lacks and the restore will make), so a restore of a few files does not walk the whole zone; such a
+checkpoint vouches for its paths only, and restoring it (``omxfs restore WS NAME UNDO``, no paths needed) puts
+exactly those back as they were before the restore.
 
 Never half-restored, even if killed: the new tree is built beside the zone, under
 ``.omxfs/checkpoints/<zone>/restoring/<token>/`` (the same filesystem), and then swapped with the zone in one
@@ -20,20 +24,23 @@ replaced by ``mv``; the checkpoint made first has the zone as it was before.
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import secrets
 import shutil
+import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
-from omxfs.checkpoints.history import ZoneHistory
+from omxfs.checkpoints.history import ZoneHistory, subtree_end, walk_key
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views, views_running
-from omxfs.errors import NotFound, OSFailure
+from omxfs.errors import InvalidInput, NotFound, OSFailure
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -56,21 +63,33 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
     history.check_may_change(actor)
     _refuse_if_viewed(history)
     target = history.load(number)
-    rels = tuple(str(relative_path(p)) for p in paths)
-    before = history.make(actor, f"before restoring checkpoint {number}", only_if_changed=True)
-    undo = before if before is not None else history.latest()
+    # a checkpoint of some paths only (the undo of an earlier restore of paths) vouches for those: restored whole,
+    # it puts them back
+    rels = tuple(str(relative_path(p)) for p in paths) or target.paths
+    message = f"before restoring checkpoint {number}"
+    roots = touched(history.zone_dir, rels)
+    if rels:
+        # only what the restore will replace: the rest of the zone is not walked (and restoring this undo
+        # checkpoint, with or without the paths, puts exactly these back)
+        undo: Manifest | None = history.make_paths(actor, message, roots)
+    else:
+        undo = history.make(actor, message, only_if_changed=True) or history.latest()
     assert undo is not None  # made just now if there was none
     work = history.dir / RESTORING / secrets.token_hex(8)
     work.mkdir(parents=True)
     try:
         if rels:
             files, built = 0, []
-            by_path = target.by_path()
-            at = {entry.path: index for index, entry in enumerate(target.entries)}
+            by_path = target.by_path_view()
             parents: set[Path] = set()
-            for index, rel in enumerate(rels):
-                one = _restore_path(history, target, by_path, at, rel, work / str(index))
-                parents.add((history.zone_dir / rel).parent)
+            for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
+                # the directory whose names the swap changes keeps its times: only the paths named change (and an
+                # undo then leaves the zone exactly as before)
+                holder = (history.zone_dir / root).parent
+                times = os.stat(holder, follow_symlinks=False)
+                one = _restore_path(history, target, by_path, rel, work, str(index))
+                os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
+                parents |= {holder, (history.zone_dir / rel).parent}
                 files += one.files
                 built.append(one)
             fsync_together(sorted(parents))  # each swap is whole at once; made durable together
@@ -111,59 +130,79 @@ def _restore_zone(history: ZoneHistory, target: Manifest, work: Path) -> Built:
     return built
 
 
+def touched(zone_dir: Path, rels: tuple[str, ...]) -> list[str]:
+    """What a restore of ``rels`` replaces: each path, or its outermost parent the zone lacks (made by the
+    restore, so removed by its undo). A parent that is a symlink is refused: the restore would write where it
+    points, outside the zone."""
+    found = []
+    for rel in rels:
+        parts = rel.split("/")
+        for depth in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:depth])
+            if depth == len(parts):
+                found.append(prefix)
+                break
+            try:
+                mode = os.lstat(zone_dir / prefix).st_mode
+            except FileNotFoundError:
+                found.append(prefix)
+                break
+            if not stat.S_ISDIR(mode):
+                raise InvalidInput(
+                    f"{rel}: {prefix} is no directory in {zone_dir.name}'s zone now "
+                    f"({'a symlink' if stat.S_ISLNK(mode) else 'a file'}): restore {prefix} itself"
+                )
+    return found
+
+
 def _restore_path(
-    history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], at: dict[str, int], rel: str, work: Path
+    history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, work: Path, slot: str
 ) -> Built:
-    """One path: its subtree as in ``target`` built in ``work``, then swapped in (or the path removed); the caller
-    makes the swap durable. ``by_path``: ``target``'s entries by path; ``at``: their index in ``target.entries``."""
-    entries = _subtree(target.entries, at, rel)
+    """One path: its subtree as in ``target`` built as ``work/slot``, then swapped in (or the path removed, to
+    ``work/slot``); the caller makes the swap durable. ``by_path``: ``target``'s entries by path."""
+    entries = _subtree(target.entries, rel) if rel in by_path else []
     live = history.zone_dir / rel
     present = os.path.lexists(live)
     if not entries and not present:
+        if any(rel == p or rel.startswith(p + "/") for p in target.paths):
+            return Built()  # absent, as the checkpoint (of some paths, this one among them) says it was
         raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
-    work.mkdir(mode=0o700)
-    parent, _, name = rel.rpartition("/")
+    parent = rel.rpartition("/")[0]
     if parent:
         _make_parents(history, target, by_path, parent)
-    rebased = [_rebase(e, parent) for e in entries]
-    built = _build(history, rebased, work, {_strip(p, parent): by_path[p] for p in {e.link for e in entries} if p})
+    rebased = [_rebase(e, rel, slot) for e in entries]
+    # a second name of a file whose first name is outside the path: built as a file of its own, from the first
+    outside = {"/" + e.link: by_path[e.link] for e in entries if e.link and not _within(e.link, rel)}
+    built = _build(history, rebased, work, outside)
     if entries and present:
-        swap(work / name, live)
+        swap(work / slot, live)
     elif entries:
-        _rename(work / name, live, RENAME_NOREPLACE)
+        _rename(work / slot, live, RENAME_NOREPLACE)
     else:
-        _rename(live, work / name, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
+        _rename(live, work / slot, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
     return built
 
 
-def _subtree(entries: tuple[Entry, ...], at: dict[str, int], rel: str) -> list[Entry]:
-    """``rel`` and everything under it: in walk order a subtree is one run of entries, from ``rel`` on."""
-    start = at.get(rel)
-    if start is None:
-        return []
-    inside = rel + "/"
-    end = start + 1
-    while end < len(entries) and entries[end].path.startswith(inside):
-        end += 1
-    return list(entries[start:end])
+def _subtree(entries: tuple[Entry, ...], rel: str) -> list[Entry]:
+    """``rel`` (which ``entries`` hold) and everything under it: in walk order a subtree is one run of entries."""
+    start = bisect.bisect_left(entries, walk_key(rel), key=lambda e: walk_key(e.path))
+    return list(entries[start : subtree_end(entries, start)])
 
 
-def _strip(path: str, parent: str) -> str:
-    return path[len(parent) + 1 :] if parent else path
+def _within(path: str, rel: str) -> bool:
+    return path == rel or path.startswith(rel + "/")
 
 
-def _rebase(entry: Entry, parent: str) -> Entry:
-    """``entry`` with paths relative to ``parent`` (a link to a name outside it keeps its full path: never built
-    here, so ``Builder`` makes a file of its own from the primaries)."""
+def _rebase(entry: Entry, rel: str, slot: str) -> Entry:
+    """``entry`` (``rel`` or below it) with ``rel`` renamed ``slot``; a link to a name outside ``rel`` gets a path
+    no built one equals (``"/"`` first), so ``Builder`` makes a file of its own from the primaries."""
     link = entry.link
-    if link and parent and link.startswith(parent + "/"):
-        link = _strip(link, parent)
-    elif link and parent:
-        link = "/" + link  # outside: no built path can equal it
-    return replace(entry, path=_strip(entry.path, parent), link=link)
+    if link:
+        link = slot + link[len(rel) :] if _within(link, rel) else "/" + link
+    return replace(entry, path=slot + entry.path[len(rel) :], link=link)
 
 
-def _make_parents(history: ZoneHistory, target: Manifest, by_path: dict[str, Entry], parent: str) -> None:
+def _make_parents(history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], parent: str) -> None:
     """The directories above a restored path, made as the checkpoint has them where the zone lacks them."""
     parts = parent.split("/")
     for depth in range(1, len(parts) + 1):

@@ -9,6 +9,15 @@ change of content, mode, owner or attribute moves its ctime. Where the whole sta
 entry itself is handed back (a diff and a checkpoint then skip it by identity, and its manifest line is reused); so
 that this holds after the first scan too, a file's or directory's atime is the one left by this scan's own reading
 (relatime moves it once).
+
+A directory whose stat is the one recorded is not listed again: its listing is the previous scan's
+(``Manifest.listings``). Adding, removing or renaming a name moves the directory's ctime, which no one can set, and
+the stat recorded is the one taken *before* the listing, so a name added while it was listed shows as a changed
+ctime next time. Each file below it is still lstat'ed: a file rewritten in place moves only its own ctime.
+
+Racy entries (git's "racy clean"): a filesystem stamps ctimes from a clock that ticks coarsely, so a second change
+in the tick of the scan's stat may leave the stat as it was. An entry whose ctime is within ``RACY_NS`` of the scan
+is recorded with ctime 0, which no stat equals: the next scan reads (or lists) it again.
 """
 
 from __future__ import annotations
@@ -18,12 +27,26 @@ import errno
 import operator
 import os
 import stat
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
 
 from omxfs.checkpoints.blobs import Extents, data_extents, hash_fd
-from omxfs.checkpoints.manifest import BLOCK, CHAR, DIR, FIFO, FILE, SOCKET, SYMLINK, Entry, new_entry
+from omxfs.checkpoints.manifest import (
+    BLOCK,
+    CHAR,
+    DIR,
+    FIFO,
+    FILE,
+    SOCKET,
+    SYMLINK,
+    Entry,
+    Listing,
+    StatKey,
+    new_entry,
+    stat_cache,
+)
 from omxfs.errors import from_os_error
 from omxfs.store.layout import USER_XATTRS
 
@@ -38,90 +61,220 @@ def hash_only(fd: int, st: os.stat_result) -> tuple[str, Extents | None]:
     return hash_fd(fd, st.st_size, extents), extents
 
 
+#: an entry whose ctime is this close to the scan's start (or later) may change again within the same tick of the
+#: filesystem's clock without its stat showing it (git's "racy clean"): it is recorded with ctime 0, so the next
+#: scan reads it again. Linux stamps ctimes from a clock that ticks once a jiffy (1-10 ms; finer since 6.13 on
+#: ext4, xfs, btrfs and tmpfs), and a shared filesystem's may be another machine's: the margin covers a tick and
+#: the clock offset between machines that NTP leaves. The cost of a wide one: what changed in it is read again.
+RACY_NS = 250_000_000
+#: the margin for a ctime of whole seconds, the stamp of a filesystem that keeps no fraction (one in a billion
+#: finer ones is whole by chance, and is only read again)
+RACY_WHOLE_SECONDS_NS = 2_000_000_000
+
+
 @dataclass
 class Scan:
-    """The result of one walk: the entries, and which files had to be read (not taken from the stat cache)."""
+    """The result of one walk: the entries, which files had to be read (not taken from the stat cache), each
+    directory's listing (what the next scan reuses for a directory whose stat is unchanged), and the files taken
+    from the stat cache (``Manifest.stat_cache``'s items, the next scan's cache with those of the files read)."""
 
     entries: list[Entry] = field(default_factory=list)
     read: list[str] = field(default_factory=list)
+    listings: dict[str, Listing] = field(default_factory=dict)
+    cached: dict[str, tuple[StatKey, Entry]] = field(default_factory=dict)  # the stat cache's hits
 
 
-def scan_zone(zone: str | os.PathLike[str], previous: dict[str, Entry] | None, content: Content = hash_only) -> Scan:
-    """Every entry of the zone directory ``zone``, in walk order (sorted names, a directory before its content)."""
+def scan_zone(
+    zone: str | os.PathLike[str],
+    previous: Mapping[str, Entry] | None,
+    content: Content = hash_only,
+    *,
+    listings: Mapping[str, Listing] | None = None,
+    cached: Mapping[str, tuple[StatKey, Entry]] | None = None,
+) -> Scan:
+    """Every entry of the zone directory ``zone``, in walk order (sorted names, a directory before its content).
+    ``previous``: the entries of an earlier scan, by path, whose stats let unchanged files go unread; ``listings``:
+    its directories' listings (``Manifest.listings``), which let unchanged directories go unlisted; ``cached``: its
+    stat cache (``Manifest.stat_cache``; made from ``previous`` if not given)."""
     result = Scan()
-    links: dict[tuple[int, int], str] = {}
     try:
         root_fd = os.open(zone, _DIR_FLAGS)
     except OSError as exc:
         raise from_os_error(exc, zone, walking=True) from exc
     try:
-        _Walker(result, previous or {}, content, links).walk(root_fd, ".")
+        if cached is None:
+            cached = stat_cache(previous.values()) if previous else {}
+        _Walker(result, previous or {}, content, listings or {}, cached).walk(root_fd, ".")
     finally:
         os.close(root_fd)
     return result
 
 
+def scan_paths(
+    zone: str | os.PathLike[str], paths: Iterable[str], previous: Mapping[str, Entry], content: Content = hash_only
+) -> dict[str, list[Entry]]:
+    """The entries of each of ``paths`` (relative to the zone; each with everything below it), as ``scan_zone``
+    reads them; an empty list for a path the zone does not have. Each parent directory is opened ``O_NOFOLLOW``
+    from the zone down: a symlink is never followed. A file with a second name outside the paths is recorded as
+    a file of its own (what a restore of these paths builds)."""
+    found: dict[str, list[Entry]] = {}
+    try:
+        root_fd = os.open(zone, _DIR_FLAGS)
+    except OSError as exc:
+        raise from_os_error(exc, zone, walking=True) from exc
+    try:
+        for path in paths:
+            result = Scan()
+            _Walker(result, previous, content, {}, {}).one(root_fd, path)
+            found[path] = result.entries
+    finally:
+        os.close(root_fd)
+    return found
+
+
 class _Walker:
     def __init__(
-        self, result: Scan, previous: dict[str, Entry], content: Content, links: dict[tuple[int, int], str]
+        self,
+        result: Scan,
+        previous: Mapping[str, Entry],
+        content: Content,
+        listings: Mapping[str, Listing],
+        cached: Mapping[str, tuple[StatKey, Entry]],
     ) -> None:
         self.result = result
         self.previous = previous
+        self.cached = cached
         self.content = content
-        self.links = links
+        self.listings = listings
+        self.links: dict[tuple[int, int], str] = {}
+        now = time.time_ns()
+        self.racy = now - RACY_NS  # a ctime from here on is not trusted by the next scan
+        self.racy_whole = now - RACY_WHOLE_SECONDS_NS
+
+    def one(self, root_fd: int, path: str) -> None:
+        """``path`` (not ``"."``) and everything below it; nothing if the zone lacks it."""
+        parent, _, name = path.rpartition("/")
+        fds: list[int] = []
+        try:
+            fd = root_fd
+            for part in parent.split("/") if parent else ():
+                try:
+                    fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except (FileNotFoundError, NotADirectoryError):
+                    return
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:  # a symlink where a parent was: the path is not in the zone
+                        return
+                    raise
+                fds.append(fd)
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            self._child(fd, name, path, S_ISDIR(st.st_mode), st)
+        finally:
+            for held in fds:
+                os.close(held)
 
     def walk(self, dir_fd: int, path: str) -> None:
         entries = self.result.entries
-        previous = self.previous
-        with os.scandir(dir_fd) as found:
-            # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
-            listed = sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found])
-        # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
-        st = os.fstat(dir_fd)
+        # the stat before the listing: a name added or removed after it moves the ctime the entry records, so the
+        # next scan sees the directory changed and lists it again
+        own = os.fstat(dir_fd)
         old = self.previous.get(path)
-        if old is not None and old.type == DIR and _same_stat(old, st):
+        listed = self.listings.get(path)
+        if old is not None and old.type == DIR and listed is not None and _same_stat(old, own):
+            # no name was added, removed or renamed since the listing the previous scan made (every one moves the
+            # ctime, which no one can set): its listing holds; no getdents, and the atime stays where it was
             entries.append(old)  # its attributes would have moved the ctime
         else:
-            entries.append(self._entry(path, DIR, st, self._xattrs(dir_fd, None, path, st)))
+            with os.scandir(dir_fd) as found:
+                # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
+                listed = tuple(sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found]))
+            # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
+            after = os.fstat(dir_fd)
+            entry = self._entry(path, DIR, after, self._xattrs(dir_fd, None, path, after))
+            if (after.st_ctime_ns, after.st_mtime_ns) != (own.st_ctime_ns, own.st_mtime_ns):
+                entry.__dict__["ctime_ns"] = 0  # changed while listed: listed again next time (not yet shared)
+            entries.append(entry)
         prefix = "" if path == "." else path + "/"
-        for name, is_dir in listed:
+        cached = self.cached
+        reused = self.result.cached
+        append = entries.append
+        lstat = os.stat
+        # the listing the entries hold, once it differs from ``listed`` (a name gone meanwhile, or of another type):
+        # the next scan may reuse only what its manifest can tell
+        kept: list[tuple[str, bool]] | None = None
+        for index, (name, is_dir) in enumerate(listed):
             child = prefix + name
-            if is_dir and self._directory(dir_fd, name, child):
-                continue
+            st: os.stat_result | None = None
+            if not is_dir:
+                try:
+                    st = lstat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    kept = kept if kept is not None else list(listed[:index])
+                    continue  # removed while the walk runs
+                known = cached.get(child)
+                if known is not None and known[0] == (  # nearly every file: the very entry (and its line), at once
+                    st.st_ino,
+                    st.st_ctime_ns,
+                    st.st_mtime_ns,
+                    st.st_size,
+                    st.st_mode,
+                    st.st_atime_ns,
+                    st.st_uid,
+                    st.st_gid,
+                    st.st_nlink,
+                ):
+                    append(known[1])
+                    reused[child] = known
+                    if kept is not None:
+                        kept.append((name, False))
+                    continue
+            before = len(entries)
+            self._child(dir_fd, name, child, is_dir, st)
+            made = len(entries) > before  # not gone meanwhile; its entry is the first one it added
+            if kept is None and (not made or (entries[before].type == DIR) != is_dir):
+                kept = list(listed[:index])
+            if kept is not None and made:
+                kept.append((name, entries[before].type == DIR))
+        self.result.listings[path] = listed if kept is None else tuple(kept)
+
+    def _child(self, dir_fd: int, name: str, child: str, is_dir: bool, st: os.stat_result | None) -> None:
+        """One name of a directory: ``is_dir`` as its listing says, ``st`` its lstat if taken already."""
+        entries = self.result.entries
+        previous = self.previous
+        if is_dir and self._directory(dir_fd, name, child):
+            return
+        if st is None:
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
-                continue  # removed while the walk runs
-            mode = st.st_mode
-            if S_ISREG(mode):
-                old = previous.get(child)
-                if (
-                    old is not None
-                    and st.st_nlink == 1
-                    and _FILE_STAT(old) == (FILE, "", st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
-                    and _FILE_OWNER(old) == (mode & 0o7777, st.st_atime_ns, st.st_uid, st.st_gid)
-                ):
-                    entries.append(old)  # the path of nearly every file: the very entry (and its line), at once
-                    continue
-                self._file(dir_fd, name, child, st)
-            elif S_ISDIR(mode):
-                self._directory(dir_fd, name, child)
-            elif S_ISLNK(mode):
-                with contextlib.suppress(FileNotFoundError):
-                    target = os.readlink(name, dir_fd=dir_fd)
-                    entries.append(self._entry(child, SYMLINK, st, (), target=target))
-            else:
-                kind = (
-                    FIFO
-                    if stat.S_ISFIFO(mode)
-                    else CHAR
-                    if stat.S_ISCHR(mode)
-                    else BLOCK
-                    if stat.S_ISBLK(mode)
-                    else SOCKET
-                )
-                xattrs = self._xattrs(dir_fd, name, child, st)
-                entries.append(self._entry(child, kind, st, xattrs, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
+                return  # removed while the walk runs
+        mode = st.st_mode
+        if S_ISREG(mode):
+            old = previous.get(child)
+            if (
+                old is not None
+                and st.st_nlink == 1
+                and _FILE_STAT(old) == (FILE, "", st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
+                and _FILE_OWNER(old) == (mode & 0o7777, st.st_atime_ns, st.st_uid, st.st_gid)
+            ):
+                entries.append(old)  # the path of nearly every file: the very entry (and its line), at once
+                return
+            self._file(dir_fd, name, child, st)
+        elif S_ISDIR(mode):
+            self._directory(dir_fd, name, child)
+        elif S_ISLNK(mode):
+            with contextlib.suppress(FileNotFoundError):
+                target = os.readlink(name, dir_fd=dir_fd)
+                entries.append(self._entry(child, SYMLINK, st, (), target=target))
+        else:
+            kind = (
+                FIFO if stat.S_ISFIFO(mode) else CHAR if stat.S_ISCHR(mode) else BLOCK if stat.S_ISBLK(mode) else SOCKET
+            )
+            xattrs = self._xattrs(dir_fd, name, child, st)
+            entries.append(self._entry(child, kind, st, xattrs, rdev=st.st_rdev if kind in (CHAR, BLOCK) else 0))
 
     def _directory(self, dir_fd: int, name: str, path: str) -> bool:
         """Walk the directory ``name``: False if it is no directory now (replaced since the listing)."""
@@ -183,7 +336,7 @@ class _Walker:
                     0,
                     old.xattrs,
                     st.st_ino,
-                    st.st_ctime_ns,
+                    self._ctime(st.st_ctime_ns),
                 )
             )
             return
@@ -210,8 +363,8 @@ class _Walker:
         self.result.entries.append(entry)
         self.result.read.append(path)
 
-    @staticmethod
     def _entry(
+        self,
         path: str,
         kind: str,
         st: os.stat_result,
@@ -241,8 +394,12 @@ class _Walker:
             rdev,
             xattrs,
             st.st_ino if ino is None else ino,
-            st.st_ctime_ns,
+            self._ctime(st.st_ctime_ns),
         )
+
+    def _ctime(self, ctime_ns: int) -> int:
+        """The ctime an entry records: 0 where it is racy (``RACY_NS``), so the next scan never trusts it."""
+        return ctime_ns if ctime_ns < (self.racy if ctime_ns % 1_000_000_000 else self.racy_whole) else 0
 
     def _xattrs(self, dir_fd: int, name: str | None, path: str, st: os.stat_result) -> tuple[tuple[str, bytes], ...]:
         old = self.previous.get(path)

@@ -41,17 +41,33 @@ def renameat2(old: Path, new: Path, flags: int) -> None:
         raise from_os_error(OSError(code, os.strerror(code), str(new)), new, walking=True)
 
 
+#: the threads ``fsync_together`` issues its fsyncs from, started once per process (starting them per call cost
+#: as much as the fsyncs of a few small files)
+FSYNC_THREADS = 16
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _fsync_pool() -> ThreadPoolExecutor:
+    # per process: a child forked after a checkpoint inherits the pool but none of its threads
+    pid = os.getpid()
+    pool = _pools.get(pid)
+    if pool is None:
+        pool = _pools[pid] = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="omxfs-fsync")
+    return pool
+
+
 def fsync_together(paths: Sequence[str | Path]) -> None:
     """fsync each of ``paths`` (files or directories), all at once from threads: the filesystem commits them in one
     journal transaction where one after the other would wait for one each."""
     if len(paths) == 1:
         fsync_path(Path(paths[0]))
     elif paths:
-        with ThreadPoolExecutor(min(len(paths), 16)) as pool:
-            list(pool.map(lambda p: fsync_path(Path(p)), paths))
+        list(_fsync_pool().map(fsync_path, paths))
 
 
-def fsync_path(path: Path) -> None:
+def fsync_path(path: str | Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
+import subprocess
+from pathlib import Path
 
 from omxfs.checkpoints import ZoneHistory, diff
+from omxfs.checkpoints.diff import _unified
 from omxfs.store import Workspace
 
 
@@ -91,3 +95,28 @@ def test_the_text_shows_a_directory_added_or_deleted_whole_as_one_line_and_json_
     assert "M repo-notes/n.md" in text and "+changed" in text
     assert result.to_json()["deleted"] == ["repo", "repo/.git", "repo/.git/hooks", "repo/.git/hooks/pre-commit",
                                            "repo/README"]  # fmt: skip
+
+
+def test_a_long_file_s_text_diff_applies_and_is_difflib_s_where_unambiguous(tmp_path: Path) -> None:
+    """The lines both sides share at the start and the end are left out of the comparison (its speed); the hunks,
+    their line numbers and their context are those of the whole files, and ``patch`` applies them. Where an
+    insertion could be placed at several lines (a repeated run), it may be shown at another of them."""
+    base = [f"line {n}\n" for n in range(150)]
+    edits = {
+        "appended": [*base, "# new\n"],
+        "first line": ["changed\n", *base[1:]],
+        "two far apart": [*base[:20], "x\n", *base[21:120], "y\n", *base[121:]],
+        "removed in the middle": base[:70] + base[75:],
+        "no newline at the end": [*base[:-1], "line 149"],
+        "repeated lines": [*base[:60], *base[58:]],
+    }
+    for name, after in edits.items():
+        ours = _unified("f", base, after)
+        whole = "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in difflib.unified_diff(base, after, "a/f", "b/f")
+        )
+        assert ours == whole or name == "repeated lines", name
+        (tmp_path / "f").write_text("".join(base))
+        subprocess.run(["patch", "-s", "-p1"], input=ours, text=True, cwd=tmp_path, check=True)
+        assert (tmp_path / "f").read_text() == "".join(after), name

@@ -1,0 +1,171 @@
+"""A restore of paths checkpoints only what it replaces (``ZoneHistory.make_paths``), and that checkpoint undoes it
+exactly: restored with or without the paths, the zone is byte for byte what it was before the restore, while
+what changed elsewhere since the last checkpoint stays as it is."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from omxfs.checkpoints import ZoneHistory, diff, restore
+from omxfs.errors import InvalidInput
+from omxfs.store import Workspace
+from tests.checkpoints.conftest import kill_at, tree_state
+from tests.checkpoints.test_restore import populate, scramble
+
+SCRIPT = """
+import sys
+from omxfs.checkpoints import ZoneHistory, restore
+from omxfs.store import Workspace
+history = ZoneHistory(Workspace(sys.argv[1]), "alice")
+restore(history, "alice", int(sys.argv[2]), tuple(sys.argv[3:]))
+"""
+
+
+def test_a_restore_of_paths_is_undone_exactly_by_its_checkpoint_of_those_paths(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    populate(zone)
+    (zone / "keep").mkdir()
+    (zone / "keep/deep").mkdir()
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice", "good")
+    assert made is not None
+    (zone / "keep/deep").rmdir()  # the restore makes it again, as a parent of the path it restores
+    scramble(zone)  # src (with the first name of hard-mod.py) removed, run.sh rewritten, new-file added, ...
+    (zone / "elsewhere.txt").write_text("changed after the checkpoint, not restored\n")
+    scrambled = tree_state(zone)
+    done = restore(history, "alice", made.number, ("src", "run.sh", "new-file", "keep/deep"))
+    undo = history.load(done.undo)
+    assert undo.paths == ("keep/deep", "new-file", "run.sh", "src")
+    assert undo.message == f"before restoring checkpoint {made.number}"
+    assert (zone / "run.sh").read_text() == "#!/bin/sh\necho run\n" and not (zone / "new-file").exists()
+    assert tree_state(zone)["keep"]["mtime"] == scrambled["keep"]["mtime"]  # a path restore leaves its parent's times
+    again = restore(history, "alice", done.undo)  # no paths: those the checkpoint vouches for
+    assert again.paths == undo.paths
+    assert tree_state(zone) == scrambled  # elsewhere.txt too: not walked, not reverted
+    restore(history, "alice", done.undo, ("src",))  # with paths, as any checkpoint
+    assert tree_state(zone) == scrambled
+
+
+def test_a_checkpoint_of_paths_is_consistent_where_a_hard_link_crosses_their_edge(ws: Workspace) -> None:
+    """Its paths are scanned on their own, so a file with a name inside and one outside is recorded as two files
+    (what a restore of the paths builds), and a name outside that the parent recorded as a link to a first name
+    inside holds the parent's content itself (the first name may be gone, or another file now)."""
+    zone = ws.root / "agents/alice"
+    (zone / "aa").mkdir()
+    (zone / "aa/one.txt").write_text("one\n")
+    os.link(zone / "aa/one.txt", zone / "zz.txt")  # zz.txt: a second name, after aa/ in walk order
+    (zone / "a0.txt").write_text("a0\n")
+    os.link(zone / "a0.txt", zone / "aa/second.txt")  # the first name outside, the second inside
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice", "good")
+    assert made is not None
+    assert made.by_path()["zz.txt"].link == "aa/one.txt" and made.by_path()["aa/second.txt"].link == "a0.txt"
+    undo = history.make_paths("alice", "aa only", ["aa"])
+    assert undo.paths == ("aa",)
+    zz = undo.by_path()["zz.txt"]
+    assert zz.link == "" and zz.sha256 == made.by_path()["aa/one.txt"].sha256
+    second = undo.by_path()["aa/second.txt"]
+    assert second.link == "" and second.sha256 == made.by_path()["a0.txt"].sha256  # a file of its own
+    os.unlink(zone / "aa/one.txt")
+    gone = history.make_paths("alice", "aa without one.txt", ["aa"])
+    zz = gone.by_path()["zz.txt"]
+    assert "aa/one.txt" not in gone.by_path() and zz.link == "" and zz.sha256 == made.by_path()["aa/one.txt"].sha256
+    assert diff(history, str(made.number), str(gone.number)).deleted == ["aa/one.txt"]
+    restore(history, "alice", made.number, ("aa",))
+    assert (zone / "aa/one.txt").read_text() == "one\n"
+    restore(history, "alice", gone.number)  # its paths: aa, without one.txt again
+    assert not (zone / "aa/one.txt").exists() and (zone / "aa/second.txt").read_text() == "a0\n"
+
+
+def test_after_a_checkpoint_of_paths_a_whole_one_is_made_even_if_nothing_changed(ws: Workspace) -> None:
+    """A view's start (``only_if_changed``) or a snapshot must name a checkpoint of the whole zone."""
+    zone = ws.root / "agents/alice"
+    (zone / "f").write_text("one\n")
+    history = ZoneHistory(ws, "alice")
+    assert history.make("alice") is not None
+    partial = history.make_paths("alice", "f only", ["f"])
+    whole = history.make("alice", "view", only_if_changed=True)
+    assert whole is not None and whole.number == partial.number + 1 and whole.paths == ()
+    assert history.make("alice", "view", only_if_changed=True) is None
+
+
+def test_a_restore_of_paths_killed_while_building_leaves_the_zone_and_its_undo_whole(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    for n in range(12):
+        (zone / f"f{n}.txt").write_text(f"old {n}\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice", "old")
+    assert made is not None
+    for n in range(12):
+        (zone / f"f{n}.txt").write_text(f"new {n}\n")
+    current = tree_state(zone)
+    names = [f"f{n}.txt" for n in range(12)]
+    kill_at("restore-file:6", SCRIPT, ws.root, str(made.number), *names)
+    # one path after the other, each whole: the first five swapped in, the sixth built, the rest untouched
+    assert [(zone / name).read_text().split()[0] for name in names] == ["old"] * 5 + ["new"] * 7
+    undo = history.latest()
+    assert undo is not None and undo.paths == tuple(sorted(names))
+    restore(history, "alice", undo.number)  # made before anything was swapped: the zone as it was
+    assert tree_state(zone) == current
+
+
+def test_a_restore_of_a_path_below_a_missing_directory_is_undone_with_that_directory(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "top/mid/low").mkdir(parents=True)
+    (zone / "top/mid/low/f.txt").write_text("f\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    (zone / "top/mid/low/f.txt").unlink()
+    (zone / "top/mid/low").rmdir()
+    (zone / "top/mid").rmdir()
+    before = tree_state(zone)
+    done = restore(history, "alice", made.number, ("top/mid/low/f.txt",))
+    assert (zone / "top/mid/low/f.txt").read_text() == "f\n"
+    assert history.load(done.undo).paths == ("top/mid",)
+    restore(history, "alice", done.undo)
+    assert tree_state(zone) == before
+
+
+def test_a_nested_path_with_a_second_name_of_a_file_outside_its_parent_gets_that_content(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "d/aa").mkdir(parents=True)
+    (zone / "b").mkdir()
+    (zone / "b/first.txt").write_text("the content\n")
+    os.link(zone / "b/first.txt", zone / "d/aa/second.txt")  # its first name is in b/, outside d/
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None and made.by_path()["d/aa/second.txt"].link == "b/first.txt"
+    os.unlink(zone / "d/aa/second.txt")
+    (zone / "d/aa/second.txt").write_text("replaced\n")
+    restore(history, "alice", made.number, ("d/aa",))
+    assert (zone / "d/aa/second.txt").read_text() == "the content\n"  # a file of its own: b/ was not restored
+    assert (zone / "b/first.txt").read_text() == "the content\n"
+
+
+def test_a_path_below_a_parent_that_is_a_symlink_now_is_refused_and_nothing_is_written_outside(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """An agent that replaced a directory by a symlink to elsewhere must not get a supervisor's restore written
+    there."""
+    zone = ws.root / "agents/alice"
+    (zone / "conf").mkdir()
+    (zone / "conf/app.ini").write_text("mine\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (zone / "conf/app.ini").unlink()
+    (zone / "conf").rmdir()
+    os.symlink(outside, zone / "conf")
+    with pytest.raises(InvalidInput, match="conf is no directory"):
+        restore(history, "boss", made.number, ("conf/app.ini",))
+    assert list(outside.iterdir()) == []
+    restore(history, "boss", made.number, ("conf",))  # the symlink itself is replaced by the directory
+    assert (zone / "conf/app.ini").read_text() == "mine\n" and list(outside.iterdir()) == []
