@@ -316,19 +316,27 @@ class PrivateZones:
             return  # gone again already
         self.stats += 1
         if stat.S_ISDIR(st.st_mode):  # a nested repository's .git: its top watched, as one entry
-            try:
-                fd = open_dir(self.agents, key)
-            except (OmxError, OSError):
+            watched = self._watch_opaque(key)
+            if watched is None:
                 return  # swapped for a symlink meanwhile: met again at its directory's next listing
-            try:
-                self._watch_at(key, fd, opaque=True)
-                st = os.fstat(fd)  # the stamp of the directory watched (after the watch: no change between)
-            finally:
-                os.close(fd)
+            st = watched
         self._files[key] = _stamp(st)
         self._sweep.append((key, os.path.join(self.agents, key)))
         changes.added.append(key.split("/", 1)[1])
         changes.latest = max(changes.latest, st.st_mtime)
+
+    def _watch_opaque(self, key: str) -> os.stat_result | None:
+        """Watch the top of a nested repository (``.git``), and its stat then (after the watch: no change falls
+        between); None when it is no directory now."""
+        try:
+            fd = open_dir(self.agents, key)
+        except (OmxError, OSError):
+            return None
+        try:
+            self._watch_at(key, fd, opaque=True)
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
 
     def _gone(self, key: str, changes: Changes) -> None:
         if self._files.pop(key, None) is not None:
@@ -342,6 +350,9 @@ class PrivateZones:
         except OSError:
             return  # gone: its directory's listing says so
         self.stats += 1
+        if stat.S_ISDIR(st.st_mode) and self._inotify is not None and key not in self._watch_of:
+            # a .git whose watch was lost (removed and made again, as ``rm -rf .git; git init`` does): watched anew
+            st = self._watch_opaque(key) or st
         if _stamp(st) != self._files[key]:
             self._files[key] = _stamp(st)
             changes = found.setdefault(key.split("/", 1)[0], Changes())

@@ -167,3 +167,29 @@ def test_past_the_watch_limit_the_directories_without_a_watch_are_polled_and_it_
     assert first["alice"].added == ["d3/made.txt"] and first["alice"].modified == []
     found = [c.summary() for _ in range(len(order) // zones.FILES_PER_POLL + 1) for c in watched.poll().values()]
     assert found == [f"modified {unwatched.split('/', 1)[1]}"]  # the sweep's pace, as without inotify
+
+
+def test_a_nested_repositorys_top_is_watched_as_one_entry_even_when_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zones, "FILES_PER_POLL", 1)  # the sweep aside: inotify's to find
+    agents = tmp_path / "agents"
+    _fill(agents / "alice", 2, 20)
+    git = agents / "alice" / "repo" / ".git"
+    (git / "objects" / "00").mkdir(parents=True)
+    watched = PrivateZones(agents)
+    watched.poll(quiet=True)
+    assert watched.watches() == 1 + 1 + 2 + 1 + 1  # agents/, alice/, d0, d1, repo, and .git's top (not objects/)
+
+    (git / "index").write_text("staged")  # what git add does at the repository's top
+    assert {a: c.summary() for a, c in watched.poll().items()} == {"alice": "modified repo/.git"}
+    (git / "objects" / "00" / ("f" * 38)).write_text("blob")  # git's own business: not watched
+    assert watched.poll() == {}
+
+    for path in sorted(git.rglob("*"), reverse=True):  # rm -rf .git; git init
+        path.rmdir() if path.is_dir() else path.unlink()
+    git.rmdir()
+    git.mkdir()
+    assert {a: c.summary() for a, c in watched.poll().items()} == {"alice": "modified repo/.git"}
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    assert {a: c.summary() for a, c in watched.poll().items()} == {"alice": "modified repo/.git"}
