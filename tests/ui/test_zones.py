@@ -5,8 +5,10 @@ still found: by a full re-scan, and by the stamps' poll and sweep."""
 
 from __future__ import annotations
 
+import http.client
 import logging
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from omxfs.store import Workspace
 from omxfs.ui import zones
 from omxfs.ui.feed import Feed
 from omxfs.ui.zones import PrivateZones
+from tests.ui.conftest import start_ui
+from tests.ui.test_server import signed_in
 from tests.view.conftest import run_view
 
 ZONES = 50
@@ -193,3 +197,46 @@ def test_a_nested_repositorys_top_is_watched_as_one_entry_even_when_made_again(
     assert {a: c.summary() for a, c in watched.poll().items()} == {"alice": "modified repo/.git"}
     (git / "HEAD").write_text("ref: refs/heads/main\n")
     assert {a: c.summary() for a, c in watched.poll().items()} == {"alice": "modified repo/.git"}
+
+
+#: ``omxfs ui`` in a user namespace of its own whose inotify watch limit is 3 (a real ENOSPC past it; the machine's
+#: own limit untouched: a namespace's limit counts its own watches)
+WATCH_LIMIT_3 = [
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "sh",
+    "-c",
+    'echo 3 > /proc/sys/user/max_inotify_watches && exec "$@"',
+    "sh",
+]
+
+
+@pytest.mark.timeout(120)  # a write never shown would hold the stream open (it pings): a failure, not a hang
+def test_past_a_real_watch_limit_the_page_says_so_once_and_the_writes_still_show(ws: Workspace) -> None:
+    probe = subprocess.run([*WATCH_LIMIT_3, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"no user namespace with its own inotify limit here: {probe.stderr.decode().strip()}")
+    zone = ws.root / "agents" / "alice"
+    for d in range(6):
+        (zone / f"d{d}").mkdir()
+    server = start_ui(ws.root, prefix=WATCH_LIMIT_3)
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        connection.request("GET", "/activity", headers=signed_in(server))
+        page = connection.getresponse().read().decode()
+        assert "watch limit is reached (3 directories watched)" in page
+        connection.request("GET", "/events?kind=write", headers=signed_in(server))
+        stream = connection.getresponse()
+        assert stream.readline().startswith(b"event: ready")
+        for d in range(6):  # watched or not, each directory's new name shows: the stamps' poll finds the others
+            (zone / f"d{d}" / f"made-{d}.txt").write_text("made\n")
+            line = b""
+            while f"added d{d}/made-{d}.txt".encode() not in line:
+                line = stream.readline()
+                assert line, "the stream ended"
+        connection.close()
+    finally:
+        server.process.terminate()
+        _, err = server.process.communicate(timeout=30)
+    assert err.count("watch limit is reached") == 1, err
