@@ -105,15 +105,16 @@ class PrivateZones:
         self._cursor = 0
         self.stats = 0  # stat calls of the last poll (for the benchmark and the tests)
         self._inotify: Inotify | None = None
+        self.notice: str | None = None  # what the person should know of the watch (no inotify, its limit), once
         if watch:
             try:
                 self._inotify = Inotify()
             except OSError as exc:  # no inotify here (or no instance left): the stamps alone
-                self._say(f"private zones: no inotify ({exc.strerror}): writes are found by polling stamps only")
+                self.notice = f"no inotify ({exc.strerror}): a rewrite in place shows within a sweep of every zone"
+                self._say(f"private zones: {self.notice}")
         self._max_watches = max_watches
         self._watched: dict[int, tuple[str, bool]] = {}  # watch → (key: "" for agents/ itself, opaque)
         self._watch_of: dict[str, int] = {}  # key → its watch
-        self.notice: str | None = None  # what the person should know of the watch (its limit reached), once
         self.overflows = 0  # inotify's queue overflowed this many times (each a full re-scan)
 
     def close(self) -> None:
