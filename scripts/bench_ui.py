@@ -8,8 +8,15 @@ times over HTTP on 127.0.0.1 (p50 and p95 in ms: the client's time, which on the
 under a millisecond), then again while a writer process commits to the collaborative zone and writes in a private
 zone without pause ("under load": what changes between requests is read again). Then it commits WRITES times while
 an event stream is open and measures each write's delay to its event, and the same for files made natively in the
-big private zone and rewritten in place there (found by the zones' sweep); and the feed's own poll, timed in this
-process. Targets (issue 29): every page p95 < 300 ms, an event < 1 s.
+big private zone and rewritten in place there; and the feed's own poll, timed in this process. Targets (issue 29):
+every page p95 < 300 ms, an event < 1 s.
+
+Then a team's zones: every other agent's zone holds TEAM_ZONE_FILES files (50 zones of 3,600 files by default, what
+a team of checkouts holds), and a file of the zone the sweep reaches last is rewritten in place, SWEEP_WRITES times:
+its delay to its event through the server (a file of the last zone by name), and in this process with the zones
+watched as the server does (inotify and the stamps) and with the stamps alone (``watch=False``, what the zones did
+before inotify, and what a write made by another machine on a shared store still costs): a poll every ``POLL``
+seconds, the write made just after one (the sweep's file picked then: the one it stats last).
 
 Then the daemon's own request rate with and without an open page (issue 29: "unchanged while a page is open"): the
 workspace mounted with ``omxfs mount``, a steady workload through the mount (a process writing, reading back and
@@ -43,7 +50,9 @@ from pathlib import Path
 from typing import Any
 
 from omxfs.store import Workspace
+from omxfs.ui.app import POLL
 from omxfs.ui.feed import Feed
+from omxfs.ui.zones import PrivateZones
 
 REPO = Path(__file__).resolve().parent.parent
 #: the daemon's request counts, by operation, as JSON on the mount's root (``omxfs.fuse.ops``; uncounted itself)
@@ -100,6 +109,39 @@ def build_zone(zone: Path, files: int) -> None:
     git = ["git", "-C", str(zone), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "checkout"]):
         subprocess.run(git + argv, check=True, stdout=subprocess.DEVNULL)
+
+
+def build_team(ws: Workspace, files: int) -> list[Path]:
+    """``files`` files in directories of 60 in every zone but agent-0's (its checkout is ``build_zone``'s); the
+    zones, in name order."""
+    team = [ws.root / "agents" / agent for agent in sorted(ws.agents()) if agent != "agent-0"]
+    for zone in team:
+        for n in range(files):
+            path = zone / "work" / f"dir{n // 60:03d}" / f"file{n:05d}.txt"
+            if n % 60 == 0:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"line {n}\n")
+    return team
+
+
+def last_swept_delays(root: Path, writes: int, watch: bool) -> tuple[list[float], int]:
+    """In this process: each rewrite in place of the file the sweep stats last, and its delay (ms) to the first
+    poll that reports it, a poll every ``POLL`` s from the write (made just after a poll); and the known files."""
+    feed = Feed(root, PrivateZones(root / "agents", watch=watch))
+    delays = []
+    for _ in range(writes):
+        last = feed.zones.sweep_order()[-1]
+        agent, rel = last.split("/", 1)
+        t0 = time.perf_counter()
+        rewrite(root / "agents" / last)
+        while True:
+            time.sleep(POLL)
+            if any(e.agent == agent and rel in e.summary for e in feed.poll() if e.kind == "write"):
+                break
+        delays.append((time.perf_counter() - t0) * 1000)
+    known = len(feed.zones.sweep_order())
+    feed.zones.close()
+    return delays, known
 
 
 def build(root: Path, agents: int, versions: int, files: int, deliveries: int, docs: int, runs: int) -> Workspace:
@@ -364,6 +406,10 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=20)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--zone-files", type=int, default=3_600, help="files of the private zone's git checkout")
+    parser.add_argument("--team-zone-files", type=int, default=3_600, help="files of every other agent's zone")
+    parser.add_argument(
+        "--sweep-writes", type=int, default=3, help="rewrites timed with the stamps alone (each waits a whole sweep)"
+    )
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--writes", type=int, default=20)
     parser.add_argument("--daemon-seconds", type=float, default=10.0, help="each phase of the daemon measure (0: none)")
@@ -377,6 +423,8 @@ def main() -> None:
         ws = build(Path(scratch) / "ws", args.agents, args.versions, args.files, args.deliveries, args.docs, args.runs)
         checkout = ws.root / "agents" / "agent-0" / "checkout"
         build_zone(checkout, args.zone_files)
+        team = build_team(ws, args.team_zone_files)
+        last_zone = sorted(p for p in (team[-1] / "work").rglob("*.txt")) if team and args.team_zone_files else []
         print(f"built in {time.monotonic() - began:.1f} s", file=sys.stderr)
         began = time.monotonic()
         with serving(ws.root) as ui:
@@ -389,7 +437,14 @@ def main() -> None:
             dirs = sorted(p for p in checkout.iterdir() if p.is_dir() and p.name != ".git")
             made = write_delays(ui, "write", args.writes, lambda n: make(dirs, n))
             rewritten = write_delays(ui, "write", args.writes, lambda n: rewrite(zone_files[n * 97 % len(zone_files)]))
+            in_last_zone = (
+                write_delays(ui, "write", args.writes, lambda n: rewrite(last_zone[-1 - n * 31 % len(last_zone)]))
+                if last_zone
+                else []
+            )
         poll_ms, poll_stats = time_feed(ws.root, args.repeat)
+        watched, known = last_swept_delays(ws.root, args.writes, watch=True)
+        stamps_only, _ = last_swept_delays(ws.root, args.sweep_writes, watch=False) if args.sweep_writes else ([], 0)
         daemon: dict[str, Any] | None = (
             daemon_rate(ws.root, Path(scratch), args.daemon_seconds, args.daemon_rounds)
             if args.daemon_seconds
@@ -397,12 +452,20 @@ def main() -> None:
         )
     event_ms = spread(delays)
     zone_event_ms = {"added": spread(made), "rewritten_in_place": spread(rewritten)}
+    team_event_ms = {
+        "zones": len(team) + 1,
+        "files": known,
+        "server_last_zone_rewritten": spread(in_last_zone) if in_last_zone else None,
+        "last_swept_inotify_and_stamps": spread(watched),
+        "last_swept_stamps_only": spread(stamps_only) if stamps_only else None,
+    }
     result = {
         "start_s": round(start_s, 2),
         "pages": pages,
         "pages_under_load": pages_under_load,
         "event_ms": event_ms,
         "zone_event_ms": zone_event_ms,
+        "team_event_ms": team_event_ms,
         "feed_poll": {**poll_ms, "stats": poll_stats},
         "daemon": daemon,
     }
@@ -416,6 +479,12 @@ def main() -> None:
     print(f"commit → event: p50 {event_ms['p50']} ms, p95 {event_ms['p95']} ms", file=sys.stderr)
     for what, t in zone_event_ms.items():
         print(f"private zone, file {what} → event: p50 {t['p50']} ms, p95 {t['p95']} ms", file=sys.stderr)
+    zones_files = f"{team_event_ms['zones']} zones, {known} files"
+    print(f"team: {zones_files}; a rewrite in place in the last one → event:", file=sys.stderr)
+    for what in ("server_last_zone_rewritten", "last_swept_inotify_and_stamps", "last_swept_stamps_only"):
+        t = team_event_ms[what]
+        if isinstance(t, dict):
+            print(f"  {what:30} p50 {t['p50']} ms, p95 {t['p95']} ms", file=sys.stderr)
     print(f"feed poll: p50 {poll_ms['p50']} ms, p95 {poll_ms['p95']} ms, {poll_stats} stat calls", file=sys.stderr)
     if daemon is not None:
         for way in ("without_ui", "with_open_page"):

@@ -156,6 +156,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
                 "zones": zones,
                 "kinds": KINDS,
                 "filter": dict(request.query_params),
+                "notice": state.feed.zones.notice,  # no inotify, or its watch limit reached: some writes show later
             }
 
         return await threaded(request, "activity.html", read)

@@ -7,14 +7,17 @@ writer's state file (``.crdt_state/.writers/<doc>/<replica>.<seq>.crdt.json``, a
 manifest, an audit record (an accept or discard of a review is a ``review`` event), a review's directory
 (``.omxfs/reviews/<zone>/``: a review run holds a change apart), and the lines of an omx run's ``trace.jsonl``
 (``agents/<a>/runs/<ts>/``). A write in a private zone makes no file of the store's: the zones' own files are
-watched for it (``zones``), one ``write`` event per zone and poll, its owner's.
+watched for it (``zones``: inotify for this machine's writes, stamps for other machines'), one ``write`` event per
+zone and poll, its owner's.
 
 **How new ones are found: a poll of directory stamps.** Creating a name changes its directory's mtime, so each poll
 stats every known directory (one ``stat`` each, no listing) and lists only those whose stamp moved; a run's trace
 is appended to, so its size is looked at instead. inotify would wake sooner, but it sees only this kernel's writes:
 the store may live on a shared filesystem written by other machines (SPEC §1), which a poll sees as the store's
-readers do. A directory whose stamp is younger than ``SETTLE`` seconds is listed again on the next poll too: two
-creations within one timestamp tick leave one stamp, and the second would otherwise wait for the next change.
+readers do; and the store's own trees cost a poll little, each a new name in a few directories. (The private zones
+are another matter: files rewritten in place, thousands per zone; ``zones`` adds inotify for them.)
+A directory whose stamp is younger than ``SETTLE`` seconds is listed again on the next poll too: two creations
+within one timestamp tick leave one stamp, and the second would otherwise wait for the next change.
 What a poll costs on a large store is measured by ``scripts/bench_ui.py``.
 """
 
@@ -164,7 +167,8 @@ def _record(path: str) -> dict[str, Any] | None:
 class Feed:
     """Every event of the workspace at ``root`` (the store's directory), oldest first; ``poll`` adds the new ones."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, zones: PrivateZones | None = None) -> None:
+        """``zones``: how the private zones under ``root`` are watched (by default, inotify and stamps both)."""
         self.root = root
         self.events: list[Event] = []
         self._seen: set[str] = set()
@@ -181,7 +185,7 @@ class Feed:
         self._runs: dict[str, int] = {}  # agents/<a>/runs/<ts>/trace.jsonl → bytes read of it
         self._reviews_stamp = 0  # .omxfs/reviews when last listed
         self._reviews: dict[str, str] = {}  # zone → the key of its pending review's event
-        self.zones = PrivateZones(root / AGENTS)
+        self.zones = zones or PrivateZones(root / AGENTS)
         self.zones.poll(quiet=True)  # what the zones hold now: learned, the writes from now on are events
         self._polls = 0
         self.poll()

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,10 +61,11 @@ class Server:
                 pipe.close()
 
 
-def start_ui(workspace: Path, *options: str) -> Server:
-    """``omxfs ui WORKSPACE --port 0 OPTIONS``, returned once it printed its URL (it listens before printing)."""
+def start_ui(workspace: Path, *options: str, prefix: Sequence[str] = ()) -> Server:
+    """``omxfs ui WORKSPACE --port 0 OPTIONS``, returned once it printed its URL (it listens before printing);
+    run by the command ``prefix`` when one is given."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli.omxfs", "ui", str(workspace), "--port", "0", *options],
+        [*prefix, sys.executable, "-m", "cli.omxfs", "ui", str(workspace), "--port", "0", *options],
         cwd=REPO,
         env=clean_env(),
         stdout=subprocess.PIPE,

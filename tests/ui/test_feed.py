@@ -16,6 +16,7 @@ from omxfs.errors import Conflict
 from omxfs.store import Workspace
 from omxfs.ui import shown, zones
 from omxfs.ui.feed import Feed, Filter, chosen
+from omxfs.ui.zones import PrivateZones
 
 
 def _kinds(events: list) -> list[tuple[str, str]]:  # type: ignore[type-arg]
@@ -196,7 +197,7 @@ def test_a_big_zone_costs_a_poll_at_most_its_directories_and_the_sweeps_budget(
             (git / "objects" / f"{d:02x}" / f"{n:038x}").write_text("blob")
     (ws.root / "agents" / "alice" / "runs" / "r1").mkdir(parents=True)  # omx's records: the run events' business
     (ws.root / "agents" / "alice" / "runs" / "r1" / "trace.jsonl").write_text("")
-    feed = Feed(ws.root)
+    feed = Feed(ws.root, PrivateZones(ws.root / "agents", watch=False))  # the stamps alone: the sweep's budget
     directories = 1 + 3 + 1 + 1 + 2  # agents/alice, d0-d2, repo (.git: one entry), and bob's and charlie's zones
 
     with open(zone / "d2" / "f99.txt", "r+") as f:  # in place: only the sweep finds it
