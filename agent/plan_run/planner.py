@@ -4,15 +4,13 @@ The retry shows the model its own reply and the validation errors, which is what
 invalid reply is a clear failure (``PlanningError``) rather than a loop. The model never chooses where the plan
 runs: ``workspace_root`` is set to the real workspace afterwards.
 
-The plan is asked with its JSON schema where the server takes it, else in JSON mode (``Planner._ask``);
-``OMX_RESPONSE_FORMAT`` (json_schema, json_object or none) pins one way of asking, without fallback, to measure
-what each adds.
+The plan is asked with its JSON schema where the server takes it, else in JSON mode
+(``agent.model.schema_request``, where ``OMX_RESPONSE_FORMAT`` may pin one way of asking).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,19 +19,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.model.errors import advice
-from agent.model.llm import JsonMode, LLMError, Model, ModelReply
+from agent.model.llm import LLMError, Model, ModelReply
+from agent.model.schema_request import SCHEMA_REFUSED, complete_with_schema
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.tools.inputs import TOOL_INPUTS
 
-__all__ = ["RESPONSE_FORMATS", "Planner", "PlanningError", "invalid_plan_text", "system_prompt"]
+__all__ = ["SCHEMA_REFUSED", "Planner", "PlanningError", "invalid_plan_text", "system_prompt"]
 
 LISTING_LIMIT = 60
-#: the models (by their repr) whose server refused the plan's JSON schema in this process: JSON mode for them
-SCHEMA_REFUSED: set[str] = set()
-#: the ways of asking for a plan that OMX_RESPONSE_FORMAT may pin: the schema, JSON mode, the prompt alone
-RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "runs", ".omxfs", ".mypy_cache"}
 EXAMPLE = {
     "version": 1,
@@ -84,16 +79,6 @@ def invalid_plan_text(problems: str) -> str:
         f"Your last plans for this task were invalid:\n{problems}\nUse only the tools listed, with exactly their "
         'inputs (text inputs are strings, or {"ref": "step:N.output"} where the rules allow it).'
     )
-
-
-def _pinned_format() -> str | None:
-    """``OMX_RESPONSE_FORMAT``: one way of asking for every plan, without fallback; unset or auto: omx's choice."""
-    value = os.environ.get("OMX_RESPONSE_FORMAT", "").strip()
-    if not value or value == "auto":
-        return None
-    if value not in RESPONSE_FORMATS:
-        raise LLMError(f"LLM error: OMX_RESPONSE_FORMAT={value!r} is not one of auto, {', '.join(RESPONSE_FORMATS)}")
-    return value
 
 
 def _tool_lines() -> str:
@@ -215,26 +200,10 @@ class Planner:
         self.workspace_agent, self.team = workspace_agent, team
 
     def _ask(self, messages: list[dict[str, Any]]) -> ModelReply:
-        """The plan asked for with its JSON schema, so that a server that supports it (llama.cpp, vLLM, Ollama,
-        OpenAI) cannot decode anything but a valid plan's shape; where the server refuses the schema (a 400), JSON
-        mode, and the validation and retry of ``plan`` catch the rest. The refusal is remembered for the process
-        (``SCHEMA_REFUSED``): one fast failed request per run at most, and no state on disk that a server upgrade
-        would make wrong."""
-        pinned = _pinned_format()
-        if pinned is not None:
-            mode: JsonMode = plan_json_schema() if pinned == "json_schema" else pinned == "json_object"
-            return self.model.complete(messages, json_mode=mode)
-        key = repr(self.model)
-        if key not in SCHEMA_REFUSED:
-            try:
-                return self.model.complete(messages, json_mode=plan_json_schema())
-            except LLMError as exc:
-                if exc.kind != "other":  # a timeout, an unreachable server, a bad key: not the schema's fault
-                    raise
-                SCHEMA_REFUSED.add(key)
-                if self.on_schema_refused:
-                    self.on_schema_refused(str(exc))
-        return self.model.complete(messages, json_mode=True)
+        """The plan asked for with its JSON schema, so that a server that supports it cannot decode anything but a
+        valid plan's shape; where the server refuses the schema, JSON mode, and the validation and retry of
+        ``plan`` catch the rest (``agent.model.schema_request``)."""
+        return complete_with_schema(self.model, messages, plan_json_schema(), on_refused=self.on_schema_refused)
 
     def plan(self, task: str, workspace: Path) -> Plan:
         if not task.strip():

@@ -6,7 +6,8 @@ criterion omx checked and found not met is a failure (exit 1); a run whose steps
 could not all check is "done" (exit 0), and its result line says how many were not checked, never "success"
 (``agent.plan_run.verdict``); the model may judge those first (``agent.plan_run.judge``), labelled as its judgement.
 
-Re-plans (issue 28): after a failed step, or a plan still invalid after its retry, the model is told what went wrong
+Re-plans (issue 28): after a failed step, a plan still invalid after its retry, or a run whose result omx found short
+of what the task itself asks for (``agent.plan_run.task_checks``), the model is told what went wrong
 and plans again, at most ``Options.replans`` times in all (2 for ``omx "TASK"``, none for ``omx run PLAN`` unless
 asked). The failing step still stops its own plan (seed 004 FR-E2); every new plan goes through
 ``_decide_and_run`` as the first did, so it is shown and confirmed by the same risk rules; the earlier plans and
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 
 from agent.model.llm import LLMError, Model
 from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
+from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
 from agent.plan_run.judge import judged
 from agent.plan_run.overwrites import overwrite_previews
@@ -30,7 +32,7 @@ from agent.plan_run.planner import Planner, PlanningError, invalid_plan_text
 from agent.plan_run.resume import ResumeError, earlier_outputs
 from agent.plan_run.risk import RiskAssessment, assess
 from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_checkpoint
-from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.verdict import done_text
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
@@ -432,11 +434,19 @@ def _decide_and_run(
     return Outcome(code, result.status, result.error, recorder.run_dir, result)
 
 
+def _unmet_task_checks(result: ExecutionResult) -> list[CriterionCheck]:
+    """What the task itself asks for (``agent.plan_run.task_checks``), checked after every step ran, and not met."""
+    return [c for c in result.criteria if c.status == "not met" and c.criterion.endswith(FROM_THE_TASK)]
+
+
 def _may_replan(result: ExecutionResult, replans: _Replans) -> bool:
-    """A step failed, re-plans are left, and the step did not fail because the model's server did: the re-plan
-    would meet the same server."""
-    if result.failed_step is None or not replans.left:
+    """Re-plans are left, and a step failed, not because the model's server did (the re-plan would meet the same
+    server), or every step ran and omx found the result short of what the task asks for ("6 bullet lines", asked
+    for 3). A plan's own criterion not met is no reason: the plan may have guessed it wrong, and the result right."""
+    if not replans.left:
         return False
+    if result.failed_step is None:
+        return result.status == "failed" and bool(_unmet_task_checks(result))
     failed = next((o for o in result.steps if o.step_id == result.failed_step), None)
     return failed is not None and failed.error_type != "LLMError"
 
@@ -448,9 +458,11 @@ def _replan(
     stops its own plan (seed 004 FR-E2); the new plan is shown and confirmed like the first, by the same rules."""
     assert replans.planner is not None
     planner = replans.planner
-    data = {"reason": "failed step", "failed_step": result.failed_step, "error": result.error,
-            "plan": plan.model_dump(mode="json", exclude_none=True)}  # fmt: skip
-    _announce(replans, ui, recorder, f"step {result.failed_step} failed: {result.error}", data)
+    failed = result.failed_step is not None
+    data = {"reason": "failed step" if failed else "unmet task check", "failed_step": result.failed_step,
+            "error": result.error, "plan": plan.model_dump(mode="json", exclude_none=True)}  # fmt: skip
+    what = f"step {result.failed_step} failed: {result.error}" if failed else f"the result is wrong: {result.error}"
+    _announce(replans, ui, recorder, what, data)
     happened = _what_happened(plan, result, recorder.run_dir)
     try:
         return _valid_plan(lambda: planner.replan(replans.task, workspace, happened, plan), replans, workspace, ui,
@@ -472,6 +484,13 @@ def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path) -> str:
         elif outcome.status == "failed":
             step += f": {outcome.error}" + (f" ({outcome.hint})" if outcome.hint else "")
         lines.append(step)
+    unmet = _unmet_task_checks(result) if result.failed_step is None else []
+    if unmet:  # what the task asks for, exactly, and what the run wrote instead
+        lines.append("Every step ran, but the result is not what the task asks for:")
+        lines += [f"- {c.criterion.removesuffix(FROM_THE_TASK)}: not met ({c.detail})" for c in unmet]
+        lines.append(
+            "Plan it so that the output meets exactly that (an llm prompt that says it, or a tool that does it)."
+        )
     return "\n".join(lines)
 
 

@@ -96,8 +96,9 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
         if data.get("reason") == "invalid plan":
             return [f"re-plan {data.get('number')}: the plan was invalid, also after a retry: {data.get('error')}"]
         steps = [f"{s.get('id')}. {s.get('tool')}" for s in (data.get("plan") or {}).get("steps", [])]
+        why = f"step {data.get('failed_step')} failed" if data.get("failed_step") else "the result is wrong"
         return [
-            f"re-plan {data.get('number')}: step {data.get('failed_step')} failed: {_short(data.get('error'))}",
+            f"re-plan {data.get('number')}: {why}: {_short(data.get('error'), 160)}",
             f"  the failed plan: {', '.join(steps)}",
         ]
     if event == "schema_refused":

@@ -268,3 +268,55 @@ def test_omx_response_format_pins_one_way_of_asking(
     assert bad.returncode == workflow.EXIT_FAILED
     assert "OMX_RESPONSE_FORMAT='grammar' is not one of auto, json_schema, json_object, none" in bad.stderr
     assert len(openai_stub.requests) == 1  # nothing was asked
+
+
+# -- a result omx found short of what the task asks for is re-planned, told exactly what was unmet -----------------
+
+BULLETS_TASK = "Summarise data/notes.txt in 3 bullets into out/summary.md"
+
+
+def test_a_result_short_of_the_task_is_re_planned_with_what_was_unmet(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    four = steps_plan(write("out/summary.md", "- a\n- b\n- c\n- d\n"), goal=BULLETS_TASK)
+    three = steps_plan(write("out/summary.md", "- a\n- b\n- c\n"), goal=BULLETS_TASK)
+    model = script(four, three)
+    result = omx(BULLETS_TASK, "--yes", input="y\n")  # the re-plan overwrites the first plan's file: MEDIUM, asked
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert "Run this MEDIUM risk plan?" in result.output
+    assert "The result is wrong: success criterion not met: out/summary.md has 3 bullet lines" in result.output
+    assert "Re-planning (1 of at most 2)" in result.output and "Result: success (1/1 steps, after 1 re-plan)" in (
+        result.output
+    )
+    assert (ws / "out" / "summary.md").read_text(encoding="utf-8") == "- a\n- b\n- c\n"
+    told = model.requests[1]["messages"][-1]["content"]
+    assert "Every step ran, but the result is not what the task asks for:" in told
+    assert "- out/summary.md has 3 bullet lines: not met (4 bullet lines)" in told
+    assert f"The task is still: {BULLETS_TASK}" in told
+    run_dir = only_run(ws)
+    entries = trace_of(run_dir)
+    (asked,) = events(entries, "replan")
+    assert (asked["reason"], asked["failed_step"]) == ("unmet task check", None)
+    assert (run_end(entries)["status"], run_end(entries)["replans"]) == ("success", 1)
+    replay = omx("replay", str(run_dir))
+    assert "re-plan 1: the result is wrong: success criterion not met: out/summary.md has 3 bullet lines" in (
+        replay.output
+    )
+
+
+def test_a_result_still_short_after_the_re_plans_fails_and_a_plan_s_own_criterion_is_no_reason(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    four = steps_plan(write("out/summary.md", "- a\n- b\n- c\n- d\n"), goal=BULLETS_TASK)
+    model = script(four, four, four, four)
+    result = omx(BULLETS_TASK, "--yes", input="y\ny\n")
+    assert result.exit_code == workflow.EXIT_FAILED
+    assert len(model.requests) == 3 and "after 2 re-plans" in result.output  # the bound of every re-plan
+    # the plan's own criterion not met, the task's met: the plan may have guessed wrong; no re-plan
+    own = json.loads(steps_plan(write("out/summary.md", "- a\n- b\n- c\n"), goal=BULLETS_TASK))
+    own["success_criteria"] = ['out/summary.md contains "zebra"']
+    (ws / "out" / "summary.md").unlink()
+    model = script(json.dumps(own), COPY)
+    result = omx(BULLETS_TASK, "--yes")
+    assert result.exit_code == workflow.EXIT_FAILED and "Re-planning" not in result.output
+    assert len(model.requests) == 1
