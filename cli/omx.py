@@ -211,8 +211,8 @@ _replans = click.option(
     "--replans",
     type=click.IntRange(min=0),
     metavar="N",
-    help="After a failed step or an invalid plan, let the model plan again up to N times, each plan shown and "
-    "confirmed like the first (default: 2 for a task, 0 for omx run).",
+    help="After a failed step, an invalid plan or a result short of what the task asks for, let the model plan "
+    "again up to N times, each plan shown and confirmed like the first (default: 2 for a task, 0 for omx run).",
 )
 _timeout = click.option(
     "--timeout",

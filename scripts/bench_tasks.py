@@ -63,7 +63,7 @@ class Outcome:
     seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
     # defaults: a --json file of an earlier run, without them, still prints with --report
-    replans: int = 0  # new plans asked for after a failed step or a plan invalid after its retry
+    replans: int = 0  # new plans asked for after a failed step, an invalid plan or a result short of the task
     invalid_plans: int = 0  # replies the planner rejected (each retried or re-planned, or the run ended)
     response_format: str = ""  # how the plan that answered was asked: json_schema, json_object or none
 
