@@ -207,6 +207,13 @@ _nojudge = click.option(
     is_flag=True,
     help="Do not ask the model to judge the success criteria omx cannot check itself (they stay not checked).",
 )
+_replans = click.option(
+    "--replans",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="After a failed step, an invalid plan or a result short of what the task asks for, let the model plan "
+    "again up to N times, each plan shown and confirmed like the first (default: 2 for a task, 0 for omx run).",
+)
 _timeout = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -237,6 +244,7 @@ def main() -> None:
 @_nosb
 @_nojudge
 @_review
+@_replans
 def task_command(
     task: str,
     yes: bool,
@@ -249,12 +257,13 @@ def task_command(
     no_sandbox: bool,
     no_judge: bool,
     review: bool,
+    replans: int | None,
 ) -> None:
     """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
     from agent.plan_run.workflow import run_task
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox, review=review)
-    options.judge = not no_judge
+    options.judge, options.replans = not no_judge, replans
     _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 
@@ -276,6 +285,7 @@ def task_command(
 @_nosb
 @_nojudge
 @_review
+@_replans
 def run_command(
     plan: Path,
     yes: bool,
@@ -289,12 +299,14 @@ def run_command(
     from_step: int | None,
     no_judge: bool,
     review: bool,
+    replans: int | None,
 ) -> None:
-    """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation."""
+    """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation; it runs as it is,
+    re-planned after a failed step only with --replans."""
     from agent.plan_run.workflow import run_plan_file
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan, review=review)
-    options.from_step = from_step
+    options.from_step, options.replans = from_step, replans
     options.judge = not no_judge
     _guarded(lambda: run_plan_file(plan, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 

@@ -1,7 +1,7 @@
 """Run omx on a suite of everyday tasks with a real model, and judge each by the files it produced (issue 28).
 
     .venv/bin/python scripts/bench_tasks.py --model openai/local-model --api-base http://127.0.0.1:8080/v1
-        [--tasks N] [--only NAME ...] [--timeout S] [--json FILE]
+        [--tasks N] [--only NAME ...] [--timeout S] [--json FILE] [--replans N] [--response-format MODE]
 
 The tasks are seed 004's three kinds: file summaries, batch text work and controlled commands. Each runs in a fresh
 temporary workspace holding its input files, as a real ``omx "TASK" --yes`` process that answers "y" to the prompt
@@ -10,8 +10,10 @@ then judged by its own checker of the files in the workspace, never by omx's suc
 matters is how often omx says "success" and the files are wrong ("false success").
 
 Per task it prints: done right or not (and why), omx's exit code and result line, whether omx reported success but
-the result is wrong, plan requests (more than one: a retry or a re-plan), tokens and time. Then the summary: success
-rate, false successes, invalid plans that reached the person. scripts/local_model.sh serves the reference model.
+the result is wrong, plan requests (more than one: a retry or a re-plan), re-plans, invalid plan replies, tokens and
+time. Then the summary: success rate, false successes, invalid plans that reached the person, re-plans and invalid
+plan replies in all, and how the plan was asked (``response_format``: json_schema, json_object or none;
+``--response-format`` pins one, to measure what each costs). scripts/local_model.sh serves the reference model.
 Not in CI: tests/test_bench_tasks_smoke.py runs it against the OpenAI-compatible stub.
 """
 
@@ -60,7 +62,10 @@ class Outcome:
     completion_tokens: int
     seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
-    replans: int = 0  # new plans after a failed step
+    # defaults: a --json file of an earlier run, without them, still prints with --report
+    replans: int = 0  # new plans asked for after a failed step, an invalid plan or a result short of the task
+    invalid_plans: int = 0  # replies the planner rejected (each retried or re-planned, or the run ended)
+    response_format: str = ""  # how the plan that answered was asked: json_schema, json_object or none
 
 
 # -- reading what a run produced -----------------------------------------------------------------------------------
@@ -383,9 +388,11 @@ TASKS: dict[str, Task] = {task.name: task for task in SUITE}
 # -- running one task ----------------------------------------------------------------------------------------------
 
 
-def _omx_env() -> dict[str, str]:
-    """No OMX_* / OPENAI_* settings of whoever runs the suite: the model is the one given on the command line."""
+def _omx_env(response_format: str | None = None) -> dict[str, str]:
+    """No OMX_* / OPENAI_* settings of whoever runs the suite: the model is the one given on the command line, and
+    the response format the one given with --response-format (else omx's own choice)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))}
+    env |= {"OMX_RESPONSE_FORMAT": response_format} if response_format else {}
     return env | {"PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_PROXY": "127.0.0.1"}
 
 
@@ -413,7 +420,21 @@ def _result_line(output: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def run_task(task: Task, *, model: str, api_base: str, timeout: float) -> Outcome:
+def _plan_format(models: list[dict[str, Any]]) -> str:
+    """How the first plan the server answered was asked (none: neither a schema nor JSON mode)."""
+    answered = [m for m in models if m.get("purpose") in ("plan", "replan") and m.get("status") == "success"]
+    return str(answered[0].get("response_format") or "none") if answered else ""
+
+
+def run_task(
+    task: Task,
+    *,
+    model: str,
+    api_base: str,
+    timeout: float,
+    replans: int | None = None,
+    response_format: str | None = None,
+) -> Outcome:
     with tempfile.TemporaryDirectory(prefix=f"omx-bench-{task.name}-") as tmp:
         ws = Path(tmp)
         for path, text in task.files.items():
@@ -421,18 +442,22 @@ def run_task(task: Task, *, model: str, api_base: str, timeout: float) -> Outcom
             (ws / path).write_text(text, encoding="utf-8")
         command = [sys.executable, "-m", "cli.omx", task.prompt, "--yes", "--model", model, "--api-base", api_base,
                    "--timeout", str(timeout)]  # fmt: skip
+        command += ["--replans", str(replans)] if replans is not None else []
         began = time.monotonic()
         try:
-            # "y" to every question: a MEDIUM plan asks once, a re-plan may ask again
-            done = subprocess.run(command, cwd=ws, env=_omx_env(), input="y\n" * 5, capture_output=True, text=True,
-                                  timeout=timeout * 4, check=False)  # fmt: skip
+            # "y" to every question: a MEDIUM plan asks once, a re-plan may ask again; a run that re-plans makes a
+            # few plan requests more, each up to the timeout
+            done = subprocess.run(command, cwd=ws, env=_omx_env(response_format), input="y\n" * 5,
+                                  capture_output=True, text=True, timeout=timeout * 8, check=False)  # fmt: skip
             exit_code, output = done.returncode, done.stdout + done.stderr
         except subprocess.TimeoutExpired as exc:
             exit_code, output = -1, f"timed out after {exc.timeout:.0f} s"
         seconds = time.monotonic() - began
         right, why = task.check(ws)
         end, models = _run_end(ws)
-        replans = sum(1 for e in _trace(ws) if e.get("event") == "replan")  # while the workspace is still there
+        entries = _trace(ws)  # while the workspace is still there
+    replanned = sum(1 for e in entries if e.get("kind") == "run" and e.get("event") == "replan")
+    invalid = sum(1 for e in entries if e.get("kind") == "run" and e.get("event") == "plan_invalid")
     status = str(end.get("status", "no trace"))
     usage = end.get("usage") or {}
     plans = sum(1 for m in models if str(m.get("purpose", "")).startswith(("plan", "replan")))
@@ -446,7 +471,9 @@ def run_task(task: Task, *, model: str, api_base: str, timeout: float) -> Outcom
         result_line=_result_line(output),
         false_success=status == "success" and not right,
         plan_requests=plans,
-        replans=replans,
+        replans=replanned,
+        invalid_plans=invalid,
+        response_format=_plan_format(models),
         prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
         completion_tokens=int(usage.get("completion_tokens", 0) or 0),
         seconds=seconds,
@@ -463,7 +490,8 @@ def _row(o: Outcome) -> str:
     tokens = f"{o.prompt_tokens}+{o.completion_tokens}"
     return (
         f"{o.name:<20} {o.kind:<8} {verdict:<5} exit {o.exit_code:>2} {o.status:<16} plans {o.plan_requests} "
-        f"tokens {tokens:<11} {o.seconds:6.1f}s{flag}\n    {o.why}\n    {o.result_line[:160]}"
+        f"replans {o.replans} invalid {o.invalid_plans} tokens {tokens:<11} {o.seconds:6.1f}s{flag}\n"
+        f"    {o.why}\n    {o.result_line[:160]}"
     )
 
 
@@ -475,6 +503,8 @@ def summary(outcomes: list[Outcome]) -> str:
     false_failure = sum(1 for o in outcomes if o.status == "failed" and o.right)
     invalid = sum(1 for o in outcomes if o.status == "planning_failed")
     retried = sum(1 for o in outcomes if o.plan_requests > 1)
+    replanned = [o for o in outcomes if o.replans]
+    formats = sorted({o.response_format for o in outcomes if o.response_format})
     by_kind = {}
     for kind in ("summary", "text", "command"):
         of_kind = [o for o in outcomes if o.kind == kind]
@@ -488,8 +518,10 @@ def summary(outcomes: list[Outcome]) -> str:
         f"Reported success but wrong: {false_success}",
         f"Done (criteria not checked) and wrong: {unchecked_wrong}",
         f"Right but reported failed (a criterion of the model's own was wrong): {false_failure}",
-        f"Invalid plans reaching the person: {invalid}; runs with more than one plan request: {retried}; "
-        f"re-plans after a failed step: {sum(o.replans for o in outcomes)}",
+        f"Invalid plans reaching the person: {invalid}; runs with more than one plan request: {retried}",
+        f"Re-plans: {sum(o.replans for o in outcomes)} in {len(replanned)} runs ({sum(o.right for o in replanned)} "
+        f"of them right); invalid plan replies caught: {sum(o.invalid_plans for o in outcomes)}; plan asked as: "
+        f"{', '.join(formats) or 'unknown'}",
         f"Tokens: {tokens:,} in all; time: {seconds:.0f} s in all, {seconds / n:.1f} s a task",
     ])  # fmt: skip
 
@@ -502,6 +534,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run this task (repeatable)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one model request may take")
     parser.add_argument("--json", type=Path, default=None, help="also write the outcomes to this file")
+    parser.add_argument("--replans", type=int, default=None, help="omx --replans N (default: omx's own, 2)")
+    parser.add_argument(
+        "--response-format",
+        choices=["auto", "json_schema", "json_object", "none"],
+        default=None,
+        help="how omx asks for the plan (OMX_RESPONSE_FORMAT; default: auto, the schema where the server takes it)",
+    )
     parser.add_argument("--list", action="store_true", help="list the tasks and exit")
     parser.add_argument("--report", type=Path, default=None, help="print the table of a --json file and exit")
     args = parser.parse_args(argv)
@@ -521,7 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [TASKS[name] for name in args.only] if args.only else SUITE[: args.tasks]
     outcomes = []
     for task in tasks:
-        outcome = run_task(task, model=args.model, api_base=args.api_base, timeout=args.timeout)
+        outcome = run_task(task, model=args.model, api_base=args.api_base, timeout=args.timeout,
+                           replans=args.replans, response_format=args.response_format)  # fmt: skip
         outcomes.append(outcome)
         print(_row(outcome), flush=True)
         if args.json:  # after every task: a long run stopped half way still leaves what it measured

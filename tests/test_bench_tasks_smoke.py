@@ -1,6 +1,7 @@
 """``scripts/bench_tasks.py`` against the OpenAI-compatible stub: three tasks, run as real ``omx`` processes, with
-scripted plans that do the task right, do it wrong while omx calls it a success, and fail. The benchmark's own
-checkers must tell them apart (issue 28: a benchmark judged by omx's criteria would miss the false success)."""
+scripted plans that do the task right (after an invalid reply), do it wrong while omx calls it a success, and fail
+(also after two re-plans). The benchmark's own checkers must tell them apart (issue 28: a benchmark judged by omx's
+criteria would miss the false success), and it counts the re-plans and the invalid plan replies."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def write(path: str, content: str) -> dict[str, Any]:
 
 
 def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIStub, tmp_path: Path) -> None:
-    # right: the number of lines of data/a.txt (4), checked by omx too
+    # right: the number of lines of data/a.txt (4), checked by omx too, after an invalid reply and its retry
+    openai_stub.enqueue(content=json.dumps({"version": 1, "goal": "count"}))
     openai_stub.enqueue(content=plan("count", [write("out/count.txt", "4\n")], ["out/count.txt has just the number 4"]))
     # wrong, and omx says success: the one thing checked of the content is met, the rest is not upper case
     openai_stub.enqueue(
@@ -55,14 +57,19 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert (failed["right"], failed["status"], failed["exit_code"]) == (False, "failed", 1)
     assert not failed["false_success"]
     assert failed["why"] == "out/merged.txt was not written"
-    assert [outcomes[n]["plan_requests"] for n in ("count_lines", "upper_case", "merge_two")] == [1, 1, 3]
-    assert [outcomes[n]["replans"] for n in ("count_lines", "upper_case", "merge_two")] == [0, 0, 2]
-    assert "re-plans after a failed step: 2" in done.stdout
-    assert "Result: success" in right["result_line"] and "Result: failed at step 1" in failed["result_line"]
+    counts = {name: (o["plan_requests"], o["replans"], o["invalid_plans"]) for name, o in outcomes.items()}
+    assert counts == {"count_lines": (2, 0, 1), "upper_case": (1, 0, 0), "merge_two": (3, 2, 0)}
+    assert all(o["response_format"] == "json_schema" for o in outcomes.values())
+    assert "Result: success" in right["result_line"]
+    assert "Result: failed at step 1 of 2, after 2 re-plans" in failed["result_line"]
+    assert "replans 2 invalid 0" in done.stdout.splitlines()[6] and "replans 0 invalid 1" in done.stdout.splitlines()[0]
+    assert "Re-plans: 2 in 1 runs (0 of them right); invalid plan replies caught: 1; plan asked as: json_schema" in (
+        done.stdout
+    )
     assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
     assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the upper_case row (each row is three lines)
-    assert len(openai_stub.requests) == 5
+    assert len(openai_stub.requests) == 6
     again = subprocess.run([sys.executable, str(SCRIPT), "--report", str(report)], capture_output=True, text=True,
                            timeout=60, check=True)  # fmt: skip
     assert again.stdout.strip() == done.stdout.strip()  # the table of a saved run, printed again

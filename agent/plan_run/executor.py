@@ -14,11 +14,13 @@ from pydantic import BaseModel, Field
 
 from agent.model.errors import advice
 from agent.plan_run.criteria import CriterionCheck, check_criteria, planned_outputs
+from agent.plan_run.output_shape import OutputShape, shaped_step
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
 from agent.plan_run.resume import save_output
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext, ToolResult
-from agent.plan_run.tools.inputs import Ref, ToolInput, WorkspaceInput, WriteTextInput
+from agent.plan_run.tools.inputs import LlmInput, Ref, ToolInput, WorkspaceInput, WriteTextInput
+from agent.plan_run.tools.llm import llm
 from agent.plan_run.tools.registry import run_tool
 from agent.plan_run.tools.workspace import run_workspace_step
 from agent.plan_run.verdict import UNMET_SUGGESTION, run_status, unmet_error
@@ -125,12 +127,15 @@ class Executor:
         outputs: dict[int, str] = {}
         outcomes: list[StepOutcome] = []
         produced: list[Path] = []
+        # the llm step that writes the task's output whole is asked for the shape the task gave it
+        shape = expected.shape if expected is not None else None
+        shaped = shaped_step(plan, expected.output) if expected is not None and expected.output and shape else None
         for index, step in enumerate(plan.steps):
             if from_step is not None and step.id < from_step:
                 outcomes.append(self._reuse(step, (earlier or {}).get(step.id), outputs, produced))
                 continue
             users = [later.id for later in plan.steps if any(ref.step_id == step.id for ref in later.inputs.refs())]
-            outcome, result = self._run_step(step, outputs, users)
+            outcome, result = self._run_step(step, outputs, users, shape if step.id == shaped else None)
             outcomes.append(outcome)
             if outcome.status == "failed":
                 for rest in plan.steps[index + 1 :]:
@@ -190,8 +195,11 @@ class Executor:
         )  # fmt: skip
         return StepOutcome(step_id=step.id, tool=step.tool, status="reused")
 
-    def _run_step(self, step: Step, outputs: dict[int, str], users: list[int]) -> tuple[StepOutcome, ToolResult]:
-        """Run one step; ``users`` are the later steps that use its output."""
+    def _run_step(
+        self, step: Step, outputs: dict[int, str], users: list[int], shape: OutputShape | None = None
+    ) -> tuple[StepOutcome, ToolResult]:
+        """Run one step; ``users`` are the later steps that use its output; ``shape``: what the task says its
+        output must look like (an llm step's, ``agent.plan_run.output_shape``)."""
         inputs = _resolve(step.inputs, outputs)
         dumped = inputs.model_dump(exclude_none=True)
         if isinstance(self.ctx.model, RecordingModel):
@@ -204,7 +212,11 @@ class Executor:
                 assert isinstance(inputs, WorkspaceInput)
                 result = run_workspace_step(step, inputs, self.ctx, self.recorder)
             else:
-                result = _check_whole(step, _check_output(step, run_tool(inputs, self.ctx), self.ctx), users)
+                if shape is not None and isinstance(inputs, LlmInput):
+                    ran = llm(inputs, self.ctx, shape)
+                else:
+                    ran = run_tool(inputs, self.ctx)
+                result = _check_whole(step, _check_output(step, ran, self.ctx), users)
         except Exception as exc:  # our bug, not the model's: trace it, then let it surface
             self.recorder.record(
                 TraceEntry(

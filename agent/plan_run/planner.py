@@ -3,6 +3,9 @@
 The retry shows the model its own reply and the validation errors, which is what it needs to fix them; a second
 invalid reply is a clear failure (``PlanningError``) rather than a loop. The model never chooses where the plan
 runs: ``workspace_root`` is set to the real workspace afterwards.
+
+The plan is asked with its JSON schema where the server takes it, else in JSON mode
+(``agent.model.schema_request``, where ``OMX_RESPONSE_FORMAT`` may pin one way of asking).
 """
 
 from __future__ import annotations
@@ -17,16 +20,15 @@ from pydantic import ValidationError
 
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model, ModelReply
+from agent.model.schema_request import SCHEMA_REFUSED, complete_with_schema
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.tools.inputs import TOOL_INPUTS
 
-__all__ = ["Planner", "PlanningError", "system_prompt"]
+__all__ = ["SCHEMA_REFUSED", "Planner", "PlanningError", "invalid_plan_text", "system_prompt"]
 
 LISTING_LIMIT = 60
-#: the models (by their repr) whose server refused the plan's JSON schema in this process: JSON mode for them
-SCHEMA_REFUSED: set[str] = set()
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "runs", ".omxfs", ".mypy_cache"}
 EXAMPLE = {
     "version": 1,
@@ -61,11 +63,22 @@ EXAMPLE = {
 
 
 class PlanningError(Exception):
-    """No valid plan: the model failed, or returned an invalid plan twice. ``replies`` keeps what it said."""
+    """No valid plan: the model failed, or returned an invalid plan twice. ``replies`` keeps what it said;
+    ``problems`` is what was wrong with the last reply when the model answered but never with a valid plan (a
+    re-plan may fix that, while a model that failed would fail again)."""
 
-    def __init__(self, message: str, replies: list[str] | None = None) -> None:
+    def __init__(self, message: str, replies: list[str] | None = None, problems: str | None = None) -> None:
         super().__init__(message)
         self.replies = replies or []
+        self.problems = problems
+
+
+def invalid_plan_text(problems: str) -> str:
+    """What a re-plan after plans still invalid after their retry tells the model (``Planner.replan``)."""
+    return (
+        f"Your last plans for this task were invalid:\n{problems}\nUse only the tools listed, with exactly their "
+        'inputs (text inputs are strings, or {"ref": "step:N.output"} where the rules allow it).'
+    )
 
 
 def _tool_lines() -> str:
@@ -187,36 +200,25 @@ class Planner:
         self.workspace_agent, self.team = workspace_agent, team
 
     def _ask(self, messages: list[dict[str, Any]]) -> ModelReply:
-        """The plan asked for with its JSON schema, so that a server that supports it (llama.cpp, vLLM, Ollama,
-        OpenAI) cannot decode anything but a valid plan's shape; where the server refuses the schema (a 400), JSON
-        mode, and the validation and retry of ``plan`` catch the rest. The refusal is remembered for the process
-        (``SCHEMA_REFUSED``): one fast failed request per run at most, and no state on disk that a server upgrade
-        would make wrong."""
-        key = repr(self.model)
-        if key not in SCHEMA_REFUSED:
-            try:
-                return self.model.complete(messages, json_mode=plan_json_schema())
-            except LLMError as exc:
-                if exc.kind != "other":  # a timeout, an unreachable server, a bad key: not the schema's fault
-                    raise
-                SCHEMA_REFUSED.add(key)
-                if self.on_schema_refused:
-                    self.on_schema_refused(str(exc))
-        return self.model.complete(messages, json_mode=True)
+        """The plan asked for with its JSON schema, so that a server that supports it cannot decode anything but a
+        valid plan's shape; where the server refuses the schema, JSON mode, and the validation and retry of
+        ``plan`` catch the rest (``agent.model.schema_request``)."""
+        return complete_with_schema(self.model, messages, plan_json_schema(), on_refused=self.on_schema_refused)
 
     def plan(self, task: str, workspace: Path) -> Plan:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
         return self._plan(self._opening(task, workspace), workspace.resolve())
 
-    def replan(self, task: str, workspace: Path, failed: Plan, what_happened: str) -> Plan:
-        """A new plan for what is left of ``task`` after ``failed`` stopped: the model sees its plan, what ran and
-        the error (``what_happened``), and the workspace as the run left it (issue 28: recover instead of stop).
-        The request ends with the task again: with only the failure to go on, the 0.5B model planned the prompt's
-        example instead (found by the fix-replan branch)."""
+    def replan(self, task: str, workspace: Path, what_happened: str, failed: Plan | None = None) -> Plan:
+        """A new plan for what is left of ``task`` after ``failed`` stopped (None: no plan was valid): the model sees
+        its plan, what went wrong (``what_happened``: what ran and the error, or the invalid plans' problems), and
+        the workspace as the run left it (issue 28: recover instead of stop). The request ends with the task
+        again: with only the failure to go on, the 0.5B model planned the prompt's example instead."""
+        shown = [{"role": "assistant", "content": failed.model_dump_json(exclude={"workspace_root"})}] if failed else []
         messages = [
             *self._opening(task, workspace),
-            {"role": "assistant", "content": failed.model_dump_json(exclude={"workspace_root"})},
+            *shown,
             {
                 "role": "user",
                 "content": f"{what_happened}\n\nWrite a new plan that finishes the task from here (the workspace is "
@@ -253,7 +255,7 @@ class Planner:
                 if attempt == 2:
                     first = problems.splitlines()[0]
                     raise PlanningError(
-                        f"the model did not return a valid plan, also after one retry: {first}", replies
+                        f"the model did not return a valid plan, also after one retry: {first}", replies, problems
                     ) from None
                 messages = [
                     *messages,

@@ -16,7 +16,8 @@ task says it in a form that can be read without guessing, omx checks it on its o
   ``the first N lines of X`` (X's first N lines, in order).
 
 Each check is labelled "(from the task)" beside the plan's own criteria; the result is "success" only when all of
-them, and the plan's, were checked and met.
+them, and the plan's, were checked and met. What the task says of the output's shape (N bullets, just the number,
+at most N words, one line) is also how the llm step that writes it is asked (``agent.plan_run.output_shape``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.plan_run.criteria import BULLET_MARKS, MAX_READ, CriterionCheck, CriterionStatus, markdown_table
+from agent.plan_run.output_shape import OutputShape, shape_of
 
-__all__ = ["ContentCheck", "TaskExpectations"]
+__all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations"]
+
+#: the label of a check omx derived from the task's own words, beside the plan's criteria
+FROM_THE_TASK = " (from the task)"
 
 _PATH = r"(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8})(?![\w/])"
 _AFTER_TO = re.compile(rf"\b(?:to|into)\s+(?:the\s+file\s+)?`?{_PATH}")
@@ -159,6 +164,18 @@ def _table(text: str) -> Verdict:
     return ("met", found) if found else ("not met", "no markdown table (a header row, a |---| row, then rows) in it")
 
 
+def _shape(task: str) -> OutputShape | None:
+    """The shape the task gives its one output, read as the checks below read it."""
+    bullets = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
+    words = _AT_MOST_WORDS.search(task)
+    return shape_of(
+        bullets=bullets.pop() if len(bullets) == 1 else None,
+        number=_JUST_NUMBER.search(task) is not None,
+        max_words=_number(words.group(1)) if words else None,
+        one_line=_ONE_LINE.search(task) is not None,
+    )
+
+
 def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[ContentCheck], set[int]]:
     """What ``task`` says of its one output ``path``'s content, read before the run; and the numbers omx counted
     for it (a count the task asks for is the task's number as much as one it spells out)."""
@@ -205,6 +222,12 @@ class TaskExpectations:
     outputs: dict[str, str | None] = field(default_factory=dict)  # path (as in the task) -> sha256 before, or None
     content: tuple[ContentCheck, ...] = ()  # about the one output
     numbers: frozenset[int] = frozenset()  # every number the task says (digits or words), or that omx counted for it
+    shape: OutputShape | None = None  # the one output's shape, asked of the llm step that writes it
+
+    @property
+    def output(self) -> str | None:
+        """The task's one output file, when it names exactly one."""
+        return next(iter(self.outputs)) if len(self.outputs) == 1 else None
 
     @classmethod
     def before(cls, task: str, workspace: Path) -> TaskExpectations:
@@ -218,7 +241,8 @@ class TaskExpectations:
                 outputs[path] = None
         content, counts = _content_checks(task, next(iter(outputs)), workspace) if len(outputs) == 1 else ([], set())
         said = {_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}
-        return cls(workspace, outputs, tuple(content), frozenset(said | counts))
+        shape = _shape(task) if len(outputs) == 1 else None
+        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape)
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
         """A plan's criterion that counts something the task never counted ("has 3 bullet lines" for a line
@@ -237,13 +261,11 @@ class TaskExpectations:
         checks = [self._written(path, before) for path, before in self.outputs.items()]
         for content in self.content:
             status, detail = content.on(self.workspace / next(iter(self.outputs)))
-            checks.append(
-                CriterionCheck(criterion=f"{content.criterion} (from the task)", status=status, detail=detail)
-            )
+            checks.append(CriterionCheck(criterion=f"{content.criterion}{FROM_THE_TASK}", status=status, detail=detail))
         return checks
 
     def _written(self, path: str, before: str | None) -> CriterionCheck:
-        criterion = f"{path} is written by this run (from the task)"
+        criterion = f"{path} is written by this run{FROM_THE_TASK}"
         after = _state(self.workspace / path)
         status: CriterionStatus
         if after is None:

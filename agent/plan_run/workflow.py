@@ -5,26 +5,34 @@ text, ask yes/no) and returns an ``Outcome`` whose exit code is non-zero on refu
 criterion omx checked and found not met is a failure (exit 1); a run whose steps all ran but whose criteria omx
 could not all check is "done" (exit 0), and its result line says how many were not checked, never "success"
 (``agent.plan_run.verdict``); the model may judge those first (``agent.plan_run.judge``), labelled as its judgement.
+
+Re-plans (issue 28): after a failed step, a plan still invalid after its retry, or a run whose result omx found short
+of what the task itself asks for (``agent.plan_run.task_checks``), the model is told what went wrong
+and plans again, at most ``Options.replans`` times in all (2 for ``omx "TASK"``, none for ``omx run PLAN`` unless
+asked). The failing step still stops its own plan (seed 004 FR-E2); every new plan goes through
+``_decide_and_run`` as the first did, so it is shown and confirmed by the same risk rules; the earlier plans and
+their outputs are kept in ``runs/<ts>/plans/N/``; the outcome is the last plan's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from agent.model.llm import LLMError, Model
 from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
+from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
 from agent.plan_run.judge import judged
 from agent.plan_run.overwrites import overwrite_previews
 from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
-from agent.plan_run.planner import Planner, PlanningError
+from agent.plan_run.planner import Planner, PlanningError, invalid_plan_text
 from agent.plan_run.resume import ResumeError, earlier_outputs
 from agent.plan_run.risk import RiskAssessment, assess
 from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_checkpoint
-from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.verdict import done_text
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
@@ -54,7 +62,7 @@ class Options:
     dry_run: bool = False
     sandbox_mode: SandboxMode = "auto"
     from_step: int | None = None  # omx run --from-step: the steps before it are not run again
-    replans: int = MAX_REPLANS  # omx "TASK": new plans after a failed step, at most (issue 28)
+    replans: int | None = None  # --replans: new plans at most (issue 28); None: MAX_REPLANS for a task, 0 for omx run
     judge: bool = True  # the model judges the criteria omx cannot check (agent.plan_run.judge); --no-judge: not
 
 
@@ -176,6 +184,24 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
     except _Stop as stop:
         return stop.outcome
     recording = RecordingModel(model, recorder)
+    planner = _planner(recording, recorder, team)
+    replans = _Replans(planner, task, MAX_REPLANS if options.replans is None else options.replans)
+    try:
+        plan = _valid_plan(lambda: planner.plan(task, workspace), replans, workspace, ui, recorder)
+    except PlanningError as exc:
+        _end(recorder, "planning_failed", error=str(exc), steps_executed=0, **replans.record(),
+             usage=recording.tally.record())  # fmt: skip
+        ui.show(recording.tally.line())
+        return Outcome(EXIT_FAILED, "planning_failed", str(exc), recorder.run_dir)
+    except KeyboardInterrupt:  # Ctrl-C while the model plans: the trace still ends, as one interrupted in a step
+        _end(recorder, "interrupted", steps_executed=0, usage=recording.tally.record())
+        raise
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task,
+                           replans=replans)  # fmt: skip
+
+
+def _planner(model: RecordingModel, recorder: RunRecorder, team: _Team) -> Planner:
+    """The run's planner, whose invalid replies and the server's refusal of the plan's schema go to the trace."""
 
     def on_invalid(attempt: int, reply: str, problems: str) -> None:
         recorder.record(
@@ -185,19 +211,8 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
     def on_schema_refused(error: str) -> None:  # the server took no JSON schema: JSON mode from here on
         recorder.record(RunEntry(event="schema_refused", data={"error": error}))
 
-    try:
-        planner = Planner(recording, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents,
-                          on_schema_refused=on_schema_refused)  # fmt: skip
-        plan = planner.plan(task, workspace)
-    except PlanningError as exc:
-        _end(recorder, "planning_failed", error=str(exc), steps_executed=0, usage=recording.tally.record())
-        ui.show(recording.tally.line())
-        return Outcome(EXIT_FAILED, "planning_failed", str(exc), recorder.run_dir)
-    except KeyboardInterrupt:  # Ctrl-C while the model plans: the trace still ends, as one interrupted in a step
-        _end(recorder, "interrupted", steps_executed=0, usage=recording.tally.record())
-        raise
-    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task,
-                           planner=planner, replans=options.replans)  # fmt: skip
+    return Planner(model, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents,
+                   on_schema_refused=on_schema_refused)  # fmt: skip
 
 
 def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
@@ -228,14 +243,19 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
                 },
             )
         )
-        needs_model = any(step.tool == "llm" and step.id >= start for step in plan.steps)
+        limit = options.replans or 0  # a saved plan runs as it is, re-planned only with --replans
+        needs_model = limit > 0 or any(step.tool == "llm" and step.id >= start for step in plan.steps)
         if needs_model:
             recorder.write_plan(plan)  # the plan is known: the record of a run refused for want of a model has it
         model = _make_model(model_factory, recorder) if needs_model else _optional_model(plan, model_factory)
     except _Stop as stop:
         return stop.outcome
     recording = RecordingModel(model, recorder) if model is not None else None
-    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, earlier)
+    # the saved plan's goal is the task a re-plan is asked for; omx does not check it as a person's own words
+    planner = _planner(recording, recorder, team) if recording is not None and limit > 0 else None
+    replans = _Replans(planner, plan.goal, limit)
+    return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, earlier,
+                           replans=replans)  # fmt: skip
 
 
 def _optional_model(plan: Plan, factory: ModelFactory) -> Model | None:
@@ -246,6 +266,68 @@ def _optional_model(plan: Plan, factory: ModelFactory) -> Model | None:
         return factory()
     except LLMError:
         return None
+
+
+@dataclass
+class _Replans:
+    """A run's re-plans (issue 28): the planner that makes them (None: this run makes none), the task it is asked
+    for, at most how many, how many were made and how many plans were shown to the person."""
+
+    planner: Planner | None
+    task: str
+    limit: int
+    made: int = 0
+    plans: int = 0
+
+    @property
+    def left(self) -> bool:
+        return self.planner is not None and self.made < self.limit
+
+    def record(self) -> dict[str, Any]:
+        """The end entry's count, in every run that could re-plan."""
+        return {"replans": self.made, "plans": self.plans} if self.planner is not None else {}
+
+
+def _announce(replans: _Replans, ui: UI, recorder: RunRecorder, what: str, data: dict[str, Any]) -> None:
+    """Say and record that a re-plan is asked for, and mark the model's requests from here as the re-plan's."""
+    number = replans.made + 1
+    ui.show(f"{what[0].upper()}{what[1:]}\nRe-planning ({number} of at most {replans.limit}) ...")
+    recorder.record(RunEntry(event="replan", data={"number": number, "limit": replans.limit, **data}))
+    planner = replans.planner
+    if planner is not None and isinstance(planner.model, RecordingModel):  # the trace tells re-plans' calls apart
+        planner.model.purpose, planner.model.step_id = "replan", None
+
+
+def _valid_plan(
+    ask: Callable[[], Plan], replans: _Replans, workspace: Path, ui: UI, recorder: RunRecorder, replanning: bool = False
+) -> Plan:
+    """``ask()``'s plan. One still invalid after its retry is asked for again while re-plans are left, the model told
+    what was wrong; a model that fails then (its server down) made no re-plan, and the invalid plan's error stands.
+    ``replanning``: ``ask`` is itself a re-plan, counted once the model answers."""
+    try:
+        plan = ask()
+    except PlanningError as exc:
+        replans.made += replanning and exc.problems is not None
+        invalid = exc
+    else:
+        replans.made += replanning
+        return plan
+    while invalid.problems is not None and replans.left and replans.planner is not None:
+        first = invalid.problems.splitlines()[0]
+        _announce(replans, ui, recorder, f"the model's plan was invalid, also after a retry: {first}",
+                  {"reason": "invalid plan", "error": first})  # fmt: skip
+        try:
+            plan = replans.planner.replan(replans.task, workspace, invalid_plan_text(invalid.problems))
+        except PlanningError as exc:
+            if exc.problems is None:
+                ui.show(f"No new plan: {exc}")
+                raise invalid from None
+            replans.made += 1
+            invalid = exc
+            continue
+        replans.made += 1
+        return plan
+    raise invalid
 
 
 def _decide_and_run(
@@ -259,15 +341,21 @@ def _decide_and_run(
     team: _Team,
     earlier: dict[int, str] | None = None,
     task: str | None = None,  # ``omx "TASK"``'s own words, whose outputs omx checks itself (not a saved plan's)
-    planner: Planner | None = None,  # re-plans after a failed step (``omx "TASK"`` only)
-    replans: int = 0,  # how many re-plans are left
+    replans: _Replans | None = None,  # re-plans after a failed step: who makes them, how many are left
     expected: TaskExpectations | None = None,  # read before the first plan ran: re-plans keep it
 ) -> Outcome:
+    replans = replans or _Replans(None, plan.goal, 0)
+    replans.plans += 1
     recorder.write_plan(plan)
     assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off", agent=team.agent)
-    recorder.record(RunEntry(event="plan", data=_assessment_record(assessment)))
+    record = _assessment_record(assessment)
+    if replans.planner is not None:  # every plan of a run that may re-plan is in its trace, whole
+        record |= {"number": replans.plans, "plan": plan.model_dump(mode="json", exclude_none=True)}
+    recorder.record(RunEntry(event="plan", data=record))
+    if replans.made:
+        ui.show(f"Re-plan {replans.made} of {replans.limit}:")
     ui.show(render_plan(plan, assessment))
-    if team.no_checkpoint:
+    if team.no_checkpoint and replans.plans == 1:
         ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
     if options.from_step is not None:
         before = [step.id for step in plan.steps if step.id < options.from_step]
@@ -277,9 +365,10 @@ def _decide_and_run(
         ui.show(f"Resuming at step {options.from_step}: {reused} (the risk above is the whole plan's)")
     if any(step.tool in ("shell", "python") for step in plan.steps):
         ui.show(_sandbox_line(sandbox))
-    ui.show(f"Plan saved: {recorder.plan_path}")
+    kept = f" (the earlier plans: {recorder.run_dir / 'plans'})" if replans.plans > 1 else ""
+    ui.show(f"Plan saved: {recorder.plan_path}{kept}")
     if options.dry_run:
-        _end(recorder, "dry_run", steps_executed=0, **_usage(model))
+        _end(recorder, "dry_run", steps_executed=0, **replans.record(), **_usage(model))
         _show_usage(ui, model)
         if assessment.level is RiskLevel.HIGH:
             ui.show("This plan would be refused (HIGH risk):\n" + "\n".join(f"  - {r}" for r in assessment.reasons))
@@ -293,13 +382,13 @@ def _decide_and_run(
         approval = confirm(assessment, yes=options.yes, ask=ui.ask)
     except Refused as exc:
         recorder.record(RunEntry(event="confirmation", data={"decision": "refused", "reasons": exc.reasons}))
-        _end(recorder, "refused", steps_executed=0, reasons=exc.reasons, **_usage(model))
+        _end(recorder, "refused", steps_executed=0, reasons=exc.reasons, **replans.record(), **_usage(model))
         _show_usage(ui, model)
         message = "refused: the plan is HIGH risk:\n" + "\n".join(f"  - {r}" for r in exc.reasons)
         return Outcome(EXIT_REFUSED, "refused", message, recorder.run_dir, reasons=exc.reasons)
     except Declined as exc:
         recorder.record(RunEntry(event="confirmation", data={"decision": "declined"}))
-        _end(recorder, "declined", steps_executed=0, **_usage(model))
+        _end(recorder, "declined", steps_executed=0, **replans.record(), **_usage(model))
         _show_usage(ui, model)
         return Outcome(EXIT_DECLINED, "declined", str(exc), recorder.run_dir)
     recorder.record(RunEntry(event="confirmation", data={"decision": "approved", "how": approval}))
@@ -318,15 +407,15 @@ def _decide_and_run(
         result = Executor(ctx, recorder).execute(plan, from_step=options.from_step, earlier=earlier, expected=expected)
         if options.judge and model is not None:
             result = judged(result, task, workspace, model)
+        again = _replan(plan, result, workspace, ui, recorder, replans) if _may_replan(result, replans) else None
     except KeyboardInterrupt:
-        _end(recorder, "interrupted")
+        _end(recorder, "interrupted", **replans.record())
         raise
-    if result.failed_step is not None and replans > 0 and planner is not None and task is not None:
-        number = (options.replans - replans + 1, options.replans)
-        again = _replan(plan, result, task, workspace, ui, recorder, planner, number)
-        if again is not None:
-            return _decide_and_run(again, workspace, options, ui, recorder, sandbox, model, team, task=task,
-                                   planner=planner, replans=replans - 1, expected=expected)  # fmt: skip
+    if again is not None:
+        recorder.archive_plan(replans.plans)  # plan.json and outputs/ are the new plan's, for --from-step
+        # a re-plan runs whole: --from-step and the outputs it reused were the first plan's
+        return _decide_and_run(again, workspace, replace(options, from_step=None), ui, recorder, sandbox, model,
+                               team, task=task, replans=replans, expected=expected)  # fmt: skip
     _end(
         recorder,
         result.status,
@@ -334,29 +423,50 @@ def _decide_and_run(
         produced_files=result.produced_files,
         error=result.error,
         criteria=[check.model_dump() for check in result.criteria],
+        **replans.record(),
         **_changes(team),
         **_usage(model),
     )
-    ui.show(summary_text(result, recorder, team.checkpoint))
+    ui.show(summary_text(result, recorder, team.checkpoint, replans.made))
     _show_usage(ui, model)
     # done (every step ran, some criterion not checked) is not a failure: the summary says what was not checked
     code = EXIT_FAILED if result.status == "failed" else EXIT_OK
     return Outcome(code, result.status, result.error, recorder.run_dir, result)
 
 
+def _unmet_task_checks(result: ExecutionResult) -> list[CriterionCheck]:
+    """What the task itself asks for (``agent.plan_run.task_checks``), checked after every step ran, and not met."""
+    return [c for c in result.criteria if c.status == "not met" and c.criterion.endswith(FROM_THE_TASK)]
+
+
+def _may_replan(result: ExecutionResult, replans: _Replans) -> bool:
+    """Re-plans are left, and a step failed, not because the model's server did (the re-plan would meet the same
+    server), or every step ran and omx found the result short of what the task asks for ("6 bullet lines", asked
+    for 3). A plan's own criterion not met is no reason: the plan may have guessed it wrong, and the result right."""
+    if not replans.left:
+        return False
+    if result.failed_step is None:
+        return result.status == "failed" and bool(_unmet_task_checks(result))
+    failed = next((o for o in result.steps if o.step_id == result.failed_step), None)
+    return failed is not None and failed.error_type != "LLMError"
+
+
 def _replan(
-    plan: Plan, result: ExecutionResult, task: str, workspace: Path, ui: UI, recorder: RunRecorder,
-    planner: Planner, number: tuple[int, int],
-) -> Plan | None:  # fmt: skip
+    plan: Plan, result: ExecutionResult, workspace: Path, ui: UI, recorder: RunRecorder, replans: _Replans
+) -> Plan | None:
     """After a failed step, a new plan for the rest of the task (None: the model gave none). The failing step still
     stops its own plan (seed 004 FR-E2); the new plan is shown and confirmed like the first, by the same rules."""
-    ui.show(f"Step {result.failed_step} failed: {result.error}\nRe-planning ({number[0]} of at most {number[1]}) ...")
-    data = {"number": number[0], "failed_step": result.failed_step, "error": result.error, "plan": plan.model_dump()}
-    recorder.record(RunEntry(event="replan", data=data))
-    if isinstance(planner.model, RecordingModel):  # the trace tells a re-plan's model calls from the first plan's
-        planner.model.purpose, planner.model.step_id = "replan", None
+    assert replans.planner is not None
+    planner = replans.planner
+    failed = result.failed_step is not None
+    data = {"reason": "failed step" if failed else "unmet task check", "failed_step": result.failed_step,
+            "error": result.error, "plan": plan.model_dump(mode="json", exclude_none=True)}  # fmt: skip
+    what = f"step {result.failed_step} failed: {result.error}" if failed else f"the result is wrong: {result.error}"
+    _announce(replans, ui, recorder, what, data)
+    happened = _what_happened(plan, result, recorder.run_dir)
     try:
-        return planner.replan(task, workspace, plan, _what_happened(plan, result, recorder.run_dir))
+        return _valid_plan(lambda: planner.replan(replans.task, workspace, happened, plan), replans, workspace, ui,
+                           recorder, replanning=True)  # fmt: skip
     except PlanningError as exc:
         ui.show(f"No new plan: {exc}")
         return None
@@ -374,6 +484,13 @@ def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path) -> str:
         elif outcome.status == "failed":
             step += f": {outcome.error}" + (f" ({outcome.hint})" if outcome.hint else "")
         lines.append(step)
+    unmet = _unmet_task_checks(result) if result.failed_step is None else []
+    if unmet:  # what the task asks for, exactly, and what the run wrote instead
+        lines.append("Every step ran, but the result is not what the task asks for:")
+        lines += [f"- {c.criterion.removesuffix(FROM_THE_TASK)}: not met ({c.detail})" for c in unmet]
+        lines.append(
+            "Plan it so that the output meets exactly that (an llm prompt that says it, or a tool that does it)."
+        )
     return "\n".join(lines)
 
 
@@ -424,18 +541,22 @@ def _assessment_record(assessment: RiskAssessment) -> dict[str, Any]:
     }
 
 
-def summary_text(result: ExecutionResult, recorder: RunRecorder, checkpoint: RunCheckpoint | None = None) -> str:
+def summary_text(
+    result: ExecutionResult, recorder: RunRecorder, checkpoint: RunCheckpoint | None = None, replans: int = 0
+) -> str:
     """The console summary (seed 004 FR-R1): outcome, steps, criteria, produced files, where the trace is, and on an
-    omxfs workspace the lines that show and undo what the run did to the agent's zone (issue 27)."""
+    omxfs workspace the lines that show and undo what the run did to the agent's zone (issue 27). The steps and
+    criteria are the last plan's; ``replans`` says how many re-plans came before it."""
     steps = f"{result.steps_executed}/{result.steps_total} steps"
+    after = f", after {replans} re-plan{'s' if replans != 1 else ''}" if replans else ""
     if result.status == "success":
-        lines = [f"Result: success ({steps})"]
+        lines = [f"Result: success ({steps}{after})"]
     elif result.status == "done":
-        lines = [f"Result: done, {done_text(result.criteria)} ({steps})"]
+        lines = [f"Result: done, {done_text(result.criteria)} ({steps}{after})"]
     elif result.failed_step is not None:
-        lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}: {result.error}"]
+        lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}{after}: {result.error}"]
     else:
-        lines = [f"Result: failed: {result.error}"]
+        lines = [f"Result: failed{after}: {result.error}"]
     for o in result.steps:
         lines.append(f"  {o.step_id}. {o.tool:<10} {o.status:<8} {o.duration_s:.2f}s")
         if o.note:

@@ -90,11 +90,15 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
             f"plan risk {data.get('risk_level')} (computed {data.get('computed')}, model said "
             f"{data.get('model_label')})",
             *(f"  - {r}" for r in data.get("reasons", [])),
+            *_plan_lines(data),
         ]
     if event == "replan":
+        if data.get("reason") == "invalid plan":
+            return [f"re-plan {data.get('number')}: the plan was invalid, also after a retry: {data.get('error')}"]
         steps = [f"{s.get('id')}. {s.get('tool')}" for s in (data.get("plan") or {}).get("steps", [])]
+        why = f"step {data.get('failed_step')} failed" if data.get("failed_step") else "the result is wrong"
         return [
-            f"re-plan {data.get('number')}: step {data.get('failed_step')} failed: {_short(data.get('error'))}",
+            f"re-plan {data.get('number')}: {why}: {_short(data.get('error'), 160)}",
             f"  the failed plan: {', '.join(steps)}",
         ]
     if event == "schema_refused":
@@ -103,7 +107,8 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
         reasons = [f"  - {r}" for r in data.get("reasons", [])]
         return [f"confirmation: {data.get('decision')}" + (f" ({data['how']})" if data.get("how") else ""), *reasons]
     if event == "end":
-        lines = [f"run ended: {data.get('status')}, {data.get('steps_executed', 0)} step(s) executed"]
+        replans = f", after {data['replans']} re-plan(s)" if data.get("replans") else ""
+        lines = [f"run ended: {data.get('status')}, {data.get('steps_executed', 0)} step(s) executed{replans}"]
         lines += [f"  error: {data['error']}"] if data.get("error") else []
         lines += [f"  produced {path}" for path in data.get("produced_files", [])]
         lines += _change_lines(data)
@@ -113,6 +118,21 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
             lines.append(f"  [{check.get('status')}{judged}] {check.get('criterion')}{detail}")
         return lines
     return [f"{event}: {_short(data)}"]
+
+
+def _plan_lines(data: dict[str, Any]) -> list[str]:
+    """The whole plan a plan entry carries (a run that may re-plan records every plan), step by step."""
+    plan = data.get("plan")
+    if not isinstance(plan, dict):
+        return []
+    lines = [f"  plan {data.get('number')}: {plan.get('goal')}"]
+    for step in plan.get("steps") or []:
+        if isinstance(step, dict):
+            inputs = step.get("inputs")
+            inputs = inputs if isinstance(inputs, dict) else {}
+            shown = ", ".join(f"{name}: {_short(value, 60)}" for name, value in inputs.items())
+            lines.append(f"    {step.get('id')}. [{step.get('tool')}] {step.get('description')} ({shown})")
+    return lines
 
 
 def _checkpoint_lines(start: dict[str, Any]) -> list[str]:
@@ -217,7 +237,11 @@ def render_run(path: Path) -> str:
     run_dir = path.parent if path.is_file() else path
     lines = [f"Run {run_dir}"]
     start: dict[str, Any] = next((e.get("data", {}) for e in entries if e.get("event") == "start"), {})
-    if plan:
+    plans = sum(1 for e in entries if e.get("event") == "plan")
+    if plan and plans > 1:
+        lines.append(f"Goal: {plan.get('goal')}  ({plans} plans; the last, in plan.json, has "
+                     f"{len(plan.get('steps', []))} step(s); the others in plans/)")  # fmt: skip
+    elif plan:
         lines.append(f"Goal: {plan.get('goal')}  ({len(plan.get('steps', []))} step(s), plan.json)")
     elif start.get("command") == "agent" or "prompt" in start:
         lines.append("An omx agent run: no plan, the model called tools turn by turn")

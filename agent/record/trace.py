@@ -1,7 +1,8 @@
 """The record of a run: ``runs/<ts>/plan.json`` and ``trace.jsonl``, one JSON object per line (seed 004 FR-R2).
 
 Four kinds of line, told apart by ``kind``: ``run`` (start, plan, confirmation, end: what was decided and why;
-for ``omx agent`` also its context compressions and resizes and the answer), ``model`` (every model request:
+a re-plan's reason and, in a run that may re-plan, each plan whole; for ``omx agent`` also its context
+compressions and resizes and the answer), ``model`` (every model request:
 purpose, request id, token usage including cached tokens, the retries it took), ``tool`` (every tool call of
 ``omx agent``: arguments, result digest and preview, error) and ``step`` (the
 seed's TraceEntry: step_id, tool, inputs_digest, output_digest, start_time, end_time, status, error, plus what a
@@ -105,6 +106,7 @@ class ModelCallEntry(_Entry):
     prefix_chars: int | None = None
     previous_request: bool | None = None
     retries: list[str] = Field(default_factory=list)  # failed attempts before this one's outcome (agent.model.waiting)
+    response_format: str | None = None  # how the reply's shape was asked: json_schema, json_object, or None (not)
 
 
 class ToolCallEntry(_Entry):
@@ -168,6 +170,16 @@ class RunRecorder:
         tmp.write_text(plan.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
         os.replace(tmp, self.plan_path)
 
+    def archive_plan(self, number: int) -> None:
+        """Before a re-plan's plan.json is written: keep plan ``number``'s plan.json and outputs/ in
+        ``plans/<number>/``, where ``omx run plans/<number>/plan.json --from-step N`` finds them as in any run
+        directory; plan.json and outputs/ beside the trace are then the latest plan's, never a mix of two."""
+        kept = self.run_dir / "plans" / str(number)
+        kept.mkdir(parents=True, exist_ok=True)
+        for name in ("plan.json", "outputs"):
+            if (self.run_dir / name).exists():
+                os.replace(self.run_dir / name, kept / name)
+
     def record(self, entry: Entry) -> None:
         line = entry.model_dump_json() + "\n"
         with open(self.trace_path, "a", encoding="utf-8") as f:
@@ -185,11 +197,13 @@ class RecordingModel:
         self.purpose = "plan"
         self.step_id: int | None = None
         self.tally = Tally()  # the run's tokens and cost, for its summary
+        self._format: str | None = None  # the response format of the request being recorded
 
     def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, json_mode: JsonMode = False
     ) -> ModelReply:
         start, began = now(), time.monotonic()
+        self._format = "json_schema" if isinstance(json_mode, dict) else "json_object" if json_mode else None
         try:
             reply = self.model.complete(messages, tools=tools, json_mode=json_mode)
         except LLMError as exc:
@@ -223,6 +237,7 @@ class RecordingModel:
                 start_time=start,
                 end_time=now(),
                 duration_s=duration,
+                response_format=self._format,
                 **fields,
             )
         )

@@ -54,10 +54,15 @@ def _usage(usage: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class OpenAIStub:
-    """The server: ``base_url``, ``enqueue(...)``, ``requests`` (JSON bodies received), ``headers``; ``close()``."""
+    """The server: ``base_url``, ``enqueue(...)``, ``requests`` (JSON bodies received), ``headers``; ``close()``.
 
-    def __init__(self, port: int = 0) -> None:
+    ``unsupported_response_formats`` (a set, changeable at any time) plays a server without some ``response_format``
+    types: a request asking for one is answered HTTP 400 at once, as llama.cpp or OpenAI answer an option they do
+    not take, without using a scripted reply; ``response_formats`` lists the type each request asked for."""
+
+    def __init__(self, port: int = 0, *, unsupported_response_formats: set[str] | None = None) -> None:
         """``port`` 0 takes a free one; a fixed one plays a server at its usual address (the README's Ollama)."""
+        self.unsupported_response_formats: set[str] = set(unsupported_response_formats or ())
         self._queue: list[ScriptedResponse] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -97,11 +102,20 @@ class OpenAIStub:
         with self._lock:
             self._queue.append(scripted)
 
+    @property
+    def response_formats(self) -> list[str | None]:
+        """The ``response_format`` type of each request received (None: it sent none)."""
+        with self._lock:
+            return [(r.get("response_format") or {}).get("type") for r in self.requests]
+
     def _next(self, body: dict[str, Any], headers: dict[str, str]) -> ScriptedResponse:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
             self.arrivals.append(time.monotonic())
+            asked = (body.get("response_format") or {}).get("type")
+            if asked in self.unsupported_response_formats:
+                return ScriptedResponse(status=400, error=f"response_format type {asked!r} is not supported")
             if self._queue:
                 return self._queue.pop(0)
         return ScriptedResponse(

@@ -1,12 +1,22 @@
-"""The llm tool: one model call on a step's material; its text is the step's output."""
+"""The llm tool: one model call on a step's material; its text is the step's output.
+
+With a ``shape`` (``agent.plan_run.output_shape``: the task said "3 bullets", "just the number", "one line"), the
+reply is asked as a JSON object of the shape's schema and rendered as the text the task asked for; a reply that is
+not that object (a server that took neither the schema nor JSON mode) is kept as the model wrote it.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from agent.model.llm import LLMError
+from agent.model.schema_request import complete_with_schema
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import LlmInput
+
+if TYPE_CHECKING:
+    from agent.plan_run.output_shape import OutputShape
 
 __all__ = ["llm"]
 
@@ -17,19 +27,27 @@ SYSTEM = (
 FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
 
 
-def llm(inputs: LlmInput, ctx: ToolContext) -> ToolResult:
+def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) -> ToolResult:
     assert isinstance(inputs.prompt, str) and not hasattr(inputs.input, "ref"), "references are resolved first"
     if ctx.model is None:
         return ToolResult.failure("no model is configured for llm steps", "pass --model (or set OMX_MODEL)", "NoModel")
-    content = inputs.prompt if inputs.input is None else f"{inputs.prompt}\n\n---\n{inputs.input}"
+    prompt = inputs.prompt if shape is None else f"{inputs.prompt}\n{shape.instruction()}"
+    content = prompt if inputs.input is None else f"{prompt}\n\n---\n{inputs.input}"
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
     try:
-        reply = ctx.model.complete([{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}])
+        if shape is None:
+            reply = ctx.model.complete(messages)
+        else:
+            reply = complete_with_schema(ctx.model, messages, shape.schema)
     except LLMError as exc:
         return ToolResult.failure(str(exc), "the model call failed, not the plan", "LLMError", kind=exc.kind,
                                   attempts=exc.attempts, retries=exc.retries)  # fmt: skip
     text = (reply.content or "").strip()
     fenced = FENCE.match(text)
     text = fenced.group(1).strip() if fenced else text
+    details: dict[str, Any] = {"request_id": reply.request_id, "model": reply.model}
+    if shape is not None:
+        text, details["shape"] = _shaped(text, shape)
     if not text:
         return ToolResult.failure(
             "the model returned an empty reply",
@@ -37,4 +55,13 @@ def llm(inputs: LlmInput, ctx: ToolContext) -> ToolResult:
             "EmptyReply",
             request_id=reply.request_id,
         )
-    return ToolResult(ok=True, output=text + "\n", details={"request_id": reply.request_id, "model": reply.model})
+    return ToolResult(ok=True, output=text + "\n", details=details)
+
+
+def _shaped(text: str, shape: OutputShape) -> tuple[str, str]:
+    """The reply rendered in the task's shape, and what the trace says of it; the reply as written if it is not
+    the shape's JSON object (the task's checks judge it then, as any other output)."""
+    rendered = shape.text(text)
+    if rendered is None:
+        return text, f"asked for {shape.what}; the reply was not of its schema and is kept as written"
+    return rendered, f"asked for {shape.what} (JSON schema), rendered as text"

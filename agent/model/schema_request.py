@@ -1,0 +1,61 @@
+"""Asking for a reply that is a JSON object of a JSON schema, as strongly as the server allows (issue 28).
+
+The schema goes as ``response_format`` json_schema, so a server that supports it (llama.cpp, vLLM, Ollama, OpenAI)
+cannot decode anything but its shape. A server that refuses it (a 400) is asked in JSON mode, and the caller
+validates the reply. The refusal is remembered for the process (``SCHEMA_REFUSED``): one fast failed request per
+run at most, and no state on disk that a server upgrade would make wrong. ``OMX_RESPONSE_FORMAT`` (json_schema,
+json_object or none) pins one way of asking, without fallback, to measure what each adds. The plan
+(``agent.plan_run.planner``) and an llm step whose output the task shapes (``agent.plan_run.output_shape``) are
+asked this way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from agent.model.llm import JsonMode, LLMError, Model, ModelReply
+
+__all__ = ["RESPONSE_FORMATS", "SCHEMA_REFUSED", "complete_with_schema", "pinned_format"]
+
+#: the models (by their repr) whose server refused a JSON schema in this process: JSON mode for them
+SCHEMA_REFUSED: set[str] = set()
+#: the ways of asking that OMX_RESPONSE_FORMAT may pin: the schema, JSON mode, the prompt alone
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+
+
+def pinned_format() -> str | None:
+    """``OMX_RESPONSE_FORMAT``: one way of asking, without fallback; unset or auto: the strongest the server takes."""
+    value = os.environ.get("OMX_RESPONSE_FORMAT", "").strip()
+    if not value or value == "auto":
+        return None
+    if value not in RESPONSE_FORMATS:
+        raise LLMError(f"LLM error: OMX_RESPONSE_FORMAT={value!r} is not one of auto, {', '.join(RESPONSE_FORMATS)}")
+    return value
+
+
+def complete_with_schema(
+    model: Model,
+    messages: list[dict[str, Any]],
+    schema: dict[str, Any],
+    *,
+    on_refused: Callable[[str], None] | None = None,
+) -> ModelReply:
+    """``model``'s reply to ``messages`` asked with ``schema``, else in JSON mode where the server refused the schema
+    (``on_refused`` hears of the refusal, once a process), else as pinned by OMX_RESPONSE_FORMAT."""
+    pinned = pinned_format()
+    if pinned is not None:
+        mode: JsonMode = schema if pinned == "json_schema" else pinned == "json_object"
+        return model.complete(messages, json_mode=mode)
+    key = repr(model)
+    if key not in SCHEMA_REFUSED:
+        try:
+            return model.complete(messages, json_mode=schema)
+        except LLMError as exc:
+            if exc.kind != "other":  # a timeout, an unreachable server, a bad key: not the schema's fault
+                raise
+            SCHEMA_REFUSED.add(key)
+            if on_refused:
+                on_refused(str(exc))
+    return model.complete(messages, json_mode=True)
