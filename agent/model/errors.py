@@ -32,8 +32,9 @@ class LLMError(Exception):
     """A clear one-line message for the user; never contains an API key.
 
     ``kind`` says what failed, so the caller can retry a transient failure and give advice that fits it (run
-    again, raise the timeout, fix the key) instead of blaming the plan; ``retry_after`` is the server's
-    Retry-After in seconds when it sent one; ``attempts`` how many times the call was tried in all.
+    again, raise the timeout, fix the key) instead of blaming the plan; ``status`` is the HTTP status the server
+    answered with, where one did; ``retry_after`` is the server's Retry-After in seconds when it sent one;
+    ``attempts`` how many times the call was tried in all.
     """
 
     def __init__(
@@ -42,10 +43,11 @@ class LLMError(Exception):
         *,
         request_id: str | None = None,
         kind: ErrorKind = "other",
+        status: int | None = None,
         retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
-        self.request_id, self.kind, self.retry_after = request_id, kind, retry_after
+        self.request_id, self.kind, self.status, self.retry_after = request_id, kind, status, retry_after
         self.attempts = 1
         self.retries: list[str] = []  # the failed attempts before this one (agent.model.waiting), for the trace
 
@@ -133,7 +135,8 @@ def describe(
         code = f" (HTTP {status})" if isinstance(status, int) else ""
         what = f"{model} failed{code}: {detail}"
     message = redact(f"LLM error: {what} [request {request_id}]", secrets)
-    return LLMError(message, request_id=request_id, kind=kind, retry_after=retry_after)
+    code = status if isinstance(status, int) else None
+    return LLMError(message, request_id=request_id, kind=kind, status=code, retry_after=retry_after)
 
 
 def retry_after_s(headers: Any) -> float | None:

@@ -2,7 +2,9 @@
 
 The schema goes as ``response_format`` json_schema, so a server that supports it (llama.cpp, vLLM, Ollama, OpenAI)
 cannot decode anything but its shape. A server that refuses it (a 400) is asked in JSON mode, and the caller
-validates the reply. The refusal is remembered for the process (``SCHEMA_REFUSED``): one fast failed request per
+validates the reply; only a request the server answered 400 or 422 is a refusal (any other failure, a timeout or
+a scripted model with no reply left, is not the schema's fault and must not switch every later request to JSON
+mode). The refusal is remembered for the process (``SCHEMA_REFUSED``): one fast failed request per
 run at most, and no state on disk that a server upgrade would make wrong. ``OMX_RESPONSE_FORMAT`` (json_schema,
 json_object or none) pins one way of asking, without fallback, to measure what each adds. The plan
 (``agent.plan_run.planner``) and an llm step whose output the task shapes (``agent.plan_run.output_shape``) are
@@ -23,6 +25,8 @@ __all__ = ["RESPONSE_FORMATS", "SCHEMA_REFUSED", "complete_with_schema", "pinned
 SCHEMA_REFUSED: set[str] = set()
 #: the ways of asking that OMX_RESPONSE_FORMAT may pin: the schema, JSON mode, the prompt alone
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+#: how a server says it cannot take a request's response_format: Bad Request, Unprocessable Entity
+REFUSED_STATUSES = frozenset({400, 422})
 
 
 def pinned_format() -> str | None:
@@ -53,7 +57,7 @@ def complete_with_schema(
         try:
             return model.complete(messages, json_mode=schema)
         except LLMError as exc:
-            if exc.kind != "other":  # a timeout, an unreachable server, a bad key: not the schema's fault
+            if exc.kind != "other" or exc.status not in REFUSED_STATUSES:
                 raise
             SCHEMA_REFUSED.add(key)
             if on_refused:

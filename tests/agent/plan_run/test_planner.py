@@ -139,3 +139,21 @@ def test_a_server_down_is_not_taken_for_a_schema_refusal(ws: Path, openai_stub: 
     with pytest.raises(PlanningError, match="planning failed"):
         Planner(model).plan("list the data", ws)
     assert repr(model) not in SCHEMA_REFUSED
+
+
+def test_a_failure_without_a_refusing_status_is_not_taken_for_a_schema_refusal(ws: Path) -> None:
+    """A scripted model with no reply left fails with a plain LLM error (no HTTP status): taken for a refusal, it
+    switched the plan and every shaped llm step of the process to JSON mode."""
+    model = ScriptedModel()
+    refused: list[str] = []
+    with pytest.raises(PlanningError, match="no reply left"):
+        Planner(model, on_schema_refused=refused.append).plan("t", ws)
+    assert refused == [] and repr(model) not in SCHEMA_REFUSED
+
+
+def test_an_unprocessable_schema_is_a_refusal_too(ws: Path, openai_stub: OpenAIStub) -> None:
+    openai_stub.enqueue(status=422, error="unknown response_format json_schema")
+    openai_stub.enqueue(content=json.dumps(GOOD))
+    model = LiteLLMModel("openai/unprocessable", api_base=openai_stub.base_url, api_key="sk-test")
+    assert Planner(model).plan("list the data", ws).steps[0].tool == "list_dir"
+    assert [r["response_format"]["type"] for r in openai_stub.requests] == ["json_schema", "json_object"]
