@@ -135,8 +135,8 @@ def describe(
         code = f" (HTTP {status})" if isinstance(status, int) else ""
         what = f"{model} failed{code}: {detail}"
     message = redact(f"LLM error: {what} [request {request_id}]", secrets)
-    code = status if isinstance(status, int) else None
-    return LLMError(message, request_id=request_id, kind=kind, status=code, retry_after=retry_after)
+    http_status = status if isinstance(status, int) else None
+    return LLMError(message, request_id=request_id, kind=kind, status=http_status, retry_after=retry_after)
 
 
 def retry_after_s(headers: Any) -> float | None:
