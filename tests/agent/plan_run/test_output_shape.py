@@ -5,7 +5,7 @@ for; a server without JSON schemas is asked in JSON mode, and a reply that is no
 for the task's checks to judge as before. Through omx in process with the scripted model, and as a real process
 against the OpenAI-compatible stub."""
 
-# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+# ruff: noqa: F811  (the ``script`` and ``ws`` fixtures are imported and requested by name)
 
 from __future__ import annotations
 
@@ -23,20 +23,11 @@ from agent.model.llm import ScriptedModel
 from agent.plan_run.output_shape import shaped_step
 from agent.plan_run.plan import Plan
 from agent.plan_run.task_checks import TaskExpectations
-from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
-from tests.e2e.helpers import NOTES, REPO, kinds, omx, only_run, run_end, trace_of
+from tests.e2e.conftest import script, ws  # noqa: F401  (the scripted model in the CLI, the workspace)
+from tests.e2e.helpers import REPO, kinds, omx, only_run, run_end, trace_of
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]
-
-
-@pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    workspace = tmp_path / "workspace"
-    (workspace / "data").mkdir(parents=True)
-    (workspace / "data" / "notes.txt").write_text(NOTES, encoding="utf-8")
-    monkeypatch.chdir(workspace)
-    return workspace.resolve()
 
 
 def plan(output: str, *, content: Any = None, mode: str = "overwrite") -> str:
