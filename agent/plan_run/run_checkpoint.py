@@ -96,7 +96,10 @@ def change_stat(checkpoint: RunCheckpoint) -> dict[str, int]:
     """How many paths of the zone were added, modified and deleted since the run's checkpoint, counted as
     ``omxfs diff`` counts them, from the stat and hashes alone: no file's content is diffed for a count."""
     with _history(checkpoint.workspace, checkpoint.zone) as history:
-        old = history.load(checkpoint.number).by_path()
-        new = {e.path: e for e in scan_zone(history.zone_dir, old).entries}
+        manifest = history.load(checkpoint.number)
+        old = manifest.by_path()
+        # the manifest's listings and stat cache let unchanged directories go unlisted, as a checkpoint's scan does
+        scan = scan_zone(history.zone_dir, old, listings=manifest.listings, cached=manifest.stat_cache)
+        new = {e.path: e for e in scan.entries}
     modified = sum(1 for path in old.keys() & new.keys() if old[path].key() != new[path].key())
     return {"added": len(new.keys() - old.keys()), "modified": modified, "deleted": len(old.keys() - new.keys())}
