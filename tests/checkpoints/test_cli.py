@@ -54,3 +54,16 @@ def test_the_commands_reach_the_store_beneath_a_mount(mount: Callable[..., Mount
     assert "undo with" in omxfs("restore", str(m.root), "alice", "1", "--as", "alice").stdout
     assert m.path("agents/alice/notes.md").read_text() == "one\n"  # the mount shows the restored zone
     assert [c["id"] for c in json.loads(omxfs("checkpoints", str(m.root), "alice", "--json").stdout)] == ["1", "2"]
+
+
+def test_a_path_the_checkpoint_does_not_hold_is_said_to_be_removed(ws: Workspace) -> None:
+    """Restoring a path to a checkpoint made before it existed removes it (as the checkpoint had it): the command
+    said only "(0 file(s))", which reads like nothing happened."""
+    zone = ws.root / "agents/alice"
+    (zone / "old.txt").write_text("old\n")
+    omxfs("checkpoint", str(ws.root), "--as", "alice")
+    (zone / "conf").mkdir()
+    (zone / "conf/app.ini").write_text("a\n")
+    done = omxfs("restore", str(ws.root), "alice", "1", "conf/app.ini", "old.txt", "--as", "alice")
+    assert "not in checkpoint 1, so removed: conf/app.ini\n" in done.stderr
+    assert not (zone / "conf/app.ini").exists() and (zone / "old.txt").read_text() == "old\n"
