@@ -9,15 +9,23 @@ task says it in a form that can be read without guessing, omx checks it on its o
   out/changes.md``; ``the TODO comments in src/app.py`` names an input). Each must have been written by this run:
   it exists after it, and did not before or changed;
 - with exactly one output file, what the task says of its content: ``N bullets`` / ``N bullet points`` (one N in
-  the task: "one bullet each (2 bullets)" is not read), ``just the number`` (also "the sum", "the result"),
-  ``at most N words``, ``one line``, ``a markdown table``; and where the task names the input it is about (read
-  before the run, while it is as the person meant it): ``count the lines of X`` / ``count the words in X`` with
-  "just the number" (the number must be X's count: its lines, or its non-empty lines where X has blank ones),
-  ``the first N lines of X`` (X's first N lines, in order).
+  the task, or the one in brackets that sums up others: "one bullet each (2 bullets)"), ``just the number`` (also
+  "the sum", "the result"), ``at most N words``, ``one line``, ``a markdown table``; and where the task names the
+  input it is about (read before the run, while it is as the person meant it): ``count the lines of X`` /
+  ``count the words in X`` with "just the number" (the number must be X's count: its lines, or its non-empty lines
+  where X has blank ones), ``count the lines of X that start with 'import'`` / ``count the TODO comments in X``
+  (the lines that match), ``count the .py files in DIR/`` (DIR's own, or all below it), ``the first N lines of X``
+  (X's first N lines, in order);
+- what the task says to do to its input (upper case, sort, unique, reverse, the lines with a word, every TODO
+  comment, replace, append, the first line, concatenate, a JSON key, a CSV file as a table, a directory's files
+  one per line): ``agent.plan_run.task_transforms``.
 
 Each check is labelled "(from the task)" beside the plan's own criteria; the result is "success" only when all of
 them, and the plan's, were checked and met. What the task says of the output's shape (N bullets, just the number,
 at most N words, one line) is also how the llm step that writes it is asked (``agent.plan_run.output_shape``).
+
+A plan's criterion that names a number the task never said, or quotes a text neither the task nor its files say
+(``FILE contains 'Summary'``), is the plan's own claim: ``TaskExpectations.vet`` leaves it not checked.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from agent.plan_run.criteria import (
     quoted_texts,
 )
 from agent.plan_run.output_shape import OutputShape, shape_of
-from agent.plan_run.task_transforms import counted_matches, transform_checks
+from agent.plan_run.task_transforms import Listing, counted_files, counted_matches, named_dirs, transform_checks
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations"]
 
@@ -197,7 +205,12 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     source = read(counted.group("input")) if counted else None
     inputs = [name for name in _named(task) if name != path and read(name) is not None]
     matches = counted_matches(task, read(inputs[0]) or "") if len(inputs) == 1 else None
-    if _JUST_NUMBER.search(task) and matches is not None:  # "count the lines of X that start with 'import'"
+    listing = _lister(task, workspace)
+    files = counted_files(task, listing)
+    if _JUST_NUMBER.search(task) and files is not None:  # "count the .py files in src/"
+        what, counts = files
+        checks.append(ContentCheck(f"{path} holds just the number of {what}", _the_number(*counts)))
+    elif _JUST_NUMBER.search(task) and matches is not None:  # "count the lines of X that start with 'import'"
         what, count = matches
         counts = {count}
         checks.append(ContentCheck(f"{path} holds just the number of {what} in {inputs[0]}", _the_number(count)))
@@ -226,7 +239,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
         checks.append(ContentCheck(f"{path} has 1 line", _one_line))
     if _TABLE.search(task):
         checks.append(ContentCheck(f"{path} is a markdown table", _table))
-    rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path))
+    rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing)
     checks += [ContentCheck(f"{path} {rule.criterion}", rule.judge) for rule in rules]
     return checks, counts
 
@@ -240,6 +253,29 @@ def _reader(task: str, workspace: Path) -> Callable[[str], str | None]:
     """The text of each file the task names, read now (before the run, while it is as the person meant it)."""
     texts = {name: _read(workspace / name) for name in _named(task)}
     return lambda name: texts[name] if name in texts else _read(workspace / name)
+
+
+def _lister(task: str, workspace: Path) -> Listing:
+    """The files of each directory the task lists or counts the files of, read now (before the run)."""
+    listed = {folder: _files_of(workspace / folder) for folder in named_dirs(task)}
+    return lambda folder: listed.get(folder)
+
+
+def _files_of(root: Path, most: int = 10_000) -> tuple[list[str], list[str]] | None:
+    """``root``'s own files' names, and everything below it (relative; a directory with its final slash); None
+    where it is no directory, or too big to count."""
+    try:
+        if not root.is_dir():
+            return None
+        own = sorted(p.name for p in root.iterdir() if p.is_file())
+        below: list[str] = []
+        for p in root.rglob("*"):
+            below.append(p.relative_to(root).as_posix() + ("/" if p.is_dir() else ""))
+            if len(below) > most:
+                return None
+    except OSError:
+        return None
+    return own, sorted(below)
 
 
 def _bullet_count(task: str) -> int | None:

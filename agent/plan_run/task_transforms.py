@@ -12,8 +12,9 @@ as a person reading the file would. The rules:
 - ``the lines of X that contain WORD`` (also "lines with WORD", "containing", "that start with", "that end with";
   WORD quoted, or a word in capitals such as ERROR): like grep, X's lines that match, in order; "count the lines
   of X that ..." with just the number: how many there are;
-- ``every TODO comment of X`` (a word in capitals before "comment(s)"): each line of the output holds one of X's
-  lines with the word, from the word on; "count the TODO comments in X": how many lines hold it;
+- ``write every TODO comment of X ..., one per line`` (a word in capitals before "comment(s)"): each line of the
+  output is one of them, from its comment mark or from the word on; "count the TODO comments in X": how many
+  lines hold the word;
 - ``sort ... alphabetically`` / ``in alphabetical order`` (also "sort the lines of X"; "ignoring case", "in reverse"):
   the output's lines in that order, and X's lines, no more and no fewer;
 - ``remove the duplicate lines of X`` / ``the unique lines of X`` / ``without duplicates``: no line twice; X's lines
@@ -21,13 +22,19 @@ as a person reading the file would. The rules:
 - ``reverse the order of the lines of X`` / ``the lines of X in reverse order``: X's lines, last first;
 - ``replace 'A' with 'B' in X``: X's text with every A made B;
 - ``append the line 'L' to X``: X's lines as they were, then L;
-- ``the first line is 'L'`` (also "starts with 'L'", "begins with 'L'"): the output's first non-empty line;
+- ``the first line is 'L'`` (also "starts with the line 'L'"): the output's first non-empty line;
 - ``concatenate X and Y`` / ``merge X and Y (X first, then Y)``: X's lines, then Y's;
-- ``the KEY of every ITEM in X.json`` (KEY a key of every object of X's list): those values, one per line.
+- ``the KEY of every ITEM in X.json`` (KEY a key of every object of X's list): those values, one per line;
+- ``convert X.csv to a markdown table`` (also "X.csv as a markdown table"): X's header (case aside) and rows;
+- ``list the files in DIR/ ... one per line`` (DIR with no directory in it): their names, in any order.
+
+A filter said in the negative ("not", "except", "without") or "ignoring case" is not read.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Callable
@@ -35,7 +42,7 @@ from dataclasses import dataclass
 
 from agent.plan_run.criteria import CriterionStatus
 
-__all__ = ["TextRule", "counted_matches", "transform_checks"]
+__all__ = ["Listing", "TextRule", "counted_files", "counted_matches", "named_dirs", "transform_checks"]
 
 Verdict = tuple[CriterionStatus, str]  # met / not met, and what omx saw
 
@@ -98,6 +105,13 @@ _FIRST_LINE = re.compile(
 )
 _CONCAT = re.compile(rf"\b(?:concatenate|join)\s+`?(?P<a>{_P})`?\s+and\s+`?(?P<b>{_P})`?(?![\w/])", re.I)
 _MERGE = re.compile(rf"\bmerge\s+`?(?P<a>{_P})`?\s+and\s+`?(?P<b>{_P})`?{_CLAUSE}\bfirst\b{_CLAUSE}\bthen\b", re.I)
+# the input itself as a table: "convert X.csv to a markdown table", "X.csv as a markdown table" (not "a markdown
+# table of the totals in X.csv": its rows are the model's own)
+_CSV_TABLE = re.compile(
+    rf"\b(?:(?:convert|turn|render|format|rewrite|write)\s+`?(?P<a>{_P})`?\s+(?:in)?to|`?(?P<b>{_P})`?\s+as)\s+"
+    r"(?:a\s+)?markdown\s+table\b",
+    re.I,
+)
 _JSON_KEY = re.compile(
     r"\bthe\s+(?P<key>\w+)\s+of\s+(?:every|each|all(?:\s+the)?)\s+\w+?\s+in\s+`?(?P<input>\S+\.json)`?"
 )
@@ -326,8 +340,82 @@ def _json_values(task: str, read: Callable[[str], str | None]) -> list[TextRule]
     return [TextRule(f"holds the {key} of each item of {match.group('input')}, one per line", _same_lines(wanted))]
 
 
+def _table_rows(text: str) -> list[list[str]]:
+    """The rows of the markdown table in ``text``, each a list of its cells (stripped), the |---| row left out."""
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in _lines(text) if "|" in line]
+    return [row for row in rows if not all(re.fullmatch(r":?-{3,}:?", cell) for cell in row)]
+
+
+def _csv_table(task: str, read: Callable[[str], str | None]) -> list[TextRule]:
+    match = _CSV_TABLE.search(task)
+    name = (match.group("a") or match.group("b")) if match else None
+    text = read(name) if name and name.lower().endswith(".csv") else None
+    if name is None or text is None:
+        return []
+    wanted = [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    if not wanted:
+        return []
+
+    def judge(text: str) -> Verdict:
+        held = _table_rows(text)
+        if not held:
+            return "not met", "no table rows in it"
+        if [cell.casefold() for cell in held[0]] != [cell.casefold() for cell in wanted[0]]:  # "Name" for "name"
+            return "not met", f"its header is {held[0]!r}, not {wanted[0]!r}"
+        if held[1:] != wanted[1:]:
+            return "not met", f"its rows are {held[1:4]!r}, not {wanted[1:4]!r}" + ("..." if len(wanted) > 4 else "")
+        return "met", f"the header and the {len(wanted) - 1} rows of {name}"
+
+    return [TextRule(f"holds the header and the rows of {name}", judge)]
+
+
+_DIR = r"`?(?P<dir>(?:[\w.-]+/)+)`?"  # a directory, named with its final slash: data/, src/lib/
+_LIST_FILES = re.compile(rf"\b(?:list|names?\s+of)\s+(?:all\s+|every\s+)?(?:the\s+)?files\s+in\s+{_DIR}", re.I)
+_COUNT_FILES = re.compile(
+    rf"\bcount\s+(?:the\s+)?(?:number\s+of\s+)?(?:(?P<ext>\.\w{{1,8}})\s+)?files\s+in\s+{_DIR}", re.I
+)
+
+#: a directory before the run: its own files' names, and everything below it (relative; a directory as "sub/")
+Listing = Callable[[str], tuple[list[str], list[str]] | None]
+
+
+def named_dirs(task: str) -> list[str]:
+    """The directories a task lists or counts the files of."""
+    return [m.group("dir") for pattern in (_LIST_FILES, _COUNT_FILES) for m in pattern.finditer(task)]
+
+
+def counted_files(task: str, listing: Listing) -> tuple[str, set[int]] | None:
+    """Of "count the .py files in src/": what is counted, and how many there are (its own, or all below it: the
+    task says not which); None where it counts no directory's files, or the directory is not there."""
+    match = _COUNT_FILES.search(task)
+    files = listing(match.group("dir")) if match else None
+    if match is None or files is None:
+        return None
+    ext = match.group("ext")
+    own, below = ([name for name in names if name.endswith(ext or "") and not name.endswith("/")] for names in files)
+    return f"{ext + ' ' if ext else ''}files in {match.group('dir')}", {len(own), len(below)}
+
+
+def _listed_files(task: str, listing: Listing) -> list[TextRule]:
+    match = _LIST_FILES.search(task)
+    files = listing(match.group("dir")) if match and _ONE_PER_LINE.search(task) else None
+    if match is None or files is None or files[0] != files[1]:
+        return []  # a directory with directories in it: its files, or everything below it, or its entries?
+    folder, names = match.group("dir"), files[0]
+
+    def judge(text: str) -> Verdict:
+        held = [line.removeprefix(folder) for line in _lines(text)]  # "data/a.txt" names a.txt as well
+        return _same_lines(names)("\n".join(held))
+
+    return [TextRule(f"holds the names of the files in {folder}, one per line", judge)]
+
+
 def transform_checks(
-    task: str, source_name: str | None, read: Callable[[str], str | None], output_before: str | None
+    task: str,
+    source_name: str | None,
+    read: Callable[[str], str | None],
+    output_before: str | None,
+    listing: Listing = lambda _: None,
 ) -> list[TextRule]:
     """What ``task`` says its one output holds, from what it says to do to its input ``source_name`` (the one file
     it names besides the output, read before the run by ``read``) or to the output itself (``output_before``: the
@@ -359,6 +447,8 @@ def transform_checks(
             both = f"{joined.group('a')}'s lines, then {joined.group('b')}'s"
             rules.append(TextRule(f"holds {both}", _these_lines(_lines(first) + _lines(second))))
     rules += _json_values(task, read)
+    rules += _csv_table(task, read)
+    rules += _listed_files(task, listing)
     rules += _case_checks(task, source, alone=not rules)
     first_line = _FIRST_LINE.search(task)
     if first_line:

@@ -33,6 +33,7 @@ def ws(tmp_path: Path) -> Path:
         "data/list.txt": "milk\neggs\n",
         "data/users.json": USERS,
         "src/app.py": APP_PY,
+        "data/people.csv": "name,age\nAda,36\nLinus,28\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +143,11 @@ RULES = {
         "bob\nada\ncy\n", "ada, bob, cy\n",
         "out/n.txt holds the name of each item of data/users.json, one per line (from the task)",
     ),
+    "a CSV file as a markdown table": (
+        "Convert data/people.csv to a markdown table in out/p.md", "out/p.md",
+        "| Name | Age |\n|---|---|\n| Ada | 36 |\n| Linus | 28 |\n", "| name | age |\n|---|---|\n| Ada | 36 |\n",
+        "out/p.md holds the header and the rows of data/people.csv (from the task)",
+    ),
 }  # fmt: skip
 
 
@@ -149,7 +155,7 @@ RULES = {
 def test_each_rule_is_met_by_the_right_output_and_not_by_a_wrong_one(ws: Path, rule: str) -> None:
     task, output, right, wrong, criterion = RULES[rule]
     criteria, verdict = judged(ws, task, output, right)
-    assert criteria == [criterion] and verdict == "met", (criteria, verdict)
+    assert criteria[-1] == criterion and verdict == "met", (criteria, verdict)
     (ws / output).unlink()
     _, verdict = judged(ws, task, output, wrong)
     assert verdict.startswith("not met: "), verdict
@@ -209,6 +215,7 @@ AMBIGUOUS = {
     "merge without an order": "Merge data/a.txt and data/b.txt into out/m.txt",
     "a word that is no key of the items": "Write the title of every user in data/users.json to out/n.txt",
     "starts with, of lines to pick": "Write the lines of data/a.txt that start with 'p' in any order to out/p.txt",
+    "a table of the model's own rows": "Write a markdown table of the ages in data/people.csv to out/p.md",
     "a task about two outputs": "Sort data/names.txt into out/a.txt and data/a.txt into out/b.txt",
 }
 
@@ -218,6 +225,8 @@ def test_ambiguous_words_make_no_check(ws: Path, case: str) -> None:
     expected = TaskExpectations.before(AMBIGUOUS[case], ws)
     if case == "starts with, of lines to pick":  # the lines to pick are read; no first line is made of it
         assert [c.criterion for c in expected.content] == ["out/p.txt holds the input's lines that start with 'p'"]
+    elif case == "a table of the model's own rows":  # a table it is; its rows are not data/people.csv's
+        assert [c.criterion for c in expected.content] == ["out/p.md is a markdown table"]
     else:
         assert [c.criterion for c in expected.content] == [], case
 
@@ -248,3 +257,28 @@ def test_the_0_5b_models_unchecked_wrong_results_are_now_not_met(ws: Path, run: 
     task, output, held = ZERO_5B[run]
     criteria, verdict = judged(ws, task, output, held)
     assert criteria and verdict.startswith("not met: "), (criteria, verdict)
+
+
+def test_the_files_of_a_directory_listed_one_per_line(ws: Path) -> None:
+    task = "List the files in data/ and write their names, one per line, to out/files.txt"
+    names = sorted(p.name for p in (ws / "data").iterdir())
+    criteria, verdict = judged(ws, task, "out/files.txt", "\n".join(f"data/{name}" for name in reversed(names)))
+    assert criteria == ["out/files.txt holds the names of the files in data/, one per line (from the task)"]
+    assert verdict == "met"  # in any order, with or without the directory's name
+    (ws / "out/files.txt").unlink()
+    _, verdict = judged(ws, task, "out/files.txt", "\n".join(names[:-1]))
+    assert verdict == f"not met: {names[-1]!r} is missing"
+    (ws / "data/sub").mkdir()  # its files, or its entries, or everything below it: no check
+    assert TaskExpectations.before(task, ws).content == ()
+
+
+def test_a_count_of_files_is_of_the_directory_before_the_run(ws: Path) -> None:
+    (ws / "src/lib").mkdir()
+    (ws / "src/lib/util.py").write_text("X = 1\n")
+    (ws / "src/notes.md").write_text("notes\n")
+    expected = TaskExpectations.before("Count the .py files in src/ and write just the number to out/n.txt", ws)
+    assert [c.criterion for c in expected.content] == ["out/n.txt holds just the number of .py files in src/"]
+    (ws / "src/new.py").write_text("")  # written by the run: not the person's file
+    for held, status in (("1", "met"), ("2", "met"), ("3", "not met"), ("two", "not met")):  # its own, or all below
+        (ws / "out/n.txt").write_text(held + "\n")
+        assert [c.status for c in expected.check()] == ["met", status], held
