@@ -45,7 +45,14 @@ from agent.plan_run.criteria import (
     quoted_texts,
 )
 from agent.plan_run.output_shape import OutputShape, shape_of
-from agent.plan_run.task_transforms import Listing, counted_files, counted_matches, named_dirs, transform_checks
+from agent.plan_run.task_transforms import (
+    Listing,
+    changes_case,
+    counted_files,
+    counted_matches,
+    named_dirs,
+    transform_checks,
+)
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations"]
 
@@ -227,7 +234,8 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
         checks.append(ContentCheck(f"{path} holds just a number", _just_a_number))
     first = _FIRST_LINES.search(task)
     source = read(first.group("input")) if first else None
-    if first and source is not None:
+    picked = first is not None and source is not None  # the lines are read from X: what else is done is not all
+    if first and source is not None and not changes_case(task):  # "... in upper case": not as X has them
         n, name = _number(first.group(1)), first.group("input")
         wanted = [line.strip() for line in source.splitlines()[:n] if line.strip()]
         checks.append(ContentCheck(f"{path} holds the first {n} lines of {name}", _these_lines(wanted)))
@@ -239,7 +247,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
         checks.append(ContentCheck(f"{path} has 1 line", _one_line))
     if _TABLE.search(task):
         checks.append(ContentCheck(f"{path} is a markdown table", _table))
-    rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing)
+    rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing, picked)
     checks += [ContentCheck(f"{path} {rule.criterion}", rule.judge) for rule in rules]
     return checks, counts
 

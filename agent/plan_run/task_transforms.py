@@ -42,7 +42,15 @@ from dataclasses import dataclass
 
 from agent.plan_run.criteria import CriterionStatus
 
-__all__ = ["Listing", "TextRule", "counted_files", "counted_matches", "named_dirs", "transform_checks"]
+__all__ = [
+    "Listing",
+    "TextRule",
+    "changes_case",
+    "counted_files",
+    "counted_matches",
+    "named_dirs",
+    "transform_checks",
+]
 
 Verdict = tuple[CriterionStatus, str]  # met / not met, and what omx saw
 
@@ -58,6 +66,11 @@ _MATCHING = re.compile(
 )
 # "the lines that do not contain X", "except", "without": the other lines; not read
 _NEGATED = re.compile(r"\b(?:not|never|except|without|excluding)\b|n't\b", re.I)
+_TAKES_WITH = re.compile(
+    r"\b(?:prefix|suffix|number|replace|pad|indent|wrap|surround|join|annotate|tag|mark|fill|label|precede|follow|"
+    r"separate|end|start|begin|combine|merge|concatenate)\w*\b",
+    re.I,
+)
 _COMMENTS = re.compile(r"\b(?P<word>[A-Z]{2,})\s+comments?\b")
 # the comments written out as they are ("describe the TODO comments" is not), one to a line (not grouped under
 # headings of the model's own)
@@ -247,10 +260,9 @@ def counted_matches(task: str, source: str) -> tuple[str, int] | None:
     'import'``, ``count the TODO comments in X``): what is counted, and how many; None where it says no such word."""
     if _NEGATED.search(task):
         return None
-    matching = _MATCHING.search(task)
-    if matching and not _IGNORING_CASE.search(task):
-        word = matching.group("q1") or matching.group("q2") or matching.group("q3") or matching.group("caps")
-        how = " ".join(matching.group("how").split())
+    matching = _matching(task) if not _IGNORING_CASE.search(task) else None
+    if matching is not None:
+        word, how = matching
         count = sum(1 for line in source.splitlines() if _matches(how, word, line))
         return f"lines that {_verb(how)} {word!r}", count
     comments = _COMMENTS.search(task)
@@ -258,6 +270,18 @@ def counted_matches(task: str, source: str) -> tuple[str, int] | None:
         word = comments.group("word")
         return f"{word} comments", sum(1 for line in source.splitlines() if word in line)
     return None
+
+
+def _matching(task: str) -> tuple[str, str] | None:
+    """The word the lines the task picks hold, and how ("contain", "start with", ...); None where it picks none, or
+    "with" follows a verb that takes it ("prefix the lines of X with '> '", "number the lines with '1. '")."""
+    match = _MATCHING.search(task)
+    if match is None:
+        return None
+    how = " ".join(match.group("how").split())
+    if how == "with" and _TAKES_WITH.search(task):
+        return None
+    return match.group("q1") or match.group("q2") or match.group("q3") or match.group("caps"), how
 
 
 def _verb(how: str) -> str:
@@ -282,10 +306,16 @@ def _comment_forms(line: str, word: str) -> set[str]:
 def _grep_checks(task: str, source: str | None) -> list[TextRule]:
     if _IGNORING_CASE.search(task) or _NEGATED.search(task) or re.search(r"\bcount\b", task, re.I):
         return []
-    matching = _MATCHING.search(task)
-    if matching and source is not None:
-        word = matching.group("q1") or matching.group("q2") or matching.group("q3") or matching.group("caps")
-        how = " ".join(matching.group("how").split())
+    matching = _matching(task)
+    if matching is not None:
+        word, how = matching
+        if source is None:
+
+            def every_line(text: str) -> Verdict:
+                other = [line for line in _lines(text) if not _matches(how, word, line)]
+                return ("not met", f"{other[0]!r} does not {_verb(how)} {word!r}") if other else ("met", "every one")
+
+            return [TextRule(f"has only lines that {_verb(how)} {word!r}", every_line)]
         wanted = [line for line in _lines(source) if _matches(how, word, line)]
         return [TextRule(f"holds the input's lines that {_verb(how)} {word!r}", _these_lines(wanted))]
     comments = _COMMENTS.search(task)
@@ -308,11 +338,13 @@ def _grep_checks(task: str, source: str | None) -> list[TextRule]:
     return []
 
 
-def _case_checks(task: str, source: list[str] | None, alone: bool) -> list[TextRule]:
+def _case_checks(task: str, source: list[str] | None) -> list[TextRule]:
+    """The input's lines in the case the task says; with no input (or another rule picking the lines), no letter of
+    the other case."""
     for pattern, lower in ((_UPPER, False), (_LOWER, True)):
         if pattern.search(task):
             case = "lower" if lower else "upper"
-            if source is not None and alone:
+            if source is not None:
                 changed = [line.lower() if lower else line.upper() for line in source]
                 return [TextRule(f"holds the input's lines in {case} case", _these_lines(changed))]
             return [TextRule(f"has no {'upper' if lower else 'lower'}-case letter", _no_letters(lower))]
@@ -416,11 +448,46 @@ def transform_checks(
     read: Callable[[str], str | None],
     output_before: str | None,
     listing: Listing = lambda _: None,
+    picked: bool = False,
 ) -> list[TextRule]:
     """What ``task`` says its one output holds, from what it says to do to its input ``source_name`` (the one file
     it names besides the output, read before the run by ``read``) or to the output itself (``output_before``: the
-    output's text before the run, where the task changes a file in place)."""
+    output's text before the run, where the task changes a file in place). ``picked``: the caller checks the lines
+    the output holds already (``the first N lines of X``).
+
+    Two things done to the input ("the lines with ERROR, sorted", "the first 3 lines in upper case") make an output
+    no rule alone foresees: then each rule checks only what holds whatever else was done (no line twice, lines in
+    order, no lower-case letter, every line with the word), not the input's lines themselves."""
     source_text = read(source_name) if source_name else None
+    rules = _input_rules(task, source_text, read, output_before, listing)
+    alone = not rules and not picked  # the case is all that is done to the input
+    if len(rules) + picked > 1 or (not alone and changes_case(task)):
+        rules = _input_rules(task, None, lambda _: None, None, lambda _: None)
+    rules += _case_checks(task, _lines(source_text) if source_text is not None and alone else None)
+    first_line = _FIRST_LINE.search(task)
+    if first_line:
+        wanted = _quoted(first_line, 0).strip()
+
+        def starts(text: str) -> Verdict:
+            held = _lines(text)
+            if held and held[0] == wanted:
+                return "met", f"it starts with {wanted!r}"
+            return "not met", f"it starts with {held[0][:40]!r}" if held else "it is empty"
+
+        rules.append(TextRule(f"starts with the line {wanted!r}", starts))
+    return rules
+
+
+def changes_case(task: str) -> bool:
+    """Whether the task says to write its output in upper or lower case."""
+    return _UPPER.search(task) is not None or _LOWER.search(task) is not None
+
+
+def _input_rules(
+    task: str, source_text: str | None, read: Callable[[str], str | None], output_before: str | None, listing: Listing
+) -> list[TextRule]:
+    """The rules of what is done to the input's lines; with no input (``source_text`` None, nothing to ``read``),
+    only what holds of the output whatever the input was."""
     source = _lines(source_text) if source_text is not None else None
     rules: list[TextRule] = []
     rules += _grep_checks(task, source_text)
@@ -442,23 +509,11 @@ def transform_checks(
         )
     joined = _CONCAT.search(task) or _MERGE.search(task)
     if joined:
-        first, second = read(joined.group("a").strip("`,")), read(joined.group("b").strip("`,"))
+        first, second = read(joined.group("a")), read(joined.group("b"))
         if first is not None and second is not None:
             both = f"{joined.group('a')}'s lines, then {joined.group('b')}'s"
             rules.append(TextRule(f"holds {both}", _these_lines(_lines(first) + _lines(second))))
     rules += _json_values(task, read)
     rules += _csv_table(task, read)
     rules += _listed_files(task, listing)
-    rules += _case_checks(task, source, alone=not rules)
-    first_line = _FIRST_LINE.search(task)
-    if first_line:
-        wanted = _quoted(first_line, 0).strip()
-
-        def starts(text: str) -> Verdict:
-            held = _lines(text)
-            if held and held[0] == wanted:
-                return "met", f"it starts with {wanted!r}"
-            return "not met", f"it starts with {held[0][:40]!r}" if held else "it is empty"
-
-        rules.append(TextRule(f"starts with the line {wanted!r}", starts))
     return rules

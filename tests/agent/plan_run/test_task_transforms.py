@@ -187,12 +187,43 @@ def test_a_filtered_count_is_of_the_matching_lines(ws: Path) -> None:
         assert [c.status for c in expected.check()] == ["met", "not met"], task
 
 
-def test_the_case_alone_is_checked_where_another_rule_picks_the_lines(ws: Path) -> None:
-    expected = TaskExpectations.before("Write the lines of data/log.txt with ERROR in upper case to out/e.txt", ws)
-    assert [c.criterion for c in expected.content] == [
-        "out/e.txt holds the input's lines that contain 'ERROR'",
-        "out/e.txt has no lower-case letter",
-    ]
+# two things done to the input: each rule checks only what holds whatever else was done
+COMBINED = {
+    "the lines with a word, in upper case": (
+        "Write the lines of data/log.txt with ERROR in upper case to out/e.txt", "out/e.txt",
+        "ERROR DISK FULL\nERROR TIMEOUT ON DB\n", "ERROR disk full\n",
+        ["out/e.txt has only lines that contain 'ERROR'", "out/e.txt has no lower-case letter"],
+    ),
+    "the lines with a word, sorted": (
+        "Write the lines of data/log.txt that contain ERROR, sorted alphabetically, to out/e.txt", "out/e.txt",
+        "ERROR disk full\nERROR timeout on db\n", "ERROR timeout on db\nERROR disk full\nINFO stop\n",
+        ["out/e.txt has only lines that contain 'ERROR'", "out/e.txt holds lines sorted alphabetically"],
+    ),
+    "the unique lines, sorted": (
+        "Sort the unique lines of data/tags.txt alphabetically into out/t.txt", "out/t.txt",
+        "blue\ngreen\nred\nyellow\n", "blue\nblue\ngreen\nred\nyellow\n",
+        ["out/t.txt holds lines sorted alphabetically", "out/t.txt has no line twice"],
+    ),
+    "the first lines, in upper case": (
+        "Write the first 2 lines of data/a.txt in upper case to out/h.txt", "out/h.txt",
+        "APPLES\nPEARS\n", "apples\npears\n", ["out/h.txt has no lower-case letter"],
+    ),
+    "lines reversed and upper-cased": (
+        "Reverse the order of the lines of data/a.txt in upper case into out/r.txt", "out/r.txt",
+        "CHERRIES\nPLUMS\nPEARS\nAPPLES\n", "cherries\n", ["out/r.txt has no lower-case letter"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", COMBINED)
+def test_two_things_done_to_the_input_are_each_checked_only_as_far_as_the_other_leaves_them(
+    ws: Path, case: str
+) -> None:
+    task, output, right, wrong, wanted = COMBINED[case]
+    assert [c.criterion for c in TaskExpectations.before(task, ws).content] == wanted
+    assert judged(ws, task, output, right)[1] == "met"
+    (ws / output).unlink()
+    assert judged(ws, task, output, wrong)[1].startswith("not met: ")
 
 
 def test_names_sorted_out_of_a_json_file_are_checked_for_order_not_as_its_lines(ws: Path) -> None:
@@ -216,6 +247,8 @@ AMBIGUOUS = {
     "a word that is no key of the items": "Write the title of every user in data/users.json to out/n.txt",
     "starts with, of lines to pick": "Write the lines of data/a.txt that start with 'p' in any order to out/p.txt",
     "a table of the model's own rows": "Write a markdown table of the ages in data/people.csv to out/p.md",
+    "lines prefixed with a text": "Prefix the lines of data/a.txt with '> ' and write them to out/q.txt",
+    "lines numbered with a text": "Number the lines of data/a.txt with '1. ', '2. ' into out/n.txt",
     "a task about two outputs": "Sort data/names.txt into out/a.txt and data/a.txt into out/b.txt",
 }
 
