@@ -74,6 +74,10 @@ _COUNT_OF = re.compile(
     rf"\bcount\s+(?:the\s+)?(?:number\s+of\s+)?(?P<what>lines|words)\s+(?:of|in)\s+(?:the\s+file\s+)?{_INPUT}",
     re.IGNORECASE,
 )
+# "count the lines of X that ..." / "... with ERROR": some of X's lines, not all of them
+_FILTERED = re.compile(
+    r"`?\s*(?:that|which|with|containing|starting|ending|where|matching|having|in\s+which|whose)\b", re.IGNORECASE
+)
 _TOTAL_BULLETS = re.compile(rf"\(\s*{_NUMBER}\s+bullet(?:s|\s+points?)\s*(?:in\s+all\s*)?\)", re.IGNORECASE)
 _NAMED = re.compile(rf"`?{_PATH}")
 _FIRST_LINES = re.compile(rf"\bfirst\s+{_NUMBER}\s+lines\s+of\s+(?:the\s+file\s+)?{_INPUT}", re.IGNORECASE)
@@ -221,7 +225,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
         what, count = matches
         counts = {count}
         checks.append(ContentCheck(f"{path} holds just the number of {what} in {inputs[0]}", _the_number(count)))
-    elif _JUST_NUMBER.search(task) and counted and source is not None:
+    elif _JUST_NUMBER.search(task) and counted and source is not None and not _FILTERED.match(task, counted.end()):
         what, name = counted.group("what").lower(), counted.group("input")
         if what == "words":
             counts = {len(source.split())}
@@ -234,7 +238,6 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
         checks.append(ContentCheck(f"{path} holds just a number", _just_a_number))
     first = _FIRST_LINES.search(task)
     source = read(first.group("input")) if first else None
-    picked = first is not None and source is not None  # the lines are read from X: what else is done is not all
     if first and source is not None and not changes_case(task):  # "... in upper case": not as X has them
         n, name = _number(first.group(1)), first.group("input")
         wanted = [line.strip() for line in source.splitlines()[:n] if line.strip()]
@@ -245,6 +248,9 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
         checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit)))
     if _ONE_LINE.search(task):
         checks.append(ContentCheck(f"{path} has 1 line", _one_line))
+    # the lines are read from X, or the output has a shape of its own (bullets, a number, N words, one line): what
+    # is done to the input's lines is not all that makes the output (a table is the CSV's own rows, checked as such)
+    picked = (first is not None and source is not None) or bool(checks)
     if _TABLE.search(task):
         checks.append(ContentCheck(f"{path} is a markdown table", _table))
     rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing, picked)

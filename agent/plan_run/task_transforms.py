@@ -68,7 +68,13 @@ _MATCHING = re.compile(
 _NEGATED = re.compile(r"\b(?:not|never|except|without|excluding)\b|n't\b", re.I)
 _TAKES_WITH = re.compile(
     r"\b(?:prefix|suffix|number|replace|pad|indent|wrap|surround|join|annotate|tag|mark|fill|label|precede|follow|"
-    r"separate|end|start|begin|combine|merge|concatenate)\w*\b",
+    rf"separate|end|start|begin|combine|merge|concatenate)\w*\b{_CLAUSE}\blines\b",
+    re.I,
+)
+# the input's own text changed in case ("the text of X", "copy X", "uppercase the lines of X"); not a summary of it
+_WHOLE_TEXT = re.compile(
+    r"\b(?:(?:the\s+(?:whole\s+)?(?:text|lines|contents?)\s+of)|convert|copy|turn|rewrite|upper-?case|lower-?case|"
+    rf"capitali[sz]e)\s+(?:the\s+(?:whole\s+)?(?:text|lines|contents?)\s+of\s+)?`?{_P}",
     re.I,
 )
 _COMMENTS = re.compile(r"\b(?P<word>[A-Z]{2,})\s+comments?\b")
@@ -460,7 +466,7 @@ def transform_checks(
     order, no lower-case letter, every line with the word), not the input's lines themselves."""
     source_text = read(source_name) if source_name else None
     rules = _input_rules(task, source_text, read, output_before, listing)
-    alone = not rules and not picked  # the case is all that is done to the input
+    alone = not rules and not picked and _WHOLE_TEXT.search(task) is not None  # the case is all that is done to it
     if len(rules) + picked > 1 or (not alone and changes_case(task)):
         rules = _input_rules(task, None, lambda _: None, None, lambda _: None)
     rules += _case_checks(task, _lines(source_text) if source_text is not None and alone else None)

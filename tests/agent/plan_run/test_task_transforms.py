@@ -59,6 +59,10 @@ RULES = {
         "APPLES\nPEARS\nPLUMS\nCHERRIES\n", "apples\npears\nplums\ncherries\n",
         "out/u.txt holds the input's lines in upper case (from the task)",
     ),
+    "a copy in upper case": (
+        "Copy data/b.txt to out/u.txt in upper case", "out/u.txt", "CARROTS\nLEEKS\n", "CARROTS\n",
+        "out/u.txt holds the input's lines in upper case (from the task)",
+    ),
     "uppercase, as a verb": (
         "Uppercase the lines of data/b.txt into out/u.txt", "out/u.txt", "CARROTS\nLEEKS\n", "CARROTS\nleeks\n",
         "out/u.txt holds the input's lines in upper case (from the task)",
@@ -178,7 +182,9 @@ def test_a_filtered_count_is_of_the_matching_lines(ws: Path) -> None:
     )
     todos = "Count the TODO comments in src/app.py and write just the number to out/n.txt"
     errors = "Count the lines of data/log.txt that contain ERROR and write just the number to out/n.txt"
-    for task, right, wrong in ((imports, "2", "9"), (todos, "3", "9"), (errors, "2", "6")):
+    warns = "Count the lines of data/log.txt with WARN and write just the number to out/n.txt"  # "number": no verb
+    cases = ((imports, "2", "9"), (todos, "3", "9"), (errors, "2", "6"), (warns, "1", "6"))
+    for task, right, wrong in cases:
         (ws / "out/n.txt").unlink(missing_ok=True)
         expected = TaskExpectations.before(task, ws)
         (ws / "out/n.txt").write_text(right + "\n")
@@ -203,6 +209,11 @@ COMBINED = {
         "Sort the unique lines of data/tags.txt alphabetically into out/t.txt", "out/t.txt",
         "blue\ngreen\nred\nyellow\n", "blue\nblue\ngreen\nred\nyellow\n",
         ["out/t.txt holds lines sorted alphabetically", "out/t.txt has no line twice"],
+    ),
+    "a summary in bullets, in upper case": (
+        "Summarise data/a.txt in 2 bullets, in upper case, into out/s.md", "out/s.md",
+        "- FRUIT\n- FOUR KINDS\n", "- Fruit\n- four kinds\n",
+        ["out/s.md has 2 bullet lines", "out/s.md has no lower-case letter"],  # a summary is not the input's lines
     ),
     "the first lines, in upper case": (
         "Write the first 2 lines of data/a.txt in upper case to out/h.txt", "out/h.txt",
