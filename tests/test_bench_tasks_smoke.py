@@ -34,31 +34,30 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     # right: the number of lines of data/a.txt (4), checked by omx too, after an invalid reply and its retry
     openai_stub.enqueue(content=json.dumps({"version": 1, "goal": "count"}))
     openai_stub.enqueue(content=plan("count", [write("out/count.txt", "4\n")], ["out/count.txt has just the number 4"]))
-    # wrong, and omx says success: the one thing checked of the content is met, the rest is not upper case
-    openai_stub.enqueue(
-        content=plan("upper", [write("out/upper.txt", "APPLES\npears\n")], ['out/upper.txt contains "APPLES"'])
-    )
+    # wrong, and omx says success: omx checks the 2 bullets, not what a summary says (the disk that filled up)
+    two = "- something happened\n- it was fixed\n"
+    openai_stub.enqueue(content=plan("sum", [write("out/incident.md", two)], ["out/incident.md has 2 bullet lines"]))
     # failed: a step reads a file that is not there, in the plan and in both re-plans
     steps = [{"tool": "read_text", "inputs": {"path": "data/missing.txt"}}, write("out/merged.txt", "x")]
     for _ in range(3):
         openai_stub.enqueue(content=plan("merge", steps, ["out/merged.txt exists"]))
     report = tmp_path / "outcomes.json"
-    tasks = ["--only", "count_lines", "--only", "upper_case", "--only", "merge_two"]
+    tasks = ["--only", "count_lines", "--only", "sum_incident_2", "--only", "merge_two"]
     command = [sys.executable, str(SCRIPT), "--model", "openai/test", "--api-base", openai_stub.base_url, *tasks,
                "--json", str(report)]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     outcomes = {o["name"]: o for o in json.loads(report.read_text(encoding="utf-8"))}
-    right, false_success, failed = outcomes["count_lines"], outcomes["upper_case"], outcomes["merge_two"]
+    right, false_success, failed = outcomes["count_lines"], outcomes["sum_incident_2"], outcomes["merge_two"]
     # checked from the task itself: "count the lines of data/a.txt" + "just the number" is data/a.txt's line count
     assert (right["right"], right["status"], right["exit_code"], right["false_success"]) == (True, "success", 0, False)
     assert (false_success["right"], false_success["status"], false_success["false_success"]) == (False, "success", True)
-    assert "out/upper.txt has 2 lines" in false_success["why"]
+    assert "out/incident.md does not mention 'disk'" in false_success["why"]
     assert (failed["right"], failed["status"], failed["exit_code"]) == (False, "failed", 1)
     assert not failed["false_success"]
     assert failed["why"] == "out/merged.txt was not written"
     counts = {name: (o["plan_requests"], o["replans"], o["invalid_plans"]) for name, o in outcomes.items()}
-    assert counts == {"count_lines": (2, 0, 1), "upper_case": (1, 0, 0), "merge_two": (3, 2, 0)}
+    assert counts == {"count_lines": (2, 0, 1), "sum_incident_2": (1, 0, 0), "merge_two": (3, 2, 0)}
     assert all(o["response_format"] == "json_schema" for o in outcomes.values())
     assert "Result: success" in right["result_line"]
     assert "Result: failed at step 1 of 2, after 2 re-plans" in failed["result_line"]
@@ -68,7 +67,7 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     )
     assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
-    assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the upper_case row (each row is three lines)
+    assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the sum_incident_2 row (each row is three lines)
     assert len(openai_stub.requests) == 6
     again = subprocess.run([sys.executable, str(SCRIPT), "--report", str(report)], capture_output=True, text=True,
                            timeout=60, check=True)  # fmt: skip

@@ -50,6 +50,7 @@ __all__ = [
     "check_criterion",
     "markdown_table",
     "planned_outputs",
+    "quoted_texts",
 ]
 
 CriterionStatus = Literal["met", "not met", "not checked"]
@@ -96,6 +97,12 @@ def check_criteria(
     """Each criterion checked against the files the run wrote (absolute paths inside ``workspace``); ``meant``: the
     files (relative paths) the plan or the task says the run writes, which a criterion may find missing."""
     return [check_criterion(criterion, produced, workspace, meant) for criterion in criteria]
+
+
+def quoted_texts(criterion: str) -> list[str]:
+    """The texts a criterion quotes to look for (``FILE contains 'TEXT'``), leaving out quoted file names."""
+    texts = [next(group for group in match.groups() if group is not None) for match in _QUOTED.finditer(criterion)]
+    return [text for text in texts if not _PATH_LIKE.fullmatch(text.strip().removeprefix("./"))]
 
 
 def planned_outputs(plan: Plan) -> set[str]:

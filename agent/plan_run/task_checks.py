@@ -9,15 +9,23 @@ task says it in a form that can be read without guessing, omx checks it on its o
   out/changes.md``; ``the TODO comments in src/app.py`` names an input). Each must have been written by this run:
   it exists after it, and did not before or changed;
 - with exactly one output file, what the task says of its content: ``N bullets`` / ``N bullet points`` (one N in
-  the task: "one bullet each (2 bullets)" is not read), ``just the number`` (also "the sum", "the result"),
-  ``at most N words``, ``one line``, ``a markdown table``; and where the task names the input it is about (read
-  before the run, while it is as the person meant it): ``count the lines of X`` / ``count the words in X`` with
-  "just the number" (the number must be X's count: its lines, or its non-empty lines where X has blank ones),
-  ``the first N lines of X`` (X's first N lines, in order).
+  the task, or the one in brackets that sums up others: "one bullet each (2 bullets)"), ``just the number`` (also
+  "the sum", "the result"), ``at most N words``, ``one line``, ``a markdown table``; and where the task names the
+  input it is about (read before the run, while it is as the person meant it): ``count the lines of X`` /
+  ``count the words in X`` with "just the number" (the number must be X's count: its lines, or its non-empty lines
+  where X has blank ones), ``count the lines of X that start with 'import'`` / ``count the TODO comments in X``
+  (the lines that match), ``count the .py files in DIR/`` (DIR's own, or all below it), ``the first N lines of X``
+  (X's first N lines, in order);
+- what the task says to do to its input (upper case, sort, unique, reverse, the lines with a word, every TODO
+  comment, replace, append, the first line, concatenate, a JSON key, a CSV file as a table, a directory's files
+  one per line): ``agent.plan_run.task_transforms``.
 
 Each check is labelled "(from the task)" beside the plan's own criteria; the result is "success" only when all of
 them, and the plan's, were checked and met. What the task says of the output's shape (N bullets, just the number,
 at most N words, one line) is also how the llm step that writes it is asked (``agent.plan_run.output_shape``).
+
+A plan's criterion that names a number the task never said, or quotes a text neither the task nor its files say
+(``FILE contains 'Summary'``), is the plan's own claim: ``TaskExpectations.vet`` leaves it not checked.
 """
 
 from __future__ import annotations
@@ -28,8 +36,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.plan_run.criteria import BULLET_MARKS, MAX_READ, CriterionCheck, CriterionStatus, markdown_table
+from agent.plan_run.criteria import (
+    BULLET_MARKS,
+    MAX_READ,
+    CriterionCheck,
+    CriterionStatus,
+    markdown_table,
+    quoted_texts,
+)
 from agent.plan_run.output_shape import OutputShape, shape_of
+from agent.plan_run.task_transforms import (
+    Listing,
+    changes_case,
+    counted_files,
+    counted_matches,
+    named_dirs,
+    transform_checks,
+)
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations"]
 
@@ -51,6 +74,12 @@ _COUNT_OF = re.compile(
     rf"\bcount\s+(?:the\s+)?(?:number\s+of\s+)?(?P<what>lines|words)\s+(?:of|in)\s+(?:the\s+file\s+)?{_INPUT}",
     re.IGNORECASE,
 )
+# "count the lines of X that ..." / "... with ERROR": some of X's lines, not all of them
+_FILTERED = re.compile(
+    r"`?\s*(?:that|which|with|containing|starting|ending|where|matching|having|in\s+which|whose)\b", re.IGNORECASE
+)
+_TOTAL_BULLETS = re.compile(rf"\(\s*{_NUMBER}\s+bullet(?:s|\s+points?)\s*(?:in\s+all\s*)?\)", re.IGNORECASE)
+_NAMED = re.compile(rf"`?{_PATH}")
 _FIRST_LINES = re.compile(rf"\bfirst\s+{_NUMBER}\s+lines\s+of\s+(?:the\s+file\s+)?{_INPUT}", re.IGNORECASE)
 
 Verdict = tuple[CriterionStatus, str]
@@ -166,10 +195,9 @@ def _table(text: str) -> Verdict:
 
 def _shape(task: str) -> OutputShape | None:
     """The shape the task gives its one output, read as the checks below read it."""
-    bullets = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
     words = _AT_MOST_WORDS.search(task)
     return shape_of(
-        bullets=bullets.pop() if len(bullets) == 1 else None,
+        bullets=_bullet_count(task),
         number=_JUST_NUMBER.search(task) is not None,
         max_words=_number(words.group(1)) if words else None,
         one_line=_ONE_LINE.search(task) is not None,
@@ -181,12 +209,23 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     for it (a count the task asks for is the task's number as much as one it spells out)."""
     checks: list[ContentCheck] = []
     counts: set[int] = set()
-    bullets = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
-    if len(bullets) == 1:
-        checks.append(ContentCheck(f"{path} has {(n := bullets.pop())} bullet lines", _bullets(n)))
+    read = _reader(task, workspace)
+    if (bullets := _bullet_count(task)) is not None:
+        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets)))
     counted = _COUNT_OF.search(task)
-    source = _read(workspace / counted.group("input")) if counted else None
-    if _JUST_NUMBER.search(task) and counted and source is not None:
+    source = read(counted.group("input")) if counted else None
+    inputs = [name for name in _named(task) if name != path and read(name) is not None]
+    matches = counted_matches(task, read(inputs[0]) or "") if len(inputs) == 1 else None
+    listing = _lister(task, workspace)
+    files = counted_files(task, listing)
+    if _JUST_NUMBER.search(task) and files is not None:  # "count the .py files in src/"
+        what, counts = files
+        checks.append(ContentCheck(f"{path} holds just the number of {what}", _the_number(*counts)))
+    elif _JUST_NUMBER.search(task) and matches is not None:  # "count the lines of X that start with 'import'"
+        what, count = matches
+        counts = {count}
+        checks.append(ContentCheck(f"{path} holds just the number of {what} in {inputs[0]}", _the_number(count)))
+    elif _JUST_NUMBER.search(task) and counted and source is not None and not _FILTERED.match(task, counted.end()):
         what, name = counted.group("what").lower(), counted.group("input")
         if what == "words":
             counts = {len(source.split())}
@@ -198,8 +237,8 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     elif _JUST_NUMBER.search(task):
         checks.append(ContentCheck(f"{path} holds just a number", _just_a_number))
     first = _FIRST_LINES.search(task)
-    source = _read(workspace / first.group("input")) if first else None
-    if first and source is not None:
+    source = read(first.group("input")) if first else None
+    if first and source is not None and not changes_case(task):  # "... in upper case": not as X has them
         n, name = _number(first.group(1)), first.group("input")
         wanted = [line.strip() for line in source.splitlines()[:n] if line.strip()]
         checks.append(ContentCheck(f"{path} holds the first {n} lines of {name}", _these_lines(wanted)))
@@ -209,9 +248,58 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
         checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit)))
     if _ONE_LINE.search(task):
         checks.append(ContentCheck(f"{path} has 1 line", _one_line))
+    # the lines are read from X, or the output has a shape of its own (bullets, a number, N words, one line): what
+    # is done to the input's lines is not all that makes the output (a table is the CSV's own rows, checked as such)
+    picked = (first is not None and source is not None) or bool(checks)
     if _TABLE.search(task):
         checks.append(ContentCheck(f"{path} is a markdown table", _table))
+    rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing, picked)
+    checks += [ContentCheck(f"{path} {rule.criterion}", rule.judge) for rule in rules]
     return checks, counts
+
+
+def _named(task: str) -> list[str]:
+    """Every file the task names, in order, once."""
+    return list(dict.fromkeys(m.group("path") for m in _NAMED.finditer(task)))
+
+
+def _reader(task: str, workspace: Path) -> Callable[[str], str | None]:
+    """The text of each file the task names, read now (before the run, while it is as the person meant it)."""
+    texts = {name: _read(workspace / name) for name in _named(task)}
+    return lambda name: texts[name] if name in texts else _read(workspace / name)
+
+
+def _lister(task: str, workspace: Path) -> Listing:
+    """The files of each directory the task lists or counts the files of, read now (before the run)."""
+    listed = {folder: _files_of(workspace / folder) for folder in named_dirs(task)}
+    return lambda folder: listed.get(folder)
+
+
+def _files_of(root: Path, most: int = 10_000) -> tuple[list[str], list[str]] | None:
+    """``root``'s own files' names, and everything below it (relative; a directory with its final slash); None
+    where it is no directory, or too big to count."""
+    try:
+        if not root.is_dir():
+            return None
+        own = sorted(p.name for p in root.iterdir() if p.is_file())
+        below: list[str] = []
+        for p in root.rglob("*"):
+            below.append(p.relative_to(root).as_posix() + ("/" if p.is_dir() else ""))
+            if len(below) > most:
+                return None
+    except OSError:
+        return None
+    return own, sorted(below)
+
+
+def _bullet_count(task: str) -> int | None:
+    """The number of bullets the task asks for: its one count, or the one in brackets that sums up the others
+    ("one bullet point each (2 bullets)"); None where it gives two and neither is the total."""
+    said = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
+    if len(said) == 1:
+        return said.pop()
+    total = {_number(m.group(1)) for m in _TOTAL_BULLETS.finditer(task)}
+    return total.pop() if len(said) > 1 and len(total) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -223,6 +311,7 @@ class TaskExpectations:
     content: tuple[ContentCheck, ...] = ()  # about the one output
     numbers: frozenset[int] = frozenset()  # every number the task says (digits or words), or that omx counted for it
     shape: OutputShape | None = None  # the one output's shape, asked of the llm step that writes it
+    said: tuple[str, ...] = ()  # the task's words and its files' text before the run: where a quoted text may be from
 
     @property
     def output(self) -> str | None:
@@ -242,7 +331,9 @@ class TaskExpectations:
         content, counts = _content_checks(task, next(iter(outputs)), workspace) if len(outputs) == 1 else ([], set())
         said = {_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}
         shape = _shape(task) if len(outputs) == 1 else None
-        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape)
+        read = _reader(task, workspace)
+        texts = (task, *(text for name in _named(task) if (text := read(name)) is not None))
+        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape, texts)
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
         """A plan's criterion that counts something the task never counted ("has 3 bullet lines" for a line
@@ -251,10 +342,22 @@ class TaskExpectations:
         if check.status == "not checked" and not check.judgeable:
             return check
         guessed = [n for n in _numbers_in(check.criterion) if n not in self.numbers]
-        if not guessed:
+        if guessed:
+            detail = f"{guessed[0]} is the plan's own number, not the task's: look at the file yourself"
+        elif invented := [text for text in quoted_texts(check.criterion) if not self._said(text)]:
+            # 'out/s.md contains "Summary"' where the task and its input never say Summary: the plan's own claim,
+            # which an llm step told the same plan writes in, and which says nothing of the task being done
+            detail = (
+                f"{invented[0]!r} is the plan's own text, not the task's nor its input's: look at the file yourself"
+            )
+        else:
             return check
-        detail = f"{guessed[0]} is the plan's own number, not the task's: look at the file yourself"
         return check.model_copy(update={"status": "not checked", "detail": detail, "judgeable": False, "file": None})
+
+    def _said(self, text: str) -> bool:
+        """Whether the task or one of its files (as it was before the run) says ``text`` (case aside)."""
+        wanted = text.strip().casefold()
+        return any(wanted in said.casefold() for said in self.said)
 
     def check(self) -> list[CriterionCheck]:
         """After the run: each output written by it, and what the task says of its content."""

@@ -129,4 +129,5 @@ def test_a_criterion_copied_from_the_planners_example_does_not_fail_a_right_resu
     assert result.exit_code == 0, result.output
     assert "[met] out/people.md is a markdown table (from the task)" in result.output
     assert "[not checked] out/people.md has 3 bullet lines (3 is the plan's own number" in result.output
-    assert "Result: done, 1 criterion not checked (2 met)" in result.output
+    assert "[met] out/people.md holds the header and the rows of data/people.csv (from the task)" in result.output
+    assert "Result: done, 1 criterion not checked (3 met)" in result.output

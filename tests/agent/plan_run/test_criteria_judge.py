@@ -23,7 +23,8 @@ pytest_plugins = ["tests.support.fixtures"]
 
 REPO = Path(__file__).resolve().parents[3]
 APP_PY = "import os\n# TODO: parse the arguments\nprint(os.getcwd())\n# TODO: handle a missing file\n"
-TASK = "Write every TODO comment of src/app.py into out/todo.md, one per line"
+# without "one per line" the task does not say how the comments are laid out: omx checks nothing of it itself
+TASK = "Write every TODO comment of src/app.py into out/todo.md"
 CRITERION = "out/todo.md lists only the TODO comments of src/app.py"
 # the 0.5B model's plan: the whole source copied, with a criterion omx cannot read
 COPY_PLAN = {

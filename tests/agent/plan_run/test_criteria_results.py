@@ -101,18 +101,23 @@ def test_a_plans_number_met_by_the_wrong_result_is_not_a_success(
 def test_a_todo_list_that_copied_the_whole_source_is_not_a_success(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    """Issue 28: "out/todo.md has 10 TODO comments" was [met] (the file exists), and so was a plain "exists"."""
+    """Issue 28: "out/todo.md has 10 TODO comments" was [met] (the file exists), and so was a plain "exists"; the
+    task's own words (every TODO comment, one per line) now find the copied source wrong."""
     script(
         plan(
             [read("src/app.py"), write("out/todo.md", STEP_1)],
             ["out/todo.md has 10 TODO comments", "out/todo.md exists"],
         )
     )
-    result = omx("Write every TODO comment of src/app.py into out/todo.md, one per line", "--yes", "--no-judge")
-    assert result.exit_code == 0, result.output
-    assert result_line(result) == "Result: done, 1 criterion not checked (2 met) (2/2 steps)"
-    assert "[met] out/todo.md exists (the file exists)" in result.output
-    assert ended(ws) == "done"
+    task = "Write every TODO comment of src/app.py into out/todo.md, one per line"
+    result = omx(task, "--yes", "--no-judge", "--replans", "0")
+    assert result.exit_code == 1, result.output
+    assert result_line(result).startswith(
+        "Result: failed: success criterion not met: out/todo.md holds each TODO comment of the input on its own line"
+        " (from the task) ("
+    )
+    assert "[not checked] out/todo.md has 10 TODO comments (10 is the plan's own number" in result.output
+    assert ended(ws) == "failed"
 
 
 def test_four_bullets_for_three_fail(ws: Path, script: Callable[..., ScriptedModel]) -> None:
@@ -183,7 +188,7 @@ def test_a_summary_done_right_is_a_success(ws: Path, script: Callable[..., Scrip
 def test_a_file_that_exists_verifies_nothing_it_holds(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     """The copied source with only "out/todo.md exists" (met) was a success: existing is not being right."""
     script(plan([read("src/app.py"), write("out/todo.md", STEP_1)], ["out/todo.md exists"]))
-    result = omx("Write every TODO comment of src/app.py into out/todo.md, one per line", "--yes")
+    result = omx("Write every TODO comment of src/app.py into out/todo.md", "--yes")
     assert result.exit_code == 0, result.output
     assert result_line(result) == (
         "Result: done, only that the output was written is checked, not what it holds (2/2 steps)"

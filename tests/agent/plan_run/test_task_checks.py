@@ -46,9 +46,15 @@ def test_the_output_named_after_to_or_into_must_be_written_by_the_run(ws: Path) 
 
 def test_an_existing_file_the_task_appends_to_must_change(ws: Path) -> None:
     expected = TaskExpectations.before("Append the line 'bread' to data/list.txt", ws)
-    assert statuses(expected) == {"data/list.txt is written by this run (from the task)": "not met"}
+    written, appended = (
+        "data/list.txt is written by this run (from the task)",
+        ("data/list.txt holds its lines as they were, then 'bread' (from the task)"),
+    )
+    assert statuses(expected) == {written: "not met", appended: "not met"}
     (ws / "data/list.txt").write_text("milk\neggs\nbread\n")  # by any step: python3 -c counts too
-    assert statuses(expected) == {"data/list.txt is written by this run (from the task)": "met"}
+    assert statuses(expected) == {written: "met", appended: "met"}
+    (ws / "data/list.txt").write_text("milk\neggs\nmilk\neggs\n")  # issue 28, the 0.5B model: its text again
+    assert statuses(expected) == {written: "met", appended: "not met"}
 
 
 def test_a_path_after_in_is_an_output_only_if_it_was_not_there(ws: Path) -> None:
@@ -80,8 +86,12 @@ def test_what_the_task_says_of_the_content_is_checked(ws: Path) -> None:
 
 
 def test_what_cannot_be_read_without_guessing_is_not_derived(ws: Path) -> None:
-    both = TaskExpectations.before("Summarise data/a.txt in one bullet point each (2 bullets) in out/s.md", ws)
+    both = TaskExpectations.before("Summarise data/a.txt in 2 bullets or in 3 bullets in out/s.md", ws)
     assert criteria(both) == []  # two numbers of bullets: which one?
+    each = TaskExpectations.before(
+        "Summarise data/a.txt and data/list.txt in one bullet each (2 bullets) in o/s.md", ws
+    )
+    assert criteria(each) == ["o/s.md has 2 bullet lines"]  # the one in brackets sums the others up
     two = TaskExpectations.before("Copy data/a.txt to out/m.txt and data/list.txt to out/n.txt in 2 bullets", ws)
     assert set(two.outputs) == {"out/m.txt", "out/n.txt"} and criteria(two) == []
     assert TaskExpectations.before("List the files in data/", ws).check() == []
@@ -144,3 +154,34 @@ def test_the_first_lines_say_what_differs(ws: Path) -> None:
         (ws / "out/h.txt").write_text(held)
         (_written, lines) = expected.check()
         assert lines.status == "not met" and lines.detail.startswith(detail), lines.detail
+
+
+def test_a_plans_quoted_text_the_task_and_its_input_never_said_is_not_checked(ws: Path) -> None:
+    """Issue 28: 'FILE contains "TEXT"' is the plan's own claim where neither the task nor its input says TEXT: the
+    llm step of the same plan may be told to write it, and it says nothing of the task being done."""
+    from agent.plan_run.criteria import CriterionCheck
+
+    (ws / "data/log.txt").write_text("INFO start\nERROR disk full\n")
+    expected = TaskExpectations.before("Write the lines of data/log.txt that contain ERROR to out/e.txt", ws)
+
+    def contains(text: str, status: str = "met") -> CriterionCheck:
+        return CriterionCheck(criterion=f"out/e.txt contains '{text}'", status=status, detail="")  # type: ignore[arg-type]
+
+    assert expected.vet(contains("ERROR")) == contains("ERROR")  # the task's word
+    assert expected.vet(contains("disk full")) == contains("disk full")  # the input's text
+    assert expected.vet(contains("error", "not met")) == contains("error", "not met")  # case aside
+    for status in ("met", "not met"):
+        vetted = expected.vet(contains("Errors found", status))
+        assert (vetted.status, vetted.judgeable) == ("not checked", False)
+        assert vetted.detail.startswith("'Errors found' is the plan's own text, not the task's nor its input's")
+    named = CriterionCheck(criterion="`out/e.txt` exists", status="met", detail="the file exists")
+    assert expected.vet(named) == named  # a quoted file name is no text to look for
+
+
+def test_an_input_changed_by_the_run_cannot_make_a_plans_text_the_inputs(ws: Path) -> None:
+    from agent.plan_run.criteria import CriterionCheck
+
+    expected = TaskExpectations.before("Write the first 2 lines of data/a.txt to out/h.txt", ws)
+    (ws / "data/a.txt").write_text("Summary\n")  # written by the run, after omx read the task
+    check = CriterionCheck(criterion='out/h.txt contains "Summary"', status="met", detail="")
+    assert expected.vet(check).status == "not checked"
