@@ -501,7 +501,9 @@ def summary(outcomes: list[Outcome]) -> str:
     false_success = sum(o.false_success for o in outcomes)
     unchecked_wrong = sum(1 for o in outcomes if o.status == "done" and not o.right)
     false_failure = sum(1 for o in outcomes if o.status == "failed" and o.right)
-    invalid = sum(1 for o in outcomes if o.status == "planning_failed")
+    # planning fails for an invalid plan or for a model server that failed (a timeout): only the first is omx's
+    server_failed = sum(1 for o in outcomes if o.status == "planning_failed" and "LLM error" in o.result_line)
+    invalid = sum(1 for o in outcomes if o.status == "planning_failed") - server_failed
     retried = sum(1 for o in outcomes if o.plan_requests > 1)
     replanned = [o for o in outcomes if o.replans]
     formats = sorted({o.response_format for o in outcomes if o.response_format})
@@ -518,7 +520,8 @@ def summary(outcomes: list[Outcome]) -> str:
         f"Reported success but wrong: {false_success}",
         f"Done (criteria not checked) and wrong: {unchecked_wrong}",
         f"Right but reported failed (a criterion of the model's own was wrong): {false_failure}",
-        f"Invalid plans reaching the person: {invalid}; runs with more than one plan request: {retried}",
+        f"Invalid plans reaching the person: {invalid}; plans the model server failed to give: {server_failed}; "
+        f"runs with more than one plan request: {retried}",
         f"Re-plans: {sum(o.replans for o in outcomes)} in {len(replanned)} runs ({sum(o.right for o in replanned)} "
         f"of them right); invalid plan replies caught: {sum(o.invalid_plans for o in outcomes)}; plan asked as: "
         f"{', '.join(formats) or 'unknown'}",

@@ -87,3 +87,18 @@ def test_the_suite_has_thirty_tasks_of_three_kinds_and_none_is_right_by_doing_no
         right, why = task.check(ws)
         # only a task that must be refused is done right by an untouched workspace
         assert right is task.name.startswith("refuse_"), (task.name, why)
+
+
+def test_a_plan_the_model_server_failed_to_give_is_no_invalid_plan(tmp_path: Path) -> None:
+    """The 1.5B model's run counted a planning request that timed out as an invalid plan reaching the person."""
+    outcome = {"kind": "summary", "right": False, "why": "not written", "exit_code": 1, "status": "planning_failed",
+               "false_success": False, "plan_requests": 1, "prompt_tokens": 0, "completion_tokens": 0,
+               "seconds": 1.0}  # fmt: skip
+    saved = tmp_path / "outcomes.json"
+    saved.write_text(json.dumps([
+        {**outcome, "name": "timed_out", "result_line": "omx: planning failed: LLM error: local-model timed out"},
+        {**outcome, "name": "invalid", "result_line": "omx: planning failed: the plan is not valid: steps: empty"},
+    ]))  # fmt: skip
+    done = subprocess.run([sys.executable, str(SCRIPT), "--report", str(saved)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Invalid plans reaching the person: 1; plans the model server failed to give: 1;" in done.stdout
