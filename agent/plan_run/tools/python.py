@@ -6,13 +6,27 @@ the same sandbox, but a string in and a string out for the chat loop, where this
 
 from __future__ import annotations
 
+import re
+
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import PythonInput
 from agent.plan_run.tools.shell import run_sandboxed
 
 __all__ = ["python"]
 
+#: the error of code that takes an earlier step's output for a variable of its own
+_UNDEFINED = re.compile(r"NameError: name '[^']+' is not defined")
+#: what the model is told then (it reaches the model in a re-plan): the 1.5B model wrote sorted(names) after a
+#: read_text step in 9 of 15 text tasks and, told only the NameError, wrote the same twice more
+NO_SHARED_NAMES = (
+    "a python step sees no other step's output and no variable of another step: its code must read the files "
+    "it needs itself (open('data/x.txt').read()) and print its result"
+)
+
 
 def python(inputs: PythonInput, ctx: ToolContext) -> ToolResult:
     """The code runs in the sandbox's interpreter after its seccomp filter is in place: it cannot start programs."""
-    return run_sandboxed(ctx, ["python", "-c", inputs.code], inputs.timeout or ctx.default_timeout, "python")
+    result = run_sandboxed(ctx, ["python", "-c", inputs.code], inputs.timeout or ctx.default_timeout, "python")
+    if not result.ok and result.error_type == "NonZeroExit" and _UNDEFINED.search(result.error or ""):
+        result.hint = NO_SHARED_NAMES
+    return result

@@ -186,6 +186,13 @@ def test_TC_Tool_004_python_error_is_reported(sandboxed: ToolContext) -> None:
     result = run_tool(PythonInput(code="print(undefined_variable)"), sandboxed)
     assert not result.ok and result.error_type == "NonZeroExit"
     assert "NameError: name 'undefined_variable' is not defined" in (result.error or "")
+    assert "sees no other step's output" in (result.hint or "")  # what the model hears when it re-plans
+
+
+def test_a_python_error_of_another_kind_keeps_the_general_hint(sandboxed: ToolContext) -> None:
+    result = run_tool(PythonInput(code="int('x')"), sandboxed)
+    assert not result.ok and "ValueError" in (result.error or "")
+    assert result.hint == "read the error, fix the step and run the plan again"
 
 
 def test_python_output_is_what_it_prints(sandboxed: ToolContext) -> None:
