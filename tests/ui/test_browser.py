@@ -253,9 +253,16 @@ def test_a_review_run_accepted_and_another_discarded(page: Any, server: Server, 
     last = team.audit_trail().records[-1]
     assert (last["agent"], last["path"], last["action"]) == ("boss", "agents/bob", "discard review")
 
-    page.goto(f"{server.base}/activity?kind=review")
-    for said in ("review run held a change of bob apart", "accept review", "discard review"):
-        page.locator("#rows tr", has_text=said).first.wait_for(timeout=10_000)
+    # the three are in the timeline: a page rendered before the feed's next poll gets the newest by its event
+    # stream, which may open after that poll (an event in between reaches only a page loaded later: open in the
+    # note of this stop), so the page is loaded again until the feed has them
+    says = ("review run held a change of bob apart", "accept review", "discard review")
+
+    def shown() -> bool:
+        page.goto(f"{server.base}/activity?kind=review")
+        return all(page.locator("#rows tr", has_text=said).count() for said in says)
+
+    poll(shown, timeout=TIMEOUT, what="the review events in the activity timeline")
 
 
 def test_hostile_names_and_contents_are_shown_as_text_and_cut(page: Any, server: Server, team: Workspace) -> None:
