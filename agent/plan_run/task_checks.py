@@ -51,6 +51,7 @@ from agent.plan_run.task_transforms import (
     counted_files,
     counted_matches,
     named_dirs,
+    these_lines,
     transform_checks,
 )
 
@@ -160,21 +161,6 @@ def _at_most_words(limit: int) -> Callable[[str], Verdict]:
     return judge
 
 
-def _these_lines(lines: list[str]) -> Callable[[str], Verdict]:
-    """The file's non-empty lines are ``lines``, in order (each stripped: indentation and blank lines aside)."""
-
-    def judge(text: str) -> Verdict:
-        held = [line.strip() for line in text.splitlines() if line.strip()]
-        if held == lines:
-            return "met", f"the {len(lines)} lines"
-        if len(held) != len(lines):
-            return "not met", f"{len(held)} non-empty lines, not {len(lines)}"
-        first = next(i for i, (a, b) in enumerate(zip(held, lines, strict=True)) if a != b)
-        return "not met", f"line {first + 1} is {held[first]!r}, not {lines[first]!r}"
-
-    return judge
-
-
 def _bullets(wanted: int) -> Callable[[str], Verdict]:
     def judge(text: str) -> Verdict:
         count = sum(1 for line in text.splitlines() if line.lstrip().startswith(BULLET_MARKS))
@@ -241,7 +227,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     if first and source is not None and not changes_case(task):  # "... in upper case": not as X has them
         n, name = _number(first.group(1)), first.group("input")
         wanted = [line.strip() for line in source.splitlines()[:n] if line.strip()]
-        checks.append(ContentCheck(f"{path} holds the first {n} lines of {name}", _these_lines(wanted)))
+        checks.append(ContentCheck(f"{path} holds the first {n} lines of {name}", these_lines(wanted)))
     words = _AT_MOST_WORDS.search(task)
     if words:
         limit = _number(words.group(1))

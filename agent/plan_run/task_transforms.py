@@ -49,6 +49,7 @@ __all__ = [
     "counted_files",
     "counted_matches",
     "named_dirs",
+    "these_lines",
     "transform_checks",
 ]
 
@@ -156,7 +157,7 @@ def _shown(lines: list[str]) -> str:
     return repr(lines[:4])[:-1] + (", ...]" if len(lines) > 4 else "]")
 
 
-def _these_lines(wanted: list[str]) -> Callable[[str], Verdict]:
+def these_lines(wanted: list[str]) -> Callable[[str], Verdict]:
     """The output's lines are ``wanted``, in order; what differs first is what it says."""
 
     def judge(text: str) -> Verdict:
@@ -249,7 +250,7 @@ def _unique_checks(task: str, source: list[str] | None) -> list[TextRule]:
         return [TextRule("has no line twice", no_twice)]
     once = list(dict.fromkeys(source))
     if _IN_ORDER.search(task):
-        return [TextRule("holds the input's lines, each once, in order", _these_lines(once))]
+        return [TextRule("holds the input's lines, each once, in order", these_lines(once))]
     return [TextRule("holds the input's lines, each once", _same_lines(once))]
 
 
@@ -323,7 +324,7 @@ def _grep_checks(task: str, source: str | None) -> list[TextRule]:
 
             return [TextRule(f"has only lines that {_verb(how)} {word!r}", every_line)]
         wanted = [line for line in _lines(source) if _matches(how, word, line)]
-        return [TextRule(f"holds the input's lines that {_verb(how)} {word!r}", _these_lines(wanted))]
+        return [TextRule(f"holds the input's lines that {_verb(how)} {word!r}", these_lines(wanted))]
     comments = _COMMENTS.search(task)
     if comments and source is not None and _WRITE_COMMENTS.search(task) and _ONE_PER_LINE.search(task):
         word = comments.group("word")
@@ -352,7 +353,7 @@ def _case_checks(task: str, source: list[str] | None) -> list[TextRule]:
             case = "lower" if lower else "upper"
             if source is not None:
                 changed = [line.lower() if lower else line.upper() for line in source]
-                return [TextRule(f"holds the input's lines in {case} case", _these_lines(changed))]
+                return [TextRule(f"holds the input's lines in {case} case", these_lines(changed))]
             return [TextRule(f"has no {'upper' if lower else 'lower'}-case letter", _no_letters(lower))]
     return []
 
@@ -501,24 +502,24 @@ def _input_rules(
     rules += _unique_checks(task, source)
     reverse = _REVERSE.search(task)
     if reverse and source is not None and not _SORT.search(task):
-        rules.append(TextRule("holds the input's lines in reverse order", _these_lines(source[::-1])))
+        rules.append(TextRule("holds the input's lines in reverse order", these_lines(source[::-1])))
     replace = _REPLACE.search(task)
     if replace and source_text is not None:
         old, new = _quoted(replace, 0), _quoted(replace, 3)
         rules.append(TextRule(f"holds the input with every {old!r} made {new!r}",
-                              _these_lines(_lines(source_text.replace(old, new)))))  # fmt: skip
+                              these_lines(_lines(source_text.replace(old, new)))))  # fmt: skip
     append = _APPEND.search(task)
     if append and output_before is not None:
         line = _quoted(append, 0)
         rules.append(
-            TextRule(f"holds its lines as they were, then {line!r}", _these_lines([*_lines(output_before), line]))
+            TextRule(f"holds its lines as they were, then {line!r}", these_lines([*_lines(output_before), line]))
         )
     joined = _CONCAT.search(task) or _MERGE.search(task)
     if joined:
         first, second = read(joined.group("a")), read(joined.group("b"))
         if first is not None and second is not None:
             both = f"{joined.group('a')}'s lines, then {joined.group('b')}'s"
-            rules.append(TextRule(f"holds {both}", _these_lines(_lines(first) + _lines(second))))
+            rules.append(TextRule(f"holds {both}", these_lines(_lines(first) + _lines(second))))
     rules += _json_values(task, read)
     rules += _csv_table(task, read)
     rules += _listed_files(task, listing)

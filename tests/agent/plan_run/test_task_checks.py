@@ -150,7 +150,10 @@ def test_a_plans_guess_is_not_given_to_the_model_to_judge(ws: Path) -> None:
 def test_the_first_lines_say_what_differs(ws: Path) -> None:
     expected = TaskExpectations.before("Write the first 2 lines of data/a.txt to out/h.txt", ws)
     (ws / "out").mkdir()
-    for held, detail in (("one\ntwo\nthree\n", "3 non-empty lines, not 2"), ("one\nthree\n", "line 2 is 'three'")):
+    for held, detail in (
+        ("one\ntwo\nthree\n", "3 non-empty lines ['one', 'two', 'three'], not 2"),
+        ("one\nthree\n", "line 2 is 'three'"),
+    ):
         (ws / "out/h.txt").write_text(held)
         (_written, lines) = expected.check()
         assert lines.status == "not met" and lines.detail.startswith(detail), lines.detail
