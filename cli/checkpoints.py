@@ -160,13 +160,10 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
     with friendly_errors(), store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         done = restore(history, _actor(ws, actor), history.resolve(checkpoint_id), paths)
-        # a path the checkpoint does not hold is restored by removing it: say so, not "0 file(s)" alone
-        restored = history.load(done.checkpoint)
-        absent = [path for path in done.paths if restored.entry(path) is None]
     what = ", ".join(done.paths) if done.paths else f"the zone of {name}"
     click.echo(f"restored {what} to checkpoint {done.checkpoint} ({done.files} file(s))")
-    if absent:
-        click.echo(f"not in checkpoint {done.checkpoint}, so removed: {', '.join(absent)}", err=True)
+    if done.removed:  # not "0 file(s)" alone, which reads like nothing happened
+        click.echo(f"not in checkpoint {done.checkpoint}, so removed: {', '.join(done.removed)}", err=True)
     if done.skipped:
         click.echo(f"not restored (only a program or root makes them): {', '.join(done.skipped)}", err=True)
     if not done.owners_kept:

@@ -57,6 +57,7 @@ class Restored:
     files: int
     skipped: list[str] = field(default_factory=list)
     owners_kept: bool = True
+    removed: tuple[str, ...] = ()  # paths the checkpoint does not hold: restored by removing them
 
 
 def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...] = ()) -> Restored:
@@ -102,7 +103,8 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
         shutil.rmtree(work, ignore_errors=True)
     shown = ", ".join(f"{AGENTS}/{history.zone}/{r}" for r in rels) or f"{AGENTS}/{history.zone}"
     history.ws.audit(actor, f"restore checkpoint {number} (undo: {undo.number})", shown)
-    return Restored(number, undo.number, rels, files, skipped, owners)
+    removed = tuple(rel for rel in rels if target.entry(rel) is None)
+    return Restored(number, undo.number, rels, files, skipped, owners, removed)
 
 
 def _refuse_if_viewed(history: ZoneHistory) -> None:
