@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -434,6 +435,7 @@ def run_task(
     timeout: float,
     replans: int | None = None,
     response_format: str | None = None,
+    keep: Path | None = None,
 ) -> Outcome:
     with tempfile.TemporaryDirectory(prefix=f"omx-bench-{task.name}-") as tmp:
         ws = Path(tmp)
@@ -456,6 +458,8 @@ def run_task(
         right, why = task.check(ws)
         end, models = _run_end(ws)
         entries = _trace(ws)  # while the workspace is still there
+        if keep:  # the plans and trace of a run, for reading why it went as it did
+            shutil.copytree(ws, keep / task.name, symlinks=True, dirs_exist_ok=True)
     replanned = sum(1 for e in entries if e.get("kind") == "run" and e.get("event") == "replan")
     invalid = sum(1 for e in entries if e.get("kind") == "run" and e.get("event") == "plan_invalid")
     status = str(end.get("status", "no trace"))
@@ -544,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="how omx asks for the plan (OMX_RESPONSE_FORMAT; default: auto, the schema where the server takes it)",
     )
+    parser.add_argument("--keep", type=Path, default=None, help="copy each task's workspace (its runs/) into DIR/NAME")
     parser.add_argument("--list", action="store_true", help="list the tasks and exit")
     parser.add_argument("--report", type=Path, default=None, help="print the table of a --json file and exit")
     args = parser.parse_args(argv)
@@ -564,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = []
     for task in tasks:
         outcome = run_task(task, model=args.model, api_base=args.api_base, timeout=args.timeout,
-                           replans=args.replans, response_format=args.response_format)  # fmt: skip
+                           replans=args.replans, response_format=args.response_format, keep=args.keep)  # fmt: skip
         outcomes.append(outcome)
         print(_row(outcome), flush=True)
         if args.json:  # after every task: a long run stopped half way still leaves what it measured

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,45 +21,91 @@ from pydantic import ValidationError
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model, ModelReply
 from agent.model.schema_request import SCHEMA_REFUSED, complete_with_schema
+from agent.plan_run.code_steps import with_working_code
+from agent.plan_run.completion import completed, unwritten
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
+from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.inputs import TOOL_INPUTS
+from agent.record.trace import RecordingModel
 
 __all__ = ["SCHEMA_REFUSED", "Planner", "PlanningError", "invalid_plan_text", "system_prompt"]
 
 LISTING_LIMIT = 60
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "runs", ".omxfs", ".mypy_cache"}
-EXAMPLE = {
-    "version": 1,
-    "goal": "Summarise data/notes.txt in 3 bullets into out/summary.md",
-    "risk_level": "LOW",
-    "workspace_root": ".",
-    "steps": [
-        {
-            "id": 1,
-            "description": "Read the notes",
-            "tool": "read_text",
-            "inputs": {"path": "data/notes.txt"},
-            "produces": "notes",
-        },
-        {
-            "id": 2,
-            "description": "Summarise them",
-            "tool": "llm",
-            "inputs": {"prompt": "Summarise in 3 bullets, one '- ' line each", "input": {"ref": "step:1.output"}},
-            "produces": "summary",
-        },
-        {
-            "id": 3,
-            "description": "Write the summary",
-            "tool": "write_text",
-            "inputs": {"path": "out/summary.md", "content": {"ref": "step:2.output"}, "mode": "overwrite"},
-            "produces": "out/summary.md",
-        },
-    ],
-    "success_criteria": EXAMPLE_CRITERIA,
-}
+#: the plans the prompt shows, one for each way a task's text is worked on: prose by the model (an llm step), exact
+#: work by code (a python step given the text as INPUT). With only the first, the 0.5B model planned every task as
+#: read, llm, write, and asked the llm step to count lines, sort names and upper-case a file, which it cannot do
+#: reliably; the second shows the way that can.
+EXAMPLES: list[dict[str, Any]] = [
+    {
+        "version": 1,
+        "goal": "Summarise data/notes.txt in 3 bullets into out/summary.md",
+        "risk_level": "LOW",
+        "workspace_root": ".",
+        "steps": [
+            {
+                "id": 1,
+                "description": "Read the notes",
+                "tool": "read_text",
+                "inputs": {"path": "data/notes.txt"},
+                "produces": "notes",
+            },
+            {
+                "id": 2,
+                "description": "Summarise them",
+                "tool": "llm",
+                "inputs": {
+                    "prompt": "Summarise in 3 bullets, one '- ' line each",
+                    "input": {"ref": "step:1.output"},
+                },
+                "produces": "summary",
+            },
+            {
+                "id": 3,
+                "description": "Write the summary",
+                "tool": "write_text",
+                "inputs": {"path": "out/summary.md", "content": {"ref": "step:2.output"}, "mode": "overwrite"},
+                "produces": "out/summary.md",
+            },
+        ],
+        "success_criteria": EXAMPLE_CRITERIA,
+    },
+    {
+        "version": 1,
+        "goal": "Write the lines of data/items.txt in reverse order to out/reversed.txt",
+        "risk_level": "MEDIUM",
+        "workspace_root": ".",
+        "steps": [
+            {
+                "id": 1,
+                "description": "Read the items",
+                "tool": "read_text",
+                "inputs": {"path": "data/items.txt"},
+                "produces": "items",
+            },
+            {
+                "id": 2,
+                "description": "Reverse its lines",
+                "tool": "python",
+                "inputs": {
+                    "code": "print('\\n'.join(reversed(INPUT.splitlines())))",
+                    "input": {"ref": "step:1.output"},
+                },
+                "produces": "reversed lines",
+            },
+            {
+                "id": 3,
+                "description": "Write them",
+                "tool": "write_text",
+                "inputs": {"path": "out/reversed.txt", "content": {"ref": "step:2.output"}, "mode": "overwrite"},
+                "produces": "out/reversed.txt",
+            },
+        ],
+        "success_criteria": ["out/reversed.txt exists"],
+    },
+]
 
 
 class PlanningError(Exception):
@@ -85,7 +131,7 @@ def _tool_lines() -> str:
     lines = []
     for name, model in TOOL_INPUTS.items():
         fields = ", ".join(name if field.is_required() else f"{name}?" for name, field in model.model_fields.items())
-        lines.append(f"- {name} {{{fields}}}: {(model.__doc__ or '').strip()}")
+        lines.append(f"- {name} {{{fields}}}: {' '.join((model.__doc__ or '').split())}")
     return "\n".join(lines)
 
 
@@ -123,16 +169,28 @@ Tools and their inputs (? = optional):
 
 Rules:
 - Paths are relative to the workspace root: no absolute paths, no '..'.
-- A step's output is used by a later step as {{"ref": "step:N.output"}}, only in write_text content and llm
-  prompt/input. Paths, commands and code are literal.
+- A step's output is used by a later step as {{"ref": "step:N.output"}}, only in write_text content, llm
+  prompt/input and python input. Paths, commands and code are literal.
+- Use llm for prose (summaries, titles, descriptions). Use python with an input for exact work on text: counting,
+  sorting, filtering, picking lines, changing case, replacing words, JSON and CSV; its code gets the text as INPUT
+  and prints the result.
 - shell runs one command without a shell; allowed: {ALLOW_LIST}. No pipes, redirections, ';', '&&' or '$(...)'.
   Nothing may delete or move files.
 - Prefer read_text/list_dir/write_text over shell. Keep plans short: only the steps the task needs.
 - risk_level: LOW (reads, new files), MEDIUM (overwrites existing files, runs code), HIGH (anything destructive).
 {CRITERIA_RULES}
 
-Example:
-{json.dumps(EXAMPLE)}{shared}"""
+Examples:
+{chr(10).join(json.dumps(example) for example in EXAMPLES)}{shared}"""
+
+
+def _corrected(reply: str, problem: str) -> list[dict[str, Any]]:
+    """The messages that show the model its reply and what is wrong with it, and ask for the plan again."""
+    return [
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": f"{problem}\nReply with the corrected plan: one JSON object in plan format v1, "
+         "nothing else."},
+    ]  # fmt: skip
 
 
 def workspace_listing(workspace: Path, limit: int = LISTING_LIMIT) -> str:
@@ -193,9 +251,11 @@ class Planner:
         workspace_agent: str | None = None,
         team: tuple[str, ...] = (),
         on_schema_refused: Callable[[str], None] | None = None,
+        on_incomplete: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.model = model
         self.on_invalid = on_invalid
+        self.on_incomplete = on_incomplete
         self.on_schema_refused = on_schema_refused
         self.workspace_agent, self.team = workspace_agent, team
 
@@ -208,7 +268,9 @@ class Planner:
     def plan(self, task: str, workspace: Path) -> Plan:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
-        return self._plan(self._opening(task, workspace), workspace.resolve())
+        outputs = list(TaskExpectations.before(task, workspace).outputs)
+        plan = self._plan(self._opening(task, workspace), workspace.resolve(), outputs)
+        return self._with_code(completed(plan, outputs), task)
 
     def replan(self, task: str, workspace: Path, what_happened: str, failed: Plan | None = None) -> Plan:
         """A new plan for what is left of ``task`` after ``failed`` stopped (None: no plan was valid): the model sees
@@ -227,7 +289,27 @@ class Planner:
                 "One JSON object in plan format v1, nothing else.",
             },
         ]
-        return self._plan(messages, workspace.resolve())
+        return self._with_code(self._plan(messages, workspace.resolve()), task)
+
+    def _with_code(self, plan: Plan, task: str) -> Plan:
+        """``plan`` with each python step's code that cannot work asked for again on its own (``code_steps``); the
+        requests are traced as ``code`` with their step's id."""
+
+        def ask(messages: list[dict[str, str]], step_id: int) -> str | None:
+            recording = self.model if isinstance(self.model, RecordingModel) else None
+            before = (recording.purpose, recording.step_id) if recording else None
+            if recording:
+                recording.purpose, recording.step_id = "code", step_id
+            try:
+                return self.model.complete(list(messages)).content
+            except LLMError:
+                return None  # the step keeps its code: it fails when it runs, and a re-plan sees why
+            finally:
+                if recording and before:
+                    recording.purpose, recording.step_id = before
+
+        copied = [s["inputs"]["code"] for example in EXAMPLES for s in example["steps"] if s["tool"] == "python"]
+        return with_working_code(plan, task, ask, copied)
 
     def _opening(self, task: str, workspace: Path) -> list[dict[str, Any]]:
         return [
@@ -235,37 +317,46 @@ class Planner:
             {"role": "user", "content": f"Task: {task}\n\nFiles in the workspace:\n{workspace_listing(workspace)}"},
         ]
 
-    def _plan(self, messages: list[dict[str, Any]], workspace: Path) -> Plan:
-        """Ask, validate, and once more with the problems shown if the reply is not a valid plan."""
+    def _plan(self, messages: list[dict[str, Any]], workspace: Path, outputs: Sequence[str] = ()) -> Plan:
+        """Ask, validate, and once more with the problems shown if the reply is not a valid plan, or if it is valid
+        but no step writes one of ``outputs`` (the files the task asks for): the 0.5B model's plans often read and
+        transformed and never wrote. An incomplete plan is kept if the second reply is no better."""
         replies: list[str] = []
+        incomplete: Plan | None = None
         for attempt in (1, 2):
             try:
                 reply = self._ask(messages)
             except LLMError as exc:
+                if incomplete is not None:
+                    return incomplete
                 next_step = advice(exc.kind, exc.attempts, "the same omx command")
                 raise PlanningError(f"planning failed: {exc}\n{next_step}", replies) from None
             content = reply.content or ""
             replies.append(content)
             try:
-                plan = _validate(content)
+                plan = _validate(content).model_copy(update={"workspace_root": str(workspace)})
             except ValueError as exc:
                 problems = str(exc)
                 if self.on_invalid:
                     self.on_invalid(attempt, content, problems)
+                if incomplete is not None:
+                    return incomplete
                 if attempt == 2:
                     first = problems.splitlines()[0]
                     raise PlanningError(
                         f"the model did not return a valid plan, also after one retry: {first}", replies, problems
                     ) from None
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": content},
-                    {
-                        "role": "user",
-                        "content": f"That plan is invalid:\n{problems}\n"
-                        "Reply with the corrected plan: one JSON object in plan format v1, nothing else.",
-                    },
-                ]
+                messages = [*messages, *_corrected(content, f"That plan is invalid:\n{problems}")]
                 continue
-            return plan.model_copy(update={"workspace_root": str(workspace)})
+            missing = unwritten(plan, outputs)
+            if not missing or attempt == 2:
+                return plan
+            incomplete = plan
+            if self.on_incomplete:
+                self.on_incomplete(missing)
+            problem = (
+                f"That plan is incomplete: no step writes {', '.join(missing)}, which the task asks for. Add the "
+                "write_text step that writes it, with the content of the step that makes it."
+            )
+            messages = [*messages, *_corrected(content, problem)]
         raise AssertionError("unreachable")

@@ -133,7 +133,16 @@ class RunEntry(_Entry):
 
     kind: Literal["run"] = "run"
     event: Literal[
-        "start", "plan_invalid", "schema_refused", "plan", "replan", "confirmation", "end", "compress", "resize"
+        "start",
+        "plan_invalid",
+        "plan_incomplete",
+        "schema_refused",
+        "plan",
+        "replan",
+        "confirmation",
+        "end",
+        "compress",
+        "resize",
     ]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)

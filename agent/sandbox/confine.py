@@ -333,14 +333,24 @@ class Sandbox:
         SandboxError when it cannot be confined."""
         return self._run(argv, timeout, python=False)
 
-    def run_python(self, code: str, *, timeout: float, args: Sequence[str] = ()) -> ProcessResult:
-        """Run Python ``code`` (as ``python -c CODE ARGS``) in the workspace; it cannot start any program."""
-        return self._run([code, *args], timeout, python=True)
+    def run_python(
+        self, code: str, *, timeout: float, args: Sequence[str] = (), stdin: str | None = None
+    ) -> ProcessResult:
+        """Run Python ``code`` (as ``python -c CODE ARGS``) in the workspace; it cannot start any program. ``stdin``
+        is what the code reads from its standard input (else nothing)."""
+        return self._run([code, *args], timeout, python=True, stdin=stdin)
 
-    def _run(self, argv: list[str], timeout: float, *, python: bool) -> ProcessResult:
+    def _run(self, argv: list[str], timeout: float, *, python: bool, stdin: str | None = None) -> ProcessResult:
         self.info  # noqa: B018  (detect first: an unavailable sandbox must fail before anything starts)
         scratch = tempfile.mkdtemp(prefix="omx-tool-")
         _scratch_files(scratch)
+        # the input as a file outside the sandbox, handed over as the open descriptor 0: no path to it inside, and
+        # no pipe to feed while collecting the output (a program that never reads its input cannot block omx)
+        Path(f"{scratch}/stdin").write_bytes((stdin or "").encode("utf-8", "surrogateescape"))
+        with open(f"{scratch}/stdin", "rb") as given:  # read-only: the step reads its input, it cannot change it
+            return self._started(argv, timeout, python, scratch, given.fileno())
+
+    def _started(self, argv: list[str], timeout: float, python: bool, scratch: str, stdin: int) -> ProcessResult:
         tmp = SANDBOX_TMP if self.info.mechanism == "bubblewrap" else f"{scratch}/tmp"
         status_read, status_write = os.pipe()
         start = time.monotonic()
@@ -352,7 +362,7 @@ class Sandbox:
                     self._command(argv, scratch, status_write, python),
                     cwd=self.workspace,
                     env=self._environment(tmp),
-                    stdin=subprocess.DEVNULL,
+                    stdin=stdin,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     pass_fds=(status_write,),

@@ -9,8 +9,9 @@ standard-library only) by its path, so it works whatever the step's working dire
 
 In order:
 
-1. Every descriptor but 0-2 (and the status pipe) is closed, stdin becomes ``/dev/null``, and stdout and stderr
-   must not be sockets: nothing the launcher was handed leads to a socket of the host.
+1. Every descriptor but 0-2 (and the status pipe) is closed, stdin becomes ``/dev/null`` unless it is a regular
+   file (a python step's input, which omx writes to a file of its own), and stdout and stderr must not be
+   sockets: nothing the launcher was handed leads to a socket or a terminal of the host.
 2. Landlock: read (never execute) under ``read``, also write under ``write``, read/write ``devices``; no TCP bind
    or connect (ABI 4+); no abstract UNIX socket or signal outside the sandbox (ABI 6+). Execution is allowed on one
    file only: the program a shell step runs, with its ELF interpreter (``ld.so``, which the kernel opens for
@@ -129,22 +130,32 @@ def landlock_abi() -> int:
 
 
 def close_inherited(keep: int) -> None:
-    """Close every descriptor but 0-2 and ``keep``; stdin becomes /dev/null; stdout and stderr may not be sockets
-    (a socket handed down is a connection to the host that no filter on ``socket()`` sees)."""
+    """Close every descriptor but 0-2 and ``keep``; stdin becomes /dev/null unless it is a regular file; stdout and
+    stderr may not be sockets (a socket handed down is a connection to the host that no filter on ``socket()``
+    sees)."""
     if keep >= 3:
         os.closerange(3, keep)
         os.closerange(keep + 1, 1 << 20)
     else:
         os.closerange(3, 1 << 20)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    if not _regular_file(0):  # a terminal (TIOCSTI types into it), a pipe or socket of the host: none of those
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
     for fd in (1, 2):
         try:
             if stat.S_ISSOCK(os.fstat(fd).st_mode):
                 raise SetupError(f"descriptor {fd} is a socket: the step would reach whatever is at its other end")
         except OSError:
             pass  # closed: nothing to reach
+
+
+def _regular_file(fd: int) -> bool:
+    """Whether ``fd`` is a regular file: the input omx gives a python step, a copy it made in the step's scratch."""
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def _fs_rights(abi: int) -> int:

@@ -103,7 +103,7 @@ COPY = steps_plan(read("data/notes.txt"), write("out/copy.txt", {"ref": "step:1.
 READS_A_DIRECTORY = steps_plan(
     {"tool": "list_dir", "inputs": {"path": "data"}}, read("data"), write("out/copy.txt", {"ref": "step:2.output"})
 )
-READS_A_MISSING_FILE = steps_plan(read("data/missing.txt"))
+READS_A_MISSING_FILE = steps_plan(read("data/missing.txt"), write("out/copy.txt", {"ref": "step:1.output"}))
 
 
 def events(entries: list[dict[str, Any]], event: str) -> list[dict[str, Any]]:
@@ -193,7 +193,7 @@ def test_replans_sets_the_bound(
     assert len(model.requests) == plans  # the replies left were never asked for
     replans = plans - 1
     after = f", after {replans} re-plan{'s' if replans > 1 else ''}" if replans else ""
-    assert f"Result: failed at step 1 of 1{after}: data/missing.txt does not exist" in result.output
+    assert f"Result: failed at step 1 of 2{after}: data/missing.txt does not exist" in result.output
     end = run_end(trace_of(only_run(ws)))
     assert (end["status"], end["replans"], end["plans"]) == ("failed", replans, plans)
 
@@ -209,7 +209,9 @@ def test_a_medium_risk_re_plan_is_asked_whatever_yes_says(ws: Path, script: Call
 
 def test_a_step_the_model_s_server_failed_is_not_re_planned(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     summarise = steps_plan(
-        read("data/notes.txt"), {"tool": "llm", "inputs": {"prompt": "sum", "input": {"ref": "step:1.output"}}}
+        read("data/notes.txt"),
+        {"tool": "llm", "inputs": {"prompt": "sum", "input": {"ref": "step:1.output"}}},
+        write("out/copy.txt", {"ref": "step:2.output"}),
     )
     model = script(summarise, LLMError("LLM error: the server is gone", kind="unreachable"), COPY)
     result = omx(COPY_TASK, "--yes")

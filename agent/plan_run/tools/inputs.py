@@ -87,10 +87,14 @@ class ShellInput(ToolInput):
 
 
 class PythonInput(ToolInput):
-    """Run Python code in the sandbox (workspace as working directory, no network); output: what it prints."""
+    """Run Python code in the sandbox (workspace as working directory, no network); output: what it prints. The
+    code sees input as the string INPUT."""
 
     tool_name: ClassVar[str] = "python"
-    code: str = Field(max_length=MAX_CODE, description="The Python source; print the result.")
+    code: str = Field(max_length=MAX_CODE, description="The Python source; it prints the result.")
+    input: Text | None = Field(
+        default=None, description="The text the code works on, usually {'ref': 'step:N.output'}; the code sees INPUT."
+    )
     timeout: Timeout = None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from agent.plan_run.tools.base import ToolContext, ToolResult
-from agent.plan_run.tools.inputs import PythonInput
+from agent.plan_run.tools.inputs import PythonInput, Ref
 from agent.plan_run.tools.shell import run_sandboxed
 
 __all__ = ["python"]
@@ -24,9 +24,22 @@ NO_SHARED_NAMES = (
 )
 
 
+#: the line before a step's code that gives it its input: read from standard input, so that an earlier step's
+#: output of any size travels as data (a file descriptor), never as code or an argument
+INPUT_LINE = "INPUT = __import__('sys').stdin.read()\n"
+
+
 def python(inputs: PythonInput, ctx: ToolContext) -> ToolResult:
-    """The code runs in the sandbox's interpreter after its seccomp filter is in place: it cannot start programs."""
-    result = run_sandboxed(ctx, ["python", "-c", inputs.code], inputs.timeout or ctx.default_timeout, "python")
+    """The code runs in the sandbox's interpreter after its seccomp filter is in place: it cannot start programs.
+    ``INPUT`` is the step's input, or "" without one (code that names it still runs)."""
+    assert not isinstance(inputs.input, Ref), "references are resolved first"
+    result = run_sandboxed(
+        ctx,
+        ["python", "-c", INPUT_LINE + inputs.code],
+        inputs.timeout or ctx.default_timeout,
+        "python",
+        stdin=inputs.input or "",
+    )
     if not result.ok and result.error_type == "NonZeroExit" and _UNDEFINED.search(result.error or ""):
         result.hint = NO_SHARED_NAMES
     return result

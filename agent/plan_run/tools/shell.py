@@ -14,14 +14,14 @@ STDERR_KEPT = 4000
 PYTHON_NAMES = ("python", "python3")
 
 
-def run_sandboxed(ctx: ToolContext, argv: list[str], timeout: float, what: str) -> ToolResult:
+def run_sandboxed(ctx: ToolContext, argv: list[str], timeout: float, what: str, stdin: str | None = None) -> ToolResult:
     """Run argv in the sandbox and turn every outcome into a ToolResult (shared with the python tool).
 
     ``python3 -c CODE [ARGS]`` (or ``python -c``) is not exec'd: its code runs in the sandbox's own interpreter once
     the filter that refuses every exec is in place (``Sandbox.run_python``), like a python step's."""
     try:
         if argv[0] in PYTHON_NAMES and len(argv) >= 3 and argv[1] == "-c":
-            done: ProcessResult = ctx.sandbox.run_python(argv[2], timeout=timeout, args=argv[3:])
+            done: ProcessResult = ctx.sandbox.run_python(argv[2], timeout=timeout, args=argv[3:], stdin=stdin)
         else:
             done = ctx.sandbox.run(argv, timeout=timeout)
     except SandboxUnavailable as exc:

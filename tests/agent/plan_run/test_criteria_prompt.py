@@ -16,7 +16,7 @@ import pytest
 from agent.model.llm import ScriptedModel
 from agent.plan_run.criteria import check_criterion
 from agent.plan_run.criteria_prompt import CRITERIA_RULES
-from agent.plan_run.planner import EXAMPLE, system_prompt
+from agent.plan_run.planner import EXAMPLES, system_prompt
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx, only_run, run_end, trace_of
 
@@ -24,7 +24,7 @@ from tests.e2e.helpers import omx, only_run, run_end, trace_of
 def example_criteria() -> dict[str, list[str]]:
     """Each example task of the prompt with its criteria, the example plan's included."""
     shown = {task: json.loads(criteria) for task, criteria in re.findall(r'"([^"]+)" -> (\[.*\])', system_prompt())}
-    return shown | {str(EXAMPLE["goal"]): list(EXAMPLE["success_criteria"])}
+    return shown | {str(example["goal"]): list(example["success_criteria"]) for example in EXAMPLES}
 
 
 def test_the_prompt_has_no_criterion_of_the_old_example_and_asks_for_this_tasks() -> None:

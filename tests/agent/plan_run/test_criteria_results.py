@@ -130,17 +130,10 @@ def test_four_bullets_for_three_fail(ws: Path, script: Callable[..., ScriptedMod
     assert ended(ws) == "failed"
 
 
-@pytest.mark.parametrize(
-    "steps",
-    [
-        [read("data/notes.txt")],  # nothing written at all: the run ended "done"
-        [read("data/notes.txt"), write("out/summary.md", "- one\n- two\n")],  # another file than the task's
-    ],
-    ids=["no write", "another file"],
-)
-def test_a_file_the_task_names_and_the_run_never_wrote_fails(
-    ws: Path, script: Callable[..., ScriptedModel], steps: list[tuple[str, dict[str, Any]]]
-) -> None:
+def test_a_file_the_task_names_and_the_run_never_wrote_fails(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """The plan writes another file than the task's (a plan that writes none is completed by omx: test_plan_repair);
+    asked once more for the missing file, the model's script has no reply left, and the plan runs as it was."""
+    steps = [read("data/notes.txt"), write("out/summary.md", "- one\n- two\n")]
     script(plan(steps, ["out/sales.md has 2 bullet lines"]))
     result = omx("Describe data/notes.txt in 2 bullet points in out/sales.md", "--yes")
     assert result.exit_code == 1, result.output

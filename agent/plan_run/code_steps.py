@@ -1,0 +1,185 @@
+"""The code of a plan's python steps, asked for again by a request of its own where it cannot work (issue 28).
+
+Written inside the plan's JSON, the 0.5B model's code named variables nothing defines (``sorted(names.split())``,
+``print(a.txt.upper())``), printed nothing, or copied the example's code into another task. Asked for the code of
+that one step alone (the task, the step, what INPUT holds and where its output goes), the same model wrote
+working programs for most of the same tasks. So a plan's python step whose code fails a static look (it does not
+compile, it reads a name nothing defines, it neither prints nor writes) is written again once that way, before the
+plan is shown and its risk computed; code that passes is kept as the planner wrote it. This only decides whether to
+ask again: what the code does is judged by the sandbox when it runs, and its result by the task's checks.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import symtable
+from collections.abc import Callable, Collection
+
+from agent.plan_run.plan import Plan, Step
+from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
+
+__all__ = ["CODE_PROMPT", "code_problem", "with_working_code"]
+
+#: the names code may use without defining them: the builtins and the step's input (``tools.python.INPUT_LINE``)
+_GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
+#: requests for one step's code: the first, and one with the problem of the code it gave
+ATTEMPTS = 2
+#: calls that put a result somewhere: printing it, or writing a file
+_OUTPUT_CALLS = frozenset({"print", "write", "writelines", "write_text", "dump"})
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\n(.*?)```", re.DOTALL)
+
+CODE_PROMPT = (
+    "You write the Python code of one step of a plan. It runs with the workspace folder as its working directory: "
+    "it may read and write the workspace's files by their relative paths. Standard library only; it cannot start "
+    "programs (no subprocess, no os.system). Before writing a file, create its folder "
+    "(os.makedirs(folder, exist_ok=True)). Reply with the code only."
+)
+
+
+def code_problem(code: str, *, must_print: bool = False, copied: Collection[str] = ()) -> str | None:
+    """Why ``code`` cannot work as a step (None: nothing found); ``must_print``: a later step uses what it prints;
+    ``copied``: code of the prompt's examples, which a step of another task only has by copying it.
+    Names are resolved by Python's own symbol tables, so a name bound anywhere at module level (assigned, imported,
+    a def, a loop variable) counts as defined."""
+    try:
+        table = symtable.symtable(code, "<step>", "exec")
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError) as exc:
+        return f"it does not compile ({exc})"
+    defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    undefined = sorted(_globals_read(table) - defined - _GIVEN)
+    if undefined:
+        return f"it reads {', '.join(undefined)}, which nothing defines"
+    if any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree)):
+        return "it leaves a ... where the work goes"
+    if code.strip() in copied:
+        return "it is the code of the prompt's example, not of this task"
+    calls = {_called(node) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    if must_print and "print" not in calls:
+        return "it prints nothing, and a later step uses what it prints"
+    if not calls & _OUTPUT_CALLS:
+        return "it neither prints nor writes anything"
+    return None
+
+
+def _globals_read(table: symtable.SymbolTable) -> set[str]:
+    """The module-level names ``table`` and the scopes inside it read."""
+    module = table.get_type() == "module"
+    read = {s.get_name() for s in table.get_symbols() if s.is_referenced() and (module or s.is_global())}
+    for child in table.get_children():
+        read |= _globals_read(child)
+    return read
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def with_working_code(
+    plan: Plan, task: str, ask: Callable[[list[dict[str, str]], int], str | None], copied: Collection[str] = ()
+) -> Plan:
+    """``plan`` with the code of each python step that has a ``code_problem`` written again: ``ask(messages,
+    step_id)`` asks the model (None: the request failed), and once more with the new code's problem if it has one.
+    New code replaces the old only if it has no problem itself; otherwise the step stays as planned, and fails or
+    passes when it runs."""
+    steps = []
+    for step in plan.steps:
+        must_print = _used_later(plan, step)
+        code = step.inputs.code if isinstance(step.inputs, PythonInput) else None
+        if code is not None and code_problem(code, must_print=must_print, copied=copied):
+            step = _rewritten(plan, _with_input(plan, step), task, ask, must_print)
+        steps.append(step)
+    return plan.model_copy(update={"steps": steps})
+
+
+#: the code a transforming step is asked to complete: a 0.5B model left to write it whole printed nothing, wrote
+#: files the next step then overwrote, or took INPUT for a file name; given this, it filled in ``result`` right for
+#: counting, sorting, upper-casing and replacing, and the last line prints a list as lines, not as a Python list
+TEMPLATE = """```python
+text = INPUT
+lines = text.splitlines()
+result = ...  # computed from text or lines: a str, a number, or a list of lines
+print("\\n".join(map(str, result)) if isinstance(result, list) else result)
+```"""
+
+
+def _with_input(plan: Plan, step: Step) -> Step:
+    """A python step without an input that follows a step whose output no step uses gets that output as its input:
+    the 0.5B model read data/numbers.txt in one step and summed ``numbers`` in the next, which nothing defined."""
+    inputs = step.inputs
+    before = [s for s in plan.steps if s.id < step.id]
+    if not isinstance(inputs, PythonInput) or inputs.input is not None or not before or _used_later(plan, before[-1]):
+        return step
+    given = inputs.model_copy(update={"input": Ref(ref=f"step:{before[-1].id}.output")})
+    return step.model_copy(update={"inputs": given})
+
+
+def _rewritten(
+    plan: Plan, step: Step, task: str, ask: Callable[[list[dict[str, str]], int], str | None], must_print: bool
+) -> Step:
+    assert isinstance(step.inputs, PythonInput)
+    messages = _request(plan, step, task)
+    for _attempt in range(ATTEMPTS):
+        reply = ask(messages, step.id)
+        if reply is None:
+            break
+        code = _code_of(reply)
+        problem = code_problem(code, must_print=must_print)
+        if problem is None:
+            return step.model_copy(update={"inputs": step.inputs.model_copy(update={"code": code})})
+        messages = [
+            *messages,
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": f"That code cannot work: {problem}. Reply with the corrected code."},
+        ]
+    return step
+
+
+def _request(plan: Plan, step: Step, task: str) -> list[dict[str, str]]:
+    assert isinstance(step.inputs, PythonInput)
+    lines = [f"Task: {task}", f"This step: {step.description}"]
+    given, written = step.inputs.input, _written_to(plan, step)
+    if isinstance(given, Ref) and _used_later(plan, step):
+        holds = f"INPUT holds {_what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
+        goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
+        lines += [f"{holds} {goes}", f"Complete this code (replace the ...):\n{TEMPLATE}"]
+    elif _used_later(plan, step):
+        lines.append(
+            "The code reads the files it needs itself and prints the result; a later step uses what it prints."
+        )
+    else:
+        lines.append("The code reads the files it needs itself and writes the file the task asks for.")
+    return [{"role": "system", "content": CODE_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def _written_to(plan: Plan, step: Step) -> str | None:
+    """The file a later write_text step writes this step's output to, if one does."""
+    for later in plan.steps:
+        inputs = later.inputs
+        if isinstance(inputs, WriteTextInput) and isinstance(inputs.content, Ref) and inputs.content.step_id == step.id:
+            return inputs.path
+    return None
+
+
+def _used_later(plan: Plan, step: Step) -> bool:
+    return any(ref.step_id == step.id for later in plan.steps for ref in later.inputs.refs())
+
+
+def _what_ref_holds(plan: Plan, step_id: int) -> str:
+    source = next((s for s in plan.steps if s.id == step_id), None)
+    if source is None:
+        return f"the output of step {step_id}"
+    if isinstance(source.inputs, ReadTextInput):
+        return f"the text of {source.inputs.path}"
+    if isinstance(source.inputs, ShellInput):
+        return f"what the command `{source.inputs.cmd}` printed"
+    return f"the output of step {step_id} ({source.description})"
+
+
+def _code_of(reply: str) -> str:
+    """The code in a reply: the first fenced block, or the whole reply when it has none."""
+    fenced = _FENCE.search(reply)
+    return (fenced.group(1) if fenced else reply).strip()

@@ -1,0 +1,210 @@
+"""What omx does with a valid plan that cannot do its task (issue 28), end to end through the real ``omx`` command
+with a scripted model, the real step sandbox and real files: a python step gets its input as INPUT; code that cannot
+work is asked for again on its own; a plan that never writes the task's file is asked for again, then completed."""
+
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.model.llm import ScriptedModel
+from agent.plan_run.code_steps import TEMPLATE, code_problem
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
+from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
+
+NAMES = "Zoe\nadam\nMia\nBen\n"
+SORTED = "adam\nBen\nMia\nZoe\n"
+TASK = "Sort the lines of data/names.txt alphabetically, ignoring case, into out/sorted.txt"
+STEP_1, STEP_2 = {"ref": "step:1.output"}, {"ref": "step:2.output"}
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "names.txt").write_text(NAMES, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path.resolve()
+
+
+def plan(*steps: tuple[str, dict[str, Any]], risk: str = "MEDIUM") -> str:
+    numbered = [{"id": i, "description": f"{tool} step", "tool": tool, "inputs": inputs}
+                for i, (tool, inputs) in enumerate(steps, 1)]  # fmt: skip
+    return json.dumps({"version": 1, "goal": TASK, "risk_level": risk, "steps": numbered})
+
+
+READ = ("read_text", {"path": "data/names.txt"})
+WRITE = ("write_text", {"path": "out/sorted.txt", "content": STEP_2})
+
+
+def python(code: str, given: Any = None) -> tuple[str, dict[str, Any]]:
+    return "python", {"code": code} | ({"input": given} if given is not None else {})
+
+
+def filled(result: str) -> str:
+    """The code template as a model fills it in, in a fence."""
+    return TEMPLATE.replace("result = ...  # computed from text or lines: a str, a number, or a list of lines",
+                            f"result = {result}")  # fmt: skip
+
+
+def events(ws: Path, event: str) -> list[dict[str, Any]]:
+    return [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == event]
+
+
+def model_calls(ws: Path) -> list[tuple[str, int | None]]:
+    return [(c["purpose"], c["step_id"]) for c in kinds(trace_of(only_run(ws)), "model")]
+
+
+# -- INPUT ---------------------------------------------------------------------------------------------------------
+
+
+def test_a_python_step_works_on_its_input_as_INPUT(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    model = script(plan(READ, python(code, STEP_1), WRITE))
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+    assert len(model.requests) == 1  # code that works is not asked for again
+
+
+def test_an_input_beyond_the_argument_limit_reaches_the_code_whole(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The input travels as the step's standard input, not in its code: 300 KB is more than one argument may be."""
+    big = "".join(f"line {i:06d}\n" for i in range(25_000))
+    (ws / "data" / "names.txt").write_text(big, encoding="utf-8")
+    script(plan(READ, python("print(len(INPUT), len(INPUT.splitlines()))", STEP_1), WRITE))
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code in (0, 1), result.output  # the task's sort check fails: the count is what is judged
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8").split() == [str(len(big)), "25000"]
+
+
+def test_without_an_input_INPUT_is_empty_and_the_step_reads_no_terminal(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    code = "import sys\nprint(repr(INPUT), repr(sys.stdin.read()))"
+    script(plan(("python", {"code": code}), ("write_text", {"path": "out/sorted.txt", "content": STEP_1})))
+    omx(TASK, "--yes", input="y\nsecret typed at the terminal\n")
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == "'' ''\n"
+
+
+# -- code asked for again ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "problem"),
+    [
+        ("sorted(names.split())", "reads names, which nothing defines"),
+        ("print(a.txt.upper())", "reads a, which nothing defines"),
+        ("print([x for x in INPUT if x not in seen])", "reads seen, which nothing defines"),
+        ("for line in INPUT.splitlines(): line = line.upper()", "neither prints nor writes"),
+        ("print(", "does not compile"),
+        ("text = INPUT\nresult = ...\nprint(result)", "leaves a ..."),
+    ],
+)
+def test_code_that_cannot_work_is_named_so(code: str, problem: str) -> None:
+    found = code_problem(code)
+    assert found is not None and problem in found
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import json\nfor user in json.loads(INPUT):\n    print(user['name'])",
+        "def upper(s):\n    return s.upper()\nprint(upper(INPUT))",
+        "print(len(open('data/a.txt').read().splitlines()))",
+        "with open('out/x.txt', 'w') as f:\n    f.write(INPUT)",
+    ],
+)
+def test_code_that_may_work_is_kept(code: str) -> None:
+    assert code_problem(code) is None
+
+
+def test_a_step_that_writes_instead_of_printing_for_a_later_step_is_a_problem() -> None:
+    assert code_problem("open('out/x', 'w').write(INPUT)", must_print=True) is not None
+    assert code_problem("print(INPUT)", copied=["print(INPUT)"]) is not None  # the prompt's example, copied
+
+
+def test_code_that_names_what_nothing_defines_is_written_again_and_runs(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    model = script(plan(READ, python("sorted(names.split())", STEP_1), WRITE),
+                   filled("sorted(lines, key=str.lower)"))  # fmt: skip
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+    assert model_calls(ws)[:2] == [("plan", None), ("code", 2)]
+    asked = model.requests[1]["messages"][-1]["content"]
+    assert "INPUT holds the text of data/names.txt" in asked and "written to out/sorted.txt" in asked
+    assert "result = sorted(lines, key=str.lower)" in result.output  # the plan shown has the new code
+
+
+def test_a_python_step_without_input_after_an_unused_read_gets_that_read(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    model = script(plan(READ, python("print(sorted(names))"), WRITE), filled("sorted(lines, key=str.lower)"))
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+    assert "INPUT holds the text of data/names.txt" in model.requests[1]["messages"][-1]["content"]
+
+
+def test_new_code_that_cannot_work_either_leaves_the_step_as_planned(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """Asked twice (the second time with the problem); neither reply works, so the planned code runs and fails, and
+    the run says why: the check decides only whether to ask, never that a run succeeded."""
+    script(plan(READ, python("sorted(names.split())", STEP_1), WRITE), "print(names)", "```python\nprint(x)\n```")
+    result = omx(TASK, "--yes", "--replans", "0", input="y\n")
+    assert result.exit_code == 1, result.output
+    assert "NameError: name 'names' is not defined" in result.output
+    assert model_calls(ws)[:3] == [("plan", None), ("code", 2), ("code", 2)]
+    assert not (ws / "out" / "sorted.txt").exists()
+
+
+# -- a plan that writes no file the task asks for ----------------------------------------------------------------
+
+
+def test_a_plan_that_writes_nothing_is_asked_for_again_with_the_gap_named(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    model = script(plan(READ, python(code, STEP_1)), plan(READ, python(code, STEP_1), WRITE))
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert events(ws, "plan_incomplete") == [{"unwritten": ["out/sorted.txt"]}]
+    assert "no step writes out/sorted.txt, which the task asks for" in model.requests[1]["messages"][-1]["content"]
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+
+
+def test_a_plan_still_writing_nothing_gets_the_write_step_from_omx(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The same incomplete plan twice: omx adds the write of the last step's output, shown in the plan confirmed."""
+    code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    incomplete = plan(READ, python(code, STEP_1))
+    script(incomplete, incomplete)
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert "3. [write_text] Write the result to out/sorted.txt (added by omx: the plan wrote no file" in result.output
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+    assert run_end(trace_of(only_run(ws)))["status"] == "success"
+
+
+def test_python_code_that_writes_the_file_itself_is_not_completed(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    code = (
+        "import os\nos.makedirs('out', exist_ok=True)\nlines = sorted(INPUT.splitlines(), key=str.lower)\n"
+        "open('out/sorted.txt', 'w').write('\\n'.join(lines) + '\\n')"
+    )
+    model = script(plan(READ, python(code, STEP_1)))
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert len(model.requests) == 1 and "added by omx" not in result.output
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
