@@ -1,5 +1,6 @@
 """``omxfs ui`` as a real server process, asked over plain HTTP: what it refuses (no token, another Host, another
-Origin, no form token, a non-supervisor's action), and the event stream of a mounted workspace."""
+Origin, no form token, a non-supervisor's action), the event stream of a mounted workspace, and a stream opened
+with a page's cursor or a reconnect's Last-Event-ID sending first what the page missed."""
 
 from __future__ import annotations
 
@@ -240,9 +241,20 @@ def _activity(server: Server) -> tuple[str, int]:
     return page, int(found.group(1))
 
 
-def _found_by_the_feed(server: Server, said: str) -> None:
-    """Wait until the feed has an event saying ``said`` (a page rendered now shows it)."""
+def _committed(ws: Workspace, server: Server, agent: str, name: str) -> None:
+    """``agent`` commits ``name`` (its first version); returns once the feed has it (a page rendered now shows it)."""
+    ws.collab.write(agent, name, b"x\n", expected_version=0)
+    said = f"committed {name} version 1"
     poll(lambda: said in _activity(server)[0], what=f"the feed to find {said!r}")
+
+
+def _replayed(server: Server, path: str) -> list[Sent]:
+    """What a stream opened at ``path`` sends before it is live (what it replays, and ready); then closed."""
+    connection, stream = _open_stream(server, path)
+    try:
+        return _until_ready(stream)
+    finally:
+        connection.close()
 
 
 def test_an_event_found_between_a_page_and_its_stream_is_sent_by_the_stream(
@@ -254,14 +266,9 @@ def test_an_event_found_between_a_page_and_its_stream_is_sent_by_the_stream(
     ws, server = served
     page, cursor = _activity(server)
     assert "committed between.md" not in page
-    ws.collab.write("alice", "between.md", b"x\n", expected_version=0)
-    _found_by_the_feed(server, "committed between.md version 1")
+    _committed(ws, server, "alice", "between.md")
 
-    connection, stream = _open_stream(server, f"/events?after={cursor}")
-    try:
-        replayed = _until_ready(stream)
-    finally:
-        connection.close()
+    replayed = _replayed(server, f"/events?after={cursor}")
     rows = [e for e in replayed if e.kind == "feed"]
     assert len(rows) == 1 and "committed between.md version 1" in rows[0].data
     assert rows[0].id == cursor + 1
@@ -274,19 +281,13 @@ def test_a_reconnecting_stream_resumes_after_its_last_event_id(served: tuple[Wor
     holding the page's first cursor: what it got is not sent again, what it missed is."""
     ws, server = served
     _, cursor = _activity(server)
-    ws.collab.write("alice", "first.md", b"x\n", expected_version=0)
-    _found_by_the_feed(server, "committed first.md version 1")
-    connection, stream = _open_stream(server, f"/events?after={cursor}")
-    try:
-        got = _until_ready(stream)
-    finally:
-        connection.close()
+    _committed(ws, server, "alice", "first.md")
+    got = _replayed(server, f"/events?after={cursor}")
     assert [e.kind for e in got] == ["feed", "tick", "ready"] and "committed first.md" in got[0].data
     last = got[1].id
     assert last is not None
 
-    ws.collab.write("bob", "missed.md", b"y\n", expected_version=0)  # while no stream is open
-    _found_by_the_feed(server, "committed missed.md version 1")
+    _committed(ws, server, "bob", "missed.md")  # while no stream is open
     connection, stream = _open_stream(server, f"/events?after={cursor}", {"Last-Event-ID": str(last)})
     try:
         resumed = _until_ready(stream)
