@@ -208,7 +208,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         events after the cursor are no longer all kept (the page loads itself again)."""
         keep = activity_filter(request)
         row = env.get_template("row.html")
-        replay, sent, queue = state.listen(cursor_of(request))
+        cursor = cursor_of(request)
 
         def batch_events(batch: list[Arrival]) -> Iterator[ServerSentEvent]:
             for seq, event in batch:
@@ -217,7 +217,8 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
             yield ServerSentEvent(event="tick", data=str(len(batch)), id=str(batch[-1].seq))
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
-            nonlocal sent
+            # registered once the stream runs: a request that ends before leaves no queue behind to fill
+            replay, sent, queue = state.listen(cursor)
             try:
                 if replay is None:
                     yield ServerSentEvent(event="reload", data="", id=str(sent))
