@@ -37,13 +37,10 @@ first (``daemon.end_session``), and the watch runs only where the daemon's guard
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import logging
 import os
 import select
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -56,6 +53,24 @@ from omxfs.fuse.entries import WATCHED_TIMEOUT
 from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import mount_table
 from omxfs.fuse.zones.base import ViewPath
+from omxfs.inotify import (
+    IN_ATTRIB,
+    IN_CREATE,
+    IN_DELETE,
+    IN_DELETE_SELF,
+    IN_DONT_FOLLOW,
+    IN_EXCL_UNLINK,
+    IN_IGNORED,
+    IN_MODIFY,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_ONLYDIR,
+    IN_Q_OVERFLOW,
+    Inotify,
+    RawEvent,
+    WatchLimit,
+)
 from omxfs.store import layout
 
 #: events are gathered this long before the kernel is told, so that a burst costs one invalidation per node
@@ -65,13 +80,7 @@ WATCH_NICE = 10
 #: filesystems whose changes this machine's inotify sees: every writer of the store runs here
 LOCAL_FILESYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "bcachefs", "zfs", "jfs"})
 
-# <sys/inotify.h>
-IN_MODIFY, IN_ATTRIB = 0x2, 0x4
-IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
-IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
-IN_Q_OVERFLOW, IN_IGNORED = 0x4000, 0x8000
-IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
-IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
+#: what a directory is watched for
 MASK = (
     IN_MODIFY
     | IN_ATTRIB
@@ -92,7 +101,6 @@ GONE = IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
 APPEARED = IN_CREATE | IN_MOVED_TO
 #: the directory's entries changed: its mtime and link count
 NAMESPACE = GONE | IN_CREATE
-EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-padded name
 
 #: negative entries (names the kernel was told are absent) remembered at once; past it, absences are not cached
 MAX_ABSENT = 1 << 16
@@ -103,14 +111,6 @@ ABSENT_KEPT_S = WATCHED_TIMEOUT + 1.0
 QUIET = frozenset({errno.ENOENT, errno.ENOTCONN, errno.ENODEV, errno.EBADF})
 
 Invalidate = Callable[[int, bytes | None], None]
-
-
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    libc.inotify_init1.argtypes = [ctypes.c_int]
-    libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-    libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
-    return libc
 
 
 def local_store(root: Path) -> bool:
@@ -150,11 +150,7 @@ class StoreWatch:
         self.inodes = inodes
         self.log = log
         self._invalidate = invalidate
-        self._libc = _libc()
-        fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-        if fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
-        self._fd = fd
+        self._inotify = Inotify()
         self._lock = threading.Lock()
         self._wd_of: dict[int, int] = {}  # directory node number -> watch descriptor
         self._dir_of: dict[int, int] = {}  # watch descriptor -> directory node number
@@ -177,13 +173,15 @@ class StoreWatch:
         with self._lock:
             if directory in self._wd_of:
                 return
-        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(f"{self.root}/{path}"), MASK)
-        if wd < 0:
-            code = ctypes.get_errno()
-            if code == errno.ENOSPC and not self._full:
+        try:
+            wd = self._inotify.add(f"{self.root}/{path}", MASK)
+        except WatchLimit:
+            if not self._full:
                 self._full = True
                 self.log.warning("inotify's watch limit is reached: more directories keep 0.5 s caches")
             return
+        except OSError:
+            return  # gone meanwhile, or no directory: its entries keep the short timeouts
         with self._lock:
             old = self._dir_of.get(wd)
             if old is not None:  # the same directory under a new number (moved behind our back): the newest counts
@@ -248,8 +246,8 @@ class StoreWatch:
                 self._busy_s,
                 len(self._dir_of),
             )
-        for fd in (self._fd, self._stop_r):
-            os.close(fd)
+        self._inotify.close()
+        os.close(self._stop_r)
 
     # -- the watch thread --------------------------------------------------------------------------------------
 
@@ -258,38 +256,24 @@ class StoreWatch:
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WATCH_NICE)
         while True:
-            ready, _, _ = select.select([self._fd, self._stop_r], [], [])
+            ready, _, _ = select.select([self._inotify.fd, self._stop_r], [], [])
             if self._stop_r in ready:
                 return
             time.sleep(COALESCE_S)  # the rest of a burst joins this batch
             started = time.perf_counter()
             try:
-                self._apply(self._read())
+                self._apply(self._inotify.read())
             except Exception:  # a bug here must not stop the watch: the next change is still learned
                 self.log.exception("store watch: invalidation failed")
             self._busy_s += time.perf_counter() - started
 
-    def _read(self) -> bytes:
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(self._fd, 1 << 16)
-            except BlockingIOError:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def _apply(self, data: bytes) -> None:
+    def _apply(self, events: list[RawEvent]) -> None:
         entries: set[tuple[int, bytes]] = set()
         nodes: set[int] = set()
         # One name's events of a batch are one: a write is a create, several modifies and an attrib or two, and
         # every invalidation they call for is the same (all of them at worst).
         masks: dict[tuple[int, bytes], int] = {}
-        offset = 0
-        while offset + EVENT.size <= len(data):
-            wd, mask, _, length = EVENT.unpack_from(data, offset)
-            name = data[offset + EVENT.size : offset + EVENT.size + length].rstrip(b"\0")
-            offset += EVENT.size + length
+        for wd, mask, name in events:
             self._events += 1
             if mask & IN_Q_OVERFLOW:
                 self._overflowed(entries, nodes)
@@ -313,7 +297,7 @@ class StoreWatch:
                 del self._dir_of[wd]
                 self._wd_of.pop(directory, None)
                 if mask & IN_MOVE_SELF:
-                    self._libc.inotify_rm_watch(self._fd, wd)
+                    self._inotify.remove(wd)
                 entries.update(self._take_absent(directory))
                 self._forget_children(directory, entries, nodes)
                 nodes.add(directory)

@@ -9,6 +9,14 @@ there is nothing for them to do here either.
 
 Reading is done in worker threads (the store's calls block); the feed is polled every ``POLL`` seconds in one, and
 its new events go to every open page's queue.
+
+**No event between a page and its stream is lost.** A page is rendered first and opens its event stream (``/events``)
+afterwards, so the feed may find an event in between: too late for the page's HTML, too early for a queue that is
+not there yet. Every event is numbered as the feed adds it (``arrivals``); a page carries the number of the newest
+event it was rendered after (``data-cursor``) and asks its stream for what came after it (``?after=N``, and on a
+reconnect the browser's ``Last-Event-ID``: each event's ``id`` is its number). The stream takes those events and
+registers its queue under the lock the poll adds under, so every event is either in the replay or in the queue; one
+in both (added before the replay was taken, queued after) is sent once, by its number.
 """
 
 from __future__ import annotations
@@ -17,10 +25,10 @@ import asyncio
 import contextlib
 import secrets
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 import anyio.to_thread
@@ -37,6 +45,7 @@ from omxfs.checkpoints.review import Review, accept, discard
 from omxfs.errors import OmxError
 from omxfs.store.workspace import Workspace
 from omxfs.ui import pages, shown
+from omxfs.ui.arrivals import Arrival
 from omxfs.ui.chart import chart
 from omxfs.ui.feed import KINDS, Event, Feed, Filter, chosen
 from omxfs.ui.guard import Guard, same
@@ -50,6 +59,11 @@ ROWS = 300
 REFRESH = 0.5
 
 
+class Snapshot(NamedTuple):
+    events: list[Event]  # the feed's events, oldest first
+    cursor: int  # the number of the newest of them to arrive: a page shows them all, its stream sends what follows
+
+
 @dataclass
 class State:
     ws: Workspace
@@ -57,17 +71,33 @@ class State:
     token: str
     actor: str | None
     lists: Lists
-    queues: set[asyncio.Queue[list[Event]]] = field(default_factory=set)
+    queues: set[asyncio.Queue[list[Arrival]]] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def may_act(self) -> bool:
         return self.actor is not None and self.ws.is_supervisor(self.actor)
 
-    def events(self) -> list[Event]:
+    def snapshot(self) -> Snapshot:
         with self.lock:
-            return list(self.feed.events)
+            return Snapshot(list(self.feed.events), self.feed.arrivals.last)
 
-    def poll(self) -> list[Event]:
+    def cursor(self) -> int:
+        """The newest event's number: a page that reads the store after this learns of every later event by its
+        stream (an event the page already shows then reloads it once more, which is harmless)."""
+        with self.lock:
+            return self.feed.arrivals.last
+
+    def listen(self, cursor: int | None) -> tuple[list[Arrival] | None, int, asyncio.Queue[list[Arrival]]]:
+        """A new stream's replay (every event after ``cursor``; None where some are no longer kept; none without a
+        cursor), the number of the newest event then, and its queue, registered in the same hold of the lock the
+        poll adds under: no event falls between the replay and the queue."""
+        queue: asyncio.Queue[list[Arrival]] = asyncio.Queue()
+        with self.lock:
+            replay = [] if cursor is None else self.feed.arrivals.after(cursor)
+            self.queues.add(queue)
+            return replay, self.feed.arrivals.last, queue
+
+    def poll(self) -> list[Arrival]:
         """One poll of the feed (only the app's watch calls it); the pages wait for the adding only."""
         found = self.feed.find()
         with self.lock:
@@ -92,7 +122,9 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     state = State(ws, Feed(ws.root), token, actor, Lists(ws))
 
     def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        """``context`` may hold the page's ``cursor`` (``State.cursor``, taken before its reading); else it is now."""
         nonce = secrets.token_urlsafe(16)
+        context.setdefault("cursor", state.cursor())
         body = env.get_template(name).render(
             request=request,
             nonce=nonce,
@@ -117,11 +149,13 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         return render(request, "error.html", status, message=message)
 
     async def threaded(request: Request, name: str, read: Callable[[], dict[str, Any]]) -> HTMLResponse:
+        """The page ``read`` makes the context of; its cursor is taken before, unless ``read`` gives its own."""
+        cursor = state.cursor()
         try:
             context = await run_in_threadpool(read)
         except (OmxError, ValueError, OSError) as exc:
             return failed(request, exc)
-        return render(request, name, **context)
+        return render(request, name, **{"cursor": cursor, **context})
 
     # -- pages ------------------------------------------------------------------------------------------------
 
@@ -129,7 +163,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         return RedirectResponse("/team", 303)
 
     async def team(request: Request) -> Response:
-        return await threaded(request, "team.html", lambda: pages.team(ws, state.events()))
+        return await threaded(request, "team.html", lambda: pages.team(ws, state.snapshot().events))
 
     def activity_filter(request: Request) -> Filter:
         q = request.query_params
@@ -145,7 +179,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         keep = activity_filter(request)
 
         def read() -> dict[str, Any]:
-            events = state.events()
+            events, cursor = state.snapshot()  # the rows and the cursor of one moment: no row twice, none missed
             kept = [e for e in events if keep.keeps(e)]
             zones = sorted({e.zone.split("/", 1)[0] for e in events} | {e.zone for e in events})
             return {
@@ -157,27 +191,47 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
                 "kinds": KINDS,
                 "filter": dict(request.query_params),
                 "notice": state.feed.zones.notice,  # no inotify, or its watch limit reached: some writes show later
+                "cursor": cursor,
             }
 
         return await threaded(request, "activity.html", read)
 
+    def cursor_of(request: Request) -> int | None:
+        """Where the stream resumes: the browser's ``Last-Event-ID`` on a reconnect, else the page's ``after``."""
+        given = request.headers.get("last-event-id") or request.query_params.get("after", "")
+        return int(given) if given.isdecimal() else None
+
     async def events(request: Request) -> Response:
-        """Server-sent events: ``feed`` with a rendered row per new event the page's filter keeps, ``tick`` after
-        each batch (pages that show a state, not a list, reload it)."""
+        """Server-sent events, each event's ``id`` its number: first every event after the page's cursor, then
+        ``ready``, then the new ones as the feed finds them; ``feed`` with a rendered row per event the page's filter
+        keeps, ``tick`` after each batch (pages that show a state, not a list, reload it), ``reload`` where the
+        events after the cursor are no longer all kept (the page loads itself again)."""
         keep = activity_filter(request)
         row = env.get_template("row.html")
-        queue: asyncio.Queue[list[Event]] = asyncio.Queue()
-        state.queues.add(queue)
+        cursor = cursor_of(request)
+
+        def batch_events(batch: list[Arrival]) -> Iterator[ServerSentEvent]:
+            for seq, event in batch:
+                if keep.keeps(event):
+                    yield ServerSentEvent(event="feed", data=row.render(e=event), id=str(seq))
+            yield ServerSentEvent(event="tick", data=str(len(batch)), id=str(batch[-1].seq))
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
+            # registered once the stream runs: a request that ends before leaves no queue behind to fill
+            replay, sent, queue = state.listen(cursor)
             try:
-                yield ServerSentEvent(event="ready", data="")
+                if replay is None:
+                    yield ServerSentEvent(event="reload", data="", id=str(sent))
+                elif replay:
+                    for sse in batch_events(replay):
+                        yield sse
+                yield ServerSentEvent(event="ready", data="")  # no id: without a cursor, the stream it always was
                 while True:
-                    batch = await queue.get()
-                    for event in batch:
-                        if keep.keeps(event):
-                            yield ServerSentEvent(event="feed", data=row.render(e=event))
-                    yield ServerSentEvent(event="tick", data=str(len(batch)))
+                    batch = [arrival for arrival in await queue.get() if arrival.seq > sent]  # not replayed already
+                    if batch:
+                        sent = batch[-1].seq
+                        for sse in batch_events(batch):
+                            yield sse
             finally:
                 state.queues.discard(queue)
 

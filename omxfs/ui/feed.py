@@ -62,6 +62,7 @@ from omxfs.store.layout import (
 )
 from omxfs.store.records import load_handoff_meta, load_version_record
 from omxfs.store.replicas import agent_of, parse_writer_file
+from omxfs.ui.arrivals import Arrival, Arrivals
 from omxfs.ui.files import read_part
 from omxfs.ui.stamps import SETTLE
 from omxfs.ui.zones import PrivateZones
@@ -165,12 +166,15 @@ def _record(path: str) -> dict[str, Any] | None:
 
 
 class Feed:
-    """Every event of the workspace at ``root`` (the store's directory), oldest first; ``poll`` adds the new ones."""
+    """Every event of the workspace at ``root`` (the store's directory), oldest first; ``poll`` adds the new ones,
+    each numbered in ``arrivals`` too (the order they were found in)."""
 
-    def __init__(self, root: Path, zones: PrivateZones | None = None) -> None:
-        """``zones``: how the private zones under ``root`` are watched (by default, inotify and stamps both)."""
+    def __init__(self, root: Path, zones: PrivateZones | None = None, arrivals: Arrivals | None = None) -> None:
+        """``zones``: how the private zones under ``root`` are watched (by default, inotify and stamps both);
+        ``arrivals``: how many of the newest events are kept numbered (by default ``arrivals.LIMIT``)."""
         self.root = root
         self.events: list[Event] = []
+        self.arrivals = arrivals or Arrivals()
         self._seen: set[str] = set()
         versions = root / COLLABORATIVE / VERSIONS
         self._sources: list[tuple[_Tree, Callable[[str, list[os.DirEntry[str]]], Iterable[Event]]]] = [
@@ -194,7 +198,9 @@ class Feed:
 
     def poll(self) -> list[Event]:
         """The events that appeared since the last poll, oldest first; they are added to ``events``."""
-        return self.add(self.find())
+        new = self.find()
+        self.add(new)
+        return new
 
     def find(self) -> list[Event]:
         """The events that appeared since the last poll, oldest first, not added yet: the slow half of a poll,
@@ -212,14 +218,14 @@ class Feed:
         new.sort(key=lambda e: e.epoch)
         return new
 
-    def add(self, new: list[Event]) -> list[Event]:
-        """Add the events ``find`` found to ``events``, in time order."""
+    def add(self, new: list[Event]) -> list[Arrival]:
+        """Add the events ``find`` found to ``events``, in time order, and to ``arrivals``, numbered."""
         for event in new:
             if not self.events or event.epoch >= self.events[-1].epoch:
                 self.events.append(event)
             else:
                 bisect.insort(self.events, event, key=lambda e: e.epoch)
-        return new
+        return self.arrivals.add(new)
 
     def watched_dirs(self) -> int:
         """How many directories a poll stats (for the benchmark)."""

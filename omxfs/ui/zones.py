@@ -37,10 +37,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from omxfs import inotify
 from omxfs.errors import OmxError
+from omxfs.inotify import Inotify, WatchLimit
 from omxfs.store.atomic import open_dir
-from omxfs.ui import inotify
-from omxfs.ui.inotify import Inotify, WatchLimit
 from omxfs.ui.stamps import SETTLE
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,15 @@ OPAQUE = frozenset({".git"})
 SKIPPED_AT_TOP = frozenset({"runs"})
 #: names a summary lists per kind of change, at most
 NAMED = 5
+
+#: inotify: a name made, removed or renamed in the directory
+NAMES = inotify.IN_CREATE | inotify.IN_DELETE | inotify.IN_MOVED_FROM | inotify.IN_MOVED_TO
+#: ... a file's content or attributes changed in place
+CONTENT = inotify.IN_MODIFY | inotify.IN_ATTRIB | inotify.IN_CLOSE_WRITE
+#: ... the watch is gone (the directory removed, or moved away from the path it was watched at)
+LOST = inotify.IN_IGNORED | inotify.IN_DELETE_SELF | inotify.IN_MOVE_SELF
+#: ... what a directory is watched for
+MASK = NAMES | CONTENT | inotify.IN_DELETE_SELF | inotify.IN_MOVE_SELF | inotify.IN_ONLYDIR
 
 Stamp = tuple[int, int, int, int]  # (inode, size, mtime_ns, ctime_ns)
 
@@ -154,7 +163,7 @@ class PrivateZones:
         if self._inotify is None:
             return dirs, files, False
         rescan = False
-        for wd, mask, name in self._inotify.read():
+        for wd, mask, raw in self._inotify.read():
             if mask & inotify.IN_Q_OVERFLOW:
                 rescan = True
                 continue
@@ -162,16 +171,17 @@ class PrivateZones:
             if watched is None:  # a watch forgotten meanwhile
                 continue
             key, opaque = watched
-            if mask & inotify.LOST:  # removed, or moved away: looked at again (its parent's listing says which)
+            if mask & LOST:  # removed, or moved away: looked at again (its parent's listing says which)
                 self._unwatch(key, remove=not mask & inotify.IN_IGNORED)
                 (files if opaque else dirs).add(key)
                 dirs.add(key.rpartition("/")[0] if "/" in key else "")
             elif opaque:  # a change in a nested repository's top: the one entry it counts as
                 files.add(key)
             else:
-                if mask & inotify.NAMES:
+                if mask & NAMES:
                     dirs.add(key)
-                if name and mask & inotify.CONTENT:
+                if raw and mask & CONTENT:
+                    name = os.fsdecode(raw)
                     files.add(f"{key}/{name}" if key else name)
         if rescan:
             self.overflows += 1
@@ -186,7 +196,7 @@ class PrivateZones:
         try:
             if self._max_watches is not None and len(self._watch_of) >= self._max_watches:
                 raise WatchLimit(path)
-            wd = self._inotify.add(path, extra)
+            wd = self._inotify.add(path, MASK | extra)
         except WatchLimit:
             if self.notice is None:
                 self.notice = (

@@ -15,6 +15,7 @@ from omxfs.checkpoints.review import Review, accept, discard
 from omxfs.errors import Conflict
 from omxfs.store import Workspace
 from omxfs.ui import shown, zones
+from omxfs.ui.arrivals import Arrivals
 from omxfs.ui.feed import Feed, Filter, chosen
 from omxfs.ui.zones import PrivateZones
 
@@ -61,6 +62,23 @@ def test_every_kind_of_event_is_found_at_start_oldest_first(ws: Workspace) -> No
     epochs = [e.epoch for e in feed.events if e.kind != "run"]  # the trace's stamp is made up
     assert epochs == sorted(epochs)
     assert feed.poll() == []  # nothing new: nothing again
+
+
+def test_events_are_numbered_in_the_order_they_arrive_and_the_newest_kept(ws: Workspace) -> None:
+    """A late event lands in the middle of the time order but at the end of the arrival order, which a page's
+    cursor counts in; past the kept ones a cursor is told so (None: the page loads itself again)."""
+    ws.collab.write("alice", "a.md", b"1", expected_version=0)
+    feed = Feed(ws.root, arrivals=Arrivals(limit=2))
+    assert feed.arrivals.last == 1
+    _trace(ws, "bob", "run-1", {"kind": "run", "event": "start", "time": "2000-01-01T00:00:00+00:00"})
+    ws.collab.write("alice", "b.md", b"2", expected_version=0)
+    assert _kinds(feed.poll()) == [("run", "bob"), ("commit", "alice")]
+    assert feed.events[0].kind == "run"  # the oldest by its time, the last but one to arrive
+    assert feed.arrivals.last == 3
+    assert [(a.seq, a.event.kind) for a in feed.arrivals.after(1) or []] == [(2, "run"), (3, "commit")]
+    assert [a.seq for a in feed.arrivals.after(2) or []] == [3]
+    assert feed.arrivals.after(3) == [] and feed.arrivals.after(7) == []  # nothing newer (7: no such cursor)
+    assert feed.arrivals.after(0) is None  # the first is no longer kept
 
 
 def test_a_poll_returns_each_new_event_once(ws: Workspace) -> None:

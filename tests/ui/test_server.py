@@ -1,18 +1,21 @@
 """``omxfs ui`` as a real server process, asked over plain HTTP: what it refuses (no token, another Host, another
-Origin, no form token, a non-supervisor's action), and the event stream of a mounted workspace."""
+Origin, no form token, a non-supervisor's action), the event stream of a mounted workspace, and a stream opened
+with a page's cursor or a reconnect's Last-Event-ID sending first what the page missed."""
 
 from __future__ import annotations
 
 import http.client
+import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import pytest
 
 from omxfs.checkpoints.review import Review
 from omxfs.store import Workspace
-from tests.fuse.conftest import Mount
+from tests.fuse.conftest import Mount, poll
 from tests.ui.conftest import Server, start_ui
 
 
@@ -168,7 +171,7 @@ def test_a_write_through_a_mount_reaches_the_open_event_stream(mount: Callable[.
         connection.request("GET", "/events", headers=signed_in(server))
         stream = connection.getresponse()
         assert stream.status == 200
-        assert stream.readline().startswith(b"event: ready")
+        assert [e.kind for e in _until_ready(stream)] == ["ready"]  # no cursor: nothing replayed
         m.run("printf 'hello\\n' > collaborative/current/from-mount.md", agent="bob", check=True)
         written = time.monotonic()
         seen = b""
@@ -182,3 +185,117 @@ def test_a_write_through_a_mount_reaches_the_open_event_stream(mount: Callable[.
         connection.close()
     finally:
         server.stop()
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One server-sent event as it came over the wire."""
+
+    kind: str
+    id: int | None  # ready has none
+    data: str
+
+
+def _next_event(stream: http.client.HTTPResponse) -> Sent:
+    fields: dict[str, list[str]] = {}
+    while True:
+        line = stream.readline()
+        assert line, "the stream ended"
+        text = line.decode().rstrip("\r\n")
+        if not text and fields:
+            numbered = int(fields["id"][0]) if "id" in fields else None
+            return Sent(fields["event"][0], numbered, "\n".join(fields.get("data", [])))
+        if text and not text.startswith(":"):  # ":" opens a comment (the keep-alive ping)
+            name, _, value = text.partition(": ")
+            fields.setdefault(name, []).append(value)
+
+
+def _until_ready(stream: http.client.HTTPResponse) -> list[Sent]:
+    """The events up to ``ready`` (the replay, then ready itself), each numbered after the one before."""
+    sent = [_next_event(stream)]
+    while sent[-1].kind != "ready":
+        sent.append(_next_event(stream))
+    numbered = [e.id or 0 for e in sent if e.kind == "feed"]
+    assert numbered == sorted(set(numbered)), "an event sent twice or out of order"
+    return sent
+
+
+def _open_stream(
+    server: Server, path: str, headers: dict[str, str] | None = None
+) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.request("GET", path, headers={**signed_in(server), **(headers or {})})
+    stream = connection.getresponse()
+    assert stream.status == 200
+    return connection, stream
+
+
+def _activity(server: Server) -> tuple[str, int]:
+    """The Activity page as rendered now, and its cursor (the number of the newest event it was rendered with)."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.request("GET", "/activity", headers=signed_in(server))
+    page = connection.getresponse().read().decode()
+    connection.close()
+    found = re.search(r'data-cursor="(\d+)"', page)
+    assert found, "the page carries no cursor"
+    return page, int(found.group(1))
+
+
+def _committed(ws: Workspace, server: Server, agent: str, name: str) -> None:
+    """``agent`` commits ``name`` (its first version); returns once the feed has it (a page rendered now shows it)."""
+    ws.collab.write(agent, name, b"x\n", expected_version=0)
+    said = f"committed {name} version 1"
+    poll(lambda: said in _activity(server)[0], what=f"the feed to find {said!r}")
+
+
+def _replayed(server: Server, path: str) -> list[Sent]:
+    """What a stream opened at ``path`` sends before it is live (what it replays, and ready); then closed."""
+    connection, stream = _open_stream(server, path)
+    try:
+        return _until_ready(stream)
+    finally:
+        connection.close()
+
+
+def test_an_event_found_between_a_page_and_its_stream_is_sent_by_the_stream(
+    served: tuple[Workspace, Server],
+) -> None:
+    """The race a page had: rendered, then the feed finds an event, then the page's stream opens. The stream
+    opens only once the feed has the event, so no queue of the page's was there to take it: only the page's
+    cursor brings it."""
+    ws, server = served
+    page, cursor = _activity(server)
+    assert "committed between.md" not in page
+    _committed(ws, server, "alice", "between.md")
+
+    replayed = _replayed(server, f"/events?after={cursor}")
+    rows = [e for e in replayed if e.kind == "feed"]
+    assert len(rows) == 1 and "committed between.md version 1" in rows[0].data
+    assert rows[0].id == cursor + 1
+    assert [e.kind for e in replayed] == ["feed", "tick", "ready"]  # the tick reloads a page that shows a state
+    assert replayed[1].id == rows[0].id  # what a reconnect resumes after
+
+
+def test_a_reconnecting_stream_resumes_after_its_last_event_id(served: tuple[Workspace, Server]) -> None:
+    """A browser's EventSource reconnects with the id of the last event it got (Last-Event-ID), the URL still
+    holding the page's first cursor: what it got is not sent again, what it missed is."""
+    ws, server = served
+    _, cursor = _activity(server)
+    _committed(ws, server, "alice", "first.md")
+    got = _replayed(server, f"/events?after={cursor}")
+    assert [e.kind for e in got] == ["feed", "tick", "ready"] and "committed first.md" in got[0].data
+    last = got[1].id
+    assert last is not None
+
+    _committed(ws, server, "bob", "missed.md")  # while no stream is open
+    connection, stream = _open_stream(server, f"/events?after={cursor}", {"Last-Event-ID": str(last)})
+    try:
+        resumed = _until_ready(stream)
+        assert [e.kind for e in resumed] == ["feed", "tick", "ready"]
+        assert "committed missed.md version 1" in resumed[0].data and resumed[0].id == last + 1
+
+        ws.collab.write("bob", "live.md", b"z\n", expected_version=0)  # and the stream goes on live
+        live = _next_event(stream)
+        assert live.kind == "feed" and "committed live.md version 1" in live.data and live.id == last + 2
+    finally:
+        connection.close()

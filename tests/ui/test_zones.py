@@ -9,6 +9,7 @@ import http.client
 import logging
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -240,3 +241,11 @@ def test_past_a_real_watch_limit_the_page_says_so_once_and_the_writes_still_show
         server.process.terminate()
         _, err = server.process.communicate(timeout=30)
     assert err.count("watch limit is reached") == 1, err
+
+
+def test_the_ui_and_its_inotify_need_no_fuse_stack() -> None:
+    """``omxfs ui`` runs where pyfuse3 is absent (a supervisor's machine needs no FUSE): omxfs.inotify, which the
+    zones share with the daemon's watch, brings none of it."""
+    code = "import sys; sys.modules['pyfuse3'] = None; import omxfs.inotify, omxfs.ui.app, omxfs.ui.zones"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
