@@ -19,8 +19,8 @@ _UNDEFINED = re.compile(r"NameError: name '[^']+' is not defined")
 #: what the model is told then (it reaches the model in a re-plan): the 1.5B model wrote sorted(names) after a
 #: read_text step in 9 of 15 text tasks and, told only the NameError, wrote the same twice more
 NO_SHARED_NAMES = (
-    "a python step sees no other step's output and no variable of another step: its code must read the files "
-    "it needs itself (open('data/x.txt').read()) and print its result"
+    "a python step sees no variable of another step: give it that step's output as its input "
+    "({'ref': 'step:N.output'}) and use INPUT, the text, in its code; or let the code read its files itself"
 )
 
 

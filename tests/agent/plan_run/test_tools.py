@@ -186,7 +186,7 @@ def test_TC_Tool_004_python_error_is_reported(sandboxed: ToolContext) -> None:
     result = run_tool(PythonInput(code="print(undefined_variable)"), sandboxed)
     assert not result.ok and result.error_type == "NonZeroExit"
     assert "NameError: name 'undefined_variable' is not defined" in (result.error or "")
-    assert "sees no other step's output" in (result.hint or "")  # what the model hears when it re-plans
+    assert "sees no variable of another step" in (result.hint or "")  # what the model hears when it re-plans
 
 
 def test_a_python_error_of_another_kind_keeps_the_general_hint(sandboxed: ToolContext) -> None:
