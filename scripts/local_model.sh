@@ -95,6 +95,9 @@ params.hostnames = ["127.0.0.1"]
 params.port = port
 params.n_ctx = ctx
 params.cpuparams.n_threads = threads
+# at most this many tokens a reply: unbounded, a 0.5B model held to a JSON schema twice ran on until omx's 300 s
+# timeout; a plan takes 300-700 tokens, a step's code or text less
+params.n_predict = 2048
 params.cpuparams_batch.n_threads = threads
 server = xllamacpp.Server(params)  # serves on its own threads from here on
 print(f"ready: {server.listening_address}/v1 (Ctrl-C stops it)", flush=True)

@@ -491,8 +491,10 @@ def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path) -> str:
     if unmet:  # what the task asks for, exactly, and what the run wrote instead
         lines.append("Every step ran, but the result is not what the task asks for:")
         lines += [f"- {c.criterion.removesuffix(FROM_THE_TASK)}: not met ({c.detail})" for c in unmet]
-        lines.append(
-            "Plan it so that the output meets exactly that (an llm prompt that says it, or a tool that does it)."
+        lines.append(  # a model step that miscounted would miscount again: exact work is code's
+            "Plan it so that the output meets exactly that: exact work (counting, picking, sorting or changing lines) "
+            "by a python step given the text as its input and printing its result from INPUT; prose by an llm prompt "
+            "that says what the task asks."
         )
     return "\n".join(lines)
 
