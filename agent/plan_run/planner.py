@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from agent.model.schema_request import SCHEMA_REFUSED, complete_with_schema
 from agent.plan_run.code_steps import with_working_code
 from agent.plan_run.completion import completed, unwritten
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
+from agent.plan_run.feasibility import infeasible
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
@@ -184,6 +185,16 @@ Examples:
 {chr(10).join(json.dumps(example) for example in EXAMPLES)}{shared}"""
 
 
+def _unfit(plan: Plan, workspace: Path, expected: TaskExpectations) -> list[str]:
+    """Why ``plan`` cannot do the task ``expected`` describes (empty: nothing found)."""
+    missing = [
+        f"no step writes {path}, which the task asks for: add the write_text step that writes it, with the content "
+        "of the step that makes it"
+        for path in unwritten(plan, list(expected.outputs))
+    ]
+    return missing + infeasible(plan, workspace, expected)
+
+
 def _corrected(reply: str, problem: str) -> list[dict[str, Any]]:
     """The messages that show the model its reply and what is wrong with it, and ask for the plan again."""
     return [
@@ -251,11 +262,11 @@ class Planner:
         workspace_agent: str | None = None,
         team: tuple[str, ...] = (),
         on_schema_refused: Callable[[str], None] | None = None,
-        on_incomplete: Callable[[list[str]], None] | None = None,
+        on_unfit: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.model = model
         self.on_invalid = on_invalid
-        self.on_incomplete = on_incomplete
+        self.on_unfit = on_unfit
         self.on_schema_refused = on_schema_refused
         self.workspace_agent, self.team = workspace_agent, team
 
@@ -268,9 +279,9 @@ class Planner:
     def plan(self, task: str, workspace: Path) -> Plan:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
-        outputs = list(TaskExpectations.before(task, workspace).outputs)
-        plan = self._plan(self._opening(task, workspace), workspace.resolve(), outputs)
-        return self._with_code(completed(plan, outputs), task)
+        expected = TaskExpectations.before(task, workspace)
+        plan = self._plan(self._opening(task, workspace), workspace.resolve(), expected)
+        return self._with_code(completed(plan, list(expected.outputs)), task)
 
     def replan(self, task: str, workspace: Path, what_happened: str, failed: Plan | None = None) -> Plan:
         """A new plan for what is left of ``task`` after ``failed`` stopped (None: no plan was valid): the model sees
@@ -317,18 +328,19 @@ class Planner:
             {"role": "user", "content": f"Task: {task}\n\nFiles in the workspace:\n{workspace_listing(workspace)}"},
         ]
 
-    def _plan(self, messages: list[dict[str, Any]], workspace: Path, outputs: Sequence[str] = ()) -> Plan:
+    def _plan(self, messages: list[dict[str, Any]], workspace: Path, expected: TaskExpectations | None = None) -> Plan:
         """Ask, validate, and once more with the problems shown if the reply is not a valid plan, or if it is valid
-        but no step writes one of ``outputs`` (the files the task asks for): the 0.5B model's plans often read and
-        transformed and never wrote. An incomplete plan is kept if the second reply is no better."""
+        but unfit for the task ``expected`` describes: no step writes a file the task asks for (the 0.5B model's
+        plans often read and transformed and never wrote), or it cannot work here (``feasibility``). An unfit plan is
+        kept if the second reply is no better: it runs, and the run's checks say what failed."""
         replies: list[str] = []
-        incomplete: Plan | None = None
+        unfit: Plan | None = None
         for attempt in (1, 2):
             try:
                 reply = self._ask(messages)
             except LLMError as exc:
-                if incomplete is not None:
-                    return incomplete
+                if unfit is not None:
+                    return unfit
                 next_step = advice(exc.kind, exc.attempts, "the same omx command")
                 raise PlanningError(f"planning failed: {exc}\n{next_step}", replies) from None
             content = reply.content or ""
@@ -339,8 +351,8 @@ class Planner:
                 problems = str(exc)
                 if self.on_invalid:
                     self.on_invalid(attempt, content, problems)
-                if incomplete is not None:
-                    return incomplete
+                if unfit is not None:
+                    return unfit
                 if attempt == 2:
                     first = problems.splitlines()[0]
                     raise PlanningError(
@@ -348,15 +360,12 @@ class Planner:
                     ) from None
                 messages = [*messages, *_corrected(content, f"That plan is invalid:\n{problems}")]
                 continue
-            missing = unwritten(plan, outputs)
-            if not missing or attempt == 2:
+            why = _unfit(plan, workspace, expected) if expected else []
+            if not why or attempt == 2:
                 return plan
-            incomplete = plan
-            if self.on_incomplete:
-                self.on_incomplete(missing)
-            problem = (
-                f"That plan is incomplete: no step writes {', '.join(missing)}, which the task asks for. Add the "
-                "write_text step that writes it, with the content of the step that makes it."
-            )
+            unfit = plan
+            if self.on_unfit:
+                self.on_unfit(why)
+            problem = "That plan cannot do the task:\n" + "\n".join(f"- {p}" for p in why)
             messages = [*messages, *_corrected(content, problem)]
         raise AssertionError("unreachable")

@@ -211,11 +211,11 @@ def _planner(model: RecordingModel, recorder: RunRecorder, team: _Team) -> Plann
     def on_schema_refused(error: str) -> None:  # the server took no JSON schema: JSON mode from here on
         recorder.record(RunEntry(event="schema_refused", data={"error": error}))
 
-    def on_incomplete(unwritten: list[str]) -> None:  # a valid plan that writes no file the task asks for
-        recorder.record(RunEntry(event="plan_incomplete", data={"unwritten": unwritten}))
+    def on_unfit(problems: list[str]) -> None:  # a valid plan that cannot do the task: asked for again
+        recorder.record(RunEntry(event="plan_unfit", data={"problems": problems}))
 
     return Planner(model, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents,
-                   on_schema_refused=on_schema_refused, on_incomplete=on_incomplete)  # fmt: skip
+                   on_schema_refused=on_schema_refused, on_unfit=on_unfit)  # fmt: skip
 
 
 def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:

@@ -85,8 +85,8 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
     if event == "plan_invalid":
         first = str(data.get("problems", "")).splitlines()[:1]
         return [f"plan attempt {data.get('attempt')} rejected: {first[0] if first else ''}"]
-    if event == "plan_incomplete":
-        return [f"plan asked for again: no step writes {', '.join(data.get('unwritten', []))}"]
+    if event == "plan_unfit":
+        return ["plan asked for again:", *(f"  - {p}" for p in data.get("problems", []))]
     if event == "plan":
         return [
             f"plan risk {data.get('risk_level')} (computed {data.get('computed')}, model said "

@@ -135,7 +135,7 @@ class RunEntry(_Entry):
     event: Literal[
         "start",
         "plan_invalid",
-        "plan_incomplete",
+        "plan_unfit",
         "schema_refused",
         "plan",
         "replan",

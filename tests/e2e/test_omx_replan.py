@@ -34,6 +34,8 @@ def plan(steps: list[tuple[str, dict[str, Any]]], risk: str = "LOW") -> str:
 READ_DIR = plan([("read_text", {"path": "src"}), ("write_text", {"path": "out/n.txt", "content": "?"})])
 LIST_THEN_WRITE = plan([("list_dir", {"path": "src"}), ("write_text", {"path": "out/n.txt", "content": "2\n"})])
 TASK = "Count the files in src/ and write just the number to out/n.txt"
+# READ_DIR's read of a directory is seen before the run (agent.plan_run.feasibility): omx asks once more for the plan,
+# and the tests of what happens at run time reply with the same plan, which then runs and fails
 
 
 def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
@@ -42,14 +44,17 @@ def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
     (ws / "src").mkdir()
     for name in ("a.py", "b.py"):
         (ws / "src" / name).write_text("x = 1\n")
-    model = script(READ_DIR, LIST_THEN_WRITE)
+    model = script(READ_DIR, READ_DIR, LIST_THEN_WRITE)
     result = omx(TASK, "--yes")
     assert result.exit_code == 0, result.output
     assert "Step 1 failed: src is a directory" in result.output and "Re-planning (1 of at most 2)" in result.output
     assert "Result: success" in result.output and (ws / "out/n.txt").read_text() == "2\n"
-    replan_request = model.requests[1]["messages"][-1]["content"]
+    assert "step 1 reads src, a directory: list_dir lists a directory" in model.requests[1]["messages"][-1]["content"]
+    replan_request = model.requests[2]["messages"][-1]["content"]
     assert "step 1 (read_text): failed: src is a directory" in replan_request and "list_dir" in replan_request
     trace = trace_of(only_run(ws))
+    (unfit,) = [e for e in trace if e.get("event") == "plan_unfit"]
+    assert unfit["data"]["problems"] == ["step 1 reads src, a directory: list_dir lists a directory"]
     (replan,) = [e for e in trace if e.get("event") == "replan"]
     assert replan["data"]["failed_step"] == 1 and replan["data"]["plan"]["steps"][0]["tool"] == "read_text"
     assert [e["event"] for e in trace if e.get("event") in ("plan", "end")] == ["plan", "plan", "end"]
@@ -61,11 +66,11 @@ def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
 
 def test_re_plans_are_bounded(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     (ws / "src").mkdir()
-    model = script(READ_DIR, READ_DIR, READ_DIR)
+    model = script(READ_DIR, READ_DIR, READ_DIR, READ_DIR)
     result = omx(TASK, "--yes")
     assert result.exit_code == 1, result.output
     assert "Re-planning (2 of at most 2)" in result.output and "Re-planning (3" not in result.output
-    assert "Result: failed at step 1" in result.output and len(model.requests) == 3
+    assert "Result: failed at step 1" in result.output and len(model.requests) == 4
     assert [e["event"] for e in trace_of(only_run(ws)) if e.get("event") == "end"] == ["end"]
 
 
@@ -75,7 +80,7 @@ def test_a_new_plan_is_confirmed_by_the_same_rules_and_a_high_one_refused(
     (ws / "src").mkdir()
     (ws / "src" / "keep.py").write_text("x = 1\n")
     delete = plan([("shell", {"cmd": "rm src/keep.py"})], risk="LOW")
-    script(READ_DIR, delete)
+    script(READ_DIR, READ_DIR, delete)
     result = omx(TASK, "--yes")
     assert result.exit_code == 3, result.output  # refused: HIGH, whatever the plan called itself
     assert "refused: the plan is HIGH risk" in result.output and (ws / "src/keep.py").exists()
@@ -111,14 +116,14 @@ def events(entries: list[dict[str, Any]], event: str) -> list[dict[str, Any]]:
 
 
 def test_each_plan_is_kept_with_its_outputs_and_replayed(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    model = script(READS_A_DIRECTORY, COPY)
+    model = script(READS_A_DIRECTORY, READS_A_DIRECTORY, COPY)
     result = omx(COPY_TASK, "--yes")
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert (ws / "out" / "copy.txt").read_text(encoding="utf-8") == NOTES
     assert "Re-planning (1 of at most 2)" in result.output and "Re-plan 1 of 2:" in result.output
     assert "(2/2 steps, after 1 re-plan)" in result.output
-    assert model.requests[1]["json_mode"]["title"] == "Plan"  # a re-plan is asked with the plan's schema too
-    replan = model.requests[1]["messages"][-1]["content"]
+    assert model.requests[2]["json_mode"]["title"] == "Plan"  # a re-plan is asked with the plan's schema too
+    replan = model.requests[2]["messages"][-1]["content"]
     assert "- step 2 (read_text): failed: data is a directory, not a file" in replan and "use list_dir" in replan
     assert "- step 1 (list_dir): success, output: 'notes.txt'" in replan
     assert f"The task is still: {COPY_TASK}" in replan
@@ -132,7 +137,7 @@ def test_each_plan_is_kept_with_its_outputs_and_replayed(ws: Path, script: Calla
     assert [p["plan"]["steps"][1]["tool"] for p in plans] == ["read_text", "write_text"]
     (asked,) = events(entries, "replan")
     assert (asked["number"], asked["reason"], asked["failed_step"]) == (1, "failed step", 2)
-    assert [m["purpose"] for m in kinds(entries, "model")] == ["plan", "replan"]
+    assert [m["purpose"] for m in kinds(entries, "model")] == ["plan", "plan", "replan"]
     end = run_end(entries)
     assert (end["status"], end["replans"], end["plans"]) == ("done", 1, 2)
     # plan.json and outputs/ are the last plan's, never a mix; the first is kept where omx run --from-step finds it
@@ -187,10 +192,10 @@ def test_an_invalid_re_plan_that_cannot_be_made_leaves_the_invalid_plan_s_error(
 def test_replans_sets_the_bound(
     ws: Path, script: Callable[..., ScriptedModel], option: tuple[str, ...], plans: int
 ) -> None:
-    model = script(*[READS_A_MISSING_FILE] * 4)
+    model = script(*[READS_A_MISSING_FILE] * 5)
     result = omx(COPY_TASK, "--yes", *option)
     assert result.exit_code == workflow.EXIT_FAILED
-    assert len(model.requests) == plans  # the replies left were never asked for
+    assert len(model.requests) == plans + 1  # the first plan asked twice; the replies left were never asked for
     replans = plans - 1
     after = f", after {replans} re-plan{'s' if replans > 1 else ''}" if replans else ""
     assert f"Result: failed at step 1 of 2{after}: data/missing.txt does not exist" in result.output
@@ -199,7 +204,8 @@ def test_replans_sets_the_bound(
 
 
 def test_a_medium_risk_re_plan_is_asked_whatever_yes_says(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    script(READS_A_MISSING_FILE, steps_plan(write("data/notes.txt", "overwritten", "overwrite"), risk="MEDIUM"))
+    overwrite = steps_plan(write("data/notes.txt", "overwritten", "overwrite"), risk="MEDIUM")
+    script(READS_A_MISSING_FILE, READS_A_MISSING_FILE, overwrite)
     result = omx(COPY_TASK, "--yes", input="n\n")
     assert result.exit_code == workflow.EXIT_DECLINED
     assert "Run this MEDIUM risk plan? (--yes does not answer for MEDIUM risk plans)" in result.output
@@ -237,6 +243,7 @@ def test_the_mode_the_server_took_is_kept_for_the_re_plan(ws: Path, openai_stub:
     """A real omx process against a server without json_schema: refused once, JSON mode for the plan and re-plan."""
     openai_stub.unsupported_response_formats = {"json_schema"}
     openai_stub.enqueue(content=READS_A_MISSING_FILE)
+    openai_stub.enqueue(content=READS_A_MISSING_FILE)
     openai_stub.enqueue(content=COPY)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))}
     env |= {"PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1"}
@@ -244,11 +251,11 @@ def test_the_mode_the_server_took_is_kept_for_the_re_plan(ws: Path, openai_stub:
                openai_stub.base_url]  # fmt: skip
     done = subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert openai_stub.response_formats == ["json_schema", "json_object", "json_object"]
+    assert openai_stub.response_formats == ["json_schema", "json_object", "json_object", "json_object"]
     entries = trace_of(only_run(ws))
     calls = [(c["purpose"], c["status"], c["response_format"]) for c in kinds(entries, "model")]
     assert calls == [("plan", "failed", "json_schema"), ("plan", "success", "json_object"),
-                     ("replan", "success", "json_object")]  # fmt: skip
+                     ("plan", "success", "json_object"), ("replan", "success", "json_object")]  # fmt: skip
     assert len(events(entries, "schema_refused")) == 1
 
 

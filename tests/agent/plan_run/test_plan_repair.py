@@ -177,7 +177,8 @@ def test_a_plan_that_writes_nothing_is_asked_for_again_with_the_gap_named(
     model = script(plan(READ, python(code, STEP_1)), plan(READ, python(code, STEP_1), WRITE))
     result = omx(TASK, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
-    assert events(ws, "plan_incomplete") == [{"unwritten": ["out/sorted.txt"]}]
+    (unfit,) = events(ws, "plan_unfit")
+    assert unfit["problems"][0].startswith("no step writes out/sorted.txt, which the task asks for")
     assert "no step writes out/sorted.txt, which the task asks for" in model.requests[1]["messages"][-1]["content"]
     assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
 
@@ -208,3 +209,47 @@ def test_python_code_that_writes_the_file_itself_is_not_completed(
     assert result.exit_code == 0, result.output
     assert len(model.requests) == 1 and "added by omx" not in result.output
     assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+
+
+# -- a plan that cannot work here ----------------------------------------------------------------------------------
+
+
+def test_a_plan_that_writes_its_input_unchanged_where_the_task_changes_it_is_asked_for_again(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """Its failure is certain before it runs: the task's own check of the output rejects the input's text."""
+    code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    model = script(plan(READ, ("write_text", {"path": "out/sorted.txt", "content": STEP_1})),
+                   plan(READ, python(code, STEP_1), WRITE))  # fmt: skip
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    (unfit,) = events(ws, "plan_unfit")
+    assert unfit["problems"][0].startswith("step 2 writes data/names.txt unchanged to out/sorted.txt")
+    assert "sorted alphabetically ignoring case" in model.requests[1]["messages"][-1]["content"]
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+
+
+def test_a_plan_that_reads_a_file_the_workspace_lacks_is_asked_for_again(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model copied the planner's example, data/items.txt and all."""
+    code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    copied = plan(("read_text", {"path": "data/items.txt"}), python(code, STEP_1), WRITE)
+    model = script(copied, plan(READ, python(code, STEP_1), WRITE))
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert events(ws, "plan_unfit")[0]["problems"] == [
+        "step 1 reads data/items.txt, which is not in the workspace (its files are listed above)"
+    ]
+    assert len(model.requests) == 2 and (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+
+
+def test_a_file_an_earlier_step_writes_may_be_read(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    steps = (READ, ("write_text", {"path": "tmp/names.txt", "content": STEP_1}),
+             ("read_text", {"path": "tmp/names.txt"}))  # fmt: skip
+    code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    model = script(plan(*steps, python(code, {"ref": "step:3.output"}),
+                        ("write_text", {"path": "out/sorted.txt", "content": {"ref": "step:4.output"}})))  # fmt: skip
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert len(model.requests) == 1 and not events(ws, "plan_unfit")
