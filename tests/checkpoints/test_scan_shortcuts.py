@@ -212,9 +212,10 @@ def test_the_listings_and_stat_cache_a_checkpoint_hands_on_are_those_its_entries
     assert made is not None
     derived = stat_cache(made.entries)
     assert made.listings == listings_of(made.entries)
-    assert made.stat_cache.keys() <= derived.keys() and made.stat_cache.keys() >= {"top2.txt", "a/b/c/new.txt"}
-    assert all(made.stat_cache[path] == derived[path] for path in made.stat_cache)
-    assert "top0.txt" not in derived or derived["top0.txt"][0][-1] == 1  # a file of two names is read each time
+    assert made.stat_cache == derived
+    assert {"top2.txt", "top4.txt"} <= derived["."].keys() and "top3.txt" not in derived["."]
+    assert "new.txt" in derived["a/b/c"]
+    assert "top0.txt" not in derived["."] or derived["."]["top0.txt"][0][-1] == 1  # two names: read each time
 
 
 def test_a_manifest_of_the_earlier_scan_lends_no_listing(ws: Workspace, listed: list[int]) -> None:
