@@ -14,7 +14,9 @@ under ``restoring/`` (a tree half built, or the old zone swapped out) is debris 
 ``--repair`` removes. Where the filesystem has no exchange, the zone is renamed aside and the new tree renamed into
 place; a crash between the two leaves the zone missing and the tree marked ``ready``, which ``fsck --repair`` moves
 into place. A restore of given paths swaps each path the same way, one after the other: killed between two, the
-first are restored and the rest not, each whole; running it again finishes it.
+first are restored and the rest not, each whole; running it again finishes it. The paths' trees are built while
+their undo checkpoint is made (neither needs the other), and nothing of the zone changes before that checkpoint is
+durable; the swaps are then made durable together, with the audit record.
 
 While a view of the zone runs (``omxfs run``), a restore is refused: the view holds the zone's directory itself
 (a bind mount), so a swapped zone would leave it writing into the old tree (``views.py``). Stop the view first.
@@ -25,12 +27,14 @@ replaced by ``mv``; the checkpoint made first has the zone as it was before.
 from __future__ import annotations
 
 import bisect
+import contextvars
 import errno
 import os
 import secrets
 import shutil
 import stat
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -40,7 +44,7 @@ from omxfs.checkpoints.history import ZoneHistory, subtree_end, walk_key
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views, views_running
-from omxfs.errors import InvalidInput, NotFound, OSFailure
+from omxfs.errors import InvalidInput, NotFound, OSFailure, StoreCorrupt
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -69,42 +73,69 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
     rels = tuple(str(relative_path(p)) for p in paths) or target.paths
     message = f"before restoring checkpoint {number}"
     roots = touched(history.zone_dir, rels)
-    if rels:
-        # only what the restore will replace: the rest of the zone is not walked (and restoring this undo
-        # checkpoint, with or without the paths, puts exactly these back)
-        undo: Manifest | None = history.make_paths(actor, message, roots)
-    else:
-        undo = history.make(actor, message, only_if_changed=True) or history.latest()
-    assert undo is not None  # made just now if there was none
     work = history.dir / RESTORING / secrets.token_hex(8)
     work.mkdir(parents=True)
     try:
         if rels:
-            files, built = 0, []
-            by_path = target.by_path_view()
-            parents: set[Path] = set()
-            for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
-                # the directory whose names the swap changes keeps its times: only the paths named change (and an
-                # undo then leaves the zone exactly as before)
-                holder = (history.zone_dir / root).parent
-                times = os.stat(holder, follow_symlinks=False)
-                one = _restore_path(history, target, by_path, rel, work, str(index))
-                os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
-                parents |= {holder, (history.zone_dir / rel).parent}
-                files += one.files
-                built.append(one)
-            fsync_together(sorted(parents))  # each swap is whole at once; made durable together
-            skipped = [s for b in built for s in b.skipped]
-            owners = all(b.owners_kept for b in built)
+            undo, built = _restore_paths(history, actor, message, target, rels, roots, work)
         else:
-            whole = _restore_zone(history, target, work)
-            files, skipped, owners = whole.files, whole.skipped, whole.owners_kept
+            whole = history.make(actor, message, only_if_changed=True) or history.latest()
+            assert whole is not None  # made just now if there was none
+            undo, built = whole, [_restore_zone(history, target, work)]
+            _audit(history, actor, number, undo.number, rels)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    shown = ", ".join(f"{AGENTS}/{history.zone}/{r}" for r in rels) or f"{AGENTS}/{history.zone}"
-    history.ws.audit(actor, f"restore checkpoint {number} (undo: {undo.number})", shown)
     removed = tuple(rel for rel in rels if target.entry(rel) is None)
+    files = sum(b.files for b in built)
+    skipped = [s for b in built for s in b.skipped]
+    owners = all(b.owners_kept for b in built)
     return Restored(number, undo.number, rels, files, skipped, owners, removed)
+
+
+def _restore_paths(
+    history: ZoneHistory,
+    actor: str,
+    message: str,
+    target: Manifest,
+    rels: tuple[str, ...],
+    roots: list[str],
+    work: Path,
+) -> tuple[Manifest, list[Built]]:
+    """Restore ``rels`` (``roots``: what that replaces, ``touched``) from ``target``: the checkpoint of ``roots``
+    (the undo, which also reads the files changed since the latest checkpoint and makes them durable) and the new
+    trees need nothing of each other, so the trees are built beside the zone, in ``work``, while the checkpoint is
+    made; nothing of the zone changes before the checkpoint is durable. Then each path is swapped in, one after the
+    other, and the swaps are made durable together, with the audit record."""
+    by_path = target.by_path_view()
+    with ThreadPoolExecutor(1, thread_name_prefix="omxfs-undo") as aside:
+        # the daemon's requester (who asked) is in the context: the checkpoint's audit needs it
+        making = aside.submit(contextvars.copy_context().run, history.make_paths, actor, message, roots)
+        try:
+            built = [_build_path(history, target, rel, work, str(index)) for index, rel in enumerate(rels)]
+        finally:
+            undo = making.result()  # its error first: nothing was swapped
+        parents: set[Path] = set()
+        for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
+            # the directory whose names the swap changes keeps its times: only the paths named change (and an
+            # undo then leaves the zone exactly as before)
+            holder = (history.zone_dir / root).parent
+            times = os.stat(holder, follow_symlinks=False)
+            _place_path(history, target, by_path, rel, work / str(index))
+            os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
+            parents |= {holder, (history.zone_dir / rel).parent}
+            crash_point("restore-swapped")
+        # each swap is whole at once; made durable together, while the audit record is written and made durable
+        audited = aside.submit(contextvars.copy_context().run, _audit, history, actor, target.number, undo.number, rels)
+        try:
+            fsync_together(sorted(parents))
+        finally:
+            audited.result()
+    return undo, built
+
+
+def _audit(history: ZoneHistory, actor: str, number: int, undo: int, rels: tuple[str, ...]) -> None:
+    shown = ", ".join(f"{AGENTS}/{history.zone}/{r}" for r in rels) or f"{AGENTS}/{history.zone}"
+    history.ws.audit(actor, f"restore checkpoint {number} (undo: {undo})", shown)
 
 
 def _refuse_if_viewed(history: ZoneHistory) -> None:
@@ -157,32 +188,44 @@ def touched(zone_dir: Path, rels: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _restore_path(
-    history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, work: Path, slot: str
-) -> Built:
-    """One path: its subtree as in ``target`` built as ``work/slot``, then swapped in (or the path removed, to
-    ``work/slot``); the caller makes the swap durable. ``by_path``: ``target``'s entries by path."""
-    entries = _subtree(target.entries, rel) if rel in by_path else []
+def _build_path(history: ZoneHistory, target: Manifest, rel: str, work: Path, slot: str) -> Built:
+    """``rel``'s subtree as in ``target``, built as ``work/slot`` (nothing if ``target`` lacks ``rel``); the zone
+    is not touched."""
+    entries = _subtree(target.entries, rel) if target.entry(rel) is not None else []
+    if not entries:
+        return Built()
+    rebased = [_rebase(e, rel, slot) for e in entries]
+    # a second name of a file whose first name is outside the path: built as a file of its own, from the first
+    outside: dict[str, Entry] = {}
+    for e in entries:
+        if e.link and not _within(e.link, rel):
+            first = target.entry(e.link)
+            if first is None:
+                raise StoreCorrupt(f"{e.path}: a link to {e.link}, which checkpoint {target.number} lacks")
+            outside["/" + e.link] = first
+    return _build(history, rebased, work, outside)
+
+
+def _place_path(history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, built: Path) -> None:
+    """Put ``built`` (``_build_path``'s tree of ``rel``) in the place of ``rel`` in the zone, in one swap; or, where
+    the checkpoint lacks ``rel``, remove it from the zone (renamed to ``built``, removed with the work directory);
+    the caller makes it durable. ``by_path``: ``target``'s entries by path."""
     live = history.zone_dir / rel
     present = os.path.lexists(live)
-    if not entries and not present:
+    held = rel in by_path
+    if not held and not present:
         if any(rel == p or rel.startswith(p + "/") for p in target.paths):
-            return Built()  # absent, as the checkpoint (of some paths, this one among them) says it was
+            return  # absent, as the checkpoint (of some paths, this one among them) says it was
         raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
     parent = rel.rpartition("/")[0]
     if parent:
         _make_parents(history, target, by_path, parent)
-    rebased = [_rebase(e, rel, slot) for e in entries]
-    # a second name of a file whose first name is outside the path: built as a file of its own, from the first
-    outside = {"/" + e.link: by_path[e.link] for e in entries if e.link and not _within(e.link, rel)}
-    built = _build(history, rebased, work, outside)
-    if entries and present:
-        swap(work / slot, live)
-    elif entries:
-        _rename(work / slot, live, RENAME_NOREPLACE)
+    if held and present:
+        swap(built, live)
+    elif held:
+        _rename(built, live, RENAME_NOREPLACE)
     else:
-        _rename(live, work / slot, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
-    return built
+        _rename(live, built, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
 
 
 def _subtree(entries: tuple[Entry, ...], rel: str) -> list[Entry]:

@@ -92,7 +92,29 @@ def test_after_a_checkpoint_of_paths_a_whole_one_is_made_even_if_nothing_changed
     assert history.make("alice", "view", only_if_changed=True) is None
 
 
-def test_a_restore_of_paths_killed_while_building_leaves_the_zone_and_its_undo_whole(ws: Workspace) -> None:
+def test_a_restore_of_paths_killed_while_swapping_leaves_the_zone_and_its_undo_whole(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    for n in range(12):
+        (zone / f"f{n}.txt").write_text(f"old {n}\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice", "old")
+    assert made is not None
+    for n in range(12):
+        (zone / f"f{n}.txt").write_text(f"new {n}\n")
+    current = tree_state(zone)
+    names = [f"f{n}.txt" for n in range(12)]
+    kill_at("restore-swapped:5", SCRIPT, ws.root, str(made.number), *names)
+    # one path after the other, each whole: the first five swapped in, the rest untouched
+    assert [(zone / name).read_text().split()[0] for name in names] == ["old"] * 5 + ["new"] * 7
+    undo = history.latest()
+    assert undo is not None and undo.paths == tuple(sorted(names))
+    restore(history, "alice", undo.number)  # made before anything was swapped: the zone as it was
+    assert tree_state(zone) == current
+
+
+def test_a_restore_of_paths_killed_while_building_leaves_the_zone_untouched(ws: Workspace) -> None:
+    """The new trees are built beside the zone while the undo checkpoint is made: a kill then changes nothing of
+    the zone, whether the checkpoint was made yet or not (a kill while one is made leaves the earlier whole)."""
     zone = ws.root / "agents/alice"
     for n in range(12):
         (zone / f"f{n}.txt").write_text(f"old {n}\n")
@@ -104,12 +126,10 @@ def test_a_restore_of_paths_killed_while_building_leaves_the_zone_and_its_undo_w
     current = tree_state(zone)
     names = [f"f{n}.txt" for n in range(12)]
     kill_at("restore-file:6", SCRIPT, ws.root, str(made.number), *names)
-    # one path after the other, each whole: the first five swapped in, the sixth built, the rest untouched
-    assert [(zone / name).read_text().split()[0] for name in names] == ["old"] * 5 + ["new"] * 7
-    undo = history.latest()
-    assert undo is not None and undo.paths == tuple(sorted(names))
-    restore(history, "alice", undo.number)  # made before anything was swapped: the zone as it was
     assert tree_state(zone) == current
+    assert diff(history, str(made.number)).modified == sorted(names)
+    for number in history.numbers():
+        history.load(number)  # whole, each one
 
 
 def test_a_restore_of_a_path_below_a_missing_directory_is_undone_with_that_directory(
