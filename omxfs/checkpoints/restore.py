@@ -105,8 +105,12 @@ def _restore_paths(
     (the undo, which also reads the files changed since the latest checkpoint and makes them durable) and the new
     trees need nothing of each other, so the trees are built beside the zone, in ``work``, while the checkpoint is
     made; nothing of the zone changes before the checkpoint is durable. Then each path is swapped in, one after the
-    other, and the swaps are made durable together, with the audit record."""
+    other, and the swaps are made durable together. The audit record is written as the zone begins to change, and
+    made durable meanwhile: a restore that fails half-way is audited too."""
     by_path = target.by_path_view()
+    for rel in rels:  # before anything is made
+        if rel not in by_path and not os.path.lexists(history.zone_dir / rel) and not _absent_in(target, rel):
+            raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
     with ThreadPoolExecutor(1, thread_name_prefix="omxfs-undo") as aside:
         # the daemon's requester (who asked) is in the context: the checkpoint's audit needs it
         making = aside.submit(contextvars.copy_context().run, history.make_paths, actor, message, roots)
@@ -114,20 +118,19 @@ def _restore_paths(
             built = [_build_path(history, target, rel, work, str(index)) for index, rel in enumerate(rels)]
         finally:
             undo = making.result()  # its error first: nothing was swapped
-        parents: set[Path] = set()
-        for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
-            # the directory whose names the swap changes keeps its times: only the paths named change (and an
-            # undo then leaves the zone exactly as before)
-            holder = (history.zone_dir / root).parent
-            times = os.stat(holder, follow_symlinks=False)
-            _place_path(history, target, by_path, rel, work / str(index))
-            os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
-            parents |= {holder, (history.zone_dir / rel).parent}
-            crash_point("restore-swapped")
-        # each swap is whole at once; made durable together, while the audit record is written and made durable
         audited = aside.submit(contextvars.copy_context().run, _audit, history, actor, target.number, undo.number, rels)
         try:
-            fsync_together(sorted(parents))
+            parents: set[Path] = set()
+            for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
+                # the directory whose names the swap changes keeps its times: only the paths named change (and an
+                # undo then leaves the zone exactly as before)
+                holder = (history.zone_dir / root).parent
+                times = os.stat(holder, follow_symlinks=False)
+                _place_path(history, target, by_path, rel, work / str(index))
+                os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
+                parents |= {holder, (history.zone_dir / rel).parent}
+                crash_point("restore-swapped")
+            fsync_together(sorted(parents))  # each swap is whole at once; made durable together
         finally:
             audited.result()
     return undo, built
@@ -214,7 +217,7 @@ def _place_path(history: ZoneHistory, target: Manifest, by_path: Mapping[str, En
     present = os.path.lexists(live)
     held = rel in by_path
     if not held and not present:
-        if any(rel == p or rel.startswith(p + "/") for p in target.paths):
+        if _absent_in(target, rel):
             return  # absent, as the checkpoint (of some paths, this one among them) says it was
         raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
     parent = rel.rpartition("/")[0]
@@ -226,6 +229,12 @@ def _place_path(history: ZoneHistory, target: Manifest, by_path: Mapping[str, En
         _rename(built, live, RENAME_NOREPLACE)
     else:
         _rename(live, built, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
+
+
+def _absent_in(target: Manifest, rel: str) -> bool:
+    """Whether ``target`` says that ``rel``, which it lacks, was absent: a checkpoint of some paths vouches for
+    those only."""
+    return any(rel == p or rel.startswith(p + "/") for p in target.paths)
 
 
 def _subtree(entries: tuple[Entry, ...], rel: str) -> list[Entry]:

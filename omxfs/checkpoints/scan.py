@@ -10,6 +10,11 @@ entry itself is handed back (a diff and a checkpoint then skip it by identity, a
 that this holds after the first scan too, a file's or directory's atime is the one left by this scan's own reading
 (relatime moves it once).
 
+The stat cache is kept by directory, then by name (``manifest.StatCache``): the loop over a directory's files, which
+runs once per file of the zone, does no more for an unchanged one than an lstat, a lookup by the name the listing
+gives and one comparison of tuples; and a directory whose files were all taken from it, with none read, hands the
+very same cache on to the next scan (``Scan.caches``).
+
 A directory whose stat is the one recorded is not listed again: its listing is the previous scan's
 (``Manifest.listings``). Adding, removing or renaming a name moves the directory's ctime, which no one can set, and
 the stat recorded is the one taken *before* the listing, so a name added while it was listed shows as a changed

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omxfs.checkpoints import ZoneHistory, diff, restore
-from omxfs.errors import InvalidInput
+from omxfs.errors import InvalidInput, NotFound
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import kill_at, tree_state
 from tests.checkpoints.test_restore import populate, scramble
@@ -189,3 +189,31 @@ def test_a_path_below_a_parent_that_is_a_symlink_now_is_refused_and_nothing_is_w
     assert list(outside.iterdir()) == []
     restore(history, "boss", made.number, ("conf",))  # the symlink itself is replaced by the directory
     assert (zone / "conf/app.ini").read_text() == "mine\n" and list(outside.iterdir()) == []
+
+
+def test_a_restore_of_a_path_nobody_has_is_refused_before_anything_is_made(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "f").write_text("f\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    before = tree_state(zone)
+    with pytest.raises(NotFound, match=r"nowhere\.txt: neither in checkpoint"):
+        restore(history, "alice", made.number, ("f", "nowhere.txt"))
+    assert history.numbers() == [made.number]  # no undo checkpoint
+    assert tree_state(zone) == before
+    assert not any("restore" in r["action"] for r in ws.audit_trail().records)
+
+
+def test_a_restore_of_paths_by_a_supervisor_is_audited_with_its_undo(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "f").write_text("old\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    (zone / "f").write_text("new\n")
+    done = restore(history, "boss", made.number, ("f",))
+    assert (zone / "f").read_text() == "old\n"
+    records = [(r["agent"], r["action"], r["path"]) for r in ws.audit_trail().records]
+    assert ("boss", f"checkpoint {done.undo}", "agents/alice") in records  # the undo, made aside
+    assert ("boss", f"restore checkpoint {made.number} (undo: {done.undo})", "agents/alice/f") in records
