@@ -267,8 +267,8 @@ class Manifest:
 
     def dump_parts(self) -> list[bytes]:
         """``dump`` in pieces to be written one after the other (``os.writev``): a manifest of thousands of entries
-        is megabytes, and each copy of it made to join the pieces cost about as much as the scan of a directory
-        tree with no change."""
+        is megabytes, and each copy of it made only to join the pieces cost half a millisecond (most of it the page
+        faults of fresh memory): 2 to 3 ms of a checkpoint of 25 ms."""
         head = {
             "format": FORMAT,
             "number": self.number,

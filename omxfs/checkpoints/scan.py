@@ -212,7 +212,7 @@ class _Walker:
         append = entries.append
         lstat = os.stat
         hits = 0  # files taken from ``cache``
-        slow: list[str] = []  # the names that were not (directories, files changed, gone or new)
+        slow: list[str] = []  # the names not taken from it: directories, files changed, gone or new
         fresh: DirCache = {}  # the files read or stat'ed anew that the next scan may take from its cache
         # the listing the entries hold, once it differs from ``listed`` (a name gone meanwhile, or of another type):
         # the next scan may reuse only what its manifest can tell
