@@ -14,9 +14,9 @@ under ``restoring/`` (a tree half built, or the old zone swapped out) is debris 
 ``--repair`` removes. Where the filesystem has no exchange, the zone is renamed aside and the new tree renamed into
 place; a crash between the two leaves the zone missing and the tree marked ``ready``, which ``fsck --repair`` moves
 into place. A restore of given paths swaps each path the same way, one after the other: killed between two, the
-first are restored and the rest not, each whole; running it again finishes it. The paths' trees are built while
-their undo checkpoint is made (neither needs the other), and nothing of the zone changes before that checkpoint is
-durable; the swaps are then made durable together, with the audit record.
+first are restored and the rest not, each whole; running it again finishes it. The paths' trees are built before
+their undo checkpoint is made, so a kill while building leaves the zone untouched; nothing of the zone changes
+before that checkpoint is durable.
 
 While a view of the zone runs (``omxfs run``), a restore is refused: the view holds the zone's directory itself
 (a bind mount), so a swapped zone would leave it writing into the old tree (``views.py``). Stop the view first.
@@ -27,14 +27,12 @@ replaced by ``mv``; the checkpoint made first has the zone as it was before.
 from __future__ import annotations
 
 import bisect
-import contextvars
 import errno
 import os
 import secrets
 import shutil
 import stat
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -101,38 +99,29 @@ def _restore_paths(
     roots: list[str],
     work: Path,
 ) -> tuple[Manifest, list[Built]]:
-    """Restore ``rels`` (``roots``: what that replaces, ``touched``) from ``target``: the checkpoint of ``roots``
-    (the undo, which also reads the files changed since the latest checkpoint and makes them durable) and the new
-    trees need nothing of each other, so the trees are built beside the zone, in ``work``, while the checkpoint is
-    made; nothing of the zone changes before the checkpoint is durable. Then each path is swapped in, one after the
-    other, and the swaps are made durable together. The audit record is written as the zone begins to change, and
-    made durable meanwhile: a restore that fails half-way is audited too."""
+    """Restore ``rels`` (``roots``: what that replaces, ``touched``) from ``target``. The new trees are built first,
+    beside the zone, in ``work``; then the checkpoint of ``roots`` is made (the undo, which also reads the files
+    changed since the latest checkpoint and makes them durable); nothing of the zone changes before it is durable.
+    The audit record is written as the zone begins to change (a restore that fails half-way is audited too); then
+    each path is swapped in, one after the other, and the swaps are made durable together."""
     by_path = target.by_path_view()
     for rel in rels:  # before anything is made
         if rel not in by_path and not os.path.lexists(history.zone_dir / rel) and not _absent_in(target, rel):
             raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
-    with ThreadPoolExecutor(1, thread_name_prefix="omxfs-undo") as aside:
-        # the daemon's requester (who asked) is in the context: the checkpoint's audit needs it
-        making = aside.submit(contextvars.copy_context().run, history.make_paths, actor, message, roots)
-        try:
-            built = [_build_path(history, target, rel, work, str(index)) for index, rel in enumerate(rels)]
-        finally:
-            undo = making.result()  # its error first: nothing was swapped
-        audited = aside.submit(contextvars.copy_context().run, _audit, history, actor, target.number, undo.number, rels)
-        try:
-            parents: set[Path] = set()
-            for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
-                # the directory whose names the swap changes keeps its times: only the paths named change (and an
-                # undo then leaves the zone exactly as before)
-                holder = (history.zone_dir / root).parent
-                times = os.stat(holder, follow_symlinks=False)
-                _place_path(history, target, by_path, rel, work / str(index))
-                os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
-                parents |= {holder, (history.zone_dir / rel).parent}
-                crash_point("restore-swapped")
-            fsync_together(sorted(parents))  # each swap is whole at once; made durable together
-        finally:
-            audited.result()
+    built = [_build_path(history, target, rel, work, str(index)) for index, rel in enumerate(rels)]
+    undo = history.make_paths(actor, message, roots)
+    _audit(history, actor, target.number, undo.number, rels)
+    parents: set[Path] = set()
+    for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
+        # the directory whose names the swap changes keeps its times: only the paths named change (and an undo
+        # then leaves the zone exactly as before)
+        holder = (history.zone_dir / root).parent
+        times = os.stat(holder, follow_symlinks=False)
+        _place_path(history, target, by_path, rel, work / str(index))
+        os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
+        parents |= {holder, (history.zone_dir / rel).parent}
+        crash_point("restore-swapped")
+    fsync_together(sorted(parents))  # each swap is whole at once; made durable together
     return undo, built
 
 

@@ -113,8 +113,8 @@ def test_a_restore_of_paths_killed_while_swapping_leaves_the_zone_and_its_undo_w
 
 
 def test_a_restore_of_paths_killed_while_building_leaves_the_zone_untouched(ws: Workspace) -> None:
-    """The new trees are built beside the zone while the undo checkpoint is made: a kill then changes nothing of
-    the zone, whether the checkpoint was made yet or not (a kill while one is made leaves the earlier whole)."""
+    """The new trees are built beside the zone before the undo checkpoint is made: a kill then changes nothing of
+    the zone and makes no checkpoint."""
     zone = ws.root / "agents/alice"
     for n in range(12):
         (zone / f"f{n}.txt").write_text(f"old {n}\n")
@@ -127,9 +127,8 @@ def test_a_restore_of_paths_killed_while_building_leaves_the_zone_untouched(ws: 
     names = [f"f{n}.txt" for n in range(12)]
     kill_at("restore-file:6", SCRIPT, ws.root, str(made.number), *names)
     assert tree_state(zone) == current
-    assert diff(history, str(made.number)).modified == sorted(names)
-    for number in history.numbers():
-        history.load(number)  # whole, each one
+    assert history.numbers() == [made.number]
+    assert diff(history).modified == sorted(names)
 
 
 def test_a_restore_of_a_path_below_a_missing_directory_is_undone_with_that_directory(
