@@ -20,13 +20,18 @@ Rows, each the best of ``--repeat`` rounds (each round a fresh workspace and rep
   manifest read from its file, where this process would have kept it parsed;
 - ``restore``: restore of those 10 paths vs ``git checkout -- PATHS``.
 
-Prints a table, then one JSON line with every number.
+Prints a table, then one JSON line with every number. ``--profile``: each round's incremental checkpoint and diff
+are also run under cProfile (their times then count the profiler's cost too: read the table of a run without it),
+and the functions they spent most time in are printed after the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
+import pstats
 import shutil
 import subprocess
 import sys
@@ -53,10 +58,20 @@ def sh(*args: str, cwd: Path) -> None:
     subprocess.run(args, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+#: where ``--profile`` gathers the profiles of the rows it names, over every round
+PROFILES: dict[str, cProfile.Profile] = {}
+
+
+def timed(action: Callable[[], Any], profiled: str = "") -> tuple[float, Any]:
+    profile = PROFILES.get(profiled)
+    if profile is not None:
+        profile.enable()
     start = time.perf_counter()
     result = action()
-    return time.perf_counter() - start, result
+    elapsed = time.perf_counter() - start
+    if profile is not None:
+        profile.disable()
+    return elapsed, result
 
 
 def change(tree: Path, files: list[str]) -> int:
@@ -93,7 +108,7 @@ def one_round(base: Path, tarball: Path) -> dict[str, float]:
     files = sorted(str(p.relative_to(zone)) for p in zone.rglob("*.py") if ".git" not in p.parts)[::97][:CHANGED]
     out["changed_bytes"] = change(zone, files)
     change(yard, files)
-    out["incremental_checkpoint"], second = timed(lambda: history.make("bench", "ten changed"))
+    out["incremental_checkpoint"], second = timed(lambda: history.make("bench", "ten changed"), "incremental")
     out["incremental_bytes_added"] = second.bytes_added
     out["incremental_manifest_bytes"] = (history.manifests_dir / f"{second.number}.json").stat().st_size
     out["git_incremental_commit"], _ = timed(
@@ -113,7 +128,7 @@ def one_round(base: Path, tarball: Path) -> dict[str, float]:
 
     change(zone, files)
     change(yard, files)
-    out["diff_10_changed"], result = timed(lambda: diff(history))
+    out["diff_10_changed"], result = timed(lambda: diff(history), "diff")
     forget_parsed_manifests()
     out["diff_new_process_10_changed"], _ = timed(lambda: diff(ZoneHistory(ws, "bench")))
     assert len(result.modified) == len(files), result.modified
@@ -140,7 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="Three packages of the standard library (a smoke run).")
     parser.add_argument("--repeat", type=int, default=3, help="Rounds; each time is the best of them.")
     parser.add_argument("--dir", type=Path, help="Where to work (default: a temp directory, removed afterwards).")
+    parser.add_argument("--profile", action="store_true", help="Profile the incremental checkpoint and the diff.")
     args = parser.parse_args(argv)
+    if args.profile:
+        PROFILES.update(incremental=cProfile.Profile(), diff=cProfile.Profile())
     top = Path(tempfile.mkdtemp(prefix="bench-checkpoint-", dir=args.dir))
     try:
         tarball = top / "tree.tar"
@@ -174,6 +192,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{'view start checkpoint, 10 changed (ms)':42} {best['view_start_checkpoint_10_changed'] * 1000:9.1f}  <= 100"
     )
     print(f"{'  the same in a new process (ms)':42} {best['view_start_new_process_10_changed'] * 1000:9.1f}  <= 100")
+    for row, profile in PROFILES.items():
+        text = io.StringIO()
+        pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(15)
+        print(f"--- {row}, over {len(rounds)} rounds: the functions it spent most time in")
+        print(text.getvalue().strip())
     print(
         json.dumps({"files": files, "rounds": len(rounds), "best": best, "ratios": ratios, "bytes_ratio": size_ratio})
     )

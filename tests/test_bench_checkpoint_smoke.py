@@ -1,6 +1,7 @@
-"""``scripts/bench_checkpoint.py --small --repeat 1`` runs every measure against git, prints its table and one JSON
-line with a time for each (issue 27, "Speed and size"). Only shapes are checked, never a time; the size is: an
-incremental checkpoint adds exactly the changed files' bytes."""
+"""``scripts/bench_checkpoint.py --small --repeat 1 --profile`` runs every measure against git, prints its table,
+the profiles of the incremental checkpoint and the diff, and one JSON line with a time for each (issue 27, "Speed
+and size"). Only shapes are checked, never a time; the size is: an incremental checkpoint adds exactly the changed
+files' bytes."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def test_bench_checkpoint_runs_tiny_and_reports_every_measure(tmp_path: Path) ->
     if shutil.which("git") is None:
         pytest.skip("git is the yardstick and is not installed")
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--small", "--repeat", "1", "--dir", str(tmp_path)],
+        [sys.executable, str(SCRIPT), "--small", "--repeat", "1", "--profile", "--dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -50,4 +51,8 @@ def test_bench_checkpoint_runs_tiny_and_reports_every_measure(tmp_path: Path) ->
     }
     assert report["bytes_ratio"] == 1.0  # the ten files' new contents, nothing else
     assert any(line.startswith("incremental checkpoint / git commit") for line in lines)
+    # --profile: where the incremental checkpoint and the diff spent their time, the scan among it
+    profiles = done.stdout.split("--- ")[1:]
+    assert [p.split(",")[0] for p in profiles] == ["incremental", "diff"]
+    assert all("scan.py" in p for p in profiles)
     assert list(tmp_path.iterdir()) == []  # its work directory is removed

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -123,13 +124,23 @@ def diff(history: ZoneHistory, source: str | None = None, target: str | None = N
     old_read: Reader = lambda e: _blob(history, e)  # noqa: E731
     if target is None or target == NOW:
         scan = scan_zone(history.zone_dir, old_entries, listings=old.listings, cached=old.stat_cache)
-        new_entries = {e.path: e for e in scan.entries}
         new_read: Reader = lambda e: read_bytes(history.zone_dir, PurePosixPath(e.path))  # noqa: E731
-        shown = NOW
-    else:
-        new = history.load(history.resolve(target))
-        new_entries, new_read, shown = new.by_path(), old_read, str(new.number)
-    return compare(old_entries, new_entries, old_read, new_read, str(old.number), shown)
+        new_entries, candidates = _scanned(old_entries, scan.entries)
+        return compare(old_entries, new_entries, old_read, new_read, str(old.number), NOW, candidates)
+    new = history.load(history.resolve(target))
+    return compare(old_entries, new.by_path(), old_read, old_read, str(old.number), str(new.number))
+
+
+def _scanned(old: Mapping[str, Entry], entries: list[Entry]) -> tuple[Mapping[str, Entry], list[str] | None]:
+    """A scan's ``entries`` by path, and the paths that may differ from ``old`` if they are known without a look
+    at every path. A scan hands back ``old``'s very entry for what did not change: where no path of ``old`` is
+    gone, the entries are ``old`` with the others over it, and only those others' paths may differ."""
+    get = old.get
+    made = {entry.path: entry for entry in entries if get(entry.path) is not entry}
+    added = sum(1 for path in made if path not in old)
+    if len(entries) - added != len(old):  # some paths of ``old`` are gone: every path is looked at
+        return {entry.path: entry for entry in entries}, None
+    return ChainMap(made, dict(old)), list(made)
 
 
 def _blob(history: ZoneHistory, entry: Entry) -> bytes:
@@ -139,14 +150,22 @@ def _blob(history: ZoneHistory, entry: Entry) -> bytes:
 
 
 def compare(
-    old: Mapping[str, Entry], new: Mapping[str, Entry], old_read: Reader, new_read: Reader, source: str, target: str
+    old: Mapping[str, Entry],
+    new: Mapping[str, Entry],
+    old_read: Reader,
+    new_read: Reader,
+    source: str,
+    target: str,
+    candidates: list[str] | None = None,
 ) -> ZoneDiff:
+    """The difference from ``old`` to ``new``; ``candidates``, if given: the only paths that may differ."""
     result = ZoneDiff(source, target)
-    # a scan hands back the very entry of what did not change: only the other paths are looked at
-    candidates = [path for path, entry in new.items() if old.get(path) is not entry]
-    added = sum(1 for path in candidates if path not in old)
-    if len(new) - added != len(old):  # some paths of ``old`` are not in ``new``
-        candidates += [path for path in old if path not in new]
+    if candidates is None:
+        # a scan hands back the very entry of what did not change: only the other paths are looked at
+        candidates = [path for path, entry in new.items() if old.get(path) is not entry]
+        added = sum(1 for path in candidates if path not in old)
+        if len(new) - added != len(old):  # some paths of ``old`` are not in ``new``
+            candidates += [path for path in old if path not in new]
     for path in sorted(candidates):
         if path == ".":
             if path in old and path in new and _changed(old[path], new[path]):

@@ -44,7 +44,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
-from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, load_manifest, stat_cache
+from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, load_manifest
 from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
 from omxfs.store.atomic import NO_LINK, create_exclusive, read_with_stat, sync_dir
@@ -272,7 +272,13 @@ class ZoneHistory:
         manifest = self._write(actor, message, parent, before, scan.entries, made, changed, written, extra or {})
         # the next scan's, without deriving them from all the entries
         manifest.__dict__["listings"] = scan.listings
-        manifest.__dict__["stat_cache"] = scan.cached | stat_cache(made)
+        manifest.__dict__["stat_cache"] = scan.caches
+        # its entries by path (the next checkpoint's ``before``): the parent's with ``made`` over them, since every
+        # other entry is the parent's very entry at its path; unless that has paths the new entries lack (removed)
+        by_path = dict(before)
+        by_path.update({entry.path: entry for entry in made})
+        if len(by_path) == len(manifest.entries):
+            manifest.__dict__["_by_path"] = by_path
         return manifest
 
     def make_paths(self, actor: str, message: str, paths: Collection[str]) -> Manifest:
@@ -363,7 +369,7 @@ class ZoneHistory:
         its name (``atomic.create_exclusive``'s rule: the next number if another writer took it)."""
         fd = os.open(self.manifests_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            staged = self._stage(manifest.dump())
+            staged = self._stage(manifest.dump_parts())
             try:
                 self.blobs.sync_blobs(fresh, also=[staged])
                 linked = self._link_staged(staged, fd, manifest_name(manifest.number))
@@ -386,14 +392,20 @@ class ZoneHistory:
             os.close(fd)
         return manifest
 
-    def _stage(self, data: bytes) -> str:
-        """``data`` in a new temp file of the store (not yet durable: ``_create`` syncs it with the blobs)."""
+    def _stage(self, parts: list[bytes]) -> str:
+        """``parts``, one after the other, in a new temp file of the store (not yet durable: ``_create`` syncs it
+        with the blobs)."""
         staged = os.path.join(self.ws.meta, TMP, f"manifest.{secrets.token_hex(8)}.tmp")
         out = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out, view) :]
+            left = [memoryview(part) for part in parts if part]
+            while left:  # a short write: the rest again
+                done = os.writev(out, left)
+                while left and done >= len(left[0]):
+                    done -= len(left[0])
+                    left.pop(0)
+                if left and done:
+                    left[0] = left[0][done:]
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(staged)

@@ -14,7 +14,9 @@ under ``restoring/`` (a tree half built, or the old zone swapped out) is debris 
 ``--repair`` removes. Where the filesystem has no exchange, the zone is renamed aside and the new tree renamed into
 place; a crash between the two leaves the zone missing and the tree marked ``ready``, which ``fsck --repair`` moves
 into place. A restore of given paths swaps each path the same way, one after the other: killed between two, the
-first are restored and the rest not, each whole; running it again finishes it.
+first are restored and the rest not, each whole; running it again finishes it. The paths' trees are built before
+their undo checkpoint is made, so a kill while building leaves the zone untouched; nothing of the zone changes
+before that checkpoint is durable.
 
 While a view of the zone runs (``omxfs run``), a restore is refused: the view holds the zone's directory itself
 (a bind mount), so a swapped zone would leave it writing into the old tree (``views.py``). Stop the view first.
@@ -40,7 +42,7 @@ from omxfs.checkpoints.history import ZoneHistory, subtree_end, walk_key
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views, views_running
-from omxfs.errors import InvalidInput, NotFound, OSFailure
+from omxfs.errors import InvalidInput, NotFound, OSFailure, StoreCorrupt
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -69,42 +71,63 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
     rels = tuple(str(relative_path(p)) for p in paths) or target.paths
     message = f"before restoring checkpoint {number}"
     roots = touched(history.zone_dir, rels)
-    if rels:
-        # only what the restore will replace: the rest of the zone is not walked (and restoring this undo
-        # checkpoint, with or without the paths, puts exactly these back)
-        undo: Manifest | None = history.make_paths(actor, message, roots)
-    else:
-        undo = history.make(actor, message, only_if_changed=True) or history.latest()
-    assert undo is not None  # made just now if there was none
     work = history.dir / RESTORING / secrets.token_hex(8)
     work.mkdir(parents=True)
     try:
         if rels:
-            files, built = 0, []
-            by_path = target.by_path_view()
-            parents: set[Path] = set()
-            for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
-                # the directory whose names the swap changes keeps its times: only the paths named change (and an
-                # undo then leaves the zone exactly as before)
-                holder = (history.zone_dir / root).parent
-                times = os.stat(holder, follow_symlinks=False)
-                one = _restore_path(history, target, by_path, rel, work, str(index))
-                os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
-                parents |= {holder, (history.zone_dir / rel).parent}
-                files += one.files
-                built.append(one)
-            fsync_together(sorted(parents))  # each swap is whole at once; made durable together
-            skipped = [s for b in built for s in b.skipped]
-            owners = all(b.owners_kept for b in built)
+            undo, built = _restore_paths(history, actor, message, target, rels, roots, work)
         else:
-            whole = _restore_zone(history, target, work)
-            files, skipped, owners = whole.files, whole.skipped, whole.owners_kept
+            whole = history.make(actor, message, only_if_changed=True) or history.latest()
+            assert whole is not None  # made just now if there was none
+            undo, built = whole, [_restore_zone(history, target, work)]
+            _audit(history, actor, number, undo.number, rels)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    shown = ", ".join(f"{AGENTS}/{history.zone}/{r}" for r in rels) or f"{AGENTS}/{history.zone}"
-    history.ws.audit(actor, f"restore checkpoint {number} (undo: {undo.number})", shown)
     removed = tuple(rel for rel in rels if target.entry(rel) is None)
+    files = sum(b.files for b in built)
+    skipped = [s for b in built for s in b.skipped]
+    owners = all(b.owners_kept for b in built)
     return Restored(number, undo.number, rels, files, skipped, owners, removed)
+
+
+def _restore_paths(
+    history: ZoneHistory,
+    actor: str,
+    message: str,
+    target: Manifest,
+    rels: tuple[str, ...],
+    roots: list[str],
+    work: Path,
+) -> tuple[Manifest, list[Built]]:
+    """Restore ``rels`` (``roots``: what that replaces, ``touched``) from ``target``. The new trees are built first,
+    beside the zone, in ``work``; then the checkpoint of ``roots`` is made (the undo, which also reads the files
+    changed since the latest checkpoint and makes them durable); nothing of the zone changes before it is durable.
+    The audit record is written as the zone begins to change (a restore that fails half-way is audited too); then
+    each path is swapped in, one after the other, and the swaps are made durable together."""
+    by_path = target.by_path_view()
+    for rel in rels:  # before anything is made
+        if rel not in by_path and not os.path.lexists(history.zone_dir / rel) and not _absent_in(target, rel):
+            raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
+    built = [_build_path(history, target, rel, work, str(index)) for index, rel in enumerate(rels)]
+    undo = history.make_paths(actor, message, roots)
+    _audit(history, actor, target.number, undo.number, rels)
+    parents: set[Path] = set()
+    for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
+        # the directory whose names the swap changes keeps its times: only the paths named change (and an undo
+        # then leaves the zone exactly as before)
+        holder = (history.zone_dir / root).parent
+        times = os.stat(holder, follow_symlinks=False)
+        _place_path(history, target, by_path, rel, work / str(index))
+        os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
+        parents |= {holder, (history.zone_dir / rel).parent}
+        crash_point("restore-swapped")
+    fsync_together(sorted(parents))  # each swap is whole at once; made durable together
+    return undo, built
+
+
+def _audit(history: ZoneHistory, actor: str, number: int, undo: int, rels: tuple[str, ...]) -> None:
+    shown = ", ".join(f"{AGENTS}/{history.zone}/{r}" for r in rels) or f"{AGENTS}/{history.zone}"
+    history.ws.audit(actor, f"restore checkpoint {number} (undo: {undo})", shown)
 
 
 def _refuse_if_viewed(history: ZoneHistory) -> None:
@@ -157,32 +180,50 @@ def touched(zone_dir: Path, rels: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _restore_path(
-    history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, work: Path, slot: str
-) -> Built:
-    """One path: its subtree as in ``target`` built as ``work/slot``, then swapped in (or the path removed, to
-    ``work/slot``); the caller makes the swap durable. ``by_path``: ``target``'s entries by path."""
-    entries = _subtree(target.entries, rel) if rel in by_path else []
+def _build_path(history: ZoneHistory, target: Manifest, rel: str, work: Path, slot: str) -> Built:
+    """``rel``'s subtree as in ``target``, built as ``work/slot`` (nothing if ``target`` lacks ``rel``); the zone
+    is not touched."""
+    entries = _subtree(target.entries, rel) if target.entry(rel) is not None else []
+    if not entries:
+        return Built()
+    rebased = [_rebase(e, rel, slot) for e in entries]
+    # a second name of a file whose first name is outside the path: built as a file of its own, from the first
+    outside: dict[str, Entry] = {}
+    for e in entries:
+        if e.link and not _within(e.link, rel):
+            first = target.entry(e.link)
+            if first is None:
+                raise StoreCorrupt(f"{e.path}: a link to {e.link}, which checkpoint {target.number} lacks")
+            outside["/" + e.link] = first
+    return _build(history, rebased, work, outside)
+
+
+def _place_path(history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, built: Path) -> None:
+    """Put ``built`` (``_build_path``'s tree of ``rel``) in the place of ``rel`` in the zone, in one swap; or, where
+    the checkpoint lacks ``rel``, remove it from the zone (renamed to ``built``, removed with the work directory);
+    the caller makes it durable. ``by_path``: ``target``'s entries by path."""
     live = history.zone_dir / rel
     present = os.path.lexists(live)
-    if not entries and not present:
-        if any(rel == p or rel.startswith(p + "/") for p in target.paths):
-            return Built()  # absent, as the checkpoint (of some paths, this one among them) says it was
+    held = rel in by_path
+    if not held and not present:
+        if _absent_in(target, rel):
+            return  # absent, as the checkpoint (of some paths, this one among them) says it was
         raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
     parent = rel.rpartition("/")[0]
     if parent:
         _make_parents(history, target, by_path, parent)
-    rebased = [_rebase(e, rel, slot) for e in entries]
-    # a second name of a file whose first name is outside the path: built as a file of its own, from the first
-    outside = {"/" + e.link: by_path[e.link] for e in entries if e.link and not _within(e.link, rel)}
-    built = _build(history, rebased, work, outside)
-    if entries and present:
-        swap(work / slot, live)
-    elif entries:
-        _rename(work / slot, live, RENAME_NOREPLACE)
+    if held and present:
+        swap(built, live)
+    elif held:
+        _rename(built, live, RENAME_NOREPLACE)
     else:
-        _rename(live, work / slot, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
-    return built
+        _rename(live, built, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
+
+
+def _absent_in(target: Manifest, rel: str) -> bool:
+    """Whether ``target`` says that ``rel``, which it lacks, was absent: a checkpoint of some paths vouches for
+    those only."""
+    return any(rel == p or rel.startswith(p + "/") for p in target.paths)
 
 
 def _subtree(entries: tuple[Entry, ...], rel: str) -> list[Entry]:

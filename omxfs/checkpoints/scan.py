@@ -10,6 +10,11 @@ entry itself is handed back (a diff and a checkpoint then skip it by identity, a
 that this holds after the first scan too, a file's or directory's atime is the one left by this scan's own reading
 (relatime moves it once).
 
+The stat cache is kept by directory, then by name (``manifest.StatCache``): the loop over a directory's files, which
+runs once per file of the zone, does no more for an unchanged one than an lstat, a lookup by the name the listing
+gives and one comparison of tuples; and a directory whose files were all taken from it, with none read, hands the
+very same cache on to the next scan (``Scan.caches``).
+
 A directory whose stat is the one recorded is not listed again: its listing is the previous scan's
 (``Manifest.listings``). Adding, removing or renaming a name moves the directory's ctime, which no one can set, and
 the stat recorded is the one taken *before* the listing, so a name added while it was listed shows as a changed
@@ -41,11 +46,13 @@ from omxfs.checkpoints.manifest import (
     FILE,
     SOCKET,
     SYMLINK,
+    DirCache,
     Entry,
     Listing,
-    StatKey,
+    StatCache,
     new_entry,
     stat_cache,
+    stat_key,
 )
 from omxfs.errors import from_os_error
 from omxfs.store.layout import USER_XATTRS
@@ -75,13 +82,14 @@ RACY_WHOLE_SECONDS_NS = 2_000_000_000
 @dataclass
 class Scan:
     """The result of one walk: the entries, which files had to be read (not taken from the stat cache), each
-    directory's listing (what the next scan reuses for a directory whose stat is unchanged), and the files taken
-    from the stat cache (``Manifest.stat_cache``'s items, the next scan's cache with those of the files read)."""
+    directory's listing (what the next scan reuses for a directory whose stat is unchanged), and the stat cache the
+    next scan may use (``Manifest.stat_cache``: the files taken from this scan's cache and those it read; a
+    directory where nothing changed hands on the very cache it was given)."""
 
     entries: list[Entry] = field(default_factory=list)
     read: list[str] = field(default_factory=list)
     listings: dict[str, Listing] = field(default_factory=dict)
-    cached: dict[str, tuple[StatKey, Entry]] = field(default_factory=dict)  # the stat cache's hits
+    caches: StatCache = field(default_factory=dict)
 
 
 def scan_zone(
@@ -90,7 +98,7 @@ def scan_zone(
     content: Content = hash_only,
     *,
     listings: Mapping[str, Listing] | None = None,
-    cached: Mapping[str, tuple[StatKey, Entry]] | None = None,
+    cached: StatCache | None = None,
 ) -> Scan:
     """Every entry of the zone directory ``zone``, in walk order (sorted names, a directory before its content).
     ``previous``: the entries of an earlier scan, by path, whose stats let unchanged files go unread; ``listings``:
@@ -139,7 +147,7 @@ class _Walker:
         previous: Mapping[str, Entry],
         content: Content,
         listings: Mapping[str, Listing],
-        cached: Mapping[str, tuple[StatKey, Entry]],
+        cached: StatCache,
     ) -> None:
         self.result = result
         self.previous = previous
@@ -198,23 +206,27 @@ class _Walker:
                 entry.__dict__["ctime_ns"] = 0  # changed while listed: listed again next time (not yet shared)
             entries.append(entry)
         prefix = "" if path == "." else path + "/"
-        cached = self.cached
-        reused = self.result.cached
+        # the loop below runs once per file of the zone, most of them unchanged: it does no more for one than an
+        # lstat, a lookup by name and one comparison of tuples
+        cache = self.cached.get(path, _NO_FILES)
         append = entries.append
         lstat = os.stat
+        hits = 0  # files taken from ``cache``
+        slow: list[str] = []  # the names not taken from it: directories, files changed, gone or new
+        fresh: DirCache = {}  # the files read or stat'ed anew that the next scan may take from its cache
         # the listing the entries hold, once it differs from ``listed`` (a name gone meanwhile, or of another type):
         # the next scan may reuse only what its manifest can tell
         kept: list[tuple[str, bool]] | None = None
         for index, (name, is_dir) in enumerate(listed):
-            child = prefix + name
             st: os.stat_result | None = None
             if not is_dir:
                 try:
                     st = lstat(name, dir_fd=dir_fd, follow_symlinks=False)
                 except FileNotFoundError:
+                    slow.append(name)
                     kept = kept if kept is not None else list(listed[:index])
                     continue  # removed while the walk runs
-                known = cached.get(child)
+                known = cache.get(name)
                 if known is not None and known[0] == (  # nearly every file: the very entry (and its line), at once
                     st.st_ino,
                     st.st_ctime_ns,
@@ -227,18 +239,33 @@ class _Walker:
                     st.st_nlink,
                 ):
                     append(known[1])
-                    reused[child] = known
+                    hits += 1
                     if kept is not None:
                         kept.append((name, False))
                     continue
+            slow.append(name)
             before = len(entries)
-            self._child(dir_fd, name, child, is_dir, st)
+            self._child(dir_fd, name, prefix + name, is_dir, st)
             made = len(entries) > before  # not gone meanwhile; its entry is the first one it added
+            if made:
+                entry = entries[before]
+                key = stat_key(entry)
+                if key is not None:
+                    fresh[name] = (key, entry)
             if kept is None and (not made or (entries[before].type == DIR) != is_dir):
                 kept = list(listed[:index])
             if kept is not None and made:
                 kept.append((name, entries[before].type == DIR))
-        self.result.listings[path] = listed if kept is None else tuple(kept)
+        final = listed if kept is None else tuple(kept)
+        self.result.listings[path] = final
+        if hits == len(cache) and not fresh:
+            files = cache  # every file it had, unchanged, and no other: the same cache (shared, never changed)
+        else:
+            # a name of the listing not among the slow ones is a file taken from the cache
+            taken = set(slow)
+            files = {name: cache[name] for name, _ in final if name not in taken} | fresh
+        if files:
+            self.result.caches[path] = files
 
     def _child(self, dir_fd: int, name: str, child: str, is_dir: bool, st: os.stat_result | None) -> None:
         """One name of a directory: ``is_dir`` as its listing says, ``st`` its lstat if taken already."""
@@ -409,6 +436,9 @@ class _Walker:
             return _list_xattrs(dir_fd)
         return _list_xattrs(f"/proc/self/fd/{dir_fd}/{name}", follow=False)
 
+
+#: the stat cache of a directory that had no file the next scan may take unread
+_NO_FILES: DirCache = {}
 
 #: what an unchanged file's entry says of its stat (``_Walker.walk`` compares it with the file's)
 _FILE_STAT = operator.attrgetter("type", "link", "ino", "ctime_ns", "mtime_ns", "size")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omxfs.checkpoints import ZoneHistory, diff, restore
-from omxfs.errors import InvalidInput
+from omxfs.errors import InvalidInput, NotFound
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import kill_at, tree_state
 from tests.checkpoints.test_restore import populate, scramble
@@ -92,7 +92,29 @@ def test_after_a_checkpoint_of_paths_a_whole_one_is_made_even_if_nothing_changed
     assert history.make("alice", "view", only_if_changed=True) is None
 
 
-def test_a_restore_of_paths_killed_while_building_leaves_the_zone_and_its_undo_whole(ws: Workspace) -> None:
+def test_a_restore_of_paths_killed_while_swapping_leaves_the_zone_and_its_undo_whole(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    for n in range(12):
+        (zone / f"f{n}.txt").write_text(f"old {n}\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice", "old")
+    assert made is not None
+    for n in range(12):
+        (zone / f"f{n}.txt").write_text(f"new {n}\n")
+    current = tree_state(zone)
+    names = [f"f{n}.txt" for n in range(12)]
+    kill_at("restore-swapped:5", SCRIPT, ws.root, str(made.number), *names)
+    # one path after the other, each whole: the first five swapped in, the rest untouched
+    assert [(zone / name).read_text().split()[0] for name in names] == ["old"] * 5 + ["new"] * 7
+    undo = history.latest()
+    assert undo is not None and undo.paths == tuple(sorted(names))
+    restore(history, "alice", undo.number)  # made before anything was swapped: the zone as it was
+    assert tree_state(zone) == current
+
+
+def test_a_restore_of_paths_killed_while_building_leaves_the_zone_untouched(ws: Workspace) -> None:
+    """The new trees are built beside the zone before the undo checkpoint is made: a kill then changes nothing of
+    the zone and makes no checkpoint."""
     zone = ws.root / "agents/alice"
     for n in range(12):
         (zone / f"f{n}.txt").write_text(f"old {n}\n")
@@ -104,12 +126,9 @@ def test_a_restore_of_paths_killed_while_building_leaves_the_zone_and_its_undo_w
     current = tree_state(zone)
     names = [f"f{n}.txt" for n in range(12)]
     kill_at("restore-file:6", SCRIPT, ws.root, str(made.number), *names)
-    # one path after the other, each whole: the first five swapped in, the sixth built, the rest untouched
-    assert [(zone / name).read_text().split()[0] for name in names] == ["old"] * 5 + ["new"] * 7
-    undo = history.latest()
-    assert undo is not None and undo.paths == tuple(sorted(names))
-    restore(history, "alice", undo.number)  # made before anything was swapped: the zone as it was
     assert tree_state(zone) == current
+    assert history.numbers() == [made.number]
+    assert diff(history).modified == sorted(names)
 
 
 def test_a_restore_of_a_path_below_a_missing_directory_is_undone_with_that_directory(
@@ -169,3 +188,31 @@ def test_a_path_below_a_parent_that_is_a_symlink_now_is_refused_and_nothing_is_w
     assert list(outside.iterdir()) == []
     restore(history, "boss", made.number, ("conf",))  # the symlink itself is replaced by the directory
     assert (zone / "conf/app.ini").read_text() == "mine\n" and list(outside.iterdir()) == []
+
+
+def test_a_restore_of_a_path_nobody_has_is_refused_before_anything_is_made(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "f").write_text("f\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    before = tree_state(zone)
+    with pytest.raises(NotFound, match=r"nowhere\.txt: neither in checkpoint"):
+        restore(history, "alice", made.number, ("f", "nowhere.txt"))
+    assert history.numbers() == [made.number]  # no undo checkpoint
+    assert tree_state(zone) == before
+    assert not any("restore" in r["action"] for r in ws.audit_trail().records)
+
+
+def test_a_restore_of_paths_by_a_supervisor_is_audited_with_its_undo(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "f").write_text("old\n")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    (zone / "f").write_text("new\n")
+    done = restore(history, "boss", made.number, ("f",))
+    assert (zone / "f").read_text() == "old\n"
+    records = [(r["agent"], r["action"], r["path"]) for r in ws.audit_trail().records]
+    assert ("boss", f"checkpoint {done.undo}", "agents/alice") in records  # the undo, made aside
+    assert ("boss", f"restore checkpoint {made.number} (undo: {done.undo})", "agents/alice/f") in records

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -212,9 +213,10 @@ def test_the_listings_and_stat_cache_a_checkpoint_hands_on_are_those_its_entries
     assert made is not None
     derived = stat_cache(made.entries)
     assert made.listings == listings_of(made.entries)
-    assert made.stat_cache.keys() <= derived.keys() and made.stat_cache.keys() >= {"top2.txt", "a/b/c/new.txt"}
-    assert all(made.stat_cache[path] == derived[path] for path in made.stat_cache)
-    assert "top0.txt" not in derived or derived["top0.txt"][0][-1] == 1  # a file of two names is read each time
+    assert made.stat_cache == derived
+    assert {"top2.txt", "top4.txt"} <= derived["."].keys() and "top3.txt" not in derived["."]
+    assert "new.txt" in derived["a/b/c"]
+    assert "top0.txt" not in derived["."] or derived["."]["top0.txt"][0][-1] == 1  # two names: read each time
 
 
 def test_a_manifest_of_the_earlier_scan_lends_no_listing(ws: Workspace, listed: list[int]) -> None:
@@ -233,3 +235,91 @@ def test_a_manifest_of_the_earlier_scan_lends_no_listing(ws: Workspace, listed: 
     listed.clear()
     scan_zone(zone, older.by_path(), listings=older.listings)
     assert len(listed) == sum(1 for e in made.entries if e.type == "dir")  # every directory listed again
+
+
+def touch_mtime_back(path: Path, mtime_ns: int) -> None:
+    """``touch -m -d @SECONDS.NANOS``: the file's mtime set back to ``mtime_ns`` by the real tool."""
+    subprocess.run(["touch", "-m", "-d", f"@{mtime_ns // 10**9}.{mtime_ns % 10**9:09d}", str(path)], check=True)
+
+
+def test_a_directory_cache_handed_on_as_it_is_still_sees_a_file_rewritten_with_its_mtime_touched_back(
+    ws: Workspace, no_racy_window: None, listed: list[int]
+) -> None:
+    """A checkpoint hands the next one the very stat cache of each directory where nothing changed; a file of
+    such a directory rewritten in place, with its size kept and its mtime set back by ``touch -d``, still differs
+    by its ctime (which no one can set back), and the next checkpoint and diff see it."""
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    (zone / "top0.txt").write_text("top 0, changed\n")  # elsewhere: the deep directory's cache is handed on
+    second = history.make("alice", "second")
+    assert second is not None and second.changed == 1
+    assert second.stat_cache[DEEP] is first.stat_cache[DEEP]  # the shortcut was taken
+    deep = zone / f"{DEEP}/deep.txt"
+    st = os.lstat(deep)
+
+    def rewrite() -> None:
+        with open(deep, "r+b") as f:  # the same inode, the same size
+            f.write(b"DEEP ONE\n")
+        touch_mtime_back(deep, st.st_mtime_ns)
+
+    changed_ctime(deep, st.st_ctime_ns, rewrite)
+    after = os.lstat(deep)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+    listed.clear()
+    found = diff(history)
+    assert found.modified == [f"{DEEP}/deep.txt"] and "DEEP ONE" in found.details[f"{DEEP}/deep.txt"]["diff"]
+    assert listed == []  # no directory listed again: the file's own ctime told
+    third = history.make("alice", "third")
+    assert third is not None and third.changed == 1
+    assert history.blobs.path(third.by_path()[f"{DEEP}/deep.txt"].sha256).read_bytes() == b"DEEP ONE\n"
+    assert third.stat_cache == stat_cache(third.entries)  # what it hands on is what its entries say
+
+
+def test_entries_by_path_are_handed_on_only_where_no_path_is_gone(ws: Workspace) -> None:
+    """A checkpoint's entries by path are its parent's with the changed entries over them: right only if no path
+    of the parent is gone, which the count tells even when a path is gone and another added (the same count of
+    entries). Otherwise they are made from its entries."""
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    assert history.make("alice", "first") is not None
+    (zone / "top0.txt").write_text("top 0, changed\n")
+    (zone / "added.txt").write_text("added\n")
+    grown = history.make("alice", "changed and added")
+    assert grown is not None and "_by_path" in grown.__dict__  # handed on
+    assert grown.by_path_view() == {e.path: e for e in grown.entries}
+    (zone / "top1.txt").unlink()
+    (zone / "other.txt").write_text("in its place\n")
+    swapped = history.make("alice", "one gone, one added")
+    assert swapped is not None and len(swapped.entries) == len(grown.entries)
+    assert "_by_path" not in swapped.__dict__  # not handed on: made from its entries when asked
+    assert swapped.by_path_view() == {e.path: e for e in swapped.entries} and "top1.txt" not in swapped.by_path()
+
+
+@pytest.mark.parametrize("change", ["modify", "gone_and_added", "hard_link", "type_changed"])
+def test_a_diff_of_the_zone_now_says_what_a_diff_of_its_checkpoint_says(ws: Workspace, change: str) -> None:
+    """A diff of the zone as it is now looks only at the entries its scan did not take from the checkpoint,
+    where no path is gone, and at every path otherwise: either way it says what a diff between the checkpoint
+    and one made of the same zone says."""
+    zone = zone_with_tree(ws)
+    history = ZoneHistory(ws, "alice")
+    first = history.make("alice", "first")
+    assert first is not None
+    if change == "modify":
+        (zone / "a/b/side.txt").write_text("side, changed\n")
+    elif change == "gone_and_added":  # the same count of entries
+        (zone / "top1.txt").unlink()
+        (zone / "a/b/new.txt").write_text("new\n")
+    elif change == "hard_link":  # the new name's content is its first name's
+        os.link(zone / "top2.txt", zone / "a/second-name.txt")
+    else:
+        (zone / "top3.txt").unlink()
+        (zone / "top3.txt").mkdir()
+    now = diff(history)
+    second = history.make("alice", "second")
+    assert second is not None
+    between = diff(history, str(first.number), str(second.number))
+    assert (now.added, now.modified, now.deleted) == (between.added, between.modified, between.deleted)
+    assert not now.empty
+    assert now.details == between.details
