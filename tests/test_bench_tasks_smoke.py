@@ -37,9 +37,10 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     # wrong, and omx says success: omx checks the 2 bullets, not what a summary says (the disk that filled up)
     two = "- something happened\n- it was fixed\n"
     openai_stub.enqueue(content=plan("sum", [write("out/incident.md", two)], ["out/incident.md has 2 bullet lines"]))
-    # failed: a step reads a file that is not there, in the plan and in both re-plans
+    # failed: a step reads a file that is not there, in the plan, in the plan asked for again because of it (omx sees
+    # the missing file before the run), and in both re-plans
     steps = [{"tool": "read_text", "inputs": {"path": "data/missing.txt"}}, write("out/merged.txt", "x")]
-    for _ in range(3):
+    for _ in range(4):
         openai_stub.enqueue(content=plan("merge", steps, ["out/merged.txt exists"]))
     report = tmp_path / "outcomes.json"
     tasks = ["--only", "count_lines", "--only", "sum_incident_2", "--only", "merge_two"]
@@ -57,7 +58,7 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert not failed["false_success"]
     assert failed["why"] == "out/merged.txt was not written"
     counts = {name: (o["plan_requests"], o["replans"], o["invalid_plans"]) for name, o in outcomes.items()}
-    assert counts == {"count_lines": (2, 0, 1), "sum_incident_2": (1, 0, 0), "merge_two": (3, 2, 0)}
+    assert counts == {"count_lines": (2, 0, 1), "sum_incident_2": (1, 0, 0), "merge_two": (4, 2, 0)}
     assert all(o["response_format"] == "json_schema" for o in outcomes.values())
     assert "Result: success" in right["result_line"]
     assert "Result: failed at step 1 of 2, after 2 re-plans" in failed["result_line"]
@@ -68,7 +69,7 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
     assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the sum_incident_2 row (each row is three lines)
-    assert len(openai_stub.requests) == 6
+    assert len(openai_stub.requests) == 7
     again = subprocess.run([sys.executable, str(SCRIPT), "--report", str(report)], capture_output=True, text=True,
                            timeout=60, check=True)  # fmt: skip
     assert again.stdout.strip() == done.stdout.strip()  # the table of a saved run, printed again
