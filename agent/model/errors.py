@@ -26,6 +26,10 @@ ErrorKind = Literal[
 ]
 #: the failures a later attempt may not meet: the server was busy, overloaded or not reachable for a moment
 TRANSIENT: frozenset[ErrorKind] = frozenset({"unreachable", "rate_limited", "server"})
+#: server errors (HTTP 500) that the same request meets again: llama.cpp's answer when a reply held to a JSON schema
+#: ran out of tokens before it was complete. Retried, a 0.5B model's runaway reply cost four full generations (15
+#: minutes) instead of one
+REPEATING_SERVER_ERRORS = ("does not match the expected",)
 
 
 class LLMError(Exception):
@@ -53,7 +57,7 @@ class LLMError(Exception):
 
     @property
     def transient(self) -> bool:
-        return self.kind in TRANSIENT
+        return self.kind in TRANSIENT and not any(said in str(self) for said in REPEATING_SERVER_ERRORS)
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:

@@ -72,6 +72,18 @@ def test_a_failure_that_would_repeat_is_not_retried(openai_stub: OpenAIStub, sta
     assert len(openai_stub.requests) == 1 and slept == [] and told == []
 
 
+def test_a_reply_cut_short_of_its_format_is_not_retried(openai_stub: OpenAIStub) -> None:
+    """llama.cpp's 500 when a reply held to a JSON schema ran out of tokens: the same request would run out again."""
+    said = "The model produced output that does not match the expected peg-native format"
+    openai_stub.enqueue(status=500, error=said)
+    openai_stub.enqueue("never asked for")
+    model, slept, told = waiting(openai_stub)
+    with pytest.raises(LLMError, match="does not match the expected") as caught:
+        model.complete(PING)
+    assert caught.value.kind == "server" and caught.value.attempts == 1
+    assert len(openai_stub.requests) == 1 and slept == [] and told == []
+
+
 def test_a_timeout_is_not_retried_and_names_the_settings(openai_stub: OpenAIStub) -> None:
     openai_stub.enqueue("late", delay=3)
     model, slept, _ = waiting(openai_stub, timeout=0.5)
