@@ -92,18 +92,24 @@ def test_after_a_checkpoint_of_paths_a_whole_one_is_made_even_if_nothing_changed
     assert history.make("alice", "view", only_if_changed=True) is None
 
 
-def test_a_restore_of_paths_killed_while_swapping_leaves_the_zone_and_its_undo_whole(ws: Workspace) -> None:
+def _twelve_changed_since_a_checkpoint(ws: Workspace) -> tuple[Path, ZoneHistory, int, list[str]]:
+    """alice's zone with f0..f11.txt, checkpointed as "old n", then rewritten as "new n"."""
     zone = ws.root / "agents/alice"
-    for n in range(12):
-        (zone / f"f{n}.txt").write_text(f"old {n}\n")
+    names = [f"f{n}.txt" for n in range(12)]
+    for n, name in enumerate(names):
+        (zone / name).write_text(f"old {n}\n")
     history = ZoneHistory(ws, "alice")
     made = history.make("alice", "old")
     assert made is not None
-    for n in range(12):
-        (zone / f"f{n}.txt").write_text(f"new {n}\n")
+    for n, name in enumerate(names):
+        (zone / name).write_text(f"new {n}\n")
+    return zone, history, made.number, names
+
+
+def test_a_restore_of_paths_killed_while_swapping_leaves_the_zone_and_its_undo_whole(ws: Workspace) -> None:
+    zone, history, number, names = _twelve_changed_since_a_checkpoint(ws)
     current = tree_state(zone)
-    names = [f"f{n}.txt" for n in range(12)]
-    kill_at("restore-swapped:5", SCRIPT, ws.root, str(made.number), *names)
+    kill_at("restore-swapped:5", SCRIPT, ws.root, str(number), *names)
     # one path after the other, each whole: the first five swapped in, the rest untouched
     assert [(zone / name).read_text().split()[0] for name in names] == ["old"] * 5 + ["new"] * 7
     undo = history.latest()
@@ -115,19 +121,11 @@ def test_a_restore_of_paths_killed_while_swapping_leaves_the_zone_and_its_undo_w
 def test_a_restore_of_paths_killed_while_building_leaves_the_zone_untouched(ws: Workspace) -> None:
     """The new trees are built beside the zone before the undo checkpoint is made: a kill then changes nothing of
     the zone and makes no checkpoint."""
-    zone = ws.root / "agents/alice"
-    for n in range(12):
-        (zone / f"f{n}.txt").write_text(f"old {n}\n")
-    history = ZoneHistory(ws, "alice")
-    made = history.make("alice", "old")
-    assert made is not None
-    for n in range(12):
-        (zone / f"f{n}.txt").write_text(f"new {n}\n")
+    zone, history, number, names = _twelve_changed_since_a_checkpoint(ws)
     current = tree_state(zone)
-    names = [f"f{n}.txt" for n in range(12)]
-    kill_at("restore-file:6", SCRIPT, ws.root, str(made.number), *names)
+    kill_at("restore-file:6", SCRIPT, ws.root, str(number), *names)
     assert tree_state(zone) == current
-    assert history.numbers() == [made.number]
+    assert history.numbers() == [number]
     assert diff(history).modified == sorted(names)
 
 
