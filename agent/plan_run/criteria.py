@@ -121,6 +121,7 @@ def check_criterion(
         return f" @text{len(texts) - 1}@ "
 
     names = {p.relative_to(workspace).as_posix(): p for p in produced} | {str(p): p for p in produced}
+    names |= _bare_names(produced, workspace)
     names |= _missing_paths(criterion, workspace, names, meant)
     unquoted = _unquote_paths(re.sub(r"(?<![\w./-])\./", "", criterion.strip()), names)  # ./out/a.md is out/a.md
     sentence = " ".join(_QUOTED.sub(placeholder, unquoted).split()).rstrip(".").strip()
@@ -138,6 +139,20 @@ def check_criterion(
             part = f"{_FILE} {part}"  # "out/a.md exists and has 3 lines": the second part is about out/a.md too
         checks.append(_check_part(part.lower(), current, texts))
     return _judgeable(_combine(criterion, checks), current, produced, workspace)
+
+
+def _bare_names(produced: list[Path], workspace: Path) -> dict[str, Path]:
+    """A written file by its name alone, where no other written file has that name and the workspace's root holds
+    none: the 0.5B model wrote out/upper.txt and claimed "upper.txt exists", which was not met for a missing
+    ./upper.txt, and a run done right was reported failed."""
+    by_name: dict[str, set[Path]] = {}
+    for path in produced:
+        by_name.setdefault(path.name, set()).add(path)
+    return {
+        name: next(iter(paths))
+        for name, paths in by_name.items()
+        if len(paths) == 1 and not (workspace / name).exists()
+    }
 
 
 def _missing_paths(criterion: str, workspace: Path, names: dict[str, Path], meant: Collection[str]) -> dict[str, Path]:

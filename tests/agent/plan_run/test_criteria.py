@@ -105,6 +105,22 @@ def test_a_file_named_by_its_absolute_path_is_checked(ws: tuple[Path, list[Path]
     assert (check.status, check.detail) == ("met", "4 non-empty lines")
 
 
+def test_a_written_file_named_without_its_directory_is_that_file(ws: tuple[Path, list[Path]]) -> None:
+    """The 0.5B model wrote out/upper.txt and claimed "upper.txt exists", meaning it (not a ./upper.txt), and a run
+    done right was reported failed; a bare name is the written file only where it is one of a kind."""
+    workspace, produced = ws
+    check = check_criterion("count.txt has 4 lines", produced, workspace, meant={"count.txt"})
+    assert (check.status, check.detail) == ("met", "4 non-empty lines")
+    (workspace / "count.txt").write_text("x\n", encoding="utf-8")  # a real ./count.txt is the one it names
+    check = check_criterion("count.txt has 4 lines", produced, workspace)
+    assert (check.status, check.detail) == ("not checked", "it names no file this run wrote")
+    (workspace / "count.txt").unlink()
+    (workspace / "again").mkdir()
+    (workspace / "again" / "count.txt").write_text("one\n", encoding="utf-8")  # two written count.txt: neither
+    check = check_criterion("count.txt exists", [*produced, workspace / "again" / "count.txt"], workspace)
+    assert check.status == "not checked"
+
+
 def test_check_criteria_keeps_the_order(ws: tuple[Path, list[Path]]) -> None:
     workspace, produced = ws
     checks = check_criteria(["out/count.txt exists", "nice", "out/count.txt has 2 lines"], produced, workspace)
