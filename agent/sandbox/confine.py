@@ -344,9 +344,11 @@ class Sandbox:
         self.info  # noqa: B018  (detect first: an unavailable sandbox must fail before anything starts)
         scratch = tempfile.mkdtemp(prefix="omx-tool-")
         _scratch_files(scratch)
+        if stdin is None:
+            return self._started(argv, timeout, python, scratch, subprocess.DEVNULL)
         # the input as a file outside the sandbox, handed over as the open descriptor 0: no path to it inside, and
         # no pipe to feed while collecting the output (a program that never reads its input cannot block omx)
-        Path(f"{scratch}/stdin").write_bytes((stdin or "").encode("utf-8", "surrogateescape"))
+        Path(f"{scratch}/stdin").write_bytes(stdin.encode("utf-8", "surrogateescape"))
         with open(f"{scratch}/stdin", "rb") as given:  # read-only: the step reads its input, it cannot change it
             return self._started(argv, timeout, python, scratch, given.fileno())
 
