@@ -121,7 +121,7 @@ def _rewritten(
     plan: Plan, step: Step, task: str, ask: Callable[[list[dict[str, str]], int], str | None], must_print: bool
 ) -> Step:
     assert isinstance(step.inputs, PythonInput)
-    messages = _request(plan, step, task)
+    messages = _request(plan, step, task, must_print)
     for _attempt in range(ATTEMPTS):
         reply = ask(messages, step.id)
         if reply is None:
@@ -138,15 +138,15 @@ def _rewritten(
     return step
 
 
-def _request(plan: Plan, step: Step, task: str) -> list[dict[str, str]]:
+def _request(plan: Plan, step: Step, task: str, must_print: bool) -> list[dict[str, str]]:
     assert isinstance(step.inputs, PythonInput)
     lines = [f"Task: {task}", f"This step: {step.description}"]
     given, written = step.inputs.input, _written_to(plan, step)
-    if isinstance(given, Ref) and _used_later(plan, step):
+    if isinstance(given, Ref) and must_print:
         holds = f"INPUT holds {_what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
         goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
         lines += [f"{holds} {goes}", f"Complete this code (replace the ...):\n{TEMPLATE}"]
-    elif _used_later(plan, step):
+    elif must_print:
         lines.append(
             "The code reads the files it needs itself and prints the result; a later step uses what it prints."
         )

@@ -43,7 +43,7 @@ def _may_write(plan: Plan, path: str) -> bool:
         inputs = step.inputs
         if isinstance(inputs, WriteTextInput) and os.path.normpath(inputs.path) == wanted:
             return True
-        if isinstance(inputs, PythonInput) and (wanted in inputs.code or os.path.basename(wanted) in inputs.code):
+        if isinstance(inputs, PythonInput) and os.path.basename(wanted) in inputs.code:  # 'out/x.txt' or 'x.txt'
             return True
         if isinstance(inputs, WorkspaceInput):
             return True

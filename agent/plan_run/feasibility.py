@@ -59,9 +59,9 @@ def _verbatim_copies(plan: Plan, workspace: Path, expected: TaskExpectations) ->
         if source is None or os.path.normpath(inputs.path) != os.path.normpath(output):
             continue
         text = _text(workspace / source)
-        unmet = [
-            check.criterion for check in expected.content if text is not None and check.judge(text)[0] == "not met"
-        ]
+        if text is None:
+            continue
+        unmet = [check.criterion for check in expected.content if check.judge(text)[0] == "not met"]
         if unmet:
             problems.append(
                 f"step {step.id} writes {source} unchanged to {output}, and the task wants {output} to be different: "

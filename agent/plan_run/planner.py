@@ -35,59 +35,51 @@ __all__ = ["SCHEMA_REFUSED", "Planner", "PlanningError", "invalid_plan_text", "s
 
 LISTING_LIMIT = 60
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "runs", ".omxfs", ".mypy_cache"}
+
+
+def _example(goal: str, risk: str, steps: list[dict[str, Any]], criteria: list[str]) -> dict[str, Any]:
+    """An example plan in plan format v1, its steps numbered in order."""
+    numbered = [{"id": n, **step} for n, step in enumerate(steps, 1)]
+    return {"version": 1, "goal": goal, "risk_level": risk, "workspace_root": ".", "steps": numbered,
+            "success_criteria": criteria}  # fmt: skip
+
+
+def _read_step(path: str, produces: str) -> dict[str, Any]:
+    return {"description": f"Read the {produces}", "tool": "read_text", "inputs": {"path": path}, "produces": produces}
+
+
+def _write_step(description: str, path: str) -> dict[str, Any]:
+    """The last step of an example: write what step 2 made to ``path``."""
+    inputs = {"path": path, "content": {"ref": "step:2.output"}, "mode": "overwrite"}
+    return {"description": description, "tool": "write_text", "inputs": inputs, "produces": path}
+
+
 #: the plans the prompt shows, one for each way a task's text is worked on: prose by the model (an llm step), exact
 #: work by code (a python step given the text as INPUT). With only the first, the 0.5B model planned every task as
 #: read, llm, write, and asked the llm step to count lines, sort names and upper-case a file, which it cannot do
 #: reliably; the second shows the way that can.
-EXAMPLES: list[dict[str, Any]] = [
-    {
-        "version": 1,
-        "goal": "Summarise data/notes.txt in 3 bullets into out/summary.md",
-        "risk_level": "LOW",
-        "workspace_root": ".",
-        "steps": [
+EXAMPLES = [
+    _example(
+        "Summarise data/notes.txt in 3 bullets into out/summary.md",
+        "LOW",
+        [
+            _read_step("data/notes.txt", "notes"),
             {
-                "id": 1,
-                "description": "Read the notes",
-                "tool": "read_text",
-                "inputs": {"path": "data/notes.txt"},
-                "produces": "notes",
-            },
-            {
-                "id": 2,
                 "description": "Summarise them",
                 "tool": "llm",
-                "inputs": {
-                    "prompt": "Summarise in 3 bullets, one '- ' line each",
-                    "input": {"ref": "step:1.output"},
-                },
+                "inputs": {"prompt": "Summarise in 3 bullets, one '- ' line each", "input": {"ref": "step:1.output"}},
                 "produces": "summary",
             },
-            {
-                "id": 3,
-                "description": "Write the summary",
-                "tool": "write_text",
-                "inputs": {"path": "out/summary.md", "content": {"ref": "step:2.output"}, "mode": "overwrite"},
-                "produces": "out/summary.md",
-            },
+            _write_step("Write the summary", "out/summary.md"),
         ],
-        "success_criteria": EXAMPLE_CRITERIA,
-    },
-    {
-        "version": 1,
-        "goal": "Write the lines of data/items.txt in reverse order to out/reversed.txt",
-        "risk_level": "MEDIUM",
-        "workspace_root": ".",
-        "steps": [
+        EXAMPLE_CRITERIA,
+    ),
+    _example(
+        "Write the lines of data/items.txt in reverse order to out/reversed.txt",
+        "MEDIUM",
+        [
+            _read_step("data/items.txt", "items"),
             {
-                "id": 1,
-                "description": "Read the items",
-                "tool": "read_text",
-                "inputs": {"path": "data/items.txt"},
-                "produces": "items",
-            },
-            {
-                "id": 2,
                 "description": "Reverse its lines",
                 "tool": "python",
                 "inputs": {
@@ -96,16 +88,10 @@ EXAMPLES: list[dict[str, Any]] = [
                 },
                 "produces": "reversed lines",
             },
-            {
-                "id": 3,
-                "description": "Write them",
-                "tool": "write_text",
-                "inputs": {"path": "out/reversed.txt", "content": {"ref": "step:2.output"}, "mode": "overwrite"},
-                "produces": "out/reversed.txt",
-            },
+            _write_step("Write them", "out/reversed.txt"),
         ],
-        "success_criteria": ["out/reversed.txt exists"],
-    },
+        ["out/reversed.txt exists"],
+    ),
 ]
 
 
@@ -276,10 +262,12 @@ class Planner:
         ``plan`` catch the rest (``agent.model.schema_request``)."""
         return complete_with_schema(self.model, messages, plan_json_schema(), on_refused=self.on_schema_refused)
 
-    def plan(self, task: str, workspace: Path) -> Plan:
+    def plan(self, task: str, workspace: Path, expected: TaskExpectations | None = None) -> Plan:
+        """A plan for ``task``; ``expected``: what the task asks of its output, read before the run (read here when
+        the caller has not)."""
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
-        expected = TaskExpectations.before(task, workspace)
+        expected = TaskExpectations.before(task, workspace) if expected is None else expected
         plan = self._plan(self._opening(task, workspace), workspace.resolve(), expected)
         return self._with_code(completed(plan, list(expected.outputs)), task)
 

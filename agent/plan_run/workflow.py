@@ -186,8 +186,9 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
     recording = RecordingModel(model, recorder)
     planner = _planner(recording, recorder, team)
     replans = _Replans(planner, task, MAX_REPLANS if options.replans is None else options.replans)
+    expected = TaskExpectations.before(task, workspace)  # once: the planner and the run's checks both judge by it
     try:
-        plan = _valid_plan(lambda: planner.plan(task, workspace), replans, workspace, ui, recorder)
+        plan = _valid_plan(lambda: planner.plan(task, workspace, expected), replans, workspace, ui, recorder)
     except PlanningError as exc:
         _end(recorder, "planning_failed", error=str(exc), steps_executed=0, **replans.record(),
              usage=recording.tally.record())  # fmt: skip
@@ -197,7 +198,7 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         _end(recorder, "interrupted", steps_executed=0, usage=recording.tally.record())
         raise
     return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task,
-                           replans=replans)  # fmt: skip
+                           replans=replans, expected=expected)  # fmt: skip
 
 
 def _planner(model: RecordingModel, recorder: RunRecorder, team: _Team) -> Planner:
@@ -345,7 +346,7 @@ def _decide_and_run(
     earlier: dict[int, str] | None = None,
     task: str | None = None,  # ``omx "TASK"``'s own words, whose outputs omx checks itself (not a saved plan's)
     replans: _Replans | None = None,  # re-plans after a failed step: who makes them, how many are left
-    expected: TaskExpectations | None = None,  # read before the first plan ran: re-plans keep it
+    expected: TaskExpectations | None = None,  # read before the first plan was asked for: re-plans keep it
 ) -> Outcome:
     replans = replans or _Replans(None, plan.goal, 0)
     replans.plans += 1
