@@ -20,7 +20,10 @@ from collections.abc import Callable, Collection
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
-__all__ = ["CODE_PROMPT", "code_problem", "with_working_code"]
+__all__ = ["CODE_PROMPT", "Ask", "code_problem", "fixed_code", "with_working_code", "working_code"]
+
+#: asks the model for a step's code: ``ask(messages, step_id)``, the reply's text (None: the request failed)
+Ask = Callable[[list[dict[str, str]], int], str | None]
 
 #: the names code may use without defining them: the builtins and the step's input (``tools.python.INPUT_LINE``)
 _GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
@@ -29,6 +32,8 @@ ATTEMPTS = 2
 #: calls that put a result somewhere: printing it, or writing a file
 _OUTPUT_CALLS = frozenset({"print", "write", "writelines", "write_text", "dump"})
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\n(.*?)```", re.DOTALL)
+#: what omx added to a step's description ("(python by omx: ...)"): for the person, not for the model's request
+_OMX_NOTE = re.compile(r"\s*\([^()]*\bby omx\b[^()]*\)\s*$")
 
 CODE_PROMPT = (
     "You write the Python code of one step of a plan. It runs with the workspace folder as its working directory: "
@@ -78,9 +83,7 @@ def _called(call: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
-def with_working_code(
-    plan: Plan, task: str, ask: Callable[[list[dict[str, str]], int], str | None], copied: Collection[str] = ()
-) -> Plan:
+def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] = ()) -> Plan:
     """``plan`` with the code of each python step that has a ``code_problem`` written again: ``ask(messages,
     step_id)`` asks the model (None: the request failed), and once more with the new code's problem if it has one.
     New code replaces the old only if it has no problem itself; otherwise the step stays as planned, and fails or
@@ -90,7 +93,7 @@ def with_working_code(
         must_print = _used_later(plan, step)
         code = step.inputs.code if isinstance(step.inputs, PythonInput) else None
         if code is not None and code_problem(code, must_print=must_print, copied=copied):
-            step = _rewritten(plan, _with_input(plan, step), task, ask, must_print)
+            step = working_code(plan, _with_input(plan, step), task, ask) or step
         steps.append(step)
     return plan.model_copy(update={"steps": steps})
 
@@ -117,11 +120,40 @@ def _with_input(plan: Plan, step: Step) -> Step:
     return step.model_copy(update={"inputs": given})
 
 
-def _rewritten(
-    plan: Plan, step: Step, task: str, ask: Callable[[list[dict[str, str]], int], str | None], must_print: bool
-) -> Step:
+def working_code(plan: Plan, step: Step, task: str, ask: Ask) -> Step | None:
+    """python ``step`` of ``plan`` with code asked for on its own (see the module), or None when the model gave no
+    code without a ``code_problem`` in ``ATTEMPTS`` requests."""
     assert isinstance(step.inputs, PythonInput)
-    messages = _request(plan, step, task, must_print)
+    must_print = _used_later(plan, step)
+    return _asked(step, _request(plan, step, task, must_print), ask, must_print)
+
+
+def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Step | None:
+    """python ``step`` of ``plan`` with its code asked for again after it ran: the model sees the step's request,
+    the code it runs, and ``failure`` (its error, or what it printed and what the task wants instead). None when the
+    model gave no working code, or the same code again."""
+    assert isinstance(step.inputs, PythonInput)
+    old = step.inputs.code
+    must_print = _used_later(plan, step)
+    messages = [
+        *_request(plan, step, task, must_print),
+        {"role": "assistant", "content": f"```python\n{old}\n```"},
+        {"role": "user", "content": f"{failure}\nReply with the corrected code, all of it."},
+    ]
+    fixed = _asked(step, messages, ask, must_print)
+    same = fixed is None or " ".join(_code(fixed).split()) == " ".join(old.split())
+    return None if same else fixed
+
+
+def _code(step: Step) -> str:
+    assert isinstance(step.inputs, PythonInput)
+    return step.inputs.code
+
+
+def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: bool) -> Step | None:
+    """``step`` with the code the model gives for ``messages``, asked once more with the problem of code that cannot
+    work; None when no code without a problem came back."""
+    assert isinstance(step.inputs, PythonInput)
     for _attempt in range(ATTEMPTS):
         reply = ask(messages, step.id)
         if reply is None:
@@ -135,12 +167,12 @@ def _rewritten(
             {"role": "assistant", "content": reply},
             {"role": "user", "content": f"That code cannot work: {problem}. Reply with the corrected code."},
         ]
-    return step
+    return None
 
 
 def _request(plan: Plan, step: Step, task: str, must_print: bool) -> list[dict[str, str]]:
     assert isinstance(step.inputs, PythonInput)
-    lines = [f"Task: {task}", f"This step: {step.description}"]
+    lines = [f"Task: {task}", f"This step: {_OMX_NOTE.sub('', step.description)}"]
     given, written = step.inputs.input, _written_to(plan, step)
     if isinstance(given, Ref) and must_print:
         holds = f"INPUT holds {_what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."

@@ -1,7 +1,8 @@
 """What a valid plan cannot do in this workspace, found before it runs (issue 28).
 
 The 0.5B model's plans were valid and still bound to fail: one read ``data/items.txt``, a file of the planner's
-example that the workspace does not have; one read ``data/``, a directory; others wrote the file they read
+example that the workspace does not have (a read of a directory is made a listing, ``agent.plan_run.listings``,
+before this looks); others wrote the file they read
 unchanged to the task's output ("Write the first 3 lines of data/poem.txt to out/head.txt" as read + write), which
 the task's own checks (``agent.plan_run.task_checks``) reject whatever happens at run time. Each such plan is asked
 for again with its problem named (``Planner``), as an invalid one is; the checks that judge the run are the same
@@ -31,10 +32,7 @@ def infeasible(plan: Plan, workspace: Path, expected: TaskExpectations) -> list[
         inputs = step.inputs
         if isinstance(inputs, ReadTextInput):
             path = os.path.normpath(inputs.path)
-            target = workspace / path
-            if target.is_dir():
-                problems.append(f"step {step.id} reads {inputs.path}, a directory: list_dir lists a directory")
-            elif path not in written and not target.exists():
+            if path not in written and not (workspace / path).exists():  # a directory's read is a listing already
                 problems.append(
                     f"step {step.id} reads {inputs.path}, which is not in the workspace (its files are listed above)"
                 )

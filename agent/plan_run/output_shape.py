@@ -19,9 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.plan_run.plan import Plan
-from agent.plan_run.tools.inputs import LlmInput, Ref, WriteTextInput
+from agent.plan_run.tools.inputs import LlmInput
 
 __all__ = ["OutputShape", "shape_of", "shaped_step"]
+
+#: the longest bullet or line, and word, a shaped reply may hold: without a bound, the 0.5B model wrote one "word"
+#: (no space allowed) for 800 s under the one-line title's schema, until the server's own cap failed the request.
+#: A pattern says the bound where there is one: llama.cpp's grammar reads a string's pattern and then no maxLength
+MAX_LINE, MAX_WORD = 400, 40
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,8 @@ def _bullets(count: int) -> OutputShape:
         lines = [_one_line(item).lstrip("-*• ").strip() for item in items]
         return "\n".join(f"- {line}" for line in lines if line) or None
 
-    strings = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": count, "maxItems": count}
+    bullet = {"type": "string", "minLength": 1, "maxLength": MAX_LINE}
+    strings = {"type": "array", "items": bullet, "minItems": count, "maxItems": count}
     return OutputShape(f"exactly {count} bullet points", _object("Bullets", "bullets", strings), render)
 
 
@@ -90,7 +96,7 @@ def _line(max_words: int | None) -> OutputShape:
             value = data.get("text")
             return (_one_line(value) or None) if isinstance(value, str) else None
 
-        text = {"type": "string", "minLength": 1, "pattern": "^[^\\n]+$"}
+        text = {"type": "string", "pattern": f"^[^\\n]{{1,{MAX_LINE}}}$"}
         return OutputShape("one line", _object("Line", "text", text), render_text)
 
     def render_words(data: dict[str, Any]) -> str | None:
@@ -99,7 +105,7 @@ def _line(max_words: int | None) -> OutputShape:
             return None
         return _one_line(" ".join(value)) or None
 
-    word = {"type": "string", "pattern": "^[^ \\n]+$"}
+    word = {"type": "string", "pattern": f"^[^ \\n]{{1,{MAX_WORD}}}$"}
     words = {"type": "array", "items": word, "minItems": 1, "maxItems": max_words}
     return OutputShape(f"one line of at most {max_words} words, one word per item", _object("Words", "words", words),
                        render_words)  # fmt: skip
@@ -120,12 +126,5 @@ def shaped_step(plan: Plan, output: str) -> int | None:
     """The llm step whose whole output a ``write_text`` step writes over ``output`` (the task's output file): the
     step to ask for the shape. None when no single llm step writes it whole (a template, an append, a shell)."""
     llm_steps = {step.id for step in plan.steps if isinstance(step.inputs, LlmInput)}
-    writers = [
-        step.inputs.content.step_id
-        for step in plan.steps
-        if isinstance(step.inputs, WriteTextInput)
-        and str(step.inputs.path).removeprefix("./") == output.removeprefix("./")
-        and step.inputs.mode == "overwrite"
-        and isinstance(step.inputs.content, Ref)
-    ]
+    writers = plan.whole_writers(output)
     return writers[0] if len(writers) == 1 and writers[0] in llm_steps else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -158,6 +159,18 @@ class Plan(BaseModel):
 
     def step_inputs(self) -> list[tuple[int, str, ToolInput]]:
         return [(step.id, step.tool, step.inputs) for step in self.steps]
+
+    def whole_writers(self, path: str) -> list[int]:
+        """The steps whose whole output a write_text step writes over ``path`` (not appends to it)."""
+        wanted = os.path.normpath(path)
+        return [
+            step.inputs.content.step_id
+            for step in self.steps
+            if isinstance(step.inputs, WriteTextInput)
+            and step.inputs.mode == "overwrite"
+            and isinstance(step.inputs.content, Ref)
+            and os.path.normpath(step.inputs.path) == wanted
+        ]
 
 
 def plan_json_schema() -> dict[str, Any]:

@@ -21,10 +21,13 @@ from pydantic import ValidationError
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model, ModelReply
 from agent.model.schema_request import SCHEMA_REFUSED, complete_with_schema
-from agent.plan_run.code_steps import with_working_code
+from agent.plan_run.code_fix import CodeAtFault
+from agent.plan_run.code_steps import Ask, fixed_code, with_working_code
 from agent.plan_run.completion import completed, unwritten
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
+from agent.plan_run.exact_steps import with_code_for_exact_work
 from agent.plan_run.feasibility import infeasible
+from agent.plan_run.listings import with_listings
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
@@ -269,13 +272,21 @@ class Planner:
             raise PlanningError("the task is empty: say what omx should do")
         expected = TaskExpectations.before(task, workspace) if expected is None else expected
         plan = self._plan(self._opening(task, workspace), workspace.resolve(), expected)
-        return self._with_code(completed(plan, list(expected.outputs)), task)
+        return self._finished(plan, task, expected)
 
-    def replan(self, task: str, workspace: Path, what_happened: str, failed: Plan | None = None) -> Plan:
+    def replan(
+        self,
+        task: str,
+        workspace: Path,
+        what_happened: str,
+        failed: Plan | None = None,
+        expected: TaskExpectations | None = None,
+    ) -> Plan:
         """A new plan for what is left of ``task`` after ``failed`` stopped (None: no plan was valid): the model sees
         its plan, what went wrong (``what_happened``: what ran and the error, or the invalid plans' problems), and
         the workspace as the run left it (issue 28: recover instead of stop). The request ends with the task
-        again: with only the failure to go on, the 0.5B model planned the prompt's example instead."""
+        again: with only the failure to go on, the 0.5B model planned the prompt's example instead. ``expected``:
+        what the task asks of its output, read before the run (``plan``'s), which the new plan is finished by."""
         shown = [{"role": "assistant", "content": failed.model_dump_json(exclude={"workspace_root"})}] if failed else []
         messages = [
             *self._opening(task, workspace),
@@ -288,11 +299,28 @@ class Planner:
                 "One JSON object in plan format v1, nothing else.",
             },
         ]
-        return self._with_code(self._plan(messages, workspace.resolve()), task)
+        return self._finished(self._plan(messages, workspace.resolve()), task, expected)
 
-    def _with_code(self, plan: Plan, task: str) -> Plan:
-        """``plan`` with each python step's code that cannot work asked for again on its own (``code_steps``); the
-        requests are traced as ``code`` with their step's id."""
+    def with_fixed_code(self, plan: Plan, task: str, fault: CodeAtFault) -> Plan | None:
+        """``plan`` with the code of the step at ``fault`` asked for again, told what came of it (``code_fix``);
+        None when the model gave no working code, or the same code again."""
+        fixed = fixed_code(plan, fault.step, task, self._code_request(), fault.failure)
+        if fixed is None:
+            return None
+        return plan.model_copy(update={"steps": [fixed if s.id == fixed.id else s for s in plan.steps]})
+
+    def _finished(self, plan: Plan, task: str, expected: TaskExpectations | None) -> Plan:
+        """A valid plan as omx finishes it before the person sees it: the write of the task's file it lacks
+        (``completion``), code for exact work the plan gave a model (``exact_steps``), and each python step's code
+        that cannot work asked for again on its own (``code_steps``)."""
+        ask = self._code_request()
+        if expected is not None:
+            plan = with_code_for_exact_work(completed(plan, list(expected.outputs)), task, expected, ask)
+        copied = [s["inputs"]["code"] for example in EXAMPLES for s in example["steps"] if s["tool"] == "python"]
+        return with_working_code(plan, task, ask, copied)
+
+    def _code_request(self) -> Ask:
+        """Asks the model for one step's code; the requests are traced as ``code`` with their step's id."""
 
         def ask(messages: list[dict[str, str]], step_id: int) -> str | None:
             recording = self.model if isinstance(self.model, RecordingModel) else None
@@ -307,8 +335,7 @@ class Planner:
                 if recording and before:
                     recording.purpose, recording.step_id = before
 
-        copied = [s["inputs"]["code"] for example in EXAMPLES for s in example["steps"] if s["tool"] == "python"]
-        return with_working_code(plan, task, ask, copied)
+        return ask
 
     def _opening(self, task: str, workspace: Path) -> list[dict[str, Any]]:
         return [
@@ -334,7 +361,8 @@ class Planner:
             content = reply.content or ""
             replies.append(content)
             try:
-                plan = _validate(content).model_copy(update={"workspace_root": str(workspace)})
+                plan = with_listings(_validate(content), workspace)
+                plan = plan.model_copy(update={"workspace_root": str(workspace)})
             except ValueError as exc:
                 problems = str(exc)
                 if self.on_invalid:

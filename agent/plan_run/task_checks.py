@@ -88,10 +88,13 @@ Verdict = tuple[CriterionStatus, str]
 
 @dataclass(frozen=True)
 class ContentCheck:
-    """One thing the task says of its output's content: ``criterion`` in words, ``judge`` on the file's text."""
+    """One thing the task says of its output's content: ``criterion`` in words, ``judge`` on the file's text;
+    ``exact``: only one text meets it (a count, the input's lines picked or changed), not only a shape (N bullets, at
+    most N words, one line, a table, a first line), so the work is code's, not a model's prose."""
 
     criterion: str
     judge: Callable[[str], Verdict]
+    exact: bool = True
 
     def on(self, target: Path) -> Verdict:
         if not target.is_file():
@@ -197,7 +200,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     counts: set[int] = set()
     read = _reader(task, workspace)
     if (bullets := _bullet_count(task)) is not None:
-        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets)))
+        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), exact=False))
     counted = _COUNT_OF.search(task)
     source = read(counted.group("input")) if counted else None
     inputs = [name for name in _named(task) if name != path and read(name) is not None]
@@ -221,7 +224,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
             counts = {len(lines), sum(1 for line in lines if line.strip())}
             checks.append(ContentCheck(f"{path} holds just the number of lines of {name}", _the_number(*counts)))
     elif _JUST_NUMBER.search(task):
-        checks.append(ContentCheck(f"{path} holds just a number", _just_a_number))
+        checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, exact=False))  # which, unknown
     first = _FIRST_LINES.search(task)
     source = read(first.group("input")) if first else None
     if first and source is not None and not changes_case(task):  # "... in upper case": not as X has them
@@ -231,16 +234,16 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     words = _AT_MOST_WORDS.search(task)
     if words:
         limit = _number(words.group(1))
-        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit)))
+        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), exact=False))
     if _ONE_LINE.search(task):
-        checks.append(ContentCheck(f"{path} has 1 line", _one_line))
+        checks.append(ContentCheck(f"{path} has 1 line", _one_line, exact=False))
     # the lines are read from X, or the output has a shape of its own (bullets, a number, N words, one line): what
     # is done to the input's lines is not all that makes the output (a table is the CSV's own rows, checked as such)
     picked = (first is not None and source is not None) or bool(checks)
     if _TABLE.search(task):
-        checks.append(ContentCheck(f"{path} is a markdown table", _table))
+        checks.append(ContentCheck(f"{path} is a markdown table", _table, exact=False))
     rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing, picked)
-    checks += [ContentCheck(f"{path} {rule.criterion}", rule.judge) for rule in rules]
+    checks += [ContentCheck(f"{path} {rule.criterion}", rule.judge, rule.exact) for rule in rules]
     return checks, counts
 
 
@@ -303,6 +306,11 @@ class TaskExpectations:
     def output(self) -> str | None:
         """The task's one output file, when it names exactly one."""
         return next(iter(self.outputs)) if len(self.outputs) == 1 else None
+
+    @property
+    def exact(self) -> bool:
+        """Whether the task wants its one output to be one exact text (``ContentCheck.exact``)."""
+        return any(check.exact for check in self.content)
 
     @classmethod
     def before(cls, task: str, workspace: Path) -> TaskExpectations:

@@ -139,10 +139,12 @@ _JSON_KEY = re.compile(
 
 @dataclass(frozen=True)
 class TextRule:
-    """One thing the task says the output holds: ``criterion`` in words (without the output's name), ``judge``."""
+    """One thing the task says the output holds: ``criterion`` in words (without the output's name), ``judge``;
+    ``exact``: only one text meets it (``task_checks.ContentCheck.exact``)."""
 
     criterion: str
     judge: Callable[[str], Verdict]
+    exact: bool = True
 
 
 def _lines(text: str) -> list[str]:
@@ -405,7 +407,7 @@ def _csv_table(task: str, read: Callable[[str], str | None]) -> list[TextRule]:
             return "not met", f"its rows are {held[1:4]!r}, not {wanted[1:4]!r}" + ("..." if len(wanted) > 4 else "")
         return "met", f"the header and the {len(wanted) - 1} rows of {name}"
 
-    return [TextRule(f"holds the header and the rows of {name}", judge)]
+    return [TextRule(f"holds the header and the rows of {name}", judge, exact=False)]  # a model's table is as good
 
 
 _DIR = r"`?(?P<dir>(?:[\w.-]+/)+)`?"  # a directory, named with its final slash: data/, src/lib/
@@ -481,7 +483,7 @@ def transform_checks(
                 return "met", f"it starts with {wanted!r}"
             return "not met", f"it starts with {held[0][:40]!r}" if held else "it is empty"
 
-        rules.append(TextRule(f"starts with the line {wanted!r}", starts))
+        rules.append(TextRule(f"starts with the line {wanted!r}", starts, exact=False))  # the rest may be prose
     return rules
 
 

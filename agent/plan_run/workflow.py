@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent.model.llm import LLMError, Model
+from agent.plan_run.code_fix import code_at_fault
 from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
 from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
@@ -185,8 +186,8 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         return stop.outcome
     recording = RecordingModel(model, recorder)
     planner = _planner(recording, recorder, team)
-    replans = _Replans(planner, task, MAX_REPLANS if options.replans is None else options.replans)
     expected = TaskExpectations.before(task, workspace)  # once: the planner and the run's checks both judge by it
+    replans = _Replans(planner, task, MAX_REPLANS if options.replans is None else options.replans, expected=expected)
     try:
         plan = _valid_plan(lambda: planner.plan(task, workspace, expected), replans, workspace, ui, recorder)
     except PlanningError as exc:
@@ -275,13 +276,15 @@ def _optional_model(plan: Plan, factory: ModelFactory) -> Model | None:
 @dataclass
 class _Replans:
     """A run's re-plans (issue 28): the planner that makes them (None: this run makes none), the task it is asked
-    for, at most how many, how many were made and how many plans were shown to the person."""
+    for, at most how many, how many were made and how many plans were shown to the person; ``expected``: what the
+    task asks of its output, read before the run, which finishes every re-plan as it finished the first plan."""
 
     planner: Planner | None
     task: str
     limit: int
     made: int = 0
     plans: int = 0
+    expected: TaskExpectations | None = None
 
     @property
     def left(self) -> bool:
@@ -321,7 +324,9 @@ def _valid_plan(
         _announce(replans, ui, recorder, f"the model's plan was invalid, also after a retry: {first}",
                   {"reason": "invalid plan", "error": first})  # fmt: skip
         try:
-            plan = replans.planner.replan(replans.task, workspace, invalid_plan_text(invalid.problems))
+            plan = replans.planner.replan(
+                replans.task, workspace, invalid_plan_text(invalid.problems), expected=replans.expected
+            )
         except PlanningError as exc:
             if exc.problems is None:
                 ui.show(f"No new plan: {exc}")
@@ -458,8 +463,10 @@ def _may_replan(result: ExecutionResult, replans: _Replans) -> bool:
 def _replan(
     plan: Plan, result: ExecutionResult, workspace: Path, ui: UI, recorder: RunRecorder, replans: _Replans
 ) -> Plan | None:
-    """After a failed step, a new plan for the rest of the task (None: the model gave none). The failing step still
-    stops its own plan (seed 004 FR-E2); the new plan is shown and confirmed like the first, by the same rules."""
+    """After a failed step, a new plan for the rest of the task (None: the model gave none): where one python step's
+    code is at fault, the same plan with that code asked for again (``code_fix``), else a whole new plan. The
+    failing step still stops its own plan (seed 004 FR-E2); the new plan is shown and confirmed like the first, by
+    the same rules."""
     assert replans.planner is not None
     planner = replans.planner
     failed = result.failed_step is not None
@@ -467,10 +474,16 @@ def _replan(
             "error": result.error, "plan": plan.model_dump(mode="json", exclude_none=True)}  # fmt: skip
     what = f"step {result.failed_step} failed: {result.error}" if failed else f"the result is wrong: {result.error}"
     _announce(replans, ui, recorder, what, data)
+    fault = code_at_fault(plan, result, recorder.run_dir, replans.expected)
+    fixed = planner.with_fixed_code(plan, replans.task, fault) if fault is not None else None
+    if fault is not None and fixed is not None:  # the same plan, the code at fault written again: one re-plan
+        recorder.record(RunEntry(event="code_fixed", data={"step": fault.step.id, "failure": fault.failure}))
+        replans.made += 1
+        return fixed
     happened = _what_happened(plan, result, recorder.run_dir)
     try:
-        return _valid_plan(lambda: planner.replan(replans.task, workspace, happened, plan), replans, workspace, ui,
-                           recorder, replanning=True)  # fmt: skip
+        return _valid_plan(lambda: planner.replan(replans.task, workspace, happened, plan, replans.expected), replans,
+                           workspace, ui, recorder, replanning=True)  # fmt: skip
     except PlanningError as exc:
         ui.show(f"No new plan: {exc}")
         return None

@@ -103,6 +103,9 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
             f"re-plan {data.get('number')}: {why}: {_short(data.get('error'), 160)}",
             f"  the failed plan: {', '.join(steps)}",
         ]
+    if event == "code_fixed":
+        return [f"  the re-plan is the same plan with new code for step {data.get('step')}, the model told: "
+                f"{_short(data.get('failure'), 160)}"]  # fmt: skip
     if event == "schema_refused":
         return [f"the server took no JSON schema for the plan; JSON mode instead ({_short(data.get('error'))})"]
     if event == "confirmation":

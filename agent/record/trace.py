@@ -139,6 +139,7 @@ class RunEntry(_Entry):
         "schema_refused",
         "plan",
         "replan",
+        "code_fixed",
         "confirmation",
         "end",
         "compress",

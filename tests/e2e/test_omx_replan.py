@@ -31,11 +31,11 @@ def plan(steps: list[tuple[str, dict[str, Any]]], risk: str = "LOW") -> str:
                        "success_criteria": []})  # fmt: skip
 
 
-READ_DIR = plan([("read_text", {"path": "src"}), ("write_text", {"path": "out/n.txt", "content": "?"})])
+READ_MISSING = plan([("read_text", {"path": "src/count.txt"}), ("write_text", {"path": "out/n.txt", "content": "?"})])
 LIST_THEN_WRITE = plan([("list_dir", {"path": "src"}), ("write_text", {"path": "out/n.txt", "content": "2\n"})])
 TASK = "Count the files in src/ and write just the number to out/n.txt"
-# READ_DIR's read of a directory is seen before the run (agent.plan_run.feasibility): omx asks once more for the plan,
-# and the tests of what happens at run time reply with the same plan, which then runs and fails
+# READ_MISSING's read of a file the workspace lacks is seen before the run (agent.plan_run.feasibility): omx asks once
+# more for the plan, and the tests of what happens at run time reply with the same plan, which then runs and fails
 
 
 def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
@@ -44,29 +44,32 @@ def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
     (ws / "src").mkdir()
     for name in ("a.py", "b.py"):
         (ws / "src" / name).write_text("x = 1\n")
-    model = script(READ_DIR, READ_DIR, LIST_THEN_WRITE)
+    model = script(READ_MISSING, READ_MISSING, LIST_THEN_WRITE)
     result = omx(TASK, "--yes")
     assert result.exit_code == 0, result.output
-    assert "Step 1 failed: src is a directory" in result.output and "Re-planning (1 of at most 2)" in result.output
+    assert "Step 1 failed: src/count.txt does not exist" in result.output
+    assert "Re-planning (1 of at most 2)" in result.output
     assert "Result: success" in result.output and (ws / "out/n.txt").read_text() == "2\n"
-    assert "step 1 reads src, a directory: list_dir lists a directory" in model.requests[1]["messages"][-1]["content"]
+    missing = "step 1 reads src/count.txt, which is not in the workspace (its files are listed above)"
+    assert missing in model.requests[1]["messages"][-1]["content"]
     replan_request = model.requests[2]["messages"][-1]["content"]
-    assert "step 1 (read_text): failed: src is a directory" in replan_request and "list_dir" in replan_request
+    assert "step 1 (read_text): failed: src/count.txt does not exist" in replan_request
+    assert "list_dir" in replan_request
     trace = trace_of(only_run(ws))
     (unfit,) = [e for e in trace if e.get("event") == "plan_unfit"]
-    assert unfit["data"]["problems"] == ["step 1 reads src, a directory: list_dir lists a directory"]
+    assert unfit["data"]["problems"] == [missing]
     (replan,) = [e for e in trace if e.get("event") == "replan"]
     assert replan["data"]["failed_step"] == 1 and replan["data"]["plan"]["steps"][0]["tool"] == "read_text"
     assert [e["event"] for e in trace if e.get("event") in ("plan", "end")] == ["plan", "plan", "end"]
     assert run_end(trace)["status"] == "success"
     replayed = omx("replay", str(only_run(ws)))
-    assert "re-plan 1: step 1 failed: src is a directory" in replayed.output
+    assert "re-plan 1: step 1 failed: src/count.txt does not exist" in replayed.output
     assert "the failed plan: 1. read_text, 2. write_text" in replayed.output
 
 
 def test_re_plans_are_bounded(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     (ws / "src").mkdir()
-    model = script(READ_DIR, READ_DIR, READ_DIR, READ_DIR)
+    model = script(READ_MISSING, READ_MISSING, READ_MISSING, READ_MISSING)
     result = omx(TASK, "--yes")
     assert result.exit_code == 1, result.output
     assert "Re-planning (2 of at most 2)" in result.output and "Re-planning (3" not in result.output
@@ -80,7 +83,7 @@ def test_a_new_plan_is_confirmed_by_the_same_rules_and_a_high_one_refused(
     (ws / "src").mkdir()
     (ws / "src" / "keep.py").write_text("x = 1\n")
     delete = plan([("shell", {"cmd": "rm src/keep.py"})], risk="LOW")
-    script(READ_DIR, READ_DIR, delete)
+    script(READ_MISSING, READ_MISSING, delete)
     result = omx(TASK, "--yes")
     assert result.exit_code == 3, result.output  # refused: HIGH, whatever the plan called itself
     assert "refused: the plan is HIGH risk" in result.output and (ws / "src/keep.py").exists()
@@ -105,8 +108,10 @@ def write(path: str, content: Any, mode: str = "overwrite") -> dict[str, Any]:
 
 
 COPY = steps_plan(read("data/notes.txt"), write("out/copy.txt", {"ref": "step:1.output"}))
-READS_A_DIRECTORY = steps_plan(
-    {"tool": "list_dir", "inputs": {"path": "data"}}, read("data"), write("out/copy.txt", {"ref": "step:2.output"})
+LISTS_THEN_READS_A_MISSING_FILE = steps_plan(
+    {"tool": "list_dir", "inputs": {"path": "data"}},
+    read("data/note.txt"),
+    write("out/copy.txt", {"ref": "step:2.output"}),
 )
 READS_A_MISSING_FILE = steps_plan(read("data/missing.txt"), write("out/copy.txt", {"ref": "step:1.output"}))
 
@@ -116,7 +121,7 @@ def events(entries: list[dict[str, Any]], event: str) -> list[dict[str, Any]]:
 
 
 def test_each_plan_is_kept_with_its_outputs_and_replayed(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    model = script(READS_A_DIRECTORY, READS_A_DIRECTORY, COPY)
+    model = script(LISTS_THEN_READS_A_MISSING_FILE, LISTS_THEN_READS_A_MISSING_FILE, COPY)
     result = omx(COPY_TASK, "--yes")
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert (ws / "out" / "copy.txt").read_text(encoding="utf-8") == NOTES
@@ -124,7 +129,7 @@ def test_each_plan_is_kept_with_its_outputs_and_replayed(ws: Path, script: Calla
     assert "(2/2 steps, after 1 re-plan)" in result.output
     assert model.requests[2]["json_mode"]["title"] == "Plan"  # a re-plan is asked with the plan's schema too
     replan = model.requests[2]["messages"][-1]["content"]
-    assert "- step 2 (read_text): failed: data is a directory, not a file" in replan and "use list_dir" in replan
+    assert "- step 2 (read_text): failed: data/note.txt does not exist" in replan and "list_dir" in replan
     assert "- step 1 (list_dir): success, output: 'notes.txt'" in replan
     assert f"The task is still: {COPY_TASK}" in replan
     run_dir = only_run(ws)
@@ -142,13 +147,14 @@ def test_each_plan_is_kept_with_its_outputs_and_replayed(ws: Path, script: Calla
     assert (end["status"], end["replans"], end["plans"]) == ("done", 1, 2)
     # plan.json and outputs/ are the last plan's, never a mix; the first is kept where omx run --from-step finds it
     assert json.loads((run_dir / "plan.json").read_text())["steps"][0]["inputs"] == {"path": "data/notes.txt"}
-    assert json.loads((run_dir / "plans" / "1" / "plan.json").read_text())["steps"][1]["inputs"] == {"path": "data"}
+    first = json.loads((run_dir / "plans" / "1" / "plan.json").read_text())
+    assert first["steps"][1]["inputs"] == {"path": "data/note.txt"}
     assert (run_dir / "plans" / "1" / "outputs" / "1.txt").read_text() == "notes.txt"
     assert (run_dir / "outputs" / "1.txt").read_text() == NOTES
     replay = omx("replay", str(run_dir))
     assert replay.exit_code == 0, replay.output
     assert "(2 plans; the last, in plan.json, has 2 step(s); the others in plans/)" in replay.output
-    assert "re-plan 1: step 2 failed: data is a directory" in replay.output
+    assert "re-plan 1: step 2 failed: data/note.txt does not exist" in replay.output
     assert "  plan 1: " + COPY_TASK in replay.output and "  plan 2: " + COPY_TASK in replay.output
     assert "1. [list_dir] step 1 (path: data)" in replay.output
     assert "run ended: done, 2 step(s) executed, after 1 re-plan(s)" in replay.output

@@ -47,7 +47,7 @@ def plan(output: str, *, content: Any = None, mode: str = "overwrite") -> str:
     [
         ("Summarise data/notes.txt in 3 bullets into out/summary.md", {"bullets": ["plans", "- sandbox", "trace"]},
          "- plans\n- sandbox\n- trace\n", ("bullets", {"minItems": 3, "maxItems": 3})),
-        ("Count the lines of data/notes.txt and write just the number to out/summary.md", {"number": 3.0}, "3\n",
+        ("How many topics does data/notes.txt name? Write just the number to out/summary.md", {"number": 3.0}, "3\n",
          ("number", {"type": "number"})),
         ("Write a one-line title (at most 4 words) for data/notes.txt into out/summary.md",
          {"words": ["omx", "plans", "first"]}, "omx plans first\n", ("words", {"maxItems": 4})),

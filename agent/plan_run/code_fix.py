@@ -1,0 +1,66 @@
+"""After a run that failed, the code of the step at fault asked for again, before a whole new plan (issue 28).
+
+Asked for a whole new plan after a python step failed or printed the wrong thing, the 0.5B model returned the plan
+that failed, step for step, in each of about twenty re-plans measured; told its own code and what came of it (the
+error, or what it printed and what the task wants instead), the same model often corrects the code. So where one
+python step is at fault and the plan can simply run again, the re-plan is the same plan with that step's new code:
+shown, assessed and confirmed like any re-plan, and counted as one. A step is at fault when it failed itself, or
+when every step ran, the task's own checks found its one output wrong, and that output is the step's output,
+written whole. A plan runs again from its first step, so one that appends, or writes a file it also reads, is
+left to a whole re-plan: its inputs are no longer as they were.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.plan_run.executor import ExecutionResult
+from agent.plan_run.plan import Plan, Step
+from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
+from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, WriteTextInput
+from agent.record.trace import preview
+
+__all__ = ["CodeAtFault", "code_at_fault"]
+
+
+@dataclass(frozen=True)
+class CodeAtFault:
+    """The python ``step`` whose code made the run fail, and ``failure``: what the model is told of it."""
+
+    step: Step
+    failure: str
+
+
+def code_at_fault(
+    plan: Plan, result: ExecutionResult, run_dir: Path, expected: TaskExpectations | None
+) -> CodeAtFault | None:
+    """The python step of ``plan`` whose code made ``result`` fail (see the module), or None."""
+    if not _runs_again(plan):
+        return None
+    steps = {step.id: step for step in plan.steps}
+    if result.failed_step is not None:
+        step = steps.get(result.failed_step)
+        outcome = next((o for o in result.steps if o.step_id == result.failed_step), None)
+        if step is None or outcome is None or not isinstance(step.inputs, PythonInput):
+            return None
+        return CodeAtFault(step, f"When it ran, it failed: {outcome.error}")
+    unmet = [c for c in result.criteria if c.status == "not met" and c.criterion.endswith(FROM_THE_TASK)]
+    writers = plan.whole_writers(expected.output) if expected is not None and expected.output else []
+    step = steps.get(writers[0]) if len(writers) == 1 else None
+    if not unmet or step is None or not isinstance(step.inputs, PythonInput):
+        return None
+    output = run_dir / "outputs" / f"{step.id}.txt"
+    printed = output.read_text(encoding="utf-8", errors="replace") if output.is_file() else ""
+    wanted = "; ".join(f"{c.criterion.removesuffix(FROM_THE_TASK)} (it is not: {c.detail})" for c in unmet)
+    shown = f"printed {preview(printed, 300)!r}" if printed.strip() else "printed nothing"
+    return CodeAtFault(step, f"When it ran, it {shown}. That is wrong: {wanted}.")
+
+
+def _runs_again(plan: Plan) -> bool:
+    """Whether running ``plan`` again reads what it read the first time: it appends nowhere, and writes no file it
+    reads."""
+    read = {os.path.normpath(s.inputs.path) for s in plan.steps if isinstance(s.inputs, ReadTextInput)}
+    writes = [s.inputs for s in plan.steps if isinstance(s.inputs, WriteTextInput)]
+    return all(w.mode == "overwrite" and os.path.normpath(w.path) not in read for w in writes)

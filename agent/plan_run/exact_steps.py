@@ -1,0 +1,61 @@
+"""Exact work planned as a model's prose, done by code instead (issue 28).
+
+The 0.5B model planned an ``llm`` step to count the lines or words of a file, to count TODO comments, to pick the
+lines with WARN and to merge two files; the model then miscounted (5 lines for 4, 15 words for 13) or wrote prose,
+and its two re-plans returned the same plan, told each time that exact work is a python step's. Where the task
+says its one output is an exact text (``TaskExpectations.exact``: a count, the input's lines picked, ordered or
+changed; not a number of bullets, words or lines, which is prose's shape), an llm step whose whole output is
+written to that file is made a python step, and its code is asked for by the focused request of
+``agent.plan_run.code_steps`` (the task, the step, what INPUT holds); the same model wrote working counting and
+filtering code that way. If no working code comes back, the llm step stays as planned. The new step is in the plan
+the person confirms, its description says omx made it, and its risk is a python step's (MEDIUM: it is asked).
+"""
+
+from __future__ import annotations
+
+from agent.plan_run.code_steps import Ask, working_code
+from agent.plan_run.plan import Plan, PythonStep, Step
+from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref
+
+__all__ = ["with_code_for_exact_work"]
+
+
+def with_code_for_exact_work(plan: Plan, task: str, expected: TaskExpectations, ask: Ask) -> Plan:
+    """``plan`` with the llm step that writes the task's exact output made a python step (see the module)."""
+    if not expected.exact or expected.output is None:
+        return plan
+    for step_id in plan.whole_writers(expected.output):
+        step = next(s for s in plan.steps if s.id == step_id)
+        if not isinstance(step.inputs, LlmInput):
+            continue
+        code_step = _as_code(plan, step)
+        draft = _replaced(plan, code_step)
+        written = working_code(draft, code_step, task, ask)
+        if written is not None:
+            plan = _replaced(plan, written)
+    return plan
+
+
+def _as_code(plan: Plan, step: Step) -> PythonStep:
+    """llm ``step`` as a python step with no code yet. It keeps the llm step's input, unless a file the plan reads
+    reaches no step (merging a.txt and b.txt, the model gave the llm a.txt alone): then the code reads the files."""
+    assert isinstance(step.inputs, LlmInput)
+    given = step.inputs.input
+    used = {ref.step_id for later in plan.steps for ref in later.inputs.refs() if later.id != step.id}
+    unread = [s for s in plan.steps if isinstance(s.inputs, ReadTextInput) and s.id not in used]
+    if isinstance(given, Ref) and any(s.id != given.step_id for s in unread):
+        given = None
+    prompt = step.inputs.prompt if isinstance(step.inputs.prompt, str) else step.description
+    return PythonStep(
+        id=step.id,
+        tool="python",
+        description=f"{prompt} (python by omx: the task wants an exact result, which code computes and a model "
+        "guesses)",
+        inputs=PythonInput(code="", input=given),
+        produces=step.produces,
+    )
+
+
+def _replaced(plan: Plan, step: Step) -> Plan:
+    return plan.model_copy(update={"steps": [step if s.id == step.id else s for s in plan.steps]})

@@ -1,0 +1,224 @@
+"""What omx does where the 0.5B model's plans failed the same way through every re-plan (issue 28), end to end
+through the real ``omx`` command with a scripted model, the real step sandbox and real files: exact work planned as
+an llm step is done by a python step whose code is asked for on its own; a read of a directory is a listing; after a
+run, the code of the python step at fault is asked for again with what came of it, before a whole new plan."""
+
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.model.llm import ScriptedModel
+from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.output_shape import MAX_LINE, MAX_WORD, shape_of
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
+from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
+
+LOG = "INFO start\nWARN slow disk\nINFO ok\nWARN slow response\n"
+STEP_1, STEP_2 = {"ref": "step:1.output"}, {"ref": "step:2.output"}
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "log.txt").write_text(LOG, encoding="utf-8")
+    (tmp_path / "data" / "b.txt").write_text("pears\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path.resolve()
+
+
+def plan(goal: str, *steps: tuple[str, dict[str, Any]], risk: str = "LOW") -> str:
+    numbered = [{"id": i, "description": f"{tool} step", "tool": tool, "inputs": inputs}
+                for i, (tool, inputs) in enumerate(steps, 1)]  # fmt: skip
+    return json.dumps({"version": 1, "goal": goal, "risk_level": risk, "steps": numbered})
+
+
+def filled(result: str) -> str:
+    """The code template as a model fills it in, in a fence."""
+    return TEMPLATE.replace("result = ...  # computed from text or lines: a str, a number, or a list of lines",
+                            f"result = {result}")  # fmt: skip
+
+
+def unfenced(result: str) -> str:
+    """The filled-in template as a plan's python step holds it."""
+    return filled(result).removeprefix("```python\n").removesuffix("```").strip()
+
+
+def llm(prompt: str, given: Any = STEP_1) -> tuple[str, dict[str, Any]]:
+    return "llm", {"prompt": prompt, "input": given}
+
+
+def write(path: str, content: Any = STEP_2, mode: str = "overwrite") -> tuple[str, dict[str, Any]]:
+    return "write_text", {"path": path, "content": content, "mode": mode}
+
+
+READ_LOG = ("read_text", {"path": "data/log.txt"})
+
+
+def model_calls(ws: Path) -> list[tuple[str, int | None]]:
+    return [(c["purpose"], c["step_id"]) for c in kinds(trace_of(only_run(ws)), "model")]
+
+
+def events(ws: Path, event: str) -> list[dict[str, Any]]:
+    return [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == event]
+
+
+# -- exact work is code's ------------------------------------------------------------------------------------------
+
+COUNT = "Count the lines of data/log.txt and write just the number to out/n.txt"
+
+
+def test_a_count_planned_for_a_model_is_done_by_code(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    model = script(plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), filled("len(lines)"))
+    result = omx(COUNT, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "4"
+    assert "2. [python] Count the lines (python by omx: the task wants an exact result" in result.output
+    assert model_calls(ws) == [("plan", None), ("code", 2)]  # no llm step ran
+    asked = model.requests[1]["messages"][-1]["content"]
+    assert "This step: Count the lines\n" in asked and "by omx" not in asked  # the note is the person's
+    assert "INPUT holds the text of data/log.txt" in asked and "written to out/n.txt" in asked
+    assert run_end(trace_of(only_run(ws)))["status"] == "success"
+
+
+def test_picking_lines_planned_for_a_model_is_done_by_code(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    task = "Write the lines of data/log.txt that contain 'WARN' to out/warn.txt"
+    script(plan(task, READ_LOG, llm("Find lines with WARN"), write("out/warn.txt")),
+           filled("[line for line in lines if 'WARN' in line]"))  # fmt: skip
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "warn.txt").read_text(encoding="utf-8") == "WARN slow disk\nWARN slow response\n"
+
+
+def test_a_merge_whose_model_step_saw_one_file_gets_code_that_reads_both(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model read a.txt and b.txt and gave its llm step a.txt alone: the code is asked to read the files."""
+    (ws / "data" / "a.txt").write_text("apples\n", encoding="utf-8")
+    task = "Merge data/a.txt and data/b.txt (a first, then b) into out/merged.txt"
+    code = "print(open('data/a.txt').read() + open('data/b.txt').read(), end='')"
+    steps = (("read_text", {"path": "data/a.txt"}), ("read_text", {"path": "data/b.txt"}),
+             llm("Merge them"), write("out/merged.txt", {"ref": "step:3.output"}))  # fmt: skip
+    model = script(plan(task, *steps), code)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "merged.txt").read_text(encoding="utf-8") == "apples\npears\n"
+    assert "reads the files it needs itself" in model.requests[1]["messages"][-1]["content"]
+
+
+def test_prose_stays_a_model_s_work(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    task = "Summarise data/log.txt in 2 bullets into out/s.md"
+    model = script(plan(task, READ_LOG, llm("Summarise in 2 bullets"), write("out/s.md")),
+                   json.dumps({"bullets": ["it started", "it was slow"]}))  # fmt: skip
+    result = omx(task, "--yes")
+    assert result.exit_code == 0, result.output
+    assert model_calls(ws) == [("plan", None), ("step", 2)] and len(model.requests) == 2
+
+
+def test_without_working_code_the_model_step_stays_as_planned(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    script(plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), "print(count)", "print(n)", "4")
+    result = omx(COUNT, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "2. [llm] llm step" in result.output and "python by omx" not in result.output
+    assert model_calls(ws) == [("plan", None), ("code", 2), ("code", 2), ("step", 2)]
+    assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "4"
+
+
+# -- a read of a directory is a listing ----------------------------------------------------------------------------
+
+
+def test_a_read_of_a_directory_runs_as_its_listing(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    task = "List the files in data/ and write their names, one per line, to out/files.txt"
+    model = script(plan(task, ("read_text", {"path": "data/"}), ("list_dir", {"path": "data/", "pattern": ".*"}),
+                        write("out/files.txt")))  # fmt: skip
+    result = omx(task, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "1. [list_dir] read_text step (list_dir by omx: data/ is a directory" in result.output
+    assert "(every name, by omx: the pattern '.*' would name hidden files only)" in result.output
+    assert (ws / "out" / "files.txt").read_text(encoding="utf-8").splitlines() == ["b.txt", "log.txt"]
+    assert len(model.requests) == 1 and not events(ws, "plan_unfit")  # nothing to ask again
+
+
+# -- the code at fault, asked for again after the run --------------------------------------------------------------
+
+
+def test_code_whose_output_fails_the_task_s_check_is_asked_for_again_with_what_it_printed(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    task = "Write the lines of data/log.txt that contain 'WARN' to out/warn.txt"
+    wrong = unfenced("[line for line in lines if line == 'WARN']")
+    right = filled("[line for line in lines if 'WARN' in line]")
+    model = script(plan(task, READ_LOG, ("python", {"code": wrong, "input": STEP_1}), write("out/warn.txt")), right)
+    result = omx(task, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "warn.txt").read_text(encoding="utf-8") == "WARN slow disk\nWARN slow response\n"
+    assert "Re-plan 1 of 2:" in result.output and "after 1 re-plan" in result.output
+    assert model_calls(ws) == [("plan", None), ("code", 2)]  # no whole re-plan was asked for
+    told = model.requests[1]["messages"]
+    assert told[-2]["content"] == f"```python\n{wrong}\n```"
+    assert (
+        "When it ran, it printed nothing. That is wrong: out/warn.txt holds the input's lines that contain 'WARN'"
+        in (told[-1]["content"])
+    )
+    (fixed,) = events(ws, "code_fixed")
+    assert fixed["step"] == 2
+    assert run_end(trace_of(only_run(ws)))["replans"] == 1
+    replay = omx("replay", str(only_run(ws)))
+    assert "the re-plan is the same plan with new code for step 2, the model told: When it ran, it printed" in (
+        replay.output
+    )
+
+
+def test_code_that_failed_is_asked_for_again_with_its_error(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    broken = "text = INPUT\nprint(len(text.splitlines()) / 0)"
+    model = script(plan(COUNT, READ_LOG, ("python", {"code": broken, "input": STEP_1}), write("out/n.txt")),
+                   filled("len(lines)"))  # fmt: skip
+    result = omx(COUNT, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert "ZeroDivisionError" in model.requests[1]["messages"][-1]["content"]
+    assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "4"
+
+
+def test_the_same_code_again_leads_to_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    broken = "print(1 / 0)"
+    failing = plan(COUNT, READ_LOG, ("python", {"code": broken, "input": STEP_1}), write("out/n.txt"))
+    fixed = plan(COUNT, READ_LOG, ("python", {"code": unfenced("len(lines)"), "input": STEP_1}), write("out/n.txt"))
+    script(failing, broken, fixed)
+    result = omx(COUNT, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert model_calls(ws) == [("plan", None), ("code", 2), ("replan", None)]
+    assert not events(ws, "code_fixed")
+
+
+def test_a_plan_that_changes_its_own_input_gets_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Run again, it would read the file it wrote: the code alone is not asked for again."""
+    task = "Append the line 'bread' to data/b.txt"
+    wrong = unfenced("['bread'] + lines")
+    steps = (("read_text", {"path": "data/b.txt"}), ("python", {"code": wrong, "input": STEP_1}), write("data/b.txt"))
+    script(plan(task, *steps), plan(task, *steps))
+    result = omx(task, "--yes", "--replans", "1", input="y\ny\n")
+    assert result.exit_code == 1, result.output
+    assert model_calls(ws) == [("plan", None), ("replan", None)]
+
+
+# -- the shape's bounds --------------------------------------------------------------------------------------------
+
+
+def test_a_shaped_reply_cannot_run_on() -> None:
+    """Without a bound the 0.5B model wrote one endless word under the one-line title's schema."""
+    words = shape_of(bullets=None, number=False, max_words=12, one_line=True)
+    line = shape_of(bullets=None, number=False, max_words=None, one_line=True)
+    bullets = shape_of(bullets=3, number=False, max_words=None, one_line=False)
+    assert words is not None and line is not None and bullets is not None
+    word = words.schema["properties"]["words"]["items"]["pattern"]
+    assert re.fullmatch(word, "w" * MAX_WORD) and not re.fullmatch(word, "w" * (MAX_WORD + 1))
+    text = line.schema["properties"]["text"]["pattern"]
+    assert re.fullmatch(text, "x" * MAX_LINE) and not re.fullmatch(text, "x" * (MAX_LINE + 1))
+    assert bullets.schema["properties"]["bullets"]["items"]["maxLength"] == MAX_LINE
