@@ -57,7 +57,13 @@ class LLMError(Exception):
 
     @property
     def transient(self) -> bool:
-        return self.kind in TRANSIENT and not any(said in str(self) for said in REPEATING_SERVER_ERRORS)
+        return self.kind in TRANSIENT and not self.unreadable_reply
+
+    @property
+    def unreadable_reply(self) -> bool:
+        """The server failed a request held to a JSON schema because it could not read its own reply as that schema
+        (``REPEATING_SERVER_ERRORS``): the same request without the schema may well be answered."""
+        return any(said in str(self) for said in REPEATING_SERVER_ERRORS)
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:

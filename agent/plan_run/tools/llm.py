@@ -34,11 +34,19 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
     prompt = inputs.prompt if shape is None else f"{inputs.prompt}\n{shape.instruction()}"
     content = prompt if inputs.input is None else f"{prompt}\n\n---\n{inputs.input}"
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
+    asked_plainly = False
     try:
         if shape is None:
             reply = ctx.model.complete(messages)
         else:
-            reply = complete_with_schema(ctx.model, messages, shape.schema)
+            try:
+                reply = complete_with_schema(ctx.model, messages, shape.schema)
+            except LLMError as exc:
+                if not exc.unreadable_reply:
+                    raise
+                # llama.cpp with the 0.5B model: a title's words ran past the schema and the server failed the
+                # request; asked again without it (the shape is still in the prompt) it answered
+                reply, asked_plainly = ctx.model.complete(messages), True
     except LLMError as exc:
         return ToolResult.failure(str(exc), "the model call failed, not the plan", "LLMError", kind=exc.kind,
                                   attempts=exc.attempts, retries=exc.retries)  # fmt: skip
@@ -48,6 +56,8 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
     details: dict[str, Any] = {"request_id": reply.request_id, "model": reply.model}
     if shape is not None:
         text, details["shape"] = _shaped(text, shape)
+        if asked_plainly:
+            details["shape"] += " (asked again without the schema: the server could not read its reply to it)"
     if not text:
         return ToolResult.failure(
             "the model returned an empty reply",

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agent.model.llm import ScriptedModel
+from agent.model.llm import LLMError, ScriptedModel
 from agent.plan_run.output_shape import shaped_step
 from agent.plan_run.plan import Plan
 from agent.plan_run.task_checks import TaskExpectations
@@ -68,6 +68,24 @@ def test_the_step_that_writes_the_output_is_asked_for_the_task_s_shape(
     assert "Reply with one JSON object of this JSON schema" in model.requests[1]["messages"][1]["content"]
     (step,) = [s for s in kinds(trace_of(only_run(ws)), "step") if s["tool"] == "llm"]
     assert "(JSON schema), rendered as text" in step["details"]["shape"]
+
+
+def test_a_reply_the_server_cannot_read_as_the_schema_is_asked_for_again_without_it(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """llama.cpp fails a request held to a schema when it cannot read its own reply as one (HTTP 500 "does not match
+    the expected ... format"); that is no transient error, and the step asks once more without the schema."""
+    unreadable = LLMError("openai/local-model failed (HTTP 500): The model produced output that does not match the "
+                          "expected peg-native format", kind="server", status=500)  # fmt: skip
+    model = script(plan("out/summary.md"), unreadable, '{"words": ["omx", "plans", "first"]}')
+    task = "Write a one-line title (at most 4 words) for data/notes.txt into out/summary.md"
+    result = omx(task, "--yes", "--replans", "0")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "summary.md").read_text(encoding="utf-8") == "omx plans first\n"
+    assert model.requests[1]["json_mode"] and model.requests[2]["json_mode"] is False
+    assert "Reply with one JSON object of this JSON schema" in model.requests[2]["messages"][1]["content"]
+    (step,) = [s for s in kinds(trace_of(only_run(ws)), "step") if s["tool"] == "llm"]
+    assert "asked again without the schema" in step["details"]["shape"]
 
 
 def test_a_reply_not_of_the_schema_is_kept_and_judged_by_the_task_s_checks(

@@ -48,7 +48,7 @@ def python(code: str, given: Any = None) -> tuple[str, dict[str, Any]]:
 
 def filled(result: str) -> str:
     """The code template as a model fills it in, in a fence."""
-    return TEMPLATE.replace("result = ...  # computed from text or lines: a str, a number, or a list of lines",
+    return TEMPLATE.replace("result = ...  # computed from text, lines or words: a str, a number, or a list of lines",
                             f"result = {result}")  # fmt: skip
 
 
@@ -141,7 +141,8 @@ def test_code_that_names_what_nothing_defines_is_written_again_and_runs(
     assert model_calls(ws)[:2] == [("plan", None), ("code", 2)]
     asked = model.requests[1]["messages"][-1]["content"]
     assert "INPUT holds the text of data/names.txt" in asked and "written to out/sorted.txt" in asked
-    assert "result = sorted(lines, key=str.lower)" in result.output  # the plan shown has the new code
+    shown = json.loads((only_run(ws) / "plan.json").read_text(encoding="utf-8"))  # the plan run has the new code
+    assert "result = sorted(lines, key=str.lower)" in shown["steps"][1]["inputs"]["code"]
 
 
 def test_a_python_step_without_input_after_an_unused_read_gets_that_read(
