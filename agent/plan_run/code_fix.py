@@ -1,9 +1,10 @@
 """After a run that failed, the code of the step at fault asked for again, before a whole new plan (issue 28).
 
 Asked for a whole new plan after a python step failed or printed the wrong thing, the 0.5B model returned the plan
-that failed, step for step, in each of about twenty re-plans measured; told its own code and what came of it (the
-error, or what it printed and what the task wants instead), the same model often corrects the code. So where one
-python step is at fault and the plan can simply run again, the re-plan is the same plan with that step's new code:
+that failed, step for step, in each of about twenty re-plans measured; shown its own code and what came of it, it
+returned the same code; asked for the step's code anew (``code_steps``), told what was wrong before (the error, or
+what the code printed and what the task wants instead), it wrote a filter that works. So where one python step is
+at fault and the plan can simply run again, the re-plan is the same plan with that step's new code:
 shown, assessed and confirmed like any re-plan, and counted as one. A step is at fault when it failed itself, or
 when every step ran, the task's own checks found its one output wrong, and that output is the step's output,
 written whole. A plan runs again from its first step, so one that appends, or writes a file it also reads, is
@@ -45,7 +46,7 @@ def code_at_fault(
         outcome = next((o for o in result.steps if o.step_id == result.failed_step), None)
         if step is None or outcome is None or not isinstance(step.inputs, PythonInput):
             return None
-        return CodeAtFault(step, f"When it ran, it failed: {outcome.error}")
+        return CodeAtFault(step, f"Code written for this step before failed: {outcome.error}")
     unmet = [c for c in result.criteria if c.status == "not met" and c.criterion.endswith(FROM_THE_TASK)]
     writers = plan.whole_writers(expected.output) if expected is not None and expected.output else []
     step = steps.get(writers[0]) if len(writers) == 1 else None
@@ -55,7 +56,7 @@ def code_at_fault(
     printed = output.read_text(encoding="utf-8", errors="replace") if output.is_file() else ""
     wanted = "; ".join(f"{c.criterion.removesuffix(FROM_THE_TASK)} (it is not: {c.detail})" for c in unmet)
     shown = f"printed {preview(printed, 300)!r}" if printed.strip() else "printed nothing"
-    return CodeAtFault(step, f"When it ran, it {shown}. That is wrong: {wanted}.")
+    return CodeAtFault(step, f"Code written for this step before {shown}, which is wrong: {wanted}.")
 
 
 def _runs_again(plan: Plan) -> bool:

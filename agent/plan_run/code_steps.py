@@ -144,20 +144,17 @@ def working_code(plan: Plan, step: Step, task: str, ask: Ask) -> Step | None:
 
 
 def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Step | None:
-    """python ``step`` of ``plan`` with its code asked for again after it ran: the model sees the step's request,
-    the code it runs, and ``failure`` (its error, or what it printed and what the task wants instead). None when the
-    model gave no working code, or the same code again."""
+    """python ``step`` of ``plan`` with its code asked for again after it ran: the step's request anew, told
+    ``failure`` (its error, or what it printed and what the task wants instead). None when the model gave no working
+    code, or the same code again. Shown its own code and what came of it, the 0.5B model returned that code every
+    time; asked anew, told only what was wrong, it wrote the filter it had got wrong."""
     assert isinstance(step.inputs, PythonInput)
     old = step.inputs.code
     must_print = _used_later(plan, step)
-    messages = [
-        *_request(plan, step, task, must_print),
-        {"role": "assistant", "content": f"```python\n{old}\n```"},
-        {"role": "user", "content": f"{failure}\nReply with the corrected code, all of it."},
-    ]
-    fixed = _asked(step, messages, ask, must_print, _written_to(plan, step))
-    same = fixed is None or " ".join(_code(fixed).split()) == " ".join(old.split())
-    return None if same else fixed
+    fixed = _asked(step, _request(plan, step, task, must_print, failure), ask, must_print, _written_to(plan, step))
+    if fixed is None or " ".join(_code(fixed).split()) == " ".join(old.split()):
+        return None
+    return fixed
 
 
 def _code(step: Step) -> str:
@@ -187,20 +184,21 @@ def _asked(
     return None
 
 
-def _request(plan: Plan, step: Step, task: str, must_print: bool) -> list[dict[str, str]]:
+def _request(plan: Plan, step: Step, task: str, must_print: bool, failure: str | None = None) -> list[dict[str, str]]:
+    """The request for ``step``'s code; ``failure``: what was wrong with the code it ran before."""
     assert isinstance(step.inputs, PythonInput)
     lines = [f"Task: {task}", f"This step: {_OMX_NOTE.sub('', step.description)}"]
     given, written = step.inputs.input, _written_to(plan, step)
+    told = [failure] if failure else []
     if isinstance(given, Ref) and must_print:
         holds = f"INPUT holds {_what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
         goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
-        lines += [f"{holds} {goes}", f"Complete this code (replace the ...):\n{TEMPLATE}"]
+        lines += [f"{holds} {goes}", *told, f"Complete this code (replace the ...):\n{TEMPLATE}"]
     elif must_print:
-        lines.append(
-            "The code reads the files it needs itself and prints the result; a later step uses what it prints."
-        )
+        lines += ["The code reads the files it needs itself and prints the result; a later step uses what it prints.",
+                  *told]  # fmt: skip
     else:
-        lines.append("The code reads the files it needs itself and writes the file the task asks for.")
+        lines += ["The code reads the files it needs itself and writes the file the task asks for.", *told]
     return [{"role": "system", "content": CODE_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
 
