@@ -139,11 +139,24 @@ def build_ops(
         else IdentityResolver(lambda: ws.config, default_agent, CALLERS)
     )
     inodes = InodeTable()
-    # Private zones are cached long where every change to the store can be learned (issue 16, omxfs.fuse.watch).
-    watch = StoreWatch(ws.root, inodes, log) if local_store(ws.root) else None
-    if watch is None:
-        log.info("the store is not on a local filesystem: private zones are cached for 0.5 s, not watched")
+    watch = _store_watch(ws, inodes, log)
     return Operations(build_router(ws), identity, inodes, log, store_root=ws.root, on_init=on_init, watch=watch)
+
+
+def _store_watch(ws: Workspace, inodes: InodeTable, log: logging.Logger) -> StoreWatch | None:
+    """The watch of the store, by which private zones are cached long where every change to the store can be
+    learned (issue 16, omxfs.fuse.watch); None where it cannot be: the zones are then cached for 0.5 s. inotify that
+    cannot start (its per-user instance limit reached by other programs, no file descriptor left) stopped the
+    whole mount before; the mount works without it, only its cache is shorter."""
+    if not local_store(ws.root):
+        log.info("the store is not on a local filesystem: private zones are cached for 0.5 s, not watched")
+        return None
+    try:
+        return StoreWatch(ws.root, inodes, log)
+    except OSError as exc:
+        log.warning("inotify could not start (%s): private zones are cached for 0.5 s, not watched",
+                    exc.strerror or exc)  # fmt: skip
+        return None
 
 
 def _open_log(ws: Workspace, pid: int) -> tuple[logging.Logger, TextIO, Path]:
