@@ -31,6 +31,7 @@ from agent.plan_run.listings import with_listings
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_files import with_task_files
 from agent.plan_run.tools.inputs import TOOL_INPUTS
 from agent.record.trace import RecordingModel
 
@@ -299,7 +300,7 @@ class Planner:
                 "One JSON object in plan format v1, nothing else.",
             },
         ]
-        return self._finished(self._plan(messages, workspace.resolve()), task, expected)
+        return self._finished(self._plan(messages, workspace.resolve(), expected, fit=False), task, expected)
 
     def with_fixed_code(self, plan: Plan, task: str, fault: CodeAtFault) -> Plan | None:
         """``plan`` with the code of the step at ``fault`` asked for again, told what came of it (``code_fix``);
@@ -343,11 +344,15 @@ class Planner:
             {"role": "user", "content": f"Task: {task}\n\nFiles in the workspace:\n{workspace_listing(workspace)}"},
         ]
 
-    def _plan(self, messages: list[dict[str, Any]], workspace: Path, expected: TaskExpectations | None = None) -> Plan:
+    def _plan(
+        self, messages: list[dict[str, Any]], workspace: Path, expected: TaskExpectations | None, fit: bool = True
+    ) -> Plan:
         """Ask, validate, and once more with the problems shown if the reply is not a valid plan, or if it is valid
-        but unfit for the task ``expected`` describes: no step writes a file the task asks for (the 0.5B model's
-        plans often read and transformed and never wrote), or it cannot work here (``feasibility``). An unfit plan is
-        kept if the second reply is no better: it runs, and the run's checks say what failed."""
+        but unfit for the task ``expected`` describes (asked with ``fit``; a re-plan is not): no step writes a file the
+        task asks for (the 0.5B model's plans often read and transformed and never wrote), or it cannot work here
+        (``feasibility``). An unfit plan is kept if the second reply is no better: it runs, and the run's checks say
+        what failed. A valid plan's reads of directories and of files the task never named are mended first
+        (``listings``, ``task_files``)."""
         replies: list[str] = []
         unfit: Plan | None = None
         for attempt in (1, 2):
@@ -362,6 +367,7 @@ class Planner:
             replies.append(content)
             try:
                 plan = with_listings(_validate(content), workspace)
+                plan = with_task_files(plan, workspace, expected) if expected else plan
                 plan = plan.model_copy(update={"workspace_root": str(workspace)})
             except ValueError as exc:
                 problems = str(exc)
@@ -376,7 +382,7 @@ class Planner:
                     ) from None
                 messages = [*messages, *_corrected(content, f"That plan is invalid:\n{problems}")]
                 continue
-            why = _unfit(plan, workspace, expected) if expected else []
+            why = _unfit(plan, workspace, expected) if expected and fit else []
             if not why or attempt == 2:
                 return plan
             unfit = plan

@@ -301,6 +301,7 @@ class TaskExpectations:
     numbers: frozenset[int] = frozenset()  # every number the task says (digits or words), or that omx counted for it
     shape: OutputShape | None = None  # the one output's shape, asked of the llm step that writes it
     said: tuple[str, ...] = ()  # the task's words and its files' text before the run: where a quoted text may be from
+    inputs: tuple[str, ...] = ()  # the files the task names that are there before the run, its outputs aside
 
     @property
     def output(self) -> str | None:
@@ -327,7 +328,8 @@ class TaskExpectations:
         shape = _shape(task) if len(outputs) == 1 else None
         read = _reader(task, workspace)
         texts = (task, *(text for name in _named(task) if (text := read(name)) is not None))
-        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape, texts)
+        inputs = tuple(name for name in _named(task) if name not in outputs and (workspace / name).is_file())
+        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape, texts, inputs)
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
         """A plan's criterion that counts something the task never counted ("has 3 bullet lines" for a line

@@ -231,10 +231,11 @@ def test_omx_replay_renders_the_timeline(ws: Path, script: Callable[..., Scripte
     assert order == sorted(order)
 
 
-def test_omx_replay_of_a_failed_run_shows_the_error(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+def test_omx_replay_of_a_failed_run_shows_the_error(ws: Path) -> None:
     plan = {**PLAN_A, "steps": [{**PLAN_A["steps"][0], "inputs": {"path": "data/missing.txt"}}]}
-    script(json.dumps(plan))
-    result = omx(TASK_A, "--yes")
+    saved = ws / "missing.json"  # a saved plan runs as written (for a task, omx reads the task's file instead)
+    saved.write_text(json.dumps(plan), encoding="utf-8")
+    result = omx("run", str(saved), "--yes")
     assert result.exit_code == workflow.EXIT_FAILED
     assert "Result: failed at step 1 of 1: data/missing.txt does not exist" in result.output
     assert "Next: check the path with list_dir; then fix step 1" in result.output

@@ -91,7 +91,7 @@ def test_a_new_plan_is_confirmed_by_the_same_rules_and_a_high_one_refused(
 
 # -- the re-plans ported from the fix-replan branch: invalid plans, the bound, omx run, plans/N/, replay ----------
 
-COPY_TASK = "copy data/notes.txt to out/copy.txt"
+COPY_TASK = "copy the notes to out/copy.txt"  # no input named: a read of a missing file is not mended (task_files)
 
 
 def steps_plan(*steps: dict[str, Any], goal: str = COPY_TASK, risk: str = "LOW") -> str:

@@ -131,9 +131,10 @@ def test_four_bullets_for_three_fail(ws: Path, script: Callable[..., ScriptedMod
 
 
 def test_a_file_the_task_names_and_the_run_never_wrote_fails(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """The plan writes another file than the task's (a plan that writes none is completed by omx: test_plan_repair);
-    asked once more for the missing file, the model's script has no reply left, and the plan runs as it was."""
-    steps = [read("data/notes.txt"), write("out/summary.md", "- one\n- two\n")]
+    """The plan writes two other files than the task's (a plan that writes none is completed by omx:
+    test_plan_repair; one that writes one other file writes the task's instead: test_exact_work); asked once more
+    for the missing file, the model's script has no reply left, and the plan runs as it was."""
+    steps = [read("data/notes.txt"), write("out/summary.md", "- one\n- two\n"), write("out/other.md", "- three\n")]
     script(plan(steps, ["out/sales.md has 2 bullet lines"]))
     result = omx("Describe data/notes.txt in 2 bullet points in out/sales.md", "--yes")
     assert result.exit_code == 1, result.output

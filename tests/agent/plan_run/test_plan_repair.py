@@ -230,19 +230,48 @@ def test_a_plan_that_writes_its_input_unchanged_where_the_task_changes_it_is_ask
     assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
 
 
-def test_a_plan_that_reads_a_file_the_workspace_lacks_is_asked_for_again(
+def test_a_plan_that_reads_a_file_the_workspace_lacks_reads_the_task_s_input(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    """The 0.5B model copied the planner's example, data/items.txt and all."""
+    """The 0.5B model copied the planner's example, data/items.txt and all, also when asked again: the task names
+    one file to read, which no step reads, so omx reads that one, and says so in the plan."""
     code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
-    copied = plan(("read_text", {"path": "data/items.txt"}), python(code, STEP_1), WRITE)
-    model = script(copied, plan(READ, python(code, STEP_1), WRITE))
+    model = script(plan(("read_text", {"path": "data/items.txt"}), python(code, STEP_1), WRITE))
     result = omx(TASK, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
-    assert events(ws, "plan_unfit")[0]["problems"] == [
-        "step 1 reads data/items.txt, which is not in the workspace (its files are listed above)"
-    ]
-    assert len(model.requests) == 2 and (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+    note = "(reads data/names.txt by omx: data/items.txt is not in the workspace, and the task names data/names.txt)"
+    assert note in result.output
+    assert len(model.requests) == 1 and not events(ws, "plan_unfit")
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+
+
+def test_the_example_s_files_copied_into_a_task_without_input_are_the_task_s(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model's plan for "compute 2 to the power 20 and write just the result to out/pow.txt": the example's
+    read of data/items.txt and write of out/reversed.txt, with its own code. The task names nothing to read: the
+    read is left out; it names out/pow.txt, which no step writes: the write writes it."""
+    task = "Use python3 -c to compute 2 to the power 20 and write just the result to out/pow.txt"
+    copied = plan(("read_text", {"path": "data/items.txt"}), python("print(2 ** 20)", STEP_1),
+                  ("write_text", {"path": "out/reversed.txt", "content": STEP_2}))  # fmt: skip
+    model = script(copied)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "pow.txt").read_text(encoding="utf-8").strip() == "1048576"
+    assert not (ws / "out" / "reversed.txt").exists() and len(model.requests) == 1
+    assert "1. [read_text]" not in result.output and "2. [python]" in result.output
+    assert "(no input, by omx: it read a file the workspace lacks, and the task names none to read)" in result.output
+    assert "(writes out/pow.txt by omx: the task names out/pow.txt, not out/reversed.txt)" in result.output
+
+
+def test_a_file_the_plan_writes_and_reads_back_is_its_own(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """A scratch file the plan reads back is no stray output: it is not moved to the task's output."""
+    steps = (READ, ("write_text", {"path": "tmp/names.txt", "content": STEP_1}),
+             ("read_text", {"path": "tmp/names.txt"}))  # fmt: skip
+    script(plan(*steps), plan(*steps))
+    result = omx(TASK, "--yes", "--replans", "0", input="y\n")
+    assert "by omx" not in result.output.split("Success criteria")[0].replace("added by omx", "")
+    assert (ws / "tmp" / "names.txt").read_text(encoding="utf-8") == NAMES
 
 
 def test_a_file_an_earlier_step_writes_may_be_read(ws: Path, script: Callable[..., ScriptedModel]) -> None:
