@@ -30,10 +30,9 @@ def with_code_for_exact_work(plan: Plan, task: str, expected: TaskExpectations, 
         if not isinstance(step.inputs, LlmInput):
             continue
         code_step = _as_code(plan, step)
-        draft = _replaced(plan, code_step)
-        written = working_code(draft, code_step, task, ask)
+        written = working_code(plan.with_step(code_step), code_step, task, ask)
         if written is not None:
-            plan = _replaced(plan, written)
+            plan = plan.with_step(written)
     return plan
 
 
@@ -55,7 +54,3 @@ def _as_code(plan: Plan, step: Step) -> PythonStep:
         inputs=PythonInput(code="", input=given),
         produces=step.produces,
     )
-
-
-def _replaced(plan: Plan, step: Step) -> Plan:
-    return plan.model_copy(update={"steps": [step if s.id == step.id else s for s in plan.steps]})

@@ -160,6 +160,10 @@ class Plan(BaseModel):
     def step_inputs(self) -> list[tuple[int, str, ToolInput]]:
         return [(step.id, step.tool, step.inputs) for step in self.steps]
 
+    def with_step(self, step: Step) -> Plan:
+        """This plan with ``step`` in place of its step of the same id."""
+        return self.model_copy(update={"steps": [step if s.id == step.id else s for s in self.steps]})
+
     def whole_writers(self, path: str) -> list[int]:
         """The steps whose whole output a write_text step writes over ``path`` (not appends to it)."""
         wanted = os.path.normpath(path)

@@ -306,9 +306,7 @@ class Planner:
         """``plan`` with the code of the step at ``fault`` asked for again, told what came of it (``code_fix``);
         None when the model gave no working code, or the same code again."""
         fixed = fixed_code(plan, fault.step, task, self._code_request(), fault.failure)
-        if fixed is None:
-            return None
-        return plan.model_copy(update={"steps": [fixed if s.id == fixed.id else s for s in plan.steps]})
+        return plan.with_step(fixed) if fixed is not None else None
 
     def _finished(self, plan: Plan, task: str, expected: TaskExpectations | None) -> Plan:
         """A valid plan as omx finishes it before the person sees it: the write of the task's file it lacks

@@ -102,4 +102,4 @@ def _writes_of_the_output(plan: Plan, expected: TaskExpectations) -> Plan:
     note = f"(writes {output} by omx: the task names {output}, not {stray.inputs.path})"
     moved = stray.inputs.model_copy(update={"path": output})
     fixed = stray.model_copy(update={"description": f"{stray.description} {note}", "inputs": moved})
-    return plan.model_copy(update={"steps": [fixed if s.id == stray.id else s for s in plan.steps]})
+    return plan.with_step(fixed)
