@@ -6,9 +6,10 @@ returned the same code; asked for the step's code anew (``code_steps``), told wh
 what the code printed and what the task wants instead), it wrote a filter that works. So where one python step is
 at fault and the plan can simply run again, the re-plan is the same plan with that step's new code:
 shown, assessed and confirmed like any re-plan, and counted as one. A step is at fault when it failed itself, or
-when every step ran, the task's own checks found its one output wrong, and that output is the step's output,
-written whole. A plan runs again from its first step, so one that appends, or writes a file it also reads, is
-left to a whole re-plan: its inputs are no longer as they were.
+when every step ran, the task's own checks found its one output wrong, that output is the step's output, written
+whole, and the task wants an exact text (``TaskExpectations.exact``), not prose of a shape. A plan runs again from
+its first step, so one that appends, or writes a file it also reads, is left to a whole re-plan: its inputs are no
+longer as they were.
 """
 
 from __future__ import annotations
@@ -48,12 +49,15 @@ def code_at_fault(
             return None
         return CodeAtFault(step, f"Code written for this step before failed: {outcome.error}")
     unmet = [c for c in result.criteria if c.status == "not met" and c.criterion.endswith(FROM_THE_TASK)]
-    writers = plan.whole_writers(expected.output) if expected is not None and expected.output else []
+    # the task's output is prose in a shape (at most 20 words, N bullets): code was the wrong tool, not wrong code;
+    # the 0.5B model then printed the input whole in every fix, and a whole re-plan may give the work to a model
+    exact_output = expected.output if expected is not None and expected.exact else None
+    writers = plan.whole_writers(exact_output) if exact_output else []
     step = steps.get(writers[0]) if len(writers) == 1 else None
     if not unmet or step is None or not isinstance(step.inputs, PythonInput):
         return None
-    output = run_dir / "outputs" / f"{step.id}.txt"
-    printed = output.read_text(encoding="utf-8", errors="replace") if output.is_file() else ""
+    kept = run_dir / "outputs" / f"{step.id}.txt"
+    printed = kept.read_text(encoding="utf-8", errors="replace") if kept.is_file() else ""
     wanted = "; ".join(f"{c.criterion.removesuffix(FROM_THE_TASK)} (it is not: {c.detail})" for c in unmet)
     shown = f"printed {preview(printed, 300)!r}" if printed.strip() else "printed nothing"
     return CodeAtFault(step, f"Code written for this step before {shown}, which is wrong: {wanted}.")

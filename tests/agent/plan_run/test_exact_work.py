@@ -207,6 +207,19 @@ def test_the_same_code_again_leads_to_a_whole_re_plan(ws: Path, script: Callable
     assert not events(ws, "code_fixed")
 
 
+def test_prose_that_code_got_wrong_gets_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """At most N words is prose's shape: the 0.5B model's code printed its input whole in every fix, where a whole
+    re-plan may give the work to a model."""
+    task = "Write the most important line of data/log.txt as one line (at most 3 words) into out/one.txt"
+    whole = plan(task, READ_LOG, ("python", {"code": "print(INPUT)", "input": STEP_1}), write("out/one.txt"))
+    by_a_model = plan(task, READ_LOG, llm("The most important line"), write("out/one.txt"))
+    script(whole, by_a_model, json.dumps({"words": ["WARN", "slow", "disk"]}))
+    result = omx(task, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert model_calls(ws) == [("plan", None), ("replan", None), ("step", 2)] and not events(ws, "code_fixed")
+    assert (ws / "out" / "one.txt").read_text(encoding="utf-8") == "WARN slow disk\n"
+
+
 def test_a_plan_that_changes_its_own_input_gets_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     """Run again, it would read the file it wrote: the code alone is not asked for again."""
     task = "Append the line 'bread' to data/b.txt"
