@@ -37,6 +37,9 @@ class OutputShape:
     what: str
     schema: dict[str, Any]
     render: Callable[[Any], str | None]
+    #: a reply in prose instead of the object, made the shape where that is only a cut (one line, at most N words):
+    #: the shape a schema would have held it to, for a server that answered without it
+    from_prose: Callable[[str], str | None] | None = None
 
     def text(self, reply: str) -> str | None:
         """The output's text from the model's ``reply``, or None when the reply is not a JSON object of the shape."""
@@ -62,6 +65,15 @@ def _object(title: str, name: str, value: dict[str, Any]) -> dict[str, Any]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _first_line(text: str) -> str | None:
+    """The first line of a reply with words in it, without the marks of a heading, a bullet or quotes."""
+    for line in text.splitlines():
+        words = _one_line(line.strip().lstrip("#-*• ").strip().strip('"'))
+        if words:
+            return words
+    return None
 
 
 def _bullets(count: int) -> OutputShape:
@@ -97,18 +109,23 @@ def _line(max_words: int | None) -> OutputShape:
             return (_one_line(value) or None) if isinstance(value, str) else None
 
         text = {"type": "string", "pattern": f"^[^\\n]{{1,{MAX_LINE}}}$"}
-        return OutputShape("one line", _object("Line", "text", text), render_text)
+        return OutputShape("one line", _object("Line", "text", text), render_text, _first_line)
 
     def render_words(data: dict[str, Any]) -> str | None:
         value = data.get("words")
         if not isinstance(value, list) or not all(isinstance(word, str) for word in value):
             return None
-        return _one_line(" ".join(value)) or None
+        # at most max_words items, as the schema says: llama.cpp let the 0.5B model's array run on to 20
+        return _one_line(" ".join(value[:max_words])) or None
+
+    def words_of_prose(reply: str) -> str | None:
+        line = _first_line(reply)
+        return " ".join(line.split()[:max_words]) if line else None
 
     word = {"type": "string", "pattern": f"^[^ \\n]{{1,{MAX_WORD}}}$"}
     words = {"type": "array", "items": word, "minItems": 1, "maxItems": max_words}
     return OutputShape(f"one line of at most {max_words} words, one word per item", _object("Words", "words", words),
-                       render_words)  # fmt: skip
+                       render_words, words_of_prose)  # fmt: skip
 
 
 def shape_of(*, bullets: int | None, number: bool, max_words: int | None, one_line: bool) -> OutputShape | None:

@@ -25,9 +25,9 @@ from agent.plan_run.code_fix import CodeAtFault
 from agent.plan_run.code_steps import Ask, fixed_code, with_working_code
 from agent.plan_run.completion import completed, unwritten
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
-from agent.plan_run.exact_steps import with_code_for_exact_work
 from agent.plan_run.feasibility import infeasible
 from agent.plan_run.listings import with_listings
+from agent.plan_run.output_maker import with_code_for_exact_work, with_model_for_prose
 from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
@@ -310,11 +310,13 @@ class Planner:
 
     def _finished(self, plan: Plan, task: str, expected: TaskExpectations | None) -> Plan:
         """A valid plan as omx finishes it before the person sees it: the write of the task's file it lacks
-        (``completion``), code for exact work the plan gave a model (``exact_steps``), and each python step's code
-        that cannot work asked for again on its own (``code_steps``)."""
+        (``completion``), code for exact work the plan gave a model and a model for prose it gave code
+        (``output_maker``), and each python step's code that cannot work asked for again on its own
+        (``code_steps``)."""
         ask = self._code_request()
         if expected is not None:
-            plan = with_code_for_exact_work(completed(plan, list(expected.outputs)), task, expected, ask)
+            plan = completed(plan, list(expected.outputs))
+            plan = with_model_for_prose(with_code_for_exact_work(plan, task, expected, ask), task, expected)
         copied = [s["inputs"]["code"] for example in EXAMPLES for s in example["steps"] if s["tool"] == "python"]
         return with_working_code(plan, task, ask, copied)
 

@@ -72,6 +72,9 @@ def _shaped(text: str, shape: OutputShape) -> tuple[str, str]:
     """The reply rendered in the task's shape, and what the trace says of it; the reply as written if it is not
     the shape's JSON object (the task's checks judge it then, as any other output)."""
     rendered = shape.text(text)
+    cut = shape.from_prose(text) if rendered is None and shape.from_prose else None
+    if cut:
+        return cut, f"asked for {shape.what}; the reply was not of its schema: its first line, cut to the shape"
     if rendered is None:
         return text, f"asked for {shape.what}; the reply was not of its schema and is kept as written"
     return rendered, f"asked for {shape.what} (JSON schema), rendered as text"

@@ -207,17 +207,44 @@ def test_the_same_code_again_leads_to_a_whole_re_plan(ws: Path, script: Callable
     assert not events(ws, "code_fixed")
 
 
+PROSE = "Write the most important line of data/log.txt as one line (at most 3 words) into out/one.txt"
+
+
+def test_prose_planned_as_code_is_given_to_a_model(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """The 0.5B model answered prose tasks with the planner's example (reversing lines) or code printing the input
+    whole, in every re-plan: a python step given the material is made an llm step asked the task, in its shape."""
+    model = script(plan(PROSE, READ_LOG, ("python", {"code": "print(INPUT)", "input": STEP_1}), write("out/one.txt")),
+                   json.dumps({"words": ["WARN", "slow", "disk"]}))  # fmt: skip
+    result = omx(PROSE, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "2. [llm] " + PROSE + " (llm by omx: the task wants prose of a shape" in result.output
+    assert model_calls(ws) == [("plan", None), ("step", 2)]
+    assert PROSE in model.requests[1]["messages"][-1]["content"]
+    assert (ws / "out" / "one.txt").read_text(encoding="utf-8") == "WARN slow disk\n"
+
+
 def test_prose_that_code_got_wrong_gets_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """At most N words is prose's shape: the 0.5B model's code printed its input whole in every fix, where a whole
-    re-plan may give the work to a model."""
-    task = "Write the most important line of data/log.txt as one line (at most 3 words) into out/one.txt"
-    whole = plan(task, READ_LOG, ("python", {"code": "print(INPUT)", "input": STEP_1}), write("out/one.txt"))
-    by_a_model = plan(task, READ_LOG, llm("The most important line"), write("out/one.txt"))
+    """Code that reads its file itself stays code; when its prose fails the task's check, its code is not asked for
+    again (the 0.5B model's fixes printed the input whole): a whole re-plan may give the work to a model."""
+    whole = plan(PROSE, ("python", {"code": "print(open('data/log.txt').read())"}), write("out/one.txt", STEP_1))
+    by_a_model = plan(PROSE, READ_LOG, llm("The most important line"), write("out/one.txt"))
     script(whole, by_a_model, json.dumps({"words": ["WARN", "slow", "disk"]}))
-    result = omx(task, "--yes", input="y\ny\n")
+    result = omx(PROSE, "--yes", input="y\ny\n")
     assert result.exit_code == 0, result.output
     assert model_calls(ws) == [("plan", None), ("replan", None), ("step", 2)] and not events(ws, "code_fixed")
     assert (ws / "out" / "one.txt").read_text(encoding="utf-8") == "WARN slow disk\n"
+
+
+def test_a_shaped_reply_in_prose_is_cut_to_the_shape(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """A server that answered without the schema (or a model that ignored it): one line of at most N words is the
+    reply's first line, cut to N words, as the schema's N items would have held it."""
+    script(plan(PROSE, READ_LOG, llm("The most important line"), write("out/one.txt")),
+           "# WARN slow disk again and again\nmore prose")  # fmt: skip
+    result = omx(PROSE, "--yes")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "one.txt").read_text(encoding="utf-8") == "WARN slow disk\n"
+    (step,) = [s for s in kinds(trace_of(only_run(ws)), "step") if s["tool"] == "llm"]
+    assert step["details"]["shape"].endswith("the reply was not of its schema: its first line, cut to the shape")
 
 
 def test_a_plan_that_changes_its_own_input_gets_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
@@ -245,3 +272,5 @@ def test_a_shaped_reply_cannot_run_on() -> None:
     text = line.schema["properties"]["text"]["pattern"]
     assert re.fullmatch(text, "x" * MAX_LINE) and not re.fullmatch(text, "x" * (MAX_LINE + 1))
     assert bullets.schema["properties"]["bullets"]["items"]["maxLength"] == MAX_LINE
+    # a server that let the array run on past maxItems (llama.cpp did, to 20 words for 12): the items allowed
+    assert words.render({"words": [f"w{i}" for i in range(20)]}) == " ".join(f"w{i}" for i in range(12))

@@ -1,4 +1,4 @@
-"""Exact work planned as a model's prose, done by code instead (issue 28).
+"""The tool that makes the task's output: code for exact work, a model for prose (issue 28).
 
 The 0.5B model planned an ``llm`` step to count the lines or words of a file, to count TODO comments, to pick the
 lines with WARN and to merge two files; the model then miscounted (5 lines for 4, 15 words for 13) or wrote prose,
@@ -7,18 +7,26 @@ says its one output is an exact text (``TaskExpectations.exact``: a count, the i
 changed; not a number of bullets, words or lines, which is prose's shape), an llm step whose whole output is
 written to that file is made a python step, and its code is asked for by the focused request of
 ``agent.plan_run.code_steps`` (the task, the step, what INPUT holds); the same model wrote working counting and
-filtering code that way. If no working code comes back, the llm step stays as planned. The new step is in the plan
-the person confirms, its description says omx made it, and its risk is a python step's (MEDIUM: it is asked).
+filtering code that way. If no working code comes back, the llm step stays as planned.
+
+The other way round, the same model answered "Describe data/sales.csv in 2 bullet points" and "the single most
+important decision ... as one line (at most 20 words)" with a python step (the planner's example, reversing lines,
+or code printing the input whole), also in every re-plan. Where the task gives its output prose's shape and no
+exact text, a python step whose whole output is written to it, and that is given the material as its input, is made
+an llm step that is asked the task itself, in its shape (``output_shape``).
+
+Each new step is in the plan the person confirms, its description says omx made it, and its risk is assessed like
+any other step's (a python step's is MEDIUM: it is asked).
 """
 
 from __future__ import annotations
 
 from agent.plan_run.code_steps import Ask, working_code
-from agent.plan_run.plan import Plan, PythonStep, Step
+from agent.plan_run.plan import LlmStep, Plan, PythonStep, Step
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref
 
-__all__ = ["with_code_for_exact_work"]
+__all__ = ["with_code_for_exact_work", "with_model_for_prose"]
 
 
 def with_code_for_exact_work(plan: Plan, task: str, expected: TaskExpectations, ask: Ask) -> Plan:
@@ -54,3 +62,25 @@ def _as_code(plan: Plan, step: Step) -> PythonStep:
         inputs=PythonInput(code="", input=given),
         produces=step.produces,
     )
+
+
+def with_model_for_prose(plan: Plan, task: str, expected: TaskExpectations) -> Plan:
+    """``plan`` with the python step that writes the task's prose output, given its material, made an llm step
+    asked the task (see the module)."""
+    if expected.shape is None or expected.exact or expected.output is None:
+        return plan
+    for step_id in plan.whole_writers(expected.output):
+        step = next(s for s in plan.steps if s.id == step_id)
+        inputs = step.inputs
+        if isinstance(inputs, PythonInput) and isinstance(inputs.input, Ref):
+            plan = plan.with_step(
+                LlmStep(
+                    id=step.id,
+                    tool="llm",
+                    description=f"{task} (llm by omx: the task wants prose of a shape, which a model writes and code "
+                    "cannot)",
+                    inputs=LlmInput(prompt=task, input=inputs.input),
+                    produces=step.produces,
+                )
+            )
+    return plan
