@@ -113,15 +113,21 @@ def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] =
 
 #: the code a transforming step is asked to complete: a 0.5B model left to write it whole printed nothing, wrote
 #: files the next step then overwrote, or took INPUT for a file name; given this, it filled in ``result`` right for
-#: counting, sorting, upper-casing and replacing, and the last line prints a list as lines, not as a Python list.
-#: Without ``words``, it counted the words of a sentence as ``len(lines)``, also when told the count was wrong
+#: counting, sorting, upper-casing and replacing, and the last line prints a list as lines, not as a Python list
 TEMPLATE = """```python
 text = INPUT
 lines = text.splitlines()
-words = text.split()
-result = ...  # computed from text, lines or words: a str, a number, or a list of lines
+result = ...  # computed from text or lines: a str, a number, or a list of lines
 print("\\n".join(map(str, result)) if isinstance(result, list) else result)
 ```"""
+#: the template where the task speaks of words: without ``words`` the 0.5B model counted a sentence's words as
+#: ``len(lines)``, also when told the count was wrong; with it everywhere, it replaced a word word by word and
+#: printed one word per line
+WORDS_TEMPLATE = TEMPLATE.replace(
+    "lines = text.splitlines()\nresult = ...  # computed from text or lines:",
+    "lines = text.splitlines()\nwords = text.split()\nresult = ...  # computed from text, lines or words:",
+)
+_WORDS = re.compile(r"\bwords?\b", re.IGNORECASE)
 
 
 def _with_input(plan: Plan, step: Step) -> Step:
@@ -193,7 +199,8 @@ def _request(plan: Plan, step: Step, task: str, must_print: bool, failure: str |
     if isinstance(given, Ref) and must_print:
         holds = f"INPUT holds {_what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
         goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
-        lines += [f"{holds} {goes}", *told, f"Complete this code (replace the ...):\n{TEMPLATE}"]
+        template = WORDS_TEMPLATE if _WORDS.search(task) else TEMPLATE
+        lines += [f"{holds} {goes}", *told, f"Complete this code (replace the ...):\n{template}"]
     elif must_print:
         lines += ["The code reads the files it needs itself and prints the result; a later step uses what it prints.",
                   *told]  # fmt: skip

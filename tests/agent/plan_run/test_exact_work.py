@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent.model.llm import ScriptedModel
-from agent.plan_run.code_steps import TEMPLATE, code_problem
+from agent.plan_run.code_steps import TEMPLATE, WORDS_TEMPLATE, code_problem
 from agent.plan_run.output_shape import MAX_LINE, MAX_WORD, shape_of
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
@@ -42,7 +42,7 @@ def plan(goal: str, *steps: tuple[str, dict[str, Any]], risk: str = "LOW") -> st
 
 def filled(result: str) -> str:
     """The code template as a model fills it in, in a fence."""
-    return TEMPLATE.replace("result = ...  # computed from text, lines or words: a str, a number, or a list of lines",
+    return TEMPLATE.replace("result = ...  # computed from text or lines: a str, a number, or a list of lines",
                             f"result = {result}")  # fmt: skip
 
 
@@ -85,7 +85,19 @@ def test_a_count_planned_for_a_model_is_done_by_code(ws: Path, script: Callable[
     asked = model.requests[1]["messages"][-1]["content"]
     assert "This step: Count the lines\n" in asked and "by omx" not in asked  # the note is the person's
     assert "INPUT holds the text of data/log.txt" in asked and "written to out/n.txt" in asked
+    assert "words = text.split()" not in asked  # a task of lines: words led the model to work word by word
     assert run_end(trace_of(only_run(ws)))["status"] == "success"
+
+
+def test_a_task_of_words_is_asked_with_its_words(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Without ``words`` in the template, the 0.5B model counted a sentence's words as ``len(lines)``."""
+    task = "Count the words in data/log.txt and write just the number to out/n.txt"
+    reply = WORDS_TEMPLATE.replace("result = ...  # computed from text, lines or words", "result = len(words)  #")
+    model = script(plan(task, READ_LOG, llm("Count the words"), write("out/n.txt")), reply)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert "words = text.split()" in model.requests[1]["messages"][-1]["content"]
+    assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "10"
 
 
 def test_picking_lines_planned_for_a_model_is_done_by_code(ws: Path, script: Callable[..., ScriptedModel]) -> None:

@@ -48,7 +48,7 @@ def python(code: str, given: Any = None) -> tuple[str, dict[str, Any]]:
 
 def filled(result: str) -> str:
     """The code template as a model fills it in, in a fence."""
-    return TEMPLATE.replace("result = ...  # computed from text, lines or words: a str, a number, or a list of lines",
+    return TEMPLATE.replace("result = ...  # computed from text or lines: a str, a number, or a list of lines",
                             f"result = {result}")  # fmt: skip
 
 
