@@ -11,7 +11,8 @@ write that no step writes. So, before the plan is shown:
   named input instead, where no step reads that; where the task names no input and the read's output only feeds a
   python step, the read is left out and the python step gets no input (its code then computes from nothing, as the
   task asks);
-- a ``write_text`` of a file the task does not name writes the task's one output instead, where no step writes it.
+- a ``write_text`` of a file the task does not name writes the task's one output instead, where no step writes it;
+  the plan's criteria that name the file it wrote name the task's output then.
 
 Each change is in the plan the person confirms, the step's description says omx made it, and its risk is assessed
 like any other step's.
@@ -102,4 +103,6 @@ def _writes_of_the_output(plan: Plan, expected: TaskExpectations) -> Plan:
     note = f"(writes {output} by omx: the task names {output}, not {stray.inputs.path})"
     moved = stray.inputs.model_copy(update={"path": output})
     fixed = stray.model_copy(update={"description": f"{stray.description} {note}", "inputs": moved})
-    return plan.with_step(fixed)
+    # the plan's own criteria speak of the file it meant ("out/reversed.txt exists"): they follow the write
+    criteria = [c.replace(stray.inputs.path, output) for c in plan.success_criteria]
+    return plan.with_step(fixed).model_copy(update={"success_criteria": criteria})

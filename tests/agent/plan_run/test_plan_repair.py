@@ -252,9 +252,9 @@ def test_the_example_s_files_copied_into_a_task_without_input_are_the_task_s(
     read of data/items.txt and write of out/reversed.txt, with its own code. The task names nothing to read: the
     read is left out; it names out/pow.txt, which no step writes: the write writes it."""
     task = "Use python3 -c to compute 2 to the power 20 and write just the result to out/pow.txt"
-    copied = plan(("read_text", {"path": "data/items.txt"}), python("print(2 ** 20)", STEP_1),
-                  ("write_text", {"path": "out/reversed.txt", "content": STEP_2}))  # fmt: skip
-    model = script(copied)
+    copied = json.loads(plan(("read_text", {"path": "data/items.txt"}), python("print(2 ** 20)", STEP_1),
+                             ("write_text", {"path": "out/reversed.txt", "content": STEP_2})))  # fmt: skip
+    model = script(json.dumps(copied | {"success_criteria": ["out/reversed.txt exists"]}))
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "pow.txt").read_text(encoding="utf-8").strip() == "1048576"
@@ -262,6 +262,7 @@ def test_the_example_s_files_copied_into_a_task_without_input_are_the_task_s(
     assert "1. [read_text]" not in result.output and "2. [python]" in result.output
     assert "(no input, by omx: it read a file the workspace lacks, and the task names none to read)" in result.output
     assert "(writes out/pow.txt by omx: the task names out/pow.txt, not out/reversed.txt)" in result.output
+    assert "[met] out/pow.txt exists" in result.output and "Result: success" in result.output
 
 
 def test_a_file_the_plan_writes_and_reads_back_is_its_own(ws: Path, script: Callable[..., ScriptedModel]) -> None:
