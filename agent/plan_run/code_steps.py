@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import os
 import re
 import symtable
 from collections.abc import Callable, Collection
@@ -31,8 +30,7 @@ _GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
 #: requests for one step's code: the first, and one with the problem of the code it gave
 ATTEMPTS = 2
 #: calls that put a result somewhere: printing it, or writing a file
-_WRITE_CALLS = frozenset({"write", "writelines", "write_text", "dump"})
-_OUTPUT_CALLS = _WRITE_CALLS | {"print"}
+_OUTPUT_CALLS = frozenset({"print", "write", "writelines", "write_text", "dump"})
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\n(.*?)```", re.DOTALL)
 #: what omx added to a step's description ("(python by omx: ...)"): for the person, not for the model's request
 _OMX_NOTE = re.compile(r"\s*\([^()]*\bby omx\b[^()]*\)\s*$")
@@ -45,11 +43,8 @@ CODE_PROMPT = (
 )
 
 
-def code_problem(
-    code: str, *, must_print: bool = False, written_by_later: str | None = None, copied: Collection[str] = ()
-) -> str | None:
+def code_problem(code: str, *, must_print: bool = False, copied: Collection[str] = ()) -> str | None:
     """Why ``code`` cannot work as a step (None: nothing found); ``must_print``: a later step uses what it prints;
-    ``written_by_later``: the file a later step writes what it prints to, which the code must not write itself;
     ``copied``: code of the prompt's examples, which a step of another task only has by copying it.
     Names are resolved by Python's own symbol tables, so a name bound anywhere at module level (assigned, imported,
     a def, a loop variable) counts as defined."""
@@ -71,13 +66,6 @@ def code_problem(
         return "it prints nothing, and a later step uses what it prints"
     if not calls & _OUTPUT_CALLS:
         return "it neither prints nor writes anything"
-    if written_by_later and calls & _WRITE_CALLS and os.path.basename(written_by_later) in code:
-        # the 0.5B model merged two files into out/merged.txt and printed "Data has been merged", which the plan's
-        # write step then wrote over the merge
-        return (
-            f"it writes {written_by_later} itself, and a later step then writes what the code prints over it: print "
-            "the result, and write no file"
-        )
     return None
 
 
@@ -103,9 +91,7 @@ def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] =
     steps = []
     for step in plan.steps:
         code = step.inputs.code if isinstance(step.inputs, PythonInput) else None
-        written = _written_to(plan, step)
-        if code is not None and code_problem(code, must_print=_used_later(plan, step), written_by_later=written,
-                                             copied=copied):  # fmt: skip
+        if code is not None and code_problem(code, must_print=_used_later(plan, step), copied=copied):
             step = working_code(plan, _with_input(plan, step), task, ask) or step
         steps.append(step)
     return plan.model_copy(update={"steps": steps})
@@ -146,7 +132,7 @@ def working_code(plan: Plan, step: Step, task: str, ask: Ask) -> Step | None:
     code without a ``code_problem`` in ``ATTEMPTS`` requests."""
     assert isinstance(step.inputs, PythonInput)
     must_print = _used_later(plan, step)
-    return _asked(step, _request(plan, step, task, must_print), ask, must_print, _written_to(plan, step))
+    return _asked(step, _request(plan, step, task, must_print), ask, must_print)
 
 
 def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Step | None:
@@ -157,7 +143,7 @@ def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Ste
     assert isinstance(step.inputs, PythonInput)
     old = step.inputs.code
     must_print = _used_later(plan, step)
-    fixed = _asked(step, _request(plan, step, task, must_print, failure), ask, must_print, _written_to(plan, step))
+    fixed = _asked(step, _request(plan, step, task, must_print, failure), ask, must_print)
     if fixed is None or " ".join(_code(fixed).split()) == " ".join(old.split()):
         return None
     return fixed
@@ -168,9 +154,7 @@ def _code(step: Step) -> str:
     return step.inputs.code
 
 
-def _asked(
-    step: Step, messages: list[dict[str, str]], ask: Ask, must_print: bool, written_by_later: str | None
-) -> Step | None:
+def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: bool) -> Step | None:
     """``step`` with the code the model gives for ``messages``, asked once more with the problem of code that cannot
     work; None when no code without a problem came back."""
     assert isinstance(step.inputs, PythonInput)
@@ -179,7 +163,7 @@ def _asked(
         if reply is None:
             break
         code = _code_of(reply)
-        problem = code_problem(code, must_print=must_print, written_by_later=written_by_later)
+        problem = code_problem(code, must_print=must_print)
         if problem is None:
             return step.model_copy(update={"inputs": step.inputs.model_copy(update={"code": code})})
         messages = [
