@@ -21,7 +21,7 @@ from pathlib import Path
 from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
-from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, WriteTextInput
+from agent.plan_run.tools.inputs import PythonInput, WriteTextInput
 from agent.record.trace import preview
 
 __all__ = ["CodeAtFault", "code_at_fault"]
@@ -66,6 +66,6 @@ def code_at_fault(
 def _runs_again(plan: Plan) -> bool:
     """Whether running ``plan`` again reads what it read the first time: it appends nowhere, and writes no file it
     reads."""
-    read = {os.path.normpath(s.inputs.path) for s in plan.steps if isinstance(s.inputs, ReadTextInput)}
+    read = plan.read_paths()
     writes = [s.inputs for s in plan.steps if isinstance(s.inputs, WriteTextInput)]
     return all(w.mode == "overwrite" and os.path.normpath(w.path) not in read for w in writes)

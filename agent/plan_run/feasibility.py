@@ -18,7 +18,7 @@ from agent.plan_run.plan import Plan
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.inputs import ReadTextInput, Ref, WriteTextInput
 
-__all__ = ["infeasible"]
+__all__ = ["infeasible", "missing_reads"]
 
 #: the most of a file read to predict a verbatim copy's checks (the checks themselves read at most as much)
 _MOST = 1_000_000
@@ -26,19 +26,28 @@ _MOST = 1_000_000
 
 def infeasible(plan: Plan, workspace: Path, expected: TaskExpectations) -> list[str]:
     """Why ``plan`` cannot do its task here (empty: nothing found)."""
-    problems: list[str] = []
+    missing = missing_reads(plan, workspace)  # a directory's read is a listing already (``listings``)
+    problems = [
+        f"step {step.id} reads {step.inputs.path}, which is not in the workspace (its files are listed above)"
+        for step in plan.steps
+        if step.id in missing and isinstance(step.inputs, ReadTextInput)
+    ]
+    return problems + _verbatim_copies(plan, workspace, expected)
+
+
+def missing_reads(plan: Plan, workspace: Path) -> set[int]:
+    """The read_text steps of ``plan`` whose file is not in the workspace, and no earlier step writes."""
+    missing: set[int] = set()
     written: set[str] = set()
     for step in plan.steps:
         inputs = step.inputs
         if isinstance(inputs, ReadTextInput):
             path = os.path.normpath(inputs.path)
-            if path not in written and not (workspace / path).exists():  # a directory's read is a listing already
-                problems.append(
-                    f"step {step.id} reads {inputs.path}, which is not in the workspace (its files are listed above)"
-                )
+            if path not in written and not (workspace / path).exists():
+                missing.add(step.id)
         elif isinstance(inputs, WriteTextInput):
             written.add(os.path.normpath(inputs.path))
-    return problems + _verbatim_copies(plan, workspace, expected)
+    return missing
 
 
 def _verbatim_copies(plan: Plan, workspace: Path, expected: TaskExpectations) -> list[str]:

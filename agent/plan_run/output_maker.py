@@ -33,10 +33,8 @@ def with_code_for_exact_work(plan: Plan, task: str, expected: TaskExpectations, 
     """``plan`` with the llm step that writes the task's exact output made a python step (see the module)."""
     if not expected.exact or expected.output is None:
         return plan
-    for step_id in plan.whole_writers(expected.output):
-        step = next(s for s in plan.steps if s.id == step_id)
-        if not isinstance(step.inputs, LlmInput):
-            continue
+    writers = set(plan.whole_writers(expected.output))
+    for step in [s for s in plan.steps if s.id in writers and isinstance(s.inputs, LlmInput)]:
         code_step = _as_code(plan, step)
         written = working_code(plan.with_step(code_step), code_step, task, ask)
         if written is not None:
@@ -69,8 +67,8 @@ def with_model_for_prose(plan: Plan, task: str, expected: TaskExpectations) -> P
     asked the task (see the module)."""
     if expected.shape is None or expected.exact or expected.output is None:
         return plan
-    for step_id in plan.whole_writers(expected.output):
-        step = next(s for s in plan.steps if s.id == step_id)
+    writers = set(plan.whole_writers(expected.output))
+    for step in [s for s in plan.steps if s.id in writers]:
         inputs = step.inputs
         if isinstance(inputs, PythonInput) and isinstance(inputs.input, Ref):
             plan = plan.with_step(

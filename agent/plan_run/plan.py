@@ -164,6 +164,10 @@ class Plan(BaseModel):
         """This plan with ``step`` in place of its step of the same id."""
         return self.model_copy(update={"steps": [step if s.id == step.id else s for s in self.steps]})
 
+    def read_paths(self) -> set[str]:
+        """The files this plan's read_text steps read, their paths normalised (``out/./a.txt`` is ``out/a.txt``)."""
+        return {os.path.normpath(step.inputs.path) for step in self.steps if isinstance(step.inputs, ReadTextInput)}
+
     def whole_writers(self, path: str) -> list[int]:
         """The steps whose whole output a write_text step writes over ``path`` (not appends to it)."""
         wanted = os.path.normpath(path)

@@ -110,6 +110,10 @@ class PlanningError(Exception):
         self.problems = problems
 
 
+#: the code of the examples' python steps: a step of another task has it only by copying it (``code_steps``)
+EXAMPLE_CODE = [s["inputs"]["code"] for example in EXAMPLES for s in example["steps"] if s["tool"] == "python"]
+
+
 def invalid_plan_text(problems: str) -> str:
     """What a re-plan after plans still invalid after their retry tells the model (``Planner.replan``)."""
     return (
@@ -317,8 +321,7 @@ class Planner:
         if expected is not None:
             plan = completed(plan, list(expected.outputs))
             plan = with_model_for_prose(with_code_for_exact_work(plan, task, expected, ask), task, expected)
-        copied = [s["inputs"]["code"] for example in EXAMPLES for s in example["steps"] if s["tool"] == "python"]
-        return with_working_code(plan, task, ask, copied)
+        return with_working_code(plan, task, ask, EXAMPLE_CODE)
 
     def _code_request(self) -> Ask:
         """Asks the model for one step's code; the requests are traced as ``code`` with their step's id."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agent.plan_run.feasibility import missing_reads
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, WriteTextInput
@@ -40,20 +41,14 @@ def _norm(path: str) -> str:
 
 
 def _reads_of_the_input(plan: Plan, workspace: Path, expected: TaskExpectations) -> Plan:
-    read = {_norm(s.inputs.path) for s in plan.steps if isinstance(s.inputs, ReadTextInput)}
+    read = plan.read_paths()
     unread = [name for name in expected.inputs if _norm(name) not in read]
-    written: set[str] = set()
+    missing_steps = missing_reads(plan, workspace)
     steps: list[Step] = []
     dropped: set[int] = set()
     for step in plan.steps:
         inputs = step.inputs
-        if isinstance(inputs, WriteTextInput):
-            written.add(_norm(inputs.path))
-        missing = (
-            isinstance(inputs, ReadTextInput)
-            and _norm(inputs.path) not in written
-            and not (workspace / inputs.path).exists()
-        )
+        missing = step.id in missing_steps
         if missing and isinstance(inputs, ReadTextInput) and len(unread) == 1 and len(expected.inputs) == 1:
             note = f"(reads {unread[0]} by omx: {inputs.path} is not in the workspace, and the task names {unread[0]})"
             step = step.model_copy(
@@ -94,8 +89,8 @@ def _writes_of_the_output(plan: Plan, expected: TaskExpectations) -> Plan:
         return plan
     named = {_norm(name) for name in (*expected.inputs, *expected.outputs)}
     # a file a later step reads back is the plan's own scratch, not a stray output
-    read = {_norm(s.inputs.path) for s in plan.steps if isinstance(s.inputs, ReadTextInput)}
-    strays = [s for s in writes if isinstance(s.inputs, WriteTextInput) and _norm(s.inputs.path) not in named | read]
+    kept = named | plan.read_paths()
+    strays = [s for s in writes if isinstance(s.inputs, WriteTextInput) and _norm(s.inputs.path) not in kept]
     if len(strays) != 1:
         return plan
     stray = strays[0]
