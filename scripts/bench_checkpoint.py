@@ -20,9 +20,9 @@ Rows, each the best of ``--repeat`` rounds (each round a fresh workspace and rep
   manifest read from its file, where this process would have kept it parsed;
 - ``restore``: restore of those 10 paths vs ``git checkout -- PATHS``.
 
-Prints a table, then one JSON line with every number. ``--profile``: each round's incremental checkpoint and diff
-are also run under cProfile (their times then count the profiler's cost too: read the table of a run without it),
-and the functions they spent most time in are printed after the table.
+Prints a table, then one JSON line with every number. ``--profile``: each round's incremental checkpoint, diff and
+restore are also run under cProfile (their times then count the profiler's cost too: read the table of a run
+without it), and the functions they spent most time in are printed after the table.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def one_round(base: Path, tarball: Path) -> dict[str, float]:
     )
     last = history.latest()
     assert last is not None
-    out["restore_10_paths"], _ = timed(lambda: restore(history, "bench", last.number, tuple(files)))
+    out["restore_10_paths"], _ = timed(lambda: restore(history, "bench", last.number, tuple(files)), "restore")
     out["git_checkout_10_paths"], _ = timed(lambda: sh("git", "checkout", "--", *files, cwd=yard))
     return out
 
@@ -155,10 +155,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="Three packages of the standard library (a smoke run).")
     parser.add_argument("--repeat", type=int, default=3, help="Rounds; each time is the best of them.")
     parser.add_argument("--dir", type=Path, help="Where to work (default: a temp directory, removed afterwards).")
-    parser.add_argument("--profile", action="store_true", help="Profile the incremental checkpoint and the diff.")
+    parser.add_argument(
+        "--profile", action="store_true", help="Profile the incremental checkpoint, the diff and the restore."
+    )
+    parser.add_argument(
+        "--profile-sort",
+        choices=("tottime", "cumtime"),
+        default="tottime",
+        help="Order the profiles by time in each function itself, or with what it calls (where each phase goes).",
+    )
     args = parser.parse_args(argv)
     if args.profile:
-        PROFILES.update(incremental=cProfile.Profile(), diff=cProfile.Profile())
+        PROFILES.update(incremental=cProfile.Profile(), diff=cProfile.Profile(), restore=cProfile.Profile())
     top = Path(tempfile.mkdtemp(prefix="bench-checkpoint-", dir=args.dir))
     try:
         tarball = top / "tree.tar"
@@ -194,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'  the same in a new process (ms)':42} {best['view_start_new_process_10_changed'] * 1000:9.1f}  <= 100")
     for row, profile in PROFILES.items():
         text = io.StringIO()
-        pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(15)
+        pstats.Stats(profile, stream=text).sort_stats(args.profile_sort).print_stats(25)
         print(f"--- {row}, over {len(rounds)} rounds: the functions it spent most time in")
         print(text.getvalue().strip())
     print(

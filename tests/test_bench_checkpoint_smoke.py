@@ -51,8 +51,8 @@ def test_bench_checkpoint_runs_tiny_and_reports_every_measure(tmp_path: Path) ->
     }
     assert report["bytes_ratio"] == 1.0  # the ten files' new contents, nothing else
     assert any(line.startswith("incremental checkpoint / git commit") for line in lines)
-    # --profile: where the incremental checkpoint and the diff spent their time, the scan among it
+    # --profile: where the incremental checkpoint, the diff and the restore spent their time
     profiles = done.stdout.split("--- ")[1:]
-    assert [p.split(",")[0] for p in profiles] == ["incremental", "diff"]
-    assert all("scan.py" in p for p in profiles)
+    assert [p.split(",")[0] for p in profiles] == ["incremental", "diff", "restore"]
+    assert "scan.py" in profiles[0] and "scan.py" in profiles[1] and "restore.py" in profiles[2]
     assert list(tmp_path.iterdir()) == []  # its work directory is removed

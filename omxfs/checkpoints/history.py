@@ -44,7 +44,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
-from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, load_manifest
+from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, as_delta, load_manifest, walk_key, whole
 from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
 from omxfs.store.atomic import NO_LINK, create_exclusive, read_with_stat, sync_dir
@@ -96,12 +96,6 @@ class Pruned:
     manifests: list[int]
     blobs: int
     bytes: int
-
-
-def walk_key(path: str) -> tuple[str, ...]:
-    """Where ``path`` comes in walk order (a directory's names sorted, each directory before what it holds): the
-    order of these keys."""
-    return () if path == "." else tuple(path.split("/"))
 
 
 def subtree_end(entries: Sequence[Entry], start: int) -> int:
@@ -168,6 +162,14 @@ def compare(old: Mapping[str, Entry], new: Sequence[Entry]) -> tuple[int, list[E
     return differ + added + removed, made
 
 
+def _exists(name: str, dir_fd: int) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 #: what ``Entry.same_node`` compares, fetched in C
 _NODE = operator.attrgetter(
     "type", "mode", "uid", "gid", "size", "sha256", "data", "target", "link", "rdev", "xattrs", "mtime_ns"
@@ -207,11 +209,21 @@ class ZoneHistory:
             raw, st = read_with_stat(self.manifests_dir, PurePosixPath(name))
         except NotFound:
             raise NotFound(f"{self.zone} has no checkpoint {number} (see `omxfs checkpoints WS {self.zone}`)") from None
-        manifest = load_manifest(raw, where)
+        manifest = load_manifest(raw, where, lambda base: self._base(base, where))
         if manifest.number != number or manifest.zone != self.zone:
             raise StoreCorrupt(f"{where}: the manifest says it is checkpoint {manifest.number} of {manifest.zone}")
         _remember(path, st, manifest)
         return manifest
+
+    def _base(self, number: int, where: str) -> Manifest:
+        """Checkpoint ``number``, which the checkpoint ``where`` is written against: written whole, and there."""
+        try:
+            base = self.load(number)
+        except NotFound:
+            raise StoreCorrupt(f"{where}: written against checkpoint {number}, which is gone") from None
+        if base.base is not None:
+            raise StoreCorrupt(f"{where}: written against checkpoint {number}, itself not written whole")
+        return base
 
     def all(self) -> list[Manifest]:
         found = []
@@ -358,6 +370,10 @@ class ZoneHistory:
             extra=extra,
             scan=scan,  # the listings it holds are the parent's where it is spliced
         )
+        # written against the parent's base (or the parent, if written whole) where that is small
+        base = parent if parent is None or parent.base is None else parent.__dict__.get("base_manifest")
+        if base is not None:
+            manifest = as_delta(manifest, base)
         manifest = self._create(manifest, fresh)
         if actor != self.zone:
             self.ws.audit(actor, f"checkpoint {manifest.number}", f"{AGENTS}/{self.zone}")
@@ -369,6 +385,8 @@ class ZoneHistory:
         its name (``atomic.create_exclusive``'s rule: the next number if another writer took it)."""
         fd = os.open(self.manifests_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
+            if manifest.base is not None and not _exists(manifest_name(manifest.base), fd):
+                manifest = whole(manifest)  # its base was pruned meanwhile (a prune keeps only the bases it sees)
             staged = self._stage(manifest.dump_parts())
             try:
                 self.blobs.sync_blobs(fresh, also=[staged])
@@ -377,13 +395,13 @@ class ZoneHistory:
                 with contextlib.suppress(OSError):
                     os.unlink(staged)
             if linked is False:  # another writer took the number
-                manifest = replace(manifest, number=manifest.number + 1)
+                manifest = manifest.numbered(manifest.number + 1)
             # then, or on a filesystem without hard links, the usual way
             staging = self.ws.meta / TMP
             while not linked and not create_exclusive(
                 fd, manifest_name(manifest.number), manifest.dump(), staging=staging
             ):
-                manifest = replace(manifest, number=manifest.number + 1)
+                manifest = manifest.numbered(manifest.number + 1)
             sync_dir(fd, self.manifests_dir)
             with contextlib.suppress(OSError):  # the next checkpoint's parent: no need to read it back
                 name = manifest_name(manifest.number)
@@ -430,12 +448,17 @@ class ZoneHistory:
 
     def prune(self, actor: str, keep: int, pinned: frozenset[int] = frozenset()) -> Pruned:
         """Keep the newest ``keep`` checkpoints (at least 1), those ``pinned`` (a workspace snapshot names them),
-        and the blobs they name; remove the rest."""
+        the checkpoints those are written against, and the blobs they name; remove the rest."""
         self.check_may_change(actor)
         if keep < 1:
             raise InvalidInput("--prune keeps at least 1 checkpoint (the newest, which the next one builds on)")
         numbers = self.numbers()
-        gone = [number for number in numbers[:-keep] if number not in pinned]
+        candidates = [number for number in numbers[:-keep] if number not in pinned]
+        bases = set()
+        for number in set(numbers) - set(candidates):
+            with contextlib.suppress(NotFound):  # pruned meanwhile by another prune
+                bases.add(self.load(number).base)
+        gone = [number for number in candidates if number not in bases]
         for number in gone:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.manifests_dir / manifest_name(number))

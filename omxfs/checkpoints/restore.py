@@ -38,8 +38,8 @@ from pathlib import Path
 
 from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
-from omxfs.checkpoints.history import ZoneHistory, subtree_end, walk_key
-from omxfs.checkpoints.manifest import DIR, Entry, Manifest
+from omxfs.checkpoints.history import ZoneHistory, subtree_end
+from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views, views_running
 from omxfs.errors import InvalidInput, NotFound, OSFailure, StoreCorrupt

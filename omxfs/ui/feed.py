@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from omxfs.checkpoints.manifest import load_manifest
+from omxfs.checkpoints.manifest import load_head
 from omxfs.errors import OmxError
 from omxfs.store.layout import (
     AGENTS,
@@ -321,16 +321,16 @@ class Feed:
             if not MANIFEST.fullmatch(entry.name) or f"checkpoint:{entry.path}" in self._seen:
                 continue
             try:
-                manifest = load_manifest(_read(entry.path), entry.path)
+                head = load_head(_read(entry.path), entry.path)  # its entries are not shown
             except (OSError, OmxError):
                 continue
-            note = f": {manifest.message}" if manifest.message else ""
+            note = f": {head.get('message')}" if head.get("message") else ""
             yield Event(
-                epoch_of(manifest.time, 0.0),
+                epoch_of(head.get("time"), 0.0),
                 "checkpoint",
-                manifest.by,
+                str(head.get("by")),
                 f"{AGENTS}/{zone}",
-                f"checkpoint {manifest.number} of {zone} ({manifest.changed} change(s)){note}",
+                f"checkpoint {head.get('number')} of {zone} ({head.get('changed', 0)} change(s)){note}",
                 link(f"/checkpoints/{zone}"),
                 f"checkpoint:{entry.path}",
             )
