@@ -18,7 +18,10 @@ Rows, each the best of ``--repeat`` rounds (each round a fresh workspace and rep
 - ``diff``: ``diff`` of the 10 changed files vs ``git status && git diff``;
 - ``*_new_process``: a view start and a diff as a new process makes them (``omxfs run``, ``omxfs diff``): the latest
   manifest read from its file, where this process would have kept it parsed;
-- ``restore``: restore of those 10 paths vs ``git checkout -- PATHS``.
+- ``restore``: restore of those 10 paths vs ``git checkout -- PATHS``;
+- ``lstat_every_entry``: an lstat of every entry of the zone and nothing else, the floor of any checkpoint or diff
+  that finds what changed by looking at every file; against ``git status && git diff``, which stats the tree but not
+  the nested ``.git`` (a separate repository to git).
 
 Prints a table, then one JSON line with every number. ``--profile``: each round's incremental checkpoint, diff and
 restore are also run under cProfile (their times then count the profiler's cost too: read the table of a run
@@ -31,6 +34,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import shutil
 import subprocess
@@ -46,7 +50,7 @@ sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
 from bench_real_inputs import make_tarball  # noqa: E402
 
-from omxfs.checkpoints import ZoneHistory, diff, restore  # noqa: E402
+from omxfs.checkpoints import ZoneHistory, blobs, diff, restore, syscalls  # noqa: E402
 from omxfs.checkpoints.history import forget_parsed_manifests  # noqa: E402
 from omxfs.store import Workspace  # noqa: E402
 
@@ -56,6 +60,43 @@ CHANGED = 10
 
 def sh(*args: str, cwd: Path) -> None:
     subprocess.run(args, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def git_commit(cwd: Path, message: str) -> None:
+    """``git add -A && git commit``, as a user runs it."""
+    sh(*GIT, "add", "-A", cwd=cwd)
+    sh(*GIT, "commit", "-q", "-m", message, cwd=cwd)
+
+
+def git_status_and_diff(cwd: Path) -> None:
+    sh("git", "status", cwd=cwd)
+    sh("git", "--no-pager", "diff", cwd=cwd)
+
+
+def lstat_every_entry(tree: Path) -> int:
+    """lstat every entry below ``tree``, each relative to its directory's descriptor, and nothing else: the floor of
+    any scan that looks at every file (a diff or checkpoint that finds changes by stat)."""
+    count = 0
+    todo = [os.open(tree, os.O_RDONLY | os.O_DIRECTORY)]
+    while todo:
+        fd = todo.pop()
+        with os.scandir(fd) as found:
+            names = [(e.name, e.is_dir(follow_symlinks=False)) for e in found]
+        for name, is_dir in names:
+            os.stat(name, dir_fd=fd, follow_symlinks=False)
+            count += 1
+            if is_dir:
+                todo.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd))
+        os.close(fd)
+    return count
+
+
+def without_fsync() -> None:
+    """Make this process's fsyncs and syncfs do nothing (``--without-fsync``): what checkpoints cost without the
+    durability git 2.39 does not pay for either (its ``core.fsync`` default syncs nothing in a commit or checkout)."""
+    os.fsync = lambda fd: None
+    for module in (syscalls, blobs):  # blobs calls the syncfs it imported
+        setattr(module, "syncfs", lambda path: None)  # noqa: B010  (blobs does not export the name to mypy)
 
 
 #: where ``--profile`` gathers the profiles of the rows it names, over every round
@@ -100,9 +141,7 @@ def one_round(base: Path, tarball: Path) -> dict[str, float]:
     out: dict[str, float] = {}
 
     out["first_checkpoint"], first = timed(lambda: history.make("bench", "first"))
-    out["git_first_commit"], _ = timed(
-        lambda: sh(*GIT, "add", "-A", cwd=yard) or sh(*GIT, "commit", "-q", "-m", "1", cwd=yard)
-    )
+    out["git_first_commit"], _ = timed(lambda: git_commit(yard, "1"))
     out["zone_entries"] = len(first.entries)
 
     files = sorted(str(p.relative_to(zone)) for p in zone.rglob("*.py") if ".git" not in p.parts)[::97][:CHANGED]
@@ -111,9 +150,7 @@ def one_round(base: Path, tarball: Path) -> dict[str, float]:
     out["incremental_checkpoint"], second = timed(lambda: history.make("bench", "ten changed"), "incremental")
     out["incremental_bytes_added"] = second.bytes_added
     out["incremental_manifest_bytes"] = (history.manifests_dir / f"{second.number}.json").stat().st_size
-    out["git_incremental_commit"], _ = timed(
-        lambda: sh(*GIT, "add", "-A", cwd=yard) or sh(*GIT, "commit", "-q", "-m", "2", cwd=yard)
-    )
+    out["git_incremental_commit"], _ = timed(lambda: git_commit(yard, "2"))
 
     change(zone, files)
     out["view_start_checkpoint_10_changed"], _ = timed(lambda: history.make("bench", "view", only_if_changed=True))
@@ -131,10 +168,9 @@ def one_round(base: Path, tarball: Path) -> dict[str, float]:
     out["diff_10_changed"], result = timed(lambda: diff(history), "diff")
     forget_parsed_manifests()
     out["diff_new_process_10_changed"], _ = timed(lambda: diff(ZoneHistory(ws, "bench")))
+    out["lstat_every_entry"], _ = timed(lambda: lstat_every_entry(zone))
     assert len(result.modified) == len(files), result.modified
-    out["git_status_and_diff"], _ = timed(
-        lambda: sh("git", "status", cwd=yard) or sh("git", "--no-pager", "diff", cwd=yard)
-    )
+    out["git_status_and_diff"], _ = timed(lambda: git_status_and_diff(yard))
     last = history.latest()
     assert last is not None
     out["restore_10_paths"], _ = timed(lambda: restore(history, "bench", last.number, tuple(files)), "restore")
@@ -147,6 +183,7 @@ RATIOS = (
     ("incremental checkpoint / git commit", "incremental_checkpoint", "git_incremental_commit", "<= 0.5"),
     ("diff / git status && git diff", "diff_10_changed", "git_status_and_diff", "<= 0.5"),
     ("restore 10 paths / git checkout", "restore_10_paths", "git_checkout_10_paths", "<= 1"),
+    ("lstat of every entry / git status && diff", "lstat_every_entry", "git_status_and_diff", "(the floor of a scan)"),
 )
 
 
@@ -164,7 +201,15 @@ def main(argv: list[str] | None = None) -> int:
         default="tottime",
         help="Order the profiles by time in each function itself, or with what it calls (where each phase goes).",
     )
+    parser.add_argument(
+        "--without-fsync",
+        action="store_true",
+        help="Checkpoints without their fsyncs (never do that for real): how much of each gap is durability.",
+    )
     args = parser.parse_args(argv)
+    if args.without_fsync:
+        without_fsync()
+        print("WITHOUT FSYNC: checkpoints, restores and the audit are not made durable in this run")
     if args.profile:
         PROFILES.update(incremental=cProfile.Profile(), diff=cProfile.Profile(), restore=cProfile.Profile())
     top = Path(tempfile.mkdtemp(prefix="bench-checkpoint-", dir=args.dir))

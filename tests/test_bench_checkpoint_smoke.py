@@ -24,6 +24,7 @@ TIMES = {
     "view_start_checkpoint_unchanged",
     "diff_10_changed",
     "git_status_and_diff",
+    "lstat_every_entry",
     "restore_10_paths",
     "git_checkout_10_paths",
 }
@@ -48,6 +49,7 @@ def test_bench_checkpoint_runs_tiny_and_reports_every_measure(tmp_path: Path) ->
         "incremental checkpoint / git commit",
         "diff / git status && git diff",
         "restore 10 paths / git checkout",
+        "lstat of every entry / git status && diff",
     }
     assert report["bytes_ratio"] == 1.0  # the ten files' new contents, nothing else
     assert any(line.startswith("incremental checkpoint / git commit") for line in lines)
