@@ -39,6 +39,7 @@ from pathlib import Path
 from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.history import ZoneHistory, subtree_end
+from omxfs.checkpoints.links import link_across
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views, views_running
@@ -195,7 +196,10 @@ def _build_path(history: ZoneHistory, target: Manifest, rel: str, work: Path, sl
             if first is None:
                 raise StoreCorrupt(f"{e.path}: a link to {e.link}, which checkpoint {target.number} lacks")
             outside["/" + e.link] = first
-    return _build(history, rebased, work, outside)
+    built = _build(history, rebased, work, outside)
+    # and a link again, where the other name still holds the checkpoint's file
+    link_across(history.zone_dir, target, rel, entries, work / slot)
+    return built
 
 
 def _place_path(history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, built: Path) -> None:

@@ -5,6 +5,7 @@ what changed elsewhere since the last checkpoint stays as it is."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -161,8 +162,69 @@ def test_a_nested_path_with_a_second_name_of_a_file_outside_its_parent_gets_that
     os.unlink(zone / "d/aa/second.txt")
     (zone / "d/aa/second.txt").write_text("replaced\n")
     restore(history, "alice", made.number, ("d/aa",))
-    assert (zone / "d/aa/second.txt").read_text() == "the content\n"  # a file of its own: b/ was not restored
+    assert (zone / "d/aa/second.txt").read_text() == "the content\n"
     assert (zone / "b/first.txt").read_text() == "the content\n"
+    # b/first.txt is still the checkpoint's file: the restored name is its link again
+    assert os.stat(zone / "d/aa/second.txt").st_ino == os.stat(zone / "b/first.txt").st_ino
+
+
+def test_restoring_one_name_of_a_hard_link_after_sed_i_gives_back_the_link(ws: Workspace) -> None:
+    """`sed -i` replaces the file it edits by a new one: the other name keeps the old content, and a restore of the
+    edited name makes it that file's link again, exactly as the checkpoint had it (link count included)."""
+    zone = ws.root / "agents/alice"
+    (zone / "src").mkdir()
+    (zone / "src/config.ini").write_text("mode = safe\n")
+    os.link(zone / "src/config.ini", zone / "config.ini")  # the first name outside src/, in walk order
+    (zone / "src/also.ini").write_text("x\n")
+    os.link(zone / "src/config.ini", zone / "src/again.ini")  # a third name, restored too
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    expected = tree_state(zone)
+    subprocess.run(["sed", "-i", "s/safe/reckless/", str(zone / "src/config.ini")], check=True)
+    subprocess.run(["sed", "-i", "s/safe/reckless/", str(zone / "src/again.ini")], check=True)
+    assert os.stat(zone / "config.ini").st_nlink == 1
+    restore(history, "alice", made.number, ("src",))
+    assert tree_state(zone) == expected
+    inodes = {os.stat(zone / name).st_ino for name in ("config.ini", "src/config.ini", "src/again.ini")}
+    assert len(inodes) == 1 and os.stat(zone / "config.ini").st_nlink == 3
+
+
+def test_a_name_outside_that_changed_too_is_left_alone_and_the_restored_one_is_its_own_file(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    (zone / "a").mkdir()
+    (zone / "a/f.txt").write_text("v1\n")
+    os.link(zone / "a/f.txt", zone / "g.txt")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    (zone / "a/f.txt").write_text("v2 in place, through both names\n")
+    restore(history, "alice", made.number, ("a/f.txt",))
+    assert (zone / "a/f.txt").read_text() == "v1\n"
+    assert (zone / "g.txt").read_text() == "v2 in place, through both names\n"  # not restored
+    assert os.stat(zone / "a/f.txt").st_ino != os.stat(zone / "g.txt").st_ino
+
+
+def test_a_link_is_never_made_to_a_file_outside_the_zone_through_a_symlink(ws: Workspace, tmp_path: Path) -> None:
+    """The other name's directory replaced by a symlink to a same-content file elsewhere: the restore does not
+    link the zone's name to that file."""
+    zone = ws.root / "agents/alice"
+    (zone / "keep").mkdir()
+    (zone / "keep/secret.txt").write_text("same\n")
+    (zone / "r").mkdir()
+    os.link(zone / "keep/secret.txt", zone / "r/copy.txt")
+    history = ZoneHistory(ws, "alice")
+    made = history.make("alice")
+    assert made is not None
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.rename(zone / "keep/secret.txt", elsewhere / "secret.txt")  # the same inode, now outside the zone
+    os.rmdir(zone / "keep")
+    os.symlink(elsewhere, zone / "keep")
+    (zone / "r/copy.txt").unlink()
+    restore(history, "alice", made.number, ("r",))
+    assert (zone / "r/copy.txt").read_text() == "same\n"
+    assert os.stat(zone / "r/copy.txt").st_ino != os.stat(elsewhere / "secret.txt").st_ino
 
 
 def test_a_path_below_a_parent_that_is_a_symlink_now_is_refused_and_nothing_is_written_outside(
