@@ -25,7 +25,7 @@ __all__ = ["CODE_PROMPT", "Ask", "code_problem", "fixed_code", "with_working_cod
 #: asks the model for a step's code: ``ask(messages, step_id)``, the reply's text (None: the request failed)
 Ask = Callable[[list[dict[str, str]], int], str | None]
 
-#: the names code may use without defining them: the builtins and the step's input (``tools.python.INPUT_LINE``)
+#: the names code may use without defining them: the builtins and the step's input (``tools.python.BOOT``)
 _GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
 #: requests for one step's code: the first, and one with the problem of the code it gave
 ATTEMPTS = 2

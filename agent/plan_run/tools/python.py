@@ -24,9 +24,14 @@ NO_SHARED_NAMES = (
 )
 
 
-#: the line before a step's code that gives it its input: read from standard input, so that an earlier step's
-#: output of any size travels as data (a file descriptor), never as code or an argument
-INPUT_LINE = "INPUT = __import__('sys').stdin.read()\n"
+#: what runs a step's code (given as the argument after it) with ``INPUT`` defined: the input is read from standard
+#: input, so that an earlier step's output of any size travels as data (a file descriptor), never as code or an
+#: argument. The code is compiled on its own, so a traceback names its lines as the model wrote them (a line put
+#: before the code shifted every number by one, and the model was shown those when asked to fix its code).
+BOOT = (
+    "import sys; exec(compile(sys.argv.pop(1), '<code>', 'exec'), "
+    "{'__name__': '__main__', '__builtins__': __builtins__, 'INPUT': sys.stdin.read()})"
+)
 
 
 def python(inputs: PythonInput, ctx: ToolContext) -> ToolResult:
@@ -35,7 +40,7 @@ def python(inputs: PythonInput, ctx: ToolContext) -> ToolResult:
     assert not isinstance(inputs.input, Ref), "references are resolved first"
     result = run_sandboxed(
         ctx,
-        ["python", "-c", INPUT_LINE + inputs.code],
+        ["python", "-c", BOOT, inputs.code],
         inputs.timeout or ctx.default_timeout,
         "python",
         stdin=inputs.input or "",

@@ -189,6 +189,17 @@ def test_TC_Tool_004_python_error_is_reported(sandboxed: ToolContext) -> None:
     assert "sees no variable of another step" in (result.hint or "")  # what the model hears when it re-plans
 
 
+def test_a_python_traceback_names_the_lines_as_the_code_has_them(sandboxed: ToolContext) -> None:
+    result = run_tool(PythonInput(code="total = 0\nfor n in [1, 0]:\n    total += 1 / n\n", input="x"), sandboxed)
+    assert not result.ok and 'File "<code>", line 3, in <module>' in result.details["stderr"]
+    assert "ZeroDivisionError" in (result.error or "")
+    broken = run_tool(PythonInput(code="x = 1\nprint(x\n"), sandboxed)
+    assert 'File "<code>", line 2' in broken.details["stderr"] and "SyntaxError" in (broken.error or "")
+    code = "import sys\nprint(INPUT.upper(), len(sys.argv), __name__)"
+    given = run_tool(PythonInput(code=code, input="hi"), sandboxed)
+    assert given.ok and given.output == "HI 1 __main__\n"  # the code's own argv: ['-c'], as before
+
+
 def test_a_python_error_of_another_kind_keeps_the_general_hint(sandboxed: ToolContext) -> None:
     result = run_tool(PythonInput(code="int('x')"), sandboxed)
     assert not result.ok and "ValueError" in (result.error or "")
