@@ -7,7 +7,8 @@
     │                        two renames of a filesystem without RENAME_EXCHANGE): moved into place
     └── stale-view           the record of a view whose process is gone
     corruption (reported)
-    ├── bad-manifest         a manifest that does not parse, or names another checkpoint or zone
+    ├── bad-manifest         a manifest that does not parse, names another checkpoint or zone, or is written
+    │                        against a checkpoint that is gone (``manifest.DELTA_FORMAT``)
     ├── missing-blob         a manifest names a blob that is not there
     └── bad-blob             a blob whose content is not its name's sha256, or a file in blobs/ that is no blob
 
