@@ -51,6 +51,7 @@ def test_bench_checkpoint_runs_tiny_and_reports_every_measure(tmp_path: Path) ->
         "restore 10 paths / git checkout",
         "lstat of every entry / git status && diff",
     }
+    assert set(report["median_ratios"]) == set(report["ratios"])  # each round's own ratio, their median
     assert report["bytes_ratio"] == 1.0  # the ten files' new contents, nothing else
     assert any(line.startswith("incremental checkpoint / git commit") for line in lines)
     # --profile: where the incremental checkpoint, the diff and the restore spent their time
