@@ -99,6 +99,9 @@ def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, ac
             pinned = Snapshots(ws).checkpoints_named(name)
             pruned = history.prune(_actor(ws, actor), prune, pinned)
             kept = f"; kept {len(pinned)} that snapshots name" if pinned else ""
+            if pruned.bases:
+                shown = ", ".join(map(str, pruned.bases))
+                kept += f"; kept {shown}: newer ones are written as what changed since"
             click.echo(
                 f"removed {len(pruned.manifests)} checkpoint(s) and {pruned.blobs} blob(s) ({_size(pruned.bytes)})"
                 + kept,

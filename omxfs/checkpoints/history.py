@@ -96,6 +96,7 @@ class Pruned:
     manifests: list[int]
     blobs: int
     bytes: int
+    bases: list[int]  # older than the newest KEEP, kept: a kept checkpoint is written against it
 
 
 def subtree_end(entries: Sequence[Entry], start: int) -> int:
@@ -459,13 +460,14 @@ class ZoneHistory:
             with contextlib.suppress(NotFound):  # pruned meanwhile by another prune
                 bases.add(self.load(number).base)
         gone = [number for number in candidates if number not in bases]
+        kept_bases = [number for number in candidates if number in bases]
         for number in gone:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.manifests_dir / manifest_name(number))
         blobs, freed = self.remove_unreferenced(time.time() - PRUNE_GRACE)
         if gone:
             self.ws.audit(actor, f"prune checkpoints {gone[0]}..{gone[-1]}", f"{AGENTS}/{self.zone}")
-        return Pruned(gone, blobs, freed)
+        return Pruned(gone, blobs, freed, kept_bases)
 
     def referenced(self) -> set[str]:
         names: set[str] = set()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
+from omxfs.checkpoints.scan import RACY_NS
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import omxfs
 from tests.fuse.conftest import Mount, clean_env
@@ -67,3 +69,19 @@ def test_a_path_the_checkpoint_does_not_hold_is_said_to_be_removed(ws: Workspace
     done = omxfs("restore", str(ws.root), "alice", "1", "conf/app.ini", "old.txt", "--as", "alice")
     assert "not in checkpoint 1, so removed: conf/app.ini\n" in done.stderr
     assert not (zone / "conf/app.ini").exists() and (zone / "old.txt").read_text() == "old\n"
+
+
+def test_a_prune_says_which_older_checkpoints_it_kept_and_why(ws: Workspace) -> None:
+    zone = ws.root / "agents/alice"
+    for n in range(20):
+        (zone / f"f{n}.txt").write_text(f"{n}\n")
+    time.sleep(RACY_NS / 1e9 + 0.05)  # else the second checkpoint reads them all again: too much for a delta
+    omxfs("checkpoint", str(ws.root), "--as", "alice")
+    for n in range(3):
+        (zone / "f0.txt").write_text(f"state {n}\n")
+        omxfs("checkpoint", str(ws.root), "--as", "alice")
+    pruned = omxfs("checkpoints", str(ws.root), "alice", "--prune", "1", "--as", "alice")
+    assert "removed 2 checkpoint(s)" in pruned.stderr
+    assert "kept 1: newer ones are written as what changed since" in pruned.stderr
+    listed = json.loads(omxfs("checkpoints", str(ws.root), "alice", "--json").stdout)
+    assert [c["id"] for c in listed] == ["1", "4"]

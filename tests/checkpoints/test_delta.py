@@ -124,7 +124,7 @@ def test_a_prune_keeps_the_checkpoint_a_kept_one_is_written_against(ws: Workspac
         history.make("alice", f"state {n}")
     assert [_fresh(history, n).base for n in (2, 3, 4)] == [1, 1, 1]
     pruned = history.prune("alice", 1)
-    assert pruned.manifests == [2, 3]  # 1 stays: 4 is written against it
+    assert pruned.manifests == [2, 3] and pruned.bases == [1]  # 1 stays: 4 is written against it
     assert history.numbers() == [1, 4]
     assert _fresh(history, 4).by_path()["d0/f0.txt"].size == len("state 2\n")
     assert not fsck(ws).corrupt  # the pruned ones' blobs are younger than the grace: debris, kept
