@@ -426,17 +426,22 @@ _END = "\n]}\n"
 
 
 def _entries_by_line(text: str) -> tuple[dict[str, Any], list[Entry]] | None:
-    """The head and entries of a manifest laid out as ``dump`` writes it, each entry parsed from its own line and
-    keeping it (a checkpoint made on this one rewrites only the lines that changed); None for another layout."""
+    """The head and entries of a manifest laid out as ``dump`` writes it, each entry keeping its own line (a
+    checkpoint made on this one rewrites only the lines that changed); None for another layout. The entries are
+    parsed in one call, not one a line: that was half the time of a new process's first read of a manifest."""
     cut = text.find(_ENTRIES)
     if cut == -1 or not text.endswith(_END):
         return None
     try:
         head = json.loads(text[:cut] + "}")
         body = text[cut + len(_ENTRIES) : -len(_END)]
+        lines = body.split(",\n") if body else []
+        parsed = json.loads("[" + body + "]")
+        if len(parsed) != len(lines):
+            return None
         entries = []
-        for line in body.split(",\n") if body else ():
-            entry = Entry.from_json(json.loads(line))
+        for raw, line in zip(parsed, lines, strict=True):
+            entry = Entry.from_json(raw)
             entry.__dict__["json_line"] = line
             entries.append(entry)
     except ValueError:
