@@ -18,10 +18,12 @@ leaves the earlier checkpoints whole and at most blobs no manifest names (``fsck
 A checkpoint of some paths only (``make_paths``, what a restore of those paths replaces) walks just those: its
 manifest is the latest one with those subtrees as they are now, and its ``paths`` say what it vouches for.
 
-Nothing is rewritten in place; a manifest is removed only by a prune, which keeps the newest KEEP and then removes
-the blobs that no remaining manifest names and that are older than ``PRUNE_GRACE`` (a checkpoint being made may
-have written them and not yet its manifest). The blobs a checkpoint reuses are those of the latest checkpoint,
-which a prune always keeps (KEEP >= 1).
+A manifest that changes few entries is written as what differs from an earlier one written whole, its base
+(``manifest.as_delta``); reading it reads the base too. Nothing is rewritten in place; a manifest is removed only by
+a prune, which keeps the newest KEEP and the bases of those it keeps, and then removes the blobs that no remaining
+manifest names and that are older than ``PRUNE_GRACE`` (a checkpoint being made may have written them and not yet
+its manifest). The blobs a checkpoint reuses are those of the latest checkpoint, which a prune always keeps
+(KEEP >= 1).
 
 Who may: the zone's owner, or a supervisor (audited, as every supervisor's change to another zone). Anyone who may
 read the zone may list, read and diff its checkpoints.
