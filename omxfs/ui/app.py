@@ -17,6 +17,11 @@ event it was rendered after (``data-cursor``) and asks its stream for what came 
 reconnect the browser's ``Last-Event-ID``: each event's ``id`` is its number). The stream takes those events and
 registers its queue under the lock the poll adds under, so every event is either in the replay or in the queue; one
 in both (added before the replay was taken, queued after) is sent once, by its number.
+
+The numbers are this server's: another one (``omxfs ui`` started again) finds the store's events anew and numbers
+them its own way, the events of files removed meanwhile gone. So a cursor and an id carry the server's ``epoch``
+(``EPOCH-N``), and a page rendered by another server is told to load itself again, where its cursor would have
+been taken for one of this server's and left it without what it missed.
 """
 
 from __future__ import annotations
@@ -73,6 +78,16 @@ class State:
     lists: Lists
     queues: set[asyncio.Queue[list[Arrival]]] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    epoch: str = field(default_factory=lambda: secrets.token_hex(4))  # this server's, in every cursor and id
+
+    def mark(self, number: int) -> str:
+        """Event ``number`` as a cursor or an event's id: ``EPOCH-N``."""
+        return f"{self.epoch}-{number}"
+
+    def number_of(self, mark: str) -> int | None:
+        """The number a cursor or id of this server marks; None for another server's (or none at all)."""
+        epoch, _, number = mark.rpartition("-")
+        return int(number) if epoch == self.epoch and number.isdecimal() else None
 
     def may_act(self) -> bool:
         return self.actor is not None and self.ws.is_supervisor(self.actor)
@@ -124,7 +139,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         """``context`` may hold the page's ``cursor`` (``State.cursor``, taken before its reading); else it is now."""
         nonce = secrets.token_urlsafe(16)
-        context.setdefault("cursor", state.cursor())
+        context["cursor"] = state.mark(context.get("cursor", state.cursor()))
         body = env.get_template(name).render(
             request=request,
             nonce=nonce,
@@ -196,32 +211,36 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
 
         return await threaded(request, "activity.html", read)
 
-    def cursor_of(request: Request) -> int | None:
-        """Where the stream resumes: the browser's ``Last-Event-ID`` on a reconnect, else the page's ``after``."""
+    def cursor_of(request: Request) -> tuple[int | None, bool]:
+        """Where the stream resumes: the browser's ``Last-Event-ID`` on a reconnect, else the page's ``after``; and
+        whether one was given that this server did not make (a page of another ``omxfs ui``: it loads itself
+        again)."""
         given = request.headers.get("last-event-id") or request.query_params.get("after", "")
-        return int(given) if given.isdecimal() else None
+        number = state.number_of(given)
+        return number, bool(given) and number is None
 
     async def events(request: Request) -> Response:
-        """Server-sent events, each event's ``id`` its number: first every event after the page's cursor, then
-        ``ready``, then the new ones as the feed finds them; ``feed`` with a rendered row per event the page's filter
-        keeps, ``tick`` after each batch (pages that show a state, not a list, reload it), ``reload`` where the
-        events after the cursor are no longer all kept (the page loads itself again)."""
+        """Server-sent events, each event's ``id`` its number (``State.mark``): first every event after the page's
+        cursor, then ``ready``, then the new ones as the feed finds them; ``feed`` with a rendered row per event the
+        page's filter keeps, ``tick`` after each batch (pages that show a state, not a list, reload it), ``reload``
+        where the events after the cursor are no longer all kept, or the cursor is another server's (the page loads
+        itself again)."""
         keep = activity_filter(request)
         row = env.get_template("row.html")
-        cursor = cursor_of(request)
+        cursor, stale = cursor_of(request)
 
         def batch_events(batch: list[Arrival]) -> Iterator[ServerSentEvent]:
             for seq, event in batch:
                 if keep.keeps(event):
-                    yield ServerSentEvent(event="feed", data=row.render(e=event), id=str(seq))
-            yield ServerSentEvent(event="tick", data=str(len(batch)), id=str(batch[-1].seq))
+                    yield ServerSentEvent(event="feed", data=row.render(e=event), id=state.mark(seq))
+            yield ServerSentEvent(event="tick", data=str(len(batch)), id=state.mark(batch[-1].seq))
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
             # registered once the stream runs: a request that ends before leaves no queue behind to fill
             replay, sent, queue = state.listen(cursor)
             try:
-                if replay is None:
-                    yield ServerSentEvent(event="reload", data="", id=str(sent))
+                if replay is None or stale:
+                    yield ServerSentEvent(event="reload", data="", id=state.mark(sent))
                 elif replay:
                     for sse in batch_events(replay):
                         yield sse

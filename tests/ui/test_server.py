@@ -188,11 +188,30 @@ def test_a_write_through_a_mount_reaches_the_open_event_stream(mount: Callable[.
 
 
 @dataclass(frozen=True)
+class Mark:
+    """A cursor or an event's id: the server's epoch and the event's number (``EPOCH-N``)."""
+
+    epoch: str
+    number: int
+
+    @classmethod
+    def parse(cls, text: str) -> Mark:
+        epoch, _, number = text.rpartition("-")
+        return cls(epoch, int(number))
+
+    def __add__(self, later: int) -> Mark:
+        return Mark(self.epoch, self.number + later)
+
+    def __str__(self) -> str:
+        return f"{self.epoch}-{self.number}"
+
+
+@dataclass(frozen=True)
 class Sent:
     """One server-sent event as it came over the wire."""
 
     kind: str
-    id: int | None  # ready has none
+    id: Mark | None  # ready has none
     data: str
 
 
@@ -203,7 +222,7 @@ def _next_event(stream: http.client.HTTPResponse) -> Sent:
         assert line, "the stream ended"
         text = line.decode().rstrip("\r\n")
         if not text and fields:
-            numbered = int(fields["id"][0]) if "id" in fields else None
+            numbered = Mark.parse(fields["id"][0]) if "id" in fields else None
             return Sent(fields["event"][0], numbered, "\n".join(fields.get("data", [])))
         if text and not text.startswith(":"):  # ":" opens a comment (the keep-alive ping)
             name, _, value = text.partition(": ")
@@ -215,7 +234,7 @@ def _until_ready(stream: http.client.HTTPResponse) -> list[Sent]:
     sent = [_next_event(stream)]
     while sent[-1].kind != "ready":
         sent.append(_next_event(stream))
-    numbered = [e.id or 0 for e in sent if e.kind == "feed"]
+    numbered = [e.id.number if e.id else 0 for e in sent if e.kind == "feed"]
     assert numbered == sorted(set(numbered)), "an event sent twice or out of order"
     return sent
 
@@ -230,15 +249,15 @@ def _open_stream(
     return connection, stream
 
 
-def _activity(server: Server) -> tuple[str, int]:
+def _activity(server: Server) -> tuple[str, Mark]:
     """The Activity page as rendered now, and its cursor (the number of the newest event it was rendered with)."""
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     connection.request("GET", "/activity", headers=signed_in(server))
     page = connection.getresponse().read().decode()
     connection.close()
-    found = re.search(r'data-cursor="(\d+)"', page)
+    found = re.search(r'data-cursor="([0-9a-f]+-\d+)"', page)
     assert found, "the page carries no cursor"
-    return page, int(found.group(1))
+    return page, Mark.parse(found.group(1))
 
 
 def _committed(ws: Workspace, server: Server, agent: str, name: str) -> None:
@@ -255,6 +274,35 @@ def _replayed(server: Server, path: str) -> list[Sent]:
         return _until_ready(stream)
     finally:
         connection.close()
+
+
+def test_a_page_of_another_server_is_told_to_load_itself_again(served: tuple[Workspace, Server]) -> None:
+    """``omxfs ui`` started again numbers the store's events anew (those of files removed meanwhile gone): a page
+    of the first server, left open, must not take the second's numbers for its own and miss what came since."""
+    ws, first = served
+    _, cursor = _activity(first)
+    _committed(ws, first, "alice", "seen.md")
+    got = _replayed(first, f"/events?after={cursor}")
+    last = got[1].id
+    assert last is not None and last.epoch == cursor.epoch
+    second = start_ui(ws.root)
+    try:
+        _committed(ws, second, "bob", "after-the-restart.md")
+        _, own = _activity(second)
+        assert own.epoch != cursor.epoch
+        for path, headers in (
+            (f"/events?after={cursor}", {}),  # the page's cursor
+            (f"/events?after={cursor}", {"Last-Event-ID": str(last)}),  # its stream's reconnect
+            (f"/events?after={cursor.number}", {}),  # a page of an omxfs ui before epochs
+        ):
+            connection, stream = _open_stream(second, path, headers)
+            try:
+                assert [e.kind for e in _until_ready(stream)] == ["reload", "ready"], (path, headers)
+            finally:
+                connection.close()
+        assert [e.kind for e in _replayed(second, f"/events?after={own}")] == ["ready"]  # its own page: as ever
+    finally:
+        second.stop()
 
 
 def test_an_event_found_between_a_page_and_its_stream_is_sent_by_the_stream(
