@@ -49,7 +49,7 @@ from omxfs.checkpoints.blobs import BlobStore
 from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, as_delta, load_manifest, walk_key, whole
 from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
-from omxfs.store.atomic import NO_LINK, create_exclusive, read_with_stat, sync_dir
+from omxfs.store.atomic import NO_LINK, create_exclusive, exists, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
 from omxfs.store.records import utc_now
 from omxfs.store.workspace import Workspace
@@ -163,14 +163,6 @@ def compare(old: Mapping[str, Entry], new: Sequence[Entry]) -> tuple[int, list[E
             differ += 1
     removed = len(old) - (len(new) - added)  # the paths of ``old`` that ``new`` lacks
     return differ + added + removed, made
-
-
-def _exists(name: str, dir_fd: int) -> bool:
-    try:
-        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True
 
 
 #: what ``Entry.same_node`` compares, fetched in C
@@ -388,7 +380,8 @@ class ZoneHistory:
         its name (``atomic.create_exclusive``'s rule: the next number if another writer took it)."""
         fd = os.open(self.manifests_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            if manifest.base is not None and not _exists(manifest_name(manifest.base), fd):
+            base = manifest.base
+            if base is not None and not exists(self.manifests_dir, PurePosixPath(manifest_name(base))):
                 manifest = whole(manifest)  # its base was pruned meanwhile (a prune keeps only the bases it sees)
             staged = self._stage(manifest.dump_parts())
             try:

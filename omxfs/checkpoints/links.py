@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from omxfs.checkpoints.manifest import FILE, Entry, Manifest
+from omxfs.checkpoints.manifest import FILE, Entry, Manifest, within
 from omxfs.checkpoints.scan import scan_paths
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+from omxfs.errors import OmxError
+from omxfs.store.atomic import open_dir
 
 
 def link_across(zone_dir: Path, target: Manifest, rel: str, subtree: Sequence[Entry], built: Path) -> int:
@@ -33,9 +33,9 @@ def link_across(zone_dir: Path, target: Manifest, rel: str, subtree: Sequence[En
     for entry in subtree:
         if entry.type == FILE:
             inside.setdefault(entry.link or entry.path, []).append(entry.path)
-    outside: dict[str, list[str]] = {first: [first] for first in inside if not _within(first, rel)}
+    outside: dict[str, list[str]] = {first: [first] for first in inside if not within(first, rel)}
     for entry in target.linked:
-        if entry.link in inside and not _within(entry.path, rel):
+        if entry.link in inside and not within(entry.path, rel):
             outside.setdefault(entry.link, []).append(entry.path)
     linked = 0
     for first, others in outside.items():
@@ -56,8 +56,9 @@ def _link_if_same(zone_dir: Path, other: str, wanted: Entry, names: list[Path]) 
     if not found or found[0].type != FILE or not found[0].same_node(wanted):
         return False
     parent, _, name = other.rpartition("/")
-    fd = _open_dir(zone_dir, parent)
-    if fd is None:
+    try:
+        fd = open_dir(zone_dir, parent or ".")  # never through a symlink
+    except OmxError:
         return False
     try:
         for built in names:
@@ -76,23 +77,5 @@ def _link_if_same(zone_dir: Path, other: str, wanted: Entry, names: list[Path]) 
     return True
 
 
-def _open_dir(zone_dir: Path, path: str) -> int | None:
-    """The zone's directory ``path`` ("" for the zone), opened without following a symlink; None if it is none."""
-    fd = os.open(zone_dir, _DIR_FLAGS)
-    for part in path.split("/") if path else ():
-        try:
-            inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        except OSError:
-            os.close(fd)
-            return None
-        os.close(fd)
-        fd = inner
-    return fd
-
-
 def _built_path(built: Path, rel: str, name: str) -> Path:
     return built if name == rel else built / name[len(rel) + 1 :]
-
-
-def _within(path: str, rel: str) -> bool:
-    return path == rel or path.startswith(rel + "/")

@@ -35,6 +35,8 @@ from omxfs.errors import StoreCorrupt
 FORMAT = 1
 #: a checkpoint written as what differs from its base (``Manifest.base``); a reader of format 1 only refuses it
 DELTA_FORMAT = 2
+#: the formats a reader takes
+FORMATS = (FORMAT, DELTA_FORMAT)
 #: a delta holding more than this share of the checkpoint's entries is written whole instead
 LARGEST_DELTA = 0.25
 #: 2: a directory's stat is taken before it is listed, so a name added meanwhile moves the ctime recorded and the
@@ -325,6 +327,11 @@ def walk_key(path: str) -> tuple[str, ...]:
     return () if path == "." else tuple(path.split("/"))
 
 
+def within(path: str, rel: str) -> bool:
+    """Whether ``path`` is ``rel`` or below it."""
+    return path == rel or path.startswith(rel + "/")
+
+
 @dataclass(frozen=True)
 class Delta:
     """What a checkpoint written against a base holds (``DELTA_FORMAT``)."""
@@ -456,7 +463,7 @@ def load_head(raw: bytes, where: str) -> dict[str, Any]:
     cut = text.find(_ENTRIES)
     try:
         head = json.loads(text[:cut] + "}") if cut != -1 else json.loads(text)
-        if not isinstance(head, dict) or head.get("format") not in (FORMAT, DELTA_FORMAT):
+        if not isinstance(head, dict) or head.get("format") not in FORMATS:
             raise ValueError("not a checkpoint manifest")
         head.pop("entries", None)
         return head
@@ -477,7 +484,7 @@ def load_manifest(raw: bytes, where: str, base_of: Callable[[int], Manifest] | N
             if not isinstance(data, dict):
                 raise ValueError("not a checkpoint manifest")
             entries = [Entry.from_json(e) for e in data["entries"]]
-        if not isinstance(data, dict) or data.get("format") not in (FORMAT, DELTA_FORMAT):
+        if not isinstance(data, dict) or data.get("format") not in FORMATS:
             raise ValueError(f"not a checkpoint manifest of format {FORMAT} or {DELTA_FORMAT}")
         delta: Delta | None = None
         base: Manifest | None = None

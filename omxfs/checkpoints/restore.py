@@ -40,7 +40,7 @@ from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.history import ZoneHistory, subtree_end
 from omxfs.checkpoints.links import link_across
-from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key
+from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key, within
 from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
 from omxfs.checkpoints.views import running_views, views_running
 from omxfs.errors import InvalidInput, NotFound, OSFailure, StoreCorrupt
@@ -191,7 +191,7 @@ def _build_path(history: ZoneHistory, target: Manifest, rel: str, work: Path, sl
     # a second name of a file whose first name is outside the path: built as a file of its own, from the first
     outside: dict[str, Entry] = {}
     for e in entries:
-        if e.link and not _within(e.link, rel):
+        if e.link and not within(e.link, rel):
             first = target.entry(e.link)
             if first is None:
                 raise StoreCorrupt(f"{e.path}: a link to {e.link}, which checkpoint {target.number} lacks")
@@ -236,16 +236,12 @@ def _subtree(entries: tuple[Entry, ...], rel: str) -> list[Entry]:
     return list(entries[start : subtree_end(entries, start)])
 
 
-def _within(path: str, rel: str) -> bool:
-    return path == rel or path.startswith(rel + "/")
-
-
 def _rebase(entry: Entry, rel: str, slot: str) -> Entry:
     """``entry`` (``rel`` or below it) with ``rel`` renamed ``slot``; a link to a name outside ``rel`` gets a path
     no built one equals (``"/"`` first), so ``Builder`` makes a file of its own from the primaries."""
     link = entry.link
     if link:
-        link = slot + link[len(rel) :] if _within(link, rel) else "/" + link
+        link = slot + link[len(rel) :] if within(link, rel) else "/" + link
     return replace(entry, path=slot + entry.path[len(rel) :], link=link)
 
 
