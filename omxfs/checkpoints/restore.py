@@ -38,12 +38,13 @@ from pathlib import Path
 
 from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
+from omxfs.checkpoints.held import Held, kept_times
 from omxfs.checkpoints.history import ZoneHistory, subtree_end
 from omxfs.checkpoints.links import link_across
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key, within
-from omxfs.checkpoints.syscalls import fsync_path, fsync_together, renameat2
+from omxfs.checkpoints.syscalls import fsync_together
 from omxfs.checkpoints.views import running_views, views_running
-from omxfs.errors import InvalidInput, NotFound, OSFailure, StoreCorrupt
+from omxfs.errors import InvalidInput, NotFound, OSFailure, PathBlocked, StoreCorrupt, from_os_error
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -112,17 +113,27 @@ def _restore_paths(
     built = [_build_path(history, target, rel, work, str(index)) for index, rel in enumerate(rels)]
     undo = history.make_paths(actor, message, roots)
     _audit(history, actor, target.number, undo.number, rels)
-    parents: set[Path] = set()
-    for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
-        # the directory whose names the swap changes keeps its times: only the paths named change (and an undo
-        # then leaves the zone exactly as before)
-        holder = (history.zone_dir / root).parent
-        times = os.stat(holder, follow_symlinks=False)
-        _place_path(history, target, by_path, rel, work / str(index))
-        os.utime(holder, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
-        parents |= {holder, (history.zone_dir / rel).parent}
-        crash_point("restore-swapped")
-    fsync_together(sorted(parents))  # each swap is whole at once; made durable together
+    held: list[Held] = []
+    try:
+        with Held.open(history.zone_dir, f"{AGENTS}/{history.zone}") as zone, Held.open(work, RESTORING) as work_dir:
+            for index, (rel, root) in enumerate(zip(rels, roots, strict=True)):
+                # the directory whose names the swap changes keeps its times: only the paths named change (and an
+                # undo then leaves the zone exactly as before)
+                holder = zone.walk(root.rpartition("/")[0])
+                held.append(holder)
+                with kept_times(holder):
+                    held.append(_place_path(history, target, by_path, rel, root, holder, work_dir, str(index)))
+                crash_point("restore-swapped")
+            fsync_together([h.fd for h in held])  # each swap is whole at once; made durable together
+    except PathBlocked as exc:
+        raise PathBlocked(
+            f"{exc.message}: the zone changed while the restore ran, which stopped there (nothing outside the zone "
+            f"was touched; the paths before it are restored). Run it again, or undo it with `omxfs restore WS "
+            f"{history.zone} {undo.number}`"
+        ) from exc
+    finally:
+        for h in held:
+            h.close()
     return undo, built
 
 
@@ -147,12 +158,13 @@ def _restore_zone(history: ZoneHistory, target: Manifest, work: Path) -> Built:
     built = _build(history, target.entries, tree, {})
     _mark_ready(history, work)
     crash_point("restore-built")
-    exchanged = swap(tree, history.zone_dir)
-    fsync_path(history.zone_dir.parent)
-    crash_point("restore-swapped")
-    if exchanged and running_views(history.ws.meta, history.zone):  # a view started meanwhile: put it back
-        swap(tree, history.zone_dir)
-        _refuse_if_viewed(history)
+    with Held.open(work, RESTORING) as work_dir, Held.open(history.zone_dir.parent, AGENTS) as agents:
+        exchanged = swap(work_dir, TREE, agents, history.zone)
+        os.fsync(agents.fd)
+        crash_point("restore-swapped")
+        if exchanged and running_views(history.ws.meta, history.zone):  # a view started meanwhile: put it back
+            swap(work_dir, TREE, agents, history.zone)
+            _refuse_if_viewed(history)
     return built
 
 
@@ -202,26 +214,43 @@ def _build_path(history: ZoneHistory, target: Manifest, rel: str, work: Path, sl
     return built
 
 
-def _place_path(history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], rel: str, built: Path) -> None:
-    """Put ``built`` (``_build_path``'s tree of ``rel``) in the place of ``rel`` in the zone, in one swap; or, where
-    the checkpoint lacks ``rel``, remove it from the zone (renamed to ``built``, removed with the work directory);
-    the caller makes it durable. ``by_path``: ``target``'s entries by path."""
-    live = history.zone_dir / rel
-    present = os.path.lexists(live)
+def _place_path(
+    history: ZoneHistory,
+    target: Manifest,
+    by_path: Mapping[str, Entry],
+    rel: str,
+    root: str,
+    holder: Held,
+    work: Held,
+    slot: str,
+) -> Held:
+    """Put ``work/slot`` (``_build_path``'s tree of ``rel``) in the place of ``rel`` in the zone, in one swap; or, where
+    the checkpoint lacks ``rel``, remove it from the zone (renamed to ``work/slot``, removed with the work directory).
+    ``holder`` is the zone's directory above ``root`` (what the restore replaces: ``rel`` or its outermost parent the
+    zone lacks), held open; the parents between are made as the checkpoint has them. Returns ``rel``'s parent, held
+    open, for the caller to make durable. ``by_path``: ``target``'s entries by path."""
+    parent = _make_parents(target, by_path, holder, root.rpartition("/")[0], rel.rpartition("/")[0])
+    name = rel.rpartition("/")[2]
+    present = parent.lstat(name) is not None
     held = rel in by_path
-    if not held and not present:
-        if _absent_in(target, rel):
-            return  # absent, as the checkpoint (of some paths, this one among them) says it was
-        raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
-    parent = rel.rpartition("/")[0]
-    if parent:
-        _make_parents(history, target, by_path, parent)
-    if held and present:
-        swap(built, live)
-    elif held:
-        _rename(built, live, RENAME_NOREPLACE)
-    else:
-        _rename(live, built, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
+    try:
+        if not held and not present:
+            if _absent_in(target, rel):
+                return parent  # absent, as the checkpoint (of some paths, this one among them) says it was
+            raise NotFound(f"{rel}: neither in checkpoint {target.number} nor in {history.zone}'s zone")
+        if held and present:
+            swap(work, slot, parent, name)
+        elif held:
+            work.rename(slot, parent, name, RENAME_NOREPLACE)
+        else:
+            parent.rename(name, work, slot, RENAME_NOREPLACE)  # out of the zone in one step; removed with work/
+    except OSError as exc:
+        parent.close()
+        raise from_os_error(exc, f"{AGENTS}/{history.zone}/{rel}", walking=True) from exc
+    except BaseException:
+        parent.close()
+        raise
+    return parent
 
 
 def _absent_in(target: Manifest, rel: str) -> bool:
@@ -245,18 +274,29 @@ def _rebase(entry: Entry, rel: str, slot: str) -> Entry:
     return replace(entry, path=slot + entry.path[len(rel) :], link=link)
 
 
-def _make_parents(history: ZoneHistory, target: Manifest, by_path: Mapping[str, Entry], parent: str) -> None:
-    """The directories above a restored path, made as the checkpoint has them where the zone lacks them."""
-    parts = parent.split("/")
-    for depth in range(1, len(parts) + 1):
-        rel = "/".join(parts[:depth])
-        path = history.zone_dir / rel
-        if os.path.lexists(path):
-            continue
-        entry = by_path.get(rel)
-        if entry is None or entry.type != DIR:
-            raise NotFound(f"{rel}: not a directory in checkpoint {target.number}")
-        os.mkdir(path, entry.mode)
+def _make_parents(target: Manifest, by_path: Mapping[str, Entry], holder: Held, below: str, parent: str) -> Held:
+    """``parent`` held open, walked down from ``holder`` (the zone's ``below``); the directories the zone lacks on the
+    way are made as the checkpoint has them."""
+    current = holder.walk(".")
+    for rel in _prefixes(parent)[len(_prefixes(below)) :]:
+        name = rel.rpartition("/")[2]
+        try:
+            if current.lstat(name) is None:
+                entry = by_path.get(rel)
+                if entry is None or entry.type != DIR:
+                    raise NotFound(f"{rel}: not a directory in checkpoint {target.number}")
+                current.mkdir(name, entry.mode)
+            below_dir = current.sub(name)
+        finally:
+            current.close()
+        current = below_dir
+    return current
+
+
+def _prefixes(rel: str) -> list[str]:
+    """``a``, ``a/b``, ``a/b/c`` of ``a/b/c``; none of ``""``."""
+    parts = rel.split("/") if rel else []
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
 
 
 def _build(
@@ -277,21 +317,16 @@ def _mark_ready(history: ZoneHistory, work: Path) -> None:
     os.close(fd)
 
 
-def swap(new: Path, live: Path) -> bool:
+def swap(new_dir: Held, new: str, live_dir: Held, live: str) -> bool:
     """Exchange ``new`` and ``live`` atomically: True. Where the filesystem cannot, ``live`` is renamed aside (to
-    ``new`` + ``.old``) and ``new`` into its place: False."""
+    ``new`` + ``.old``, in ``new_dir``) and ``new`` into its place: False."""
     try:
-        _rename(new, live, RENAME_EXCHANGE)
+        new_dir.rename(new, live_dir, live, RENAME_EXCHANGE)
         return True
-    except OSFailure as exc:
+    except OSError as exc:
         if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
             raise
-    aside = new.with_name(new.name + ".old")
-    os.rename(live, aside)
+    live_dir.rename(live, new_dir, new + ".old")
     crash_point("restore-aside")
-    os.rename(new, live)
+    new_dir.rename(new, live_dir, live)
     return False
-
-
-def _rename(old: Path, new: Path, flags: int) -> None:
-    renameat2(old, new, flags)

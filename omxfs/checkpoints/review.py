@@ -28,7 +28,6 @@ import contextlib
 import errno
 import json
 import os
-import shutil
 import stat
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -36,9 +35,10 @@ from pathlib import Path, PurePosixPath
 from omxfs.checkpoints import Entry, ZoneDiff, ZoneHistory
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.diff import compare
+from omxfs.checkpoints.held import Held, kept_times
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.checkpoints.views import views_running
-from omxfs.errors import NotFound, OSFailure
+from omxfs.errors import NotFound, OSFailure, PathBlocked, from_os_error
 from omxfs.store.atomic import read_bytes
 from omxfs.store.layout import (
     AGENTS,
@@ -188,7 +188,9 @@ class Accepted:
 
 
 def accept(review: Review, actor: str) -> Accepted:
-    """Apply the pending change to the zone: a checkpoint first (the undo), then the upper layer moved in."""
+    """Apply the pending change to the zone: a checkpoint first (the undo), then the upper layer moved in. An entry of
+    the zone that the agent changes into something else meanwhile (a symlink or file where a directory was) stops the
+    accept there with ``PathBlocked``, half-applied and resumable, never followed (``held.py``)."""
     history = ZoneHistory(review.ws, review.zone)
     history.check_may_change(actor)
     review.require_pending()
@@ -203,17 +205,30 @@ def accept(review: Review, actor: str) -> Accepted:
         assert latest is not None  # made just now if there was none
         undo = latest.number
         _write_marker(marker, {"undo": undo, "by": actor})
-    finish_accept(review)
-    review.ws.audit(actor, f"accept review (undo: {undo})", f"{AGENTS}/{review.zone}")
+    shown = f"{AGENTS}/{review.zone}"
+    try:
+        finish_accept(review)
+    except PathBlocked as exc:
+        review.ws.audit(actor, f"accept review stopped half-way (undo: {undo})", shown)
+        raise PathBlocked(
+            f"{exc.message}: the zone changed while the accept ran, which stopped there with part of the change "
+            f"applied (nothing outside the zone was touched). Finish it with `omxfs accept WS {review.zone}`, or "
+            f"undo it with `omxfs restore WS {review.zone} {undo}`"
+        ) from exc
+    review.ws.audit(actor, f"accept review (undo: {undo})", shown)
     return Accepted(undo, resumed)
 
 
 def finish_accept(review: Review) -> None:
-    """Move what is left of the upper layer into the zone, then drop the review's directory (idempotent)."""
+    """Move what is left of the upper layer into the zone, then drop the review's directory (idempotent). Each
+    directory of the change keeps the mode, owner, ``user.*`` attributes and times the review run left it."""
     if review.upper.is_dir():
-        _apply_dir(review.upper, review.zone_dir)
-        _copy_attributes(review.upper, review.zone_dir)
-    _remove_tree(review.dir)
+        upper_shown, zone_shown = f"{review.shown()}/{REVIEW_UPPER}", f"{AGENTS}/{review.zone}"
+        with Held.open(review.upper, upper_shown) as upper, Held.open(review.zone_dir, zone_shown) as zone:
+            before, xattrs = upper.stat(), _user_xattrs(upper.fd)
+            _apply_dir(upper, zone)
+            zone.set_attributes(before, xattrs, owner=os.geteuid() == 0)
+    _remove_review(review)
 
 
 def discard(review: Review, actor: str) -> None:
@@ -227,7 +242,7 @@ def discard(review: Review, actor: str) -> None:
             f"{review.zone}`), then undo it with the restore it prints",
             errno.EBUSY,
         )
-    _remove_tree(review.dir)
+    _remove_review(review)
     review.ws.audit(actor, "discard review", f"{AGENTS}/{review.zone}")
 
 
@@ -245,108 +260,105 @@ def _write_marker(path: Path, data: dict[str, object]) -> None:
         os.close(dir_fd)
 
 
-def _apply_dir(upper: Path, zone: Path) -> None:
+def _apply_dir(upper: Held, zone: Held) -> None:
     """Each name of the upper directory ``upper`` into the zone's ``zone``; the name leaves ``upper`` once applied."""
-    for name in sorted(os.listdir(upper)):
-        source, target = upper / name, zone / name
-        st = os.lstat(source)
+    root = os.geteuid() == 0
+    for name in upper.names():
+        st = upper.lstat(name)
+        if st is None:
+            continue
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # a whiteout: the name was deleted
-            _remove_any(target)
-            os.unlink(source)
-        elif stat.S_ISDIR(st.st_mode) and not _opaque(source) and _is_dir(target):
-            _apply_dir(source, target)  # merged with the zone's directory
-            _copy_attributes(source, target)
-            os.rmdir(source)
+            zone.remove(name)
+            upper.unlink(name)
+        elif stat.S_ISDIR(st.st_mode) and not _opaque(upper, name) and zone.is_dir(name):
+            with upper.sub(name) as source, zone.sub(name) as target:  # merged with the zone's directory
+                before, xattrs = source.stat(), _user_xattrs(source.fd)
+                _apply_dir(source, target)
+                target.set_attributes(before, xattrs, owner=root)
+            os.rmdir(name, dir_fd=upper.fd)
         elif stat.S_ISDIR(st.st_mode):  # replaces what the zone had (opaque, or over a non-directory): whole
-            _strip_overlay(source)
-            _remove_any(target)
-            os.rename(source, target)
+            with upper.sub(name) as source:
+                _strip_overlay(source)
+            _move_in(upper, name, zone, replace_any=True)
         else:
-            _strip_xattrs(source)
-            if _is_dir(target):
-                _remove_any(target)
-            os.rename(source, target)  # replaces a file atomically
+            _strip_xattrs(upper, name)
+            _move_in(upper, name, zone, replace_any=False)  # replaces a file atomically
         crash_point("accept-applied")
 
 
-def _opaque(path: Path) -> bool:
+#: how often a name the agent keeps putting back in the way of a rename is removed again before the accept stops
+_MOVE_TRIES = 3
+
+
+def _move_in(upper: Held, name: str, zone: Held, *, replace_any: bool) -> None:
+    """Rename ``name`` from ``upper`` into ``zone`` over what is there: a directory there is removed first (and
+    anything, where ``replace_any``: a directory is renamed only over an empty one)."""
+    for _ in range(_MOVE_TRIES):
+        if replace_any or zone.is_dir(name):
+            zone.remove(name)
+        try:
+            upper.rename(name, zone, name)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST):
+                raise from_os_error(exc, zone.name(name), walking=True) from exc
+    raise PathBlocked(f"{zone.name(name)}: {zone.what(name)} kept being put there while it was replaced")
+
+
+def _opaque(held: Held, name: str) -> bool:
     try:
-        return os.getxattr(path, OPAQUE, follow_symlinks=False) in (b"y", b"x")
+        return os.getxattr(held.proc(name), OPAQUE, follow_symlinks=False) in (b"y", b"x")
     except OSError:
         return False
 
 
-def _is_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        return False
+def _user_xattrs(fd: int) -> dict[str, bytes]:
+    """The ``user.*`` attributes of the open ``fd``, without the overlay's own."""
+    names = [n for n in os.listxattr(fd) if n.startswith("user.") and not n.startswith(OVERLAY_XATTRS)]
+    return {name: os.getxattr(fd, name) for name in names}
 
 
-def _strip_overlay(top: Path) -> None:
-    """A directory about to move into the zone whole: its whiteouts and the overlay's attributes removed."""
-    _strip_xattrs(top)
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = Path(dirpath, name)
-            st = os.lstat(path)
+def _strip_overlay(top: Held) -> None:
+    """A directory about to move into the zone whole: its whiteouts and the overlay's attributes removed, each
+    directory's times kept."""
+    with kept_times(top):
+        for name in _overlay_xattrs(top.fd):
+            os.removexattr(top.fd, name)
+        for name in top.names():
+            st = top.lstat(name)
+            if st is None:
+                continue
             if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-                os.unlink(path)
+                top.unlink(name)
+            elif stat.S_ISDIR(st.st_mode):
+                with top.sub(name) as below:
+                    _strip_overlay(below)
             else:
-                _strip_xattrs(path)
+                _strip_xattrs(top, name)
 
 
-def _strip_xattrs(path: Path) -> None:
-    if os.path.islink(path):
-        return  # user.* attributes live on files and directories only
+def _overlay_xattrs(target: int | str) -> list[str]:
+    """The overlay's attribute names on the open ``target``, or on the path ``target`` (its last name not followed)."""
     with contextlib.suppress(OSError):
-        for name in os.listxattr(path, follow_symlinks=False):
-            if name.startswith(OVERLAY_XATTRS):
-                with contextlib.suppress(OSError):
-                    os.removexattr(path, name, follow_symlinks=False)
+        names = os.listxattr(target) if isinstance(target, int) else os.listxattr(target, follow_symlinks=False)
+        return [n for n in names if n.startswith(OVERLAY_XATTRS)]
+    return []
 
 
-def _copy_attributes(source: Path, target: Path) -> None:
-    """A merged directory's mode, owner, ``user.*`` attributes and times as the review run left them."""
-    st = os.lstat(source)
-    os.chmod(target, stat.S_IMODE(st.st_mode))
-    if os.geteuid() == 0:
-        os.chown(target, st.st_uid, st.st_gid, follow_symlinks=False)
-    names = {n for n in os.listxattr(source, follow_symlinks=False) if not n.startswith(OVERLAY_XATTRS)}
-    for name in names:
-        if name.startswith("user."):
-            os.setxattr(target, name, os.getxattr(source, name, follow_symlinks=False), follow_symlinks=False)
-    for name in os.listxattr(target, follow_symlinks=False):
-        if name.startswith("user.") and name not in names:
-            os.removexattr(target, name, follow_symlinks=False)
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-
-
-def _remove_any(path: Path) -> None:
-    if _is_dir(path):
-        _remove_tree(path)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-
-
-def _remove_tree(path: Path) -> None:
-    """``rm -rf``, through directories the overlay left without permissions (its ``work/work`` is mode 000)."""
-
-    def writable(_func: object, failed: str, _exc: object) -> None:
-        parent = os.path.dirname(failed)
+def _strip_xattrs(held: Held, name: str) -> None:
+    st = held.lstat(name)
+    if st is None or stat.S_ISLNK(st.st_mode):
+        return  # user.* attributes live on files and directories only
+    path = held.proc(name)
+    for key in _overlay_xattrs(path):
         with contextlib.suppress(OSError):
-            os.chmod(parent, 0o700)
-        with contextlib.suppress(OSError):
-            os.chmod(failed, 0o700)
-        if os.path.isdir(failed) and not os.path.islink(failed):
-            shutil.rmtree(failed, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(failed)
+            os.removexattr(path, key, follow_symlinks=False)
 
-    if os.path.lexists(path):
-        shutil.rmtree(path, onerror=writable)
+
+def _remove_review(review: Review) -> None:
+    """The review's directory removed, through directories the overlay left without permissions."""
+    with contextlib.suppress(NotFound), Held.open(review.ws.meta / REVIEWS) as reviews:
+        reviews.remove(review.zone)
 
 
 def interrupted(ws: Workspace) -> list[Review]:

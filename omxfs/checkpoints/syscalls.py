@@ -10,10 +10,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from omxfs.errors import from_os_error
-
-_AT_FDCWD = -100
-
 
 @functools.cache
 def _libc() -> ctypes.CDLL:
@@ -34,11 +30,11 @@ def syncfs(path: Path) -> None:
             os.close(fd)
 
 
-def renameat2(old: Path, new: Path, flags: int) -> None:
-    """``renameat2(old, new, flags)``; an ``OmxError`` carrying the errno on failure."""
-    if _libc().renameat2(_AT_FDCWD, os.fsencode(old), _AT_FDCWD, os.fsencode(new), flags) != 0:
+def renameat2(old_dir_fd: int, old: str, new_dir_fd: int, new: str, flags: int) -> None:
+    """``renameat2(old_dir_fd, old, new_dir_fd, new, flags)``; the ``OSError`` of the call on failure."""
+    if _libc().renameat2(old_dir_fd, os.fsencode(old), new_dir_fd, os.fsencode(new), flags) != 0:
         code = ctypes.get_errno()
-        raise from_os_error(OSError(code, os.strerror(code), str(new)), new, walking=True)
+        raise OSError(code, os.strerror(code), new)
 
 
 #: the threads ``fsync_together`` issues its fsyncs from, started once per process (starting them per call cost
@@ -58,16 +54,19 @@ def _fsync_pool() -> ThreadPoolExecutor:
     return pool
 
 
-def fsync_together(paths: Sequence[str | Path]) -> None:
-    """fsync each of ``paths`` (files or directories), all at once from threads: the filesystem commits them in one
-    journal transaction where one after the other would wait for one each."""
+def fsync_together(paths: Sequence[str | Path | int]) -> None:
+    """fsync each of ``paths`` (files or directories, or descriptors open on them), all at once from threads: the
+    filesystem commits them in one journal transaction where one after the other would wait for one each."""
     if len(paths) == 1:
-        fsync_path(Path(paths[0]))
+        fsync_path(paths[0])
     elif paths:
         list(_fsync_pool().map(fsync_path, paths))
 
 
-def fsync_path(path: str | Path) -> None:
+def fsync_path(path: str | Path | int) -> None:
+    if isinstance(path, int):
+        os.fsync(path)
+        return
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
