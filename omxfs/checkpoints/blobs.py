@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 from omxfs.checkpoints.crashpoints import crash_point
+from omxfs.checkpoints.records import blob_name, is_blob_name
 from omxfs.checkpoints.syscalls import fsync_together, syncfs
 from omxfs.errors import from_os_error
 from omxfs.store.atomic import NO_LINK
@@ -114,9 +115,14 @@ class BlobStore:
         self._prefixes: set[str] = set()  # the blobs/<aa>/ directories known to exist
 
     def path(self, digest: str) -> Path:
-        return self.root / blob_path(digest)
+        """Where the blob named ``digest`` is; StoreCorrupt for a name that is no blob's (64 lowercase hex
+        digits), whoever asks: a name read from a manifest never leads outside ``root``."""
+        return self.root / blob_path(blob_name(digest, self._root))
 
     def _path(self, digest: str) -> str:
+        """``path`` as a string (the hot paths'), checked the same way."""
+        if type(digest) is not str or not is_blob_name(digest):
+            blob_name(digest, self._root)
         return f"{self._root}/{digest[:2]}/{digest}"
 
     def exists(self, digest: str) -> bool:

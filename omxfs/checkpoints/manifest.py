@@ -30,6 +30,19 @@ from dataclasses import dataclass, field, replace
 from stat import S_IFREG
 from typing import Any
 
+from omxfs.checkpoints.records import (
+    ID_MAX,
+    agent,
+    all_blob_names,
+    all_zone_paths,
+    entry_attributes,
+    entry_extents,
+    entry_problem,
+    integer,
+    shown,
+    text,
+    zone_path,
+)
 from omxfs.errors import StoreCorrupt
 
 FORMAT = 1
@@ -115,30 +128,111 @@ class Entry:
         return out
 
     @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> Entry:
-        data = raw.get("data")
-        xattrs = raw.get("xattrs")
-        kind = str(raw["type"])
-        if kind not in TYPES:
-            raise ValueError(f"unknown entry type {kind!r}")
-        return new_entry(
-            str(raw["path"]),
-            kind,
-            int(raw["mode"]),
-            int(raw["uid"]),
-            int(raw["gid"]),
-            int(raw["mtime_ns"]),
-            int(raw.get("atime_ns", 0)),
-            int(raw.get("size", 0)),
-            str(raw.get("sha256", "")),
-            None if data is None else tuple((int(o), int(n)) for o, n in data),
-            str(raw.get("target", "")),
-            str(raw.get("link", "")),
-            int(raw.get("rdev", 0)),
-            () if not xattrs else tuple(sorted((str(k), base64.b64decode(v)) for k, v in xattrs.items())),
-            int(raw.get("ino", 0)),
-            int(raw.get("ctime_ns", 0)),
+    def from_json(cls, raw: Any) -> Entry:
+        """The entry a manifest holds as ``raw``, every field checked (``entries_from_json``)."""
+        return entries_from_json([raw])[0]
+
+
+def entries_from_json(parsed: Sequence[Any]) -> list[Entry]:
+    """The entries a manifest holds as ``parsed``, every field checked first: a path relative and normalized, a
+    known type, a mode within 0o7777, owners, sizes and times integers, a file's blob name 64 lowercase hex digits,
+    a hard link's other name a path, a symlink's target a string (data, never followed), attributes ``user.*``;
+    StoreCorrupt naming the first bad entry and field otherwise. A manifest's first read makes thousands: each
+    entry's numbers and types are a few C-level tests, the names and blob names of all are checked at once, each
+    kind joined into one string (``records.all_zone_paths``, ``all_blob_names``)."""
+    entries: list[Entry] = []
+    names: list[str] = []  # every path but the root's, and every link
+    digests: list[str] = []
+    add, add_name, add_digest = entries.append, names.append, digests.append
+    for raw in parsed:
+        try:
+            path, kind, mode, uid, gid = raw["path"], raw["type"], raw["mode"], raw["uid"], raw["gid"]
+            mtime_ns = raw["mtime_ns"]
+            get = raw.get
+        except (KeyError, TypeError):
+            raise StoreCorrupt(entry_problem(raw) or "not an entry") from None
+        atime_ns, size, sha256 = get("atime_ns", 0), get("size", 0), get("sha256", "")
+        data, target, link, rdev = get("data"), get("target", ""), get("link", ""), get("rdev", 0)
+        xattrs, ino, ctime_ns = get("xattrs"), get("ino", 0), get("ctime_ns", 0)
+        if not (
+            type(mode) is int
+            and type(uid) is int
+            and type(gid) is int
+            and type(size) is int
+            and type(rdev) is int
+            and type(ino) is int
+            and type(mtime_ns) is int
+            and type(atime_ns) is int
+            and type(ctime_ns) is int
+            and 0 <= mode <= 0o7777
+            and (uid | gid | size | rdev | ino) >= 0
+            and uid <= ID_MAX
+            and gid <= ID_MAX
+            and type(kind) is str
+            and kind in _TYPES
+            and type(path) is str
+            and (path != "." or kind == DIR)
+            and type(link) is str
+            and type(target) is str
+            and "\0" not in target
+            and (type(sha256) is str and len(sha256) == 64 if kind == FILE and not link else sha256 == "")
+        ):
+            raise StoreCorrupt(entry_problem(raw) or "not an entry")
+        if path != ".":
+            add_name(path)
+        if link:
+            add_name(link)
+        if sha256:
+            add_digest(sha256)
+        add(
+            new_entry(
+                path,
+                kind,
+                mode,
+                uid,
+                gid,
+                mtime_ns,
+                atime_ns,
+                size,
+                sha256,
+                None if data is None else entry_extents(data, path),
+                target,
+                link,
+                rdev,
+                () if not xattrs else entry_attributes(xattrs, path),
+                ino,
+                ctime_ns,
+            )
         )
+    if not (all_zone_paths(names) and all_blob_names(digests)):
+        for raw in parsed:  # which one: the slow way, once
+            problem = entry_problem(raw)
+            if problem is not None:
+                raise StoreCorrupt(problem)
+    return entries
+
+
+_TYPES = frozenset(TYPES)
+ENTRY_FIELDS = frozenset(
+    [
+        "path",
+        "type",
+        "mode",
+        "uid",
+        "gid",
+        "mtime_ns",
+        "atime_ns",
+        "size",
+        "sha256",
+        "data",
+        "target",
+        "link",
+        "rdev",
+        "xattrs",
+        "ino",
+        "ctime_ns",
+    ]
+)
 
 
 _new_object = object.__new__
@@ -446,33 +540,85 @@ def _entries_by_line(text: str) -> tuple[dict[str, Any], list[Entry]] | None:
         parsed = json.loads("[" + body + "]")
         if len(parsed) != len(lines):
             return None
-        entries = []
-        for raw, line in zip(parsed, lines, strict=True):
-            entry = Entry.from_json(raw)
+        entries = entries_from_json(parsed)
+        for entry, line in zip(entries, lines, strict=True):
             entry.__dict__["json_line"] = line
-            entries.append(entry)
     except ValueError:
         return None  # read whole, which says what is wrong
     return head, entries
 
 
 def load_head(raw: bytes, where: str) -> dict[str, Any]:
-    """What a manifest's file says of the checkpoint (number, time, message, who, ...) without its entries, which
-    are not read; StoreCorrupt naming ``where`` if it is not a manifest."""
+    """What a manifest's file says of the checkpoint (number, time, message, who, ...), every field checked, without
+    its entries, which are not read; StoreCorrupt naming ``where`` if it is not a manifest."""
     text = raw.decode("utf-8", "surrogateescape")
     cut = text.find(_ENTRIES)
     try:
         head = json.loads(text[:cut] + "}") if cut != -1 else json.loads(text)
-        if not isinstance(head, dict) or head.get("format") not in FORMATS:
-            raise ValueError("not a checkpoint manifest")
-        head.pop("entries", None)
-        return head
-    except ValueError as exc:
+        if type(head) is dict:
+            head.pop("entries", None)
+        return check_head(head)
+    except (ValueError, StoreCorrupt) as exc:
         raise StoreCorrupt(f"{where}: {exc}") from None
 
 
+def check_head(data: Any) -> dict[str, Any]:
+    """``data``, a manifest's head, if every field is what ``Manifest.dump_parts`` writes; StoreCorrupt naming the
+    field otherwise. The paths a checkpoint of paths vouches for, and those a delta removes, are paths in the zone;
+    a delta's base is an earlier checkpoint."""
+    if type(data) is not dict or type(data.get("format")) is not int or data["format"] not in FORMATS:
+        raise StoreCorrupt(f"not a checkpoint manifest of format {FORMAT} or {DELTA_FORMAT}")
+    number = integer(data.get("number"), "number", least=1)
+    agent(data.get("zone"), "zone")
+    for name in ("time", "message", "by"):
+        text(data.get(name), name)
+    integer(data.get("uid"), "uid")
+    if data.get("parent") is not None:
+        integer(data["parent"], "parent", least=1)
+    integer(data.get("changed", 0), "changed")
+    integer(data.get("bytes_added", 0), "bytes_added")
+    integer(data.get("scan", 1), "scan", least=1)
+    extra = data.get("extra", {})
+    if type(extra) is not dict:
+        raise StoreCorrupt(f"extra: {shown(extra)} is no JSON object")
+    _paths(extra.get("paths", []), "extra: paths")
+    if data["format"] == DELTA_FORMAT:
+        integer(data.get("base"), "base", least=1, most=number - 1)
+        integer(data.get("count"), "count")
+        _paths(data.get("removed"), "removed")
+    return data
+
+
+def _paths(value: Any, where: str) -> None:
+    if type(value) is not list:
+        raise StoreCorrupt(f"{where}: {shown(value)} is no list of paths")
+    for path in value:
+        zone_path(path, where)
+
+
+def check_tree(entries: Sequence[Entry]) -> dict[str, Entry]:
+    """``entries`` by path if they are a tree in walk order, as a scan makes them: the zone's root first, each other
+    entry below a directory entry before it, no path twice; StoreCorrupt otherwise. A restore that makes them one
+    after the other then never meets a name it did not make as a directory (a symlink, a file) on its way."""
+    if not entries or entries[0].path != ".":
+        raise StoreCorrupt("its first entry is not the zone's root")
+    directories = {"."}
+    add = directories.add
+    for entry in entries[1:]:
+        path = entry.path
+        if (path.rpartition("/")[0] or ".") not in directories:
+            raise StoreCorrupt(f"entry {shown(path)}: not below a directory entry before it")
+        if entry.type == DIR:
+            add(path)
+    by_path = {entry.path: entry for entry in entries}
+    if len(by_path) != len(entries):
+        raise StoreCorrupt("a path has two entries")
+    return by_path
+
+
 def load_manifest(raw: bytes, where: str, base_of: Callable[[int], Manifest] | None = None) -> Manifest:
-    """A manifest from its file's bytes; StoreCorrupt naming ``where`` if it is not one. ``base_of``: the
+    """A manifest from its file's bytes, every field of its head and entries checked (``Entry.from_json``,
+    ``check_head``, ``check_tree``); StoreCorrupt naming ``where`` and the field if it is not one. ``base_of``: the
     checkpoint a delta is written against, by number (its entries are the base's with the delta's over them)."""
     try:
         text = raw.decode("utf-8", "surrogateescape")
@@ -481,39 +627,43 @@ def load_manifest(raw: bytes, where: str, base_of: Callable[[int], Manifest] | N
             data, entries = split
         else:  # written by hand or by another tool: any JSON layout of the same content
             data = json.loads(text)
-            if not isinstance(data, dict):
+            if type(data) is not dict or type(data.get("entries")) is not list:
                 raise ValueError("not a checkpoint manifest")
-            entries = [Entry.from_json(e) for e in data["entries"]]
-        if not isinstance(data, dict) or data.get("format") not in FORMATS:
-            raise ValueError(f"not a checkpoint manifest of format {FORMAT} or {DELTA_FORMAT}")
-        delta: Delta | None = None
-        base: Manifest | None = None
-        if data["format"] == DELTA_FORMAT:
-            delta = Delta(tuple(entries), tuple(str(p) for p in data["removed"]))
-            if base_of is None:
-                raise ValueError(f"written against checkpoint {data['base']}, which was not read")
-            base = base_of(int(data["base"]))
-            entries = apply_delta(base.entries, delta.changed, delta.removed)
-            if len(entries) != int(data["count"]):
-                raise ValueError(f"{len(entries)} entries against checkpoint {base.number}, not {data['count']}")
-        parent = data.get("parent")
-        manifest = Manifest(
-            number=int(data["number"]),
-            zone=str(data["zone"]),
-            time=str(data["time"]),
-            message=str(data["message"]),
-            by=str(data["by"]),
-            uid=int(data["uid"]),
-            parent=None if parent is None else int(parent),
-            entries=tuple(entries),
-            changed=int(data.get("changed", 0)),
-            bytes_added=int(data.get("bytes_added", 0)),
-            extra=dict(data.get("extra", {})),
-            scan=int(data.get("scan", 1)),
-            base=None if base is None else base.number,
-        )
-        if delta is not None:
-            manifest.__dict__.update(delta=delta, base_manifest=base)
-        return manifest
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            entries = entries_from_json(data.pop("entries"))
+        check_head(data)
+    except (ValueError, StoreCorrupt) as exc:
         raise StoreCorrupt(f"{where}: {exc}") from None
+    delta: Delta | None = None
+    base: Manifest | None = None
+    if data["format"] == DELTA_FORMAT:
+        delta = Delta(tuple(entries), tuple(data["removed"]))
+        if base_of is None:
+            raise StoreCorrupt(f"{where}: written against checkpoint {data['base']}, which was not read")
+        base = base_of(data["base"])
+        entries = apply_delta(base.entries, delta.changed, delta.removed)
+        if len(entries) != data["count"]:
+            raise StoreCorrupt(f"{where}: {len(entries)} entries against checkpoint {base.number}, not {data['count']}")
+    try:
+        by_path = check_tree(entries)
+    except StoreCorrupt as exc:
+        raise StoreCorrupt(f"{where}: {exc}") from None
+    parent = data.get("parent")
+    manifest = Manifest(
+        number=data["number"],
+        zone=data["zone"],
+        time=data["time"],
+        message=data["message"],
+        by=data["by"],
+        uid=data["uid"],
+        parent=parent,
+        entries=tuple(entries),
+        changed=data.get("changed", 0),
+        bytes_added=data.get("bytes_added", 0),
+        extra=dict(data.get("extra", {})),
+        scan=data.get("scan", 1),
+        base=None if base is None else base.number,
+    )
+    manifest.__dict__["_by_path"] = by_path  # made by the check: a restore or a diff asks for it
+    if delta is not None:
+        manifest.__dict__.update(delta=delta, base_manifest=base)
+    return manifest
