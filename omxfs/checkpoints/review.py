@@ -30,16 +30,16 @@ import json
 import os
 import stat
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from omxfs.checkpoints import Entry, ZoneDiff, ZoneHistory
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.diff import compare
 from omxfs.checkpoints.held import Held, kept_times
-from omxfs.checkpoints.scan import scan_zone
+from omxfs.checkpoints.scan import open_unread, scan_zone
 from omxfs.checkpoints.views import views_running
 from omxfs.errors import NotFound, OSFailure, PathBlocked, from_os_error
-from omxfs.store.atomic import read_bytes
+from omxfs.store.atomic import open_dir
 from omxfs.store.layout import (
     AGENTS,
     META_DIR,
@@ -98,7 +98,7 @@ class Review:
 
     def prepare(self) -> None:
         """The overlay's layers, made for a first review run (kept for the next: it continues the same change). The
-        upper layer's root starts as the zone's root (mode, owner), which the overlay shows as the zone's."""
+        upper layer's root starts as the zone's root (mode, owner, times), which the overlay shows as the zone's."""
         if self.accepting:
             raise OSFailure(
                 f"an accept of {self.zone}'s review was interrupted: finish it with `omxfs accept WS {self.zone}` "
@@ -114,6 +114,7 @@ class Review:
                     os.chmod(layer, stat.S_IMODE(st.st_mode))
                     if os.geteuid() == 0:
                         os.chown(layer, st.st_uid, st.st_gid)
+                    os.utime(layer, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     def refuse_plain_run(self) -> None:
         if self.pending:
@@ -161,13 +162,29 @@ def pending_diff(review: Review) -> ZoneDiff:
         from_upper.add(path)
 
     def read_zone(entry: Entry) -> bytes:
-        return read_bytes(review.zone_dir, PurePosixPath(entry.path))
+        return _read_unread(review.zone_dir, entry.path)
 
     def read_merged(entry: Entry) -> bytes:
-        root = review.upper if entry.path in from_upper else review.zone_dir
-        return read_bytes(root, PurePosixPath(entry.path))
+        return _read_unread(review.upper if entry.path in from_upper else review.zone_dir, entry.path)
 
     return compare(lower, merged, read_zone, read_merged, "zone", "review")
+
+
+def _read_unread(root: Path, relative: str) -> bytes:
+    """The regular file ``root/relative``, walked without following symlinks and read without moving its atime
+    (which the review run may have set, and the accept then keeps)."""
+    parent, _, name = relative.rpartition("/")
+    dir_fd = open_dir(root, parent or ".")
+    try:
+        fd = open_unread(name, dir_fd=dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, root / relative, walking=True) from exc
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotFound(f"{root / relative}: not a regular file")
+        return f.read()
 
 
 def _is_whiteout(entry: Entry) -> bool:

@@ -7,8 +7,9 @@ name of a file already met (a hard link) is recorded as a link to the first. A f
 ctime) is the one a previous manifest recorded for the same path is taken as unchanged without being read: any
 change of content, mode, owner or attribute moves its ctime. Where the whole stat is the recorded one, the previous
 entry itself is handed back (a diff and a checkpoint then skip it by identity, and its manifest line is reused); so
-that this holds after the first scan too, a file's or directory's atime is the one left by this scan's own reading
-(relatime moves it once).
+that this holds after the first scan too, a file's or directory's atime is read after this scan's own reading,
+which leaves it where it was (``O_NOATIME``: a checkpoint changes nothing of the zone, not even its atimes), or moves it
+once (relatime) where the kernel refuses that flag to this process.
 
 The stat cache is kept by directory, then by name (``manifest.StatCache``): the loop over a directory's files, which
 runs once per file of the zone, does no more for an unchanged one than an lstat, a lookup by the name the listing
@@ -63,6 +64,17 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
 
 
+def open_unread(name: str | os.PathLike[str], flags: int = _FILE_FLAGS, *, dir_fd: int | None = None) -> int:
+    """Open ``name`` (in ``dir_fd``) with ``flags`` so that reading it leaves its atime as it is: ``O_NOATIME``, which
+    the kernel allows the file's owner and root only; for anyone else a plain open (whose reads may move it)."""
+    try:
+        return os.open(name, flags | os.O_NOATIME, dir_fd=dir_fd)
+    except PermissionError as exc:
+        if exc.errno != errno.EPERM:
+            raise
+    return os.open(name, flags, dir_fd=dir_fd)
+
+
 def hash_only(fd: int, st: os.stat_result) -> tuple[str, Extents | None]:
     extents = data_extents(fd, st)
     return hash_fd(fd, st.st_size, extents), extents
@@ -106,7 +118,7 @@ def scan_zone(
     stat cache (``Manifest.stat_cache``; made from ``previous`` if not given)."""
     result = Scan()
     try:
-        root_fd = os.open(zone, _DIR_FLAGS)
+        root_fd = open_unread(zone, _DIR_FLAGS)
     except OSError as exc:
         raise from_os_error(exc, zone, walking=True) from exc
     try:
@@ -127,7 +139,7 @@ def scan_paths(
     a file of its own (what a restore of these paths builds)."""
     found: dict[str, list[Entry]] = {}
     try:
-        root_fd = os.open(zone, _DIR_FLAGS)
+        root_fd = open_unread(zone, _DIR_FLAGS)
     except OSError as exc:
         raise from_os_error(exc, zone, walking=True) from exc
     try:
@@ -167,7 +179,7 @@ class _Walker:
             fd = root_fd
             for part in parent.split("/") if parent else ():
                 try:
-                    fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    fd = open_unread(part, _DIR_FLAGS, dir_fd=fd)
                 except (FileNotFoundError, NotADirectoryError):
                     return
                 except OSError as exc:
@@ -199,7 +211,7 @@ class _Walker:
             with os.scandir(dir_fd) as found:
                 # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
                 listed = tuple(sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found]))
-            # the stat after the listing, which moved the atime (relatime): the next scan then finds the same stat
+            # the stat after the listing (which moves the atime only without O_NOATIME): the next scan finds the same
             after = os.fstat(dir_fd)
             entry = self._entry(path, DIR, after, self._xattrs(dir_fd, None, path, after))
             if (after.st_ctime_ns, after.st_mtime_ns) != (own.st_ctime_ns, own.st_mtime_ns):
@@ -306,7 +318,7 @@ class _Walker:
     def _directory(self, dir_fd: int, name: str, path: str) -> bool:
         """Walk the directory ``name``: False if it is no directory now (replaced since the listing)."""
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+            fd = open_unread(name, _DIR_FLAGS, dir_fd=dir_fd)
         except FileNotFoundError:
             return True  # removed while the walk runs
         except OSError as exc:
@@ -368,7 +380,7 @@ class _Walker:
             )
             return
         try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+            fd = open_unread(name, dir_fd=dir_fd)
         except FileNotFoundError:
             return
         try:
@@ -378,7 +390,7 @@ class _Walker:
             xattrs = _list_xattrs(fd)
         finally:
             os.close(fd)
-        # the atime after the read, which moved it (relatime): the next scan then takes the file as unchanged
+        # the atime after the read (moved only without O_NOATIME): the next scan then takes the file as unchanged
         entry = self._entry(path, FILE, before, xattrs, size=before.st_size, sha256=digest, data=extents)
         entry.__dict__["atime_ns"] = after.st_atime_ns  # not yet shared with anyone
         if (after.st_mtime_ns, after.st_ctime_ns, after.st_size) != (
