@@ -21,7 +21,7 @@ In order:
    caller's keys are not the step's (issue 30).
 4. seccomp (``NO_NEW_PRIVS`` first): ``step_program`` (no ``socket`` at all, AF_UNIX included: UNIX socketpairs
    only; no ``execve`` without a token; no ``execveat``, ``ptrace``, ``process_vm_*``; ``personality`` read-only;
-   no io_uring; no keyring calls).
+   no io_uring; no keyring calls; no set-ID mode, no ``openat2``).
 5. A shell step: the program is exec'd with a random 64-bit token in ``execve``'s fourth argument register, which
    the kernel ignores and the filter demands. The token exists only in this process's memory, which the exec
    replaces, so the program, and anything it might run, cannot exec again. A python step: no token at all

@@ -1,5 +1,5 @@
 """The seccomp filters: a view's (no keystrokes pushed into the caller's terminal, and for root no set-ID files),
-and a sandboxed omx step's (no socket, no program started but the step's own).
+and a sandboxed omx step's (no socket, no program started but the step's own, no set-ID file for any user).
 
 The terminal: COMMAND shares the terminal ``omxfs run`` was started from (a shell, omx's confirmation prompt need
 it), and ``ioctl(TIOCSTI)`` pushes characters into a terminal's input as if typed, where the kernel allows it
@@ -30,7 +30,13 @@ fails with EPERM unless its fourth argument register, which the kernel ignores, 
 (so only the launcher's own exec of the allow-listed program passes; a python step gets no token, so no program at
 all), ``execveat`` always; ``ptrace``, ``process_vm_readv`` and ``process_vm_writev`` fail with EPERM (no reaching
 into omx, or into a process that is not filtered); ``personality`` may only be read; ``io_uring_*`` fail with
-ENOSYS (no request a filter sees); the keyring calls as in a view.
+ENOSYS (no request a filter sees); the keyring calls as in a view; and set-ID modes are refused exactly as in a
+root's view (the same pieces: ``_set_id_unavailable``, ``_set_id_calls``, ``_set_id_modes``, so ``openat2`` fails
+with ENOSYS), always, whoever runs omx and whether or not in a view: root's step is root on the workspace, where
+``shutil.copy('/bin/bash', 'tool'); os.chmod('tool', 0o4755)`` makes a root shell for any local user, and another
+user's step makes a program that runs as that user for whoever starts it from a workspace they share. File capabilities
+(``setxattr`` of ``security.capability``) are out of a filter's sight (the name is a pointer); the kernel refuses
+them to a step, which holds no capability (bubblewrap's ``--cap-drop ALL``; a view's root has none either).
 
 The kernel's keyrings, in every program here (the view's and the step's, ``keyring_code``): a process keeps its
 caller's session keyring across bwrap, so a view found, read, overwrote and planted keys in the caller's ``@s``
@@ -172,18 +178,30 @@ def _code(abi: Abi, set_id: bool) -> list[Instruction | str]:
     if not set_id:
         code += [(RET, RET_ALLOW, "", ""), *_ioctl(), *_returns()]
         return code
-    for nr in abi.unavailable:
-        code.append((JEQ, nr, "enosys", "next"))
-    for nr, arg in abi.mode_at.items():
-        code.append((JEQ, nr, f"mode{arg}", "next"))
-    for nr, (flags, _) in abi.open_at.items():
-        code.append((JEQ, nr, f"open{flags}", "next"))
-    code.append((RET, RET_ALLOW, "", ""))
+    code += [*_set_id_unavailable(abi), *_set_id_calls(abi), (RET, RET_ALLOW, "", "")]
+    return code + _set_id_modes(abi) + _ioctl() + _returns()
+
+
+def _set_id_unavailable(abi: Abi) -> list[Instruction | str]:
+    """``openat2`` and ``io_uring_setup`` fail with ENOSYS: a mode no filter can read (the module says why)."""
+    return [(JEQ, nr, "enosys", "next") for nr in abi.unavailable]
+
+
+def _set_id_calls(abi: Abi) -> list[Instruction | str]:
+    """The calls that set a mode jump to ``_set_id_modes``'s checks; the system call's number must be loaded."""
+    code: list[Instruction | str] = [(JEQ, nr, f"mode{arg}", "next") for nr, arg in abi.mode_at.items()]
+    return code + [(JEQ, nr, f"open{flags}", "next") for nr, (flags, _) in abi.open_at.items()]
+
+
+def _set_id_modes(abi: Abi) -> list[Instruction | str]:
+    """The checks ``_set_id_calls`` jumps to: a mode with S_ISUID or S_ISGID fails with EPERM, anything else passes
+    (an open that creates nothing has no mode). Labels ``open<N>`` and ``mode<N>``; ends in ``_returns``'s."""
+    code: list[Instruction | str] = []
     for flags, mode in sorted(set(abi.open_at.values())):
         code += [f"open{flags}", (LD_ABS, _arg(flags), "", ""), (JSET, CREATES, f"mode{mode}", "allow")]
     for arg in sorted(set(abi.mode_at.values()) | {mode for _, mode in abi.open_at.values()}):
         code += [f"mode{arg}", (LD_ABS, _arg(arg), "", ""), (JSET, SET_ID, "eperm", "allow")]
-    return code + _ioctl() + _returns()
+    return code
 
 
 def keyring_code(abi: Abi) -> list[Instruction | str]:
@@ -267,20 +285,23 @@ PERSONALITY_QUERY = 0xFFFFFFFF
 def step_program(exec_token: int | None, machine: str | None = None) -> bytes | None:
     """The filter of a sandboxed step: no socket (AF_UNIX socketpairs only), no program started but with
     ``exec_token`` (a 64-bit number in execve's unused fourth argument; None: no execve at all), no tracing, no
-    io_uring, no keyring (``keyring_code``); None where the ABI is not known (the caller says so)."""
+    io_uring, no keyring (``keyring_code``), no set-ID mode (``_set_id_modes``, for every user, as a root view's
+    ``program(set_id=True)``); None where the ABI is not known (the caller says so)."""
     name = machine or platform.machine()
     abi, calls = ABIS.get(name), STEP_CALLS.get(name)
     if abi is None or calls is None:
         return None
     code = [*_system_call(abi), *keyring_code(abi)]
-    code += _step_unavailable(calls) + _step_no_unix_socket(abi) + _step_no_tracing(calls)
-    code += [*_step_exec_once(calls, exec_token), (RET, RET_ALLOW, "", "")]
-    code += _step_socketpair() + _step_personality() + _step_exec_token(exec_token)
+    code += _step_unavailable(abi, calls) + _step_no_unix_socket(abi) + _step_no_tracing(calls)
+    code += [*_step_exec_once(calls, exec_token), *_set_id_calls(abi), (RET, RET_ALLOW, "", "")]
+    code += _step_socketpair() + _step_personality() + _step_exec_token(exec_token) + _set_id_modes(abi)
     return _assemble(code + _returns())
 
 
-def _step_unavailable(calls: StepCalls) -> list[Instruction | str]:
-    return [(JEQ, nr, "enosys", "next") for nr in calls.io_uring]
+def _step_unavailable(abi: Abi, calls: StepCalls) -> list[Instruction | str]:
+    """io_uring whole, and ``openat2`` (a view's ``_set_id_unavailable``): ENOSYS."""
+    unavailable = dict.fromkeys((*calls.io_uring, *abi.unavailable))  # io_uring_setup is in both: once
+    return [(JEQ, nr, "enosys", "next") for nr in unavailable]
 
 
 def _step_no_unix_socket(abi: Abi) -> list[Instruction | str]:
