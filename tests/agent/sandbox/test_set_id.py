@@ -128,6 +128,31 @@ def test_a_shell_steps_program_makes_no_set_id_file(ws: Path) -> None:
     assert not set_id_files(ws), set_id_files(ws)
 
 
+#: cap_setuid+ep as a version 2 ``security.capability`` (magic and flags, then permitted and inheritable words)
+FILE_CAPABILITY = """
+import os, shutil
+shutil.copy("/bin/bash", "capable")
+try:
+    os.setxattr("capable", "security.capability", bytes.fromhex("01000002" "80000000" "00000000" "00000000" "00000000"))
+    print("set")
+except OSError as exc:
+    print(exc.errno)
+"""
+
+
+def test_a_step_of_root_sets_no_file_capability(ws: Path) -> None:
+    """A file capability is root's other way to a privileged program. The filter cannot read ``setxattr``'s name
+    (a pointer), so the kernel refuses it: bubblewrap's step holds no capability (``--cap-drop ALL``)."""
+    if os.geteuid() != 0:
+        pytest.skip("only root may set a file capability")
+    control = Sandbox(ws, mode="off").run_python(FILE_CAPABILITY, timeout=30)
+    assert control.stdout == "set\n", control
+    (ws / "capable").unlink()
+    done = confined(ws, "bubblewrap").run_python(FILE_CAPABILITY, timeout=30)
+    assert done.stdout == "1\n", done  # EPERM
+    assert "security.capability" not in os.listxattr(ws / "capable")
+
+
 # -- as an unprivileged user ---------------------------------------------------------------------------------------
 
 #: run as nobody: the step confined (MODE) and, in a second workspace, unconfined (the control)
