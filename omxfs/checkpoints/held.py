@@ -3,7 +3,7 @@
 A supervisor's command (accept, discard, restore) acts, often as root, on a zone whose agent may write it at the same
 time, through a mount or a view. So every step here is relative to a directory descriptor: a trusted directory (the
 zone's root, one of the store's own) is opened once, each component below it with ``O_NOFOLLOW | O_DIRECTORY`` and
-only on that directory's own filesystem, and every create, rename, exchange, unlink, chmod, chown, time and attribute
+only on that directory's own mount, and every create, rename, exchange, unlink, chmod, chown, time and attribute
 change is an ``*at`` call in such a directory or an ``f*`` call on a descriptor. A symlink, a file or a mount point
 put where a directory was stops the walk with ``PathBlocked``, which names what was met. A name the agent changes
 after the walk only changes which name the held directory has, not which directory it is; and a directory cannot
@@ -36,14 +36,26 @@ def _kind(mode: int) -> str:
     return "a file" if stat.S_ISREG(mode) else "a special file"
 
 
-class Held:
-    """A directory held open by descriptor (``fd``), shown as ``shown`` in messages; ``dev`` is the filesystem the
-    walk stays on. A context manager that closes the descriptor."""
+def mount_of(fd: int) -> tuple[int, int]:
+    """Which mount the open ``fd`` is on: its filesystem's device and the kernel's mount id (``/proc/self/fdinfo``;
+    a bind mount of a directory of the same filesystem has the same device but a mount id of its own), or -1 for
+    the id where ``/proc`` cannot tell."""
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", "rb") as info:
+            found = [int(line.split()[1]) for line in info if line.startswith(b"mnt_id:")]
+    except OSError:
+        found = []
+    return os.fstat(fd).st_dev, found[0] if found else -1
 
-    def __init__(self, fd: int, shown: str, dev: int) -> None:
+
+class Held:
+    """A directory held open by descriptor (``fd``), shown as ``shown`` in messages; ``mount`` (``mount_of``) is the
+    mount the walk stays on. A context manager that closes the descriptor."""
+
+    def __init__(self, fd: int, shown: str, mount: tuple[int, int]) -> None:
         self.fd = fd
         self.shown = shown
-        self.dev = dev
+        self.mount = mount
 
     @classmethod
     def open(cls, path: Path, shown: str | None = None) -> Held:
@@ -52,7 +64,7 @@ class Held:
             fd = os.open(path, _DIR)
         except OSError as exc:
             raise from_os_error(exc, path, walking=True) from exc
-        return cls(fd, shown or str(path), os.fstat(fd).st_dev)
+        return cls(fd, shown or str(path), mount_of(fd))
 
     def __enter__(self) -> Held:
         return self
@@ -71,7 +83,7 @@ class Held:
     # -- walking down ------------------------------------------------------------------------------------------
 
     def sub(self, name: str) -> Held:
-        """The directory ``name`` in this one, opened without following a symlink and only on the same filesystem:
+        """The directory ``name`` in this one, opened without following a symlink and only on the same mount:
         ``PathBlocked`` for anything else there, ``NotFound`` if nothing is."""
         shown = self.name(name)
         try:
@@ -82,14 +94,14 @@ class Held:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise PathBlocked(f"{shown}: {self.what(name)} where a directory was") from None
             raise from_os_error(exc, shown, walking=True) from exc
-        if os.fstat(fd).st_dev != self.dev:
+        if mount_of(fd) != self.mount:
             os.close(fd)
-            raise PathBlocked(f"{shown}: a mount point (another filesystem) where a directory was")
-        return Held(fd, shown, self.dev)
+            raise PathBlocked(f"{shown}: a mount point where a directory was")
+        return Held(fd, shown, self.mount)
 
     def walk(self, relative: str) -> Held:
         """``relative`` below this directory (``""`` or ``"."``: itself, opened again), component by component."""
-        held = Held(os.dup(self.fd), self.shown, self.dev)
+        held = Held(os.dup(self.fd), self.shown, self.mount)
         for part in relative.split("/") if relative not in ("", ".") else ():
             if part in ("", ".", ".."):
                 held.close()
@@ -164,8 +176,8 @@ class Held:
         # mode set through the descriptor's magic link, which names the very directory, never a symlink
         fd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.fd)
         try:
-            if os.fstat(fd).st_dev != self.dev:
-                raise PathBlocked(f"{self.name(name)}: a mount point (another filesystem) where a directory was")
+            if mount_of(fd) != self.mount:
+                raise PathBlocked(f"{self.name(name)}: a mount point where a directory was")
             os.chmod(f"/proc/self/fd/{fd}", 0o700)
         finally:
             os.close(fd)

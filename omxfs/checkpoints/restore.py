@@ -27,10 +27,10 @@ replaced by ``mv``; the checkpoint made first has the zone as it was before.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import errno
 import os
 import secrets
-import shutil
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -44,7 +44,7 @@ from omxfs.checkpoints.links import link_across
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key, within
 from omxfs.checkpoints.syscalls import fsync_together
 from omxfs.checkpoints.views import running_views, views_running
-from omxfs.errors import InvalidInput, NotFound, OSFailure, PathBlocked, StoreCorrupt, from_os_error
+from omxfs.errors import InvalidInput, NotFound, OmxError, OSFailure, PathBlocked, StoreCorrupt, from_os_error
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -84,7 +84,7 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
             undo, built = whole, [_restore_zone(history, target, work)]
             _audit(history, actor, number, undo.number, rels)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work(work)
     removed = tuple(rel for rel in rels if target.entry(rel) is None)
     files = sum(b.files for b in built)
     skipped = [s for b in built for s in b.skipped]
@@ -135,6 +135,13 @@ def _restore_paths(
         for h in held:
             h.close()
     return undo, built
+
+
+def remove_work(work: Path) -> None:
+    """A restore's work directory removed, and what it holds (a zone's old tree, swapped out: the agent's files) with
+    it, never following a symlink nor crossing into another filesystem; left for ``omxfs fsck`` where it cannot be."""
+    with contextlib.suppress(OmxError, OSError), Held.open(work.parent) as parent:
+        parent.remove(work.name)
 
 
 def _audit(history: ZoneHistory, actor: str, number: int, undo: int, rels: tuple[str, ...]) -> None:
