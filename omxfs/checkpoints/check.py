@@ -7,8 +7,11 @@
     │                        two renames of a filesystem without RENAME_EXCHANGE): moved into place
     └── stale-view           the record of a view whose process is gone
     corruption (reported)
-    ├── bad-manifest         a manifest that does not parse, names another checkpoint or zone, or is written
-    │                        against a checkpoint that is gone (``manifest.DELTA_FORMAT``)
+    ├── bad-manifest         a manifest that does not parse, has a field that is not what the store writes (a
+    │                        blob name that is no sha256, a path not relative and normalized, a mode, owner or
+    │                        size that is no such number: ``manifest.entries_from_json``), names another
+    │                        checkpoint or zone, or is written against a checkpoint that is gone or not earlier;
+    │                        never followed, and while one is there no blob is removed as unreferenced
     ├── missing-blob         a manifest names a blob that is not there
     └── bad-blob             a blob whose content is not its name's sha256, or a file in blobs/ that is no blob
 
@@ -55,6 +58,7 @@ def check_checkpoints(ws: Workspace, found: Found, count: Count, *, repair: bool
 def _zone(history: ZoneHistory, found: Found, count: Count, *, repair: bool, grace: float) -> None:
     where = f"{META_DIR}/{CHECKPOINTS}/{history.zone}"
     referenced: set[str] = set()
+    unread = False  # a manifest that is corrupt: the blobs it names are not known, so none is called unreferenced
     for number in history.numbers():
         count("checkpoints")
         try:
@@ -63,6 +67,7 @@ def _zone(history: ZoneHistory, found: Found, count: Count, *, repair: bool, gra
             continue  # pruned meanwhile
         except OmxError as exc:
             found("bad-manifest", f"{where}/manifests/{number}.json", exc.message, False)
+            unread = True
     now = time.time()
     present: set[str] = set()
     for name, path in history.blobs.digests():
@@ -75,6 +80,9 @@ def _zone(history: ZoneHistory, found: Found, count: Count, *, repair: bool, gra
         if name in referenced:
             if _digest(path) != name:
                 found("bad-blob", shown, "its content's sha256 is not its name", False)
+            continue
+        if unread:
+            found("unreferenced-blob", shown, "named by no checkpoint read: kept while one is corrupt", False)
             continue
         old = now - path.stat().st_mtime > grace
         if repair and old:

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
 from omxfs.store.atomic import create_exclusive, read_bytes, sync_dir
-from omxfs.store.layout import META_DIR, SNAPSHOT_RECORD, SNAPSHOTS, TMP
+from omxfs.store.layout import BLOB, META_DIR, SNAPSHOT_RECORD, SNAPSHOTS, TMP
+from omxfs.store.names import check_agent, check_doc_id, relative_path
 from omxfs.store.workspace import Workspace
 
 FORMAT = 1
@@ -101,41 +103,100 @@ class Snapshot:
 
 
 def load_snapshot(raw: bytes, where: str) -> Snapshot:
+    """A snapshot from its file's bytes, every field checked: the names that end up in a path (agents, a
+    collaborative or delivered file's path, a document id) by the store's own name checks (``names``), a sha256 as
+    64 lowercase hex digits, numbers as integers; StoreCorrupt naming ``where`` and the field otherwise."""
     try:
         data = json.loads(raw)
-        if data["format"] != FORMAT:
-            raise ValueError(f"format {data['format']!r} is not {FORMAT}")
+        if type(data) is not dict or data.get("format") != FORMAT or type(data["format"]) is not int:
+            raise ValueError(f"format {shown(data.get('format') if type(data) is dict else data)} is not {FORMAT}")
         snapshot = Snapshot(
             number=_int(data["number"]),
-            time=str(data["time"]),
-            message=str(data["message"]),
-            by=str(data["by"]),
+            time=_text(data["time"], "time"),
+            message=_text(data["message"], "message"),
+            by=_text(data["by"], "by"),
             uid=_int(data["uid"], 0),
-            zones={str(z): _int(n) for z, n in data["zones"].items()},
+            zones={_name(check_agent, z, "zones"): _int(n) for z, n in _object(data["zones"], "zones").items()},
             collaborative={
-                str(p): KeptFile(_int(f["version"]), str(f["sha256"])) for p, f in data["collaborative"].items()
+                _path(p, "collaborative"): KeptFile(_int(f["version"]), _sha256(f["sha256"], p))
+                for p, f in _object(data["collaborative"], "collaborative").items()
             },
-            handoffs=tuple(
-                KeptHandoff(
-                    str(h["from"]),
-                    str(h["to"]),
-                    str(h["filename"]),
-                    _int(h["number"]),
-                    str(h["sha256"]),
-                    str(h["message"]),
-                )
-                for h in data["handoffs"]
-            ),
-            realtime={str(d): s for d, s in data["realtime"].items()},
+            handoffs=tuple(_handoff(h) for h in _list(data["handoffs"], "handoffs")),
+            realtime={
+                _name(check_doc_id, d, "realtime"): _object(s, f"realtime: {d}")
+                for d, s in _object(data["realtime"], "realtime").items()
+            },
         )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise StoreCorrupt(f"{where}: unreadable snapshot: {exc}") from exc
     return snapshot
 
 
+def _handoff(h: Any) -> KeptHandoff:
+    h = _object(h, "handoffs")
+    filename = _path(h["filename"], "handoffs")
+    return KeptHandoff(
+        _name(check_agent, h["from"], f"handoffs: {filename}: from"),
+        _name(check_agent, h["to"], f"handoffs: {filename}: to"),
+        filename,
+        _int(h["number"]),
+        _sha256(h["sha256"], filename),
+        _text(h["message"], "message"),
+    )
+
+
+def shown(value: Any) -> str:
+    """``value`` as an error message quotes it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _int(value: Any, least: int = 1) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise ValueError(f"{value!r} is not an integer >= {least}")
+        raise ValueError(f"{shown(value)} is not an integer >= {least}")
+    return value
+
+
+def _text(value: Any, field: str) -> str:
+    if type(value) is not str:
+        raise ValueError(f"{field}: {shown(value)} is no string")
+    return value
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise ValueError(f"{field}: {shown(value)} is no JSON object")
+    return value
+
+
+def _list(value: Any, field: str) -> list[Any]:
+    if type(value) is not list:
+        raise ValueError(f"{field}: {shown(value)} is no list")
+    return value
+
+
+def _name(check: Callable[[str], str], value: Any, field: str) -> str:
+    """``value`` if the store's own check of such names (an agent's, a document id) takes it."""
+    try:
+        return check(value)
+    except InvalidInput as exc:
+        raise ValueError(f"{field}: {exc.message}") from None
+
+
+def _path(value: Any, field: str) -> str:
+    """A file's path in a shared zone, as the store writes it: ``names.relative_path`` of it is itself."""
+    try:
+        normal = str(relative_path(value))
+    except InvalidInput as exc:
+        raise ValueError(f"{field}: {exc.message}") from None
+    if normal != value:
+        raise ValueError(f"{field}: {shown(value)} is not a normalized path")
+    return normal
+
+
+def _sha256(value: Any, path: str) -> str:
+    if type(value) is not str or not BLOB.fullmatch(value):
+        raise ValueError(f"{shown(path)}: sha256 {shown(value)} is not 64 lowercase hex digits")
     return value
 
 

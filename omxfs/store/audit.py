@@ -55,7 +55,12 @@ def new_record(actor: str, action: str, path: str, uid: int, pid: int) -> dict[s
 
 
 def valid(record: Any) -> bool:
-    return isinstance(record, dict) and all(key in record for key in FIELDS) and isinstance(record["timestamp"], str)
+    """Whether ``record`` is an audit record: a JSON object with every field of ``FIELDS``, the texts strings and
+    the uid and pid integers >= 0 (a record read back is data to show, checked first like any other)."""
+    if type(record) is not dict or not all(key in record for key in FIELDS):
+        return False
+    texts = all(type(record[key]) is str for key in ("timestamp", "agent", "action", "path"))
+    return texts and all(type(record[key]) is int and record[key] >= 0 for key in ("uid", "pid"))
 
 
 @dataclass

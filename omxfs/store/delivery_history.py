@@ -55,6 +55,8 @@ def record_dir(box: str, rel: PurePosixPath) -> PurePosixPath:
 
 
 def load_record(raw: bytes, where: str) -> KeptDelivery:
+    """A delivery record, every field checked (``HandoffMeta``: agents' names, a normalized path, a sha256);
+    StoreCorrupt naming ``where`` and the field otherwise: its content's name never leads outside ``blobs/``."""
     try:
         data = json.loads(raw)
         number = data.pop("number")
@@ -94,6 +96,8 @@ class DeliveryHistory:
         kept = load_record(raw, where)
         if kept.number != number:
             raise StoreCorrupt(f"{where}: the record says it is delivery {kept.number}")
+        if f"{kept.meta.sender}_to_{kept.meta.recipient}" != box or kept.meta.filename != str(rel):
+            raise StoreCorrupt(f"{where}: the record is of another delivery ({kept.meta.filename!r})")
         return kept
 
     def all(self, box: str, rel: PurePosixPath) -> list[KeptDelivery]:
@@ -114,7 +118,9 @@ class DeliveryHistory:
         return found
 
     def content(self, kept: KeptDelivery, where: str) -> bytes:
-        """What the delivery held, checked against its sha256."""
+        """What the delivery held, checked against its sha256 (a name that is no sha256 is never read)."""
+        if not BLOB.fullmatch(kept.meta.sha256):
+            raise StoreCorrupt(f"{where}: delivery {kept.number} names no content ({kept.meta.sha256[:80]!r})")
         try:
             data = read_bytes(self.blobs, blob_path(kept.meta.sha256))
         except NotFound:

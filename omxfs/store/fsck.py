@@ -25,10 +25,12 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     corruption (reported, never guessed at)
     ├── bad-config            config.toml does not parse
     ├── bad-history           history.json does not parse (with no entry files), is not 1..N, or differs from them
-    ├── bad-entry             a v<N>.json entry file does not parse, or the entry files skip a version
+    ├── bad-entry             a v<N>.json entry file does not parse (its sha256 no sha256, its staged name no staged
+    │                         file's name), or the entry files skip a version
     ├── missing-version       a version the history names has no file
     ├── bad-checksum          a version file's sha256 is not its history entry's
-    ├── bad-meta              a handoff metadata file does not parse or names another sender/recipient/file
+    ├── bad-meta              a handoff metadata file does not parse (agents, a normalized path, a sha256) or names
+    │                         another sender/recipient/file
     ├── bad-conflict          a conflict record is not a JSON object
     ├── unreachable-name      a shared-zone name not in Unicode NFC form (made on the store by hand or by a tool
                               before names were normalised): the mount, which looks every shared name up in NFC,
@@ -36,7 +38,9 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     ├── bad-state             a CRDT state file (merged or a writer's) does not parse, is of another document or
     │                         schema, is not named as a writer's file, or is a writer's of no document
     ├── bad-audit             an audit record (a file under logs/audit/, or a line of the old audit.jsonl) that
-    │                         does not parse, lacks a field, or is named as no record is
+    │                         does not parse, lacks a field or has one of another type, or is named as no record is
+    ├── bad-record            a record under .omxfs/ that is not what the store writes: an accept's marker (its undo
+    │                         checkpoint, its agent) or a mount record (its pid, its paths); reported, never followed
     ├── bad-manifest, missing-blob, bad-blob: checkpoint data (``omxfs.checkpoints.check``)
     └── bad-snapshot, dangling-snapshot, bad-delivery-record, missing-delivery-blob, bad-delivery-blob: snapshots and
         kept deliveries (``omxfs.snapshots.check``)
@@ -57,6 +61,7 @@ from pathlib import Path, PurePosixPath
 
 from omxfs.checkpoints.check import DEBRIS as CHECKPOINT_DEBRIS
 from omxfs.checkpoints.check import check_checkpoints
+from omxfs.checkpoints.records import read_accept_marker
 from omxfs.checkpoints.review import finish_accept, interrupted
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
@@ -79,6 +84,8 @@ from omxfs.store.layout import (
     LOGS,
     META_DIR,
     META_SUFFIX,
+    MOUNT_RECORDS,
+    REVIEW_ACCEPTING,
     SCRATCH,
     STAGED,
     STATE_DIR,
@@ -90,6 +97,7 @@ from omxfs.store.layout import (
     entry_name,
     version_name,
 )
+from omxfs.store.mount_records import load_record
 from omxfs.store.names import AGENT_NAME, nfc, parse_handoff_dir
 from omxfs.store.realtime import decode_state, encode_state
 from omxfs.store.records import (
@@ -195,6 +203,7 @@ class _Checker:
         self.temp_files()
         self.scratch()
         self.audit()
+        self.mounts()
         self.snapshots()
         return self.report
 
@@ -508,10 +517,29 @@ class _Checker:
         """An accept of a review killed half-way (``omxfs.checkpoints.review``): finished by ``--repair``, as by
         ``omxfs accept`` run again."""
         for review in interrupted(self.ws):
+            marker = review.dir / REVIEW_ACCEPTING
+            try:
+                read_accept_marker(marker)
+            except FileNotFoundError:
+                pass  # finished meanwhile
+            except StoreCorrupt as exc:
+                self.found("bad-record", f"{review.shown()}/{REVIEW_ACCEPTING}", exc.message)
             if self.repair:
                 finish_accept(review)
             detail = "an accept killed half-way: the zone holds part of the change (finish: omxfs accept)"
             self.found("interrupted-accept", review.shown(), detail, self.repair)
+
+    def mounts(self) -> None:
+        """The mount records (``store.mount_records``): each one a daemon's, every field what a daemon writes."""
+        directory = self.ws.meta / MOUNT_RECORDS
+        for entry in _scan(directory):
+            shown = f"{META_DIR}/{MOUNT_RECORDS}/{entry.name}"
+            try:
+                load_record(Path(entry.path).read_bytes(), shown)
+            except FileNotFoundError:
+                continue  # its daemon removed it meanwhile
+            except (OSError, StoreCorrupt) as exc:
+                self.found("bad-record", shown, getattr(exc, "message", None) or str(exc))
 
     def scratch(self) -> None:
         """The scratch area (``store.scratch``): one directory per agent that has had editors' temp files there."""

@@ -12,13 +12,14 @@ import contextlib
 import errno
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.errors import MountError
+from omxfs.errors import InvalidInput, MountError, StoreCorrupt
 from omxfs.process import pid_alive
 from omxfs.store.layout import MOUNT_RECORDS
+from omxfs.store.names import relative_path
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
@@ -41,6 +42,30 @@ def record_name(pid: int) -> str:
     return f"{pid}.json"
 
 
+def load_record(raw: bytes, where: str) -> MountRecord:
+    """A mount record from its file's bytes, every field checked (a pid a positive integer, the mountpoint and the
+    store absolute paths, the log a relative path); StoreCorrupt naming ``where`` otherwise: a
+    record names a process ``omxfs umount`` waits for and a store ``omxfs`` opens."""
+    try:
+        data = json.loads(raw)
+        if type(data) is not dict or set(data) != {f.name for f in fields(MountRecord)}:
+            raise ValueError("not a mount record: it holds " + ", ".join(f.name for f in fields(MountRecord)))
+        record = MountRecord(**data)
+        if type(record.pid) is not int or record.pid < 1:
+            raise ValueError(f"pid {record.pid!r} is no positive integer")
+        for name in ("mountpoint", "store"):
+            value = getattr(record, name)
+            if type(value) is not str or not value.startswith("/") or "\0" in value:
+                raise ValueError(f"{name} {value!r} is no absolute path")
+        for name in ("started", "default_agent"):  # the agent a login's name too, as --as defaults to it
+            if type(getattr(record, name)) is not str:
+                raise ValueError(f"{name} {getattr(record, name)!r} is no string")
+        relative_path(record.log)
+    except (ValueError, TypeError, InvalidInput) as exc:
+        raise StoreCorrupt(f"{where}: {getattr(exc, 'message', exc)}") from None
+    return record
+
+
 def read_records(meta_dir: Path) -> list[MountRecord]:
     """The records under ``meta_dir/mounts`` of daemons still running."""
     found = []
@@ -50,10 +75,9 @@ def read_records(meta_dir: Path) -> list[MountRecord]:
         return []
     for name in names:
         try:
-            data = json.loads((meta_dir / MOUNT_RECORDS / name).read_text("utf-8"))
-            record = MountRecord(**data)
-        except (OSError, ValueError, TypeError):
-            continue
+            record = load_record((meta_dir / MOUNT_RECORDS / name).read_bytes(), name)
+        except (OSError, StoreCorrupt):
+            continue  # a record being replaced, or not one (``omxfs fsck`` reports it)
         if pid_alive(record.pid):
             found.append(record)
     return found

@@ -12,10 +12,17 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from omxfs.errors import StoreCorrupt
-from omxfs.store.layout import HISTORY
+from omxfs.errors import InvalidInput, StoreCorrupt
+from omxfs.store.layout import BLOB, HISTORY, STAGED
+from omxfs.store.names import AGENT_NAME, relative_path
+
+#: what a record's fields must match, whole (pydantic's patterns search): a record read back is checked, never
+#: trusted, and a name in it may end up in a path (a staged name, a delivered file's)
+SHA256 = f"^{BLOB.pattern}$"
+AGENT = f"^{AGENT_NAME.pattern}$"
+STAGED_NAME = f"^{STAGED.pattern}$"
 
 
 def utc_now(epoch: float | None = None) -> str:
@@ -44,7 +51,7 @@ class VersionEntry(Record):
     author: str
     message: str
     timestamp: str
-    sha256: str
+    sha256: str = Field(pattern=SHA256)
     provenance: dict[str, str] | None = None
 
 
@@ -53,7 +60,7 @@ class VersionRecord(VersionEntry):
 
     Created once, exclusively (the commit point), never changed; ``history.json`` is the list of their entries."""
 
-    staged: str | None = None
+    staged: str | None = Field(default=None, pattern=STAGED_NAME)  # a name in the file's directory, no path
 
     def entry(self) -> VersionEntry:
         return VersionEntry.model_validate(self.model_dump(exclude={"staged"}))
@@ -73,13 +80,24 @@ def dump_version_record(record: VersionRecord) -> bytes:
 class HandoffMeta(Record):
     """``<file>.meta.json`` of a delivery."""
 
-    sender: str = Field(alias="from")
-    recipient: str = Field(alias="to")
-    filename: str
+    sender: str = Field(alias="from", pattern=AGENT)
+    recipient: str = Field(alias="to", pattern=AGENT)
+    filename: str  # the path in its handoff directory, normalized (``names.relative_path``)
     timestamp: str
     message: str
-    sha256: str
+    sha256: str = Field(pattern=SHA256)
     provenance: dict[str, str] | None = None
+
+    @field_validator("filename")
+    @classmethod
+    def _normalized(cls, value: str) -> str:
+        try:
+            normal = str(relative_path(value))
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        if normal != value:
+            raise ValueError(f"{value!r} is not a normalized path (it would be {normal!r})")
+        return value
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_none=True)
