@@ -136,6 +136,8 @@ def run_agent(
     undo = _undo_lines(checkpoint, no_checkpoint)
     try:
         run = agent.run(prompt, mode=mode)
+    except RunsError as exc:  # its runs directory is a symlink, or not a directory: refused before anything ran
+        return AgentOutcome(2, message=one_line(str(exc)), undo=undo)
     except AgentFailed as failed:
         next_step = advice(failed.kind, failed.attempts, "the same omx agent command")
         usage, summary = failed.tally.line(), f"run: {failed.run_dir}"

@@ -22,7 +22,7 @@ from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
 from agent.plan_run.tools.inputs import PythonInput, WriteTextInput
-from agent.record.trace import preview
+from agent.record.trace import preview, read_output
 
 __all__ = ["CodeAtFault", "code_at_fault"]
 
@@ -56,8 +56,7 @@ def code_at_fault(
     step = steps.get(writers[0]) if len(writers) == 1 else None
     if not unmet or step is None or not isinstance(step.inputs, PythonInput):
         return None
-    kept = run_dir / "outputs" / f"{step.id}.txt"
-    printed = kept.read_text(encoding="utf-8", errors="replace") if kept.is_file() else ""
+    printed = read_output(run_dir, step.id)
     wanted = "; ".join(f"{c.criterion.removesuffix(FROM_THE_TASK)} (it is not: {c.detail})" for c in unmet)
     shown = f"printed {preview(printed, 300)!r}" if printed.strip() else "printed nothing"
     return CodeAtFault(step, f"Code written for this step before {shown}, which is wrong: {wanted}.")

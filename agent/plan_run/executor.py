@@ -16,7 +16,6 @@ from agent.model.errors import advice
 from agent.plan_run.criteria import CriterionCheck, check_criteria, planned_outputs
 from agent.plan_run.output_shape import OutputShape, shaped_step
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
-from agent.plan_run.resume import save_output
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import LlmInput, Ref, ToolInput, WorkspaceInput, WriteTextInput
@@ -162,7 +161,7 @@ class Executor:
                     suggestion=self._suggestion(step, outcome),
                 )
             outputs[step.id] = result.output
-            save_output(self.recorder.run_dir, step.id, result.output)
+            self.recorder.save_output(step.id, result.output)
             if step.tool == "write_text":
                 produced.append(Path(result.details["path"]))
         files = list(dict.fromkeys(produced))
@@ -186,7 +185,7 @@ class Executor:
         """A step before ``--from-step``: traced as reused, its saved output kept for this run's own resume."""
         if output is not None:
             outputs[step.id] = output
-            save_output(self.recorder.run_dir, step.id, output)
+            self.recorder.save_output(step.id, output)
         if isinstance(step.inputs, WriteTextInput) and (self.ctx.workspace / step.inputs.path).is_file():
             produced.append(self.ctx.workspace / step.inputs.path)  # what it wrote then counts for the criteria
         self.recorder.record(

@@ -11,10 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.plan_run.plan import Plan
+from agent.record.trace import OUTPUTS_DIR
 
-__all__ = ["OUTPUTS_DIR", "ResumeError", "earlier_outputs", "save_output"]
-
-OUTPUTS_DIR = "outputs"
+__all__ = ["ResumeError", "earlier_outputs"]
 
 
 class ResumeError(Exception):
@@ -43,10 +42,3 @@ def earlier_outputs(plan: Plan, plan_path: Path, from_step: int) -> dict[int, st
                     f"omx run {plan_path} --from-step {ref.step_id}"
                 ) from None
     return outputs
-
-
-def save_output(run_dir: Path, step_id: int, output: str) -> None:
-    """Keep a step's whole output beside the run's plan.json, for a later ``--from-step``."""
-    directory = run_dir / OUTPUTS_DIR
-    directory.mkdir(exist_ok=True)
-    (directory / f"{step_id}.txt").write_text(output, encoding="utf-8")

@@ -10,13 +10,21 @@ bypass the zone rules and the version history.
 On the mount, who "I" am is decided by the mount, per process (SPEC §3): the uid map, else ``OMX_AGENT`` in the
 environment omx started with, else the mount's default identity. ``--as`` cannot change that for omx's own file
 I/O, so it must agree with it; the record then goes into that agent's zone.
+
+omx writes its record only inside the workspace: ``runs`` is made and opened from its parent without following a
+symlink (``open_runs``), and one that is a symlink (a cloned repository's, one another agent prepared) or not a
+directory is refused, with what to do, before anything runs; the run's own directory and files are reached from
+that descriptor (``agent.record.trace.RunRecorder``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import getpass
 import json
 import os
+import stat
 from pathlib import Path
 
 from omxfs.errors import OmxError
@@ -34,8 +42,12 @@ __all__ = [
     "is_omxfs_store",
     "mount_identity",
     "omxfs_mount_of",
+    "open_runs",
     "runs_root",
 ]
+
+#: a directory below one already open, never through a symlink (a symlink there: ENOTDIR, or ELOOP)
+DIR_BENEATH = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class RunsError(Exception):
@@ -143,3 +155,33 @@ def runs_root(workspace: Path, as_agent: str | None, *, mounted: bool | None = N
         known = ", ".join(sorted(p.name for p in (workspace / AGENTS).iterdir() if p.is_dir())) or "none"
         raise RunsError(f"agent {agent!r} has no private zone in {workspace} (agents: {known}); pass --as AGENT")
     return zone / "runs"
+
+
+def open_runs(runs_root: Path) -> int:
+    """A descriptor of the directory ``runs_root``, made if missing, opened from its parent (made too if missing)
+    without following a symlink; RunsError, saying what to do, where ``runs_root`` is a symlink or not a directory."""
+    runs_root.parent.mkdir(parents=True, exist_ok=True)
+    parent = os.open(runs_root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    name = runs_root.name
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=parent)
+        try:
+            return os.open(name, DIR_BENEATH, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                raise
+            found = os.lstat(name, dir_fd=parent)
+            if stat.S_ISLNK(found.st_mode):
+                raise RunsError(
+                    f"{runs_root} is a symlink to {os.readlink(name, dir_fd=parent)}: omx writes its run record only "
+                    f"inside the workspace; remove or rename {runs_root}"
+                ) from None
+            if not stat.S_ISDIR(found.st_mode):
+                raise RunsError(
+                    f"{runs_root} is not a directory: omx keeps its run records in a directory of that name; "
+                    f"remove or rename {runs_root}"
+                ) from None
+            raise
+    finally:
+        os.close(parent)
