@@ -37,7 +37,7 @@ from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.verdict import done_text
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
-from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview
+from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
 from omxfs.errors import OmxError
 
@@ -495,8 +495,7 @@ def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path) -> str:
     for outcome in result.steps:
         step = f"- step {outcome.step_id} ({outcome.tool}): {outcome.status}"
         if outcome.status == "success":
-            output = run_dir / "outputs" / f"{outcome.step_id}.txt"
-            text = output.read_text(encoding="utf-8", errors="replace") if output.is_file() else ""
+            text = read_output(run_dir, outcome.step_id)
             step += f", output: {preview(text, 300)!r}"
         elif outcome.status == "failed":
             step += f": {outcome.error}" + (f" ({outcome.hint})" if outcome.hint else "")
