@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agent.record.trace import read_output
 from omxfs.store import Workspace
 from tests.e2e.helpers import PLAN_A
 from tests.support.sandbox import sandbox_or_skip
@@ -150,3 +151,20 @@ def test_an_agents_runs_symlink_is_refused_in_an_omxfs_workspace(store: Workspac
     assert "agents/bob/runs is a symlink to" in said and "inside the workspace" in said, said
     assert "Traceback" not in said, said
     assert list(elsewhere.iterdir()) == []
+
+
+def test_an_output_read_back_is_never_read_through_a_symlink(tmp_path: Path, outside: Path) -> None:
+    """What omx reads back of a step's output goes to the model (a re-plan, a code fix): a later step that points
+    ``outputs/1.txt`` at a file only omx may read must get nothing of it."""
+    secret = outside / "secret.txt"
+    secret.write_text("s3cret\n", encoding="utf-8")
+    run = tmp_path / "run"
+    (run / "outputs").mkdir(parents=True)
+    (run / "outputs/1.txt").symlink_to(secret)
+    (run / "outputs/2.txt").write_text("kept\n", encoding="utf-8")
+    assert read_output(run, 1) == ""
+    assert read_output(run, 2) == "kept\n"
+    (run / "outputs").rename(run / "moved")
+    (run / "outputs").symlink_to(outside)
+    (outside / "2.txt").write_text("outside\n", encoding="utf-8")
+    assert read_output(run, 2) == ""
