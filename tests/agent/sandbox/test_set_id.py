@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent.sandbox.confine import Sandbox
+from agent.sandbox.confine import Sandbox, SandboxMode
 from tests.agent.sandbox.test_attacks import MODES, confined
 from tests.support.unprivileged import NOBODY, as_nobody, nobody_dir
 from tests.view.conftest import clean_env
@@ -110,15 +110,15 @@ def test_every_way_makes_a_set_id_file_when_unconfined(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_step_makes_no_set_id_file(ws: Path, mode: Any) -> None:
+def test_a_step_makes_no_set_id_file(ws: Path, mode: SandboxMode) -> None:
     done = confined(ws, mode).run_python(SET_ID, timeout=60)
     assert done.returncode == 0, done.stderr
     assert_refused(json.loads(done.stdout), ws)
 
 
 def test_a_shell_steps_program_makes_no_set_id_file(ws: Path) -> None:
-    """``chmod 4755`` and ``install -m 2755`` as the step's one program, in bubblewrap (a shell step runs outside
-    a view there; in a view, ``tests/view/test_step_set_id_in_view.py``)."""
+    """``chmod 4755`` and ``install -m 2755`` as the step's one program (bubblewrap: a shell step outside a view;
+    in one, the same filter holds the program)."""
     shutil.copy("/bin/true", ws / "t")
     box = confined(ws, "bubblewrap")
     chmod = box.run(["chmod", "4755", "t"], timeout=30)
