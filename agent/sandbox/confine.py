@@ -1,7 +1,7 @@
 """Run a step's program or Python code in a sandbox where what the risk policy forbids is impossible, whatever the
 command line or the code says: no read outside the workspace and what programs need, no write outside the
 workspace, no host UNIX socket, no network, no program started but the step's own, no set-user-ID or set-group-ID
-file (for root and every other user alike).
+file (for root and every other user alike), no capability.
 
 The checks of the shell policy and the risk rules are the first line and what a person reads; this is the wall.
 Two mechanisms, chosen by where omx runs:
@@ -27,9 +27,13 @@ Two mechanisms, chosen by where omx runs:
   the same seccomp filters. Unlike bubblewrap, it cannot stop a change of metadata (chmod, utime) of a file the
   view lets its user write outside the workspace (its private ``/tmp``): Landlock has no right for metadata.
 
-Where a piece is missing (no ``bwrap``, no user namespaces for it, no Landlock, no seccomp filter for this ABI), the
-step is refused with ``SandboxUnavailable`` naming it, never run with less; ``--no-sandbox`` (mode ``off``) runs
-steps unconfined, and the trace says so.
+In both, the launcher drops every capability before the step's code runs (``launcher.drop_capabilities``: bounding,
+ambient, effective, permitted and inheritable sets, securebits locked, ``NO_NEW_PRIVS``): a step of root's obeys
+file modes and ownership as any user's does, and sets no file capability.
+
+Where a piece is missing (no ``bwrap``, no user namespaces for it, no Landlock, no seccomp filter for this ABI, a
+capability that cannot be dropped), the step is refused with ``SandboxUnavailable`` naming it, never run with less;
+``--no-sandbox`` (mode ``off``) runs steps unconfined, and the trace says so.
 
 Every process gets a minimal environment (no API keys), its own session (a timeout kills the whole group), the
 workspace as its working directory and a bounded share of its output. Nothing it starts outlives it: while a step
@@ -167,9 +171,10 @@ BWRAP_NAMESPACES = (
 
 @functools.cache
 def probe_landlock(netns: bool = False) -> dict[str, Any]:
-    """Ask the launcher what the kernel allows: it applies Landlock and the seccomp filters to itself, reports and
-    exits (once per process). ``{"landlock": {...}, "seccomp": True}``, else ``landlock_error`` or
-    ``seccomp_error`` says what is missing. (``netns`` is kept for callers; the launcher makes no namespace.)"""
+    """Ask the launcher what the kernel allows: it applies Landlock, the capability drop and the seccomp filters to
+    itself, reports and exits (once per process). ``{"landlock": {...}, "seccomp": True, "capabilities": {...}}``,
+    else ``landlock_error``, ``capabilities_error`` or ``seccomp_error`` says what is missing. (``netns`` is kept
+    for callers; the launcher makes no namespace.)"""
     config = {"read": read_paths(False), "write": [], "seccomp": str(SECCOMP)}
     try:
         done = subprocess.run(
@@ -236,10 +241,13 @@ class Sandbox:
         return self._info
 
     def _kernel(self) -> dict[str, Any]:
-        """Landlock and seccomp, which both mechanisms need; refused, naming what is missing, without them."""
+        """Landlock, seccomp and the capability drop, which both mechanisms need; refused, naming what is missing,
+        without them."""
         probe = probe_landlock(False)
         if "landlock_error" in probe or "landlock" not in probe:
             raise _refusal(f"Landlock is missing ({probe.get('landlock_error', 'unknown')}; it needs Linux 5.13+)")
+        if "capabilities_error" in probe:
+            raise _refusal(f"the step's capabilities cannot be dropped ({probe['capabilities_error']})")
         if "seccomp_error" in probe or not probe.get("seccomp"):
             raise _refusal(f"the seccomp filter cannot be installed ({probe.get('seccomp_error', 'unknown')})")
         landlock: dict[str, Any] = probe["landlock"]

@@ -19,10 +19,14 @@ In order:
    this is defence in depth and the seccomp filter below is the wall.
 3. A new, empty session keyring (``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``), as a view's COMMAND gets: the
    caller's keys are not the step's (issue 30).
-4. seccomp (``NO_NEW_PRIVS`` first): ``step_program`` (no ``socket`` at all, AF_UNIX included: UNIX socketpairs
+4. No capability, whatever the mechanism and the user (``drop_capabilities``): root outside a view keeps every one
+   otherwise (a file capability set on a program in the workspace, files of other users read and changed). The
+   securebits are locked (uid 0 gains nothing by an exec), the bounding and ambient sets emptied, then the
+   effective, permitted and inheritable sets; with ``NO_NEW_PRIVS``, no exec grants one back.
+5. seccomp (``NO_NEW_PRIVS`` first): ``step_program`` (no ``socket`` at all, AF_UNIX included: UNIX socketpairs
    only; no ``execve`` without a token; no ``execveat``, ``ptrace``, ``process_vm_*``; ``personality`` read-only;
    no io_uring; no keyring calls; no set-ID mode, no ``openat2``).
-5. A shell step: the program is exec'd with a random 64-bit token in ``execve``'s fourth argument register, which
+6. A shell step: the program is exec'd with a random 64-bit token in ``execve``'s fourth argument register, which
    the kernel ignores and the filter demands. The token exists only in this process's memory, which the exec
    replaces, so the program, and anything it might run, cannot exec again. A python step: no token at all
    (every ``execve`` fails); the code is compiled and run here, in a fresh ``__main__``, with the interpreter's
@@ -62,6 +66,16 @@ LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+PR_GET_NO_NEW_PRIVS = 39
+PR_CAPBSET_READ, PR_CAPBSET_DROP = 23, 24
+PR_GET_SECUREBITS, PR_SET_SECUREBITS = 27, 28
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, PR_CAP_AMBIENT_CLEAR_ALL = 47, 1, 4
+CAPABILITY_VERSION_3 = 0x20080522  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words per set
+CAP_SETPCAP = 8
+#: ``include/uapi/linux/securebits.h``: uid 0 gains no capability by an exec (NOROOT) nor keeps or loses any by a
+#: change of uid (NO_SETUID_FIXUP, KEEP_CAPS off), no ambient capability is raised, and each is locked as it is
+SECUREBITS = sum(1 << bit for bit in (0, 1, 2, 3, 5, 6, 7))
+SECBIT_KEEP_CAPS = 1 << 4
 BPF_INSTRUCTION = 8  # bytes of a struct sock_filter
 
 # filesystem rights, by the ABI that introduced them
@@ -99,6 +113,14 @@ class PathBeneathAttr(ctypes.Structure):
 
 class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
 class SetupError(Exception):
@@ -244,6 +266,76 @@ def join_new_session_keyring(keyctl: int | None) -> None:
         raise SetupError(f"cannot join a new session keyring: {os.strerror(ctypes.get_errno())}")
 
 
+def drop_capabilities() -> dict[str, Any]:
+    """Leave this process (and what it runs) no capability and no way to gain one: ``NO_NEW_PRIVS`` (an exec grants
+    nothing: no set-ID, no file capability, nothing for uid 0 beyond what it holds), the ambient set cleared, the
+    effective, permitted and inheritable sets zeroed. Where it holds ``CAP_SETPCAP`` (root outside a user namespace),
+    first the securebits (``SECUREBITS``) are set and locked and every capability leaves the bounding set. Without
+    it there is nothing to drop them with, nor anything to gain back: bubblewrap's step (its bounding set is empty
+    already), an unprivileged user's. Each set is read back; what is left raises SetupError."""
+    if _libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 and _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise SetupError(f"capabilities: cannot set NO_NEW_PRIVS: {_errno()}")
+    effective, permitted, inheritable = _capabilities()
+    known = _known_capabilities()
+    setpcap = bool(permitted >> CAP_SETPCAP & 1)
+    if setpcap:
+        _set_capabilities(effective | 1 << CAP_SETPCAP, permitted, inheritable)
+        bits = _libc.prctl(PR_GET_SECUREBITS, 0, 0, 0, 0)
+        if bits < 0 or _libc.prctl(PR_SET_SECUREBITS, (bits | SECUREBITS) & ~SECBIT_KEEP_CAPS, 0, 0, 0) != 0:
+            raise SetupError(f"capabilities: cannot lock the securebits: {_errno()}")
+        for cap in known:
+            if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise SetupError(f"capabilities: cannot drop {cap} from the bounding set: {_errno()}")
+    if _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+        raise SetupError(f"capabilities: cannot clear the ambient set: {_errno()}")
+    _set_capabilities(0, 0, 0)
+    sets = zip(("effective", "permitted", "inheritable"), _capabilities(), strict=True)
+    left = {
+        "held": [name for name, held in sets if held],
+        "ambient": [cap for cap in known if _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) != 0],
+        "bounding": [cap for cap in known if setpcap and _libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) != 0],
+    }
+    if any(left.values()):
+        raise SetupError(f"capabilities: still held after the drop: {left}")
+    return {"bounding": "dropped" if setpcap else "nothing to drop it with", "securebits": setpcap}
+
+
+def _errno() -> str:
+    return os.strerror(ctypes.get_errno())
+
+
+def _capabilities() -> tuple[int, int, int]:
+    """This process's effective, permitted and inheritable sets (``capget``, version 3)."""
+    header, data = CapHeader(CAPABILITY_VERSION_3, 0), (CapData * 2)()
+    if _libc.capget(ctypes.byref(header), data) != 0:
+        raise SetupError(f"capabilities: capget failed: {_errno()}")
+    low, high = data
+    return (
+        low.effective | high.effective << 32,
+        low.permitted | high.permitted << 32,
+        low.inheritable | high.inheritable << 32,
+    )
+
+
+def _set_capabilities(effective: int, permitted: int, inheritable: int) -> None:
+    header = CapHeader(CAPABILITY_VERSION_3, 0)
+    sets = (effective, permitted, inheritable)
+    data = (CapData * 2)(CapData(*(s & 0xFFFFFFFF for s in sets)), CapData(*(s >> 32 for s in sets)))
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        raise SetupError(f"capabilities: capset failed: {_errno()}")
+
+
+def _known_capabilities() -> range:
+    """0 to the kernel's last capability (``/proc/sys/kernel/cap_last_cap``, which Landlock or bubblewrap may hide
+    by now): the first number ``PR_CAPBSET_READ`` refuses (EINVAL) is one past it."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0:
+            if cap == 0:
+                raise SetupError(f"capabilities: the kernel does not say which it has: {_errno()}")
+            return range(cap)
+    return range(64)
+
+
 def install_filter(program: bytes) -> None:
     """Install one seccomp program for this process and all it starts (``NO_NEW_PRIVS`` is set here too)."""
     code = ctypes.create_string_buffer(program, len(program))
@@ -339,11 +431,18 @@ def probe(config: dict[str, Any]) -> dict[str, Any]:
     try:
         join_new_session_keyring(module.keyctl_number())
         keyrings.append(session_keyring(module.keyctl_number()))
+    except SetupError as exc:
+        return {"landlock": landlock, "seccomp_error": str(exc)}
+    try:
+        capabilities = drop_capabilities()
+    except SetupError as exc:
+        return {"landlock": landlock, "capabilities_error": str(exc)}
+    try:
         for program in programs:
             install_filter(program)
     except SetupError as exc:
         return {"landlock": landlock, "seccomp_error": str(exc)}
-    return {"landlock": landlock, "seccomp": True, "session_keyrings": keyrings}
+    return {"landlock": landlock, "seccomp": True, "session_keyrings": keyrings, "capabilities": capabilities}
 
 
 def session_keyring(keyctl: int | None) -> int | None:
@@ -382,6 +481,7 @@ def main(argv: list[str]) -> int:
             executables = [path, *filter(None, [interpreter(path)])]
         apply_landlock(config, executables)
         join_new_session_keyring(module.keyctl_number())
+        drop_capabilities()
         for program in programs:
             install_filter(program)
     except (SetupError, OSError) as exc:
