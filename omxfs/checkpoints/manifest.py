@@ -17,6 +17,10 @@ rest of an incremental checkpoint but the walk, and filled the store (1.5 MB for
 zone). One level only: a base is always written whole, so reading a checkpoint reads at most two files. The deltas
 of successive checkpoints grow as the zone drifts from their base; once one would hold more than ``LARGEST_DELTA``
 of the entries, the checkpoint is written whole and is the next one's base.
+
+A manifest's file is checked whole before any use (``entries_from_json``, ``check_head``, ``check_tree``): anyone
+with write access to the store could have changed it, and a blob name or a path in it is data, never a path to
+follow; one that is not what this module writes is ``StoreCorrupt``, which ``omxfs fsck`` reports.
 """
 
 from __future__ import annotations
@@ -209,30 +213,11 @@ def entries_from_json(parsed: Sequence[Any]) -> list[Entry]:
             problem = entry_problem(raw)
             if problem is not None:
                 raise StoreCorrupt(problem)
+        raise StoreCorrupt("an entry names no relative, normalized path or no blob")  # each test above is one there
     return entries
 
 
 _TYPES = frozenset(TYPES)
-ENTRY_FIELDS = frozenset(
-    [
-        "path",
-        "type",
-        "mode",
-        "uid",
-        "gid",
-        "mtime_ns",
-        "atime_ns",
-        "size",
-        "sha256",
-        "data",
-        "target",
-        "link",
-        "rdev",
-        "xattrs",
-        "ino",
-        "ctime_ns",
-    ]
-)
 
 
 _new_object = object.__new__

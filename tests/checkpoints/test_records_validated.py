@@ -12,10 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from omxfs.checkpoints import ZoneHistory
 from omxfs.checkpoints.blobs import BlobStore
-from omxfs.checkpoints.records import parse_accept_marker, read_accept_marker
+from omxfs.checkpoints.records import (
+    all_blob_names,
+    all_zone_paths,
+    is_blob_name,
+    is_zone_path,
+    parse_accept_marker,
+    read_accept_marker,
+)
 from omxfs.checkpoints.scan import RACY_NS
 from omxfs.errors import StoreCorrupt
 from omxfs.store import Workspace
@@ -249,3 +258,24 @@ def test_fsck_reports_an_interrupted_accept_whose_marker_is_no_marker(ws: Worksp
     found: Callable[[str], list[str]] = lambda kind: [f.path for f in fsck(ws).findings if f.kind == kind]  # noqa: E731
     assert found("bad-record") == [".omxfs/reviews/alice/accepting"]
     assert found("interrupted-accept") == [".omxfs/reviews/alice"]
+
+
+# -- the checks of many names at once agree with the checks of one ------------------------------------------------
+
+PATHS = st.lists(st.text(alphabet="ab./\0", max_size=8), max_size=5)
+DIGESTS = st.lists(st.text(alphabet="0123456789abcdefABF \t\né", min_size=64, max_size=64), max_size=4)
+
+
+@given(PATHS)
+def test_all_zone_paths_is_is_zone_path_of_each(paths: list[str]) -> None:
+    assert all_zone_paths(paths) == all(is_zone_path(p) for p in paths)
+
+
+@given(DIGESTS)
+def test_all_blob_names_is_is_blob_name_of_each(names: list[str]) -> None:
+    assert all_blob_names(names) == all(is_blob_name(n) for n in names)
+
+
+def test_a_checkpoint_of_an_empty_zone_reads_back(ws: Workspace) -> None:
+    omxfs("checkpoint", str(ws.root), "--as", "bob")
+    assert [e.path for e in ZoneHistory(ws, "bob").load(1).entries] == ["."]
