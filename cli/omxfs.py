@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import sys
@@ -147,7 +148,9 @@ def umount(mountpoint: Path, lazy: bool) -> None:
 @main.command()
 @click.argument("path", required=False, type=MOUNT_PATH)
 def status(path: Path | None) -> None:
-    """Show the live mounts; with PATH (a workspace or a mount), what it holds and who serves it."""
+    """Show the live mounts; with PATH (a workspace or a mount), what it holds and who serves it.
+
+    Each running view (``omxfs run``) of a workspace shown is listed with its limits and what it uses of them now."""
     with friendly_errors():
         if path is None:
             _print_mounts()
@@ -172,6 +175,7 @@ def status(path: Path | None) -> None:
         click.echo("mounts:" if records else "mounts: none")
         for record in records:
             _print_record(record)
+        _print_views(ws)
 
 
 @main.command()
@@ -205,10 +209,25 @@ def _print_record(record: MountRecord) -> None:
         click.echo(f"    {line}")
 
 
+def _print_views(ws: Workspace, indent: str = "") -> None:
+    """The running views of ``ws``, each with its limits and use (``omxfs.cgroups.observe``)."""
+    from omxfs.cgroups import observe, view_name
+    from omxfs.checkpoints.views import running_views
+
+    config = ws.config
+    found = [(agent, pid) for agent in (*config.agents, *config.supervisors) for pid in running_views(ws.meta, agent)]
+    click.echo(f"{indent}views:" if found else f"{indent}views: none")
+    for agent, pid in found:
+        seen = observe(pid, view_name(pid))
+        limits = seen.line() if seen is not None else "not known (starting, or ending)"
+        click.echo(f"{indent}  {agent}: launcher pid {pid}, limits: {limits}")
+
+
 def _print_mounts() -> None:
     found = mounts.omx_mounts()
     if not found:
         click.echo("no omxfs mounts")
+    stores: set[str] = set()
     for mountpoint in found:
         state = mounts.probe(mountpoint)
         if state is mounts.State.STALE:
@@ -224,6 +243,10 @@ def _print_mounts() -> None:
         click.echo(f"{mountpoint}: live" + (f", store {records[0].store}" if records else ""))
         for record in records:
             _print_record(record)
+        if records and records[0].store not in stores:  # a store's views once, under its first mount
+            stores.add(records[0].store)
+            with contextlib.suppress(OmxError, OSError):
+                _print_views(Workspace(Path(records[0].store)), "  ")
 
 
 # The conveniences over the mount (SPEC §6), each in its own module.

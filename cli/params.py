@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
+
+from omxfs.errors import InvalidInput
+from omxfs.limits import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PROCS, MEMORY_CAP, parse_count, parse_size, size_text
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class UnprobedPath(click.ParamType[Path, Any]):
@@ -45,3 +51,50 @@ WORKSPACE = click.option(
     show_default="current directory",
     help="The mount point (or an unmounted workspace directory).",
 )
+
+
+def _limit(parse: Callable[[str, str], int]) -> Callable[[click.Context, click.Parameter, str | None], int | None]:
+    def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+        if value is None:
+            return None
+        try:
+            return parse(value, param.opts[0])
+        except InvalidInput as exc:
+            raise click.BadParameter(exc.message.partition(": ")[2] or exc.message) from None
+
+    return convert
+
+
+def limit_options(what: str) -> Callable[[F], F]:
+    """``--max-procs``, ``--max-memory`` and ``--max-file-size`` of a command that runs ``what`` (a view, each step):
+    the limits it cannot lift; one left out is the workspace config's (``[limits]``), else the default."""
+    config = "default: the workspace's [limits], else"
+    options = [
+        click.option(
+            "--max-procs",
+            metavar="N",
+            callback=_limit(parse_count),
+            help=f"The most processes {what} may hold at once ({config} {DEFAULT_MAX_PROCS}; 0: no limit).",
+        ),
+        click.option(
+            "--max-memory",
+            metavar="SIZE",
+            callback=_limit(parse_size),
+            help=f"The most memory {what} may use, like 512M or 2G ({config} half the machine's, at most "
+            f"{size_text(MEMORY_CAP)}; 0: no limit).",
+        ),
+        click.option(
+            "--max-file-size",
+            metavar="SIZE",
+            callback=_limit(parse_size),
+            help=f"The largest file {what} may write, like 1M ({config} "
+            f"{size_text(DEFAULT_MAX_FILE_SIZE)}; 0: no limit).",
+        ),
+    ]
+
+    def decorate(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.errors import friendly_errors
-from cli.params import MOUNT_PATH
+from cli.params import MOUNT_PATH, limit_options
 from omxfs.view.sandbox import Bind, runtime_dirs
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ Inside the view the workspace shows at its own path, and:
 The host's system directories are read-only; /tmp is private, $HOME is
 empty, there is no /run or /home, and the view has its own PID, IPC and
 user namespaces: no capability, no other process, no host UNIX socket.
+COMMAND and all it starts are held to limits they cannot lift: processes
+at once, memory, size of a file (a cgroup of the view's own where one can
+be made); a view that reaches one ends with a line that names it.
 COMMAND starts in the current directory if it lies inside WORKSPACE, else
 in WORKSPACE/agents/NAME. Its exit status is omxfs run's.
 
@@ -41,6 +44,7 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
   omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git init project
   omxfs run ./ws --as bob --no-network -- python3 agent.py
   omxfs run ./ws --as bob --review -- sh   # then: omxfs diff ./ws bob --review
+  omxfs run ./ws --as bob --max-procs 64 --max-memory 2G -- make -j8
 """
 
 
@@ -56,6 +60,7 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
     help="Hold the run's changes to NAME's zone apart until `omxfs accept` (or `omxfs discard`); others see the "
     "zone as it was.",
 )
+@limit_options("the view")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(
     workspace: Path,
@@ -64,9 +69,13 @@ def run(
     ro_binds: tuple[str, ...],
     no_network: bool,
     review: bool,
+    max_procs: int | None,
+    max_memory: int | None,
+    max_file_size: int | None,
     command: tuple[str, ...],
 ) -> None:
     from cli.checkpoints import store_of
+    from omxfs.limits import Limits
     from omxfs.view import launch
 
     if not command[0]:  # execvp("") would fail in the view with a traceback
@@ -83,7 +92,10 @@ def run(
         # the store, reached before the run: a root launcher ends in a mount namespace of its own, where a mount
         # of the workspace it did not show the view is detached (``namespaces.drop_fuse_mounts``)
         ws = stack.enter_context(store_of(workspace)) if review else None
-        status = launch.run(str(workspace), agent, command, binds=paths, network=not no_network, review=review)
+        limits = Limits(max_procs, max_memory, max_file_size)
+        status = launch.run(
+            str(workspace), agent, command, binds=paths, network=not no_network, review=review, limits=limits
+        )
         if ws is not None:
             _tell_pending(ws, workspace, agent)
     sys.exit(status)

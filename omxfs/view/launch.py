@@ -7,6 +7,10 @@ COMMAND's status; if the launcher is killed, bwrap (``--die-with-parent``) kills
 its own (``cleanup.py``) unmounts the daemon and removes the directory. One daemon per view keeps that simple:
 views of the same agent share nothing but the store, which is built for several daemons at once.
 
+Limits: COMMAND's whole tree, bwrap included, is held to the view's ``Limits`` (processes, memory, file size:
+``omxfs.cgroups``), the command line's, else the workspace config's, else the defaults; the daemon is not. A view
+that reaches one ends with a line on stderr that names it, and the view's log (``.omxfs/logs/``) says so too.
+
 Signals: SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to the launcher are forwarded to COMMAND (bwrap's own
 PID 1 in the view does not forward). SIGINT and SIGQUIT are forwarded too, unless the launcher is in the
 foreground of a terminal: the terminal sends those to COMMAND itself, which shares the launcher's process group
@@ -20,6 +24,7 @@ import dataclasses
 import errno
 import functools
 import json
+import logging
 import os
 import platform
 import shutil
@@ -32,10 +37,12 @@ from pathlib import Path
 
 import trio
 
+from omxfs import cgroups
 from omxfs.checkpoints.review import Review
 from omxfs.checkpoints.views import view_starting, views_running
 from omxfs.errors import MountError
 from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
+from omxfs.limits import Limits, resolve
 from omxfs.store.layout import AGENTS, META_DIR
 from omxfs.store.names import AGENT_NAME, AGENT_RULE
 from omxfs.store.workspace import Workspace
@@ -47,6 +54,8 @@ from omxfs.view.scope import DEFAULT_SIGNALS_ENV
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
+#: the signals Python ignores from its start (SIGXFSZ: only where the platform has it, as Linux does)
+PYTHON_IGNORED = ("SIGPIPE", "SIGXFSZ")
 CLEANUP = Path(__file__).with_name("cleanup.py")
 REVIEW_MOUNT = Path(__file__).with_name("review_mount.py")
 #: cleanup processes, referenced so that they are never collected (and warned about) while they wait
@@ -64,11 +73,13 @@ def run(
     binds: Sequence[Bind] = (),
     network: bool = True,
     review: bool = False,
+    limits: Limits | None = None,
 ) -> int:
     """Run ``command`` in ``agent``'s view of ``workspace``; its exit status (128+N if killed by signal N).
 
     With ``review``, the view sees the zone through an overlay whose upper layer holds the run's changes apart
-    (``omxfs.checkpoints.review``): nobody else sees them until ``omxfs accept``."""
+    (``omxfs.checkpoints.review``): nobody else sees them until ``omxfs accept``. ``limits`` are the command line's:
+    a limit it leaves unset is the workspace config's, else the default."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise MountError("omxfs run needs bubblewrap: install it (apt-get install bubblewrap)", errno.ENOENT)
@@ -101,6 +112,7 @@ def run(
                 errno.EBUSY,
             )
         _check_identity(store, agent)
+        chosen = resolve(limits or Limits(), Workspace(Path(store.reached)).config.limits)
         pending = Review(Workspace(Path(store.reached)), agent)
         if review:
             _check_review_alone(pending)
@@ -150,7 +162,7 @@ def run(
             privileged=os.geteuid() == 0,
         )
         try:
-            return trio.run(_serve_and_run, bwrap, spec, store, overlay)
+            return trio.run(_serve_and_run, bwrap, spec, store, chosen, overlay)
         except BaseExceptionGroup as group:  # a nursery's: the one error inside is the message
             raise _single(group) from None
 
@@ -188,19 +200,30 @@ def _check_review_alone(review: Review) -> None:
         raise MountError(f"{busy}: a review run needs the zone to itself; end that view first", errno.EBUSY)
 
 
-async def _serve_and_run(bwrap: str, spec: ViewSpec, store: Store, overlay: ReviewOverlay | None = None) -> int:
+async def _serve_and_run(
+    bwrap: str, spec: ViewSpec, store: Store, limits: Limits, overlay: ReviewOverlay | None = None
+) -> int:
     from omxfs.fuse import daemon
 
     async with trio.open_nursery() as nursery:
         serve = functools.partial(daemon.serve, store.reached, spec.daemon_mount, spec.agent, view=True)
         mounted = await nursery.start(serve)
+        log = logging.getLogger(f"{daemon.LOGGER}.{os.getpid()}")  # the view's daemon's log, while it serves
         try:
-            return await _run_view(bwrap, spec, overlay)
+            with cgroups.confined(limits, cgroups.view_name(os.getpid()), _warn) as box:
+                log.info("view limits: %s (%s)", limits.described(), box.how)
+                status = await _run_view(bwrap, spec, box, overlay)
+                reached = box.reached(status)
+            for limit in reached:
+                line = f"{'stopped: ' if status else ''}the view {limit.message()}"
+                _warn(line)
+                log.warning("%s", line)
+            return status
         finally:
             await mounted.end()  # serve() returns: the session ends, the mount is removed
 
 
-async def _run_view(bwrap: str, spec: ViewSpec, overlay: ReviewOverlay | None = None) -> int:
+async def _run_view(bwrap: str, spec: ViewSpec, box: cgroups.Confinement, overlay: ReviewOverlay | None = None) -> int:
     syscalls = _seccomp_filter(spec.privileged)
     info_read, info_write = os.pipe()
     spec = dataclasses.replace(spec, info_fd=info_write, seccomp_fd=syscalls)
@@ -214,7 +237,8 @@ async def _run_view(bwrap: str, spec: ViewSpec, overlay: ReviewOverlay | None = 
         # trio retires idle worker threads after 10 s, which killed every view that ran longer.
         env = dict(os.environ) if spec.home is None else {**os.environ, "HOME": spec.home}
         with _terminal_signals_ignored(env):
-            process = subprocess.Popen(args, pass_fds=passed, env=env)
+            process = subprocess.Popen(box.command(args), pass_fds=(*passed, *box.pass_fds), env=env)
+        box.start(process.pid)  # in its cgroups, with its limits, before bwrap runs
     except OSError as exc:
         os.close(info_read)
         raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
@@ -257,7 +281,9 @@ def _terminal_signals_ignored(env: dict[str, str]) -> Iterator[None]:
     Ignored dispositions survive exec, so they are set around the start of bwrap only, and COMMAND gets the default
     back unless the launcher itself was started with the signal ignored (a background job's SIGINT)."""
     restore = [signal.Signals(signum).name for signum in TERMINAL_SIGNALS if signal.getsignal(signum) != signal.SIG_IGN]
-    env[DEFAULT_SIGNALS_ENV] = ",".join(restore)
+    # and the two that scope.py, as any Python program, starts with ignored, which an exec keeps: COMMAND gets the
+    # defaults a shell gives (``yes | head -1`` ends; a write past --max-file-size kills with SIGXFSZ, as meant)
+    env[DEFAULT_SIGNALS_ENV] = ",".join([*restore, *PYTHON_IGNORED])
     previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in TERMINAL_SIGNALS}
     try:
         yield
