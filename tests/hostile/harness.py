@@ -28,6 +28,7 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import signal
 import stat
 import subprocess
@@ -63,19 +64,23 @@ class Canary:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.secrets: set[str] = set()
+        self.contents = {name: f"root's {name}: {secrets.token_hex(16)}\n".encode() for name in self.NAMES}
+        # a test hard-links LINKED into the zone, where a checkpoint rightly records it as the zone's file
+        self.secrets = {hashlib.sha256(c).hexdigest() for name, c in self.contents.items() if name != self.LINKED}
 
     def make(self) -> None:
         (self.root / "sub").mkdir(parents=True)
-        for name in self.NAMES:
-            content = f"root's {name}: {secrets.token_hex(16)}\n".encode()
+        for name, content in self.contents.items():
             (self.root / name).write_bytes(content)
             os.chmod(self.root / name, 0o644)
-            if name != self.LINKED:  # a test hard-links it into the zone, where a checkpoint records it rightly
-                self.secrets.add(hashlib.sha256(content).hexdigest())
         os.symlink("../secret.conf", self.root / "sub" / "link")
         os.chmod(self.root / "sub", 0o755)
         os.chmod(self.root, 0o755)
+
+    def reset(self) -> None:
+        """The canary made again as it was, after a try that changed it (so that the next try is judged alone)."""
+        shutil.rmtree(self.root)
+        self.make()
 
     def fingerprint(self) -> dict[str, tuple[Any, ...]]:
         found: dict[str, tuple[Any, ...]] = {}

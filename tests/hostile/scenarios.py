@@ -10,8 +10,9 @@ rules, whether the attack landed in time or not:
 2. the command succeeded, or failed cleanly: a message, no traceback (``Outcome.problem``);
 3. a failed command that has a documented way to finish (an accept: run it again) finishes once bob stops;
 4. the undo the command printed (or, failing that, the checkpoint it made first) restores, and brings the zone back
-   exactly as before the command (types, modes, owners, contents); a command with no undo (discard, prune) leaves
-   the zone as it was.
+   exactly as before the command (types, modes, owners, contents), or, where bob changed the zone while the undo
+   checkpoint was made, exactly as that checkpoint holds it; a command with no undo (discard, prune) leaves the zone
+   as it was.
 
 The attacker's own exchange is swapped back before the zone is judged (``Arena.normalize``): a command that holds
 on to the directory it checked, as a descriptor, has then done exactly what it meant.
@@ -120,6 +121,22 @@ def prepare_swapped(arena: Arena, make: str) -> None:
         os.mkfifo(path)
 
 
+def link_canary_file(arena: Arena) -> None:
+    """``d/linked.conf``: a hard link to the canary's ``linked.conf``, made on the store by the test. Through the
+    mount bob cannot make it (a link to a file outside the mount is EXDEV); an agent whose uid owns its zone on
+    disk and a file outside can (``protected_hardlinks`` allows a link to one's own file), so a command must
+    never write through such a name: it replaces or removes the zone's name, and the canary's file stays as it
+    was."""
+    linked, outside = arena.zone / "d" / "linked.conf", arena.canary.root / arena.canary.LINKED
+    try:
+        if os.lstat(linked).st_ino == os.lstat(outside).st_ino:
+            return
+        linked.unlink()
+    except FileNotFoundError:
+        pass
+    os.link(outside, linked)
+
+
 class Scenario:
     """The base: see the module. ``undo_kind``: how the command names its undo (``harness.UNDO``); ``has_undo``:
     whether it has one at all."""
@@ -158,6 +175,7 @@ class Scenario:
 def run_try(arena: Arena, scenario: Scenario) -> Try:
     start = scenario.before(arena)
     canary = arena.canary.fingerprint()
+    leaked = set(leaked_blobs(arena.store, arena.canary))
     spec = scenario.arm(arena)
     if spec is not None:
         assert arena.attacker is not None, "this scenario's attacker acts through the mount"
@@ -191,16 +209,21 @@ def run_try(arena: Arena, scenario: Scenario) -> Try:
             problems.append(f"the zone is not as meant and there is no undo: {missed[:5]}")
         elif digest_changes(start.digest, zone_digest(arena.zone)):
             problems.append("a failed command without an undo changed the zone")
-    elif missed and final.ok:
-        problems.append(f"the zone is not as meant: {missed[:10]}")
-    elif not final.ok and digest_changes(start.digest, zone_digest(arena.zone)):
-        problems.append("a failed command without an undo changed the zone")
+    else:  # a discard, a prune: the zone is left as it was
+        if missed and final.ok:
+            problems.append(f"not as meant: {missed[:10]}")
+        changed = digest_changes(start.digest, zone_digest(arena.zone))
+        if changed:
+            problems.append(f"{final.what} changed the zone:\n" + "\n".join(changed[:20]))
+    escaped = changes(canary, arena.canary.fingerprint())
+    if escaped:
+        arena.canary.reset()
     return Try(
         scenario.name,
         outcome,
         report,
-        changes(canary, arena.canary.fingerprint()),
-        leaked_blobs(arena.store, arena.canary),
+        escaped,
+        sorted(set(leaked_blobs(arena.store, arena.canary)) - leaked),
         problems,
         not missed,
     )
@@ -386,7 +409,8 @@ class RestorePaths(Scenario):
 
 class RestoreZone(Scenario):
     """The whole zone back to checkpoint T (``omxfs restore``, the dashboard's Restore, ``omxfs snapshot restore``
-    of the workspace or of bob's zone), while bob flips ``d`` and the canary symlink over and over."""
+    of the workspace or of bob's zone), while bob flips ``d`` and the canary symlink over and over; the zone also
+    holds a hard link to a canary file (``link_canary_file``), which T lacks."""
 
     NAMES: ClassVar[dict[str, str]] = {
         "cli": "restore-zone",
@@ -418,6 +442,10 @@ class RestoreZone(Scenario):
         write(arena.zone / "d" / "secret.conf", SECRET_V2)
         write(arena.zone / "d" / "new.txt", "bob's, new\n")
         (arena.zone / "d" / "old00.txt").unlink()
+
+    def before(self, arena: Arena) -> Start:
+        link_canary_file(arena)
+        return super().before(arena)
 
     def arm(self, arena: Arena) -> Arm | None:
         return {"kind": "now"}, swap_attack(self.make, arena.canary.root, self.mode)
@@ -454,14 +482,11 @@ class UndoCheckpoint(Scenario):
         self.target = arena.checkpoint("before the links")
 
     def before(self, arena: Arena) -> Start:
-        secret, linked = arena.zone / "d" / "secret.conf", arena.zone / "d" / "linked.conf"
+        secret = arena.zone / "d" / "secret.conf"
         if not secret.is_symlink():
             secret.unlink()
             os.symlink(arena.canary.root / "secret.conf", secret)
-        outside = arena.canary.root / "linked.conf"
-        if os.lstat(linked).st_ino != os.lstat(outside).st_ino:
-            linked.unlink()
-            os.link(outside, linked)
+        link_canary_file(arena)
         return super().before(arena)
 
     def run(self, arena: Arena) -> Outcome:

@@ -22,7 +22,7 @@ from tests.hostile.scenarios import Prune, RestorePaths, RestoreZone, UndoCheckp
 def test_restore_of_a_path_never_swaps_through_a_symlink_swapped_in_after_its_check(
     arena: Callable[..., Arena], absent: bool
 ) -> None:
-    race(arena(), RestorePaths(absent=absent), tries=3)
+    race(arena(), RestorePaths(absent=absent), tries=2)
 
 
 def test_restore_of_a_path_below_a_directory_replaced_by_a_file_fails_cleanly_or_restores(
