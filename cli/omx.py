@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.errors import ClosedPipeQuiet
-from cli.params import MOUNT_PATH
+from cli.params import MOUNT_PATH, limit_options
 
 if TYPE_CHECKING:
     from agent.chat.command import AgentOutcome
     from agent.model.llm import Model
     from agent.plan_run.workflow import Options, Outcome
     from agent.sandbox.confine import SandboxMode
+    from omxfs.limits import Limits
 
 EPILOG = """\b
 Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed.
@@ -171,6 +172,13 @@ def _options(
     return Options(workspace, as_agent, yes, dry_run, mode)
 
 
+def _limits_given(max_procs: int | None, max_memory: int | None, max_file_size: int | None) -> Limits:
+    """The steps' limits the command line sets; each one it leaves out is the workspace config's, else the default."""
+    from omxfs.limits import Limits
+
+    return Limits(max_procs, max_memory, max_file_size)
+
+
 def _guarded(run: Any, finish: Any = _finish) -> None:
     """Run a command; an unexpected exception (our bug) becomes one line, or a traceback with OMX_DEBUG=1."""
     try:
@@ -214,6 +222,7 @@ _replans = click.option(
     help="After a failed step, an invalid plan or a result short of what the task asks for, let the model plan "
     "again up to N times, each plan shown and confirmed like the first (default: 2 for a task, 0 for omx run).",
 )
+_limits = limit_options("each step")
 _timeout = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -245,6 +254,7 @@ def main() -> None:
 @_nojudge
 @_review
 @_replans
+@_limits
 def task_command(
     task: str,
     yes: bool,
@@ -258,12 +268,16 @@ def task_command(
     no_judge: bool,
     review: bool,
     replans: int | None,
+    max_procs: int | None,
+    max_memory: int | None,
+    max_file_size: int | None,
 ) -> None:
     """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
     from agent.plan_run.workflow import run_task
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox, review=review)
     options.judge, options.replans = not no_judge, replans
+    options.limits = _limits_given(max_procs, max_memory, max_file_size)
     _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 
@@ -286,6 +300,7 @@ def task_command(
 @_nojudge
 @_review
 @_replans
+@_limits
 def run_command(
     plan: Path,
     yes: bool,
@@ -300,6 +315,9 @@ def run_command(
     no_judge: bool,
     review: bool,
     replans: int | None,
+    max_procs: int | None,
+    max_memory: int | None,
+    max_file_size: int | None,
 ) -> None:
     """Re-execute a saved plan (runs/<ts>/plan.json), with the same risk checks and confirmation; it runs as it is,
     re-planned after a failed step only with --replans."""
@@ -308,6 +326,7 @@ def run_command(
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan, review=review)
     options.from_step, options.replans = from_step, replans
     options.judge = not no_judge
+    options.limits = _limits_given(max_procs, max_memory, max_file_size)
     _guarded(lambda: run_plan_file(plan, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
 
 

@@ -40,6 +40,7 @@ from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
 from omxfs.errors import OmxError
+from omxfs.limits import Limits
 
 __all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Options", "Outcome"]
 __all__ += ["run_plan_file", "run_task", "summary_text"]
@@ -65,6 +66,7 @@ class Options:
     from_step: int | None = None  # omx run --from-step: the steps before it are not run again
     replans: int | None = None  # --replans: new plans at most (issue 28); None: MAX_REPLANS for a task, 0 for omx run
     judge: bool = True  # the model judges the criteria omx cannot check (agent.plan_run.judge); --no-judge: not
+    limits: Limits = field(default_factory=Limits)  # each step's, as the command line sets them (--max-procs ...)
 
 
 @dataclass
@@ -107,7 +109,8 @@ def _sandbox(workspace: Path, options: Options) -> Sandbox:
             agent = agent_for(workspace, options.as_agent)
     except RunsError as exc:
         raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
-    return Sandbox(workspace, mode=options.sandbox_mode, env={"OMX_AGENT": agent} if agent else None)
+    env = {"OMX_AGENT": agent} if agent else None
+    return Sandbox(workspace, mode=options.sandbox_mode, env=env, limits=options.limits)
 
 
 @dataclass(frozen=True)
@@ -547,7 +550,7 @@ def _sandbox_line(sandbox: Sandbox) -> str:
         info = sandbox.info
     except SandboxUnavailable as exc:
         return f"Sandbox: none: {exc}"
-    return f"Sandbox: {info.mechanism}; files: {info.filesystem}; network: {info.network}"
+    return f"Sandbox: {info.mechanism}; files: {info.filesystem}; network: {info.network}; limits: {info.limits}"
 
 
 def _assessment_record(assessment: RiskAssessment) -> dict[str, Any]:

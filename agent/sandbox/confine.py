@@ -36,7 +36,9 @@ capability that cannot be dropped), the step is refused with ``SandboxUnavailabl
 ``--no-sandbox`` (mode ``off``) runs steps unconfined, and the trace says so.
 
 Every process gets a minimal environment (no API keys), its own session (a timeout kills the whole group), the
-workspace as its working directory and a bounded share of its output. Nothing it starts outlives it: while a step
+workspace as its working directory, a bounded share of its output, and limits it cannot lift (``omxfs.cgroups``: a
+cgroup of its own for its processes and memory, ``RLIMIT_FSIZE`` for the size of a file), in every mode, ``off``
+too; a step that reaches one fails with a message that names it. Nothing it starts outlives it: while a step
 runs, omx is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so what the step leaves behind, even a double-forked
 ``setsid`` daemon, becomes omx's child, and is killed and reaped when the step ends.
 """
@@ -56,11 +58,16 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from agent.sandbox import launcher
+from omxfs import cgroups
+from omxfs.errors import OmxError
+from omxfs.limits import Limits, resolve
+from omxfs.store.config import parse_config
+from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.view import seccomp
 from omxfs.view.sandbox import read_only_dirs
 
@@ -118,6 +125,7 @@ class SandboxInfo:
     network: str
     landlock_abi: int = 0
     programs: str = ""
+    limits: str = ""  # each step's limits, and what holds them
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,6 +139,7 @@ class ProcessResult:
     timed_out: bool = False
     truncated: bool = False  # stdout was cut at OUTPUT_LIMIT (stderr is only ever shown by its end)
     duration: float = 0.0
+    reached: list[str] = field(default_factory=list)  # the limits it reached, each as ``Reached.message`` says it
 
 
 def _under_any(path: str, roots: Sequence[str]) -> bool:
@@ -225,10 +234,19 @@ class Sandbox:
     """Runs a step confined to one workspace. ``mode`` picks the mechanism: "auto" takes bubblewrap, or in an
     agent view Landlock alone (see the module)."""
 
-    def __init__(self, workspace: Path, *, mode: SandboxMode = "auto", env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        mode: SandboxMode = "auto",
+        env: dict[str, str] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
         self.workspace = workspace.resolve()
         self.mode = mode
         self.extra_env = dict(env or {})
+        #: each step's limits: ``limits`` (the command line's), then the workspace's config, then the defaults
+        self.limits = resolve(limits or Limits(), workspace_limits(self.workspace))
         self._info: SandboxInfo | None = None
         self._landlock: dict[str, Any] = {}
         self._bwrap: str | None = None
@@ -237,7 +255,8 @@ class Sandbox:
     def info(self) -> SandboxInfo:
         """The mechanism this sandbox uses, detected on first use."""
         if self._info is None:
-            self._info = self._detect()
+            detected = self._detect()
+            self._info = replace(detected, limits=f"{self.limits.described()} ({cgroups.holder(self.limits)})")
         return self._info
 
     def _kernel(self) -> dict[str, Any]:
@@ -364,28 +383,35 @@ class Sandbox:
 
     def _started(self, argv: list[str], timeout: float, python: bool, scratch: str, stdin: int) -> ProcessResult:
         tmp = SANDBOX_TMP if self.info.mechanism == "bubblewrap" else f"{scratch}/tmp"
+        env = self._environment(tmp)
+        if self.info.mechanism == "none" and not python and shutil.which(argv[0], path=env["PATH"]) is None:
+            return ProcessResult(126, "", f"cannot start {argv[0]}: {os.strerror(2)}")  # as Popen would have said
         status_read, status_write = os.pipe()
         start = time.monotonic()
         before = _children()
         _subreaper(True)
         try:
-            try:
-                proc = subprocess.Popen(
-                    self._command(argv, scratch, status_write, python),
-                    cwd=self.workspace,
-                    env=self._environment(tmp),
-                    stdin=stdin,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=(status_write,),
-                    start_new_session=True,
-                )
-            except OSError as exc:  # E2BIG (a huge argument), ENOENT (no bwrap any more)...
-                return ProcessResult(126, "", f"cannot start {argv[0]}: {exc.strerror}")
-            finally:
-                os.close(status_write)
-            result = _collect(proc, timeout, lambda: _kill_leftovers(proc, before))
-            result.duration = time.monotonic() - start
+            with cgroups.confined(self.limits, cgroups.unique_name(f"step-{os.getpid()}"), _note) as box:
+                try:
+                    proc = subprocess.Popen(
+                        box.command(self._command(argv, scratch, status_write, python)),
+                        cwd=self.workspace,
+                        env=env,
+                        stdin=stdin,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=(status_write, *box.pass_fds),
+                        start_new_session=True,
+                    )
+                except OSError as exc:  # E2BIG (a huge argument), ENOMEM...
+                    return ProcessResult(126, "", f"cannot start {argv[0]}: {exc.strerror}")
+                finally:
+                    os.close(status_write)
+                box.start(proc.pid)
+                result = _collect(proc, timeout, functools.partial(_end_tree, box, proc, before))
+                result.duration = time.monotonic() - start
+                result.reached = [reached.message() for reached in box.reached(proc.returncode, result.stderr)]
+                result.stderr += "".join(f"\nomx: stopped: the step {message}" for message in result.reached)
             status = _read_all(status_read)
         finally:
             _subreaper(False)
@@ -397,6 +423,28 @@ class Sandbox:
                 raise SandboxError(failure["error"])
             return ProcessResult(127, "", failure["error"], duration=result.duration)
         return result
+
+
+def workspace_limits(workspace: Path) -> Limits:
+    """The limits the workspace's config sets (``[limits]`` of ``.omxfs/config.toml``, through a mount too); none
+    where it is no omxfs workspace, or its config cannot be read (the mount and the views refuse such a config)."""
+    try:
+        text = (workspace / META_DIR / CONFIG).read_text(encoding="utf-8")
+        return parse_config(text).limits
+    except (OSError, UnicodeDecodeError, OmxError):
+        return Limits()
+
+
+def _note(line: str) -> None:
+    """What the limits of a step could not have as asked (no cgroup here): said once on stderr."""
+    if VIEW_ENV in os.environ:  # a view's /sys is read-only: its own cgroup holds all its steps together
+        line += "; the view's own limits hold all its steps together"
+    if line not in _noted:
+        _noted.add(line)
+        print(f"omx: {line}", file=sys.stderr)
+
+
+_noted: set[str] = set()
 
 
 def _scratch_files(scratch: str) -> None:
@@ -426,6 +474,12 @@ def _children() -> set[int]:
             with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children", encoding="ascii") as f:
                 found.update(int(pid) for pid in f.read().split())
     return found
+
+
+def _end_tree(box: cgroups.Confinement, proc: subprocess.Popen[bytes], before: set[int]) -> None:
+    """Kill what is left in the step's cgroups (where it has some), then what it left beside them, and reap it."""
+    box.kill()
+    _kill_leftovers(proc, before)
 
 
 def _kill_leftovers(proc: subprocess.Popen[bytes], before: set[int]) -> None:

@@ -39,6 +39,16 @@ def run_sandboxed(ctx: ToolContext, argv: list[str], timeout: float, what: str, 
         "truncated": done.truncated,
         "sandbox": ctx.sandbox.info.mechanism,
     }
+    if done.reached:  # a limit the step cannot lift (omxfs.cgroups): the trace names it
+        return ToolResult.failure(
+            f"{what} stopped: {'; '.join(done.reached)}"
+            + (f" (and timed out after {timeout:g}s)" if done.timed_out else ""),
+            "make the step use fewer processes, less memory or smaller files, or raise the limit named (omx "
+            "--max-procs/--max-memory/--max-file-size, or [limits] in the workspace's .omxfs/config.toml)",
+            "LimitReached",
+            stdout=done.stdout[-STDERR_KEPT:],
+            **details,
+        )
     if done.timed_out:
         return ToolResult.failure(
             f"{what} timed out after {timeout:g}s and was killed",
