@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from omxfs.checkpoints.blobs import hash_fd
+from omxfs.checkpoints.held import remove_tree
 from omxfs.checkpoints.history import ZoneHistory
 from omxfs.checkpoints.restore import READY, TREE
 from omxfs.checkpoints.views import running_views
@@ -115,7 +115,7 @@ def _restores(history: ZoneHistory, where: str, found: Found, *, repair: bool, g
                 found("unfinished-restore", f"{AGENTS}/{history.zone}", f"its restored tree waits in {shown}", repair)
             old = now - os.lstat(work).st_mtime > grace
             if repair and old:
-                shutil.rmtree(work, ignore_errors=True)
+                remove_tree(work)
             found("stale-restore", shown, "left by a restore that was killed (the zone is whole)", repair and old)
 
 

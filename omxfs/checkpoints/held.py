@@ -212,3 +212,14 @@ def kept_times(held: Held) -> Iterator[os.stat_result]:
         yield before
     finally:
         os.utime(held.fd, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def remove_tree(path: Path) -> bool:
+    """``path`` removed with everything below it as ``Held.remove`` does (never following a symlink, never into
+    another mount), from its parent, which the caller trusts: False, and what was left stays, where it could not be."""
+    try:
+        with Held.open(path.parent) as parent:
+            parent.remove(path.name)
+    except (OmxError, OSError):
+        return False
+    return True

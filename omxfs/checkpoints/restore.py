@@ -27,7 +27,6 @@ replaced by ``mv``; the checkpoint made first has the zone as it was before.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import errno
 import os
 import secrets
@@ -38,13 +37,13 @@ from pathlib import Path
 
 from omxfs.checkpoints.build import Builder, Built
 from omxfs.checkpoints.crashpoints import crash_point
-from omxfs.checkpoints.held import Held, kept_times
+from omxfs.checkpoints.held import Held, kept_times, remove_tree
 from omxfs.checkpoints.history import ZoneHistory, subtree_end
 from omxfs.checkpoints.links import link_across
 from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key, within
 from omxfs.checkpoints.syscalls import fsync_together
 from omxfs.checkpoints.views import running_views, views_running
-from omxfs.errors import InvalidInput, NotFound, OmxError, OSFailure, PathBlocked, StoreCorrupt, from_os_error
+from omxfs.errors import InvalidInput, NotFound, OSFailure, PathBlocked, StoreCorrupt, from_os_error
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -84,7 +83,7 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
             undo, built = whole, [_restore_zone(history, target, work)]
             _audit(history, actor, number, undo.number, rels)
     finally:
-        remove_work(work)
+        remove_tree(work)  # the zone's old tree, swapped out (the agent's files); left for fsck where it cannot be
     removed = tuple(rel for rel in rels if target.entry(rel) is None)
     files = sum(b.files for b in built)
     skipped = [s for b in built for s in b.skipped]
@@ -135,13 +134,6 @@ def _restore_paths(
         for h in held:
             h.close()
     return undo, built
-
-
-def remove_work(work: Path) -> None:
-    """A restore's work directory removed, and what it holds (a zone's old tree, swapped out: the agent's files) with
-    it, never following a symlink nor crossing into another filesystem; left for ``omxfs fsck`` where it cannot be."""
-    with contextlib.suppress(OmxError, OSError), Held.open(work.parent) as parent:
-        parent.remove(work.name)
 
 
 def _audit(history: ZoneHistory, actor: str, number: int, undo: int, rels: tuple[str, ...]) -> None:

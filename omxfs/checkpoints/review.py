@@ -36,6 +36,7 @@ from omxfs.checkpoints import Entry, ZoneDiff, ZoneHistory
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.diff import compare
 from omxfs.checkpoints.held import Held, kept_times
+from omxfs.checkpoints.records import read_accept_marker
 from omxfs.checkpoints.scan import open_unread, scan_zone
 from omxfs.checkpoints.views import views_running
 from omxfs.errors import NotFound, OSFailure, PathBlocked, from_os_error
@@ -215,7 +216,7 @@ def accept(review: Review, actor: str) -> Accepted:
     marker = review.dir / REVIEW_ACCEPTING
     resumed = marker.exists()
     if resumed:
-        undo = int(json.loads(marker.read_text("utf-8"))["undo"])
+        undo = read_accept_marker(marker)
     else:
         made = history.make(actor, "before accepting a review", only_if_changed=True)
         latest = made or history.latest()

@@ -53,7 +53,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,6 +60,7 @@ from pathlib import Path, PurePosixPath
 
 from omxfs.checkpoints.check import DEBRIS as CHECKPOINT_DEBRIS
 from omxfs.checkpoints.check import check_checkpoints
+from omxfs.checkpoints.held import remove_tree
 from omxfs.checkpoints.records import read_accept_marker
 from omxfs.checkpoints.review import finish_accept, interrupted
 from omxfs.crdt import Document
@@ -550,7 +550,7 @@ class _Checker:
             if self.config.knows(agent):
                 continue
             if self.repair:
-                shutil.rmtree(area.root / agent, ignore_errors=True)
+                remove_tree(area.root / agent)
             self.found("stray-scratch", f"{META_DIR}/{SCRATCH}/{agent}", "scratch of no configured agent", self.repair)
 
     # -- the audit trail (``store.audit``) ---------------------------------------------------------------------
