@@ -11,7 +11,8 @@ refused for lack of cgroups.
 
 The tree's first process is a small program (``TRAMPOLINE``) that waits on a pipe until ``Confinement.start`` has
 put it in its cgroups and set its limits, then execs the command: nothing of the command runs, and nothing forks,
-outside its limits. When the block ends, whatever is left in the cgroups is killed and the cgroups removed.
+outside its limits. When the block ends, whatever is left in the cgroups is killed and the cgroups removed; those of
+a process killed before it could (SIGKILL) are removed by the next tree's start, once empty.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from omxfs.limits import NO_LIMIT, Limits, Reached, format_size, limit_text
+from omxfs.process import pid_alive
 
 __all__ = ["PREFIX", "Confinement", "Observed", "confined", "holder", "observe", "unique_name", "view_name"]
 
@@ -183,12 +185,29 @@ class _Group:
             time.sleep(0.01)
 
 
+def _sweep(hierarchy: _Hierarchy) -> None:
+    """Remove the empty cgroups of trees whose process is gone (``omx-view-PID``, ``omx-step-PID-...``): a launcher
+    killed with SIGKILL could not remove its own."""
+    try:
+        names = [entry.name for entry in os.scandir(hierarchy.here) if entry.name.startswith(PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        owner = name.removeprefix(PREFIX).split("-")[1:2]
+        if owner and owner[0].isdigit() and not pid_alive(int(owner[0])):
+            group = _Group(hierarchy.version, hierarchy.controllers, hierarchy.here / name)
+            if not group.members():
+                with contextlib.suppress(OSError):
+                    group.path.rmdir()
+
+
 def _make_group(hierarchy: _Hierarchy, name: str, limits: Limits) -> _Group:
     """The cgroup ``name`` below ``hierarchy``, made with the limits it holds; OSError if it cannot be."""
     if hierarchy.version == 2:
         control = hierarchy.here / "cgroup.subtree_control"
         if not {"pids", "memory"} <= set(_read(control).split()):  # EBUSY while it holds processes itself
             _write(control, "+pids +memory")
+    _sweep(hierarchy)
     path = hierarchy.here / name
     try:
         path.mkdir(mode=0o755)

@@ -14,6 +14,7 @@ from omxfs.cgroups import Confinement, confined, holder, observe
 from omxfs.errors import InvalidInput
 from omxfs.limits import MEMORY_CAP, NO_LIMIT, Limits, default_limits, parse_count, parse_size, resolve
 from omxfs.store.config import Config, parse_config, render_config
+from tests.fuse.conftest import poll
 
 MIB = 1 << 20
 #: forks children that sleep until fork fails, says how many it holds, waits for a line on stdin, then ends them
@@ -154,3 +155,27 @@ def test_a_file_past_its_limit_is_refused_and_the_limit_cannot_be_raised(tmp_pat
         box.start(proc.pid)
         assert proc.wait(timeout=30) == 128 + 25  # sh: its child was killed by SIGXFSZ
         assert box.reached(proc.returncode)[0].message().startswith("reached its limit of 1 MiB per file")
+
+
+def test_the_cgroups_of_a_killed_launcher_are_removed_by_the_next_tree() -> None:
+    needs_cgroups()
+    launcher = (
+        "import os, subprocess, sys\n"
+        "from omxfs.cgroups import confined\n"
+        "from omxfs.limits import resolve\n"
+        "with confined(resolve(), f'view-{os.getpid()}', print) as box:\n"
+        "    proc = subprocess.Popen(box.command(['sleep', '300']), pass_fds=box.pass_fds, stdout=subprocess.DEVNULL)\n"
+        "    box.start(proc.pid)\n"
+        "    print(' '.join(str(g.path) for g in box.groups), proc.pid, flush=True)\n"
+        "    proc.wait()\n"
+    )
+    held = subprocess.Popen([sys.executable, "-c", launcher], stdout=subprocess.PIPE, text=True, cwd=Path.cwd())
+    assert held.stdout is not None
+    *groups, tree = held.stdout.readline().split()
+    held.kill()  # SIGKILL: no cleanup of its own
+    held.communicate(timeout=30)
+    os.kill(int(tree), 9)
+    poll(lambda: all(not Path(group, "cgroup.procs").read_text() for group in groups), 10, "the tree's end")
+    assert groups and all(Path(group).is_dir() for group in groups)  # empty, their owner gone
+    with confined(resolve(), f"test-{os.getpid()}", pytest.fail):
+        assert not any(Path(group).exists() for group in groups)

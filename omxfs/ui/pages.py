@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from omxfs.cgroups import observe, view_name
 from omxfs.checkpoints import ZoneHistory, diff
 from omxfs.checkpoints.review import Review, pending_diff
 from omxfs.checkpoints.views import running_views
@@ -73,7 +74,8 @@ def team(ws: Workspace, events: list[Event]) -> dict[str, Any]:
             started = ""
             with contextlib.suppress(OSError, ValueError, OmxError):
                 started = json.loads(read_part(ws.meta, f"{VIEWS}/{name}/{pid}.json", 0, 4096)[0]).get("started", "")
-            views.append({"pid": pid, "started": started})
+            seen = observe(pid, view_name(pid))  # its limits, and what it uses of them now
+            views.append({"pid": pid, "started": started, "limits": seen.line() if seen is not None else ""})
         try:
             checkpoints = len(ZoneHistory(ws, name).numbers())
         except OmxError:

@@ -4,6 +4,7 @@ them (from the command line, else the workspace's config)."""
 
 from __future__ import annotations
 
+import http.client
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from omxfs.limits import Limits
 from omxfs.store import Workspace
 from omxfs.store.config import render_config
 from omxfs.store.layout import CONFIG
-from tests.fuse.conftest import clean_env
+from tests.fuse.conftest import clean_env, poll
 from tests.test_limits import BOMB
 from tests.view.conftest import OMXFS, run_view, view_argv
 
@@ -32,7 +33,8 @@ def cgroups() -> None:
 
 @contextmanager
 def view(store: Workspace, script: str, *options: str) -> Iterator[subprocess.Popen[str]]:
-    """A running view of alice's that runs ``script`` with stdin, stdout and stderr as pipes; ended at the end."""
+    """A running view of alice's that runs ``script`` with stdin, stdout and stderr as pipes; given a line at the
+    end, which ends a script that waits for one."""
     proc = subprocess.Popen(
         view_argv(store.root, "alice", script, *options),
         stdin=subprocess.PIPE,
@@ -45,9 +47,11 @@ def view(store: Workspace, script: str, *options: str) -> Iterator[subprocess.Po
     try:
         yield proc
     finally:
-        if proc.poll() is None:
+        try:
+            proc.communicate("\n", timeout=30)  # ends a script waiting for a line
+        except subprocess.TimeoutExpired:
             proc.kill()
-        proc.communicate(timeout=30)
+            proc.communicate()
 
 
 def status(store: Workspace) -> str:
@@ -119,15 +123,33 @@ def test_a_view_takes_its_limits_from_the_workspace_config_and_the_command_line_
         shown = status(store)
         assert "limits: 77 processes (" in shown and "96 MiB of memory (" in shown, shown
         assert "2 MiB per file (cgroup v1 (pids, memory); setrlimit (file size))" in shown, shown
-    with view(store, "read line", "--max-procs", "55") as proc:
-        shown = ""
-        for _ in range(100):  # until the view is recorded and in its cgroup
-            shown = status(store)
-            if "55 processes" in shown:
-                break
-        assert "55 processes (" in shown and "96 MiB of memory" in shown, shown
+    with view(store, "read line", "--max-procs", "55"):
+        poll(lambda: "55 processes (" in status(store), 30, "the view's limits in omxfs status")
+        assert "96 MiB of memory" in status(store)
 
 
 def test_a_view_without_options_has_the_default_limits(store: Workspace) -> None:
     done = run_view(store.root, "alice", "grep 'Max file size' /proc/self/limits")
     assert done.returncode == 0 and str(16 << 30) in done.stdout, done.stdout + done.stderr
+
+
+def test_the_dashboard_shows_a_running_views_limits(store: Workspace) -> None:
+    from tests.ui.conftest import start_ui
+
+    def team_page() -> str:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        cookie = f"omxfs-ui-{server.port}={server.token}"
+        connection.request("GET", "/team", headers={"Host": f"127.0.0.1:{server.port}", "Cookie": cookie})
+        page = connection.getresponse().read().decode()
+        connection.close()
+        return page
+
+    server = start_ui(store.root, "--as", "boss")
+    try:
+        with view(store, "read line", "--max-procs", "33", "--max-memory", "200M"):
+            poll(lambda: "limits: 33 processes" in team_page(), 30, "the view's limits on the team page")
+            page = team_page()
+            assert "limits: 33 processes (" in page and "200 MiB of memory (" in page, page
+        assert "limits: 33 processes" not in team_page()  # gone with the view
+    finally:
+        server.stop()
