@@ -179,3 +179,11 @@ def test_the_cgroups_of_a_killed_launcher_are_removed_by_the_next_tree() -> None
     assert groups and all(Path(group).is_dir() for group in groups)  # empty, their owner gone
     with confined(resolve(), f"test-{os.getpid()}", pytest.fail):
         assert not any(Path(group).exists() for group in groups)
+
+
+def test_the_docs_config_example_reads_as_it_says() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "views.md").read_text(encoding="utf-8")
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert parse_config(block).limits == Limits(256, 4 << 30, 2 << 30)
+    assert "| 512 |" in text and "at most 8G" in text and "| 16G |" in text  # the defaults, as default_limits says
+    assert (default_limits().max_procs, MEMORY_CAP, default_limits().max_file_size) == (512, 8 << 30, 16 << 30)
