@@ -218,15 +218,23 @@ def run_try(arena: Arena, scenario: Scenario) -> Try:
     escaped = changes(canary, arena.canary.fingerprint())
     if escaped:
         arena.canary.reset()
-    return Try(
-        scenario.name,
-        outcome,
-        report,
-        escaped,
-        sorted(set(leaked_blobs(arena.store, arena.canary)) - leaked),
-        problems,
-        not missed,
-    )
+    leaks = sorted(set(leaked_blobs(arena.store, arena.canary)) - leaked)
+    leaks += named_secrets(arena, checkpoint_numbers(arena) - start.checkpoints)
+    return Try(scenario.name, outcome, report, escaped, leaks, problems, not missed)
+
+
+def named_secrets(arena: Arena, numbers: set[int]) -> list[str]:
+    """The checkpoints among ``numbers`` whose manifest names a canary file's content (its blob may have been
+    stored by an earlier try already: a manifest tells each try's own)."""
+    found = []
+    for number in sorted(numbers):
+        try:
+            text = (arena.store / ".omxfs" / "checkpoints" / "bob" / "manifests" / f"{number}.json").read_text()
+        except OSError:
+            continue
+        if any(digest in text for digest in arena.canary.secrets):
+            found.append(f"checkpoint {number} names a canary file's content")
+    return found
 
 
 def _undo(arena: Arena, scenario: Scenario, number: int, start: Start, recorded: int | None) -> list[str]:
@@ -389,7 +397,13 @@ class RestorePaths(Scenario):
         if not self.absent:
             write(arena.zone / "d" / "secret.conf", SECRET_V1)
         self.target = arena.checkpoint("before bob's edit")
-        write(arena.zone / "d" / "secret.conf", SECRET_V2)
+
+    def before(self, arena: Arena) -> Start:
+        # bob's edit, again if an undo recorded the zone while d was swapped (without it, as the zone was then)
+        secret = arena.zone / "d" / "secret.conf"
+        if secret.is_symlink() or not secret.is_file() or secret.read_text() != SECRET_V2:
+            write(secret, SECRET_V2)
+        return super().before(arena)
 
     def arm(self, arena: Arena) -> Arm | None:
         trigger = {"kind": "new_name", "dir": ".omxfs/checkpoints/bob/restoring"}
