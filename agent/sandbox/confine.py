@@ -411,7 +411,8 @@ class Sandbox:
                 result = _collect(proc, timeout, functools.partial(_end_tree, box, proc, before))
                 result.duration = time.monotonic() - start
                 result.reached = [reached.message() for reached in box.reached(proc.returncode, result.stderr)]
-                result.stderr += "".join(f"\nomx: stopped: the step {message}" for message in result.reached)
+                stopped = "stopped: " if result.returncode != 0 else ""
+                result.stderr += "".join(f"\nomx: {stopped}the step {message}" for message in result.reached)
             status = _read_all(status_read)
         finally:
             _subreaper(False)

@@ -32,14 +32,16 @@ def run_sandboxed(ctx: ToolContext, argv: list[str], timeout: float, what: str, 
         return ToolResult.failure(
             f"the sandbox could not be set up: {exc}", "rerun with --no-sandbox if you trust the plan", "SandboxError"
         )
-    details = {
+    details: dict[str, object] = {
         "exit_code": done.returncode,
         "stderr": done.stderr[-STDERR_KEPT:],
         "duration_s": round(done.duration, 3),
         "truncated": done.truncated,
         "sandbox": ctx.sandbox.info.mechanism,
     }
-    if done.reached:  # a limit the step cannot lift (omxfs.cgroups): the trace names it
+    if done.reached:
+        details["limits_reached"] = done.reached
+    if done.reached and (done.timed_out or done.returncode != 0):  # a limit it cannot lift: the trace names it
         return ToolResult.failure(
             f"{what} stopped: {'; '.join(done.reached)}"
             + (f" (and timed out after {timeout:g}s)" if done.timed_out else ""),

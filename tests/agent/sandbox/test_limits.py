@@ -183,3 +183,13 @@ def test_a_step_of_omx_in_a_view_is_held_too(tmp_path: Path) -> None:
     assert (store.root / "agents/bob/big").stat().st_size == MIB
     (step,) = failed_steps(store.root / "agents/bob/runs")
     assert step["error_type"] == "LimitReached", step
+
+
+def test_a_step_that_meets_a_limit_and_copes_is_not_stopped(ws: Path) -> None:
+    sandbox_or_skip(ws)
+    code = STEP_BOMB.replace("sys.exit(1)", "sys.exit(0)")
+    (ws / "release").touch()
+    done = Sandbox(ws, limits=Limits(max_procs=12)).run_python(code, timeout=60)
+    assert done.returncode == 0 and done.reached, done
+    assert "omx: the step reached its limit of 12 processes (--max-procs)" in done.stderr, done
+    assert "stopped" not in done.stderr, done
