@@ -22,6 +22,7 @@ from pathlib import Path
 
 from omxfs.checkpoints.syscalls import renameat2
 from omxfs.errors import NotFound, OmxError, PathBlocked, from_os_error
+from omxfs.store.beneath import open_beneath
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -87,16 +88,20 @@ class Held:
         ``PathBlocked`` for anything else there, ``NotFound`` if nothing is."""
         shown = self.name(name)
         try:
-            fd = os.open(name, _DIR, dir_fd=self.fd)
+            fd = open_beneath(self.fd, name, _DIR, same_mount=True)
+            if fd is None:  # no openat2 here: the mount is told by its id
+                fd = os.open(name, _DIR, dir_fd=self.fd)
+                if mount_of(fd) != self.mount:
+                    os.close(fd)
+                    raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), shown)
         except FileNotFoundError:
             raise NotFound(f"{shown}: not there") from None
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise PathBlocked(f"{shown}: {self.what(name)} where a directory was") from None
+            if exc.errno == errno.EXDEV:
+                raise PathBlocked(f"{shown}: a mount point where a directory was") from None
             raise from_os_error(exc, shown, walking=True) from exc
-        if mount_of(fd) != self.mount:
-            os.close(fd)
-            raise PathBlocked(f"{shown}: a mount point where a directory was")
         return Held(fd, shown, self.mount)
 
     def walk(self, relative: str) -> Held:

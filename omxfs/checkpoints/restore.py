@@ -30,7 +30,6 @@ import bisect
 import errno
 import os
 import secrets
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -169,26 +168,32 @@ def _restore_zone(history: ZoneHistory, target: Manifest, work: Path) -> Built:
 
 def touched(zone_dir: Path, rels: tuple[str, ...]) -> list[str]:
     """What a restore of ``rels`` replaces: each path, or its outermost parent the zone lacks (made by the
-    restore, so removed by its undo). A parent that is a symlink is refused: the restore would write where it
-    points, outside the zone."""
+    restore, so removed by its undo). A parent that is a symlink, a file or a mount point is refused before anything
+    is made: the restore would write where it points, outside the zone."""
     found = []
-    for rel in rels:
-        parts = rel.split("/")
-        for depth in range(1, len(parts) + 1):
-            prefix = "/".join(parts[:depth])
-            if depth == len(parts):
-                found.append(prefix)
-                break
+    with Held.open(zone_dir, f"{AGENTS}/{zone_dir.name}") as zone:
+        for rel in rels:
+            parts = rel.split("/")
+            current = zone.walk(".")
             try:
-                mode = os.lstat(zone_dir / prefix).st_mode
-            except FileNotFoundError:
-                found.append(prefix)
-                break
-            if not stat.S_ISDIR(mode):
-                raise InvalidInput(
-                    f"{rel}: {prefix} is no directory in {zone_dir.name}'s zone now "
-                    f"({'a symlink' if stat.S_ISLNK(mode) else 'a file'}): restore {prefix} itself"
-                )
+                for depth in range(1, len(parts)):
+                    prefix = "/".join(parts[:depth])
+                    if current.lstat(parts[depth - 1]) is None:
+                        found.append(prefix)
+                        break
+                    try:
+                        below = current.sub(parts[depth - 1])
+                    except PathBlocked as exc:
+                        raise InvalidInput(
+                            f"{rel}: {prefix} is no directory in {zone_dir.name}'s zone now ({exc.message}): "
+                            f"restore {prefix} itself"
+                        ) from exc
+                    current.close()
+                    current = below
+                else:
+                    found.append(rel)
+            finally:
+                current.close()
     return found
 
 

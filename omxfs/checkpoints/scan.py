@@ -1,6 +1,7 @@
 """A private zone as it is now, read into manifest entries (``manifest.Entry``).
 
-The walk never follows a symlink (each directory is opened ``O_NOFOLLOW`` relative to its parent's descriptor) and
+The walk never follows a symlink (each directory is opened ``O_NOFOLLOW`` relative to its parent's descriptor), never
+crosses a mount point (a mount point in a zone, and what it shows, is not recorded: it is not the zone's), and
 keeps what a zone holds: regular files, directories, symlinks, FIFOs, device nodes and sockets, with their modes,
 owners, times and ``user.*`` attributes; a nested git repository is files and directories like any other. A second
 name of a file already met (a hard link) is recorded as a link to the first. A file whose stat (inode, size, mtime,
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import operator
 import os
 import stat
@@ -56,6 +58,7 @@ from omxfs.checkpoints.manifest import (
     stat_key,
 )
 from omxfs.errors import from_os_error
+from omxfs.store.beneath import open_beneath
 from omxfs.store.layout import USER_XATTRS
 
 #: how a regular file's content becomes a digest: stored as a blob (a checkpoint) or only hashed (a diff)
@@ -73,6 +76,25 @@ def open_unread(name: str | os.PathLike[str], flags: int = _FILE_FLAGS, *, dir_f
         if exc.errno != errno.EPERM:
             raise
     return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _open_subdir(name: str, dir_fd: int) -> int:
+    """The directory ``name`` in ``dir_fd``, opened without following a symlink and without crossing a mount point
+    (EXDEV: what another mount shows is not the zone's; a bind mount is told by ``openat2``'s ``RESOLVE_NO_XDEV``,
+    and where that call cannot be used, another filesystem by its device)."""
+    fd = open_beneath(dir_fd, name, _DIR_FLAGS, same_mount=True)
+    if fd is None:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        if os.fstat(fd).st_dev != os.fstat(dir_fd).st_dev:
+            os.close(fd)
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), name)
+    return fd
+
+
+def _leave_atime(fd: int) -> None:
+    """Reading ``fd`` from now on leaves its atime alone, where the kernel allows it (``open_unread``)."""
+    with contextlib.suppress(PermissionError):
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NOATIME)
 
 
 def hash_only(fd: int, st: os.stat_result) -> tuple[str, Extents | None]:
@@ -179,12 +201,12 @@ class _Walker:
             fd = root_fd
             for part in parent.split("/") if parent else ():
                 try:
-                    fd = open_unread(part, _DIR_FLAGS, dir_fd=fd)
+                    fd = _open_subdir(part, fd)
                 except (FileNotFoundError, NotADirectoryError):
                     return
                 except OSError as exc:
-                    if exc.errno == errno.ELOOP:  # a symlink where a parent was: the path is not in the zone
-                        return
+                    if exc.errno in (errno.ELOOP, errno.EXDEV):  # a symlink or mount point where a parent was: the
+                        return  # path is not in the zone
                     raise
                 fds.append(fd)
             try:
@@ -208,6 +230,7 @@ class _Walker:
             # ctime, which no one can set): its listing holds; no getdents, and the atime stays where it was
             entries.append(old)  # its attributes would have moved the ctime
         else:
+            _leave_atime(dir_fd)
             with os.scandir(dir_fd) as found:
                 # a directory is told by the listing's type (no lstat: its own fstat follows); names are unique
                 listed = tuple(sorted([(e.name, e.is_dir(follow_symlinks=False)) for e in found]))
@@ -318,12 +341,14 @@ class _Walker:
     def _directory(self, dir_fd: int, name: str, path: str) -> bool:
         """Walk the directory ``name``: False if it is no directory now (replaced since the listing)."""
         try:
-            fd = open_unread(name, _DIR_FLAGS, dir_fd=dir_fd)
+            fd = _open_subdir(name, dir_fd)
         except FileNotFoundError:
             return True  # removed while the walk runs
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 return False
+            if exc.errno == errno.EXDEV:
+                return True  # a mount point: neither it nor what it shows is the zone's
             raise
         try:
             self.walk(fd, path)

@@ -19,6 +19,7 @@ import os
 
 #: the syscall number is the same on every Linux architecture (it was added after the tables were unified)
 _SYS_OPENAT2 = 437
+_RESOLVE_NO_XDEV = 0x01
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
@@ -43,20 +44,21 @@ class _Openat2:
             return
         syscall.restype = ctypes.c_long
         self._syscall = syscall
-        self._hows: dict[int, tuple[_OpenHow, ctypes._CArgObject]] = {}
+        self._hows: dict[tuple[int, bool], tuple[_OpenHow, ctypes._CArgObject]] = {}
 
-    def how(self, flags: int) -> ctypes._CArgObject:
+    def how(self, flags: int, same_mount: bool) -> ctypes._CArgObject:
         """A pointer to the ``open_how`` of ``flags``, made once per flag set (the walk's few) and kept."""
-        found = self._hows.get(flags)
+        found = self._hows.get((flags, same_mount))
         if found is None:
             resolve = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
-            how = _OpenHow(flags, 0, resolve)
-            found = self._hows[flags] = (how, ctypes.byref(how))  # the pointer keeps no reference: keep both
+            how = _OpenHow(flags, 0, resolve | (_RESOLVE_NO_XDEV if same_mount else 0))
+            found = self._hows[flags, same_mount] = (how, ctypes.byref(how))  # the pointer keeps no reference
         return found[1]
 
-    def __call__(self, dir_fd: int, path: str, flags: int) -> int | None:
+    def __call__(self, dir_fd: int, path: str, flags: int, same_mount: bool = False) -> int | None:
         # Plain ints and bytes convert to C int and char* by themselves: no ctypes objects made per call.
-        fd: int = self._syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), self.how(flags), _HOW_SIZE)
+        how = self.how(flags, same_mount)
+        fd: int = self._syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), how, _HOW_SIZE)
         if fd >= 0:
             return fd
         code = ctypes.get_errno()
@@ -71,16 +73,17 @@ class _Openat2:
 _openat2 = _Openat2()
 
 
-def open_beneath(dir_fd: int, path: str, flags: int) -> int | None:
-    """Open ``path`` (relative, no ``..``) below the directory ``dir_fd`` without following any symlink.
+def open_beneath(dir_fd: int, path: str, flags: int, *, same_mount: bool = False) -> int | None:
+    """Open ``path`` (relative, no ``..``) below the directory ``dir_fd`` without following any symlink; with
+    ``same_mount``, without crossing a mount point either (``RESOLVE_NO_XDEV``: a bind mount too).
 
     ``flags`` are ``open(2)`` flags without ``O_CREAT``. Returns the new descriptor; raises OSError as ``open``
-    would (ELOOP or ENOTDIR for a symlink on the way, EXDEV for a path that leaves ``dir_fd``); returns None
-    when ``openat2`` cannot be used here, and the caller walks the path itself.
+    would (ELOOP or ENOTDIR for a symlink on the way, EXDEV for a path that leaves ``dir_fd`` or its mount);
+    returns None when ``openat2`` cannot be used here, and the caller walks the path itself.
     """
     if not _openat2.available:
         return None
-    return _openat2(dir_fd, path, flags)
+    return _openat2(dir_fd, path, flags, same_mount)
 
 
 def available() -> bool:
