@@ -171,6 +171,10 @@ class Scenario:
     def undo(self, arena: Arena, number: int) -> Outcome:
         return arena.restore(number)
 
+    def recorded(self, arena: Arena, undo: int, made: list[int]) -> int | None:
+        """The checkpoint of bob's zone that the undo ``undo`` restores (``made``: those the try made)."""
+        return undo
+
 
 def run_try(arena: Arena, scenario: Scenario) -> Try:
     start = scenario.before(arena)
@@ -203,8 +207,7 @@ def run_try(arena: Arena, scenario: Scenario) -> Try:
         if number is None and made and scenario.undo_kind == "checkpoint":
             number = made[0]  # a failure that printed none: the checkpoint it made first
         if number is not None:
-            recorded = final.undo("checkpoint") or outcome.undo("checkpoint") or (made[0] if made else None)
-            problems += _undo(arena, scenario, number, start, recorded)
+            problems += _undo(arena, scenario, number, start, scenario.recorded(arena, number, made))
         elif missed and final.ok:
             problems.append(f"the zone is not as meant and there is no undo: {missed[:5]}")
         elif digest_changes(start.digest, zone_digest(arena.zone)):
@@ -480,6 +483,15 @@ class RestoreZone(Scenario):
         if self.undo_kind == "snapshot":
             return arena.omxfs("snapshot", "restore", str(arena.store), str(number), "--as", "boss")
         return arena.restore(number)
+
+    def recorded(self, arena: Arena, undo: int, made: list[int]) -> int | None:
+        if self.undo_kind != "snapshot":
+            return undo
+        try:  # the checkpoint of bob's zone that the snapshot names (the store's record of it)
+            snapshot = json.loads((arena.store / ".omxfs" / "snapshots" / f"{undo}.json").read_text())
+            return int(snapshot["zones"]["bob"])
+        except (OSError, ValueError, KeyError):
+            return None
 
 
 class UndoCheckpoint(Scenario):
