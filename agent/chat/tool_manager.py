@@ -18,10 +18,32 @@ from agent.sandbox.confine import Sandbox, SandboxError, SandboxUnavailable
 
 ToolFn = Callable[..., str]
 
+#: what runs the model's code (given as the argument after it) as a REPL does: the module's last statement, if it
+#: is an expression, is evaluated after the rest and its value shown by ``sys.displayhook`` (its repr; None is not
+#: shown), so ``6 * 7`` answers 42 instead of printing nothing. Code that does not parse is compiled whole, so its
+#: SyntaxError is the one ``python -c`` gives; every part is compiled as ``<code>``, so a traceback names the
+#: model's own line numbers. Plan steps do not use it: their output is written into files.
+REPL = """\
+import ast, sys, types
+source = sys.argv.pop(1)
+main = types.ModuleType('__main__')
+sys.modules['__main__'] = main
+try:
+    tree = ast.parse(source, '<code>')
+except Exception:  # compiled whole below, which raises what python -c would
+    tree = None
+if tree is not None and tree.body and isinstance(tree.body[-1], ast.Expr):
+    last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, '<code>', 'exec'), main.__dict__)
+    sys.displayhook(eval(compile(last, '<code>', 'eval'), main.__dict__))
+else:
+    exec(compile(source, '<code>', 'exec'), main.__dict__)
+"""
+
 
 def python_execute(code: str, timeout: float = 30, *, sandbox: Sandbox | None = None) -> str:
-    """Run ``code`` in a fresh Python process under the OS sandbox; stdout on success, else the error line a
-    programmer would read.
+    """Run ``code`` in a fresh Python process under the OS sandbox; stdout on success (with the value of a final
+    expression, as a REPL shows it: ``REPL``), else the error line a programmer would read.
 
     The sandbox (``agent.sandbox.confine``: bubblewrap with Landlock and seccomp inside, or in an agent view Landlock
     and seccomp) lets the code read only its workspace (by default the current directory) and the system, write only
@@ -30,7 +52,7 @@ def python_execute(code: str, timeout: float = 30, *, sandbox: Sandbox | None = 
     """
     box = sandbox or Sandbox(Path.cwd())
     try:
-        result = box.run_python(code, timeout=timeout)
+        result = box.run_python(REPL, timeout=timeout, args=[code])
     except (SandboxUnavailable, SandboxError) as exc:
         return f"error: python cannot run here: {exc}"
     if result.timed_out:

@@ -146,8 +146,8 @@ def test_a_tool_call_tag_without_a_call_in_it_goes_back_to_the_model(tmp_path: P
 
 
 def test_a_text_call_that_prints_nothing_is_said_to_the_model() -> None:
-    """The 0.5B model's own call, {"code": "6 * 7"}, prints nothing: an empty result told it nothing."""
-    model = ScriptedModel(['{"name": "python", "arguments": {"code": "6 * 7"}}', "42"])
+    """Code that prints nothing and ends in no expression: an empty result told the model nothing."""
+    model = ScriptedModel(['{"name": "python", "arguments": {"code": "x = 6 * 7"}}', "42"])
     run = Agent(AgentConfig(), model=model).run("What is 6*7? Use python.")
     assert run.answer == "42" and [(c.name, c.source) for c in run.tool_calls] == [("python", "text")]
     told = model.requests[1]["messages"][-1]["content"]
