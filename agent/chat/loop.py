@@ -5,7 +5,8 @@ and ends with "max steps reached". A model's mistakes (an unknown tool, argument
 it as tool results it can correct; a failure to reach the model is the user's to see and is raised as LLMError.
 Many local models (llama.cpp, Ollama) write their calls in the reply's text instead of sending native tool calls:
 a reply that is nothing but such calls (``agent.chat.text_tool_calls``) is run the same way, its results sent back
-in a user message, and the trace marks those calls ``source: text``.
+in a user message, and the trace marks those calls ``source: text``. A call that repeats one that failed, or
+whose argument is a text omx sent (a nudge, an error), is not run: the model is told so (``agent.chat.repeats``).
 
 Seed 003's context discipline is wired in here, each part behind a ``context:`` setting that is off by default
 (``agent.context`` holds the parts): the messages live in an append-only context, every request is measured
@@ -30,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.chat.memory_tools import register_memory_tools
+from agent.chat.repeats import Refusal, RepeatGuard
 from agent.chat.session_resize import SessionResize, SessionSettings
 from agent.chat.text_tool_calls import TextCall, parse_text_tool_calls
 from agent.chat.tool_manager import ToolManager
@@ -62,6 +64,7 @@ MAX_STEPS_REACHED = "max steps reached"
 NO_ANSWER = "the model gave an empty answer"
 OUTPUT_MISMATCH = "error: your answer does not meet the OUTPUT REQUIREMENT"
 TEXT_CALLS_FOLLOW_UP = "Those are the results of your tool calls: call a tool again, or answer in plain text."
+NO_OUTPUT = "(no output: nothing was printed)"
 
 
 class AgentConfig(BaseModel):
@@ -235,6 +238,7 @@ class _Run:
         self.tally = Tally()
         self.measures: list[RequestMeasure] = []
         self.tool_errors: list[str] = []
+        self.repeats = RepeatGuard()  # failed calls and omx's own words, which are answered, not run again
         self.recitation = TodoRecitation() if self.settings.todo_recitation else None
         system = agent.config.system_prompt
         if self.recitation is not None:
@@ -278,14 +282,27 @@ class _Run:
         return self._result(MAX_STEPS_REACHED)
 
     def _call(self, call: ToolCall, problem: str | None = None) -> tuple[str, bool]:
-        """Run one call (or report the ``problem`` that kept it from being one), trace it: (result, failed)."""
+        """Run one call (or report the ``problem`` that kept it from being one), trace it: (result, failed).
+
+        A call that repeats a failed one exactly, or echoes a text omx sent, is not run: the model is told so, and
+        the trace records a ``repeat_refused`` event instead of a tool call.
+        """
         self.calls.append(call)
+        refused = self.repeats.refusal(call) if problem is None else None
+        if refused is not None:
+            self._record_repeat(call, refused)
+            self.repeats.said(refused.message)
+            return refused.message, True
         start, began = now(), time.monotonic()
         result = f"error: {problem}" if problem is not None else self._execute(call)
         error = is_tool_error(result)
         self._record_tool(call, result, error, start, began)
         if error:
             self.tool_errors.append(f"{call.name or '(no tool)'}: {result.strip()}")
+        if problem is None:
+            self.repeats.ran(call, result, error)
+        else:
+            self.repeats.said(result)
         return result, error
 
     def _run_text_calls(self, content: str, written: list[TextCall]) -> None:
@@ -300,9 +317,12 @@ class _Run:
             call = ToolCall(id=f"text_{self.steps}_{i}", name=found.name, arguments=found.arguments, source="text")
             result, error = self._call(call, found.problem)
             failed = failed or error
-            shown = result.rstrip() or "(no output: nothing was printed)"  # python's `6 * 7` prints nothing
-            parts.append(f"Result of your tool call {found.name or '(unreadable)'}:\n{shown}")
+            shown = result.rstrip() or NO_OUTPUT  # `x = 1` prints nothing
+            head = f"Result of your tool call {found.name or '(unreadable)'}:"
+            self.repeats.said(head if shown != NO_OUTPUT else f"{head}\n{NO_OUTPUT}")
+            parts.append(f"{head}\n{shown}")
         parts.append(TEXT_CALLS_FOLLOW_UP)
+        self.repeats.said(TEXT_CALLS_FOLLOW_UP)
         self.context.append_user("\n\n".join(parts), is_error=failed)
 
     def _execute(self, call: ToolCall) -> str:
@@ -421,6 +441,20 @@ class _Run:
                           source=call.source)
         )  # fmt: skip
 
+    def _record_repeat(self, call: ToolCall, refused: Refusal) -> None:
+        """A call not run (a repeat of a failed one, or an echo of omx's words) in the trace, as an event of its own."""
+        if self.recorder is None:
+            return
+        try:
+            arguments: Any = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            arguments = call.arguments
+        data = {"step": self.steps, "call_id": call.id, "tool": call.name, "arguments": preview(arguments),
+                "reason": refused.reason, "told": refused.message, "source": call.source}  # fmt: skip
+        if refused.earlier_error is not None:
+            data["earlier_error"] = preview(refused.earlier_error.strip())
+        self.recorder.record(RunEntry(event="repeat_refused", data=data))
+
     def _record_fold(self, event: Literal["compress", "resize"], before: int, data: dict[str, Any]) -> None:
         """A compression or resize in the trace: at which request, and the context's size before and after."""
         if self.recorder is not None:
@@ -452,7 +486,9 @@ class _Run:
         except ValueError as exc:  # pydantic's ValidationError is one too
             if self.steps >= self.agent.config.max_steps:
                 return True  # no step left to correct it: the answer stands, without output
-            self.context.append_user(f"{OUTPUT_MISMATCH}: {str(exc)[:500]}\nAnswer again with the JSON only.")
+            mismatch = f"{OUTPUT_MISMATCH}: {str(exc)[:500]}\nAnswer again with the JSON only."
+            self.repeats.said(mismatch)
+            self.context.append_user(mismatch)
             return False
         return True
 

@@ -70,7 +70,8 @@ def _short(value: Any, limit: int = 80) -> str:
 def _run_line(entry: dict[str, Any]) -> list[str]:
     data = entry.get("data", {})
     event = entry.get("event")
-    if data.get("command") == "agent" or event in ("compress", "resize") or (event == "end" and "steps" in data):
+    agent_events = ("compress", "resize", "repeat_refused")
+    if data.get("command") == "agent" or event in agent_events or (event == "end" and "steps" in data):
         return _agent_run_line(event, data)  # an omx agent run's end counts model calls ("steps"), a plan's steps
     if event == "start":
         what = f"task {data.get('task')!r}" if data.get("command") == "task" else f"plan {data.get('plan')}"
@@ -174,6 +175,17 @@ def _agent_run_line(event: Any, data: dict[str, Any]) -> list[str]:
             f"context {what} before model call {data.get('step')}: "
             f"{data.get('chars_before')} -> {data.get('chars_after')} characters"
         ]
+    if event == "repeat_refused":
+        why = "it failed before" if data.get("reason") == "failed_before" else "it repeats a message omx sent"
+        written = ", written as text" if data.get("source") == "text" else ""
+        lines = [f"tool {data.get('tool') or '(unreadable)'} (model call {data.get('step')}{written}): "
+                 f"not run, {why} [{data.get('call_id')}]"]  # fmt: skip
+        arguments = data.get("arguments")
+        if isinstance(arguments, dict):
+            lines += [f"  {name}: {_short(value)}" for name, value in arguments.items()]
+        else:
+            lines.append(f"  arguments (not JSON): {_short(arguments)}")
+        return [*lines, f"  told the model: {_short(data.get('told'), 200)}"]
     if event == "end":
         usage = data.get("usage") or {}
         cost = usage.get("cost_usd")

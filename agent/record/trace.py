@@ -2,9 +2,9 @@
 
 Four kinds of line, told apart by ``kind``: ``run`` (start, plan, confirmation, end: what was decided and why;
 a re-plan's reason and, in a run that may re-plan, each plan whole; for ``omx agent`` also its context
-compressions and resizes and the answer), ``model`` (every model request:
-purpose, request id, token usage including cached tokens, the retries it took), ``tool`` (every tool call of
-``omx agent``: arguments, result digest and preview, error) and ``step`` (the
+compressions and resizes, the calls it did not run again (``repeat_refused``) and the answer), ``model``
+(every model request: purpose, request id, token usage including cached tokens, the retries it took), ``tool``
+(every tool call of ``omx agent``: arguments, result digest and preview, error) and ``step`` (the
 seed's TraceEntry: step_id, tool, inputs_digest, output_digest, start_time, end_time, status, error, plus what a
 person needs to debug it: the inputs and output in short, stderr, the sandbox). Lines are appended and flushed
 one by one, so a run that crashes still leaves everything up to the crash.
@@ -161,6 +161,7 @@ class RunEntry(_Entry):
         "end",
         "compress",
         "resize",
+        "repeat_refused",
     ]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)
