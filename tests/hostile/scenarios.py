@@ -23,6 +23,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,14 +146,36 @@ class Scenario:
     undo_kind = "checkpoint"
     has_undo = True
     make = "symlink"
+    #: the zone as ``prepare`` left it (taken on the first try)
+    baseline: Digest | None = None
 
     def prepare(self, arena: Arena) -> None:
         write(arena.zone / "d" / "keep.txt", "bob's, before\n")
         write(arena.zone / "notes.md", "bob's notes\n")
         prepare_swapped(arena, self.make)
 
-    def before(self, arena: Arena) -> Start:
+    def ready(self, arena: Arena) -> None:
+        """What a try needs that a copy of the zone cannot hold (a hard link to the canary)."""
         prepare_swapped(arena, self.make)
+
+    def reset(self, arena: Arena) -> None:
+        """The zone as ``prepare`` left it, again, where a try left it otherwise: an undo restores what its
+        checkpoint read, and a checkpoint of a zone whose ``d`` bob was flipping may hold no directory ``d``."""
+        copy = arena.base / "baseline"
+        if self.baseline is None:
+            subprocess.run(["cp", "-a", str(arena.zone), str(copy)], check=True)
+            self.baseline = zone_digest(arena.zone)
+        elif zone_digest(arena.zone) != self.baseline:
+            for child in arena.zone.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+            subprocess.run(["cp", "-a", f"{copy}/.", str(arena.zone)], check=True)
+        self.ready(arena)
+
+    def before(self, arena: Arena) -> Start:
+        self.reset(arena)
         return Start(zone_digest(arena.zone), checkpoint_numbers(arena))
 
     def arm(self, arena: Arena) -> Arm | None:
@@ -400,13 +423,7 @@ class RestorePaths(Scenario):
         if not self.absent:
             write(arena.zone / "d" / "secret.conf", SECRET_V1)
         self.target = arena.checkpoint("before bob's edit")
-
-    def before(self, arena: Arena) -> Start:
-        # bob's edit, again if an undo recorded the zone while d was swapped (without it, as the zone was then)
-        secret = arena.zone / "d" / "secret.conf"
-        if secret.is_symlink() or not secret.is_file() or secret.read_text() != SECRET_V2:
-            write(secret, SECRET_V2)
-        return super().before(arena)
+        write(arena.zone / "d" / "secret.conf", SECRET_V2)
 
     def arm(self, arena: Arena) -> Arm | None:
         trigger = {"kind": "new_name", "dir": ".omxfs/checkpoints/bob/restoring"}
@@ -459,10 +476,11 @@ class RestoreZone(Scenario):
         write(arena.zone / "d" / "secret.conf", SECRET_V2)
         write(arena.zone / "d" / "new.txt", "bob's, new\n")
         (arena.zone / "d" / "old00.txt").unlink()
-
-    def before(self, arena: Arena) -> Start:
         link_canary_file(arena)
-        return super().before(arena)
+
+    def ready(self, arena: Arena) -> None:
+        super().ready(arena)
+        link_canary_file(arena)
 
     def arm(self, arena: Arena) -> Arm | None:
         return {"kind": "now"}, swap_attack(self.make, arena.canary.root, self.mode)
@@ -506,14 +524,14 @@ class UndoCheckpoint(Scenario):
         write(arena.zone / "d" / "secret.conf", SECRET_V1)
         write(arena.zone / "d" / "linked.conf", "bob's linked.conf\n")
         self.target = arena.checkpoint("before the links")
-
-    def before(self, arena: Arena) -> Start:
         secret = arena.zone / "d" / "secret.conf"
-        if not secret.is_symlink():
-            secret.unlink()
-            os.symlink(arena.canary.root / "secret.conf", secret)
+        secret.unlink()
+        os.symlink(arena.canary.root / "secret.conf", secret)
         link_canary_file(arena)
-        return super().before(arena)
+
+    def ready(self, arena: Arena) -> None:
+        super().ready(arena)
+        link_canary_file(arena)
 
     def run(self, arena: Arena) -> Outcome:
         return arena.restore(self.target, "d/secret.conf", "d/linked.conf")
@@ -541,11 +559,12 @@ class Prune(Scenario):
         self.round = 0
 
     def before(self, arena: Arena) -> Start:
+        self.reset(arena)
         for _ in range(2):
             self.round += 1
             write(arena.zone / "d" / f"round{self.round}.txt", f"bob's round {self.round}\n")
             arena.checkpoint(f"round {self.round}")
-        return super().before(arena)
+        return Start(zone_digest(arena.zone), checkpoint_numbers(arena))
 
     def arm(self, arena: Arena) -> Arm | None:
         return {"kind": "now"}, swap_attack(self.make, arena.canary.root, "flap")
