@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 EPILOG = """\b
 Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed.
+A plan that moves or deletes files (HIGH risk) is asked twice, --yes or not: confirm it, then type the number of
+paths it moves or deletes; every other HIGH risk plan is refused.
 Model: --model / OMX_MODEL (e.g. openai/gpt-4o-mini, ollama/llama3.1); --api-base / OMX_API_BASE for a local
 OpenAI-compatible server, e.g. --model openai/qwen2.5 --api-base http://127.0.0.1:8080/v1.
 --model scripted:FILE runs without a model (demos, tests): FILE is a JSON list of the model's answers in order,
@@ -68,6 +70,17 @@ class ClickUI:
             click.echo()
             return False
         if not sys.stdin.isatty():  # a piped answer is not echoed: end the prompt's line, or the output runs on
+            click.echo()
+        return answer
+
+    def ask_text(self, question: str) -> str:
+        """A typed answer ("" at the end of input): the second confirmation of a plan that moves or deletes."""
+        try:
+            answer: str = click.prompt(question, default="", show_default=False)
+        except click.Abort:
+            click.echo()
+            return ""
+        if not sys.stdin.isatty():
             click.echo()
         return answer
 

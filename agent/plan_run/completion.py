@@ -14,8 +14,10 @@ from collections.abc import Sequence
 
 from agent.plan_run.plan import Plan, WriteTextStep
 from agent.plan_run.tools.inputs import (
+    CopyInput,
     ListDirInput,
     LlmInput,
+    MoveInput,
     PythonInput,
     ReadTextInput,
     Ref,
@@ -36,12 +38,14 @@ def unwritten(plan: Plan, outputs: Sequence[str]) -> list[str]:
 
 
 def _may_write(plan: Plan, path: str) -> bool:
-    """A write_text step to ``path``, python code that names it, or a shared-workspace tool (which writes where its
-    arguments say) may write it."""
+    """A write_text step to ``path``, a copy or move to it, python code that names it, or a shared-workspace tool
+    (which writes where its arguments say) may write it."""
     wanted = os.path.normpath(path)
     for step in plan.steps:
         inputs = step.inputs
         if isinstance(inputs, WriteTextInput) and os.path.normpath(inputs.path) == wanted:
+            return True
+        if isinstance(inputs, CopyInput | MoveInput) and os.path.normpath(inputs.target) == wanted:
             return True
         if isinstance(inputs, PythonInput) and os.path.basename(wanted) in inputs.code:  # 'out/x.txt' or 'x.txt'
             return True

@@ -3,7 +3,9 @@
 - LOW runs with ``--yes``, otherwise the user is asked.
 - MEDIUM is always asked, and ``--yes`` does not count as the answer (as in Aider, where ``--yes`` never approves
   shell commands): overwrites and code need a person who has read the plan.
-- HIGH is refused, with the reasons; nothing runs.
+- HIGH is refused, with the reasons; nothing runs. Except a plan whose only HIGH steps move or delete paths
+  (``RiskAssessment.confirmable``): seed 004 asks a second confirmation for those. It is asked, ``--yes`` or not,
+  and then the person types the number of paths it moves or deletes; a "y" piped in, or ``--yes``, never runs it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = ["Decision", "Declined", "Refused", "confirm", "decide", "render_plan"
 class Decision(enum.Enum):
     RUN = "run"
     ASK = "ask"
+    ASK_TWICE = "ask twice"  # asked, then the number of moves and deletes typed
     REFUSE = "refuse"
 
 
@@ -38,9 +41,9 @@ class Declined(Exception):
     """The user did not confirm the plan (answered no, or could not be asked)."""
 
 
-def decide(level: RiskLevel, *, yes: bool) -> Decision:
+def decide(level: RiskLevel, *, yes: bool, confirmable: bool = False) -> Decision:
     if level is RiskLevel.HIGH:
-        return Decision.REFUSE
+        return Decision.ASK_TWICE if confirmable else Decision.REFUSE
     if level is RiskLevel.LOW and yes:
         return Decision.RUN
     return Decision.ASK
@@ -70,14 +73,31 @@ def render_plan(plan: Plan, assessment: RiskAssessment) -> str:
     return "\n".join(lines)
 
 
-def confirm(assessment: RiskAssessment, *, yes: bool, ask: Callable[[str], bool]) -> str:
-    """Raise Refused or Declined unless the plan may run; returns how it was approved (for the trace)."""
-    decision = decide(assessment.level, yes=yes)
+def confirm(
+    assessment: RiskAssessment,
+    *,
+    yes: bool,
+    ask: Callable[[str], bool],
+    ask_text: Callable[[str], str] | None = None,
+) -> str:
+    """Raise Refused or Declined unless the plan may run; returns how it was approved (for the trace).
+
+    ``ask_text`` asks for a typed answer ("" when there is none): the second confirmation of moves and deletes."""
+    decision = decide(assessment.level, yes=yes, confirmable=assessment.confirmable)
     if decision is Decision.REFUSE:
         raise Refused(assessment.reasons)
     if decision is Decision.RUN:
         return "--yes (LOW risk)"
-    note = " (--yes does not answer for MEDIUM risk plans)" if yes and assessment.level is RiskLevel.MEDIUM else ""
-    if not ask(f"Run this {assessment.level.value} risk plan?{note}"):
-        raise Declined(f"not confirmed: the {assessment.level.value} risk plan did not run")
-    return "confirmed at the prompt"
+    level = assessment.level.value
+    note = f" (--yes does not answer for {level} risk plans)" if yes and assessment.level is not RiskLevel.LOW else ""
+    if not ask(f"Run this {level} risk plan?{note}"):
+        raise Declined(f"not confirmed: the {level} risk plan did not run")
+    if decision is Decision.ASK:
+        return "confirmed at the prompt"
+    count = len(assessment.confirmable_steps)
+    paths = "path" if count == 1 else "paths"
+    typed = ask_text(f"It moves or deletes {count} {paths}. To run it, type {count}") if ask_text else ""
+    if typed.strip() != str(count):
+        said = f"{typed.strip()!r} was typed" if typed.strip() else "nothing was typed"
+        raise Declined(f"not confirmed: the plan moves or deletes {count} {paths}, and {said}, not {count}")
+    return f"confirmed at the prompt, {count} typed for its moves and deletes"

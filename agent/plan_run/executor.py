@@ -164,6 +164,8 @@ class Executor:
             self.recorder.save_output(step.id, result.output)
             if step.tool == "write_text":
                 produced.append(Path(result.details["path"]))
+            elif step.tool in ("copy", "move") and result.details.get("kind") == "file":  # a file put into place
+                produced.append(self.ctx.workspace / result.output)
         files = list(dict.fromkeys(produced))
         meant = planned_outputs(plan) | set(expected.outputs if expected is not None else ())
         checks = check_criteria(plan.success_criteria, files, self.ctx.workspace, meant)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agent.plan_run.plan import Plan
 from agent.plan_run.task_checks import TaskExpectations
-from agent.plan_run.tools.inputs import ReadTextInput, Ref, WriteTextInput
+from agent.plan_run.tools.inputs import CopyInput, MoveInput, ReadTextInput, Ref, WriteTextInput
 
 __all__ = ["infeasible", "missing_reads"]
 
@@ -36,7 +36,8 @@ def infeasible(plan: Plan, workspace: Path, expected: TaskExpectations) -> list[
 
 
 def missing_reads(plan: Plan, workspace: Path) -> set[int]:
-    """The read_text steps of ``plan`` whose file is not in the workspace, and no earlier step writes."""
+    """The read_text steps of ``plan`` whose file is not in the workspace, and no earlier step writes (or copies or
+    moves into place)."""
     missing: set[int] = set()
     written: set[str] = set()
     for step in plan.steps:
@@ -47,6 +48,8 @@ def missing_reads(plan: Plan, workspace: Path) -> set[int]:
                 missing.add(step.id)
         elif isinstance(inputs, WriteTextInput):
             written.add(os.path.normpath(inputs.path))
+        elif isinstance(inputs, CopyInput | MoveInput):
+            written.add(os.path.normpath(inputs.target))
     return missing
 
 

@@ -16,8 +16,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from agent.plan_run.tools.inputs import (
+    CopyInput,
+    DeleteInput,
     ListDirInput,
     LlmInput,
+    MakeDirInput,
+    MoveInput,
     PythonInput,
     ReadTextInput,
     Ref,
@@ -29,6 +33,7 @@ from agent.plan_run.tools.inputs import (
 )
 
 __all__ = [
+    "PathStep",
     "Plan",
     "PlanError",
     "RiskLevel",
@@ -101,6 +106,30 @@ class LlmStep(_Step):
     inputs: LlmInput
 
 
+class MoveStep(_Step):
+    tool: Literal["move"]
+    inputs: MoveInput
+
+
+class CopyStep(_Step):
+    tool: Literal["copy"]
+    inputs: CopyInput
+
+
+class MakeDirStep(_Step):
+    tool: Literal["make_dir"]
+    inputs: MakeDirInput
+
+
+class DeleteStep(_Step):
+    tool: Literal["delete"]
+    inputs: DeleteInput
+
+
+#: a step that moves, copies, makes or deletes paths
+PathStep = MoveStep | CopyStep | MakeDirStep | DeleteStep
+
+
 class WorkspaceStep(_Step):
     """A shared-workspace tool (seed 001 FR-5), for plans run on an omxfs mount; its inputs are the tool's arguments."""
 
@@ -126,7 +155,17 @@ class WorkspaceStep(_Step):
 
 
 Step = Annotated[
-    ReadTextStep | WriteTextStep | ListDirStep | ShellStep | PythonStep | LlmStep | WorkspaceStep,
+    ReadTextStep
+    | WriteTextStep
+    | ListDirStep
+    | ShellStep
+    | PythonStep
+    | LlmStep
+    | MoveStep
+    | CopyStep
+    | MakeDirStep
+    | DeleteStep
+    | WorkspaceStep,
     Field(discriminator="tool"),
 ]
 
@@ -139,7 +178,8 @@ class Plan(BaseModel):
     version: Literal[1] = Field(description="Always 1 (plan format v1).")
     goal: str = Field(min_length=1)
     risk_level: Annotated[RiskLevel, BeforeValidator(_upper)] = Field(
-        description="Your estimate: LOW (reads, new files), MEDIUM (overwrites, code), HIGH (anything destructive)."
+        description="Your estimate: LOW (reads, new files), MEDIUM (overwrites, code), HIGH (moves, deletes, anything "
+        "destructive)."
     )
     workspace_root: str = Field(default=".", description="Always '.': the tools work inside the workspace.")
     steps: list[Step] = Field(min_length=1)

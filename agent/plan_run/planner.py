@@ -170,9 +170,11 @@ Rules:
   sorting, filtering, picking lines, changing case, replacing words, JSON and CSV; its code gets the text as INPUT
   and prints the result.
 - shell runs one command without a shell; allowed: {ALLOW_LIST}. No pipes, redirections, ';', '&&' or '$(...)'.
-  Nothing may delete or move files.
+- Only move, copy, make_dir and delete move, rename, copy or delete files and make directories: shell and python
+  code must not. Each step acts on one path, named in full (a target too); a person confirms every move and delete.
 - Prefer read_text/list_dir/write_text over shell. Keep plans short: only the steps the task needs.
-- risk_level: LOW (reads, new files), MEDIUM (overwrites existing files, runs code), HIGH (anything destructive).
+- risk_level: LOW (reads, new files, copies, new directories), MEDIUM (overwrites existing files, runs code), HIGH
+  (moves, deletes, anything destructive).
 {CRITERIA_RULES}
 
 Examples:

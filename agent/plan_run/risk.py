@@ -4,7 +4,9 @@
 - MEDIUM: overwriting or appending to an existing file, many writes, running code (python tool, ``python3 -c``),
   a shell or python step without an OS sandbox.
 - HIGH: a command outside the allow-list (or chained, redirected, substituted), any path outside the workspace,
-  code that deletes, moves, starts programs or uses the network.
+  code that deletes, moves, starts programs or uses the network; a ``move`` or ``delete`` step. A plan whose every
+  HIGH finding is such a step is ``confirmable``: a person may still run it after an explicit confirmation
+  (``confirm``); any other HIGH plan is refused.
 
 The result is the highest of the computed level and the model's own label: the model can raise the level,
 never lower it.
@@ -12,14 +14,19 @@ never lower it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent.plan_run.plan import Plan, PythonStep, ShellStep, Step, WorkspaceStep, WriteTextStep
 from agent.plan_run.plan import RiskLevel as Level
 from agent.plan_run.shell_policy import classify, code_concerns, path_problem
+from agent.plan_run.tools.base import ToolFailure
+from agent.plan_run.tools.held_paths import path_parts
+from agent.plan_run.tools.inputs import CopyInput, DeleteInput, MoveInput, PathToolInput
+from agent.plan_run.tools.path_tools import records_path, records_problem
 
-__all__ = ["Finding", "RiskAssessment", "assess"]
+__all__ = ["Finding", "RiskAssessment", "assess", "path_tool_problem"]
 
 #: more distinct files written than this is "many writes" (MEDIUM)
 MANY_WRITES = 3
@@ -27,9 +34,12 @@ MANY_WRITES = 3
 
 @dataclass(frozen=True)
 class Finding:
+    """One reason for a level; ``confirmable``: a HIGH reason a person may accept (a move or a delete)."""
+
     level: Level
     reason: str
     step_id: int | None = None
+    confirmable: bool = False
 
     def __str__(self) -> str:
         return self.reason if self.step_id is None else f"step {self.step_id}: {self.reason}"
@@ -49,10 +59,62 @@ class RiskAssessment:
         """The findings at the deciding level, the ones a person needs to read first."""
         return [str(f) for f in self.findings if f.level == self.level]
 
+    @property
+    def confirmable(self) -> bool:
+        """HIGH only for moves and deletes: the plan may run once a person confirms it explicitly."""
+        high = [f for f in self.findings if f.level is Level.HIGH]
+        return self.level is Level.HIGH and bool(high) and all(f.confirmable for f in high)
+
+    @property
+    def confirmable_steps(self) -> list[int]:
+        """The steps that move or delete, in order."""
+        ids = (f.step_id for f in self.findings if f.confirmable and f.step_id is not None)
+        return sorted(set(ids))
+
+
+def path_tool_problem(path: str, workspace: Path) -> str | None:
+    """Why a path tool may not use ``path``: absolute, ``..``, or a symlink on the way (the tools never follow one)."""
+    try:
+        parts = path_parts(path)
+    except ToolFailure as failure:
+        return failure.error
+    for depth in range(1, len(parts)):
+        on_the_way = workspace.joinpath(*parts[:depth])
+        if on_the_way.is_symlink():
+            return f"path {path!r} goes through the symlink {'/'.join(parts[:depth])}: the file tools never follow one"
+    return None
+
+
+def _path_findings(step: Step, workspace: Path, written: set[str], agent: str | None) -> list[Finding]:
+    """A move or delete is HIGH, which a person may confirm; a copy over an existing file MEDIUM, as a write."""
+    inputs = step.inputs
+    assert isinstance(inputs, PathToolInput)
+    problems = [problem for path in inputs.paths() if (problem := path_tool_problem(path, workspace))]
+    if not isinstance(inputs, CopyInput):  # a copy of the records is harmless; a copy into them is not
+        problems += [p for path in inputs.paths() if (p := records_problem(path, records_path(agent)))]
+    elif problem := records_problem(inputs.target, records_path(agent)):
+        problems.append(problem)
+    if problems:
+        return [Finding(Level.HIGH, problem, step.id) for problem in problems]
+    if isinstance(inputs, MoveInput | CopyInput):
+        target = os.path.normpath(inputs.target)
+        exists = os.path.lexists(workspace / target) and target not in written
+        written.add(target)
+        if isinstance(inputs, MoveInput):
+            replacing = ", replacing the existing file there" if exists and inputs.overwrite else ""
+            return [Finding(Level.HIGH, f"moves {inputs.source} to {inputs.target}{replacing}", step.id, True)]
+        if exists and inputs.overwrite:
+            return [Finding(Level.MEDIUM, f"overwrites the existing file {inputs.target} with a copy", step.id)]
+    if isinstance(inputs, DeleteInput):
+        return [Finding(Level.HIGH, f"deletes {inputs.path}", step.id, True)]
+    return []
+
 
 def _step_findings(
     step: Step, workspace: Path, written: set[str], sandboxed: bool, agent: str | None = None
 ) -> list[Finding]:
+    if isinstance(step.inputs, PathToolInput):
+        return _path_findings(step, workspace, written, agent)
     found: list[Finding] = []
     path = getattr(step.inputs, "path", None)
     if isinstance(path, str) and (problem := path_problem(path, workspace)):

@@ -28,6 +28,7 @@ from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
 from agent.plan_run.judge import judged
 from agent.plan_run.overwrites import overwrite_previews
+from agent.plan_run.path_previews import path_previews, undo_lines
 from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.plan_run.planner import Planner, PlanningError, invalid_plan_text
 from agent.plan_run.resume import ResumeError, earlier_outputs
@@ -54,6 +55,8 @@ class UI(Protocol):
     def show(self, text: str) -> None: ...
 
     def ask(self, question: str) -> bool: ...
+
+    def ask_text(self, question: str) -> str: ...
 
 
 @dataclass
@@ -367,6 +370,11 @@ def _decide_and_run(
     if replans.made:
         ui.show(f"Re-plan {replans.made} of {replans.limit}:")
     ui.show(render_plan(plan, assessment))
+    if changes := path_previews(plan, workspace):
+        ui.show("What its file steps do:\n" + "\n".join(f"  {line}" for line in changes))
+    if assessment.confirmable and not options.dry_run:
+        undo = team.checkpoint.lines()[1] if team.checkpoint else None
+        ui.show("\n".join(undo_lines(undo, team.no_checkpoint, team.agent is not None)))
     if team.no_checkpoint and replans.plans == 1:
         ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
     if options.from_step is not None:
@@ -382,16 +390,19 @@ def _decide_and_run(
     if options.dry_run:
         _end(recorder, "dry_run", steps_executed=0, **replans.record(), **_usage(model))
         _show_usage(ui, model)
-        if assessment.level is RiskLevel.HIGH:
+        if assessment.confirmable:
+            ui.show("This plan moves or deletes files (HIGH risk): it would run only when confirmed at the prompt, "
+                    "with the number of paths it moves or deletes typed (--yes is no answer)")  # fmt: skip
+        elif assessment.level is RiskLevel.HIGH:
             ui.show("This plan would be refused (HIGH risk):\n" + "\n".join(f"  - {r}" for r in assessment.reasons))
         ui.show(f"Dry run: nothing was executed. Run the plan with: omx run {recorder.plan_path}")
         return Outcome(EXIT_OK, "dry_run", run_dir=recorder.run_dir)
-    if assessment.level is RiskLevel.MEDIUM:  # a person is about to be asked: show what the writes will change
-        changes = overwrite_previews(plan, workspace)
+    if assessment.level is RiskLevel.MEDIUM or assessment.confirmable:  # a person is about to be asked: show what
+        changes = overwrite_previews(plan, workspace)  # the writes will change
         if changes:
             ui.show("Changes to existing files:\n" + "\n".join(changes))
     try:
-        approval = confirm(assessment, yes=options.yes, ask=ui.ask)
+        approval = confirm(assessment, yes=options.yes, ask=ui.ask, ask_text=ui.ask_text)
     except Refused as exc:
         recorder.record(RunEntry(event="confirmation", data={"decision": "refused", "reasons": exc.reasons}))
         _end(recorder, "refused", steps_executed=0, reasons=exc.reasons, **replans.record(), **_usage(model))

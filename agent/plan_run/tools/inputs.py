@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["TOOL_INPUTS", "ListDirInput", "LlmInput", "PythonInput", "ReadTextInput", "Ref", "ShellInput", "Text"]
 __all__ += ["ToolInput", "WorkspaceInput", "WorkspaceToolName", "WriteTextInput"]
+__all__ += ["PATH_TOOL_INPUTS", "CopyInput", "DeleteInput", "MakeDirInput", "MoveInput", "PathToolInput"]
 
 REF_PATTERN = re.compile(r"^step:([1-9][0-9]*)\.output$")
 MAX_TIMEOUT = 600.0
@@ -106,6 +107,58 @@ class LlmInput(ToolInput):
     input: Text | None = Field(default=None, description="The material to work on, usually {'ref': 'step:N.output'}.")
 
 
+class PathToolInput(ToolInput):
+    """The inputs of a tool that moves, copies, makes or deletes paths (``tools/path_tools.py``)."""
+
+    def paths(self) -> list[str]:
+        """Every path the step names, source first."""
+        return [value for value in self.__dict__.values() if isinstance(value, str)]
+
+
+Overwrite = Annotated[
+    bool, Field(description="Replace a file already at target (false: the step fails if target exists).")
+]
+
+
+class MoveInput(PathToolInput):
+    """Move or rename a file or directory of the workspace (HIGH risk: asked for explicitly); a symlink is moved
+    itself, never followed; the output is the new path."""
+
+    tool_name: ClassVar[str] = "move"
+    source: RelPath
+    target: RelPath = Field(description="The new path (its missing parent directories are made), not a directory.")
+    overwrite: Overwrite = False
+
+
+class CopyInput(PathToolInput):
+    """Copy a file, or a directory with everything in it, to a new path of the workspace; symlinks are copied as
+    symlinks, never followed; the output is the new path."""
+
+    tool_name: ClassVar[str] = "copy"
+    source: RelPath
+    target: RelPath = Field(description="The new path (its missing parent directories are made), not a directory.")
+    overwrite: Overwrite = False
+
+
+class MakeDirInput(PathToolInput):
+    """Make a directory of the workspace, and its missing parents; the output is its path."""
+
+    tool_name: ClassVar[str] = "make_dir"
+    path: RelPath
+
+
+class DeleteInput(PathToolInput):
+    """Delete a file, a symlink (never what it points to) or a directory with everything in it (HIGH risk: asked
+    for explicitly); the output is the path deleted."""
+
+    tool_name: ClassVar[str] = "delete"
+    path: RelPath
+
+
+#: the tools that change which paths exist; moves and deletes are the HIGH risk steps a person may still confirm
+PATH_TOOL_INPUTS: tuple[type[PathToolInput], ...] = (MoveInput, CopyInput, MakeDirInput, DeleteInput)
+
+
 #: the shared-workspace tools of seed 001 (``agent.workspace_tools``), offered on an omxfs mount
 WorkspaceToolName = Literal[
     "save_to_my_workspace",
@@ -157,6 +210,5 @@ class WorkspaceInput(ToolInput):
         return [value for value in self.arguments().values() if isinstance(value, Ref)]
 
 
-TOOL_INPUTS: dict[str, type[ToolInput]] = {
-    model.tool_name: model for model in (ReadTextInput, WriteTextInput, ListDirInput, ShellInput, PythonInput, LlmInput)
-}
+_FIRST: tuple[type[ToolInput], ...] = (ReadTextInput, WriteTextInput, ListDirInput, ShellInput, PythonInput, LlmInput)
+TOOL_INPUTS: dict[str, type[ToolInput]] = {model.tool_name: model for model in (*_FIRST, *PATH_TOOL_INPUTS)}

@@ -9,6 +9,7 @@ from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.files import list_dir, read_text, write_text
 from agent.plan_run.tools.inputs import ToolInput
 from agent.plan_run.tools.llm import llm
+from agent.plan_run.tools.path_tools import copy, delete, make_dir, move
 from agent.plan_run.tools.python import python
 from agent.plan_run.tools.shell import shell
 
@@ -21,6 +22,10 @@ TOOLS: dict[str, Callable[[Any, ToolContext], ToolResult]] = {
     "shell": shell,
     "python": python,
     "llm": llm,
+    "move": move,
+    "copy": copy,
+    "make_dir": make_dir,
+    "delete": delete,
 }
 
 

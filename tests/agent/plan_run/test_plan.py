@@ -173,7 +173,8 @@ def test_the_json_schema_comes_from_the_models() -> None:
             tool = d["properties"]["tool"]
             tools |= set(tool["enum"]) if "enum" in tool else {tool["const"]}
     workspace_tools = set(get_args(WorkspaceToolName))  # the shared-workspace tools, on an omxfs mount
-    assert tools == {"read_text", "write_text", "list_dir", "shell", "python", "llm"} | workspace_tools
+    path_tools = {"move", "copy", "make_dir", "delete"}
+    assert tools == {"read_text", "write_text", "list_dir", "shell", "python", "llm"} | path_tools | workspace_tools
     assert schema["$defs"]["WriteTextInput"]["additionalProperties"] is False
     assert schema["$defs"]["Ref"]["properties"]["ref"]["pattern"] == r"^step:([1-9][0-9]*)\.output$"
 

@@ -40,7 +40,8 @@ def sandboxed(ctx: ToolContext) -> ToolContext:
 
 
 def test_every_tool_of_the_plan_format_is_registered() -> None:
-    assert set(TOOLS) == {"read_text", "write_text", "list_dir", "shell", "python", "llm"}
+    assert set(TOOLS) == {"read_text", "write_text", "list_dir", "shell", "python", "llm", "move", "copy", "make_dir",
+                          "delete"}  # fmt: skip
 
 
 # -- files -----------------------------------------------------------------------------------------------------
