@@ -1,7 +1,9 @@
 """``scripts/bench_tasks.py`` against the OpenAI-compatible stub: three tasks, run as real ``omx`` processes, with
 scripted plans that do the task right (after an invalid reply), do it wrong while omx calls it a success, and fail
 (also after two re-plans). The benchmark's own checkers must tell them apart (issue 28: a benchmark judged by omx's
-criteria would miss the false success), and it counts the re-plans and the invalid plan replies."""
+criteria would miss the false success), and it counts the re-plans and the invalid plan replies. A held-out task is
+scored apart from the tuning ones, and ``--part`` picks the tasks of one part (tests/test_bench_suite.py checks the
+suite itself)."""
 
 from __future__ import annotations
 
@@ -60,6 +62,9 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     counts = {name: (o["plan_requests"], o["replans"], o["invalid_plans"]) for name, o in outcomes.items()}
     assert counts == {"count_lines": (2, 0, 1), "sum_incident_2": (1, 0, 0), "merge_two": (4, 2, 0)}
     assert all(o["response_format"] == "json_schema" for o in outcomes.values())
+    assert {(o["part"], o["scenario"], o["kind"]) for o in outcomes.values()} == {
+        ("tuning", "text", "count"), ("tuning", "summary", "summary"), ("tuning", "text", "merge")
+    }  # fmt: skip
     assert "Result: success" in right["result_line"]
     assert "Result: failed at step 1 of 2, after 2 re-plans" in failed["result_line"]
     assert "replans 2 invalid 0" in done.stdout.splitlines()[6] and "replans 0 invalid 1" in done.stdout.splitlines()[0]
@@ -67,6 +72,10 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
         done.stdout
     )
     assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
+    held_out = done.stdout.index("Held-out part (drawn before any tuning, never studied to write a rule)")
+    assert held_out < done.stdout.index("Tuning part (the tasks omx's rules may be written from), 3 tasks:")
+    assert "the score that counts, 0 tasks:\n  no task of this part was run" in done.stdout
+    assert "All 3 tasks: done right 1/3 (33 %), reported success but wrong 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
     assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the sum_incident_2 row (each row is three lines)
     assert len(openai_stub.requests) == 7
@@ -75,19 +84,30 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert again.stdout.strip() == done.stdout.strip()  # the table of a saved run, printed again
 
 
-def test_the_suite_has_thirty_tasks_of_three_kinds_and_none_is_right_by_doing_nothing(tmp_path: Path) -> None:
+def test_a_held_out_task_is_scored_apart_and_part_picks_the_tasks(openai_stub: OpenAIStub, tmp_path: Path) -> None:
     bench = load_script("bench_tasks")
-    kinds = {task.kind for task in bench.SUITE}
-    assert len(bench.SUITE) >= 30 and kinds == {"summary", "text", "command"}
-    for task in bench.SUITE:
-        ws = tmp_path / task.name
-        ws.mkdir()
-        for path, text in task.files.items():
-            (ws / path).parent.mkdir(parents=True, exist_ok=True)
-            (ws / path).write_text(text, encoding="utf-8")
-        right, why = task.check(ws)
-        # only a task that must be refused is done right by an untouched workspace
-        assert right is task.name.startswith("refuse_"), (task.name, why)
+    assert bench.TASKS["question_port"].part == "held-out" and bench.TASKS["count_lines"].part == "tuning"
+    openai_stub.enqueue(content=plan("port", [write("out/port.txt", "8443\n")], ["out/port.txt holds the port"]))
+    report = tmp_path / "outcomes.json"
+    tasks = ["--only", "count_lines", "--only", "question_port", "--part", "held-out"]
+    command = [sys.executable, str(SCRIPT), "--model", "openai/test", "--api-base", openai_stub.base_url, *tasks,
+               "--json", str(report)]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (outcome,) = json.loads(report.read_text(encoding="utf-8"))  # count_lines is of the tuning part: not run
+    assert (outcome["name"], outcome["part"], outcome["kind"], outcome["right"]) == (
+        "question_port", "held-out", "question", True
+    )  # fmt: skip
+    assert done.stdout.splitlines()[0].split()[:4] == ["question_port", "held-out", "question", "RIGHT"]
+    held_out, tuning = done.stdout.split("Tuning part")
+    assert "the score that counts, 1 tasks:\n  Done right: 1/1 (100 %)  by scenario: summary 1/1" in held_out
+    assert "  By kind: question 1/1\n  Reported success but wrong: 0" in held_out
+    assert "0 tasks:\n  no task of this part was run" in tuning
+    listed = subprocess.run([sys.executable, str(SCRIPT), "--list", "--part", "held-out"], capture_output=True,
+                            text=True, timeout=60, check=True)  # fmt: skip
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert names == [task.name for task in bench.SUITE if task.part == "held-out"] and len(names) >= 30
+    assert all(line.split()[1] == "held-out" for line in listed.stdout.splitlines())
 
 
 def test_a_plan_the_model_server_failed_to_give_is_no_invalid_plan(tmp_path: Path) -> None:
@@ -103,3 +123,20 @@ def test_a_plan_the_model_server_failed_to_give_is_no_invalid_plan(tmp_path: Pat
     done = subprocess.run([sys.executable, str(SCRIPT), "--report", str(saved)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Invalid plans reaching the person: 1; plans the model server failed to give: 1;" in done.stdout
+
+
+def test_a_report_of_a_run_before_the_suite_had_parts_reads_each_task_s_kind(tmp_path: Path) -> None:
+    """A --json file of the 35-task suite named the scenario ``kind``; its tasks are of the tuning part."""
+    outcome = {"why": "", "exit_code": 0, "status": "success", "result_line": "Result: success",
+               "false_success": False, "plan_requests": 1, "prompt_tokens": 10, "completion_tokens": 5,
+               "seconds": 1.0}  # fmt: skip
+    saved = tmp_path / "outcomes.json"
+    saved.write_text(json.dumps([
+        {**outcome, "name": "count_lines", "kind": "text", "right": True},
+        {**outcome, "name": "sum_title", "kind": "summary", "right": False},
+    ]))  # fmt: skip
+    done = subprocess.run([sys.executable, str(SCRIPT), "--report", str(saved)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].split()[:4] == ["count_lines", "tuning", "count", "RIGHT"]
+    assert "Done right: 1/2 (50 %)  by scenario: summary 0/1, text 1/1" in done.stdout
+    assert "By kind: count 1/1, summary 0/1" in done.stdout
