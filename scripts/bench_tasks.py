@@ -26,8 +26,11 @@ tests/test_bench_tasks_smoke.py runs it against the OpenAI-compatible stub.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
+import selectors
 import shutil
 import subprocess
 import sys
@@ -119,6 +122,50 @@ def _plan_format(models: list[dict[str, Any]]) -> str:
     return str(answered[0].get("response_format") or "none") if answered else ""
 
 
+_TYPE_COUNT = re.compile(r"To run it, type (\d+): $")
+_PROMPT = re.compile(r"(?:\[y/N\]|\[Y/n\]|\?|:) $")
+
+
+def _converse(command: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
+    """Run omx and answer its questions as the person at the terminal would: "y" to each (a MEDIUM plan asks once,
+    a re-plan may ask again; a HIGH one is refused whatever the answer), and the number a plan that moves or deletes
+    asks to be typed. A question is what stdout ends with, without a newline, once it has been quiet for a moment.
+    Its exit code and output (stdout, then stderr); TimeoutExpired after ``timeout`` s."""
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdin and proc.stdout and proc.stderr
+    deadline = time.monotonic() + timeout
+    out, err = bytearray(), bytearray()
+    asked_from = 0  # where in stdout the next question starts
+    last_out = time.monotonic()
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ, out)
+        selector.register(proc.stderr, selectors.EVENT_READ, err)
+        while selector.get_map():
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise subprocess.TimeoutExpired(command, timeout)
+            for key, _ in selector.select(timeout=0.1):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                key.data.extend(chunk)
+                last_out = time.monotonic() if key.data is out else last_out
+            if time.monotonic() - last_out < 0.5:
+                continue
+            question = out[asked_from:].decode("utf-8", errors="replace")
+            typed = _TYPE_COUNT.search(question)
+            if typed or _PROMPT.search(question):
+                asked_from = len(out)
+                with contextlib.suppress(BrokenPipeError):
+                    proc.stdin.write(f"{typed[1] if typed else 'y'}\n".encode())
+                    proc.stdin.flush()
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
+    return proc.wait(), (out + err).decode("utf-8", errors="replace")
+
+
 def run_task(
     task: Task,
     *,
@@ -137,11 +184,8 @@ def run_task(
         command += ["--replans", str(replans)] if replans is not None else []
         began = time.monotonic()
         try:
-            # "y" to every question: a MEDIUM plan asks once, a re-plan may ask again; a run that re-plans makes a
-            # few plan requests more, each up to the timeout
-            done = subprocess.run(command, cwd=ws, env=_omx_env(response_format), input="y\n" * 5,
-                                  capture_output=True, text=True, timeout=timeout * 8, check=False)  # fmt: skip
-            exit_code, output = done.returncode, done.stdout + done.stderr
+            # a run that re-plans makes a few plan requests more, each up to the timeout
+            exit_code, output = _converse(command, cwd=ws, env=_omx_env(response_format), timeout=timeout * 8)
         except subprocess.TimeoutExpired as exc:
             exit_code, output = -1, f"timed out after {exc.timeout:.0f} s"
         seconds = time.monotonic() - began

@@ -110,6 +110,23 @@ def test_a_held_out_task_is_scored_apart_and_part_picks_the_tasks(openai_stub: O
     assert all(line.split()[1] == "held-out" for line in listed.stdout.splitlines())
 
 
+def test_a_move_is_confirmed_as_a_person_would_and_a_kept_file_is_judged(
+    openai_stub: OpenAIStub, tmp_path: Path
+) -> None:
+    """omx asks twice before a plan that moves a file runs: "y", then the number of paths it moves, typed."""
+    move = {"tool": "move", "inputs": {"source": "data/draft.txt", "target": "data/final.txt"}}
+    openai_stub.enqueue(content=plan("rename", [move], ["data/final.txt exists"]))
+    report = tmp_path / "outcomes.json"
+    command = [sys.executable, str(SCRIPT), "--model", "openai/test", "--api-base", openai_stub.base_url,
+               "--only", "move_rename_draft", "--json", str(report)]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (outcome,) = json.loads(report.read_text(encoding="utf-8"))
+    assert (outcome["right"], outcome["exit_code"]) == (True, 0), outcome
+    assert outcome["why"] == "data/draft.txt -> data/final.txt; 1 files as expected"
+    assert "To run it, type 1" in outcome["extra"]["output_tail"]
+
+
 def test_a_plan_the_model_server_failed_to_give_is_no_invalid_plan(tmp_path: Path) -> None:
     """The 1.5B model's run counted a planning request that timed out as an invalid plan reaching the person."""
     outcome = {"kind": "summary", "right": False, "why": "not written", "exit_code": 1, "status": "planning_failed",
