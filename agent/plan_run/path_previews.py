@@ -86,7 +86,10 @@ def _what(workspace: Path, path: str) -> str:
 
 def _lines(path: Path) -> str:
     text = _text(path)
-    return "" if text is None else f"{len(text.splitlines())} lines, "
+    if text is None:
+        return ""
+    count = len(text.splitlines())
+    return f"{count} line{'' if count == 1 else 's'}, "
 
 
 def _text(path: Path) -> str | None:

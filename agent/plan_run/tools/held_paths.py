@@ -208,17 +208,20 @@ def rename_entry(src_dir: int, name: str, dst_dir: int, to: str, *, replace: boo
         os.rename(name, to, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
 
 
-def copy_entry(src_dir: int, name: str, dst_dir: int, to: str, shown: str, *, replace: bool, atomic: bool) -> None:
+def copy_entry(
+    src_dir: int, name: str, dst_dir: int, to: str, shown: str, *, replace: bool, atomic: bool, times: bool = False
+) -> None:
     """Copy ``name`` to ``to``: a file's bytes and mode, a symlink as a symlink with the same target, a directory
     with everything below it. Only a file may replace a file (``replace``); nothing else is ever replaced.
     ``atomic``: a file is written beside its target and renamed into place (not on an omxfs mount, where a
-    temporary file would become a version or a delivery)."""
+    temporary file would become a version or a delivery). ``times``: files and directories keep their atime and
+    mtime (a move made as a copy)."""
     st = lstat_at(src_dir, name)
     if st is None:
         raise ToolFailure(f"{shown} does not exist", "check the path with list_dir", "NotFound")
     what = kind_of(st)
     if what == "file":
-        _copy_file(src_dir, name, dst_dir, to, stat.S_IMODE(st.st_mode), replace=replace, atomic=atomic)
+        _copy_file(src_dir, name, dst_dir, to, st if times else None, replace=replace, atomic=atomic)
     elif what == "symlink":
         os.symlink(os.readlink(name, dir_fd=src_dir), to, dir_fd=dst_dir)
     elif what == "directory":
@@ -227,24 +230,32 @@ def copy_entry(src_dir: int, name: str, dst_dir: int, to: str, shown: str, *, re
             made = _open_dir(dst_dir, to, to)
             stack.callback(os.close, made)
             for child in sorted(os.listdir(below)):
-                copy_entry(below, child, made, child, f"{shown}/{child}", replace=False, atomic=atomic)
-            with contextlib.suppress(OSError):  # the mode is kept where the filesystem lets it be set
+                copy_entry(below, child, made, child, f"{shown}/{child}", replace=False, atomic=atomic, times=times)
+            with contextlib.suppress(OSError):  # the mode and times are kept where the filesystem lets them be set
                 os.fchmod(made, stat.S_IMODE(st.st_mode))
+                if times:
+                    os.utime(made, ns=(st.st_atime_ns, st.st_mtime_ns))
     else:
         raise ToolFailure(f"{shown} is a {what}: only files, directories and symlinks are copied",
                           "copy the files you need one by one", "NotCopyable")  # fmt: skip
 
 
-def _copy_file(src_dir: int, name: str, dst_dir: int, to: str, mode: int, *, replace: bool, atomic: bool) -> None:
+def _copy_file(
+    src_dir: int, name: str, dst_dir: int, to: str, times: os.stat_result | None, *, replace: bool, atomic: bool
+) -> None:
+    """A file's bytes and mode (and with ``times``, the atime and mtime it gives) copied to ``to``."""
     source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src_dir)
     try:
-        if not stat.S_ISREG(os.fstat(source).st_mode):  # changed since it was looked at: copy nothing
+        st = os.fstat(source)
+        if not stat.S_ISREG(st.st_mode):  # changed since it was looked at: copy nothing
             raise ToolFailure(f"{name} is no longer a file", "run the step again", "NotAFile")
+        mode = stat.S_IMODE(st.st_mode)
         if not atomic:
             flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_TRUNC if replace else os.O_EXCL)
             target = os.open(to, flags, mode, dir_fd=dst_dir)
             try:
                 _pour(source, target)
+                _keep_times(target, times)
             finally:
                 os.close(target)
             return
@@ -255,6 +266,7 @@ def _copy_file(src_dir: int, name: str, dst_dir: int, to: str, mode: int, *, rep
             try:
                 _pour(source, target)
                 os.fchmod(target, mode)
+                _keep_times(target, times)
                 os.fsync(target)
             finally:
                 os.close(target)
@@ -265,6 +277,12 @@ def _copy_file(src_dir: int, name: str, dst_dir: int, to: str, mode: int, *, rep
             raise
     finally:
         os.close(source)
+
+
+def _keep_times(fd: int, st: os.stat_result | None) -> None:
+    if st is not None:
+        with contextlib.suppress(OSError):  # where the filesystem lets them be set
+            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _pour(source: int, target: int) -> None:

@@ -47,7 +47,7 @@ def records_problem(path: str, records: str) -> str | None:
         parts, kept = path_parts(path), path_parts(records)
     except ToolFailure:
         return None
-    if parts[: len(kept)] != kept and kept[: len(parts)] != parts:
+    if not parts or (parts[: len(kept)] != kept and kept[: len(parts)] != parts):  # the root is refused apart
         return None
     relation = "is" if parts == kept else "holds" if len(parts) < len(kept) else "is in"
     return f"{path} {relation} {records}/, omx's run records (this run's trace is there)"
@@ -180,7 +180,8 @@ def _move(inputs: MoveInput, root: WorkspaceRoot, records: str, atomic: bool) ->
                 if exc.errno != errno.EXDEV:
                     raise
                 # another file system, or an overlay's lower directory (a review run): copied, then removed, as mv does
-                copy_entry(src_dir, src[-1], dst_dir, dst[-1], inputs.source, replace=replaced, atomic=atomic)
+                copy_entry(src_dir, src[-1], dst_dir, dst[-1], inputs.source, replace=replaced, atomic=atomic,
+                           times=True)  # fmt: skip
                 remove_entry(src_dir, src[-1], inputs.source)
                 copied = True
     target = "/".join(dst)
