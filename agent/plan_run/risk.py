@@ -23,7 +23,7 @@ from agent.plan_run.plan import RiskLevel as Level
 from agent.plan_run.shell_policy import classify, code_concerns, path_problem
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import path_parts
-from agent.plan_run.tools.inputs import CopyInput, DeleteInput, MoveInput, PathToolInput
+from agent.plan_run.tools.inputs import CopyInput, DeleteInput, MakeDirInput, MoveInput, PathToolInput
 from agent.plan_run.tools.path_tools import records_path, records_problem
 
 __all__ = ["Finding", "RiskAssessment", "assess", "path_tool_problem"]
@@ -90,6 +90,9 @@ def _path_findings(step: Step, workspace: Path, written: set[str], agent: str | 
     inputs = step.inputs
     assert isinstance(inputs, PathToolInput)
     problems = [problem for path in inputs.paths() if (problem := path_tool_problem(path, workspace))]
+    if not problems and not isinstance(inputs, MakeDirInput):
+        problems += [f"{path!r} is the workspace root: no file tool moves, copies or deletes it"
+                     for path in inputs.paths() if not path_parts(path)]  # fmt: skip
     if not isinstance(inputs, CopyInput):  # a copy of the records is harmless; a copy into them is not
         problems += [p for path in inputs.paths() if (p := records_problem(path, records_path(agent)))]
     elif problem := records_problem(inputs.target, records_path(agent)):
