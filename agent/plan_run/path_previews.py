@@ -39,7 +39,7 @@ def path_previews(plan: Plan, workspace: Path) -> list[str]:
             replaced = _replaced(workspace, inputs.target, inputs.overwrite)
             lines.append(f"Step {step.id} copies {inputs.source} ({_what(workspace, inputs.source)}) to "
                          f"{inputs.target}{replaced}")  # fmt: skip
-            if replaced:
+            if replaced.startswith(", replacing"):
                 lines += _copy_diff(workspace, inputs.source, inputs.target)
         elif isinstance(inputs, MakeDirInput):
             there = _what(workspace, inputs.path)
@@ -106,9 +106,15 @@ def _text(path: Path) -> str | None:
 
 
 def _replaced(workspace: Path, target: str, overwrite: bool) -> str:
-    if not overwrite or path_tool_problem(target, workspace) or not os.path.lexists(workspace / target):
+    """What a move or copy does to its target as it is now: nothing, replace a file, or fail."""
+    if path_tool_problem(target, workspace) or not os.path.lexists(workspace / target):
         return ""
-    return f", replacing what is there ({_what(workspace, target)})"
+    what = _what(workspace, target)
+    if what.startswith("a directory"):
+        return f", where a directory is ({what}): the step will fail, the target must be the new path itself"
+    if not overwrite:
+        return f", where something is ({what}): the step will fail, as it does not say overwrite"
+    return f", replacing what is there ({what})"
 
 
 def _copy_diff(workspace: Path, source: str, target: str) -> list[str]:

@@ -231,6 +231,9 @@ def test_a_target_that_exists_is_replaced_only_when_the_plan_says_so_and_then_sh
     kept = _omx(ws, _plan({"tool": "copy", "inputs": {"source": "data/notes.txt", "target": "data/old.txt"}}),
                 "--yes")  # fmt: skip
     assert kept.returncode == workflow.EXIT_FAILED, kept.stdout + kept.stderr  # LOW, run by --yes, and refused
+    assert ", where something is (a file, 2 lines, 10 bytes): the step will fail, as it does not say overwrite" in (
+        kept.stdout
+    )  # the plan said so
     assert "data/old.txt exists (file): nothing is replaced unless the step says overwrite" in kept.stdout + kept.stderr
     assert (ws / "data/old.txt").read_text(encoding="utf-8") == "one\nthree\n"
 

@@ -142,6 +142,12 @@ def _free_target(existing: os.stat_result | None, source: os.stat_result, target
     """Whether the target is replaced: refused unless ``overwrite`` and a file replaces a file."""
     if existing is None:
         return False
+    if kind_of(existing) == "directory":  # "move a.txt to archive/" meant archive/a.txt: the plan must say so
+        raise ToolFailure(
+            f"{target} is a directory: the target is the new path itself, never a directory to put it in",
+            f"name the new path in full, e.g. {target.rstrip('/')}/NAME",
+            "TargetExists",
+        )
     if not overwrite:
         raise ToolFailure(
             f"{target} exists ({kind_of(existing)}): nothing is replaced unless the step says overwrite",

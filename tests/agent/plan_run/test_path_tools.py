@@ -71,8 +71,14 @@ def test_nothing_is_replaced_unless_the_step_says_so_and_never_through_a_symlink
         refused = run(ws, CopyInput(source="data/c.txt", target="link.txt", overwrite=overwrite))
         assert not refused.ok and refused.error_type == "TargetExists"
     assert (ws.parent / "outside/secret.txt").read_text() == "secret\n" and (ws / "link.txt").is_symlink()
-    onto_dir = run(ws, MoveInput(source="data/c.txt", target="data/sub", overwrite=True))
-    assert not onto_dir.ok and "only a file may replace a file" in (onto_dir.error or "")
+    for overwrite in (False, True):  # a directory is never a place to put the source in, nor replaced
+        onto_dir = run(ws, MoveInput(source="data/c.txt", target="data/sub/", overwrite=overwrite))
+        assert not onto_dir.ok and "data/sub/ is a directory: the target is the new path itself" in str(onto_dir.error)
+        assert onto_dir.hint == "name the new path in full, e.g. data/sub/NAME"
+    (ws / "data/d").mkdir()
+    dir_onto_file = run(ws, MoveInput(source="data/d", target="data/c.txt", overwrite=True))
+    assert not dir_onto_file.ok and "only a file may replace a file" in str(dir_onto_file.error)
+    assert (ws / "data/c.txt").read_text() == "a\n" and listing(ws / "data/sub") == ["b.txt"]
 
 
 def test_copies_keep_the_mode_and_a_directory_copy_is_whole_or_nothing(ws: Path) -> None:
