@@ -35,6 +35,9 @@ from agent.plan_run.tools.inputs import TOOL_INPUTS, CopyInput, DeleteInput, Mak
 
 __all__ = ["copy", "delete", "make_dir", "move", "records_path", "records_problem", "run_path_tool"]
 
+#: how long one call on an omxfs mount may take (a large tree through FUSE takes a while)
+CHILD_TIMEOUT = 600.0
+
 
 def records_path(agent: str | None) -> str:
     """Where omx keeps its run records, relative to the workspace: ``runs``, or ``agents/<agent>/runs`` on a mount."""
@@ -82,8 +85,15 @@ def _in_child(inputs: PathToolInput, ctx: ToolContext, records: str) -> ToolResu
                "records": records, "atomic": ctx.atomic_writes}  # fmt: skip
     env = {**os.environ, **ctx.sandbox.extra_env}
     argv = [sys.executable, "-m", "agent.plan_run.tools.path_tools"]
-    done = subprocess.run(argv, input=json.dumps(request).encode(), env=env, capture_output=True,
-                          timeout=ctx.default_timeout, check=False)  # fmt: skip
+    try:
+        done = subprocess.run(argv, input=json.dumps(request).encode(), env=env, capture_output=True,
+                              timeout=CHILD_TIMEOUT, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return ToolResult.failure(
+            f"{inputs.tool_name} took more than {CHILD_TIMEOUT:g} s and was stopped part-way",
+            "look at what it left with list_dir, then act on smaller parts",
+            "Timeout",
+        )
     try:
         return ToolResult.model_validate_json(done.stdout)
     except ValueError:
