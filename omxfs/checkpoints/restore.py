@@ -123,7 +123,7 @@ def _restore_paths(
                     held.append(_place_path(history, target, by_path, rel, root, holder, work_dir, str(index)))
                 crash_point("restore-swapped")
             fsync_together([h.fd for h in held])  # each swap is whole at once; made durable together
-    except PathBlocked as exc:
+    except (PathBlocked, NotFound) as exc:  # a directory on the way replaced or removed since it was looked at
         raise PathBlocked(
             f"{exc.message}: the zone changed while the restore ran, which stopped there (nothing outside the zone "
             f"was touched; the paths before it are restored). Run it again, or undo it with `omxfs restore WS "

@@ -226,7 +226,7 @@ def accept(review: Review, actor: str) -> Accepted:
     shown = f"{AGENTS}/{review.zone}"
     try:
         finish_accept(review)
-    except PathBlocked as exc:
+    except (PathBlocked, NotFound) as exc:  # a directory of the zone replaced or removed since it was looked at
         review.ws.audit(actor, f"accept review stopped half-way (undo: {undo})", shown)
         raise PathBlocked(
             f"{exc.message}: the zone changed while the accept ran, which stopped there with part of the change "
