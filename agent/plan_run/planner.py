@@ -5,7 +5,8 @@ invalid reply is a clear failure (``PlanningError``) rather than a loop. The mod
 runs: ``workspace_root`` is set to the real workspace afterwards.
 
 The plan is asked with its JSON schema where the server takes it, else in JSON mode
-(``agent.model.schema_request``, where ``OMX_RESPONSE_FORMAT`` may pin one way of asking).
+(``agent.model.schema_request``, where ``OMX_RESPONSE_FORMAT`` may pin one way of asking). The schema is made for
+the run (``run_schema``): the run's tools, and the workspace's files as the paths a step may read.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.feasibility import infeasible
 from agent.plan_run.listings import with_listings
 from agent.plan_run.output_maker import with_code_for_exact_work, with_model_for_prose
-from agent.plan_run.plan import Plan, plan_json_schema, validation_summary
+from agent.plan_run.plan import Plan, validation_summary
+from agent.plan_run.run_schema import RunSchema, run_plan_schema
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_files import with_task_files
 from agent.plan_run.tools.inputs import TOOL_INPUTS
-from agent.record.trace import RecordingModel
+from agent.record.trace import RecordingModel, RunEntry
 
 __all__ = ["SCHEMA_REFUSED", "Planner", "PlanningError", "invalid_plan_text", "system_prompt"]
 
@@ -64,37 +66,40 @@ def _write_step(description: str, path: str) -> dict[str, Any]:
 #: reliably; the second shows the way that can.
 EXAMPLES = [
     _example(
-        "Summarise data/notes.txt in 3 bullets into out/summary.md",
+        "Turn the trip plan in travel/itinerary.txt into 3 packing reminders in out/packing.md",
         "LOW",
         [
-            _read_step("data/notes.txt", "notes"),
+            _read_step("travel/itinerary.txt", "itinerary"),
             {
-                "description": "Summarise them",
+                "description": "Write the reminders",
                 "tool": "llm",
-                "inputs": {"prompt": "Summarise in 3 bullets, one '- ' line each", "input": {"ref": "step:1.output"}},
-                "produces": "summary",
+                "inputs": {
+                    "prompt": "Write 3 packing reminders, one '- ' line each",
+                    "input": {"ref": "step:1.output"},
+                },
+                "produces": "reminders",
             },
-            _write_step("Write the summary", "out/summary.md"),
+            _write_step("Save the reminders", "out/packing.md"),
         ],
         EXAMPLE_CRITERIA,
     ),
     _example(
-        "Write the lines of data/items.txt in reverse order to out/reversed.txt",
+        "Drop the blank lines of garden/seeds.txt and save what is left in out/seeds.txt",
         "MEDIUM",
         [
-            _read_step("data/items.txt", "items"),
+            _read_step("garden/seeds.txt", "seed list"),
             {
-                "description": "Reverse its lines",
+                "description": "Keep the lines that are not blank",
                 "tool": "python",
                 "inputs": {
-                    "code": "print('\\n'.join(reversed(INPUT.splitlines())))",
+                    "code": "print('\\n'.join(line for line in INPUT.splitlines() if line.strip()))",
                     "input": {"ref": "step:1.output"},
                 },
-                "produces": "reversed lines",
+                "produces": "seed lines",
             },
-            _write_step("Write them", "out/reversed.txt"),
+            _write_step("Save them", "out/seeds.txt"),
         ],
-        ["out/reversed.txt exists"],
+        ["out/seeds.txt exists"],
     ),
 ]
 
@@ -266,11 +271,20 @@ class Planner:
         self.on_schema_refused = on_schema_refused
         self.workspace_agent, self.team = workspace_agent, team
 
-    def _ask(self, messages: list[dict[str, Any]]) -> ModelReply:
-        """The plan asked for with its JSON schema, so that a server that supports it cannot decode anything but a
-        valid plan's shape; where the server refuses the schema, JSON mode, and the validation and retry of
-        ``plan`` catch the rest (``agent.model.schema_request``)."""
-        return complete_with_schema(self.model, messages, plan_json_schema(), on_refused=self.on_schema_refused)
+    def _ask(self, messages: list[dict[str, Any]], schema: RunSchema) -> ModelReply:
+        """The plan asked for with this run's JSON schema, so that a server that supports it cannot decode anything
+        but a valid plan's shape, with the run's tools and files; where the server refuses the schema, JSON mode,
+        and the validation and retry of ``plan`` catch the rest (``agent.model.schema_request``)."""
+        return complete_with_schema(self.model, messages, schema.schema, on_refused=self.on_schema_refused)
+
+    def run_schema(self, workspace: Path, expected: TaskExpectations | None) -> RunSchema:
+        """The schema of this run's planning requests, made from ``workspace`` as it is now (a re-plan's from the
+        files the run left); when its paths are plain strings (a large workspace), the trace says why."""
+        outputs = list(expected.outputs) if expected else []
+        schema = run_plan_schema(workspace, outputs, workspace_tools=self.workspace_agent is not None)
+        if schema.open_paths and isinstance(self.model, RecordingModel):
+            self.model.recorder.record(RunEntry(event="plan_schema", data={"open_paths": schema.open_paths}))
+        return schema
 
     def plan(self, task: str, workspace: Path, expected: TaskExpectations | None = None) -> Plan:
         """A plan for ``task``; ``expected``: what the task asks of its output, read before the run (read here when
@@ -360,9 +374,10 @@ class Planner:
         (``listings``, ``task_files``)."""
         replies: list[str] = []
         unfit: Plan | None = None
+        schema = self.run_schema(workspace, expected)
         for attempt in (1, 2):
             try:
-                reply = self._ask(messages)
+                reply = self._ask(messages, schema)
             except LLMError as exc:
                 if unfit is not None:
                     return unfit

@@ -154,6 +154,7 @@ class RunEntry(_Entry):
         "plan_invalid",
         "plan_unfit",
         "schema_refused",
+        "plan_schema",
         "plan",
         "replan",
         "code_fixed",

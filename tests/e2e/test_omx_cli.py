@@ -20,7 +20,6 @@ import pytest
 import cli.omx
 from agent.model.llm import LLMError, ScriptedModel
 from agent.plan_run import workflow
-from agent.plan_run.plan import plan_json_schema
 from tests.e2e.helpers import (
     NOTES,
     PLAN_A,
@@ -74,13 +73,22 @@ def check_case_A(ws: Path, output: str) -> Path:
     return run_dir
 
 
+#: what the plan's schema lets a step of case A read: the workspace's one file (runs/ is never offered)
+READ_CHOICES_A = ["data/notes.txt"]
+
+
+def read_choices(schema: dict[str, Any]) -> Any:
+    """The paths the run's plan schema lets a read_text step read (``agent.plan_run.run_schema``)."""
+    return schema["$defs"]["ReadTextInput"]["properties"]["path"]["enum"]
+
+
 def test_case_A_summary_written_scripted_model(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     model = script(json.dumps(PLAN_A), SUMMARY)
     result = omx(TASK_A, "--yes")
     assert result.exit_code == 0, result.output
     run_dir = check_case_A(ws, result.output)
     assert "[met] out/summary.md has 3 bullet lines (3 bullet lines)" in result.output
-    assert len(model.requests) == 2 and model.requests[0]["json_mode"] == plan_json_schema()
+    assert len(model.requests) == 2 and read_choices(model.requests[0]["json_mode"]) == READ_CHOICES_A
     assert TASK_A in model.requests[0]["messages"][1]["content"]
     saved = json.loads((run_dir / "plan.json").read_text(encoding="utf-8"))
     assert saved["version"] == 1 and saved["workspace_root"] == str(ws)
@@ -93,7 +101,7 @@ def test_case_A_summary_written_litellm_stub(ws: Path, openai_stub: OpenAIStub) 
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir = check_case_A(ws, done.stdout)
     assert "Traceback" not in done.stderr
-    assert openai_stub.requests[0]["response_format"]["json_schema"]["schema"] == plan_json_schema()
+    assert read_choices(openai_stub.requests[0]["response_format"]["json_schema"]["schema"]) == READ_CHOICES_A
     calls = kinds(trace_of(run_dir), "model")
     assert [(c["purpose"], c["prompt_tokens"], c["cached_tokens"]) for c in calls] == [
         ("plan", 1200, 0),

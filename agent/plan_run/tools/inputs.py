@@ -38,7 +38,7 @@ class Ref(BaseModel):
 
 #: a string, or a reference to the output of an earlier step
 Text = str | Ref
-RelPath = Annotated[str, Field(description="A path relative to the workspace root, e.g. 'data/notes.txt'; no '..'.")]
+RelPath = Annotated[str, Field(description="A path relative to the workspace root, e.g. 'letters/ann.txt'; no '..'.")]
 Timeout = Annotated[float, Field(gt=0, le=MAX_TIMEOUT, description="Seconds before it is killed.")] | None
 
 

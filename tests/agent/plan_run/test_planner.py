@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agent.model.llm import LiteLLMModel, ScriptedModel
-from agent.plan_run.plan import plan_json_schema
 from agent.plan_run.planner import SCHEMA_REFUSED, Planner, PlanningError, system_prompt
+from agent.plan_run.run_schema import run_plan_schema
 from tests.support.openai_stub import OpenAIStub
 
 pytest_plugins = ["tests.support.fixtures"]
@@ -39,7 +39,7 @@ def test_a_valid_plan_on_the_first_try(ws: Path) -> None:
     plan = Planner(model).plan("list the data", ws)
     assert plan.steps[0].tool == "list_dir" and plan.workspace_root == str(ws.resolve())
     (request,) = model.requests
-    assert request["json_mode"] == plan_json_schema()  # the plan's schema, for decoding that cannot leave it
+    assert request["json_mode"] == run_plan_schema(ws.resolve()).schema  # for decoding that cannot leave it
     system, user = request["messages"]
     assert system["role"] == "system" and "ls, cat, grep, wc, head, tail, python3 -c" in system["content"]
     assert "- write_text {path, content, mode?}" in system["content"]
@@ -111,7 +111,7 @@ def test_planning_through_litellm_asks_for_json(ws: Path, openai_stub: OpenAIStu
     assert plan.steps[0].tool == "list_dir"
     first, second = openai_stub.requests
     assert first["response_format"]["type"] == "json_schema" and first["model"] == "test"
-    assert first["response_format"]["json_schema"]["schema"] == plan_json_schema()
+    assert first["response_format"]["json_schema"]["schema"] == run_plan_schema(ws.resolve()).schema
     assert second["messages"][:2] == first["messages"]  # the retry appends; the prefix stays cacheable
     body: dict[str, Any] = second["messages"][3]
     assert "not JSON" in body["content"]
