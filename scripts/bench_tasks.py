@@ -56,7 +56,7 @@ class Outcome:
     right: bool
     why: str
     exit_code: int
-    status: str  # the trace's end status: success, done, failed, planning_failed, refused, ...
+    status: str  # the trace's end status: success, done_unverified, done, failed, planning_failed, refused, ...
     result_line: str
     false_success: bool
     plan_requests: int
@@ -250,7 +250,7 @@ def _part_summary(outcomes: list[Outcome]) -> list[str]:
     n = len(outcomes)
     right = sum(o.right for o in outcomes)
     false_success = sum(o.false_success for o in outcomes)
-    unchecked_wrong = sum(1 for o in outcomes if o.status == "done" and not o.right)
+    unchecked_wrong = sum(1 for o in outcomes if o.status in ("done", "done_unverified") and not o.right)
     false_failure = sum(1 for o in outcomes if o.status == "failed" and o.right)
     # planning fails for an invalid plan or for a model server that failed (a timeout): only the first is omx's
     server_failed = sum(1 for o in outcomes if o.status == "planning_failed" and "LLM error" in o.result_line)

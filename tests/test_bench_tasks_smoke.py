@@ -33,9 +33,14 @@ def write(path: str, content: str) -> dict[str, Any]:
 
 
 def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIStub, tmp_path: Path) -> None:
-    # right: the number of lines of data/a.txt (4), checked by omx too, after an invalid reply and its retry
+    # right: the number of lines of data/a.txt (4), counted by a python step on it, checked by omx too, after an
+    # invalid reply and its retry
     openai_stub.enqueue(content=json.dumps({"version": 1, "goal": "count"}))
-    openai_stub.enqueue(content=plan("count", [write("out/count.txt", "4\n")], ["out/count.txt has just the number 4"]))
+    code = {"code": "print(len(INPUT.splitlines()))", "input": {"ref": "step:1.output"}}
+    written = {"path": "out/count.txt", "content": {"ref": "step:2.output"}}
+    count = [{"tool": "read_text", "inputs": {"path": "data/a.txt"}}, {"tool": "python", "inputs": code},
+             {"tool": "write_text", "inputs": written}]  # fmt: skip
+    openai_stub.enqueue(content=plan("count", count, ["out/count.txt has just the number 4"]))
     # wrong, and omx says success: omx checks the 2 bullets, not what a summary says (the disk that filled up)
     two = "- something happened\n- it was fixed\n"
     openai_stub.enqueue(content=plan("sum", [write("out/incident.md", two)], ["out/incident.md has 2 bullet lines"]))

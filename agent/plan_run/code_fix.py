@@ -7,9 +7,10 @@ what the code printed and what the task wants instead), it wrote a filter that w
 at fault and the plan can simply run again, the re-plan is the same plan with that step's new code:
 shown, assessed and confirmed like any re-plan, and counted as one. A step is at fault when it failed itself, or
 when every step ran, the task's own checks found its one output wrong, that output is the step's output, written
-whole, and the task wants an exact text (``TaskExpectations.exact``), not prose of a shape. A plan runs again from
-its first step, so one that appends, or writes a file it also reads, is left to a whole re-plan: its inputs are no
-longer as they were.
+whole, and the task wants an exact text (``TaskExpectations.exact``), not prose of a shape. The model is told what
+the task asks and what the file holds, never the answer omx's reading of the task computed (``task_checks.told``).
+A plan runs again from its first step, so one that appends, or writes a file it also reads, is left to a whole
+re-plan: its inputs are no longer as they were.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
-from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
+from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
 from agent.plan_run.tools.inputs import PythonInput, WriteTextInput
 from agent.record.trace import preview, read_output
 
@@ -57,7 +58,8 @@ def code_at_fault(
     if not unmet or step is None or not isinstance(step.inputs, PythonInput):
         return None
     printed = read_output(run_dir, step.id)
-    wanted = "; ".join(f"{c.criterion.removesuffix(FROM_THE_TASK)} (it is not: {c.detail})" for c in unmet)
+    assert expected is not None  # the task's exact output was found above
+    wanted = "; ".join(told(c, expected.workspace) for c in unmet)  # never an answer omx computed itself
     shown = f"printed {preview(printed, 300)!r}" if printed.strip() else "printed nothing"
     return CodeAtFault(step, f"Code written for this step before {shown}, which is wrong: {wanted}.")
 

@@ -43,6 +43,8 @@ from agent.plan_run.tools.inputs import WriteTextInput
 
 __all__ = [
     "BULLET_MARKS",
+    "CheckKind",
+    "CheckSource",
     "CriterionCheck",
     "CriterionStatus",
     "Judge",
@@ -55,6 +57,12 @@ __all__ = [
 
 CriterionStatus = Literal["met", "not met", "not checked"]
 Judge = Literal["omx", "model"]  # who decided met / not met: omx's own check, or the model's judgement
+# form: the output's shape (it exists, N lines, N bullets, just a number, a table, at most N words); value: the
+# content the task asked for (a count, a total, an answer, a transformation's exact result)
+CheckKind = Literal["form", "value"]
+# where the expectation comes from: the plan's own criterion, omx's reading of the task's words
+# (``agent.plan_run.task_checks``), or code this run ran on the task's input (``agent.plan_run.value_checks``)
+CheckSource = Literal["plan", "reading", "code"]
 
 MAX_READ = 5_000_000  # a bigger file is not read to check a criterion: not checked
 
@@ -84,11 +92,16 @@ class CriterionCheck(BaseModel):
     by: Judge = "omx"
     judgeable: bool = False  # not checked, yet about one file the run wrote: the model may judge it
     file: str | None = None  # that file, relative to the workspace, when judgeable
+    kind: CheckKind = "form"
+    source: CheckSource = "plan"
 
     @property
     def label(self) -> str:
-        """What the summary shows in brackets: a model's judgement never reads as a plain [met]."""
-        return f"{self.status}, model's judgement" if self.by == "model" else self.status
+        """What the summary shows in brackets: a model's judgement never reads as a plain [met], nor omx's reading
+        of the task as a check of what the task asked for."""
+        if self.by == "model":
+            return f"{self.status}, model's judgement"
+        return f"{self.status}, omx's reading" if self.source == "reading" else self.status
 
 
 def check_criteria(
@@ -127,6 +140,7 @@ def check_criterion(
     sentence = " ".join(_QUOTED.sub(placeholder, unquoted).split()).rstrip(".").strip()
     parts = [part.strip() for part in re.split(r";|,? and (?=\S)", sentence) if part.strip()]
     checks: list[tuple[CriterionStatus, str]] = []
+    values = False
     current: Path | None = None
     for part in parts:
         named = {name: path for name, path in names.items() if _names(part, name)}
@@ -138,7 +152,16 @@ def check_criterion(
         elif current is not None and not part.startswith(_FILE):
             part = f"{_FILE} {part}"  # "out/a.md exists and has 3 lines": the second part is about out/a.md too
         checks.append(_check_part(part.lower(), current, texts))
-    return _judgeable(_combine(criterion, checks), current, produced, workspace)
+        values |= _is_value(part.lower())
+    combined = _combine(criterion, checks)
+    combined = combined.model_copy(update={"kind": "value"}) if values else combined
+    return _judgeable(combined, current, produced, workspace)
+
+
+def _is_value(part: str) -> bool:
+    """Whether a clause states the value a file holds (``FILE is 18``), not its shape: a value of the plan's own,
+    which the model wrote, so it verifies nothing the model did not already believe (``agent.plan_run.verdict``)."""
+    return any(re.fullmatch(pattern, part) for pattern, check in _PATTERNS if check is _just_number)
 
 
 def _bare_names(produced: list[Path], workspace: Path) -> dict[str, Path]:

@@ -22,6 +22,7 @@ from agent.plan_run.tools.inputs import LlmInput, Ref, ToolInput, WorkspaceInput
 from agent.plan_run.tools.llm import llm
 from agent.plan_run.tools.registry import run_tool
 from agent.plan_run.tools.workspace import run_workspace_step
+from agent.plan_run.value_checks import value_check
 from agent.plan_run.verdict import UNMET_SUGGESTION, run_status, unmet_error
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 from agent.sandbox.confine import OUTPUT_LIMIT
@@ -46,7 +47,7 @@ class ExecutionResult(BaseModel):
     met; ``done`` when every step ran but some criterion (or, without criteria, anything) was not checked;
     ``failed`` when a step failed or a criterion was checked and not met."""
 
-    status: Literal["success", "done", "failed"]
+    status: Literal["success", "done_unverified", "done", "failed"]  # agent.plan_run.verdict says which
     steps_total: int
     steps_executed: int
     steps: list[StepOutcome] = Field(default_factory=list)
@@ -171,6 +172,7 @@ class Executor:
         checks = check_criteria(plan.success_criteria, files, self.ctx.workspace, meant)
         if expected is not None:
             checks = expected.check() + [expected.vet(check) for check in checks]
+            checks += [value] if (value := value_check(plan, outputs, expected)) is not None else []
         status = run_status(checks)
         return ExecutionResult(
             status=status,

@@ -11,9 +11,10 @@ filtering code that way. If no working code comes back, the llm step stays as pl
 
 The other way round, the same model answered "Describe data/sales.csv in 2 bullet points" and "the single most
 important decision ... as one line (at most 20 words)" with a python step (the planner's example, reversing lines,
-or code printing the input whole), also in every re-plan. Where the task gives its output prose's shape and no
-exact text, a python step whose whole output is written to it, and that is given the material as its input, is made
-an llm step that is asked the task itself, in its shape (``output_shape``).
+or code printing the input whole), also in every re-plan. Where the task gives its output prose's shape and asks
+neither an exact text nor a value (a count, a total, an answer), a python step whose whole output is written to
+it, and that is given the material as its input, is made an llm step that is asked the task itself, in its shape
+(``output_shape``).
 
 Each new step is in the plan the person confirms, its description says omx made it, and its risk is assessed like
 any other step's (a python step's is MEDIUM: it is asked).
@@ -65,8 +66,8 @@ def _as_code(plan: Plan, step: Step) -> PythonStep:
 def with_model_for_prose(plan: Plan, task: str, expected: TaskExpectations) -> Plan:
     """``plan`` with the python step that writes the task's prose output, given its material, made an llm step
     asked the task (see the module)."""
-    if expected.shape is None or expected.exact or expected.output is None:
-        return plan
+    if expected.shape is None or expected.exact or expected.value_asked or expected.output is None:
+        return plan  # a number asked for is a value, which code computes and a model guesses: no prose
     writers = set(plan.whole_writers(expected.output))
     for step in [s for s in plan.steps if s.id in writers]:
         inputs = step.inputs

@@ -39,6 +39,7 @@ from pathlib import Path
 from agent.plan_run.criteria import (
     BULLET_MARKS,
     MAX_READ,
+    CheckKind,
     CriterionCheck,
     CriterionStatus,
     markdown_table,
@@ -55,7 +56,7 @@ from agent.plan_run.task_transforms import (
     transform_checks,
 )
 
-__all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations"]
+__all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "told"]
 
 #: the label of a check omx derived from the task's own words, beside the plan's criteria
 FROM_THE_TASK = " (from the task)"
@@ -70,6 +71,11 @@ _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|t
 _AT_MOST_WORDS = re.compile(rf"\bat\s+most\s+{_NUMBER}\s+words\b", re.IGNORECASE)
 _ONE_LINE = re.compile(r"\b(?:as\s+one|a\s+one-line|a\s+single)\s+line\b|\bone-line\b", re.IGNORECASE)
 _TABLE = re.compile(r"\bmarkdown\s+table\b", re.IGNORECASE)
+# a question whose answer is the output: a value, not prose of a shape
+_ASKS_VALUE = re.compile(
+    r"\bhow\s+many\b|\bthe\s+answer\b|\bwhat\s+is\s+the\s+(?:total|sum|average|mean|count|number|product)\b",
+    re.IGNORECASE,
+)
 _INPUT = r"`?(?P<input>(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8})(?![\w/])"
 _COUNT_OF = re.compile(
     rf"\bcount\s+(?:the\s+)?(?:number\s+of\s+)?(?P<what>lines|words)\s+(?:of|in)\s+(?:the\s+file\s+)?{_INPUT}",
@@ -302,6 +308,13 @@ class TaskExpectations:
     shape: OutputShape | None = None  # the one output's shape, asked of the llm step that writes it
     said: tuple[str, ...] = ()  # the task's words and its files' text before the run: where a quoted text may be from
     inputs: tuple[str, ...] = ()  # the files the task names that are there before the run, its outputs aside
+    value_asked: bool = False  # the one output is a value (a count, a total, an answer, an exact result), not prose
+    dirs: tuple[str, ...] = ()  # the directories the task lists or counts the files of
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """What the task's value is computed from: its input files and the directories it lists or counts."""
+        return self.inputs + self.dirs
 
     @property
     def output(self) -> str | None:
@@ -329,7 +342,11 @@ class TaskExpectations:
         read = _reader(task, workspace)
         texts = (task, *(text for name in _named(task) if (text := read(name)) is not None))
         inputs = tuple(name for name in _named(task) if name not in outputs and (workspace / name).is_file())
-        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape, texts, inputs)
+        value = len(outputs) == 1 and (
+            any(check.exact for check in content) or bool(_JUST_NUMBER.search(task) or _ASKS_VALUE.search(task))
+        )
+        dirs = tuple(named_dirs(task))
+        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape, texts, inputs, value, dirs)
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
         """A plan's criterion that counts something the task never counted ("has 3 bullet lines" for a line
@@ -358,9 +375,13 @@ class TaskExpectations:
     def check(self) -> list[CriterionCheck]:
         """After the run: each output written by it, and what the task says of its content."""
         checks = [self._written(path, before) for path, before in self.outputs.items()]
+        output = next(iter(self.outputs), None)
         for content in self.content:
             status, detail = content.on(self.workspace / next(iter(self.outputs)))
-            checks.append(CriterionCheck(criterion=f"{content.criterion}{FROM_THE_TASK}", status=status, detail=detail))
+            kind: CheckKind = "value" if content.exact else "form"
+            criterion = f"{content.criterion}{FROM_THE_TASK}"
+            check = CriterionCheck(criterion=criterion, status=status, detail=detail, kind=kind, source="reading")
+            checks.append(check.model_copy(update={"file": output}))
         return checks
 
     def _written(self, path: str, before: str | None) -> CriterionCheck:
@@ -373,4 +394,26 @@ class TaskExpectations:
             status, detail = "not met", "the run did not change it"
         else:
             status, detail = "met", "written" if before is None else "changed"
-        return CriterionCheck(criterion=criterion, status=status, detail=detail, about_content=False)
+        return CriterionCheck(
+            criterion=criterion, status=status, detail=detail, about_content=False, source="reading", file=path
+        )
+
+
+def told(check: CriterionCheck, workspace: Path) -> str:
+    """What the model is told of a check of omx's reading that is not met: what the task asks, in its words, and
+    what the file holds (or, of a form, what omx counted of the file), never the value omx computed the answer to
+    be: omx's reading may be wrong, and a model told the answer copies it, which verifies nothing."""
+    asked = check.criterion.removesuffix(FROM_THE_TASK)
+    if check.kind == "form":  # its shape: what omx found of the file (4 bullet lines), no answer of its own
+        return f"{asked}: not met ({check.detail})"
+    if check.file is None:
+        return f"{asked}: not met"
+    target = workspace / check.file
+    try:
+        if not target.is_file():
+            return f"{asked}: not met ({check.file} is not there)"
+        held = target.read_text(encoding="utf-8", errors="replace")[:400]
+    except OSError as exc:
+        return f"{asked}: not met ({check.file} cannot be read: {exc.strerror or exc})"
+    shown = held.strip() if len(held.strip()) <= 200 else held.strip()[:197] + "..."
+    return f"{asked}: not met (the file holds {shown!r})"

@@ -3,8 +3,14 @@
 - **failed** (exit 1): a criterion is not met, by omx's check or by the model's judgement. A judgement of "not met"
   fails the run although a judgement of "met" cannot make one a success: a false "failed" makes the person look at
   a file the detail names; a false "success" is believed, and that is the error issue 28 is about.
-- **success**: every criterion was checked by omx itself (the plan's, and those derived from the task) and met, and
-  at least one of them is about what a file holds, not only that it was written.
+- **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds,
+  and where the task asks for a value, that value came from code this run ran on its input
+  (``agent.plan_run.value_checks``). Prose of a shape (N bullets, at most N words) asks no value: its shape met is
+  its success.
+- **done_unverified** (exit 0, "done, form checked, value not checked"): every check met, yet the value the task
+  asked for (a count, a total, an answer, an exact result) came from no code run on its input. omx's reading of the
+  task (``agent.plan_run.task_checks``) may find such a value wrong and ask for another try, but its "met" never
+  makes a success on its own: a reading of the task's words is no verification.
 - **done** (exit 0): nothing failed, and something was not verified: a criterion omx could not check, one only the
   model judged met, or no check of any file's content. The line counts each kind apart.
 
@@ -19,18 +25,25 @@ from typing import Literal
 
 from agent.plan_run.criteria import CriterionCheck
 
-__all__ = ["UNMET_SUGGESTION", "RunStatus", "done_text", "run_status", "unmet_error"]
+__all__ = ["UNMET_SUGGESTION", "UNVERIFIED_TEXT", "RunStatus", "done_text", "run_status", "unmet_error"]
 
-RunStatus = Literal["success", "done", "failed"]
+RunStatus = Literal["success", "done_unverified", "done", "failed"]
 UNMET_SUGGESTION = "look at the produced files, adjust the plan and run it again"
+UNVERIFIED_TEXT = "form checked, value not checked"
 
 
 def run_status(checks: list[CriterionCheck]) -> RunStatus:
     """The result of a run whose every step ran, from what its criteria came to."""
     if any(c.status == "not met" for c in checks):
         return "failed"
-    checked = all(c.status == "met" and c.by == "omx" for c in checks)
-    return "success" if checked and any(c.about_content for c in checks) else "done"
+    values = [c for c in checks if c.source == "code"]  # there when the task asks a value: it came from code, or not
+    rest = [c for c in checks if c.source != "code"]
+    if not all(c.status == "met" and c.by == "omx" for c in rest):
+        return "done"
+    if not any(c.about_content for c in checks):
+        return "done"
+    # prose of a shape (N bullets, at most N words): the shape met is what success means for it, as docs/omx.md says
+    return "success" if all(c.status == "met" for c in values) else "done_unverified"
 
 
 def unmet_error(checks: list[CriterionCheck]) -> str | None:
@@ -51,6 +64,8 @@ def done_text(checks: list[CriterionCheck]) -> str:
     judgement (2 met)"; the number in brackets is of those omx checked itself."""
     if not checks:
         return "no success criteria to check"
+    unverified = any(c.source == "code" and c.status != "met" for c in checks)
+    checks = [c for c in checks if c.source != "code"]
     unchecked = sum(1 for c in checks if c.status == "not checked")
     judged = sum(1 for c in checks if c.status == "met" and c.by == "model")
     met = sum(1 for c in checks if c.status == "met" and c.by == "omx")
@@ -61,4 +76,5 @@ def done_text(checks: list[CriterionCheck]) -> str:
         parts.append(f"{judged} met only by the model's judgement")
     elif judged:
         parts.append(_count(judged, "criterion", "criteria") + " met only by the model's judgement")
+    parts += ["value not checked"] if unverified else []
     return ", ".join(parts) + (f" ({met} met)" if met else "")

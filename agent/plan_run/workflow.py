@@ -5,6 +5,8 @@ text, ask yes/no) and returns an ``Outcome`` whose exit code is non-zero on refu
 criterion omx checked and found not met is a failure (exit 1); a run whose steps all ran but whose criteria omx
 could not all check is "done" (exit 0), and its result line says how many were not checked, never "success"
 (``agent.plan_run.verdict``); the model may judge those first (``agent.plan_run.judge``), labelled as its judgement.
+A run whose checks all met yet whose asked-for value came from no code run on the input is "done, form checked,
+value not checked" (``done_unverified``, exit 0: ``agent.plan_run.value_checks``).
 
 Re-plans (issue 28): after a failed step, a plan still invalid after its retry, or a run whose result omx found short
 of what the task itself asks for (``agent.plan_run.task_checks``), the model is told what went wrong
@@ -34,9 +36,9 @@ from agent.plan_run.planner import Planner, PlanningError, invalid_plan_text
 from agent.plan_run.resume import ResumeError, earlier_outputs
 from agent.plan_run.risk import RiskAssessment, assess
 from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_checkpoint
-from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations
+from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
 from agent.plan_run.tools.base import ToolContext
-from agent.plan_run.verdict import done_text
+from agent.plan_run.verdict import UNVERIFIED_TEXT, done_text
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
@@ -75,7 +77,9 @@ class Options:
 @dataclass
 class Outcome:
     exit_code: int
-    status: str  # success, done (ran, not all checked), failed, refused, declined, dry_run, planning_failed, error
+    # success, done_unverified (form checked, value not), done (ran, not all checked), failed, refused, declined,
+    # dry_run, planning_failed, error
+    status: str
     message: str | None = None
     run_dir: Path | None = None
     result: ExecutionResult | None = None
@@ -494,7 +498,7 @@ def _replan(
         recorder.record(RunEntry(event="code_fixed", data={"step": fault.step.id, "failure": fault.failure}))
         replans.made += 1
         return fixed
-    happened = _what_happened(plan, result, recorder.run_dir)
+    happened = _what_happened(plan, result, recorder.run_dir, workspace)
     try:
         return _valid_plan(lambda: planner.replan(replans.task, workspace, happened, plan, replans.expected), replans,
                            workspace, ui, recorder, replanning=True)  # fmt: skip
@@ -503,8 +507,9 @@ def _replan(
         return None
 
 
-def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path) -> str:
-    """The failed run as the model needs it: each step, its output cut short, and the error of the one that failed."""
+def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path, workspace: Path) -> str:
+    """The failed run as the model needs it: each step, its output cut short, the error of the one that failed, and
+    what the task asks that the result is not, never an answer omx computed itself (``task_checks.told``)."""
     lines = ["That plan ran:"]
     for outcome in result.steps:
         step = f"- step {outcome.step_id} ({outcome.tool}): {outcome.status}"
@@ -517,7 +522,7 @@ def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path) -> str:
     unmet = _unmet_task_checks(result) if result.failed_step is None else []
     if unmet:  # what the task asks for, exactly, and what the run wrote instead
         lines.append("Every step ran, but the result is not what the task asks for:")
-        lines += [f"- {c.criterion.removesuffix(FROM_THE_TASK)}: not met ({c.detail})" for c in unmet]
+        lines += [f"- {told(c, workspace)}" for c in unmet]
         lines.append(  # a model step that miscounted would miscount again: exact work is code's
             "Plan it so that the output meets exactly that: exact work (counting, picking, sorting or changing lines) "
             "by a python step given the text as its input and printing its result from INPUT; prose by an llm prompt "
@@ -585,6 +590,8 @@ def summary_text(
         lines = [f"Result: success ({steps}{after})"]
     elif result.status == "done":
         lines = [f"Result: done, {done_text(result.criteria)} ({steps}{after})"]
+    elif result.status == "done_unverified":
+        lines = [f"Result: done, {UNVERIFIED_TEXT} ({steps}{after})"]
     elif result.failed_step is not None:
         lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}{after}: {result.error}"]
     else:

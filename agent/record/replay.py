@@ -121,6 +121,7 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
         for check in data.get("criteria") or []:  # what omx checked of the plan's success criteria
             detail = f" ({check.get('detail')})" if check.get("detail") else ""
             judged = ", model's judgement" if check.get("by") == "model" else ""  # never shown as a plain [met]
+            judged = ", omx's reading" if check.get("source") == "reading" and not judged else judged
             lines.append(f"  [{check.get('status')}{judged}] {check.get('criterion')}{detail}")
         return lines
     return [f"{event}: {_short(data)}"]

@@ -41,17 +41,25 @@ def test_a_count_written_as_the_text_is_not_a_success(ws: Path, script: Callable
     result = omx("Count the lines of data/a.txt and write just the number into out/count.txt", "--yes")
     assert result.exit_code == 1, result.output
     assert "Result: success" not in result.output
-    assert "[met] out/count.txt is written by this run (from the task) (written)" in result.output
+    assert "[met, omx's reading] out/count.txt is written by this run (from the task) (written)" in result.output
     assert (
-        "[not met] out/count.txt holds just the number of lines of data/a.txt (from the task) (it holds 'one"
-        in result.output
+        "[not met, omx's reading] out/count.txt holds just the number of lines of data/a.txt (from the task) "
+        "(it holds 'one" in result.output
     )
     # 4 is the count the task asks for (omx counted data/a.txt); 1 is the plan's own guess: not checked
     assert "[not met] out/count.txt has just the number 4 (it holds 'one" in result.output
     assert "[not checked] out/count.txt has 1 line (1 is the plan's own number" in result.output
     end = run_end(trace_of(only_run(ws)))
     assert end["status"] == "failed"
-    assert [c["status"] for c in end["criteria"]] == ["met", "not met", "not met", "not checked"]
+    # the last: the count came from no code run on data/a.txt (a read written out computes nothing)
+    assert [c["status"] for c in end["criteria"]] == ["met", "not met", "not met", "not checked", "not checked"]
+    assert [(c["kind"], c["source"]) for c in end["criteria"]] == [
+        ("form", "reading"),
+        ("value", "reading"),
+        ("value", "plan"),
+        ("form", "plan"),
+        ("value", "code"),
+    ]
 
 
 def test_a_criterion_omx_cannot_check_is_not_checked_and_the_run_is_done_not_success(
@@ -72,7 +80,9 @@ def test_a_criterion_omx_cannot_check_is_not_checked_and_the_run_is_done_not_suc
     assert result.exit_code == 0, result.output  # nothing failed, and nothing was verified: said, not failed
     assert "Result: done, 1 criterion not checked (1 met) (2/2 steps)" in result.output
     assert "Result: success" not in result.output
-    assert "[met] out/todo.md is written by this run (from the task)" in result.output  # omx's own, from the task
+    assert (
+        "[met, omx's reading] out/todo.md is written by this run (from the task)" in result.output
+    )  # omx's own, from the task
     # 10 is no number the task said: the plan's guess, neither checked nor given to the model to judge
     assert "[not checked] out/todo.md has 10 TODO comments (10 is the plan's own number" in result.output
     run_dir = only_run(ws)
@@ -127,7 +137,10 @@ def test_a_criterion_copied_from_the_planners_example_does_not_fail_a_right_resu
                 ["out/people.md has 3 bullet lines"]))  # fmt: skip
     result = omx("Convert data/people.csv to a markdown table in out/people.md", "--yes")
     assert result.exit_code == 0, result.output
-    assert "[met] out/people.md is a markdown table (from the task)" in result.output
+    assert "[met, omx's reading] out/people.md is a markdown table (from the task)" in result.output
     assert "[not checked] out/people.md has 3 bullet lines (3 is the plan's own number" in result.output
-    assert "[met] out/people.md holds the header and the rows of data/people.csv (from the task)" in result.output
+    assert (
+        "[met, omx's reading] out/people.md holds the header and the rows of data/people.csv (from the task)"
+        in result.output
+    )
     assert "Result: done, 1 criterion not checked (3 met)" in result.output

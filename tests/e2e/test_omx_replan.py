@@ -49,7 +49,8 @@ def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
     assert result.exit_code == 0, result.output
     assert "Step 1 failed: src/count.txt does not exist" in result.output
     assert "Re-planning (1 of at most 2)" in result.output
-    assert "Result: success" in result.output and (ws / "out/n.txt").read_text() == "2\n"
+    # the model wrote the 2 itself, no code counted src/: done, its value not checked
+    assert "Result: done, form checked, value not checked" in result.output and (ws / "out/n.txt").read_text() == "2\n"
     missing = "step 1 reads src/count.txt, which is not in the workspace (its files are listed above)"
     assert missing in model.requests[1]["messages"][-1]["content"]
     replan_request = model.requests[2]["messages"][-1]["content"]
@@ -61,7 +62,7 @@ def test_a_failed_step_is_followed_by_a_new_plan_that_finishes_the_task(
     (replan,) = [e for e in trace if e.get("event") == "replan"]
     assert replan["data"]["failed_step"] == 1 and replan["data"]["plan"]["steps"][0]["tool"] == "read_text"
     assert [e["event"] for e in trace if e.get("event") in ("plan", "end")] == ["plan", "plan", "end"]
-    assert run_end(trace)["status"] == "success"
+    assert run_end(trace)["status"] == "done_unverified"
     replayed = omx("replay", str(only_run(ws)))
     assert "re-plan 1: step 1 failed: src/count.txt does not exist" in replayed.output
     assert "the failed plan: 1. read_text, 2. write_text" in replayed.output

@@ -70,7 +70,10 @@ def test_a_count_written_as_the_files_text_fails(ws: Path, script: Callable[...,
     result = omx(COUNT, "--yes")
     assert result.exit_code == 1, result.output
     assert result_line(result).startswith("Result: failed: success criterion not met: out/count.txt holds just the")
-    assert "[not met] out/count.txt holds just the number of lines of data/a.txt (from the task)" in result.output
+    assert (
+        "[not met, omx's reading] out/count.txt holds just the number of lines of data/a.txt (from the task)"
+        in result.output
+    )
     assert ended(ws) == "failed"
 
 
@@ -79,8 +82,9 @@ def test_another_number_does_not_meet_the_count(ws: Path, script: Callable[..., 
     script(plan([write("out/count.txt", "3\n")], ["out/count.txt has just a number", "out/count.txt has 1 line"]))
     result = omx(COUNT, "--yes")
     assert result.exit_code == 1, result.output
-    assert "[not met] out/count.txt holds just the number of lines of data/a.txt (from the task) (it holds 3)" in (
-        result.output
+    assert (
+        "[not met, omx's reading] out/count.txt holds just the number of lines of data/a.txt (from the task) "
+        "(it holds 3)" in (result.output)
     )
     assert "[met] out/count.txt has just a number" in result.output  # the plan's weak criterion, met: not enough
     assert ended(ws) == "failed"
@@ -93,7 +97,7 @@ def test_a_plans_number_met_by_the_wrong_result_is_not_a_success(
     script(plan([write("out/pow.txt", "1048577\n")], ["out/pow.txt has just the number 1048577"]))
     result = omx("Use python3 -c to compute 2 to the power 20 and write just the result to out/pow.txt", "--yes")
     assert result.exit_code == 0, result.output
-    assert result_line(result) == "Result: done, 1 criterion not checked (2 met) (1/1 steps)"
+    assert result_line(result) == "Result: done, 1 criterion not checked, value not checked (2 met) (1/1 steps)"
     assert "[not checked] out/pow.txt has just the number 1048577 (1048577 is the plan's own number" in result.output
     assert ended(ws) == "done"
 
@@ -126,7 +130,7 @@ def test_four_bullets_for_three_fail(ws: Path, script: Callable[..., ScriptedMod
                 ["out/s.md exists"]), four)  # fmt: skip
     result = omx("Summarise data/notes.txt in 3 bullet points and write them to out/s.md", "--yes")
     assert result.exit_code == 1, result.output
-    assert "[not met] out/s.md has 3 bullet lines (from the task) (4 bullet lines)" in result.output
+    assert "[not met, omx's reading] out/s.md has 3 bullet lines (from the task) (4 bullet lines)" in result.output
     assert ended(ws) == "failed"
 
 
@@ -138,8 +142,9 @@ def test_a_file_the_task_names_and_the_run_never_wrote_fails(ws: Path, script: C
     script(plan(steps, ["out/sales.md has 2 bullet lines"]))
     result = omx("Describe data/notes.txt in 2 bullet points in out/sales.md", "--yes")
     assert result.exit_code == 1, result.output
-    assert "[not met] out/sales.md is written by this run (from the task) (the task names it as the output" in (
-        result.output
+    assert (
+        "[not met, omx's reading] out/sales.md is written by this run (from the task) (the task names it as the output"
+        in (result.output)
     )
     assert "[not met] out/sales.md has 2 bullet lines (sales.md is missing)" in result.output
     assert not (ws / "out" / "sales.md").exists() and ended(ws) == "failed"
@@ -160,12 +165,15 @@ def test_a_criterion_about_a_file_the_plan_meant_to_write_and_did_not_is_not_met
 
 
 def test_a_run_done_right_is_a_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    script(plan([write("out/count.txt", "4\n")], ["out/count.txt has just a number"]))
-    result = omx(COUNT, "--yes")
+    """The count comes from code run on data/a.txt (its output in the trace): the value is checked."""
+    count = ("python", {"code": "print(len(INPUT.splitlines()))", "input": STEP_1})
+    script(plan([read("data/a.txt"), count, write("out/count.txt", STEP_2)], ["out/count.txt has just a number"]))
+    result = omx(COUNT, "--yes", input="y\n")  # a python step is MEDIUM risk: asked
     assert result.exit_code == 0, result.output
-    assert result_line(result) == "Result: success (1/1 steps)"
-    assert "[met] out/count.txt holds just the number of lines of data/a.txt (from the task) (it holds 4)" in (
-        result.output
+    assert result_line(result) == "Result: success (3/3 steps)"
+    assert (
+        "[met, omx's reading] out/count.txt holds just the number of lines of data/a.txt (from the task) (it holds 4)"
+        in (result.output)
     )
     assert ended(ws) == "success"
 
