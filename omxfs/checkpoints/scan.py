@@ -57,7 +57,7 @@ from omxfs.checkpoints.manifest import (
     stat_cache,
     stat_key,
 )
-from omxfs.errors import from_os_error
+from omxfs.errors import OmxError, PathBlocked, from_os_error
 from omxfs.store.beneath import open_beneath
 from omxfs.store.layout import USER_XATTRS
 
@@ -76,6 +76,20 @@ def open_unread(name: str | os.PathLike[str], flags: int = _FILE_FLAGS, *, dir_f
         if exc.errno != errno.EPERM:
             raise
     return os.open(name, flags, dir_fd=dir_fd)
+
+
+#: what a name met during the walk answers when its agent replaced it since it was listed or stat'ed: a symlink
+#: opened O_NOFOLLOW, a directory opened as a file or the reverse, a readlink of what is no symlink now
+_REPLACED = frozenset({errno.ELOOP, errno.ENOTDIR, errno.EISDIR, errno.EINVAL})
+
+
+def changed_while_read(exc: OSError, zone: str | os.PathLike[str]) -> OmxError:
+    """The error of a scan that met ``exc`` on a name of ``zone``: a name its agent replaced during the walk is
+    ``PathBlocked`` (nothing was recorded; the command may simply be run again), anything else the OS error's."""
+    what = os.path.join(zone, exc.filename) if isinstance(exc.filename, str) else os.fspath(zone)
+    if exc.errno in _REPLACED:
+        return PathBlocked(f"{what}: changed while it was read ({exc.strerror}): nothing was recorded; run it again")
+    return from_os_error(exc, what, walking=True)
 
 
 def _open_subdir(name: str, dir_fd: int) -> int:
@@ -147,6 +161,8 @@ def scan_zone(
         if cached is None:
             cached = stat_cache(previous.values()) if previous else {}
         _Walker(result, previous or {}, content, listings or {}, cached).walk(root_fd, ".")
+    except OSError as exc:
+        raise changed_while_read(exc, zone) from exc
     finally:
         os.close(root_fd)
     return result
@@ -169,6 +185,8 @@ def scan_paths(
             result = Scan()
             _Walker(result, previous, content, {}, {}).one(root_fd, path)
             found[path] = result.entries
+    except OSError as exc:
+        raise changed_while_read(exc, zone) from exc
     finally:
         os.close(root_fd)
     return found
