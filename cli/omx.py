@@ -1,4 +1,4 @@
-"""``omx``: the local agent. Plan a task, confirm it, execute it in a sandbox, record a trace (SPEC §6, seed 004);
+"""``omx``: the local agent. Plan a task, confirm it, execute it in a sandbox, record a trace (SPEC §6);
 or, with ``omx agent``, answer a prompt with the multi-turn tool loop (``agent.chat.command``).
 
 Parsing and printing only; the flow lives in ``agent.plan_run.workflow``. Nothing heavy is imported at module level

@@ -254,12 +254,12 @@ for command in (*mount_tools.COMMANDS, *doc.COMMANDS):
     main.add_command(command)
 main.add_command(mcp.mcp)
 main.add_command(view.run)
-for command in checkpoints.COMMANDS:  # a private zone's history (issue 27)
+for command in checkpoints.COMMANDS:  # a private zone's history
     main.add_command(command)
 main.add_command(audit.audit)
-for command in snapshots.COMMANDS:  # the whole workspace's history (issue 27)
+for command in snapshots.COMMANDS:  # the whole workspace's history
     main.add_command(command)
-main.add_command(ui.ui)  # the supervisor's web dashboard (issue 29)
+main.add_command(ui.ui)  # the supervisor's web dashboard
 
 
 if __name__ == "__main__":

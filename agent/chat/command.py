@@ -1,7 +1,7 @@
 """``omx agent "PROMPT"``: one prompt through the multi-turn tool loop (``agent.chat.loop``), recorded and measured.
 
 ``cli.omx`` parses and prints; this module builds the config (YAML, then the command line's overrides), runs the
-agent and says how it ended. Every failure the user can fix is one line, never a traceback (STYLE lesson 7):
+agent and says how it ended. Every failure the user can fix is one line, never a traceback:
 a bad config is exit 2, a run without an answer (max steps, an LLM error) is exit 1.
 """
 
@@ -38,7 +38,7 @@ class AgentOutcome:
     message: str | None = None
     summary: str | None = None
     usage: str | None = None  # the run's tokens and cost
-    undo: tuple[str, ...] = ()  # on a workspace: the lines that show and undo what the run did (issue 27)
+    undo: tuple[str, ...] = ()  # on a workspace: the lines that show and undo what the run did
 
 
 def one_line(text: str) -> str:

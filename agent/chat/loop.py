@@ -1,4 +1,4 @@
-"""Seed 000 Agent.process: ask the model, run the tools it calls, hand the results back, until it answers.
+"""Ask the model, run the tools it calls, hand the results back, until it answers.
 
 The loop is bounded by ``max_steps`` model calls, so a model that never stops calling tools costs a known amount
 and ends with "max steps reached". A model's mistakes (an unknown tool, arguments that are not JSON) go back to
@@ -8,12 +8,12 @@ a reply that is nothing but such calls (``agent.chat.text_tool_calls``) is run t
 in a user message, and the trace marks those calls ``source: text``. A call that repeats one that failed, or
 whose argument is a text omx sent (a nudge, an error), is not run: the model is told so (``agent.chat.repeats``).
 
-Seed 003's context discipline is wired in here, each part behind a ``context:`` setting that is off by default
+The context discipline is wired in here, each part behind a ``context:`` setting that is off by default
 (``agent.context`` holds the parts): the messages live in an append-only context, every request is measured
 against the previous one (prefix shared, cached tokens) and, with ``runs_dir``, recorded in a run's trace.
 
-Seed 002 comes in two places, both off by default. ``session:`` turns on session resize: at each turn boundary a
-``Session``'s policy decides (deep or lite, sync or async handlers) and the run's context folds the oldest turns
+Two more parts, both off by default. ``session:`` turns on session resize: at each turn boundary a ``Session``'s
+policy decides (deep or lite, sync or async handlers) and the run's context folds the oldest turns
 into a readable reference, the same reversible fold ``compress_at_chars`` uses, so the append-only rule holds
 (``agent.chat.session_resize`` says why it is one fold with two triggers). ``run(..., output=schema)`` asks
 for structured output: the task is sent as the prompt generator renders it (an OUTPUT REQUIREMENT section) and
@@ -79,8 +79,8 @@ class AgentConfig(BaseModel):
     timeout: float | None = Field(None, gt=0, description="seconds one model request may take; else OMX_TIMEOUT, 60")
     api_base: str | None = Field(None, description="an OpenAI-compatible server; default OMX_API_BASE")
     runs_dir: Path | None = Field(None, description="record each run in <runs_dir>/<timestamp>/trace.jsonl")
-    context: ContextSettings = Field(default_factory=ContextSettings, description="seed 003 context discipline")
-    session: SessionSettings | None = Field(None, description="seed 002 session resize; off when absent")
+    context: ContextSettings = Field(default_factory=ContextSettings, description="context discipline")
+    session: SessionSettings | None = Field(None, description="session resize; off when absent")
 
     @model_validator(mode="after")
     def _one_fold_trigger(self) -> AgentConfig:
@@ -181,7 +181,7 @@ class Agent:
     def run(self, prompt: str, *, mode: str | None = None, output: Any = None) -> AgentRun:
         """One prompt to its answer; ``mode`` (with tool_masking) restricts the tools the model may call.
 
-        ``output`` is an output schema (seed 002: a dict, a one-item list, a type, ``(schema, "description")``);
+        ``output`` is an output schema (a dict, a one-item list, a type, ``(schema, "description")``);
         the checked data is ``AgentRun.output``.
         """
         if not prompt or not prompt.strip():
@@ -500,7 +500,7 @@ class _Run:
 
 
 def _structured(prompt: str, output: Any) -> tuple[type[BaseModel], str]:
-    """The output model and the task text with its OUTPUT REQUIREMENT, as seed 002's prompt generator writes it."""
+    """The output model and the task text with its OUTPUT REQUIREMENT, as the prompt generator writes it."""
     from agent.prompting import Prompt
 
     spec = Prompt().set("input", prompt).set("output", output)

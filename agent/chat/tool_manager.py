@@ -1,6 +1,6 @@
-"""Seed 000 ToolManager: named tools that take a string and return a string, each run under a time limit.
+"""Named tools that take a string and return a string, each run under a time limit.
 
-Every outcome is a string the model can read and act on (STYLE lesson 11): an unknown tool lists the ones that
+Every outcome is a string the model can read and act on: an unknown tool lists the ones that
 exist, a timeout or a failure says what happened. A tool that accepts a ``timeout`` keyword enforces the limit
 itself and can be killed (``python_execute`` kills its sandboxed session); any other tool runs in a worker thread
 that is abandoned, not killed, when the limit passes.

@@ -1,4 +1,4 @@
-"""After a run that failed, the code of the step at fault asked for again, before a whole new plan (issue 28).
+"""After a run that failed, the code of the step at fault asked for again, before a whole new plan.
 
 Asked for a whole new plan after a python step failed or printed the wrong thing, the 0.5B model returned the plan
 that failed, step for step, in each of about twenty re-plans measured; shown its own code and what came of it, it

@@ -1,4 +1,4 @@
-"""A plan that never writes the file its task asks for, completed by omx (issue 28).
+"""A plan that never writes the file its task asks for, completed by omx.
 
 The 0.5B model's plans often read a file, transformed it (an llm or python step) and stopped: the run then did its
 work and wrote nothing, and a second request with the gap named gave the same plan. Where the task names exactly one

@@ -1,10 +1,10 @@
-"""Show a plan so a person can judge it, and decide whether it may run (seed 004 §4.2).
+"""Show a plan so a person can judge it, and decide whether it may run.
 
 - LOW runs with ``--yes``, otherwise the user is asked.
 - MEDIUM is always asked, and ``--yes`` does not count as the answer (as in Aider, where ``--yes`` never approves
   shell commands): overwrites and code need a person who has read the plan.
 - HIGH is refused, with the reasons; nothing runs. Except a plan whose only HIGH steps move or delete paths
-  (``RiskAssessment.confirmable``): seed 004 asks a second confirmation for those. It is asked, ``--yes`` or not,
+  (``RiskAssessment.confirmable``): they need a second confirmation. It is asked, ``--yes`` or not,
   and then the person types the number of paths it moves or deletes; a "y" piped in, or ``--yes``, never runs it.
 """
 

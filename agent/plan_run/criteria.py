@@ -4,7 +4,7 @@ A criterion is written by the model in English, so omx checks only the ones it c
 whole criterion (lower case, a final full stop dropped) must be one of the patterns below, about one file the run
 wrote with ``write_text`` (named by its path in the workspace, e.g. ``out/summary.md``, or by its absolute path).
 Anything else is "not checked", never "met": a criterion judged by the file merely existing is how a wrong result
-was called a success (issue 28). Numbers mean exactly that number unless "at least" / "at most" (or "no more than",
+was called a success. Numbers mean exactly that number unless "at least" / "at most" (or "no more than",
 "no fewer than") says otherwise; "3" and "three" are the same. Text in quotes ("...", '...', `...`, “...”) is
 matched exactly, case included.
 

@@ -1,4 +1,4 @@
-"""What the planner is told about success criteria (issue 28: criteria about *this* task).
+"""What the planner is told about success criteria (criteria about *this* task).
 
 The planner's example used to end in ``"out/summary.md has 3 bullet lines"``, and a 0.5B model wrote that, file
 name changed, into a line count, a markdown table and a sorted list. So the prompt gives no single criterion to

@@ -1,4 +1,4 @@
-"""Run a plan's steps in order (seed 004 FR-E1/E2): resolve references, run the tool, check the output, trace it.
+"""Run a plan's steps in order: resolve references, run the tool, check the output, trace it.
 
 The first failure stops the run; the remaining steps are traced as skipped, and the result carries a summary and
 a next step. There is no loop and no step limit to hit: a plan has a fixed number of steps, each run once.
@@ -68,7 +68,7 @@ def _resolve(inputs: ToolInput, outputs: dict[int, str]) -> ToolInput:
 
 
 def _check_output(step: Step, result: ToolResult, ctx: ToolContext) -> ToolResult:
-    """Basic output checks (seed 004 FR-E1): text was read and generated, the written file is there."""
+    """Basic output checks: text was read and generated, the written file is there."""
     if not result.ok:
         return result
     if step.tool in ("read_text", "llm") and not result.output.strip():

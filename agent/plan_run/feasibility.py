@@ -1,4 +1,4 @@
-"""What a valid plan cannot do in this workspace, found before it runs (issue 28).
+"""What a valid plan cannot do in this workspace, found before it runs.
 
 The 0.5B model's plans were valid and still bound to fail: one read ``data/items.txt``, a file of the planner's
 example that the workspace does not have (a read of a directory is made a listing, ``agent.plan_run.listings``,

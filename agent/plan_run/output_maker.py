@@ -1,4 +1,4 @@
-"""The tool that makes the task's output: code for exact work, a model for prose (issue 28).
+"""The tool that makes the task's output: code for exact work, a model for prose.
 
 The 0.5B model planned an ``llm`` step to count the lines or words of a file, to count TODO comments, to pick the
 lines with WARN and to merge two files; the model then miscounted (5 lines for 4, 15 words for 13) or wrote prose,

@@ -131,7 +131,7 @@ PathStep = MoveStep | CopyStep | MakeDirStep | DeleteStep
 
 
 class WorkspaceStep(_Step):
-    """A shared-workspace tool (seed 001 FR-5), for plans run on an omxfs mount; its inputs are the tool's arguments."""
+    """A shared-workspace tool, for plans run on an omxfs mount; its inputs are the tool's arguments."""
 
     tool: WorkspaceToolName
     inputs: WorkspaceInput

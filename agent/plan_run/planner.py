@@ -1,4 +1,4 @@
-"""Turn a task into a plan (seed 004 FR-P1): ask the model for plan format v1 as JSON, validate it, retry once.
+"""Turn a task into a plan: ask the model for plan format v1 as JSON, validate it, retry once.
 
 The retry shows the model its own reply and the validation errors, which is what it needs to fix them; a second
 invalid reply is a clear failure (``PlanningError``) rather than a loop. The model never chooses where the plan
@@ -136,7 +136,7 @@ def _tool_lines() -> str:
 
 
 def _workspace_section(agent: str, team: tuple[str, ...]) -> str:
-    """On an omxfs mount: the shared-workspace tools as plan tools, and the zones they work on (seed 001 FR-5)."""
+    """On an omxfs mount: the shared-workspace tools as plan tools, and the zones they work on."""
     from agent.workspace_tools import get_tool_definitions
     from agent.workspace_tools import system_prompt as zones
 
@@ -305,7 +305,7 @@ class Planner:
     ) -> Plan:
         """A new plan for what is left of ``task`` after ``failed`` stopped (None: no plan was valid): the model sees
         its plan, what went wrong (``what_happened``: what ran and the error, or the invalid plans' problems), and
-        the workspace as the run left it (issue 28: recover instead of stop). The request ends with the task
+        the workspace as the run left it (recover instead of stop). The request ends with the task
         again: with only the failure to go on, the 0.5B model planned the prompt's example instead. ``expected``:
         what the task asks of its output, read before the run (``plan``'s), which the new plan is finished by."""
         shown = [{"role": "assistant", "content": failed.model_dump_json(exclude={"workspace_root"})}] if failed else []

@@ -1,4 +1,4 @@
-"""``omx run PLAN --from-step N``: run a saved plan again from step N, after step N was fixed (issue 17).
+"""``omx run PLAN --from-step N``: run a saved plan again from step N, after step N was fixed.
 
 A failed run leaves every step's output in ``runs/<ts>/outputs/<id>.txt`` beside its plan.json. Steps before N
 are not run again: a later step that refers to one of them gets the output that run saved. An output that is not

@@ -1,4 +1,4 @@
-"""The risk of a plan, computed from its steps (seed 004 §4.2), never only taken from the model.
+"""The risk of a plan, computed from its steps, never only taken from the model.
 
 - LOW: reads, new files inside the workspace, allow-listed read-only commands, model calls.
 - MEDIUM: overwriting or appending to an existing file, many writes, running code (python tool, ``python3 -c``),

@@ -1,4 +1,4 @@
-"""Checks omx derives from the task itself, whatever criteria the plan wrote (issue 28: success means checked).
+"""Checks omx derives from the task itself, whatever criteria the plan wrote (success means checked).
 
 A small model copies the planner's example criteria into unrelated tasks ("has 3 bullet lines" for a line count)
 or writes criteria a wrong result meets ("has 1 line"). What the person asked for is in the task, so where the

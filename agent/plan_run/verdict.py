@@ -1,8 +1,8 @@
-"""How a run's criteria decide its result (issue 28: success means checked), and the words of its result line.
+"""How a run's criteria decide its result (success means checked), and the words of its result line.
 
 - **failed** (exit 1): a criterion is not met, by omx's check or by the model's judgement. A judgement of "not met"
   fails the run although a judgement of "met" cannot make one a success: a false "failed" makes the person look at
-  a file the detail names; a false "success" is believed, and that is the error issue 28 is about.
+  a file the detail names; a false "success" is believed, which is the error this module exists to prevent.
 - **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds,
   and where the task asks for a value, that value came from code this run ran on its input
   (``agent.plan_run.value_checks``). Prose of a shape (N bullets, at most N words) asks no value: its shape met is

@@ -8,10 +8,10 @@ could not all check is "done" (exit 0), and its result line says how many were n
 A run whose checks all met yet whose asked-for value came from no code run on the input is "done, form checked,
 value not checked" (``done_unverified``, exit 0: ``agent.plan_run.value_checks``).
 
-Re-plans (issue 28): after a failed step, a plan still invalid after its retry, or a run whose result omx found short
+Re-plans: after a failed step, a plan still invalid after its retry, or a run whose result omx found short
 of what the task itself asks for (``agent.plan_run.task_checks``), the model is told what went wrong
 and plans again, at most ``Options.replans`` times in all (2 for ``omx "TASK"``, none for ``omx run PLAN`` unless
-asked). The failing step still stops its own plan (seed 004 FR-E2); every new plan goes through
+asked). The failing step still stops its own plan; every new plan goes through
 ``_decide_and_run`` as the first did, so it is shown and confirmed by the same risk rules; the earlier plans and
 their outputs are kept in ``runs/<ts>/plans/N/``; the outcome is the last plan's.
 """
@@ -69,7 +69,7 @@ class Options:
     dry_run: bool = False
     sandbox_mode: SandboxMode = "auto"
     from_step: int | None = None  # omx run --from-step: the steps before it are not run again
-    replans: int | None = None  # --replans: new plans at most (issue 28); None: MAX_REPLANS for a task, 0 for omx run
+    replans: int | None = None  # --replans: new plans at most; None: MAX_REPLANS for a task, 0 for omx run
     judge: bool = True  # the model judges the criteria omx cannot check (agent.plan_run.judge); --no-judge: not
     limits: Limits = field(default_factory=Limits)  # each step's, as the command line sets them (--max-procs ...)
 
@@ -126,7 +126,7 @@ class _Team:
 
     agent: str | None = None
     agents: tuple[str, ...] = ()
-    checkpoint: RunCheckpoint | None = None  # the zone's checkpoint this run starts from (issue 27)
+    checkpoint: RunCheckpoint | None = None  # the zone's checkpoint this run starts from
     no_checkpoint: str | None = None  # why there is none, when the store refused one
 
 
@@ -285,7 +285,7 @@ def _optional_model(plan: Plan, factory: ModelFactory) -> Model | None:
 
 @dataclass
 class _Replans:
-    """A run's re-plans (issue 28): the planner that makes them (None: this run makes none), the task it is asked
+    """A run's re-plans: the planner that makes them (None: this run makes none), the task it is asked
     for, at most how many, how many were made and how many plans were shown to the person; ``expected``: what the
     task asks of its output, read before the run, which finishes every re-plan as it finished the first plan."""
 
@@ -483,7 +483,7 @@ def _replan(
 ) -> Plan | None:
     """After a failed step, a new plan for the rest of the task (None: the model gave none): where one python step's
     code is at fault, the same plan with that code asked for again (``code_fix``), else a whole new plan. The
-    failing step still stops its own plan (seed 004 FR-E2); the new plan is shown and confirmed like the first, by
+    failing step still stops its own plan; the new plan is shown and confirmed like the first, by
     the same rules."""
     assert replans.planner is not None
     planner = replans.planner
@@ -556,7 +556,7 @@ def _usage(model: RecordingModel | None) -> dict[str, Any]:
 
 
 def _show_usage(ui: UI, model: RecordingModel | None) -> None:
-    """The last line of every run that had a model: its tokens and cost (issue 17)."""
+    """The last line of every run that had a model: its tokens and cost."""
     if model is not None:
         ui.show(model.tally.line())
 
@@ -581,8 +581,8 @@ def _assessment_record(assessment: RiskAssessment) -> dict[str, Any]:
 def summary_text(
     result: ExecutionResult, recorder: RunRecorder, checkpoint: RunCheckpoint | None = None, replans: int = 0
 ) -> str:
-    """The console summary (seed 004 FR-R1): outcome, steps, criteria, produced files, where the trace is, and on an
-    omxfs workspace the lines that show and undo what the run did to the agent's zone (issue 27). The steps and
+    """The console summary: outcome, steps, criteria, produced files, where the trace is, and on an
+    omxfs workspace the lines that show and undo what the run did to the agent's zone. The steps and
     criteria are the last plan's; ``replans`` says how many re-plans came before it."""
     steps = f"{result.steps_executed}/{result.steps_total} steps"
     after = f", after {replans} re-plan{'s' if replans != 1 else ''}" if replans else ""

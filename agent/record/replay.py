@@ -143,7 +143,7 @@ def _plan_lines(data: dict[str, Any]) -> list[str]:
 
 
 def _checkpoint_lines(start: dict[str, Any]) -> list[str]:
-    """The checkpoint of the agent's zone the run started from (issue 27), or why it had none."""
+    """The checkpoint of the agent's zone the run started from, or why it had none."""
     made = start.get("checkpoint")
     if isinstance(made, dict):
         how = "made for this run" if made.get("made") else "the zone's latest, unchanged since"

@@ -1,4 +1,4 @@
-"""The record of a run: ``runs/<ts>/plan.json`` and ``trace.jsonl``, one JSON object per line (seed 004 FR-R2).
+"""The record of a run: ``runs/<ts>/plan.json`` and ``trace.jsonl``, one JSON object per line.
 
 Four kinds of line, told apart by ``kind``: ``run`` (start, plan, confirmation, end: what was decided and why;
 a re-plan's reason and, in a run that may re-plan, each plan whole; for ``omx agent`` also its context
@@ -117,7 +117,7 @@ class ModelCallEntry(_Entry):
     completion_tokens: int = 0
     cached_tokens: int = 0
     error: str | None = None
-    # the agent loop's prefix measurements (seed 003): the request's size in characters of its deterministic
+    # the agent loop's prefix measurements: the request's size in characters of its deterministic
     # rendering, how many of them repeat the previous request's, and whether there was a previous request
     prompt_chars: int | None = None
     prefix_chars: int | None = None

@@ -18,7 +18,7 @@ In order:
    execution too); a python step gets none. ``ld.so PROGRAM`` would run any program it can read, which is why
    this is defence in depth and the seccomp filter below is the wall.
 3. A new, empty session keyring (``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``), as a view's COMMAND gets: the
-   caller's keys are not the step's (issue 30).
+   caller's keys are not the step's.
 4. No capability, whatever the mechanism and the user (``drop_capabilities``): root outside a view keeps every one
    otherwise (a file capability set on a program in the workspace, files of other users read and changed). The
    securebits are locked (uid 0 gains nothing by an exec), the bounding and ambient sets emptied, then the

@@ -1,4 +1,4 @@
-"""Review before merge (issue 27, item 4): a review run's change to a zone, held apart until a person decides.
+"""Review before merge: a review run's change to a zone, held apart until a person decides.
 
 ``omxfs run WS --as NAME --review`` shows the view NAME's zone through a kernel overlay mounted in the view's own
 namespaces (``omxfs.view.review_mount``): the zone is the overlay's lower layer, untouched, and everything the run

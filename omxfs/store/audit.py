@@ -1,4 +1,4 @@
-"""The supervisor audit trail (SPEC §3; issue 27): who changed what outside their own zone, from every machine.
+"""The supervisor audit trail (SPEC §3): who changed what outside their own zone, from every machine.
 
 Each record is a file of its own, ``.omxfs/logs/audit/<day>/<time>-<token>.json``, made with
 ``atomic.create_exclusive`` (staged, fsynced, then linked to its name): no other writer, on this machine or

@@ -1,4 +1,4 @@
-"""Every delivery of a handoff file, kept when a re-delivery (or a retraction) replaces it (issue 27).
+"""Every delivery of a handoff file, kept when a re-delivery (or a retraction) replaces it.
 
 ``handoff/<from>_to_<to>/<file>`` shows the latest delivery only; the store keeps them all beside it, in
 ``.omxfs/deliveries/`` (``layout.py``): the content once per sha256 under ``blobs/<aa>/<sha256>``, and the N-th

@@ -24,7 +24,7 @@ A sandboxed step (``agent/sandbox/``) gets ``step_program`` (the step sandbox's 
 ``# -- step``), in or out of a view: ``socket`` of every family fails with EPERM, AF_UNIX included, since a path or
 abstract UNIX socket of the host (a tmux server's in ``/tmp``, a bus in ``/run``, one planted in the workspace) is
 a way out that no mount or network namespace closes (a step connected to a tmux server's socket and had it run a
-command outside the sandbox: issue 26), while ``socketpair`` of AF_UNIX stays (asyncio's self-pipe and
+command outside the sandbox), while ``socketpair`` of AF_UNIX stays (asyncio's self-pipe and
 multiprocessing's duplex pipes are socketpairs, and a pair reaches nothing outside the process tree); ``execve``
 fails with EPERM unless its fourth argument register, which the kernel ignores, holds the launcher's one-time token
 (so only the launcher's own exec of the allow-listed program passes; a python step gets no token, so no program at

@@ -159,7 +159,7 @@ class DeleteInput(PathToolInput):
 PATH_TOOL_INPUTS: tuple[type[PathToolInput], ...] = (MoveInput, CopyInput, MakeDirInput, DeleteInput)
 
 
-#: the shared-workspace tools of seed 001 (``agent.workspace_tools``), offered on an omxfs mount
+#: the shared-workspace tools (``agent.workspace_tools``), offered on an omxfs mount
 WorkspaceToolName = Literal[
     "save_to_my_workspace",
     "read_from_workspace",

@@ -1,4 +1,4 @@
-"""The shell tool (seed 004 FR-T2): one allow-listed command, parsed, checked, run in the sandbox without a shell."""
+"""The shell tool: one allow-listed command, parsed, checked, run in the sandbox without a shell."""
 
 from __future__ import annotations
 
