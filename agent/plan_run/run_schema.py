@@ -5,7 +5,9 @@ grammar-constrained server (llama.cpp, Ollama, vLLM) cannot decode a plan that n
 file that is not there:
 
 - the steps are those of the run's tools: the shared-workspace tools only on an omxfs mount;
-- read_text's path is one of the workspace's files, and list_dir's one of its directories or ``.``.
+- read_text's path is one of the workspace's files, and list_dir's one of its directories or ``.``;
+- a plan has at most ``MAX_STEPS`` steps: a small model that starts repeating steps (one step per file, then the
+  same steps again) is made to close the plan there, not to decode until the context is full (minutes of a CPU).
 
 A step may read what an earlier step of the same plan writes. JSON schema cannot say "a path an earlier write_text
 names" without the whole plan as a grammar, so read_text's choices are the files there now and the paths the task
@@ -29,12 +31,14 @@ from typing import Any
 from agent.plan_run.plan import plan_json_schema
 from agent.plan_run.tools.inputs import TOOL_INPUTS
 
-__all__ = ["PATH_CAP", "SKIPPED_DIRS", "RunSchema", "run_plan_schema", "workspace_paths"]
+__all__ = ["MAX_STEPS", "PATH_CAP", "SKIPPED_DIRS", "RunSchema", "run_plan_schema", "workspace_paths"]
 
 #: the most files and directories offered as choices; beyond it, paths are plain strings
 PATH_CAP = 200
 #: directories never walked for choices (runs/ holds omx's own records), besides hidden ones
 SKIPPED_DIRS = frozenset({"runs", "venv", "node_modules", "__pycache__"})
+#: the most steps a plan sent with the run's schema can have (a python step does any number of files at once)
+MAX_STEPS = 16
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ def run_plan_schema(
     """The plan schema for a run in ``workspace`` whose task names ``outputs``; ``workspace_tools``: on an omxfs
     mount, where the shared-workspace tools are plan tools too."""
     schema = copy.deepcopy(plan_json_schema())
+    schema["properties"]["steps"]["maxItems"] = MAX_STEPS
     tools = set(TOOL_INPUTS) if not workspace_tools else None
     paths = workspace_paths(workspace, cap)
     open_paths = None

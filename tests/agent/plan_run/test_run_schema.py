@@ -14,7 +14,7 @@ import pytest
 
 from agent.model.llm import LiteLLMModel, ScriptedModel
 from agent.plan_run.planner import Planner
-from agent.plan_run.run_schema import PATH_CAP, run_plan_schema
+from agent.plan_run.run_schema import MAX_STEPS, PATH_CAP, run_plan_schema
 from agent.plan_run.tools.inputs import TOOL_INPUTS
 from agent.record.trace import RecordingModel, RunRecorder
 from tests.support.openai_stub import OpenAIStub
@@ -74,6 +74,16 @@ def test_the_schema_sent_lists_the_workspaces_files_and_the_runs_tools(ws: Path)
         jsonschema.validate(missing, schema)  # what a grammar built from it cannot decode
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(plan_of(("fetch_url", {"url": "x"})), schema)
+
+
+def test_a_plan_sent_with_the_schema_has_at_most_max_steps_steps(ws: Path) -> None:
+    """A small model repeating its steps is made to close the plan: a grammar built from the schema cannot decode
+    step MAX_STEPS + 1 (before, one plan decoded for minutes until the server's context was full)."""
+    schema = run_plan_schema(ws).schema
+    read = ("read_text", {"path": "data/notes.txt"})
+    jsonschema.validate(plan_of(*[read] * MAX_STEPS), schema)
+    with pytest.raises(jsonschema.ValidationError, match="is too long"):
+        jsonschema.validate(plan_of(*[read] * (MAX_STEPS + 1)), schema)
 
 
 def test_through_an_openai_compatible_server_the_enum_is_in_the_response_format(
