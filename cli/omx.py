@@ -236,6 +236,16 @@ _replans = click.option(
     "again up to N times, each plan shown and confirmed like the first (default: 2 for a task, 0 for omx run).",
 )
 _limits = limit_options("each step")
+_loop = click.option(
+    "--loop",
+    is_flag=True,
+    help="Run TASK as a tool loop instead of one plan: the model calls the plan's tools (no llm) one at a time and "
+    "reads each result before the next, for models that handle tool calls. Each call is shown and confirmed by its "
+    "risk as a plan step is (a move or delete needs the count typed, never --yes alone), run in the same sandbox and "
+    "traced in runs/<ts>/; a declined call is not run, and the model is told. It ends done when every check omx reads "
+    "from the task is met, failed otherwise, never success (no plan's code to verify). Not with --dry-run or "
+    "--replans.",
+)
 _timeout = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -268,6 +278,7 @@ def main() -> None:
 @_review
 @_replans
 @_limits
+@_loop
 def task_command(
     task: str,
     yes: bool,
@@ -284,9 +295,16 @@ def task_command(
     max_procs: int | None,
     max_memory: int | None,
     max_file_size: int | None,
+    loop: bool,
 ) -> None:
-    """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK")."""
-    from agent.plan_run.workflow import run_task
+    """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK"); with --loop, do it
+    in a tool loop, each call confirmed as a plan step."""
+    if loop and (dry_run or replans is not None):
+        raise click.UsageError('--loop runs no plan: --dry-run and --replans are for omx "TASK" without --loop')
+    if loop:
+        from agent.chat.loop_mode import run_loop_task as run_task
+    else:
+        from agent.plan_run.workflow import run_task
 
     options = _options(workspace, as_agent, yes, dry_run, no_sandbox, review=review)
     options.judge, options.replans = not no_judge, replans

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_tasks.py --model openai/local-model --api-base http://127.0.0.1:8080/v1
         [--part tuning|held-out|all] [--tasks N] [--only NAME ...] [--timeout S] [--json FILE] [--replans N]
-        [--response-format MODE]
+        [--response-format MODE] [--loop]
 
 The tasks (scripts/bench_suite/) are of seed 004's three scenarios: file summaries, batch text work and controlled
 commands, over some twenty kinds (moves, CSV sums, conversions, a haiku...), each phrased three ways or more. They
@@ -19,7 +19,11 @@ reported success but the result is wrong, plan requests (more than one: a retry 
 plan replies, tokens and time. Then the summary of each part, held-out first: success rate (by scenario and by
 kind), false successes, invalid plans that reached the person, re-plans and invalid plan replies in all, and how
 the plan was asked (``response_format``: json_schema, json_object or none; ``--response-format`` pins one, to
-measure what each costs). scripts/local_model.sh serves the reference model. Not in CI:
+measure what each costs). ``--loop`` runs ``omx --loop "TASK"`` instead (the task as a tool loop, each call
+confirmed as a plan step is, prompts answered the same way); each outcome records its ``mode`` (plan or loop), so
+the two modes' --json files can be reported side by side (``--report A.json B.json``). A loop run ends done or
+failed, never success, so its false successes are 0 by construction: its "done and wrong" is the number to read.
+scripts/local_model.sh serves the reference model. Not in CI:
 tests/test_bench_tasks_smoke.py runs it against the OpenAI-compatible stub.
 """
 
@@ -36,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +75,7 @@ class Outcome:
     response_format: str = ""  # how the plan that answered was asked: json_schema, json_object or none
     part: str = "tuning"  # tuning or held-out
     scenario: str = ""  # summary, text or command
+    mode: str = "plan"  # plan: omx "TASK"; loop: omx --loop "TASK"
 
 
 def _saved(record: dict[str, Any]) -> Outcome:
@@ -175,12 +181,13 @@ def run_task(
     replans: int | None = None,
     response_format: str | None = None,
     keep: Path | None = None,
+    loop: bool = False,
 ) -> Outcome:
     with tempfile.TemporaryDirectory(prefix=f"omx-bench-{task.name}-") as tmp:
         ws = Path(tmp)
         prepare(task, ws)
-        command = [sys.executable, "-m", "cli.omx", task.prompt, "--yes", "--model", model, "--api-base", api_base,
-                   "--timeout", str(timeout)]  # fmt: skip
+        command = [sys.executable, "-m", "cli.omx", *(["--loop"] if loop else []), task.prompt, "--yes", "--model",
+                   model, "--api-base", api_base, "--timeout", str(timeout)]  # fmt: skip
         command += ["--replans", str(replans)] if replans is not None else []
         began = time.monotonic()
         try:
@@ -217,7 +224,8 @@ def run_task(
         prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
         completion_tokens=int(usage.get("completion_tokens", 0) or 0),
         seconds=seconds,
-        extra={"output_tail": output[-2000:]},
+        extra={"output_tail": output[-2000:], "model_calls": len(models)},
+        mode="loop" if loop else "plan",
     )
 
 
@@ -229,7 +237,7 @@ def _row(o: Outcome) -> str:
     flag = "  FALSE SUCCESS" if o.false_success else ""
     tokens = f"{o.prompt_tokens}+{o.completion_tokens}"
     return (
-        f"{o.name:<24} {o.part:<8} {o.kind:<15} {verdict:<5} exit {o.exit_code:>2} {o.status:<16} "
+        f"{o.name:<24} {o.part:<8} {o.kind:<15} {verdict:<5} {o.mode:<4} exit {o.exit_code:>2} {o.status:<16} "
         f"plans {o.plan_requests} replans {o.replans} invalid {o.invalid_plans} tokens {tokens:<11} "
         f"{o.seconds:6.1f}s{flag}\n    {o.why}\n    {o.result_line[:160]}"
     )
@@ -282,8 +290,32 @@ _PART_TITLES = {
 }
 
 
+_MODE_COMMANDS = {"plan": 'omx "TASK"', "loop": 'omx --loop "TASK"'}
+
+
 def summary(outcomes: list[Outcome]) -> str:
-    """Each part's scores, held-out first, then the whole run's."""
+    """Each part's scores, held-out first, then the whole run's; outcomes of both modes (``--report`` of a plan
+    run's file and a loop run's), each mode's apart, then the two side by side."""
+    modes = sorted({o.mode for o in outcomes}, key=("plan", "loop").index)
+    if len(modes) > 1:
+        blocks = [f"Mode {mode} ({_MODE_COMMANDS[mode]}):\n\n" + _mode_summary([o for o in outcomes if o.mode == mode])
+                  for mode in modes]  # fmt: skip
+        side = ", ".join(f"{mode} {_right(o for o in outcomes if o.mode == mode)}" for mode in modes)
+        return "\n\n".join([*blocks, f"Side by side, done right: {side}"])
+    return _mode_summary(outcomes)
+
+
+def _right(outcomes: Iterable[Outcome]) -> str:
+    """``right/n (p %)``, and of each part."""
+    chosen = list(outcomes)
+    n, right = len(chosen), sum(o.right for o in chosen)
+    parts = ", ".join(f"{part} {sum(o.right for o in chosen if o.part == part)}/{sum(o.part == part for o in chosen)}"
+                      for part in PARTS if any(o.part == part for o in chosen))  # fmt: skip
+    return f"{right}/{n} ({100 * right / n:.0f} %: {parts})"
+
+
+def _mode_summary(outcomes: list[Outcome]) -> str:
+    """The summary of one mode's outcomes: each part's, held-out first, then the whole run's."""
     blocks = []
     for part in PARTS:
         of_part = [o for o in outcomes if o.part == part]
@@ -310,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the outcomes to this file")
     parser.add_argument("--replans", type=int, default=None, help="omx --replans N (default: omx's own, 2)")
     parser.add_argument(
+        "--loop", action="store_true", help='run omx --loop "TASK" (the tool loop) instead of omx "TASK" (a plan)'
+    )
+    parser.add_argument(
         "--response-format",
         choices=["auto", "json_schema", "json_object", "none"],
         default=None,
@@ -317,10 +352,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", type=Path, default=None, help="copy each task's workspace (its runs/) into DIR/NAME")
     parser.add_argument("--list", action="store_true", help="list the tasks (of --part) and exit")
-    parser.add_argument("--report", type=Path, default=None, help="print the table of a --json file and exit")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="print the table of --json files and exit (a plan run's and a loop run's: side by side)",
+    )
     args = parser.parse_args(argv)
     if args.report:
-        saved = [_saved(o) for o in json.loads(args.report.read_text(encoding="utf-8"))]
+        saved = [_saved(o) for report in args.report for o in json.loads(report.read_text(encoding="utf-8"))]
         print("\n".join(_row(o) for o in saved) + "\n\n" + summary(saved))
         return 0
     unknown = [name for name in args.only if name not in TASKS]
@@ -332,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         for task in tasks:
             print(f"{task.name:<24} {task.part:<8} {task.kind:<15} {task.prompt}")
         return 0
+    if args.loop and args.replans is not None:
+        parser.error("--loop runs no plan to re-plan: leave out --replans")
     if not (args.model and args.api_base):
         parser.error("--model and --api-base are needed to run the tasks")
     if not tasks:
@@ -339,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = []
     for task in tasks:
         outcome = run_task(task, model=args.model, api_base=args.api_base, timeout=args.timeout,
-                           replans=args.replans, response_format=args.response_format, keep=args.keep)  # fmt: skip
+                           replans=args.replans, response_format=args.response_format, keep=args.keep,
+                           loop=args.loop)  # fmt: skip
         outcomes.append(outcome)
         print(_row(outcome), flush=True)
         if args.json:  # after every task: a long run stopped half way still leaves what it measured

@@ -123,10 +123,11 @@ class AgentFailed(LLMError):
 
 
 def tool_schemas(tools: ToolManager) -> list[dict[str, Any]]:
-    """OpenAI function definitions for the registered tools: one string parameter each, sorted by name."""
+    """OpenAI function definitions for the registered tools, sorted by name: one string parameter each, or the
+    schema a tool was registered with."""
     schemas = []
     for name, tool in tools.tools.items():
-        parameters = {
+        parameters = tool.parameters or {
             "type": "object",
             "properties": {tool.parameter: {"type": "string"}},
             "required": [tool.parameter],
@@ -178,19 +179,24 @@ class Agent:
         """The final answer, or "max steps reached" (seed TC-Agent-001...004)."""
         return self.run(prompt, mode=mode).answer
 
-    def run(self, prompt: str, *, mode: str | None = None, output: Any = None) -> AgentRun:
+    def run(
+        self, prompt: str, *, mode: str | None = None, output: Any = None, recorder: RunRecorder | None = None
+    ) -> AgentRun:
         """One prompt to its answer; ``mode`` (with tool_masking) restricts the tools the model may call.
 
         ``output`` is an output schema (a dict, a one-item list, a type, ``(schema, "description")``);
-        the checked data is ``AgentRun.output``.
+        the checked data is ``AgentRun.output``. ``recorder``: a run record the caller made (``omx --loop``), which
+        gets the model and tool calls; its start and end entries are the caller's to write.
         """
         if not prompt or not prompt.strip():
             raise ValueError("prompt must not be empty")
         if mode is not None and self.mask is None:
             raise ValueError("a mode needs context.tool_masking: true and context.tool_modes in the config")
         allowed = self.mask.get_allowed_tools(mode) if self.mask is not None and mode is not None else None
-        recorder = RunRecorder.create(self.config.runs_dir) if self.config.runs_dir else None
-        if recorder is not None:
+        own = recorder is None  # a run this call records itself, start and end
+        if recorder is None and self.config.runs_dir:
+            recorder = RunRecorder.create(self.config.runs_dir)
+        if recorder is not None and own:
             start = {"command": "agent", "prompt": prompt, "mode": mode, "model": _model_name(self.model),
                      "max_steps": self.config.max_steps, "tools": self.tools.names}  # fmt: skip
             recorder.record(RunEntry(event="start", data=start))
@@ -198,11 +204,11 @@ class Agent:
         try:
             result = run.loop()
         except LLMError as exc:
-            if recorder is not None:
+            if recorder is not None and own:
                 end = {"status": "failed", "error": str(exc), "steps": run.steps, "usage": run.tally.record()}
                 recorder.record(RunEntry(event="end", data=end))
             raise AgentFailed(exc, run.tally, recorder.run_dir if recorder is not None else None) from None
-        if recorder is not None:
+        if recorder is not None and own:
             status = "max_steps" if result.answer == MAX_STEPS_REACHED else "answered"
             end = {"status": status, "answer": preview(result.answer), "answer_digest": digest(result.answer),
                    "steps": result.steps, "usage": result.tally.record()}  # fmt: skip
@@ -218,7 +224,12 @@ class Agent:
         try:
             arguments = json.loads(call.arguments or "{}")
         except json.JSONDecodeError as exc:
-            return f'error: the arguments of {call.name} are not valid JSON ({exc}); send {{"{tool.parameter}": "..."}}'
+            send = "a JSON object of its arguments" if tool.parameters else f'{{"{tool.parameter}": "..."}}'
+            return f"error: the arguments of {call.name} are not valid JSON ({exc}); send {send}"
+        if tool.parameters is not None:  # the tool checks its arguments itself
+            if not isinstance(arguments, dict):
+                return f"error: the arguments of {call.name} must be a JSON object"
+            return self.tools.execute_tool(call.name, call.arguments or "{}")
         if not isinstance(arguments, dict) or not isinstance(arguments.get(tool.parameter), str):
             return (
                 f'error: {call.name} takes one string argument, "{tool.parameter}"; send {{"{tool.parameter}": "..."}}'

@@ -3,7 +3,9 @@
 Every outcome is a string the model can read and act on: an unknown tool lists the ones that
 exist, a timeout or a failure says what happened. A tool that accepts a ``timeout`` keyword enforces the limit
 itself and can be killed (``python_execute`` kills its sandboxed session); any other tool runs in a worker thread
-that is abandoned, not killed, when the limit passes.
+that is abandoned, not killed, when the limit passes. A tool registered with ``parameters`` (a JSON schema of its
+arguments object) gets those arguments whole, as JSON text, and one registered with ``threaded=False`` runs in the
+caller's thread, bounding its own time: it may wait for a person's answer, and is never abandoned half way.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent.sandbox.confine import Sandbox, SandboxError, SandboxUnavailable
 
@@ -69,6 +72,8 @@ class Tool:
     fn: ToolFn
     description: str
     parameter: str  # the name of the one string argument the model fills in (``code`` for python)
+    parameters: dict[str, Any] | None = None  # a JSON schema of the whole arguments object, given to fn as JSON text
+    threaded: bool = True  # False: run in the caller's thread, without the manager's time limit
 
 
 class ToolManager:
@@ -84,8 +89,18 @@ class ToolManager:
 
         self.register("python", python, description="Run Python 3 code; returns what it prints.", parameter="code")
 
-    def register(self, name: str, fn: ToolFn, *, description: str = "", parameter: str = "input") -> None:
-        self._tools[name] = Tool(fn, description or (inspect.getdoc(fn) or name).splitlines()[0], parameter)
+    def register(
+        self,
+        name: str,
+        fn: ToolFn,
+        *,
+        description: str = "",
+        parameter: str = "input",
+        parameters: dict[str, Any] | None = None,
+        threaded: bool = True,
+    ) -> None:
+        described = description or (inspect.getdoc(fn) or name).splitlines()[0]
+        self._tools[name] = Tool(fn, described, parameter, parameters, threaded)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -104,6 +119,11 @@ class ToolManager:
         tool = self._tools.get(name)
         if tool is None:
             return f"error: unknown tool: {name}; available tools: {', '.join(self.names) or 'none'}"
+        if not tool.threaded:
+            try:
+                return tool.fn(input)
+            except Exception as exc:  # as below: news for the model
+                return f"error: tool {name} failed: {type(exc).__name__}: {exc}"
         kills_itself = "timeout" in inspect.signature(tool.fn).parameters
         result: list[str] = []
 
