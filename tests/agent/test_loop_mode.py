@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.test_omx_workspaces import mounted  # noqa: F401  (the fixture, requested by name)
+from tests.fuse.conftest import poll
 from tests.support.openai_stub import OpenAIStub
 from tests.support.sandbox import sandbox_or_skip
+from tests.support.scripts import changes_and_undo
 
 pytest_plugins = ["tests.support.fixtures"]
 
@@ -179,6 +182,44 @@ def test_max_steps_and_a_model_error_fail_the_run(ws: Path, tmp_path: Path) -> N
     done = omx(other, "list the files", "--yes", replies=[call("list_dir", path=".")])  # no reply after the call
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Result: failed: LLM error: the scripted model has no reply left for request 2" in done.stdout
+
+
+def test_on_a_mount_the_loop_starts_from_a_checkpoint_and_its_undo_line_undoes_it(
+    mounted: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    zone = mounted / "agents" / "alice"
+    (zone / "keep.md").write_text("A\n", encoding="utf-8")
+    write, delete = (
+        call("write_text", path="agents/alice/new.md", content="n\n"),
+        call("delete", path="agents/alice/keep.md"),
+    )
+    replies = [write, delete, "Wrote new.md and deleted keep.md."]
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(replies), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "OPENAI_"))}
+    done = subprocess.run([str(OMX), "--loop", "add new.md and delete keep.md", "--yes", "--model",
+                           f"scripted:{script}"], cwd=mounted, env=env, input="y\n1\n", capture_output=True,
+                          text=True, timeout=180, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (zone / "new.md").is_file() and not (zone / "keep.md").exists()
+    show, undo = changes_and_undo(done.stdout)
+    assert undo[:4] == ["omxfs", "restore", str(mounted), "alice"] and undo[4] == show[4]
+    assert done.stdout.rstrip().splitlines()[-2].startswith("Undo:")  # the last lines, before the tokens
+    (run_dir,) = (zone / "runs").iterdir()
+    entries = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text(encoding="utf-8").splitlines()]
+    (start,) = events(entries, "start")
+    assert start["checkpoint"]["id"] == int(show[4]) and start["agent"] == "alice"
+    assert [(s["tool"], s["status"]) for s in of_kind(entries, "step")] == [("write_text", "success"),
+                                                                             ("delete", "success")]  # fmt: skip
+    undone = subprocess.run([sys.executable, "-m", "cli.omxfs", *undo[1:]], capture_output=True, text=True,
+                            timeout=120, check=False)  # fmt: skip
+    assert undone.returncode == 0, undone.stderr
+    # the restore changed the store beneath the mount, which shows it within a second (until then the kernel may
+    # remember that keep.md was absent)
+    restored = lambda: (zone / "keep.md").is_file() and not (zone / "new.md").exists()  # noqa: E731
+    poll(restored, 5, "the mount to show keep.md restored and new.md gone")
+    assert (zone / "keep.md").read_text(encoding="utf-8") == "A\n"
 
 
 def test_help_and_the_options_loop_mode_refuses() -> None:
