@@ -261,6 +261,8 @@ def render_run(path: Path) -> str:
                      f"{len(plan.get('steps', []))} step(s); the others in plans/)")  # fmt: skip
     elif plan:
         lines.append(f"Goal: {plan.get('goal')}  ({len(plan.get('steps', []))} step(s), plan.json)")
+    elif start.get("mode") == "loop":
+        lines.append("An omx --loop run: no plan, each tool call the model made ran as a one-step plan")
     elif start.get("command") == "agent" or "prompt" in start:
         lines.append("An omx agent run: no plan, the model called tools turn by turn")
     else:

@@ -102,6 +102,11 @@ def test_a_loop_reads_writes_with_python_and_answers_done(ws: Path) -> None:
     assert len(of_kind(entries, "model")) == 3
     assert [d["risk_level"] for d in events(entries, "plan")] == ["LOW", "MEDIUM"]
     assert [d["how"] for d in events(entries, "confirmation")] == ["--yes (LOW risk)", "confirmed at the prompt"]
+    (run,) = (ws / "runs").iterdir()
+    replay = subprocess.run([str(OMX), "replay", str(run)], capture_output=True, text=True, timeout=60, check=False)
+    assert replay.returncode == 0, replay.stderr
+    assert "An omx --loop run: no plan, each tool call the model made ran as a one-step plan" in replay.stdout
+    assert "step 2 python: success" in replay.stdout and "tool python (model call 2): success" in replay.stdout
 
 
 def test_a_delete_on_yes_alone_is_not_run_and_the_model_is_told(ws: Path, openai_stub: OpenAIStub) -> None:
