@@ -311,25 +311,37 @@ def _reply(response: Any, *, request_id: str, model: str) -> ModelReply:
 Scripted = ModelReply | LLMError | str | dict[str, Any]
 
 
+#: requests (by their JSON schema's title) a scripted model answers only with a reply marked for them
+#: (``{"for": TITLE, ...}``), else fails as a server would: a script written before omx made such a request still
+#: plays its replies in order
+MARKED_ONLY = frozenset({"TaskReading"})
+
+
 class ScriptedModel:
-    """A ``Model`` for tests (STYLE lesson 9): replies in the given order, and a record of every request."""
+    """A ``Model`` for tests (STYLE lesson 9): replies in the given order, and a record of every request.
+
+    A reply marked ``"for": TITLE`` answers the first request asked with a JSON schema of that title, wherever it is
+    queued, and no other request; unmarked replies answer the rest in order (``MARKED_ONLY``: titles that never take
+    an unmarked reply; such a request with no reply marked for it fails, and is kept in ``unscripted``, not in
+    ``requests``, so a script's requests are counted as they were before omx made it)."""
 
     def __init__(self, replies: Iterable[Scripted] = (), *, supports_allowed_tools: bool = True) -> None:
         self.supports_allowed_tools = supports_allowed_tools
-        self._replies: list[ModelReply | LLMError] = []
+        self._replies: list[tuple[str | None, ModelReply | LLMError]] = []
         self._made = 0
         self.requests: list[dict[str, Any]] = []
+        self.unscripted: list[dict[str, Any]] = []
         self.enqueue(*replies)
 
     def enqueue(self, *replies: Scripted) -> None:
-        """Add replies: a ModelReply, a str (text) or {"content", "tool_calls": [{"name", "arguments"}], "usage"};
-        an ``LLMError`` is raised by the request that takes it (a failing or flaky model)."""
+        """Add replies: a ModelReply, a str (text) or {"content", "tool_calls": [{"name", "arguments"}], "usage",
+        "for"}; an ``LLMError`` is raised by the request that takes it (a failing or flaky model)."""
         self._replies.extend(self._coerce(r) for r in replies)
 
-    def _coerce(self, reply: Scripted) -> ModelReply | LLMError:
+    def _coerce(self, reply: Scripted) -> tuple[str | None, ModelReply | LLMError]:
         n = self._made = self._made + 1
         if isinstance(reply, ModelReply | LLMError):
-            return reply
+            return None, reply
         if isinstance(reply, str):
             reply = {"content": reply}
         calls = [
@@ -337,8 +349,8 @@ class ScriptedModel:
             for i, c in enumerate(reply.get("tool_calls") or [])
         ]
         usage = Usage(**reply.get("usage", {}))
-        return ModelReply(content=reply.get("content"), tool_calls=calls, usage=usage, request_id=f"scripted-{n}",
-                          model="scripted")  # fmt: skip
+        return reply.get("for"), ModelReply(content=reply.get("content"), tool_calls=calls, usage=usage,
+                                            request_id=f"scripted-{n}", model="scripted")  # fmt: skip
 
     def complete(
         self,
@@ -351,10 +363,17 @@ class ScriptedModel:
         request: dict[str, Any] = {"messages": copy.deepcopy(messages), "tools": tools, "json_mode": json_mode}
         if tool_choice is not None:
             request["tool_choice"] = copy.deepcopy(tool_choice)
+        title = json_mode.get("title") if isinstance(json_mode, dict) else None
+        taken = next((i for i, (mark, _) in enumerate(self._replies) if mark is not None and mark == title), None)
+        if taken is None and title in MARKED_ONLY:
+            self.unscripted.append(request)
+            raise LLMError(f"LLM error: the scripted model has no reply for a {title} request")
         self.requests.append(request)
-        if not self._replies:
+        if taken is None:
+            taken = next((i for i, (mark, _) in enumerate(self._replies) if mark is None), None)
+        if taken is None:
             raise LLMError(f"LLM error: the scripted model has no reply left for request {len(self.requests)}")
-        reply = self._replies.pop(0)
+        _, reply = self._replies.pop(taken)
         if isinstance(reply, LLMError):
             raise reply
         return reply

@@ -19,7 +19,7 @@ from typing import Any
 
 from agent.model.llm import JsonMode, LLMError, Model, ModelReply
 
-__all__ = ["RESPONSE_FORMATS", "SCHEMA_REFUSED", "complete_with_schema", "pinned_format"]
+__all__ = ["RESPONSE_FORMATS", "SCHEMA_REFUSED", "SchemaUnavailable", "complete_with_schema", "pinned_format"]
 
 #: the models (by their repr) whose server refused a JSON schema in this process: JSON mode for them
 SCHEMA_REFUSED: set[str] = set()
@@ -45,14 +45,19 @@ def complete_with_schema(
     schema: dict[str, Any],
     *,
     on_refused: Callable[[str], None] | None = None,
+    schema_only: bool = False,
 ) -> ModelReply:
     """``model``'s reply to ``messages`` asked with ``schema``, else in JSON mode where the server refused the schema
-    (``on_refused`` hears of the refusal, once a process), else as pinned by OMX_RESPONSE_FORMAT."""
+    (``on_refused`` hears of the refusal, once a process), else as pinned by OMX_RESPONSE_FORMAT. ``schema_only``:
+    a request worth making only with the schema raises ``SchemaUnavailable`` where the server takes none (or a
+    format without it is pinned) instead."""
     pinned = pinned_format()
+    key = repr(model)
+    if schema_only and (key in SCHEMA_REFUSED or pinned not in (None, "json_schema")):
+        raise SchemaUnavailable("the server is asked without a JSON schema")
     if pinned is not None:
         mode: JsonMode = schema if pinned == "json_schema" else pinned == "json_object"
         return model.complete(messages, json_mode=mode)
-    key = repr(model)
     if key not in SCHEMA_REFUSED:
         try:
             return model.complete(messages, json_mode=schema)
@@ -62,4 +67,10 @@ def complete_with_schema(
             SCHEMA_REFUSED.add(key)
             if on_refused:
                 on_refused(str(exc))
+            if schema_only:
+                raise SchemaUnavailable("the server takes no JSON schema") from None
     return model.complete(messages, json_mode=True)
+
+
+class SchemaUnavailable(LLMError):
+    """A request made only with a JSON schema, to a server asked without one."""

@@ -2,7 +2,9 @@
 
 A small model copies the planner's example criteria into unrelated tasks ("has 3 bullet lines" for a line count)
 or writes criteria a wrong result meets ("has 1 line"). What the person asked for is in the task, so where the
-task says it in a form that can be read without guessing, omx checks it on its own:
+task says it in a form that can be read without guessing, omx checks it on its own. These rules are one of two
+readings: the model reads the task too (``agent.plan_run.task_reading``), and with its reading omx keeps only what
+both say (the outputs, each check below); without one (its request failed), the rules' reading alone:
 
 - the **output files**: a path the task names after "to" or "into" (``... write just the number to out/n.txt``,
   ``Append the line 'bread' to data/list.txt``), or after "in" when it did not exist before the run (``... in
@@ -35,6 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agent.plan_run.criteria import (
     BULLET_MARKS,
@@ -46,6 +49,7 @@ from agent.plan_run.criteria import (
     quoted_texts,
 )
 from agent.plan_run.output_shape import OutputShape, shape_of
+from agent.plan_run.task_reading import Says, TaskReading, agree
 from agent.plan_run.task_transforms import (
     Listing,
     changes_case,
@@ -101,6 +105,17 @@ class ContentCheck:
     criterion: str
     judge: Callable[[str], Verdict]
     exact: bool = True
+    says: Says = "input"  # what of the task it reads: how the output follows from the input, or one shape
+
+    def agrees_with(self, reading: TaskReading) -> bool:
+        """Whether the model read the task the same way (``agent.plan_run.task_reading``)."""
+        return agree(self.says, self.number, reading)
+
+    @property
+    def number(self) -> int | None:
+        """The N of N bullets or at most N words."""
+        found = _numbers_in(self.criterion)
+        return found[0] if found else None
 
     def on(self, target: Path) -> Verdict:
         if not target.is_file():
@@ -188,15 +203,17 @@ def _table(text: str) -> Verdict:
     return ("met", found) if found else ("not met", "no markdown table (a header row, a |---| row, then rows) in it")
 
 
-def _shape(task: str) -> OutputShape | None:
-    """The shape the task gives its one output, read as the checks below read it."""
+def _shape(task: str, reading: TaskReading | None) -> OutputShape | None:
+    """The shape the task gives its one output, read as the checks below read it (with the model's ``reading``:
+    each part of it the model read too)."""
     words = _AT_MOST_WORDS.search(task)
-    return shape_of(
-        bullets=_bullet_count(task),
-        number=_JUST_NUMBER.search(task) is not None,
-        max_words=_number(words.group(1)) if words else None,
-        one_line=_ONE_LINE.search(task) is not None,
-    )
+    bullets, max_words = _bullet_count(task), _number(words.group(1)) if words else None
+    number, one_line = _JUST_NUMBER.search(task) is not None, _ONE_LINE.search(task) is not None
+    if reading is not None:
+        bullets = bullets if bullets is not None and agree("bullets", bullets, reading) else None
+        max_words = max_words if max_words is not None and agree("words", max_words, reading) else None
+        number, one_line = number and agree("number", None, reading), one_line and agree("one_line", None, reading)
+    return shape_of(bullets=bullets, number=number, max_words=max_words, one_line=one_line)
 
 
 def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[ContentCheck], set[int]]:
@@ -206,7 +223,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     counts: set[int] = set()
     read = _reader(task, workspace)
     if (bullets := _bullet_count(task)) is not None:
-        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), exact=False))
+        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), False, "bullets"))
     counted = _COUNT_OF.search(task)
     source = read(counted.group("input")) if counted else None
     inputs = [name for name in _named(task) if name != path and read(name) is not None]
@@ -230,7 +247,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
             counts = {len(lines), sum(1 for line in lines if line.strip())}
             checks.append(ContentCheck(f"{path} holds just the number of lines of {name}", _the_number(*counts)))
     elif _JUST_NUMBER.search(task):
-        checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, exact=False))  # which, unknown
+        checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, False, "number"))  # which, unknown
     first = _FIRST_LINES.search(task)
     source = read(first.group("input")) if first else None
     if first and source is not None and not changes_case(task):  # "... in upper case": not as X has them
@@ -240,14 +257,14 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     words = _AT_MOST_WORDS.search(task)
     if words:
         limit = _number(words.group(1))
-        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), exact=False))
+        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), False, "words"))
     if _ONE_LINE.search(task):
-        checks.append(ContentCheck(f"{path} has 1 line", _one_line, exact=False))
+        checks.append(ContentCheck(f"{path} has 1 line", _one_line, False, "one_line"))
     # the lines are read from X, or the output has a shape of its own (bullets, a number, N words, one line): what
     # is done to the input's lines is not all that makes the output (a table is the CSV's own rows, checked as such)
     picked = (first is not None and source is not None) or bool(checks)
     if _TABLE.search(task):
-        checks.append(ContentCheck(f"{path} is a markdown table", _table, exact=False))
+        checks.append(ContentCheck(f"{path} is a markdown table", _table, False, "table"))
     rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing, picked)
     checks += [ContentCheck(f"{path} {rule.criterion}", rule.judge, rule.exact) for rule in rules]
     return checks, counts
@@ -297,6 +314,36 @@ def _bullet_count(task: str) -> int | None:
     return total.pop() if len(said) > 1 and len(total) == 1 else None
 
 
+def _rules_outputs(task: str, workspace: Path) -> dict[str, str | None]:
+    """The outputs the rules read: a path after "to"/"into", or after "in" where it is not there yet; each with its
+    sha256 before the run (None: not there)."""
+    outputs: dict[str, str | None] = {}
+    for match in _AFTER_TO.finditer(task):
+        outputs[match.group("path")] = _state(workspace / match.group("path"))
+    for match in _AFTER_IN.finditer(task):
+        path = match.group("path")
+        if path not in outputs and not (workspace / path).exists():
+            outputs[path] = None
+    return outputs
+
+
+def _agreement(
+    reading: TaskReading,
+    rules: dict[str, str | None],
+    outputs: dict[str, str | None],
+    content: list[ContentCheck],
+    kept: list[ContentCheck],
+) -> dict[str, Any]:
+    """What the trace says of the two readings: the model's, and what omx left out where they differ."""
+    return {
+        "model": reading.record(),
+        "outputs": sorted(outputs),
+        "outputs_of_the_rules_only": sorted(set(rules) - set(outputs)),
+        "outputs_of_the_model_only": sorted(set(reading.outputs) - set(outputs)),
+        "checks_left_out": [check.criterion for check in content if check not in kept],
+    }
+
+
 @dataclass(frozen=True)
 class TaskExpectations:
     """The output files a task names, with their state before the run, and what it says of their content."""
@@ -310,6 +357,7 @@ class TaskExpectations:
     inputs: tuple[str, ...] = ()  # the files the task names that are there before the run, its outputs aside
     value_asked: bool = False  # the one output is a value (a count, a total, an answer, an exact result), not prose
     dirs: tuple[str, ...] = ()  # the directories the task lists or counts the files of
+    reading: dict[str, Any] | None = None  # the model's reading and where it and the rules differ (for the trace)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -327,26 +375,29 @@ class TaskExpectations:
         return any(check.exact for check in self.content)
 
     @classmethod
-    def before(cls, task: str, workspace: Path) -> TaskExpectations:
-        """Read ``task`` before the run, while the files it names are as they were."""
-        outputs: dict[str, str | None] = {}
-        for match in _AFTER_TO.finditer(task):
-            outputs[match.group("path")] = _state(workspace / match.group("path"))
-        for match in _AFTER_IN.finditer(task):
-            path = match.group("path")
-            if path not in outputs and not (workspace / path).exists():
-                outputs[path] = None
+    def before(cls, task: str, workspace: Path, reading: TaskReading | None = None) -> TaskExpectations:
+        """Read ``task`` before the run, while the files it names are as they were; with the model's ``reading``
+        of it, act only on what both readings say (``agent.plan_run.task_reading``)."""
+        rules = _rules_outputs(task, workspace)
+        if reading is None:
+            outputs = rules
+        else:
+            outputs = {name: _state(workspace / name) for name in _named(task) if reading.lists_output(name)}
         content, counts = _content_checks(task, next(iter(outputs)), workspace) if len(outputs) == 1 else ([], set())
+        kept = content if reading is None else [check for check in content if check.agrees_with(reading)]
         said = {_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}
-        shape = _shape(task) if len(outputs) == 1 else None
+        shape = _shape(task, reading) if len(outputs) == 1 else None
         read = _reader(task, workspace)
         texts = (task, *(text for name in _named(task) if (text := read(name)) is not None))
         inputs = tuple(name for name in _named(task) if name not in outputs and (workspace / name).is_file())
         value = len(outputs) == 1 and (
-            any(check.exact for check in content) or bool(_JUST_NUMBER.search(task) or _ASKS_VALUE.search(task))
+            any(check.exact for check in content)
+            or bool(_JUST_NUMBER.search(task) or _ASKS_VALUE.search(task))
+            or (reading is not None and reading.kind == "exact")
         )
         dirs = tuple(named_dirs(task))
-        return cls(workspace, outputs, tuple(content), frozenset(said | counts), shape, texts, inputs, value, dirs)
+        note = None if reading is None else _agreement(reading, rules, outputs, content, kept)
+        return cls(workspace, outputs, tuple(kept), frozenset(said | counts), shape, texts, inputs, value, dirs, note)
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
         """A plan's criterion that counts something the task never counted ("has 3 bullet lines" for a line

@@ -37,6 +37,7 @@ from agent.plan_run.resume import ResumeError, earlier_outputs
 from agent.plan_run.risk import RiskAssessment, assess
 from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_checkpoint
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
+from agent.plan_run.task_reading import read_task
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.verdict import UNVERIFIED_TEXT, done_text
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
@@ -196,7 +197,7 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         return stop.outcome
     recording = RecordingModel(model, recorder)
     planner = _planner(recording, recorder, team)
-    expected = TaskExpectations.before(task, workspace)  # once: the planner and the run's checks both judge by it
+    expected = _expectations(task, workspace, recording, recorder, planner)  # once: the planner and the checks
     replans = _Replans(planner, task, MAX_REPLANS if options.replans is None else options.replans, expected=expected)
     try:
         plan = _valid_plan(lambda: planner.plan(task, workspace, expected), replans, workspace, ui, recorder)
@@ -210,6 +211,19 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         raise
     return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task,
                            replans=replans, expected=expected)  # fmt: skip
+
+
+def _expectations(
+    task: str, workspace: Path, model: RecordingModel, recorder: RunRecorder, planner: Planner
+) -> TaskExpectations:
+    """What the task asks, read before the run by the model and by omx's rules, acting where both agree
+    (``agent.plan_run.task_reading``); the trace's ``task_reading`` says what each read, or why the model did not."""
+    model.purpose, model.step_id = "reading", None
+    reading, why_none = read_task(model, task, workspace, on_refused=planner.on_schema_refused)
+    model.purpose = "plan"
+    expected = TaskExpectations.before(task, workspace, reading)
+    recorder.record(RunEntry(event="task_reading", data=expected.reading or {"model": None, "why": why_none}))
+    return expected
 
 
 def _planner(model: RecordingModel, recorder: RunRecorder, team: _Team) -> Planner:

@@ -163,6 +163,7 @@ class RunEntry(_Entry):
         "compress",
         "resize",
         "repeat_refused",
+        "task_reading",
     ]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)

@@ -143,7 +143,7 @@ def test_each_plan_is_kept_with_its_outputs_and_replayed(ws: Path, script: Calla
     assert [p["plan"]["steps"][1]["tool"] for p in plans] == ["read_text", "write_text"]
     (asked,) = events(entries, "replan")
     assert (asked["number"], asked["reason"], asked["failed_step"]) == (1, "failed step", 2)
-    assert [m["purpose"] for m in kinds(entries, "model")] == ["plan", "plan", "replan"]
+    assert [m["purpose"] for m in kinds(entries, "model")] == ["reading", "plan", "plan", "replan"]
     end = run_end(entries)
     assert (end["status"], end["replans"], end["plans"]) == ("done", 1, 2)
     # plan.json and outputs/ are the last plan's, never a mix; the first is kept where omx run --from-step finds it
@@ -261,7 +261,8 @@ def test_the_mode_the_server_took_is_kept_for_the_re_plan(ws: Path, openai_stub:
     assert openai_stub.response_formats == ["json_schema", "json_object", "json_object", "json_object"]
     entries = trace_of(only_run(ws))
     calls = [(c["purpose"], c["status"], c["response_format"]) for c in kinds(entries, "model")]
-    assert calls == [("plan", "failed", "json_schema"), ("plan", "success", "json_object"),
+    # the task's reading, asked first and only with the schema, meets the refusal; the plans go in JSON mode
+    assert calls == [("reading", "failed", "json_schema"), ("plan", "success", "json_object"),
                      ("plan", "success", "json_object"), ("replan", "success", "json_object")]  # fmt: skip
     assert len(events(entries, "schema_refused")) == 1
 

@@ -2,7 +2,7 @@
 
 It lets tests drive the real litellm client end to end, tool calls and cached-token usage included, with no
 network: ``enqueue`` what the "model" says next, run the code, then read ``requests`` to see what it was asked.
-Only the standard library, so it runs wherever the tests run.
+The standard library and the one constant it shares with ``ScriptedModel``, so it runs wherever the tests run.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agent.model.llm import MARKED_ONLY
 
 
 @dataclass
@@ -29,6 +31,7 @@ class ScriptedResponse:
     extra: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)  # sent with the answer, e.g. Retry-After
     body: bytes | None = None  # answered as is with status 200, in place of a chat completion (a malformed reply)
+    for_schema: str | None = None  # answers only a request asked with the JSON schema of this name
 
 
 def _tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -67,6 +70,7 @@ class OpenAIStub:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
+        self.unscripted: list[dict[str, Any]] = []  # MARKED_ONLY requests with no reply for them (answered 404)
         self.headers: list[dict[str, str]] = []
         self.arrivals: list[float] = []  # time.monotonic() of each request: scripts/bench_start.py times a start
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
@@ -92,13 +96,16 @@ class OpenAIStub:
         finish_reason: str | None = None,
         headers: dict[str, str] | None = None,
         body: bytes | None = None,
+        for_schema: str | None = None,
     ) -> None:
         """Queue the next reply. tool_calls: [{"name", "arguments": dict or JSON text, "id"?}]; usage:
         {"prompt_tokens", "completion_tokens", "cached_tokens"}; status != 200 answers an OpenAI-style error with
         message ``error``; delay (s) holds the answer back, to test timeouts; headers go with the answer; body is
-        answered as is (status 200) instead of a chat completion."""
+        answered as is (status 200) instead of a chat completion; for_schema: the reply answers the first request asked
+        with the JSON schema of that name, and no other (as ``ScriptedModel``'s marked replies do: a request of a
+        ``MARKED_ONLY`` schema with no reply for it is answered 404, a request the server cannot serve)."""
         scripted = ScriptedResponse(content, tool_calls, usage, status, error, delay, finish_reason,
-                                    headers=headers or {}, body=body)  # fmt: skip
+                                    headers=headers or {}, body=body, for_schema=for_schema)  # fmt: skip
         with self._lock:
             self._queue.append(scripted)
 
@@ -110,14 +117,20 @@ class OpenAIStub:
 
     def _next(self, body: dict[str, Any], headers: dict[str, str]) -> ScriptedResponse:
         with self._lock:
+            asked = (body.get("response_format") or {}).get("type")
+            name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+            marked = [i for i, r in enumerate(self._queue) if r.for_schema is not None and r.for_schema == name]
+            if not marked and name in MARKED_ONLY and asked not in self.unsupported_response_formats:
+                self.unscripted.append(body)  # not in requests: a script's requests count as before omx made it
+                return ScriptedResponse(status=404, error=f"openai stub: no scripted response for a {name} request")
             self.requests.append(body)
             self.headers.append(headers)
             self.arrivals.append(time.monotonic())
-            asked = (body.get("response_format") or {}).get("type")
             if asked in self.unsupported_response_formats:
                 return ScriptedResponse(status=400, error=f"response_format type {asked!r} is not supported")
-            if self._queue:
-                return self._queue.pop(0)
+            unmarked = [i for i, r in enumerate(self._queue) if r.for_schema is None]
+            if marked or unmarked:
+                return self._queue.pop((marked or unmarked)[0])
         return ScriptedResponse(
             status=500, error=f"openai stub: no scripted response left for request {len(self.requests)}"
         )

@@ -57,7 +57,9 @@ def events(ws: Path, event: str) -> list[dict[str, Any]]:
 
 
 def model_calls(ws: Path) -> list[tuple[str, int | None]]:
-    return [(c["purpose"], c["step_id"]) for c in kinds(trace_of(only_run(ws)), "model")]
+    """The model calls after the task's reading, which every run asks first and these scripts answer not."""
+    calls = kinds(trace_of(only_run(ws)), "model")
+    return [(c["purpose"], c["step_id"]) for c in calls if c["purpose"] != "reading"]
 
 
 # -- INPUT ---------------------------------------------------------------------------------------------------------

@@ -1,0 +1,121 @@
+"""The model's reading of a task: the files it reads and writes, the kind of result it asks for, the output's shape.
+
+Before the plan, one small request asked with a JSON schema (``agent.model.schema_request``) returns a
+``TaskReading``; the files it may name as inputs are the workspace's own (an enum, as in the plan's schema), so a
+grammar-constrained server cannot read a file that is not there. omx's rules (``agent.plan_run.task_checks``) read
+the same task with regular expressions; neither is trusted alone. ``TaskExpectations.before`` acts on a part of the
+task only where both readings agree (``agrees``):
+
+- an **output** is a path the model lists as one that the task names in so many words (the model reads "save it
+  as out/people.md"; the task's text proves it did not invent the path);
+- a **check of the output's content** from the rules stays only where the model read the same: a count, a total or
+  a transformed input (an exact check) where the model read the kind ``exact``; N bullets, just a number, at most N
+  words, one line, a table, where it read that shape (and N);
+- a **value** is asked (success then needs code run on the input: ``agent.plan_run.value_checks``) where either
+  reading says so: withholding "success" is never an action on a wrong reading.
+
+What the two readings disagree on is recorded in the trace (``task_reading``). Where the request fails or its reply
+is no reading (a server down, a script without one, a server that takes no JSON schema: unconstrained, a small
+model's reading is a guess), the run goes on with the rules' reading alone, and the trace says that too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.model.llm import LLMError, Model
+from agent.model.schema_request import complete_with_schema
+from agent.plan_run.run_schema import workspace_paths
+
+__all__ = ["READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "read_task", "reading_schema"]
+
+Kind = Literal["exact", "prose", "command"]
+Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
+#: what a check of the rules reads in the task: how the output follows from the input, or one shape of it
+Says = Literal["input", "bullets", "number", "words", "one_line", "table"]
+
+#: the title of the reading's schema, by which a scripted model tells its request from the plan's
+READING_SCHEMA_TITLE = "TaskReading"
+
+_SYSTEM = (
+    "You read a task given to a file assistant, before anyone plans it. Say which files of the workspace it reads "
+    "(inputs), which files it asks to be written or changed (outputs, with the paths the task gives them), what kind "
+    "of result it asks for, and the shape of the output file. kind: 'exact' when only one output is right (a "
+    "count, a total, an answer found in a file, the input's lines picked, sorted or changed, a format converted); "
+    "'prose' when the output is text written freely (a summary, a reply, a poem); 'command' when the work is done "
+    "to files themselves (moving, renaming, editing in place, deleting) or by running a program. shape: 'number' "
+    "for just a number, 'one_line', 'lines' for one item per line, 'bullets', 'table' (markdown), 'json', 'csv', or "
+    "'free'. count: the number of bullets or lines the task asks for, else null. max_words: the most words the task "
+    "allows, else null. Reply with the JSON object only."
+)
+
+
+class TaskReading(BaseModel):
+    """What the model read in a task; paths as the task writes them, relative to the workspace."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    inputs: list[str] = Field(default_factory=list, description="The workspace files the task reads.")
+    outputs: list[str] = Field(default_factory=list, description="The files the task asks to be written or changed.")
+    kind: Kind = Field(description="exact: one right result; prose: text written freely; command: files acted on.")
+    shape: Shape = Field(default="free", description="The output file's shape.")
+    count: int | None = Field(default=None, ge=0, description="The number of bullets or lines asked for, else null.")
+    max_words: int | None = Field(default=None, ge=0, description="The most words allowed, else null.")
+
+    def lists_output(self, path: str) -> bool:
+        return os.path.normpath(path) in {os.path.normpath(p) for p in self.outputs}
+
+    def record(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
+    """Whether the model's ``reading`` says what a check of the rules reads in the task (``number``: its N)."""
+    if says == "input":  # a count, the input's lines picked or changed, a file edited: no free prose
+        return reading.kind != "prose"
+    if says == "bullets":
+        return reading.shape == "bullets" and reading.count in (None, number)
+    if says == "words":
+        return reading.max_words is not None and reading.max_words == number
+    return reading.shape == says
+
+
+def reading_schema(workspace: Path) -> dict[str, Any]:
+    """The reading's JSON schema for ``workspace``: inputs are its files (plain strings in a large workspace)."""
+    schema = TaskReading.model_json_schema()
+    schema["title"] = READING_SCHEMA_TITLE
+    schema["required"] = list(schema["properties"])  # a strict schema names every field
+    schema["additionalProperties"] = False
+    paths = workspace_paths(workspace)
+    if paths is not None:
+        files, dirs = paths
+        choices = sorted(set(files) | set(dirs))
+        if choices:
+            schema["properties"]["inputs"]["items"] = {"type": "string", "enum": choices}
+    schema["properties"]["inputs"]["maxItems"] = schema["properties"]["outputs"]["maxItems"] = 20
+    return schema
+
+
+def read_task(
+    model: Model, task: str, workspace: Path, *, on_refused: Callable[[str], None] | None = None
+) -> tuple[TaskReading | None, str | None]:
+    """The model's reading of ``task`` in ``workspace``, or None and why there is none (the request failed, or its
+    reply was no reading); ``on_refused`` hears of a server that takes no JSON schema, as the planner's does."""
+    messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": f"Task: {task}"}]
+    try:
+        reply = complete_with_schema(
+            model, messages, reading_schema(workspace), on_refused=on_refused, schema_only=True
+        )
+    except LLMError as exc:
+        return None, f"the request failed: {exc}"
+    try:
+        return TaskReading.model_validate(json.loads(reply.content or "")), None
+    except (json.JSONDecodeError, ValidationError) as exc:
+        first = str(exc).splitlines()[0]
+        return None, f"the reply was no reading ({first})"

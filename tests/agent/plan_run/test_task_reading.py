@@ -1,0 +1,180 @@
+"""The model reads the task, the rules only check: one schema-constrained request returns the task's inputs, outputs,
+kind and shape; omx acts on a part of it only where its own reading (the rules) says the same, and withholds success
+where either reads a value. Real files, the real ``omx`` command with a scripted model for the end-to-end cases."""
+
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.model.llm import ScriptedModel
+from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE, TaskReading, read_task
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
+from tests.e2e.helpers import omx, only_run, trace_of
+
+LOG = "09:00 INFO start\n09:01 ERROR disk full\n09:02 INFO retry\n09:03 ERROR disk full again\n"
+USERS = '[{"name": "ada"}, {"name": "bob"}]\n'
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    workspace = tmp_path / "workspace"
+    (workspace / "data").mkdir(parents=True)
+    (workspace / "data" / "log.txt").write_text(LOG, encoding="utf-8")
+    (workspace / "data" / "users.json").write_text(USERS, encoding="utf-8")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "guide.md").write_text("# Guide\nStep one.\nStep two.\n", encoding="utf-8")
+    monkeypatch.chdir(workspace)
+    return workspace.resolve()
+
+
+def reading(**fields: Any) -> TaskReading:
+    return TaskReading.model_validate({"inputs": [], "outputs": [], "kind": "exact", "shape": "free"} | fields)
+
+
+def marked(**fields: Any) -> dict[str, Any]:
+    """A scripted reply that answers the reading's request only."""
+    return {"for": READING_SCHEMA_TITLE, "content": reading(**fields).model_dump_json()}
+
+
+def marked_text(content: str) -> dict[str, Any]:
+    return {"for": READING_SCHEMA_TITLE, "content": content}
+
+
+def test_the_reading_is_asked_with_a_schema_whose_inputs_are_the_workspaces_files(ws: Path) -> None:
+    model = ScriptedModel([marked(inputs=["data/log.txt"], outputs=["out/errors.txt"])])
+    got, why = read_task(model, "Put the error lines of data/log.txt in out/errors.txt", ws)
+    assert why is None and got is not None
+    assert (got.inputs, got.outputs, got.kind) == (["data/log.txt"], ["out/errors.txt"], "exact")
+    (request,) = model.requests
+    schema = request["json_mode"]
+    assert schema["title"] == READING_SCHEMA_TITLE
+    assert schema["properties"]["inputs"]["items"]["enum"] == ["data", "data/log.txt", "data/users.json", "docs",
+                                                               "docs/guide.md"]  # fmt: skip
+    assert set(schema["required"]) == set(schema["properties"])  # strict: every field named
+
+
+@pytest.mark.parametrize(
+    ("replies", "why"),
+    [
+        ([marked_text('{"inputs": [], "outputs": [], "kind": "maybe"}')], "the reply was no reading"),
+        ([marked_text("not json")], "the reply was no reading"),
+        (["a plan's reply, not the reading's"], "the request failed: LLM error: the scripted model has no reply"),
+    ],
+)
+def test_no_reading_says_why(ws: Path, replies: list[Any], why: str) -> None:
+    got, said = read_task(ScriptedModel(replies), "Sort data/log.txt into out/s.txt", ws)
+    assert got is None and said is not None and said.startswith(why)
+
+
+def test_an_output_the_rules_miss_is_one_where_the_model_reads_it_and_the_task_names_it(ws: Path) -> None:
+    """ "save it as PATH": the rules read only "to/into/in PATH", and found no output at all."""
+    task = "Put the names from data/users.json, one per line, and save it as out/people.md"
+    assert TaskExpectations.before(task, ws).outputs == {}
+    expected = TaskExpectations.before(task, ws, reading(inputs=["data/users.json"], outputs=["out/people.md"]))
+    assert expected.outputs == {"out/people.md": None}
+
+
+def test_an_output_the_task_never_names_is_not_one(ws: Path) -> None:
+    task = "Put the error lines of data/log.txt into out/errors.txt"
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/errors.txt", "out/summary.txt"]))
+    assert list(expected.outputs) == ["out/errors.txt"]
+    assert expected.reading is not None
+    assert expected.reading["outputs_of_the_model_only"] == ["out/summary.txt"]
+
+
+def test_an_output_only_the_rules_read_is_not_acted_on(ws: Path) -> None:
+    task = "Put the error lines of data/log.txt into out/errors.txt"
+    expected = TaskExpectations.before(task, ws, reading(outputs=[]))
+    assert expected.outputs == {} and expected.content == ()
+    assert expected.reading is not None and expected.reading["outputs_of_the_rules_only"] == ["out/errors.txt"]
+
+
+def test_a_transformation_the_model_reads_as_prose_is_not_checked_as_one(ws: Path) -> None:
+    """The rules read "the ERROR lines of X" and checked an untranslated copy as met: a false success."""
+    task = "Translate the lines of data/log.txt that contain ERROR into French, into out/fr.txt"
+    rules = TaskExpectations.before(task, ws)
+    assert any("lines that contain 'ERROR'" in check.criterion for check in rules.content)  # the rules' guess
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/fr.txt"], kind="prose"))
+    assert expected.content == ()
+    assert expected.reading is not None
+    assert any("lines that contain 'ERROR'" in left for left in expected.reading["checks_left_out"])
+    assert TaskExpectations.before(task, ws, reading(outputs=["out/fr.txt"], kind="exact")).content != ()
+
+
+@pytest.mark.parametrize(
+    ("shape", "count", "kept"),
+    [("bullets", 3, True), ("bullets", None, True), ("bullets", 4, False), ("free", None, False)],
+)
+def test_n_bullets_are_checked_where_the_model_read_the_same(ws: Path, shape: str, count: int | None,
+                                                             kept: bool) -> None:  # fmt: skip
+    task = "Summarise docs/guide.md in 3 bullets into out/guide.md"
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/guide.md"], kind="prose", shape=shape,
+                                                         count=count))  # fmt: skip
+    bullets = [check for check in expected.content if "bullet" in check.criterion]
+    assert bool(bullets) is kept
+    assert (expected.shape is not None) is kept  # the llm step is asked for the shape only where both read it
+
+
+def test_a_value_is_asked_where_either_reading_says_so(ws: Path) -> None:
+    """Withholding "success" is no action on a reading: the model's "exact" alone is enough for it."""
+    task = "Which line of data/log.txt says the disk is full first? Copy it to out/first.txt"
+    assert not TaskExpectations.before(task, ws).value_asked
+    assert TaskExpectations.before(task, ws, reading(outputs=["out/first.txt"], kind="exact")).value_asked
+    assert not TaskExpectations.before(task, ws, reading(outputs=["out/first.txt"], kind="prose")).value_asked
+    counted = "How many lines does data/log.txt have? Write just the number to out/n.txt"
+    assert TaskExpectations.before(counted, ws, reading(outputs=["out/n.txt"], kind="prose")).value_asked
+
+
+def plan_json(*steps: tuple[str, dict[str, Any]]) -> str:
+    numbered = [{"id": i, "description": tool, "tool": tool, "inputs": inputs} for i, (tool, inputs) in
+                enumerate(steps, 1)]  # fmt: skip
+    return json.dumps({"version": 1, "goal": "the task", "risk_level": "LOW", "workspace_root": ".",
+                       "steps": numbered, "success_criteria": []})  # fmt: skip
+
+
+@pytest.mark.parametrize("read", [True, False])
+def test_omx_acts_on_the_output_the_model_read_and_the_trace_shows_both_readings(
+    ws: Path, script: Callable[..., ScriptedModel], read: bool
+) -> None:
+    """End to end: the reading is asked first; "save it as PATH", which the rules do not read, is the task's output
+    once the model reads it: the plan that writes another file is given the task's path, and it is checked."""
+    task = "Put the names from data/users.json, one per line, and save it as out/people.md"
+    write = {"path": "out/other.md", "content": "ada\nbob\n"}
+    wrong = plan_json(("read_text", {"path": "data/users.json"}), ("write_text", write))
+    replies = [wrong, marked(inputs=["data/users.json"], outputs=["out/people.md"], shape="lines")]
+    model = script(*replies[: 2 if read else 1])
+    result = omx(task, "--yes", "--replans", "0")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "people.md").exists() is read
+    assert ("[met, omx's reading] out/people.md is written by this run (from the task)" in result.output) is read
+    (event,) = [e for e in trace_of(only_run(ws)) if e.get("event") == "task_reading"]
+    if read:
+        assert model.requests[0]["json_mode"]["title"] == READING_SCHEMA_TITLE  # asked before the plan
+        assert event["data"]["model"]["outputs"] == ["out/people.md"]
+        assert event["data"]["outputs"] == ["out/people.md"]
+        assert event["data"]["outputs_of_the_rules_only"] == []
+    else:
+        assert event["data"]["model"] is None
+
+
+def test_without_a_reading_omx_goes_on_with_its_rules_and_says_why(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    task = "Put the lines of data/log.txt that contain ERROR into out/errors.txt"
+    steps = [("read_text", {"path": "data/log.txt"}),
+             ("write_text", {"path": "out/errors.txt", "content": "09:01 ERROR disk full\n"})]  # fmt: skip
+    model = script(plan_json(*steps))
+    result = omx(task, "--yes", "--replans", "0")
+    assert "[not met, omx's reading] out/errors.txt holds the input's lines that contain 'ERROR'" in result.output
+    assert len(model.unscripted) == 1
+    (event,) = [e for e in trace_of(only_run(ws)) if e.get("event") == "task_reading"]
+    assert event["data"]["model"] is None
+    assert "no reply for a TaskReading request" in event["data"]["why"]
