@@ -9,9 +9,10 @@ the run's Sandbox with its limits (those of ``agent.plan_run``); a call not conf
 told so. Everything lands in one ``runs/<ts>/``: the model and tool calls, and per call its plan, confirmation and
 step.
 
-The verdict: the task's own checks (``TaskExpectations``, read before the loop) after it ends. A loop run is never
-a success, as there is no plan whose code omx could verify: ``done`` (exit 0) when every check omx ran is met,
-``failed`` (exit 1) when one is not, or when the loop ended without an answer (max steps, an LLM error).
+The verdict: the task's own checks after it ends (``TaskExpectations``, read before the loop as plan mode reads it:
+by the model and by omx's rules, ``agent.plan_run.task_reading``). A loop run is never a success, as there is no
+plan whose code omx could verify: ``done`` (exit 0) when every check omx ran is met, ``failed`` (exit 1) when one is
+not, or when the loop ended without an answer (max steps, an LLM error).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from pydantic import ValidationError
 
 from agent.chat.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed, AgentRun
 from agent.chat.tool_manager import ToolManager
+from agent.model.llm import Usage
+from agent.model.pricing import Tally
 from agent.plan_run.confirm import Declined, Refused, confirm
 from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import Executor
@@ -34,7 +37,6 @@ from agent.plan_run.overwrites import overwrite_previews
 from agent.plan_run.path_previews import path_previews
 from agent.plan_run.plan import Plan, RiskLevel, validation_summary
 from agent.plan_run.risk import RiskAssessment, assess
-from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.tools.inputs import TOOL_INPUTS, ToolInput
 from agent.plan_run.tools.registry import TOOLS
@@ -49,7 +51,9 @@ from agent.plan_run.workflow import (
     _changes,
     _checkpoint_record,
     _end,
+    _expectations,
     _make_model,
+    _planner,
     _recorder,
     _sandbox,
     _sandbox_line,
@@ -60,7 +64,7 @@ from agent.plan_run.workflow import (
     _workspace,
 )
 from agent.record.runs_dir import omxfs_mount_of
-from agent.record.trace import RunEntry, RunRecorder, preview, read_output
+from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox
 
 __all__ = ["LOOP_MAX_STEPS", "LOOP_TOOLS", "NEVER_SUCCESS", "loop_schema", "run_loop_task"]
@@ -224,7 +228,9 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
         return stop.outcome
     if team.no_checkpoint:
         ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
-    expected = TaskExpectations.before(task, workspace)  # before the loop, while the task's files are as meant
+    # read before the loop, while the task's files are as meant, as plan mode reads it: by the model and the rules
+    reading = RecordingModel(model, recorder)
+    expected = _expectations(task, workspace, reading, recorder, _planner(reading, recorder, team))
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, atomic_writes=omxfs_mount_of(workspace) is None,
                       agent=team.agent, team=team.agents,
                       run_id=recorder.run_dir.relative_to(workspace).as_posix() if team.agent else None)  # fmt: skip
@@ -237,9 +243,9 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
         run = agent.run(task, recorder=recorder)
         error = f"{MAX_STEPS_REACHED} ({LOOP_MAX_STEPS} model calls) without an answer" if (
             run.answer == MAX_STEPS_REACHED) else None  # fmt: skip
-        tally = run.tally
+        tally = _total(reading.tally, run.tally)
     except AgentFailed as failed:
-        error, tally = str(failed), failed.tally
+        error, tally = str(failed), _total(reading.tally, failed.tally)
     except KeyboardInterrupt:
         _end(recorder, "interrupted", mode="loop", calls=calls.made, steps_executed=calls.ran)
         raise
@@ -256,6 +262,17 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     ui.show(_summary(status, error, answer, checks, calls, recorder, team))
     ui.show(tally.line())
     return Outcome(EXIT_OK if status == "done" else EXIT_FAILED, status, error, recorder.run_dir)
+
+
+def _total(*tallies: Tally) -> Tally:
+    """The run's tokens and cost: the task's reading's and the loop's (unknown when one of them is)."""
+    used = [t for t in tallies if t.requests]
+    usage = Usage(prompt_tokens=sum(t.usage.prompt_tokens for t in used),
+                  completion_tokens=sum(t.usage.completion_tokens for t in used),
+                  cached_tokens=sum(t.usage.cached_tokens for t in used))  # fmt: skip
+    costs = [t.cost for t in used]
+    cost = None if not used or None in costs else sum(c for c in costs if c is not None)
+    return Tally(usage, sum(t.requests for t in used), cost)
 
 
 def _summary(status: str, error: str | None, answer: str | None, checks: list[CriterionCheck], calls: _Calls,
