@@ -53,11 +53,11 @@ from agent.plan_run.workflow import (
     _end,
     _expectations,
     _make_model,
-    _planner,
     _recorder,
     _sandbox,
     _sandbox_line,
     _sandbox_record,
+    _schema_refused,
     _Stop,
     _Team,
     _team,
@@ -230,7 +230,7 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
         ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
     # read before the loop, while the task's files are as meant, as plan mode reads it: by the model and the rules
     reading = RecordingModel(model, recorder)
-    expected = _expectations(task, workspace, reading, recorder, _planner(reading, recorder, team))
+    expected = _expectations(task, workspace, reading, recorder, _schema_refused(recorder))
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, atomic_writes=omxfs_mount_of(workspace) is None,
                       agent=team.agent, team=team.agents,
                       run_id=recorder.run_dir.relative_to(workspace).as_posix() if team.agent else None)  # fmt: skip

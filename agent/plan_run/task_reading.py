@@ -6,11 +6,13 @@ grammar-constrained server cannot read a file that is not there. omx's rules (``
 the same task with regular expressions; neither is trusted alone. ``TaskExpectations.before`` acts on a part of the
 task only where both readings agree (``agrees``):
 
-- an **output** is a path the model lists as one that the task names in so many words (the model reads "save it
-  as out/people.md"; the task's text proves it did not invent the path);
+- an **output** is a path the model lists, which the schema lets it pick only among the paths the task names (the
+  model reads "save it as out/people.md", which the rules do not), and a file already there only where the rules
+  read it as an output too (a small model lists the file a summary is made of);
 - a **check of the output's content** from the rules stays only where the model read the same: a count, a total or
-  a transformed input (an exact check) where the model read the kind ``exact``; N bullets, just a number, at most N
-  words, one line, a table, where it read that shape (and N);
+  a transformed input, an edit (a check of how the output follows from the input) where the model read no prose; N
+  bullets where it read bullets or N items; just a number, one line, a table, where it read that shape; at most N
+  words where it read the same N;
 - a **value** is asked (success then needs code run on the input: ``agent.plan_run.value_checks``) where either
   reading says so: withholding "success" is never an action on a wrong reading.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +36,8 @@ from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 from agent.plan_run.run_schema import workspace_paths
 
-__all__ = ["READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "read_task", "reading_schema"]
+__all__ = ["READING_SCHEMA_TITLE", "TASK_PATH", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
+__all__ += ["read_task", "reading_schema"]
 
 Kind = Literal["exact", "prose", "command"]
 Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
@@ -42,6 +46,9 @@ Says = Literal["input", "bullets", "number", "words", "one_line", "table"]
 
 #: the title of the reading's schema, by which a scripted model tells its request from the plan's
 READING_SCHEMA_TITLE = "TaskReading"
+#: a path a task names: a file with an extension, or a directory with its final slash (``data/``, ``src/lib/``)
+TASK_PATH = r"(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8}(?![\w/])|(?:[\w.-]+/)+"
+_NAMED_PATH = re.compile(rf"`?(?:{TASK_PATH})")
 
 _SYSTEM = (
     "You read a task given to a file assistant, before anyone plans it. Say which files of the workspace it reads "
@@ -79,15 +86,22 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
     """Whether the model's ``reading`` says what a check of the rules reads in the task (``number``: its N)."""
     if says == "input":  # a count, the input's lines picked or changed, a file edited: no free prose
         return reading.kind != "prose"
-    if says == "bullets":
-        return reading.shape == "bullets" and reading.count in (None, number)
+    if says == "bullets":  # the shape, or the number of items
+        return (reading.shape == "bullets" and reading.count in (None, number)) or reading.count == number
     if says == "words":
         return reading.max_words is not None and reading.max_words == number
     return reading.shape == says
 
 
-def reading_schema(workspace: Path) -> dict[str, Any]:
-    """The reading's JSON schema for ``workspace``: inputs are its files (plain strings in a large workspace)."""
+def named_paths(task: str) -> list[str]:
+    """Every path the task names, in order, once: files (``out/a.txt``) and directories with their final slash."""
+    return list(dict.fromkeys(m.group(0).strip("`") for m in _NAMED_PATH.finditer(task)))
+
+
+def reading_schema(workspace: Path, task: str) -> dict[str, Any]:
+    """The reading's JSON schema for ``task`` in ``workspace``: inputs are the workspace's files and directories
+    (plain strings in a large workspace), outputs the paths the task names, so that a grammar-constrained server
+    can neither read a file that is not there nor write one the task never named."""
     schema = TaskReading.model_json_schema()
     schema["title"] = READING_SCHEMA_TITLE
     schema["required"] = list(schema["properties"])  # a strict schema names every field
@@ -98,7 +112,12 @@ def reading_schema(workspace: Path) -> dict[str, Any]:
         choices = sorted(set(files) | set(dirs))
         if choices:
             schema["properties"]["inputs"]["items"] = {"type": "string", "enum": choices}
-    schema["properties"]["inputs"]["maxItems"] = schema["properties"]["outputs"]["maxItems"] = 20
+    schema["properties"]["inputs"]["maxItems"] = 20
+    named = named_paths(task)
+    outputs = schema["properties"]["outputs"]
+    if named:
+        outputs["items"] = {"type": "string", "enum": named}
+    outputs["maxItems"] = len(named)  # an empty enum admits nothing, and some servers refuse it: no item then
     return schema
 
 
@@ -110,7 +129,7 @@ def read_task(
     messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": f"Task: {task}"}]
     try:
         reply = complete_with_schema(
-            model, messages, reading_schema(workspace), on_refused=on_refused, schema_only=True
+            model, messages, reading_schema(workspace, task), on_refused=on_refused, schema_only=True
         )
     except LLMError as exc:
         return None, f"the request failed: {exc}"

@@ -197,7 +197,8 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         return stop.outcome
     recording = RecordingModel(model, recorder)
     planner = _planner(recording, recorder, team)
-    expected = _expectations(task, workspace, recording, recorder, planner)  # once: the planner and the checks
+    # once: the planner and the checks both judge by it
+    expected = _expectations(task, workspace, recording, recorder, planner.on_schema_refused)
     replans = _Replans(planner, task, MAX_REPLANS if options.replans is None else options.replans, expected=expected)
     try:
         plan = _valid_plan(lambda: planner.plan(task, workspace, expected), replans, workspace, ui, recorder)
@@ -214,12 +215,12 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
 
 
 def _expectations(
-    task: str, workspace: Path, model: RecordingModel, recorder: RunRecorder, planner: Planner
+    task: str, workspace: Path, model: RecordingModel, recorder: RunRecorder, on_refused: Callable[[str], None] | None
 ) -> TaskExpectations:
     """What the task asks, read before the run by the model and by omx's rules, acting where both agree
     (``agent.plan_run.task_reading``); the trace's ``task_reading`` says what each read, or why the model did not."""
     model.purpose, model.step_id = "reading", None
-    reading, why_none = read_task(model, task, workspace, on_refused=planner.on_schema_refused)
+    reading, why_none = read_task(model, task, workspace, on_refused=on_refused)
     model.purpose = "plan"
     expected = TaskExpectations.before(task, workspace, reading)
     recorder.record(RunEntry(event="task_reading", data=expected.reading or {"model": None, "why": why_none}))
@@ -234,14 +235,20 @@ def _planner(model: RecordingModel, recorder: RunRecorder, team: _Team) -> Plann
             RunEntry(event="plan_invalid", data={"attempt": attempt, "problems": problems, "reply": reply[:2000]})
         )
 
-    def on_schema_refused(error: str) -> None:  # the server took no JSON schema: JSON mode from here on
-        recorder.record(RunEntry(event="schema_refused", data={"error": error}))
-
     def on_unfit(problems: list[str]) -> None:  # a valid plan that cannot do the task: asked for again
         recorder.record(RunEntry(event="plan_unfit", data={"problems": problems}))
 
     return Planner(model, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents,
-                   on_schema_refused=on_schema_refused, on_unfit=on_unfit)  # fmt: skip
+                   on_schema_refused=_schema_refused(recorder), on_unfit=on_unfit)  # fmt: skip
+
+
+def _schema_refused(recorder: RunRecorder) -> Callable[[str], None]:
+    """What the trace hears of a server that took no JSON schema (JSON mode from here on)."""
+
+    def on_schema_refused(error: str) -> None:
+        recorder.record(RunEntry(event="schema_refused", data={"error": error}))
+
+    return on_schema_refused
 
 
 def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:

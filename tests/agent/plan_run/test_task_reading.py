@@ -58,7 +58,15 @@ def test_the_reading_is_asked_with_a_schema_whose_inputs_are_the_workspaces_file
     assert schema["title"] == READING_SCHEMA_TITLE
     assert schema["properties"]["inputs"]["items"]["enum"] == ["data", "data/log.txt", "data/users.json", "docs",
                                                                "docs/guide.md"]  # fmt: skip
+    assert schema["properties"]["outputs"]["items"]["enum"] == ["data/log.txt", "out/errors.txt"]  # the task's
     assert set(schema["required"]) == set(schema["properties"])  # strict: every field named
+
+
+def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:
+    model = ScriptedModel([marked()])
+    read_task(model, "Write a haiku about rain", ws)
+    outputs = model.requests[0]["json_mode"]["properties"]["outputs"]
+    assert outputs["maxItems"] == 0 and "enum" not in outputs["items"]  # no empty enum: some servers refuse one
 
 
 @pytest.mark.parametrize(
@@ -90,6 +98,17 @@ def test_an_output_the_task_never_names_is_not_one(ws: Path) -> None:
     assert expected.reading["outputs_of_the_model_only"] == ["out/summary.txt"]
 
 
+def test_a_file_already_there_is_an_output_only_where_the_rules_read_it_so_too(ws: Path) -> None:
+    """The 0.5B model listed the file a summary is made of as the summary's output: a check that the run wrote it
+    would fail a right run."""
+    task = "Summarise docs/guide.md in 2 bullets into out/guide.md"
+    wrong = TaskExpectations.before(task, ws, reading(outputs=["docs/guide.md"], kind="prose"))
+    assert wrong.outputs == {}
+    appended = "Append the line 'Step three.' to docs/guide.md"
+    both = TaskExpectations.before(appended, ws, reading(outputs=["docs/guide.md"], kind="command"))
+    assert list(both.outputs) == ["docs/guide.md"]
+
+
 def test_an_output_only_the_rules_read_is_not_acted_on(ws: Path) -> None:
     task = "Put the error lines of data/log.txt into out/errors.txt"
     expected = TaskExpectations.before(task, ws, reading(outputs=[]))
@@ -111,7 +130,13 @@ def test_a_transformation_the_model_reads_as_prose_is_not_checked_as_one(ws: Pat
 
 @pytest.mark.parametrize(
     ("shape", "count", "kept"),
-    [("bullets", 3, True), ("bullets", None, True), ("bullets", 4, False), ("free", None, False)],
+    [
+        ("bullets", 3, True),
+        ("bullets", None, True),
+        ("one_line", 3, True),
+        ("bullets", 4, False),
+        ("free", None, False),
+    ],
 )
 def test_n_bullets_are_checked_where_the_model_read_the_same(ws: Path, shape: str, count: int | None,
                                                              kept: bool) -> None:  # fmt: skip
