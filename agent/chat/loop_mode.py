@@ -37,32 +37,28 @@ from agent.plan_run.overwrites import overwrite_previews
 from agent.plan_run.path_previews import path_previews
 from agent.plan_run.plan import Plan, RiskLevel, validation_summary
 from agent.plan_run.risk import RiskAssessment, assess
+from agent.plan_run.run_frame import (
+    ModelFactory,
+    NotStarted,
+    Team,
+    assessment_record,
+    change_record,
+    checkpoint_record,
+    end_run,
+    read_expectations,
+    run_model,
+    run_recorder,
+    run_sandbox,
+    run_team,
+    sandbox_line,
+    sandbox_record,
+    schema_refusal_recorder,
+    workspace_dir,
+)
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.tools.inputs import TOOL_INPUTS, ToolInput
 from agent.plan_run.tools.registry import TOOLS
-from agent.plan_run.workflow import (
-    EXIT_FAILED,
-    EXIT_OK,
-    UI,
-    ModelFactory,
-    Options,
-    Outcome,
-    _assessment_record,
-    _changes,
-    _checkpoint_record,
-    _end,
-    _expectations,
-    _make_model,
-    _recorder,
-    _sandbox,
-    _sandbox_line,
-    _sandbox_record,
-    _schema_refused,
-    _Stop,
-    _Team,
-    _team,
-    _workspace,
-)
+from agent.plan_run.workflow import EXIT_FAILED, EXIT_OK, UI, Options, Outcome
 from agent.record.runs_dir import omxfs_mount_of
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox
@@ -120,7 +116,7 @@ class _Calls:
     ui: UI
     recorder: RunRecorder
     sandbox: Sandbox
-    team: _Team
+    team: Team
     ctx: ToolContext
     made: int = 0  # calls that became a step (their ids)
     ran: int = 0  # of them, those that ran
@@ -151,7 +147,7 @@ class _Calls:
         plan = Plan.model_validate({"version": 1, "goal": self.task, "risk_level": RiskLevel.LOW,
                                     "workspace_root": str(self.workspace), "steps": [step]})  # fmt: skip
         assessment = assess(plan, self.workspace, sandboxed=self.options.sandbox_mode != "off", agent=self.team.agent)
-        record = {"number": self.made, **_assessment_record(assessment)}
+        record = {"number": self.made, **assessment_record(assessment)}
         record["plan"] = plan.model_dump(mode="json", exclude_none=True)
         self.recorder.record(RunEntry(event="plan", data=record))
         self._show(plan, assessment)
@@ -183,7 +179,7 @@ class _Calls:
             lines += [f"  {line}" for line in overwrite_previews(plan, self.workspace)]
         if step.tool in ("shell", "python") and not self.sandbox_shown:
             self.sandbox_shown = True
-            lines.append(f"  {_sandbox_line(self.sandbox)}")
+            lines.append(f"  {sandbox_line(self.sandbox)}")
         self.ui.show("\n".join(lines))
 
     def _execute(self, plan: Plan) -> str:
@@ -215,22 +211,22 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     if not task.strip():
         return Outcome(EXIT_FAILED, "error", "the task is empty")
     try:
-        workspace = _workspace(options.workspace or Path.cwd())
-        sandbox = _sandbox(workspace, options)
-        team = _team(workspace, options)
-        recorder = _recorder(workspace, options)
+        workspace = workspace_dir(options.workspace or Path.cwd())
+        sandbox = run_sandbox(workspace, options.as_agent, options.sandbox_mode, options.limits)
+        team = run_team(workspace, options.as_agent, options.dry_run)
+        recorder = run_recorder(workspace, options.as_agent)
         start = {"command": "task", "mode": "loop", "agent": team.agent, "task": task, "workspace": str(workspace),
-                 "max_steps": LOOP_MAX_STEPS, "tools": list(LOOP_TOOLS), "sandbox": _sandbox_record(sandbox),
-                 **_checkpoint_record(team)}  # fmt: skip
+                 "max_steps": LOOP_MAX_STEPS, "tools": list(LOOP_TOOLS), "sandbox": sandbox_record(sandbox),
+                 **checkpoint_record(team)}  # fmt: skip
         recorder.record(RunEntry(event="start", data=start))
-        model = _make_model(model_factory, recorder)
-    except _Stop as stop:
-        return stop.outcome
+        model = run_model(model_factory, recorder)
+    except NotStarted as exc:
+        return Outcome(EXIT_FAILED, "error", exc.message, exc.run_dir)
     if team.no_checkpoint:
         ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
     # read before the loop, while the task's files are as meant, as plan mode reads it: by the model and the rules
     reading = RecordingModel(model, recorder)
-    expected = _expectations(task, workspace, reading, recorder, _schema_refused(recorder))
+    expected = read_expectations(task, workspace, reading, recorder, schema_refusal_recorder(recorder))
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, atomic_writes=omxfs_mount_of(workspace) is None,
                       agent=team.agent, team=team.agents,
                       run_id=recorder.run_dir.relative_to(workspace).as_posix() if team.agent else None)  # fmt: skip
@@ -247,7 +243,7 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     except AgentFailed as failed:
         error, tally = str(failed), _total(reading.tally, failed.tally)
     except KeyboardInterrupt:
-        _end(recorder, "interrupted", mode="loop", calls=calls.made, steps_executed=calls.ran)
+        end_run(recorder, "interrupted", mode="loop", calls=calls.made, steps_executed=calls.ran)
         raise
     checks = expected.check()
     unmet = next((c for c in checks if c.status == "not met"), None)
@@ -255,10 +251,10 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     if error is None and unmet is not None:
         error = f"a check of the task is not met: {unmet.criterion} ({unmet.detail})"
     answer = run.answer if run is not None and run.answer != MAX_STEPS_REACHED else None
-    _end(recorder, status, mode="loop", steps=run.steps if run is not None else None, calls=calls.made,
+    end_run(recorder, status, mode="loop", steps=run.steps if run is not None else None, calls=calls.made,
          steps_executed=calls.ran, produced_files=calls.produced, error=error,
          answer=preview(answer) if answer is not None else None, criteria=[c.model_dump() for c in checks],
-         **_changes(team), usage=tally.record())  # fmt: skip
+         **change_record(team), usage=tally.record())  # fmt: skip
     ui.show(_summary(status, error, answer, checks, calls, recorder, team))
     ui.show(tally.line())
     return Outcome(EXIT_OK if status == "done" else EXIT_FAILED, status, error, recorder.run_dir)
@@ -276,7 +272,7 @@ def _total(*tallies: Tally) -> Tally:
 
 
 def _summary(status: str, error: str | None, answer: str | None, checks: list[CriterionCheck], calls: _Calls,
-             recorder: RunRecorder, team: _Team) -> str:  # fmt: skip
+             recorder: RunRecorder, team: Team) -> str:  # fmt: skip
     """The end of a loop run: the model's answer, the result line with the checks, files, trace and undo lines."""
     lines = [f"Answer: {answer}"] if answer is not None else []
     ran = f"tool loop, {calls.ran} of {calls.made} tool calls run"

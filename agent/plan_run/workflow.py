@@ -6,7 +6,9 @@ criterion omx checked and found not met is a failure (exit 1); a run whose steps
 could not all check is "done" (exit 0), and its result line says how many were not checked, never "success"
 (``agent.plan_run.verdict``); the model may judge those first (``agent.plan_run.judge``), labelled as its judgement.
 A run whose checks all met yet whose asked-for value came from no code run on the input is "done, form checked,
-value not checked" (``done_unverified``, exit 0: ``agent.plan_run.value_checks``).
+value not checked" (``done_unverified``, exit 0: ``agent.plan_run.value_checks``). What every run does before and
+after its work (the workspace, record, sandbox, checkpoint, model and the task's reading; the end entry) is
+``agent.plan_run.run_frame``'s, shared with ``omx --loop``.
 
 Re-plans: after a failed step, a plan still invalid after its retry, or a run whose result omx found short
 of what the task itself asks for (``agent.plan_run.task_checks``), the model is told what went wrong
@@ -34,16 +36,32 @@ from agent.plan_run.path_previews import path_previews, undo_lines
 from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
 from agent.plan_run.planner import Planner, PlanningError, invalid_plan_text
 from agent.plan_run.resume import ResumeError, earlier_outputs
-from agent.plan_run.risk import RiskAssessment, assess
-from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, start_checkpoint
+from agent.plan_run.risk import assess
+from agent.plan_run.run_checkpoint import RunCheckpoint
+from agent.plan_run.run_frame import (
+    ModelFactory,
+    NotStarted,
+    Team,
+    assessment_record,
+    change_record,
+    checkpoint_record,
+    end_run,
+    read_expectations,
+    run_model,
+    run_recorder,
+    run_sandbox,
+    run_team,
+    sandbox_line,
+    sandbox_record,
+    schema_refusal_recorder,
+    workspace_dir,
+)
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
-from agent.plan_run.task_reading import read_task
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.verdict import UNVERIFIED_TEXT, done_text
-from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store, omxfs_mount_of, runs_root
+from agent.record.runs_dir import omxfs_mount_of
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
-from agent.sandbox.confine import Sandbox, SandboxMode, SandboxUnavailable
-from omxfs.errors import OmxError
+from agent.sandbox.confine import Sandbox, SandboxMode
 from omxfs.limits import Limits
 
 __all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Options", "Outcome"]
@@ -51,7 +69,6 @@ __all__ += ["run_plan_file", "run_task", "summary_text"]
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_DECLINED = 0, 1, 3, 4
 MAX_REPLANS = 2  # the default of Options.replans, and what the re-plan lines count up to
-ModelFactory = Callable[[], Model]
 
 
 class UI(Protocol):
@@ -87,97 +104,13 @@ class Outcome:
     reasons: list[str] = field(default_factory=list)
 
 
-class _Stop(Exception):
-    def __init__(self, outcome: Outcome) -> None:
-        self.outcome = outcome
-
-
-def _workspace(path: Path) -> Path:
-    if not path.is_dir():
-        raise _Stop(Outcome(EXIT_FAILED, "error", f"workspace {path} is not a directory"))
-    if path.resolve() == Path("/"):
-        raise _Stop(Outcome(EXIT_FAILED, "error", "the workspace cannot be / : run omx in a project directory"))
-    return path.resolve()
-
-
-def _recorder(workspace: Path, options: Options) -> RunRecorder:
-    try:
-        return RunRecorder.create(runs_root(workspace, options.as_agent))
-    except RunsError as exc:
-        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
-    except OSError as exc:
-        raise _Stop(Outcome(EXIT_FAILED, "error", f"cannot create the run directory: {exc}")) from None
-
-
-def _sandbox(workspace: Path, options: Options) -> Sandbox:
-    """The tools' sandbox; its processes carry the run's agent in OMX_AGENT, so the mount knows who they are."""
-    agent = None
-    try:
-        if options.as_agent or is_omxfs_store(workspace):
-            agent = agent_for(workspace, options.as_agent)
-    except RunsError as exc:
-        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
-    env = {"OMX_AGENT": agent} if agent else None
-    return Sandbox(workspace, mode=options.sandbox_mode, env=env, limits=options.limits)
-
-
-@dataclass(frozen=True)
-class _Team:
-    """On an omxfs mount: who this run acts as, and the team it shares the workspace with (else empty)."""
-
-    agent: str | None = None
-    agents: tuple[str, ...] = ()
-    checkpoint: RunCheckpoint | None = None  # the zone's checkpoint this run starts from
-    no_checkpoint: str | None = None  # why there is none, when the store refused one
-
-
-def _team(workspace: Path, options: Options) -> _Team:
-    if not (is_omxfs_store(workspace) and is_omxfs_mount(workspace)):
-        return _Team()
-    try:
-        agent = agent_for(workspace, options.as_agent, mounted=True)
-        agents = tuple(sorted(p.name for p in (workspace / "agents").iterdir() if p.is_dir()))
-    except RunsError as exc:
-        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc))) from None
-    except OSError as exc:
-        raise _Stop(Outcome(EXIT_FAILED, "error", f"cannot list the agents of {workspace}: {exc}")) from None
-    if options.dry_run:  # nothing is executed: nothing to undo
-        return _Team(agent, agents)
-    try:
-        return _Team(agent, agents, start_checkpoint(workspace, agent, "before an omx run"))
-    except OmxError as exc:
-        return _Team(agent, agents, no_checkpoint=exc.message)
-    except OSError as exc:
-        return _Team(agent, agents, no_checkpoint=exc.strerror or str(exc))
-
-
-def _sandbox_record(sandbox: Sandbox) -> dict[str, Any]:
-    try:
-        return sandbox.info.as_dict()
-    except SandboxUnavailable as exc:
-        return {"mechanism": "unavailable", "error": str(exc)}
-
-
-def _end(recorder: RunRecorder, status: str, **data: Any) -> None:
-    recorder.record(RunEntry(event="end", data={"status": status, **data}))
-
-
-def _make_model(factory: ModelFactory, recorder: RunRecorder) -> Model:
-    """The run's model; a run that has none (none configured, a scripted file unreadable) still ends its record."""
-    try:
-        return factory()
-    except LLMError as exc:
-        _end(recorder, "error", error=str(exc), steps_executed=0)
-        raise _Stop(Outcome(EXIT_FAILED, "error", str(exc), recorder.run_dir)) from None
-
-
 def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
     """``omx "task"``: plan it with the model, then the shared flow."""
     try:
-        workspace = _workspace(options.workspace or Path.cwd())
-        sandbox = _sandbox(workspace, options)
-        team = _team(workspace, options)
-        recorder = _recorder(workspace, options)
+        workspace = workspace_dir(options.workspace or Path.cwd())
+        sandbox = run_sandbox(workspace, options.as_agent, options.sandbox_mode, options.limits)
+        team = run_team(workspace, options.as_agent, options.dry_run)
+        recorder = run_recorder(workspace, options.as_agent)
         recorder.record(
             RunEntry(
                 event="start",
@@ -187,47 +120,34 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
                     "task": task,
                     "workspace": str(workspace),
                     "dry_run": options.dry_run,
-                    "sandbox": _sandbox_record(sandbox),
-                    **_checkpoint_record(team),
+                    "sandbox": sandbox_record(sandbox),
+                    **checkpoint_record(team),
                 },
             )
         )
-        model = _make_model(model_factory, recorder)
-    except _Stop as stop:
-        return stop.outcome
+        model = run_model(model_factory, recorder)
+    except NotStarted as exc:
+        return Outcome(EXIT_FAILED, "error", exc.message, exc.run_dir)
     recording = RecordingModel(model, recorder)
     planner = _planner(recording, recorder, team)
     # once: the planner and the checks both judge by it
-    expected = _expectations(task, workspace, recording, recorder, planner.on_schema_refused)
+    expected = read_expectations(task, workspace, recording, recorder, planner.on_schema_refused)
     replans = _Replans(planner, task, MAX_REPLANS if options.replans is None else options.replans, expected=expected)
     try:
         plan = _valid_plan(lambda: planner.plan(task, workspace, expected), replans, workspace, ui, recorder)
     except PlanningError as exc:
-        _end(recorder, "planning_failed", error=str(exc), steps_executed=0, **replans.record(),
+        end_run(recorder, "planning_failed", error=str(exc), steps_executed=0, **replans.record(),
              usage=recording.tally.record())  # fmt: skip
         ui.show(recording.tally.line())
         return Outcome(EXIT_FAILED, "planning_failed", str(exc), recorder.run_dir)
     except KeyboardInterrupt:  # Ctrl-C while the model plans: the trace still ends, as one interrupted in a step
-        _end(recorder, "interrupted", steps_executed=0, usage=recording.tally.record())
+        end_run(recorder, "interrupted", steps_executed=0, usage=recording.tally.record())
         raise
     return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task,
                            replans=replans, expected=expected)  # fmt: skip
 
 
-def _expectations(
-    task: str, workspace: Path, model: RecordingModel, recorder: RunRecorder, on_refused: Callable[[str], None] | None
-) -> TaskExpectations:
-    """What the task asks, read before the run by the model and by omx's rules, acting where both agree
-    (``agent.plan_run.task_reading``); the trace's ``task_reading`` says what each read, or why the model did not."""
-    model.purpose, model.step_id = "reading", None
-    reading, why_none = read_task(model, task, workspace, on_refused=on_refused)
-    model.purpose = "plan"
-    expected = TaskExpectations.before(task, workspace, reading)
-    recorder.record(RunEntry(event="task_reading", data=expected.reading or {"model": None, "why": why_none}))
-    return expected
-
-
-def _planner(model: RecordingModel, recorder: RunRecorder, team: _Team) -> Planner:
+def _planner(model: RecordingModel, recorder: RunRecorder, team: Team) -> Planner:
     """The run's planner, whose invalid replies and the server's refusal of the plan's schema go to the trace."""
 
     def on_invalid(attempt: int, reply: str, problems: str) -> None:
@@ -239,16 +159,7 @@ def _planner(model: RecordingModel, recorder: RunRecorder, team: _Team) -> Plann
         recorder.record(RunEntry(event="plan_unfit", data={"problems": problems}))
 
     return Planner(model, on_invalid=on_invalid, workspace_agent=team.agent, team=team.agents,
-                   on_schema_refused=_schema_refused(recorder), on_unfit=on_unfit)  # fmt: skip
-
-
-def _schema_refused(recorder: RunRecorder) -> Callable[[str], None]:
-    """What the trace hears of a server that took no JSON schema (JSON mode from here on)."""
-
-    def on_schema_refused(error: str) -> None:
-        recorder.record(RunEntry(event="schema_refused", data={"error": error}))
-
-    return on_schema_refused
+                   on_schema_refused=schema_refusal_recorder(recorder), on_unfit=on_unfit)  # fmt: skip
 
 
 def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
@@ -260,10 +171,10 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
         return Outcome(EXIT_FAILED, "error", str(exc))
     start = options.from_step or plan.steps[0].id
     try:
-        workspace = _workspace(options.workspace or Path(plan.workspace_root))
-        sandbox = _sandbox(workspace, options)
-        team = _team(workspace, options)
-        recorder = _recorder(workspace, options)
+        workspace = workspace_dir(options.workspace or Path(plan.workspace_root))
+        sandbox = run_sandbox(workspace, options.as_agent, options.sandbox_mode, options.limits)
+        team = run_team(workspace, options.as_agent, options.dry_run)
+        recorder = run_recorder(workspace, options.as_agent)
         plan = plan.model_copy(update={"workspace_root": str(workspace)})
         recorder.record(
             RunEntry(
@@ -274,8 +185,8 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
                     "from_step": options.from_step,
                     "workspace": str(workspace),
                     "dry_run": options.dry_run,
-                    "sandbox": _sandbox_record(sandbox),
-                    **_checkpoint_record(team),
+                    "sandbox": sandbox_record(sandbox),
+                    **checkpoint_record(team),
                 },
             )
         )
@@ -283,9 +194,9 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
         needs_model = limit > 0 or any(step.tool == "llm" and step.id >= start for step in plan.steps)
         if needs_model:
             recorder.write_plan(plan)  # the plan is known: the record of a run refused for want of a model has it
-        model = _make_model(model_factory, recorder) if needs_model else _optional_model(plan, model_factory)
-    except _Stop as stop:
-        return stop.outcome
+        model = run_model(model_factory, recorder) if needs_model else _optional_model(plan, model_factory)
+    except NotStarted as exc:
+        return Outcome(EXIT_FAILED, "error", exc.message, exc.run_dir)
     recording = RecordingModel(model, recorder) if model is not None else None
     # the saved plan's goal is the task a re-plan is asked for; omx does not check it as a person's own words
     planner = _planner(recording, recorder, team) if recording is not None and limit > 0 else None
@@ -378,7 +289,7 @@ def _decide_and_run(
     recorder: RunRecorder,
     sandbox: Sandbox,
     model: RecordingModel | None,
-    team: _Team,
+    team: Team,
     earlier: dict[int, str] | None = None,
     task: str | None = None,  # ``omx "TASK"``'s own words, whose outputs omx checks itself (not a saved plan's)
     replans: _Replans | None = None,  # re-plans after a failed step: who makes them, how many are left
@@ -388,7 +299,7 @@ def _decide_and_run(
     replans.plans += 1
     recorder.write_plan(plan)
     assessment = assess(plan, workspace, sandboxed=options.sandbox_mode != "off", agent=team.agent)
-    record = _assessment_record(assessment)
+    record = assessment_record(assessment)
     if replans.planner is not None:  # every plan of a run that may re-plan is in its trace, whole
         record |= {"number": replans.plans, "plan": plan.model_dump(mode="json", exclude_none=True)}
     recorder.record(RunEntry(event="plan", data=record))
@@ -409,11 +320,11 @@ def _decide_and_run(
         reused = f"{reused} run again" if before else "every step runs"
         ui.show(f"Resuming at step {options.from_step}: {reused} (the risk above is the whole plan's)")
     if any(step.tool in ("shell", "python") for step in plan.steps):
-        ui.show(_sandbox_line(sandbox))
+        ui.show(sandbox_line(sandbox))
     kept = f" (the earlier plans: {recorder.run_dir / 'plans'})" if replans.plans > 1 else ""
     ui.show(f"Plan saved: {recorder.plan_path}{kept}")
     if options.dry_run:
-        _end(recorder, "dry_run", steps_executed=0, **replans.record(), **_usage(model))
+        end_run(recorder, "dry_run", steps_executed=0, **replans.record(), **_usage(model))
         _show_usage(ui, model)
         if assessment.confirmable:
             ui.show("This plan moves or deletes files (HIGH risk): it would run only when confirmed at the prompt, "
@@ -430,13 +341,13 @@ def _decide_and_run(
         approval = confirm(assessment, yes=options.yes, ask=ui.ask, ask_text=ui.ask_text)
     except Refused as exc:
         recorder.record(RunEntry(event="confirmation", data={"decision": "refused", "reasons": exc.reasons}))
-        _end(recorder, "refused", steps_executed=0, reasons=exc.reasons, **replans.record(), **_usage(model))
+        end_run(recorder, "refused", steps_executed=0, reasons=exc.reasons, **replans.record(), **_usage(model))
         _show_usage(ui, model)
         message = "refused: the plan is HIGH risk:\n" + "\n".join(f"  - {r}" for r in exc.reasons)
         return Outcome(EXIT_REFUSED, "refused", message, recorder.run_dir, reasons=exc.reasons)
     except Declined as exc:
         recorder.record(RunEntry(event="confirmation", data={"decision": "declined"}))
-        _end(recorder, "declined", steps_executed=0, **replans.record(), **_usage(model))
+        end_run(recorder, "declined", steps_executed=0, **replans.record(), **_usage(model))
         _show_usage(ui, model)
         return Outcome(EXIT_DECLINED, "declined", str(exc), recorder.run_dir)
     recorder.record(RunEntry(event="confirmation", data={"decision": "approved", "how": approval}))
@@ -457,14 +368,14 @@ def _decide_and_run(
             result = judged(result, task, workspace, model)
         again = _replan(plan, result, workspace, ui, recorder, replans) if _may_replan(result, replans) else None
     except KeyboardInterrupt:
-        _end(recorder, "interrupted", **replans.record())
+        end_run(recorder, "interrupted", **replans.record())
         raise
     if again is not None:
         recorder.archive_plan(replans.plans)  # plan.json and outputs/ are the new plan's, for --from-step
         # a re-plan runs whole: --from-step and the outputs it reused were the first plan's
         return _decide_and_run(again, workspace, replace(options, from_step=None), ui, recorder, sandbox, model,
                                team, task=task, replans=replans, expected=expected)  # fmt: skip
-    _end(
+    end_run(
         recorder,
         result.status,
         steps_executed=result.steps_executed,
@@ -472,7 +383,7 @@ def _decide_and_run(
         error=result.error,
         criteria=[check.model_dump() for check in result.criteria],
         **replans.record(),
-        **_changes(team),
+        **change_record(team),
         **_usage(model),
     )
     ui.show(summary_text(result, recorder, team.checkpoint, replans.made))
@@ -552,25 +463,6 @@ def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path, workspace
     return "\n".join(lines)
 
 
-def _checkpoint_record(team: _Team) -> dict[str, Any]:
-    """The start entry's word on the run's checkpoint: which one, or why there is none."""
-    if team.checkpoint is not None:
-        return {"checkpoint": team.checkpoint.record()}
-    return {"checkpoint_error": team.no_checkpoint} if team.no_checkpoint else {}
-
-
-def _changes(team: _Team) -> dict[str, Any]:
-    """The end entry's diff stat of the zone since the run's checkpoint, for ``omx replay``."""
-    if team.checkpoint is None:
-        return {}
-    try:
-        return {"changes": change_stat(team.checkpoint)}
-    except OmxError as exc:
-        return {"changes_error": exc.message}
-    except OSError as exc:
-        return {"changes_error": exc.strerror or str(exc)}
-
-
 def _usage(model: RecordingModel | None) -> dict[str, Any]:
     """The run's tokens and cost for its end line, when it has a model."""
     return {"usage": model.tally.record()} if model is not None else {}
@@ -580,23 +472,6 @@ def _show_usage(ui: UI, model: RecordingModel | None) -> None:
     """The last line of every run that had a model: its tokens and cost."""
     if model is not None:
         ui.show(model.tally.line())
-
-
-def _sandbox_line(sandbox: Sandbox) -> str:
-    try:
-        info = sandbox.info
-    except SandboxUnavailable as exc:
-        return f"Sandbox: none: {exc}"
-    return f"Sandbox: {info.mechanism}; files: {info.filesystem}; network: {info.network}; limits: {info.limits}"
-
-
-def _assessment_record(assessment: RiskAssessment) -> dict[str, Any]:
-    return {
-        "risk_level": assessment.level.value,
-        "computed": assessment.computed.value,
-        "model_label": assessment.model_label.value,
-        "reasons": [str(f) for f in assessment.findings],
-    }
 
 
 def summary_text(
