@@ -6,7 +6,8 @@ it as tool results it can correct; a failure to reach the model is the user's to
 Many local models (llama.cpp, Ollama) write their calls in the reply's text instead of sending native tool calls:
 a reply that is nothing but such calls (``agent.chat.text_tool_calls``) is run the same way, its results sent back
 in a user message, and the trace marks those calls ``source: text``. A call that repeats one that failed, or
-whose argument is a text omx sent (a nudge, an error), is not run: the model is told so (``agent.chat.repeats``).
+whose argument is a text omx sent (a nudge, an error), is not run: the model is told so (``agent.chat.repeats``);
+after ``REFUSED_IN_A_ROW`` such calls in a row the loop ends with ``STUCK``, not at max steps.
 
 The context discipline is wired in here, each part behind a ``context:`` setting that is off by default
 (``agent.context`` holds the parts): the messages live in an append-only context, every request is measured
@@ -61,6 +62,12 @@ if TYPE_CHECKING:
     from agent.prompting import Session
 
 MAX_STEPS_REACHED = "max steps reached"
+#: the answer of a loop ended because the model kept sending calls it was told not to send again
+STUCK = "stopped: the model sent calls it was told not to send again"
+#: calls refused in a row (repeats of failed calls, echoes) that end the loop with ``STUCK``
+REFUSED_IN_A_ROW = 3
+#: the answers of a loop that ended without one
+UNANSWERED = frozenset({MAX_STEPS_REACHED, STUCK})
 NO_ANSWER = "the model gave an empty answer"
 OUTPUT_MISMATCH = "error: your answer does not meet the OUTPUT REQUIREMENT"
 TEXT_CALLS_FOLLOW_UP = "Those are the results of your tool calls: call a tool again, or answer in plain text."
@@ -209,7 +216,7 @@ class Agent:
                 recorder.record(RunEntry(event="end", data=end))
             raise AgentFailed(exc, run.tally, recorder.run_dir if recorder is not None else None) from None
         if recorder is not None and own:
-            status = "max_steps" if result.answer == MAX_STEPS_REACHED else "answered"
+            status = {MAX_STEPS_REACHED: "max_steps", STUCK: "stuck"}.get(result.answer, "answered")
             end = {"status": status, "answer": preview(result.answer), "answer_digest": digest(result.answer),
                    "steps": result.steps, "usage": result.tally.record()}  # fmt: skip
             recorder.record(RunEntry(event="end", data=end))
@@ -250,6 +257,7 @@ class _Run:
         self.measures: list[RequestMeasure] = []
         self.tool_errors: list[str] = []
         self.repeats = RepeatGuard()  # failed calls and omx's own words, which are answered, not run again
+        self.refused_in_a_row = 0
         self.recitation = TodoRecitation() if self.settings.todo_recitation else None
         system = agent.config.system_prompt
         if self.recitation is not None:
@@ -271,25 +279,27 @@ class _Run:
     def loop(self) -> AgentRun:
         while self.steps < self.agent.config.max_steps:
             reply = self._request()
+            content = reply.content or ""
             if self.recitation is not None:
-                self.recitation.update_from_output(reply.content or "")
-            if not reply.tool_calls:
-                written = parse_text_tool_calls(reply.content or "")
-                if written is not None:  # a local model's calls, written in the reply instead of sent natively
-                    self._run_text_calls(reply.content or "", written)
+                self.recitation.update_from_output(content)
+            if reply.tool_calls:
+                self.context.append_message(reply.as_message())
+                for call in reply.tool_calls:
+                    result, error = self._call(call)
+                    self.context.append_message({"role": "tool", "tool_call_id": call.id, "content": result},
+                                                is_error=error)  # fmt: skip
+            elif (written := parse_text_tool_calls(content)) is not None:
+                self._run_text_calls(content, written)  # a local model's calls, written in the reply's text
+            elif self._should_retry(content):
+                self._preserve_and_retry(content)
+                continue
+            else:
+                self.context.append_message({"role": "assistant", "content": content})
+                if not self._parse_output(content):
                     continue
-                if self._should_retry(reply.content or ""):
-                    self._preserve_and_retry(reply.content or "")
-                    continue
-                self.context.append_message({"role": "assistant", "content": reply.content or ""})
-                if not self._parse_output(reply.content or ""):
-                    continue
-                return self._result(reply.content or NO_ANSWER)
-            self.context.append_message(reply.as_message())
-            for call in reply.tool_calls:
-                result, error = self._call(call)
-                self.context.append_message({"role": "tool", "tool_call_id": call.id, "content": result},
-                                            is_error=error)  # fmt: skip
+                return self._result(content or NO_ANSWER)
+            if self.refused_in_a_row >= REFUSED_IN_A_ROW:  # told so three times, it will not change course
+                return self._result(STUCK)
         return self._result(MAX_STEPS_REACHED)
 
     def _call(self, call: ToolCall, problem: str | None = None) -> tuple[str, bool]:
@@ -300,6 +310,7 @@ class _Run:
         """
         self.calls.append(call)
         refused = self.repeats.refusal(call) if problem is None else None
+        self.refused_in_a_row = self.refused_in_a_row + 1 if refused is not None else 0
         if refused is not None:
             self._record_repeat(call, refused)
             self.repeats.said(refused.message)

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent.chat.loop import MAX_STEPS_REACHED, Agent, AgentConfig, AgentFailed, AgentRun
+from agent.chat.loop import MAX_STEPS_REACHED, UNANSWERED, Agent, AgentConfig, AgentFailed, AgentRun
 from agent.chat.tool_manager import ToolManager
 from agent.model.llm import Usage
 from agent.model.pricing import Tally
@@ -237,8 +237,7 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     run: AgentRun | None = None
     try:
         run = agent.run(task, recorder=recorder)
-        error = f"{MAX_STEPS_REACHED} ({LOOP_MAX_STEPS} model calls) without an answer" if (
-            run.answer == MAX_STEPS_REACHED) else None  # fmt: skip
+        error = _unanswered(run.answer)
         tally = _total(reading.tally, run.tally)
     except AgentFailed as failed:
         error, tally = str(failed), _total(reading.tally, failed.tally)
@@ -250,7 +249,7 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     status = "failed" if error or unmet else "done"
     if error is None and unmet is not None:
         error = f"a check of the task is not met: {unmet.criterion} ({unmet.detail})"
-    answer = run.answer if run is not None and run.answer != MAX_STEPS_REACHED else None
+    answer = run.answer if run is not None and run.answer not in UNANSWERED else None
     end_run(recorder, status, mode="loop", steps=run.steps if run is not None else None, calls=calls.made,
          steps_executed=calls.ran, produced_files=calls.produced, error=error,
          answer=preview(answer) if answer is not None else None, criteria=[c.model_dump() for c in checks],
@@ -292,3 +291,10 @@ def _summary(status: str, error: str | None, answer: str | None, checks: list[Cr
     lines.append(f"Replay: omx replay {recorder.run_dir}")
     lines += team.checkpoint.lines() if team.checkpoint is not None else []
     return "\n".join(lines)
+
+
+def _unanswered(answer: str) -> str | None:
+    """Why the loop ended without an answer (None: it answered)."""
+    if answer == MAX_STEPS_REACHED:
+        return f"{MAX_STEPS_REACHED} ({LOOP_MAX_STEPS} model calls) without an answer"
+    return answer if answer in UNANSWERED else None

@@ -9,7 +9,7 @@ from typing import Any
 from click.testing import CliRunner
 
 import cli.omx
-from agent.chat.loop import TEXT_CALLS_FOLLOW_UP, Agent, AgentConfig
+from agent.chat.loop import REFUSED_IN_A_ROW, STUCK, TEXT_CALLS_FOLLOW_UP, Agent, AgentConfig
 from agent.chat.tool_manager import ToolManager
 from agent.model.llm import ScriptedModel
 from tests.support.sandbox import sandbox_or_skip
@@ -108,3 +108,29 @@ def test_a_call_that_echoes_omxs_words_is_not_run(tmp_path: Path) -> None:
     ]
     shown = CliRunner().invoke(cli.omx.main, ["replay", str(run.run_dir)])
     assert "(model call 2, written as text): not run, it repeats a message omx sent" in shown.output
+
+
+def test_three_refused_calls_in_a_row_end_the_loop_not_max_steps(tmp_path: Path) -> None:
+    """The 0.5B model in omx --loop called a tool that does not exist 20 times, each repeat refused, until max
+    steps, 244 s; told three times in a row, it is stopped, and the run says why."""
+    sandbox_or_skip(tmp_path)
+    replies = [call(FAILING, "a"), *(call(FAILING, f"r{i}") for i in range(5)), "never asked"]
+    model = ScriptedModel(replies)
+    run = Agent(AgentConfig(runs_dir=tmp_path / "runs", max_steps=10), model=model,
+                tools=ToolManager(workspace=tmp_path)).run("Divide by zero.")  # fmt: skip
+    assert run.answer == STUCK
+    assert run.steps == 1 + REFUSED_IN_A_ROW  # the failed call, then three refused repeats
+    assert len(model.requests) == 1 + REFUSED_IN_A_ROW
+    (end,) = [e["data"] for e in trace(run.run_dir) if e.get("event") == "end"]
+    assert end["status"] == "stuck"
+
+
+def test_a_call_that_runs_between_refusals_starts_the_count_again(tmp_path: Path) -> None:
+    sandbox_or_skip(tmp_path)
+    fine = "print('ok')"
+    replies = [call(FAILING, "a"), call(FAILING, "b"), call(FAILING, "c"), call(fine, "d"), call(FAILING, "e"),
+               call(FAILING, "f"), "done"]  # fmt: skip
+    run = Agent(AgentConfig(max_steps=10), model=ScriptedModel(replies), tools=ToolManager(workspace=tmp_path)).run(
+        "Try."
+    )
+    assert run.answer == "done"
