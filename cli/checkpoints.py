@@ -21,6 +21,7 @@ from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.checkpoints import ZoneHistory, diff, restore
 from omxfs.checkpoints.review import Review, accept, discard, pending_diff
+from omxfs.shell_line import shell_line
 from omxfs.snapshots.record import Snapshots
 from omxfs.store.workspace import Workspace
 from omxfs.view.locate import store_path
@@ -112,7 +113,8 @@ def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, ac
         click.echo(json.dumps([m.summary() for m in made], indent=2))
         return
     if not made:
-        click.echo(f"no checkpoints of {name} yet (make one with `omxfs checkpoint {workspace} --as {name}`)")
+        make = shell_line("omxfs", "checkpoint", workspace, "--as", name)
+        click.echo(f"no checkpoints of {name} yet (make one with `{make}`)")
         return
     click.echo(f"{'ID':>4}  {'TIME':27}  {'BY':12}  {'CHANGED':>7}  {'ADDED':>10}  MESSAGE")
     for m in made:
@@ -162,7 +164,8 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
     """
     with friendly_errors(), store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
-        done = restore(history, _actor(ws, actor), history.resolve(checkpoint_id), paths)
+        acting = _actor(ws, actor)
+        done = restore(history, acting, history.resolve(checkpoint_id), paths)
     what = ", ".join(done.paths) if done.paths else f"the zone of {name}"
     click.echo(f"restored {what} to checkpoint {done.checkpoint} ({done.files} file(s))")
     if done.removed:  # not "0 file(s)" alone, which reads like nothing happened
@@ -171,7 +174,7 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
         click.echo(f"not restored (only a program or root makes them): {', '.join(done.skipped)}", err=True)
     if not done.owners_kept:
         click.echo("owners: not root, so every restored node is yours", err=True)
-    click.echo(f"undo with: omxfs restore {workspace} {name} {done.undo}")
+    click.echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
 
 
 @click.command("accept")
@@ -186,9 +189,10 @@ def accept_command(workspace: Path, name: str, actor: str | None) -> None:
     """
     with friendly_errors(), store_of(workspace) as ws:
         review = Review(ws, ws.require_known(name))
-        done = accept(review, _actor(ws, actor))
+        acting = _actor(ws, actor)
+        done = accept(review, acting)
     click.echo(f"accepted {name}'s review{' (an interrupted accept, finished)' if done.resumed else ''}")
-    click.echo(f"undo with: omxfs restore {workspace} {name} {done.undo}")
+    click.echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
 
 
 @click.command("discard")

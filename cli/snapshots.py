@@ -18,6 +18,7 @@ from cli.acting import who
 from cli.checkpoints import store_of
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
+from omxfs.shell_line import shell_line
 from omxfs.snapshots import Brought, Snapshots, require_supervisor, restore_snapshot, take
 from omxfs.store.workspace import Workspace
 from omxfs.view.sandbox import VIEW_ENV
@@ -95,13 +96,14 @@ def restore_command(workspace: Path, snapshot_id: str, zone: str | None, actor: 
     with friendly_errors(), store_of(workspace) as ws:
         acting = _supervisor(ws, actor)
         done = restore_snapshot(ws, acting, Snapshots(ws).resolve(snapshot_id), zone=zone)
-    _report(workspace, done, zone)
+    _report(workspace, done, zone, acting)
 
 
-def _report(workspace: Path, done: Brought, zone: str | None) -> None:
+def _report(workspace: Path, done: Brought, zone: str | None, acting: str) -> None:
+    """What the restore did, and the commands that undo it, each with the supervisor who restored as its --as."""
     if zone is not None:
         click.echo(f"restored agents/{zone}/ as in snapshot {done.snapshot}")
-        click.echo(f"undo with: omxfs restore {workspace} {zone} {done.zones[zone]}")
+        click.echo(f"undo with: {shell_line('omxfs', 'restore', workspace, zone, done.zones[zone], '--as', acting)}")
         return
     click.echo(
         f"restored snapshot {done.snapshot}: {len(done.zones)} zone(s), {done.files} collaborative file(s) as new "
@@ -117,9 +119,11 @@ def _report(workspace: Path, done: Brought, zone: str | None) -> None:
         click.echo(f"made since the snapshot, left as they are: {listed}")
     for where, why in done.not_restored.items():
         click.echo(f"not restored: {where}: {why}", err=True)
-    click.echo(f"undo with: omxfs snapshot restore {workspace} {done.undo_snapshot}")
+    if done.undo_snapshot is not None:
+        line = shell_line("omxfs", "snapshot", "restore", workspace, done.undo_snapshot, "--as", acting)
+        click.echo(f"undo with: {line}")
     for owner, undo in done.zones.items():
-        click.echo(f"  (or one zone: omxfs restore {workspace} {owner} {undo})")
+        click.echo(f"  (or one zone: {shell_line('omxfs', 'restore', workspace, owner, undo, '--as', acting)})")
     if done.not_restored:
         raise SystemExit(1)
 
@@ -135,7 +139,7 @@ def snapshots(workspace: Path, as_json: bool) -> None:
         click.echo(json.dumps([s.summary() for s in made], indent=2))
         return
     if not made:
-        click.echo(f"no snapshots yet (a supervisor makes one with `omxfs snapshot {workspace}`)")
+        click.echo(f"no snapshots yet (a supervisor makes one with `{shell_line('omxfs', 'snapshot', workspace)}`)")
         return
     click.echo(f"{'ID':>4}  {'TIME':27}  {'BY':12}  {'ZONES':>5}  {'FILES':>5}  {'DELIV':>5}  {'DOCS':>4}  MESSAGE")
     for s in made:

@@ -103,15 +103,16 @@ def run(
 
 def _tell_pending(ws: Workspace, workspace: Path, agent: str) -> None:
     """After a review run (``omxfs run --review``, ``omx --as NAME --review``): the pending change's stat and the
-    commands that show, apply and drop it."""
+    commands that show, apply and drop it, as the run's agent (its owner may accept or discard it)."""
     from omxfs.checkpoints.review import Review, pending_diff
+    from omxfs.shell_line import shell_line
 
     pending = pending_diff(Review(ws, agent))
     stat = f"{len(pending.added)} added, {len(pending.modified)} modified, {len(pending.deleted)} deleted"
     click.echo(f"omxfs run: held for review in {agent}'s zone: {stat}", err=True)
-    click.echo(f"  show:    omxfs diff {workspace} {agent} --review", err=True)
-    click.echo(f"  apply:   omxfs accept {workspace} {agent}", err=True)
-    click.echo(f"  drop:    omxfs discard {workspace} {agent}", err=True)
+    click.echo(f"  show:    {shell_line('omxfs', 'diff', workspace, agent, '--review')}", err=True)
+    click.echo(f"  apply:   {shell_line('omxfs', 'accept', workspace, agent, '--as', agent)}", err=True)
+    click.echo(f"  drop:    {shell_line('omxfs', 'discard', workspace, agent, '--as', agent)}", err=True)
 
 
 #: the host's directories a view replaces with empty ones of its own (``sandbox.bwrap_args``)

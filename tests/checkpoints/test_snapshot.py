@@ -95,7 +95,7 @@ def test_a_restore_brings_everything_back_forward_with_its_history(mount: Callab
         "1 realtime document(s) (2 field(s)) by new operations"
     ), done.stdout
     assert "made since the snapshot, left as they are: 1 files" in done.stdout
-    assert f"undo with: omxfs snapshot restore {m.root} 2" in lines
+    assert f"undo with: omxfs snapshot restore {m.root} 2 --as boss" in lines
 
     # collaborative: a new version with the snapshot's content; every older version still there
     history = ws.collab.history("plan.md")
@@ -144,7 +144,7 @@ def test_zone_restores_only_that_zone(ws: Workspace) -> None:
     done = omxfs("snapshot", "restore", str(ws.root), "1", "--zone", "alice", "--as", "boss")
     assert done.stdout.splitlines() == [
         "restored agents/alice/ as in snapshot 1",
-        f"undo with: omxfs restore {ws.root} alice 2",
+        f"undo with: omxfs restore {ws.root} alice 2 --as boss",
     ]
     assert tree_state(ws.root / "agents/alice") == alice
     assert tree_state(ws.root / "agents/bob") == bob  # not this zone
