@@ -4,11 +4,12 @@ Each test runs the real command that prints a line (``omxfs restore``, ``accept`
 restore``), in a directory beside a workspace whose name has a space, given relative as people type it; takes the
 printed line as it is; runs it with ``bash -c`` in the same directory and environment (root with no OMX_AGENT, as
 CI runs, or the unprivileged user that owns the workspace); and checks that it succeeds and does what it says.
-``omxfs`` on the PATH is this checkout's.
+``omxfs`` and ``omx`` on the PATH are this checkout's.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -22,30 +23,31 @@ import pytest
 
 from omxfs.checkpoints.review import Review
 from omxfs.store import Workspace
-from tests.fuse.conftest import clean_env
+from tests.fuse.conftest import Mount, clean_env
 from tests.support.unprivileged import as_nobody, nobody_dir
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 OMXFS = [sys.executable, "-m", "cli.omxfs"]
 NAME = "my ws"  # the workspace as the person names it: relative, with a space
 
-#: the ``omxfs`` command a person runs, as the package's console script is, but of this checkout's code (the one
-#: under test, wherever the virtual environment's editable install points)
-COMMAND = f"""#!{sys.executable}
+#: the ``omxfs`` and ``omx`` commands a person runs, as the package's console scripts are, but of this checkout's
+#: code (the one under test, wherever the virtual environment's editable install points)
+COMMAND = """#!{python}
 import sys
-sys.path.insert(0, {str(CHECKOUT)!r})
-from cli.omxfs import main
+sys.path.insert(0, {checkout!r})
+from cli.{name} import main
 sys.exit(main())
 """
 
 
 @pytest.fixture(scope="module")
 def bin_dir() -> Iterator[Path]:
-    """A directory every user may read, with the ``omxfs`` command in it."""
+    """A directory every user may read, with the ``omxfs`` and ``omx`` commands in it."""
     where = Path(tempfile.mkdtemp(prefix="omx-printed-bin-"))
     os.chmod(where, 0o755)
-    (where / "omxfs").write_text(COMMAND)
-    os.chmod(where / "omxfs", 0o755)
+    for name in ("omxfs", "omx"):
+        (where / name).write_text(COMMAND.format(python=sys.executable, checkout=str(CHECKOUT), name=name))
+        os.chmod(where / name, 0o755)
     try:
         yield where
     finally:
@@ -58,7 +60,7 @@ def _on_path(bin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def person_env() -> dict[str, str]:
-    """The person's environment: no OMX_AGENT, this checkout's ``omxfs`` first on the PATH (``_on_path``)."""
+    """The person's environment: no OMX_AGENT, this checkout's commands first on the PATH (``_on_path``)."""
     return {**clean_env(), "PYTHONPATH": str(CHECKOUT)}
 
 
@@ -78,10 +80,17 @@ def printed(output: str, label: str) -> str:
     return found[0].removesuffix(")") if label.startswith("(") else found[0]
 
 
-def pasted(line: str, here: Path) -> subprocess.CompletedProcess[str]:
-    """``line`` pasted into the person's shell in ``here``; it must succeed."""
+def pasted(line: str, here: Path, answer: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``line`` pasted into the person's shell in ``here`` (who answers a prompt with ``answer``); it must succeed."""
     done = subprocess.run(
-        ["bash", "-c", line], cwd=here, env=person_env(), capture_output=True, text=True, timeout=120, check=False
+        ["bash", "-c", line],
+        cwd=here,
+        env=person_env(),
+        input=answer,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, f"pasted {line!r}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
@@ -201,3 +210,64 @@ def test_the_undo_line_of_a_restore_works_for_the_agent_s_own_unprivileged_user(
     assert line.startswith("omxfs restore 'my ws' alice ") and line.endswith(" --as alice"), line
     as_user(line)
     assert zone_notes.read_text() == "second\n"
+
+
+def test_the_changes_and_undo_lines_of_an_omx_run_on_a_mount_work_pasted(tmp_path: Path) -> None:
+    """``omx agent`` in a mount whose path has a space: its ``Changes:`` and ``Undo:`` lines, pasted where the
+    person is (beside the mount), show the run's change and undo it."""
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent: the mount needs it")
+    pytest.importorskip("pyfuse3", reason="pyfuse3 is not installed")
+    store = Workspace.init(tmp_path / NAME, agents=["alice", "bob"])
+    root = tmp_path / "my mount"
+    root.mkdir()
+    registry: list[Mount] = []
+    mounted = Mount(store.root, root, "alice", registry)
+    try:
+        zone = root / "agents/alice"
+        (zone / "keep.md").write_text("A\n")
+        code = "open('agents/alice/keep.md', 'w').write('B\\n'); open('agents/alice/new.md', 'w').write('n\\n')"
+        replies = tmp_path / "replies.json"
+        call = {"content": None, "tool_calls": [{"name": "python", "arguments": {"code": code}}]}
+        replies.write_text(json.dumps([call, {"content": "done"}]))
+        done = subprocess.run(
+            [sys.executable, "-m", "cli.omx", "agent", "--model", f"scripted:{replies}", "edit and add"],
+            cwd=root, env=person_env(), capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (zone / "keep.md").read_text() == "B\n"
+        show, undo = printed(done.stderr, "Changes: "), printed(done.stderr, "Undo: ")
+        assert show.startswith(f"omxfs diff {shlex.quote(str(root))} alice "), show
+        assert "new.md" in pasted(show, tmp_path).stdout
+        pasted(undo, tmp_path)
+        assert (zone / "keep.md").read_text() == "A\n" and not (zone / "new.md").exists()
+    finally:
+        assert not mounted.teardown()
+
+
+def test_the_line_a_dry_run_prints_runs_the_plan(tmp_path: Path) -> None:
+    """``omx --dry-run -w "my dir"``: the ``omx run PLAN`` line it prints, pasted, runs the saved plan there."""
+    (tmp_path / "my dir").mkdir()
+    plan = {
+        "version": 1,
+        "goal": "Write hi to out.md",
+        "risk_level": "LOW",
+        "workspace_root": ".",
+        "steps": [
+            {"id": 1, "description": "write", "tool": "write_text", "inputs": {"path": "out.md", "content": "hi\n"}}
+        ],
+        "success_criteria": [],
+    }
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([json.dumps(plan)]))
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.omx", "write hi to out.md", "-w", "my dir", "--dry-run", "--model",
+         f"scripted:{replies}"],
+        cwd=tmp_path, env=person_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "my dir/out.md").exists()
+    line = printed(done.stdout + done.stderr, "Run the plan with: ")
+    assert line.startswith("omx run ") and line.endswith("/plan.json'"), line
+    pasted(line, tmp_path, answer="y\n")
+    assert (tmp_path / "my dir/out.md").read_text() == "hi\n"

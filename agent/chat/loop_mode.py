@@ -62,6 +62,7 @@ from agent.plan_run.workflow import EXIT_FAILED, EXIT_OK, UI, Options, Outcome
 from agent.record.runs_dir import omxfs_mount_of
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox
+from omxfs.shell_line import shell_line
 
 __all__ = ["LOOP_MAX_STEPS", "LOOP_TOOLS", "NEVER_SUCCESS", "loop_schema", "run_loop_task"]
 
@@ -288,7 +289,7 @@ def _summary(status: str, error: str | None, answer: str | None, checks: list[Cr
         lines.append("Produced files:")
         lines += [f"  {path}" for path in calls.produced]
     lines.append(f"Trace: {recorder.trace_path}")
-    lines.append(f"Replay: omx replay {recorder.run_dir}")
+    lines.append(f"Replay: {shell_line('omx', 'replay', recorder.run_dir)}")
     lines += team.checkpoint.lines() if team.checkpoint is not None else []
     return "\n".join(lines)
 

@@ -26,6 +26,7 @@ from agent.plan_run.value_checks import value_check
 from agent.plan_run.verdict import UNMET_SUGGESTION, run_status, unmet_error
 from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, now, preview
 from agent.sandbox.confine import OUTPUT_LIMIT
+from omxfs.shell_line import acting_as, shell_line
 
 __all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
 
@@ -109,9 +110,10 @@ def _note(result: ToolResult) -> str | None:
 class Executor:
     """Executes plans in one workspace, writing each step to the run's trace."""
 
-    def __init__(self, ctx: ToolContext, recorder: RunRecorder) -> None:
+    def __init__(self, ctx: ToolContext, recorder: RunRecorder, *, as_agent: str | None = None) -> None:
         self.ctx = ctx
         self.recorder = recorder
+        self.as_agent = as_agent  # omx's --as, which the printed command that runs the plan again must carry
 
     def execute(
         self,
@@ -270,7 +272,7 @@ class Executor:
 
     def _suggestion(self, step: Step, outcome: StepOutcome) -> str:
         plan = self.recorder.plan_path
-        rerun = f"omx run {plan} --from-step {step.id}"
+        rerun = shell_line("omx", "run", plan, "--from-step", step.id, *acting_as(self.as_agent))
         if outcome.error_type == "LLMError":  # the model failed, not the step: nothing in the plan to fix
             kind, attempts = str(outcome.details.get("kind", "other")), int(outcome.details.get("attempts", 1))
             return advice(kind, attempts, rerun)

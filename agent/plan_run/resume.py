@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agent.plan_run.plan import Plan
 from agent.record.trace import OUTPUTS_DIR
+from omxfs.shell_line import acting_as, shell_line
 
 __all__ = ["ResumeError", "earlier_outputs"]
 
@@ -20,8 +21,9 @@ class ResumeError(Exception):
     """The plan cannot resume at that step; the message says which step it can resume at."""
 
 
-def earlier_outputs(plan: Plan, plan_path: Path, from_step: int) -> dict[int, str]:
-    """The saved outputs of the steps before ``from_step`` that the steps from it on refer to."""
+def earlier_outputs(plan: Plan, plan_path: Path, from_step: int, as_agent: str | None = None) -> dict[int, str]:
+    """The saved outputs of the steps before ``from_step`` that the steps from it on refer to. ``as_agent``: the
+    run's --as, which the command an error prints carries too."""
     ids = [step.id for step in plan.steps]
     if from_step not in ids:
         raise ResumeError(f"the plan has no step {from_step}; its steps are {', '.join(map(str, ids))}")
@@ -39,6 +41,6 @@ def earlier_outputs(plan: Plan, plan_path: Path, from_step: int) -> dict[int, st
                 raise ResumeError(
                     f"step {step.id} uses the output of step {ref.step_id}, which {directory} does not hold "
                     f"(that step did not run there); start at step {ref.step_id}: "
-                    f"omx run {plan_path} --from-step {ref.step_id}"
+                    + shell_line("omx", "run", plan_path, "--from-step", ref.step_id, *acting_as(as_agent))
                 ) from None
     return outputs

@@ -28,6 +28,7 @@ from agent.view import in_view
 from omxfs.checkpoints import ZoneHistory
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.errors import OmxError
+from omxfs.shell_line import shell_line
 from omxfs.store.workspace import Workspace
 from omxfs.view.locate import store_beneath
 
@@ -45,8 +46,8 @@ class RunCheckpoint:
 
     def lines(self) -> list[str]:
         return [
-            f"Changes: omxfs diff {self.workspace} {self.zone} {self.number}",
-            f"Undo:    omxfs restore {self.workspace} {self.zone} {self.number} --as {self.zone}",
+            f"Changes: {shell_line('omxfs', 'diff', self.workspace, self.zone, self.number)}",
+            f"Undo:    {shell_line('omxfs', 'restore', self.workspace, self.zone, self.number, '--as', self.zone)}",
         ]
 
 

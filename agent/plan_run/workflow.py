@@ -63,6 +63,7 @@ from agent.record.runs_dir import omxfs_mount_of
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox, SandboxMode
 from omxfs.limits import Limits
+from omxfs.shell_line import acting_as, shell_line
 
 __all__ = ["EXIT_DECLINED", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "UI", "Options", "Outcome"]
 __all__ += ["run_plan_file", "run_task", "summary_text"]
@@ -166,7 +167,11 @@ def run_plan_file(plan_path: Path, options: Options, ui: UI, model_factory: Mode
     """``omx run plan.json``: re-execute a saved plan (in its workspace unless --workspace says otherwise)."""
     try:
         plan = load_plan(plan_path)
-        earlier = earlier_outputs(plan, plan_path, options.from_step) if options.from_step is not None else {}
+        earlier = (
+            earlier_outputs(plan, plan_path, options.from_step, options.as_agent)
+            if options.from_step is not None
+            else {}
+        )
     except (PlanError, ResumeError) as exc:
         return Outcome(EXIT_FAILED, "error", str(exc))
     start = options.from_step or plan.steps[0].id
@@ -331,7 +336,8 @@ def _decide_and_run(
                     "with the number of paths it moves or deletes typed (--yes is no answer)")  # fmt: skip
         elif assessment.level is RiskLevel.HIGH:
             ui.show("This plan would be refused (HIGH risk):\n" + "\n".join(f"  - {r}" for r in assessment.reasons))
-        ui.show(f"Dry run: nothing was executed. Run the plan with: omx run {recorder.plan_path}")
+        rerun = shell_line("omx", "run", recorder.plan_path, *acting_as(options.as_agent))
+        ui.show(f"Dry run: nothing was executed. Run the plan with: {rerun}")
         return Outcome(EXIT_OK, "dry_run", run_dir=recorder.run_dir)
     if assessment.level is RiskLevel.MEDIUM or assessment.confirmable:  # a person is about to be asked: show what
         changes = overwrite_previews(plan, workspace)  # the writes will change
@@ -363,7 +369,9 @@ def _decide_and_run(
     try:
         if expected is None and task is not None:
             expected = TaskExpectations.before(task, workspace)
-        result = Executor(ctx, recorder).execute(plan, from_step=options.from_step, earlier=earlier, expected=expected)
+        result = Executor(ctx, recorder, as_agent=options.as_agent).execute(
+            plan, from_step=options.from_step, earlier=earlier, expected=expected
+        )
         if options.judge and model is not None:
             result = judged(result, task, workspace, model)
         again = _replan(plan, result, workspace, ui, recorder, replans) if _may_replan(result, replans) else None
@@ -505,6 +513,6 @@ def summary_text(
     if result.suggestion:
         lines.append(f"Next: {result.suggestion}")
     lines.append(f"Trace: {recorder.trace_path}")
-    lines.append(f"Replay: omx replay {recorder.run_dir}")
+    lines.append(f"Replay: {shell_line('omx', 'replay', recorder.run_dir)}")
     lines += checkpoint.lines() if checkpoint is not None else []
     return "\n".join(lines)
