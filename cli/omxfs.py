@@ -15,6 +15,7 @@ from cli.errors import ClosedPipeQuiet, friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.errors import MountError, OmxError
 from omxfs.fuse import mounts
+from omxfs.shell_line import shell_line
 from omxfs.store import Workspace
 from omxfs.store.daemon_log import last_refusals
 from omxfs.store.layout import META_DIR
@@ -158,7 +159,9 @@ def status(path: Path | None) -> None:
         target = os.path.abspath(path)
         state = mounts.probe(target)
         if state is mounts.State.STALE:
-            raise MountError(f"{target} is a stale mount (its daemon died): run `omxfs umount {target}`")
+            raise MountError(
+                f"{target} is a stale mount (its daemon died): run `{shell_line('omxfs', 'umount', target)}`"
+            )
         if state is mounts.State.UNRESPONSIVE:
             raise MountError(f"{target} does not answer (its daemon is stopped, hung or swamped)")
         ws = Workspace(path)
@@ -231,12 +234,12 @@ def _print_mounts() -> None:
     for mountpoint in found:
         state = mounts.probe(mountpoint)
         if state is mounts.State.STALE:
-            click.echo(f"{mountpoint}: stale (its daemon died): run `omxfs umount {mountpoint}`")
+            click.echo(f"{mountpoint}: stale (its daemon died): run `{shell_line('omxfs', 'umount', mountpoint)}`")
             continue
         if state is mounts.State.UNRESPONSIVE:
             click.echo(
                 f"{mountpoint}: not answering within {mounts.PROBE_TIMEOUT:g} s (its daemon is stopped, hung or "
-                f"swamped): `omxfs umount {mountpoint}` unmounts it"
+                f"swamped): `{shell_line('omxfs', 'umount', mountpoint)}` unmounts it"
             )
             continue
         records = [r for r in read_records(Path(mountpoint, META_DIR)) if r.mountpoint == mountpoint]

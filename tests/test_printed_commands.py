@@ -271,3 +271,15 @@ def test_the_line_a_dry_run_prints_runs_the_plan(tmp_path: Path) -> None:
     assert line.startswith("omx run ") and line.endswith("/plan.json'"), line
     pasted(line, tmp_path, answer="y\n")
     assert (tmp_path / "my dir/out.md").read_text() == "hi\n"
+
+
+def test_the_init_line_of_a_directory_that_is_no_workspace_makes_it_one(tmp_path: Path) -> None:
+    (tmp_path / NAME).mkdir()
+    refused = subprocess.run(
+        [*OMXFS, "snapshots", NAME], cwd=tmp_path, env=person_env(), capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    line = refused.stderr.split("run `", 1)[1].split("`", 1)[0]
+    assert line == "omxfs init 'my ws'", line
+    pasted(line, tmp_path)
+    assert Workspace(tmp_path / NAME).agents() == []

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from omxfs.errors import MountError
 from omxfs.process import pid_alive
+from omxfs.shell_line import shell_line
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import read_records
 from omxfs.store.names import AGENT_NAME, AGENT_RULE
@@ -188,21 +189,22 @@ def check_mountpoint(mountpoint: str, mountinfo: Path = MOUNTINFO) -> None:
     if mount_at(mountpoint, mountinfo) is None and not os.path.lexists(mountpoint):
         raise MountError(f"mountpoint {mountpoint} does not exist: create it with `mkdir`", errno.ENOENT)
     state = probe(mountpoint, mountinfo)
+    umount = shell_line("omxfs", "umount", mountpoint)
     if state is State.STALE:
         raise MountError(
-            f"{mountpoint} is a stale mount (its daemon died): run `omxfs umount {mountpoint}` "
-            f"(or `fusermount3 -u {mountpoint}`), then mount again",
+            f"{mountpoint} is a stale mount (its daemon died): run `{umount}` "
+            f"(or `{shell_line('fusermount3', '-u', mountpoint)}`), then mount again",
             errno.ENOTCONN,
         )
     if state is State.UNRESPONSIVE:
         raise MountError(
-            f"{mountpoint} is a mount whose daemon does not answer: unmount it with `omxfs umount {mountpoint}`",
+            f"{mountpoint} is a mount whose daemon does not answer: unmount it with `{umount}`",
             errno.EBUSY,
         )
     if state is State.LIVE:
         raise MountError(
-            f"{mountpoint} is already an omxfs mount: see `omxfs status {mountpoint}`, "
-            f"or unmount it with `omxfs umount {mountpoint}`",
+            f"{mountpoint} is already an omxfs mount: see `{shell_line('omxfs', 'status', mountpoint)}`, "
+            f"or unmount it with `{umount}`",
             errno.EBUSY,
         )
     if state is State.OTHER:
@@ -263,7 +265,8 @@ def preflight(ws_path: str, mountpoint: str, agent: str, *, device: Path | None 
     if not ws.config.knows(agent):
         raise MountError(
             f"agent {agent!r} is not in the workspace {ws_path}: pass --as NAME (one of: "
-            f"{', '.join(ws.agents()) or 'none yet'}) or add it with `omxfs init {ws_path} --agent {agent}`",
+            f"{', '.join(ws.agents()) or 'none yet'}) or add it with "
+            f"`{shell_line('omxfs', 'init', ws_path, '--agent', agent)}`",
             errno.EACCES,
         )
     return store

@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
+from omxfs.shell_line import named, shell_line
 from omxfs.store.atomic import create_exclusive, read_bytes, sync_dir
 from omxfs.store.layout import BLOB, META_DIR, SNAPSHOT_RECORD, SNAPSHOTS, TMP
 from omxfs.store.names import check_agent, check_doc_id, relative_path
@@ -206,7 +207,7 @@ def require_supervisor(ws: Workspace, actor: str) -> str:
     if not supervisors:
         raise ZoneDenied(
             "this workspace has no supervisor, and only a supervisor snapshots or restores the whole workspace: "
-            f"add one with `omxfs init {ws.root} --supervisor NAME`"
+            f"add one with `{shell_line('omxfs', 'init', named(ws.root), '--supervisor', 'NAME')}`"
         )
     ws.require_actor(actor)
     if actor not in supervisors:
@@ -235,7 +236,10 @@ class Snapshots:
         try:
             raw = read_bytes(self.dir, PurePosixPath(f"{number}.json"))
         except NotFound:
-            raise NotFound(f"this workspace has no snapshot {number} (see `omxfs snapshots {self.ws.root}`)") from None
+            raise NotFound(
+                f"this workspace has no snapshot {number} "
+                f"(see `{shell_line('omxfs', 'snapshots', named(self.ws.root))}`)"
+            ) from None
         snapshot = load_snapshot(raw, where)
         if snapshot.number != number:
             raise StoreCorrupt(f"{where}: the file says it is snapshot {snapshot.number}")
@@ -260,14 +264,19 @@ class Snapshots:
         numbers = self.numbers()
         if text in ("last", "latest"):
             if not numbers:
-                raise NotFound(f"this workspace has no snapshot yet (make one with `omxfs snapshot {self.ws.root}`)")
+                raise NotFound(
+                    "this workspace has no snapshot yet "
+                    f"(make one with `{shell_line('omxfs', 'snapshot', named(self.ws.root))}`)"
+                )
             return numbers[-1]
         try:
             value = int(text)
         except ValueError:
             raise InvalidInput(f"{text!r} names no snapshot: give its id (a number) or 'last'") from None
         if value not in numbers:
-            raise NotFound(f"this workspace has no snapshot {text} (see `omxfs snapshots {self.ws.root}`)")
+            raise NotFound(
+                f"this workspace has no snapshot {text} (see `{shell_line('omxfs', 'snapshots', named(self.ws.root))}`)"
+            )
         return value
 
     def create(self, snapshot: Snapshot) -> Snapshot:

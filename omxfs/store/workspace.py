@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from omxfs.errors import NotFound, ZoneDenied
+from omxfs.shell_line import shell_line
 from omxfs.store import audit as audit_log
 from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir, held_dir
 from omxfs.store.collab import CollabZone
@@ -36,7 +37,10 @@ class Workspace:
         self.root = Path(root)
         self.meta = self.root / META_DIR
         if not (self.meta / CONFIG).is_file():
-            raise NotFound(f"{self.root} is not an omx workspace (no {META_DIR}/config.toml): run `omxfs init {root}`")
+            raise NotFound(
+                f"{self.root} is not an omx workspace (no {META_DIR}/config.toml): "
+                f"run `{shell_line('omxfs', 'init', root)}`"
+            )
         self.writer = AtomicWriter(self.meta / TMP)
         self.locks = Locks(self.meta / LOCKS)
         self._config: tuple[tuple[int, int], Config] | None = None
