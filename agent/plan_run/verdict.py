@@ -3,9 +3,9 @@
 - **failed** (exit 1): a criterion is not met, by omx's check or by the model's judgement. A judgement of "not met"
   fails the run although a judgement of "met" cannot make one a success: a false "failed" makes the person look at
   a file the detail names; a false "success" is believed, which is the error this module exists to prevent.
-- **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds,
-  and where the task asks for a value, that value came from code this run ran on its input
-  (``agent.plan_run.value_checks``). Prose of a shape (N bullets, at most N words) asks no value: its shape met is
+- **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds
+  (not counting the check that code made the value: code that copies its input made it too), and where the task
+  asks for a value, that value came from code this run ran on its input (``agent.plan_run.value_checks``). Prose of a shape (N bullets, at most N words) asks no value: its shape met is
   its success.
 - **done_unverified** (exit 0, "done, form checked, value not checked"): every check met, yet the value the task
   asked for (a count, a total, an answer, an exact result) came from no code run on its input. omx's reading of the
@@ -40,7 +40,7 @@ def run_status(checks: list[CriterionCheck]) -> RunStatus:
     rest = [c for c in checks if c.source != "code"]
     if not all(c.status == "met" and c.by == "omx" for c in rest):
         return "done"
-    if not any(c.about_content for c in checks):
+    if not any(c.about_content for c in rest):  # that code made the value says nothing of what the file holds
         return "done"
     # prose of a shape (N bullets, at most N words): the shape met is what success means for it, as docs/omx.md says
     return "success" if all(c.status == "met" for c in values) else "done_unverified"
