@@ -5,8 +5,8 @@
   a file the detail names; a false "success" is believed, which is the error this module exists to prevent.
 - **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds
   (not counting the check that code made the value: code that copies its input made it too), and where the task
-  asks for a value, that value came from code this run ran on its input (``agent.plan_run.value_checks``). Prose of a shape (N bullets, at most N words) asks no value: its shape met is
-  its success.
+  asks for a value, that value came from code this run ran on its input (``agent.plan_run.value_checks``). Prose
+  of a shape (N bullets, at most N words) asks no value: its shape met is its success.
 - **done_unverified** (exit 0, "done, form checked, value not checked"): every check met, yet the value the task
   asked for (a count, a total, an answer, an exact result) came from no code run on its input. omx's reading of the
   task (``agent.plan_run.task_checks``) may find such a value wrong and ask for another try, but its "met" never
