@@ -84,8 +84,8 @@ def test_diff_shows_an_agents_work_in_its_view_and_restore_undoes_it_exactly(
 
     restored = omxfs("restore", str(ws), "alice", "1", "--as", "alice").stdout
     assert tree_state(zone) == before
-    undo = restored.strip().splitlines()[-1].split()[-1]
-    assert restored.strip().endswith(f"omxfs restore {ws} alice {undo}")
+    undo = restored.strip().splitlines()[-1].split()[-3]
+    assert restored.strip().endswith(f"omxfs restore {ws} alice {undo} --as alice")
     omxfs("restore", str(ws), "alice", undo, "--as", "alice")
     assert tree_state(zone) == after
     assert after["disk.img"]["data"] is not None  # sparse, and compared as such

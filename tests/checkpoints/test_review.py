@@ -101,14 +101,14 @@ def test_a_review_run_is_seen_by_nobody_else_until_accepted_and_the_accept_is_un
     assert "-alpha" in text and "+beta" in text  # the same output as omxfs diff: a unified diff of notes.md
     accepted = omxfs("accept", str(ws), "alice", "--as", "boss").stdout
     undo = accepted.splitlines()[-1].split()
-    assert undo[:5] == ["undo", "with:", "omxfs", "restore", str(ws)]
+    assert undo[:6] == ["undo", "with:", "omxfs", "restore", str(ws), "alice"] and undo[7:] == ["--as", "boss"]
     assert _listing(zone) == seen  # the zone is now what the review run saw
     assert (shared / "agents/alice/notes.md").read_text() == "beta\nsecond line\n"
     assert _bob_reads(ws, ok).splitlines()[:1] == ["beta"]
     assert not (ws / ".omxfs/reviews/alice").exists()
     trail = [r["action"] for r in Workspace(ws).audit_trail().records]
     assert any(a.startswith("accept review") for a in trail)
-    omxfs("restore", str(ws), "alice", undo[-1], "--as", "boss")
+    omxfs("restore", str(ws), "alice", undo[6], "--as", "boss")
     assert tree_state(zone) == before  # the accept undone, exactly
 
 
