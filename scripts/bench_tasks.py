@@ -1,10 +1,10 @@
-"""Run omx on a suite of everyday tasks with a real model, and judge each by the files it produced (issue 28).
+"""Run omx on a suite of everyday tasks with a real model, and judge each by the files it produced.
 
     .venv/bin/python scripts/bench_tasks.py --model openai/local-model --api-base http://127.0.0.1:8080/v1
         [--part tuning|held-out|all] [--tasks N] [--only NAME ...] [--timeout S] [--json FILE] [--replans N]
         [--response-format MODE] [--loop]
 
-The tasks (scripts/bench_suite/) are of seed 004's three scenarios: file summaries, batch text work and controlled
+The tasks (scripts/bench_suite/) are of three scenarios: file summaries, batch text work and controlled
 commands, over some twenty kinds (moves, CSV sums, conversions, a haiku...), each phrased three ways or more. They
 are in two parts: ``tuning``, the 35 tasks omx's rules were written from and some added ones, and ``held-out``,
 drawn once by seed from the added ones (scripts/bench_split.json): run, scored and reported, never studied to write

@@ -183,7 +183,7 @@ class Agent:
         self._previous_request: str | None = None  # the last request sent: what a provider's cache holds
 
     def process(self, prompt: str, *, mode: str | None = None) -> str:
-        """The final answer, or "max steps reached" (seed TC-Agent-001...004)."""
+        """The final answer, or "max steps reached" when the loop ran out of model calls."""
         return self.run(prompt, mode=mode).answer
 
     def run(

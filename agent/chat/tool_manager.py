@@ -77,7 +77,7 @@ class Tool:
 
 
 class ToolManager:
-    """The tools an agent may call, by name; ``python`` is always there (seed TC-Tool-003 uses it unregistered)."""
+    """The tools an agent may call, by name; ``python`` is always there, registered or not."""
 
     def __init__(self, timeout: float = 30, *, workspace: Path | None = None) -> None:
         self.timeout = timeout
@@ -115,7 +115,7 @@ class ToolManager:
         return sorted(self._tools)
 
     def execute_tool(self, name: str, input: str) -> str:
-        """The tool's output, or an error text for the model; raises nothing (seed TC-Tool-002...004)."""
+        """The tool's output, or an error text for the model (unknown tool, failure, timeout); raises nothing."""
         tool = self._tools.get(name)
         if tool is None:
             return f"error: unknown tool: {name}; available tools: {', '.join(self.names) or 'none'}"

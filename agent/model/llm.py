@@ -1,9 +1,9 @@
-"""Model access: one small ``Model`` protocol, litellm behind it, and a scripted model for tests (seed 000 LLM).
+"""Model access: one small ``Model`` protocol, litellm behind it, and a scripted model for tests.
 
 Everything above this module talks to ``Model.complete`` and gets a ``ModelReply`` back, so the planner, the
 agent loop and the tests never see litellm. litellm costs about two seconds to import and fetches a price list
 from the internet unless told not to, so it is imported on the first real call, never at module import.
-``LiteLLMModel.stream`` sends the same request as ``complete`` with ``stream=True`` (seed 002 §4 streaming), so
+``LiteLLMModel.stream`` sends the same request as ``complete`` with ``stream=True``, so
 one configuration serves the blocking agent loop and streamed responses.
 """
 
@@ -33,7 +33,7 @@ __all__ += ["ToolChoiceModel", "model_from_settings", "timeout_from_env"]
 
 log = logging.getLogger("omx.llm")
 
-#: seed 000 LLM.call precondition: a prompt is shorter than this
+#: ``LLM.call``'s precondition: a prompt is shorter than this
 CALL_LIMIT = 10_000
 
 
@@ -318,7 +318,7 @@ MARKED_ONLY = frozenset({"TaskReading"})
 
 
 class ScriptedModel:
-    """A ``Model`` for tests (STYLE lesson 9): replies in the given order, and a record of every request.
+    """A ``Model`` for tests (no real model in them): replies in the given order, and a record of every request.
 
     A reply marked ``"for": TITLE`` answers the first request asked with a JSON schema of that title, wherever it is
     queued, and no other request; unmarked replies answer the rest in order (``MARKED_ONLY``: titles that never take
@@ -452,7 +452,7 @@ class LLM:
         self.last_request_id: str | None = None
 
     def call(self, prompt: str) -> str:
-        """The reply's text; a failed call returns its clear "LLM error: ..." line, as seed TC-LLM-002 asks."""
+        """The reply's text; a failed model call returns its clear "LLM error: ..." line instead of raising."""
         if not prompt:
             raise ValueError("prompt must not be empty")
         if len(prompt) > CALL_LIMIT:

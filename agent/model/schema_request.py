@@ -1,4 +1,4 @@
-"""Asking for a reply that is a JSON object of a JSON schema, as strongly as the server allows (issue 28).
+"""Asking for a reply that is a JSON object of a JSON schema, as strongly as the server allows.
 
 The schema goes as ``response_format`` json_schema, so a server that supports it (llama.cpp, vLLM, Ollama, OpenAI)
 cannot decode anything but its shape. A server that refuses it (a 400) is asked in JSON mode, and the caller

@@ -1,4 +1,4 @@
-"""The checkpoint an omx run on an omxfs workspace starts with (issue 27): what shows the run's changes and undoes
+"""The checkpoint an omx run on an omxfs workspace starts with: what shows the run's changes and undoes
 them.
 
 Where it is made:
