@@ -49,7 +49,7 @@ from agent.plan_run.criteria import (
     quoted_texts,
 )
 from agent.plan_run.output_shape import OutputShape, shape_of
-from agent.plan_run.task_reading import Says, TaskReading, agree
+from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree
 from agent.plan_run.task_transforms import (
     Listing,
     changes_case,
@@ -65,7 +65,7 @@ __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "told"]
 #: the label of a check omx derived from the task's own words, beside the plan's criteria
 FROM_THE_TASK = " (from the task)"
 
-_PATH = r"(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8})(?![\w/])"
+_PATH = rf"(?P<path>{FILE_PATH})"
 _AFTER_TO = re.compile(rf"\b(?:to|into)\s+(?:the\s+file\s+)?`?{_PATH}")
 _AFTER_IN = re.compile(rf"\bin\s+`?{_PATH}")
 _NUMBER = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
@@ -106,16 +106,11 @@ class ContentCheck:
     judge: Callable[[str], Verdict]
     exact: bool = True
     says: Says = "input"  # what of the task it reads: how the output follows from the input, or one shape
+    number: int | None = None  # the N of N bullets or at most N words
 
     def agrees_with(self, reading: TaskReading) -> bool:
         """Whether the model read the task the same way (``agent.plan_run.task_reading``)."""
         return agree(self.says, self.number, reading)
-
-    @property
-    def number(self) -> int | None:
-        """The N of N bullets or at most N words."""
-        found = _numbers_in(self.criterion)
-        return found[0] if found else None
 
     def on(self, target: Path) -> Verdict:
         if not target.is_file():
@@ -143,10 +138,6 @@ def _state(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
-
-
-def _exists(workspace: Path, name: str) -> bool:
-    return (workspace / name).exists()
 
 
 def _read(path: Path) -> str | None:
@@ -227,7 +218,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     counts: set[int] = set()
     read = _reader(task, workspace)
     if (bullets := _bullet_count(task)) is not None:
-        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), False, "bullets"))
+        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), False, "bullets", bullets))
     counted = _COUNT_OF.search(task)
     source = read(counted.group("input")) if counted else None
     inputs = [name for name in _named(task) if name != path and read(name) is not None]
@@ -261,7 +252,7 @@ def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[Content
     words = _AT_MOST_WORDS.search(task)
     if words:
         limit = _number(words.group(1))
-        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), False, "words"))
+        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), False, "words", limit))
     if _ONE_LINE.search(task):
         checks.append(ContentCheck(f"{path} has 1 line", _one_line, False, "one_line"))
     # the lines are read from X, or the output has a shape of its own (bullets, a number, N words, one line): what
@@ -340,7 +331,7 @@ def _agreement(
 ) -> dict[str, Any]:
     """What the trace says of the two readings: the model's, and what omx left out where they differ."""
     return {
-        "model": reading.record(),
+        "model": reading.model_dump(),
         "outputs": sorted(outputs),
         "outputs_of_the_rules_only": sorted(set(rules) - set(outputs)),
         "outputs_of_the_model_only": sorted(set(reading.outputs) - set(outputs)),
@@ -389,9 +380,8 @@ class TaskExpectations:
             listed = [name for name in _named(task) if reading.lists_output(name)]
             # a file that is there is changed in place only where the rules read it so too: a small model lists
             # the file a summary is made of as its output
-            outputs = {
-                name: _state(workspace / name) for name in listed if name in rules or not _exists(workspace, name)
-            }
+            agreed = [name for name in listed if name in rules or not (workspace / name).exists()]
+            outputs = {name: _state(workspace / name) for name in agreed}
         content, counts = _content_checks(task, next(iter(outputs)), workspace) if len(outputs) == 1 else ([], set())
         kept = content if reading is None else [check for check in content if check.agrees_with(reading)]
         said = {_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}

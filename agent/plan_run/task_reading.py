@@ -36,7 +36,7 @@ from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 from agent.plan_run.run_schema import workspace_paths
 
-__all__ = ["READING_SCHEMA_TITLE", "TASK_PATH", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
+__all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
 __all__ += ["read_task", "reading_schema"]
 
 Kind = Literal["exact", "prose", "command"]
@@ -46,9 +46,10 @@ Says = Literal["input", "bullets", "number", "words", "one_line", "table"]
 
 #: the title of the reading's schema, by which a scripted model tells its request from the plan's
 READING_SCHEMA_TITLE = "TaskReading"
-#: a path a task names: a file with an extension, or a directory with its final slash (``data/``, ``src/lib/``)
-TASK_PATH = r"(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8}(?![\w/])|(?:[\w.-]+/)+"
-_NAMED_PATH = re.compile(rf"`?(?:{TASK_PATH})")
+#: a file a task names: a path with an extension (``out/a.txt``); omx's rules read the task's files the same way
+FILE_PATH = r"(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8}(?![\w/])"
+#: a path a task names: a file, or a directory with its final slash (``data/``, ``src/lib/``)
+_NAMED_PATH = re.compile(rf"`?(?:{FILE_PATH}|(?:[\w.-]+/)+)")
 
 _SYSTEM = (
     "You read a task given to a file assistant, before anyone plans it. Say which files of the workspace it reads "
@@ -77,9 +78,6 @@ class TaskReading(BaseModel):
 
     def lists_output(self, path: str) -> bool:
         return os.path.normpath(path) in {os.path.normpath(p) for p in self.outputs}
-
-    def record(self) -> dict[str, Any]:
-        return self.model_dump()
 
 
 def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
