@@ -17,7 +17,6 @@ not, or when the loop ended without an answer (max steps, an LLM error).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from functools import partial
@@ -28,9 +27,8 @@ from pydantic import ValidationError
 
 from agent.chat.loop import MAX_STEPS_REACHED, UNANSWERED, Agent, AgentConfig, AgentFailed, AgentRun
 from agent.chat.tool_manager import ToolManager
-from agent.model.llm import Usage
 from agent.model.pricing import Tally
-from agent.plan_run.confirm import Declined, Refused, confirm
+from agent.plan_run.confirm import Declined, Refused, confirm, inline_value
 from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import Executor
 from agent.plan_run.overwrites import overwrite_previews
@@ -172,7 +170,7 @@ class _Calls:
     def _show(self, plan: Plan, assessment: RiskAssessment) -> None:
         """The call as the person judges it: the tool and its inputs, the risk and why, what it changes."""
         step = plan.steps[0]
-        shown = ", ".join(f"{k}: {_inline(v)}" for k, v in step.inputs.model_dump(exclude_none=True).items())
+        shown = ", ".join(f"{k}: {inline_value(v)}" for k, v in step.inputs.model_dump(exclude_none=True).items())
         lines = [f"Call {step.id}: [{step.tool}] {shown}", f"  Risk: {assessment.level.value}"]
         lines += [f"    - {finding}" for finding in assessment.findings]
         lines += [f"  {line}" for line in path_previews(plan, self.workspace)]
@@ -198,12 +196,6 @@ class _Calls:
         if len(output) > MAX_RESULT_CHARS:
             return output[:MAX_RESULT_CHARS] + f"\n[cut: {len(output)} characters in all; read less at a time]"
         return output
-
-
-def _inline(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= 100 else text[:97] + "..."
 
 
 def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -> Outcome:
@@ -239,9 +231,9 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     try:
         run = agent.run(task, recorder=recorder)
         error = _unanswered(run.answer)
-        tally = _total(reading.tally, run.tally)
+        tally = Tally.combined(reading.tally, run.tally)
     except AgentFailed as failed:
-        error, tally = str(failed), _total(reading.tally, failed.tally)
+        error, tally = str(failed), Tally.combined(reading.tally, failed.tally)
     except KeyboardInterrupt:
         end_run(recorder, "interrupted", mode="loop", calls=calls.made, steps_executed=calls.ran)
         raise
@@ -258,17 +250,6 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     ui.show(_summary(status, error, answer, checks, calls, recorder, team))
     ui.show(tally.line())
     return Outcome(EXIT_OK if status == "done" else EXIT_FAILED, status, error, recorder.run_dir)
-
-
-def _total(*tallies: Tally) -> Tally:
-    """The run's tokens and cost: the task's reading's and the loop's (unknown when one of them is)."""
-    used = [t for t in tallies if t.requests]
-    usage = Usage(prompt_tokens=sum(t.usage.prompt_tokens for t in used),
-                  completion_tokens=sum(t.usage.completion_tokens for t in used),
-                  cached_tokens=sum(t.usage.cached_tokens for t in used))  # fmt: skip
-    costs = [t.cost for t in used]
-    cost = None if not used or None in costs else sum(c for c in costs if c is not None)
-    return Tally(usage, sum(t.requests for t in used), cost)
 
 
 def _summary(status: str, error: str | None, answer: str | None, checks: list[CriterionCheck], calls: _Calls,

@@ -93,6 +93,18 @@ class Tally:
             f"in {self.requests} request{plural}; {price}"
         )
 
+    @classmethod
+    def combined(cls, *tallies: Tally) -> Tally:
+        """The tokens and cost of several tallies of one run; the cost is unknown where one of them has a reply
+        from an unpriced model, as ``add`` keeps it."""
+        used = [t for t in tallies if t.requests]
+        usage = Usage(prompt_tokens=sum(t.usage.prompt_tokens for t in used),
+                      completion_tokens=sum(t.usage.completion_tokens for t in used),
+                      cached_tokens=sum(t.usage.cached_tokens for t in used))  # fmt: skip
+        costs = [t.cost for t in used]
+        cost = None if not used or None in costs else sum(c for c in costs if c is not None)
+        return cls(usage, sum(t.requests for t in used), cost)
+
     def record(self) -> dict[str, Any]:
         """For the trace's end line."""
         return {**self.usage.model_dump(), "requests": self.requests, "cost_usd": self.cost}

@@ -19,7 +19,7 @@ from agent.plan_run.plan import Plan, RiskLevel
 from agent.plan_run.risk import RiskAssessment
 from agent.plan_run.tools.inputs import REF_PATTERN
 
-__all__ = ["Decision", "Declined", "Refused", "confirm", "decide", "render_plan"]
+__all__ = ["Decision", "Declined", "Refused", "confirm", "decide", "inline_value", "render_plan"]
 
 
 class Decision(enum.Enum):
@@ -49,7 +49,8 @@ def decide(level: RiskLevel, *, yes: bool, confirmable: bool = False) -> Decisio
     return Decision.ASK
 
 
-def _inline(value: Any) -> str:
+def inline_value(value: Any) -> str:
+    """An input's value on one line of at most 100 characters; a reference as the step whose output it is."""
     if isinstance(value, dict) and set(value) == {"ref"} and (match := REF_PATTERN.match(str(value["ref"]))):
         return f"<output of step {match.group(1)}>"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -66,7 +67,7 @@ def render_plan(plan: Plan, assessment: RiskAssessment) -> str:
     for step in plan.steps:
         lines.append(f"  {step.id}. [{step.tool}] {step.description}")
         for name, value in step.inputs.model_dump(exclude_none=True).items():
-            lines.append(f"       {name}: {_inline(value)}")
+            lines.append(f"       {name}: {inline_value(value)}")
     if plan.success_criteria:
         lines.append("Success criteria:")
         lines += [f"  - {criterion}" for criterion in plan.success_criteria]
