@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent.chat.loop import MAX_STEPS_REACHED, STUCK, Agent, AgentConfig, AgentFailed
+from agent.chat.loop import Agent, AgentConfig, AgentFailed, unanswered
 from agent.model.errors import advice
 from agent.model.llm import LLMError, Model
 from agent.plan_run.run_checkpoint import RunCheckpoint, change_stat, checkpoint_here
@@ -145,10 +145,7 @@ def run_agent(
     summary = f"{run.steps} steps, {len(run.requests)} requests, run: {run.run_dir}"
     if checkpoint is not None:
         summary += _changes(checkpoint)
-    if run.answer in (MAX_STEPS_REACHED, STUCK):
-        message = (
-            f"{MAX_STEPS_REACHED} ({config.max_steps}) without an answer" if run.answer == MAX_STEPS_REACHED else STUCK
-        )
+    if (message := unanswered(run.answer, str(config.max_steps))) is not None:
         return AgentOutcome(1, message=message, summary=summary, usage=run.tally.line(), undo=undo)
     return AgentOutcome(0, answer=run.answer, summary=summary, usage=run.tally.line(), undo=undo)
 

@@ -68,6 +68,15 @@ STUCK = "stopped: the model sent calls it was told not to send again"
 REFUSED_IN_A_ROW = 3
 #: the answers of a loop that ended without one
 UNANSWERED = frozenset({MAX_STEPS_REACHED, STUCK})
+
+
+def unanswered(answer: str, limit: str) -> str | None:
+    """Why a loop ended without an answer, for the person (None: it answered); ``limit``: its max steps, in words."""
+    if answer == MAX_STEPS_REACHED:
+        return f"{MAX_STEPS_REACHED} ({limit}) without an answer"
+    return answer if answer in UNANSWERED else None
+
+
 NO_ANSWER = "the model gave an empty answer"
 OUTPUT_MISMATCH = "error: your answer does not meet the OUTPUT REQUIREMENT"
 TEXT_CALLS_FOLLOW_UP = "Those are the results of your tool calls: call a tool again, or answer in plain text."

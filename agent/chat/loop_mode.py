@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent.chat.loop import MAX_STEPS_REACHED, UNANSWERED, Agent, AgentConfig, AgentFailed, AgentRun
+from agent.chat.loop import UNANSWERED, Agent, AgentConfig, AgentFailed, AgentRun, unanswered
 from agent.chat.tool_manager import ToolManager
 from agent.model.pricing import Tally
 from agent.plan_run.confirm import Declined, Refused, confirm, inline_value
@@ -230,7 +230,7 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
     run: AgentRun | None = None
     try:
         run = agent.run(task, recorder=recorder)
-        error = _unanswered(run.answer)
+        error = unanswered(run.answer, f"{LOOP_MAX_STEPS} model calls")
         tally = Tally.combined(reading.tally, run.tally)
     except AgentFailed as failed:
         error, tally = str(failed), Tally.combined(reading.tally, failed.tally)
@@ -273,10 +273,3 @@ def _summary(status: str, error: str | None, answer: str | None, checks: list[Cr
     lines.append(f"Replay: {shell_line('omx', 'replay', recorder.run_dir)}")
     lines += team.checkpoint.lines() if team.checkpoint is not None else []
     return "\n".join(lines)
-
-
-def _unanswered(answer: str) -> str | None:
-    """Why the loop ended without an answer (None: it answered)."""
-    if answer == MAX_STEPS_REACHED:
-        return f"{MAX_STEPS_REACHED} ({LOOP_MAX_STEPS} model calls) without an answer"
-    return answer if answer in UNANSWERED else None
