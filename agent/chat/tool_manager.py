@@ -119,12 +119,7 @@ class ToolManager:
         tool = self._tools.get(name)
         if tool is None:
             return f"error: unknown tool: {name}; available tools: {', '.join(self.names) or 'none'}"
-        if not tool.threaded:
-            try:
-                return tool.fn(input)
-            except Exception as exc:  # as below: news for the model
-                return f"error: tool {name} failed: {type(exc).__name__}: {exc}"
-        kills_itself = "timeout" in inspect.signature(tool.fn).parameters
+        kills_itself = tool.threaded and "timeout" in inspect.signature(tool.fn).parameters
         result: list[str] = []
 
         def run() -> None:
@@ -133,6 +128,9 @@ class ToolManager:
             except Exception as exc:  # a tool's failure is news for the model, not a crash of the agent
                 result.append(f"error: tool {name} failed: {type(exc).__name__}: {exc}")
 
+        if not tool.threaded:  # it bounds its own time, and may wait for a person
+            run()
+            return result[0]
         worker = threading.Thread(target=run, name=f"tool-{name}", daemon=True)
         worker.start()
         worker.join(self.timeout + (5 if kills_itself else 0))  # a self-limiting tool gets time to clean up
