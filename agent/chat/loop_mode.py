@@ -215,8 +215,8 @@ def run_loop_task(task: str, options: Options, ui: UI, model_factory: ModelFacto
         model = run_model(model_factory, recorder)
     except NotStarted as exc:
         return Outcome(EXIT_FAILED, "error", exc.message, exc.run_dir)
-    if team.no_checkpoint:
-        ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
+    if (line := team.no_checkpoint_line()) is not None:
+        ui.show(line)
     # read before the loop, while the task's files are as meant, as plan mode reads it: by the model and the rules
     reading = RecordingModel(model, recorder)
     expected = read_expectations(task, workspace, reading, recorder, schema_refusal_recorder(recorder))

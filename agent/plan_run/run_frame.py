@@ -81,6 +81,12 @@ class Team:
     checkpoint: RunCheckpoint | None = None  # the zone's checkpoint this run starts from
     no_checkpoint: str | None = None  # why there is none, when the store refused one
 
+    def no_checkpoint_line(self) -> str | None:
+        """What the person is told when the store refused the run's checkpoint (None: there is one, or no mount)."""
+        if not self.no_checkpoint:
+            return None
+        return f"No checkpoint of {self.agent}'s zone before this run (it cannot be undone): {self.no_checkpoint}"
+
 
 def run_team(workspace: Path, as_agent: str | None, dry_run: bool) -> Team:
     """The run's team; on a mount, unless ``dry_run``, a checkpoint of the agent's zone is made first (a store that

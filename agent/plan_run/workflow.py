@@ -316,8 +316,8 @@ def _decide_and_run(
     if assessment.confirmable and not options.dry_run:
         undo = team.checkpoint.lines()[1] if team.checkpoint else None
         ui.show("\n".join(undo_lines(undo, team.no_checkpoint, team.agent is not None)))
-    if team.no_checkpoint and replans.plans == 1:
-        ui.show(f"No checkpoint of {team.agent}'s zone before this run (it cannot be undone): {team.no_checkpoint}")
+    if (line := team.no_checkpoint_line()) is not None and replans.plans == 1:
+        ui.show(line)
     if options.from_step is not None:
         before = [step.id for step in plan.steps if step.id < options.from_step]
         listed = ", ".join(map(str, before))
