@@ -12,6 +12,7 @@ the run (``run_schema``): the run's tools, and the workspace's files as the path
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -30,11 +31,12 @@ from agent.plan_run.feasibility import infeasible
 from agent.plan_run.listings import with_listings
 from agent.plan_run.output_maker import with_code_for_exact_work, with_model_for_prose
 from agent.plan_run.plan import Plan, validation_summary
-from agent.plan_run.run_schema import RunSchema, run_plan_schema
+from agent.plan_run.run_schema import RunSchema, run_plan_schema, writable_paths
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_files import with_task_files
-from agent.plan_run.tools.inputs import TOOL_INPUTS
+from agent.plan_run.task_reading import named_paths
+from agent.plan_run.tools.inputs import TOOL_INPUTS, WriteTextInput
 from agent.record.trace import RecordingModel, RunEntry
 
 __all__ = ["SCHEMA_REFUSED", "Planner", "PlanningError", "invalid_plan_text", "system_prompt"]
@@ -186,14 +188,22 @@ Examples:
 {chr(10).join(json.dumps(example) for example in EXAMPLES)}{shared}"""
 
 
-def _unfit(plan: Plan, workspace: Path, expected: TaskExpectations) -> list[str]:
-    """Why ``plan`` cannot do the task ``expected`` describes (empty: nothing found)."""
+def _unfit(plan: Plan, workspace: Path, expected: TaskExpectations, task: str) -> list[str]:
+    """Why ``plan`` cannot do ``task``, which ``expected`` describes (empty: nothing found)."""
     missing = [
         f"no step writes {path}, which the task asks for: add the write_text step that writes it, with the content "
         "of the step that makes it"
         for path in unwritten(plan, list(expected.outputs))
     ]
-    return missing + infeasible(plan, workspace, expected)
+    writable = writable_paths(workspace, list(expected.outputs), named_paths(task))
+    stray = [
+        f"step {step.id} writes {step.inputs.path}, which the task does not ask for: write to "
+        f"{' or '.join(expected.outputs)} instead"
+        for step in plan.steps
+        if isinstance(step.inputs, WriteTextInput) and writable is not None
+        and os.path.normpath(step.inputs.path) not in writable
+    ]  # fmt: skip
+    return missing + stray + infeasible(plan, workspace, expected)
 
 
 def _corrected(reply: str, problem: str) -> list[dict[str, Any]]:
@@ -277,11 +287,15 @@ class Planner:
         and the validation and retry of ``plan`` catch the rest (``agent.model.schema_request``)."""
         return complete_with_schema(self.model, messages, schema.schema, on_refused=self.on_schema_refused)
 
-    def run_schema(self, workspace: Path, expected: TaskExpectations | None) -> RunSchema:
-        """The schema of this run's planning requests, made from ``workspace`` as it is now (a re-plan's from the
-        files the run left); when its paths are plain strings (a large workspace), the trace says why."""
+    def run_schema(self, workspace: Path, expected: TaskExpectations | None, task: str = "") -> RunSchema:
+        """The schema of this run's planning requests for ``task``, made from ``workspace`` as it is now (a
+        re-plan's from the files the run left); when its paths are plain strings (a large workspace), the trace says
+        why."""
         outputs = list(expected.outputs) if expected else []
-        schema = run_plan_schema(workspace, outputs, workspace_tools=self.workspace_agent is not None)
+        writable = writable_paths(workspace, outputs, named_paths(task))
+        schema = run_plan_schema(
+            workspace, outputs, writable=writable, workspace_tools=self.workspace_agent is not None
+        )
         if schema.open_paths and isinstance(self.model, RecordingModel):
             self.model.recorder.record(RunEntry(event="plan_schema", data={"open_paths": schema.open_paths}))
         return schema
@@ -292,7 +306,7 @@ class Planner:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
         expected = TaskExpectations.before(task, workspace) if expected is None else expected
-        plan = self._plan(self._opening(task, workspace), workspace.resolve(), expected)
+        plan = self._plan(self._opening(task, workspace), workspace.resolve(), expected, task)
         return self._finished(plan, task, expected)
 
     def replan(
@@ -320,7 +334,7 @@ class Planner:
                 "One JSON object in plan format v1, nothing else.",
             },
         ]
-        return self._finished(self._plan(messages, workspace.resolve(), expected, fit=False), task, expected)
+        return self._finished(self._plan(messages, workspace.resolve(), expected, task, fit=False), task, expected)
 
     def with_fixed_code(self, plan: Plan, task: str, fault: CodeAtFault) -> Plan | None:
         """``plan`` with the code of the step at ``fault`` asked for again, told what came of it (``code_fix``);
@@ -364,7 +378,12 @@ class Planner:
         ]
 
     def _plan(
-        self, messages: list[dict[str, Any]], workspace: Path, expected: TaskExpectations | None, fit: bool = True
+        self,
+        messages: list[dict[str, Any]],
+        workspace: Path,
+        expected: TaskExpectations | None,
+        task: str,
+        fit: bool = True,
     ) -> Plan:
         """Ask, validate, and once more with the problems shown if the reply is not a valid plan, or if it is valid
         but unfit for the task ``expected`` describes (asked with ``fit``; a re-plan is not): no step writes a file the
@@ -374,7 +393,7 @@ class Planner:
         (``listings``, ``task_files``)."""
         replies: list[str] = []
         unfit: Plan | None = None
-        schema = self.run_schema(workspace, expected)
+        schema = self.run_schema(workspace, expected, task)
         for attempt in (1, 2):
             try:
                 reply = self._ask(messages, schema)
@@ -402,7 +421,7 @@ class Planner:
                     ) from None
                 messages = [*messages, *_corrected(content, f"That plan is invalid:\n{problems}")]
                 continue
-            why = _unfit(plan, workspace, expected) if expected and fit else []
+            why = _unfit(plan, workspace, expected, task) if expected and fit else []
             if not why or attempt == 2:
                 return plan
             unfit = plan

@@ -6,6 +6,10 @@ file that is not there:
 
 - the steps are those of the run's tools: the shared-workspace tools only on an omxfs mount;
 - read_text's path is one of the workspace's files, and list_dir's one of its directories or ``.``;
+- write_text's path is one the run may write (``writable``, where the task names its outputs): those outputs, the
+  other files the task names that are not there yet, and the files already in a directory it names. A small model
+  otherwise wrote a summary over the file it summarised (the one path it had just read), also when told which file
+  the task asks for; what a python step's code writes is the sandbox's and the checks' to judge;
 - a plan has at most ``MAX_STEPS`` steps: a small model that starts repeating steps (one step per file, then the
   same steps again) is made to close the plan there, not to decode until the context is full (minutes of a CPU).
 
@@ -32,6 +36,7 @@ from agent.plan_run.plan import plan_json_schema
 from agent.plan_run.tools.inputs import TOOL_INPUTS
 
 __all__ = ["MAX_STEPS", "PATH_CAP", "SKIPPED_DIRS", "RunSchema", "run_plan_schema", "workspace_paths"]
+__all__ += ["writable_paths"]
 
 #: the most files and directories offered as choices; beyond it, paths are plain strings
 PATH_CAP = 200
@@ -65,10 +70,16 @@ def workspace_paths(workspace: Path, cap: int = PATH_CAP) -> tuple[list[str], li
 
 
 def run_plan_schema(
-    workspace: Path, outputs: Iterable[str] = (), *, workspace_tools: bool = False, cap: int = PATH_CAP
+    workspace: Path,
+    outputs: Iterable[str] = (),
+    *,
+    writable: Iterable[str] | None = None,
+    workspace_tools: bool = False,
+    cap: int = PATH_CAP,
 ) -> RunSchema:
-    """The plan schema for a run in ``workspace`` whose task names ``outputs``; ``workspace_tools``: on an omxfs
-    mount, where the shared-workspace tools are plan tools too."""
+    """The plan schema for a run in ``workspace`` whose task names ``outputs``; ``writable``: the only paths a
+    write_text step may write (None: any); ``workspace_tools``: on an omxfs mount, where the shared-workspace tools
+    are plan tools too."""
     schema = copy.deepcopy(plan_json_schema())
     schema["properties"]["steps"]["maxItems"] = MAX_STEPS
     tools = set(TOOL_INPUTS) if not workspace_tools else None
@@ -83,9 +94,33 @@ def run_plan_schema(
         _choices(schema, "ListDirInput", [".", *dirs], "A directory of the workspace ('.' is its root).")
         if not readable:  # an empty enum admits nothing, and some servers refuse it: no read_text step then
             tools = (tools or set(TOOL_INPUTS) | _workspace_tool_names(schema)) - {"read_text"}
+    if writable := sorted({os.path.normpath(p) for p in writable or ()}):
+        _choices(schema, "WriteTextInput", writable, "A file the task asks for.")
     if tools is not None:
         _only_tools(schema, tools)
     return RunSchema(schema, open_paths)
+
+
+def writable_paths(
+    workspace: Path, outputs: Iterable[str], named: Iterable[str], cap: int = PATH_CAP
+) -> list[str] | None:
+    """The paths a run whose task has ``outputs`` and names ``named`` (files, and directories with their final
+    slash) may write with write_text: its outputs, the named files not there yet, and the files now in a named
+    directory (a header added to each file of ``src/``). None, any path, where the task names no output (omx cannot
+    tell the files it asks for from the rest) or a named directory holds more than ``cap`` files."""
+    paths = {os.path.normpath(p) for p in outputs}
+    if not paths:
+        return None
+    for name in named:
+        target = workspace / name
+        if name.endswith("/") and target.is_dir():
+            found = workspace_paths(target, cap)
+            if found is None:
+                return None
+            paths |= {os.path.normpath(f"{name}{file}") for file in found[0]}
+        elif not name.endswith("/") and not target.exists():
+            paths.add(os.path.normpath(name))
+    return sorted(paths)
 
 
 def _choices(schema: dict[str, Any], model: str, values: list[str], description: str) -> None:

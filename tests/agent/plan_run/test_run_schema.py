@@ -159,3 +159,47 @@ def test_in_json_mode_a_plan_reading_a_missing_file_is_still_caught(ws: Path, mo
     assert [r["json_mode"] for r in model.requests] == [True, True]
     assert unfit and "reads data/gone.txt, which is not in the workspace" in unfit[0][0]
     assert "data/gone.txt, which is not in the workspace" in model.requests[1]["messages"][-1]["content"]
+
+
+def write_paths(schema: dict[str, Any]) -> Any:
+    return schema["$defs"]["WriteTextInput"]["properties"]["path"].get("enum")
+
+
+def test_a_plan_can_write_only_the_files_the_task_asks_for(ws: Path) -> None:
+    """Where the task names its output, write_text's path is that output (or another file the task names that is not
+    there yet): a small model wrote a summary over the file it summarised, the one path it had just read."""
+    model = ScriptedModel([json.dumps(READ_NOTES)])
+    Planner(model).plan(TASK, ws)
+    schema = model.requests[0]["json_mode"]
+    assert write_paths(schema) == ["out/first-line.txt"]  # data/notes.txt is there: the task reads it
+    jsonschema.validate(READ_NOTES, schema)
+    over_input = plan_of(("read_text", {"path": "data/notes.txt"}),
+                         ("write_text", {"path": "data/notes.txt", "content": {"ref": "step:1.output"}}))  # fmt: skip
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(over_input, schema)
+
+
+def test_the_files_of_a_directory_the_task_names_may_be_written(ws: Path) -> None:
+    task = "Add a title line to each file in data/deep/ and list them in out/titled.txt"
+    model = ScriptedModel([json.dumps(READ_NOTES)])
+    Planner(model).plan(task, ws)
+    assert write_paths(model.requests[0]["json_mode"]) == ["data/deep/more.txt", "out/titled.txt"]
+
+
+def test_a_task_that_names_no_output_leaves_write_paths_open(ws: Path) -> None:
+    """Nothing tells the file the task wants from the rest: a write is judged when it runs, as before."""
+    model = ScriptedModel([json.dumps(READ_NOTES)])
+    Planner(model).plan("Write a haiku about data/notes.txt", ws)
+    assert write_paths(model.requests[0]["json_mode"]) is None
+
+
+def test_without_a_schema_a_write_elsewhere_is_sent_back(ws: Path) -> None:
+    """A server that takes no schema decodes any path: the plan's check tells the model which file the task asks
+    for, and the second plan is the one that runs."""
+    over_input = plan_of(("read_text", {"path": "data/notes.txt"}),
+                         ("write_text", {"path": "data/notes.txt", "content": {"ref": "step:1.output"}}))  # fmt: skip
+    model = ScriptedModel([json.dumps(over_input), json.dumps(READ_NOTES)])
+    plan = Planner(model).plan(TASK, ws)
+    assert [s.inputs.path for s in plan.steps if s.tool == "write_text"] == ["out/first-line.txt"]
+    told = model.requests[1]["messages"][-1]["content"]
+    assert "step 2 writes data/notes.txt, which the task does not ask for: write to out/first-line.txt" in told
