@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import os
 import re
+import stat
 import symtable
 from collections.abc import Callable, Collection
+from pathlib import Path
 
 from agent.plan_run.plan import Plan, Step
+from agent.plan_run.tools.base import ToolFailure
+from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
 __all__ = ["CODE_PROMPT", "Ask", "code_problem", "fixed_code", "with_working_code", "working_code"]
@@ -29,6 +34,9 @@ Ask = Callable[[list[dict[str, str]], int], str | None]
 _GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
 #: requests for one step's code: the first, and one with the problem of the code it gave
 ATTEMPTS = 2
+#: the lines of an input the code request shows, so that code is written for the data as it is (its columns,
+#: separators, blank lines), as a person looks at a file before writing code for it
+SAMPLE_LINES = 8
 #: calls that put a result somewhere: printing it, or writing a file
 _OUTPUT_CALLS = frozenset({"print", "write", "writelines", "write_text", "dump"})
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\n(.*?)```", re.DOTALL)
@@ -184,7 +192,8 @@ def _request(plan: Plan, step: Step, task: str, must_print: bool, failure: str |
         holds = f"INPUT holds {_what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
         goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
         template = WORDS_TEMPLATE if _WORDS.search(task) else TEMPLATE
-        lines += [f"{holds} {goes}", *told, f"Complete this code (replace the ...):\n{template}"]
+        lines += [f"{holds} {goes}", *_sample(plan, given.step_id), *told,
+                  f"Complete this code (replace the ...):\n{template}"]  # fmt: skip
     elif must_print:
         lines += ["The code reads the files it needs itself and prints the result; a later step uses what it prints.",
                   *told]  # fmt: skip
@@ -215,6 +224,37 @@ def _what_ref_holds(plan: Plan, step_id: int) -> str:
     if isinstance(source.inputs, ShellInput):
         return f"what the command `{source.inputs.cmd}` printed"
     return f"the output of step {step_id} ({source.description})"
+
+
+def _sample(plan: Plan, step_id: int) -> list[str]:
+    """The lines that show how the file INPUT is read from begins, where a read_text step gives it."""
+    source = next((s for s in plan.steps if s.id == step_id), None)
+    if source is None or not isinstance(source.inputs, ReadTextInput):
+        return []
+    begins = _first_lines(Path(plan.workspace_root), source.inputs.path)
+    return [f"{source.inputs.path} begins:\n```\n{begins}\n```"] if begins else []
+
+
+def _first_lines(workspace: Path, path: str, lines: int = SAMPLE_LINES, most: int = 4096) -> str | None:
+    """The first ``lines`` lines of the workspace's file ``path`` as it is now, each cut at 160 characters (None:
+    no such regular file, or not UTF-8 text). Opened from the workspace's root without following a symlink: an
+    agent's link to a file outside it is neither read nor sent to the model."""
+    try:
+        parts = path_parts(path)
+        if not parts:
+            return None
+        with WorkspaceRoot(workspace) as root, root.parent(parts) as parent:
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            with os.fdopen(os.open(parts[-1], flags, dir_fd=parent), "rb") as file:
+                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    return None
+                head = file.read(most)
+        if len(head) == most:  # a line cut short, perhaps inside a character, is not shown
+            head = head[: head.rfind(b"\n") + 1]
+        text = head.decode("utf-8")
+    except (OSError, UnicodeDecodeError, ToolFailure):
+        return None
+    return "\n".join(line[:160] for line in text.splitlines()[:lines]) or None
 
 
 def _code_of(reply: str) -> str:

@@ -15,6 +15,7 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE, code_problem
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
@@ -40,6 +41,13 @@ def plan(*steps: tuple[str, dict[str, Any]], risk: str = "MEDIUM") -> str:
 
 READ = ("read_text", {"path": "data/names.txt"})
 WRITE = ("write_text", {"path": "out/sorted.txt", "content": STEP_2})
+
+
+def read_as_exact(shape: str = "lines") -> dict[str, Any]:
+    """The model's reading of the task, scripted: exact work on data/names.txt into out/sorted.txt."""
+    reading = {"inputs": ["data/names.txt"], "outputs": ["out/sorted.txt"], "kind": "exact", "shape": shape,
+               "count": None, "max_words": None}  # fmt: skip
+    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(reading)}
 
 
 def python(code: str, given: Any = None) -> tuple[str, dict[str, Any]]:
@@ -143,6 +151,7 @@ def test_code_that_names_what_nothing_defines_is_written_again_and_runs(
     assert model_calls(ws)[:2] == [("plan", None), ("code", 2)]
     asked = model.requests[1]["messages"][-1]["content"]
     assert "INPUT holds the text of data/names.txt" in asked and "written to out/sorted.txt" in asked
+    assert f"data/names.txt begins:\n```\n{NAMES.strip()}\n```" in asked  # code is written for the data as it is
     shown = json.loads((only_run(ws) / "plan.json").read_text(encoding="utf-8"))  # the plan run has the new code
     assert "result = sorted(lines, key=str.lower)" in shown["steps"][1]["inputs"]["code"]
 
@@ -192,7 +201,7 @@ def test_a_plan_still_writing_nothing_gets_the_write_step_from_omx(
     """The same incomplete plan twice: omx adds the write of the last step's output, shown in the plan confirmed."""
     code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
     incomplete = plan(READ, python(code, STEP_1))
-    script(incomplete, incomplete)
+    script(read_as_exact(), incomplete, incomplete)  # exact work: its value is checked, and made by code
     result = omx(TASK, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert "3. [write_text] Write the result to out/sorted.txt (added by omx: the plan wrote no file" in result.output
@@ -217,19 +226,22 @@ def test_python_code_that_writes_the_file_itself_is_not_completed(
 # -- a plan that cannot work here ----------------------------------------------------------------------------------
 
 
-def test_a_plan_that_writes_its_input_unchanged_where_the_task_changes_it_is_asked_for_again(
+def test_a_plan_that_writes_its_input_unchanged_where_the_task_gives_another_form_is_asked_for_again(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    """Its failure is certain before it runs: the task's own check of the output rejects the input's text."""
-    code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
-    model = script(plan(READ, ("write_text", {"path": "out/sorted.txt", "content": STEP_1})),
+    """Its failure is certain before it runs: the form the task gives its output (one line) rejects the input's
+    text (four lines)."""
+    task = "Join the names of data/names.txt, sorted ignoring case, as one line into out/sorted.txt"
+    code = "print(', '.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    model = script(read_as_exact("one_line"), plan(READ, ("write_text", {"path": "out/sorted.txt", "content": STEP_1})),
                    plan(READ, python(code, STEP_1), WRITE))  # fmt: skip
-    result = omx(TASK, "--yes", input="y\n")
+    result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     (unfit,) = events(ws, "plan_unfit")
     assert unfit["problems"][0].startswith("step 2 writes data/names.txt unchanged to out/sorted.txt")
-    assert "sorted alphabetically ignoring case" in model.requests[1]["messages"][-1]["content"]
-    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
+    assert "the task wants out/sorted.txt to be different: out/sorted.txt has 1 line" in unfit["problems"][0]
+    assert unfit["problems"][0] in model.requests[-1]["messages"][-1]["content"]  # asked again with it
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == "adam, Ben, Mia, Zoe\n"
 
 
 def test_a_plan_that_reads_a_file_the_workspace_lacks_reads_the_task_s_input(
@@ -286,3 +298,20 @@ def test_a_file_an_earlier_step_writes_may_be_read(ws: Path, script: Callable[..
     result = omx(TASK, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert len(model.requests) == 1 and not events(ws, "plan_unfit")
+
+
+def test_the_code_request_shows_no_file_a_link_in_the_workspace_points_out_to(
+    ws: Path, tmp_path_factory: pytest.TempPathFactory, script: Callable[..., ScriptedModel]
+) -> None:
+    """An agent that can write the workspace links the input to a file of the person's: the code request that shows
+    the input's first lines does not follow the link, so the file's text never reaches the model."""
+    secret = tmp_path_factory.mktemp("home") / "secret.txt"
+    secret.write_text("the person's password\n", encoding="utf-8")
+    (ws / "data" / "names.txt").unlink()
+    (ws / "data" / "names.txt").symlink_to(secret)
+    model = script(plan(READ, python("sorted(names.split())", STEP_1), WRITE),
+                   filled("sorted(lines, key=str.lower)"))  # fmt: skip
+    omx(TASK, "--yes", input="y\n")
+    asked = model.requests[1]["messages"][-1]["content"]
+    assert "INPUT holds the text of data/names.txt" in asked
+    assert "password" not in asked and "begins:" not in asked
