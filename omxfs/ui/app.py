@@ -32,7 +32,7 @@ import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
@@ -52,9 +52,11 @@ from omxfs.store.workspace import Workspace
 from omxfs.ui import pages, shown
 from omxfs.ui.arrivals import Arrival
 from omxfs.ui.chart import chart
-from omxfs.ui.feed import KINDS, Event, Feed, Filter, chosen
+from omxfs.ui.feed import KINDS, MARK, Event, Feed, Filter, chosen
 from omxfs.ui.guard import Guard, same
 from omxfs.ui.lists import Lists
+from omxfs.ui.needs import Needs
+from omxfs.ui.run_records import RunRecords
 
 #: seconds between two polls of the store (an event shows in an open page within about this, plus a page's work)
 POLL = 0.2
@@ -76,6 +78,8 @@ class State:
     token: str
     actor: str | None
     lists: Lists
+    runs: RunRecords
+    needs: Needs
     queues: set[asyncio.Queue[list[Arrival]]] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     epoch: str = field(default_factory=lambda: secrets.token_hex(4))  # this server's, in every cursor and id
@@ -134,12 +138,15 @@ def environment() -> Environment:
 def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     """The app for ``ws`` (without its ``Guard``: ``guarded`` adds it once the port is known)."""
     env = environment()
-    state = State(ws, Feed(ws.root), token, actor, Lists(ws))
+    feed, lists, records = Feed(ws.root), Lists(ws), RunRecords(ws)
+    state = State(ws, feed, token, actor, lists, records, Needs(ws, lists, records, feed.marks))
 
     def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        """``context`` may hold the page's ``cursor`` (``State.cursor``, taken before its reading); else it is now."""
+        """``context`` may hold the page's ``cursor`` (``State.cursor``, taken before its reading), else it is now;
+        and ``waiting``, the Needs-you count of the header (else the page asks for it once its stream is ready)."""
         nonce = secrets.token_urlsafe(16)
         context["cursor"] = state.mark(context.get("cursor", state.cursor()))
+        context.setdefault("waiting", None)
         body = env.get_template(name).render(
             request=request,
             nonce=nonce,
@@ -166,8 +173,12 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     async def threaded(request: Request, name: str, read: Callable[[], dict[str, Any]]) -> HTMLResponse:
         """The page ``read`` makes the context of; its cursor is taken before, unless ``read`` gives its own."""
         cursor = state.cursor()
+
+        def read_all() -> dict[str, Any]:
+            return {"waiting": state.needs.count(), **read()}
+
         try:
-            context = await run_in_threadpool(read)
+            context = await run_in_threadpool(read_all)
         except (OmxError, ValueError, OSError) as exc:
             return failed(request, exc)
         return render(request, name, **{"cursor": cursor, **context})
@@ -178,7 +189,21 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         return RedirectResponse("/team", 303)
 
     async def team(request: Request) -> Response:
-        return await threaded(request, "team.html", lambda: pages.team(ws, state.snapshot().events))
+        return await threaded(
+            request, "team.html", lambda: pages.team(ws, state.snapshot().events, state.needs.open_conflicts())
+        )
+
+    async def needs(request: Request) -> Response:
+        def read() -> dict[str, Any]:
+            items = state.needs.items(stat=True)
+            return {"needs": items, "waiting": len(items), "done": request.query_params.get("done", "")}
+
+        return await threaded(request, "needs.html", read)
+
+    async def needs_count(request: Request) -> Response:
+        """The Needs-you count alone, as text: what a page's header shows after each event."""
+        count = await run_in_threadpool(state.needs.count)
+        return Response(str(count), media_type="text/plain", headers={"cache-control": "no-store"})
 
     def activity_filter(request: Request) -> Filter:
         q = request.query_params
@@ -261,7 +286,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
 
     async def collab(request: Request) -> Response:
         return await threaded(
-            request, "collab.html", lambda: {"files": state.lists.collab_files(), "conflicts": state.lists.conflicts()}
+            request, "collab.html", lambda: {"files": state.lists.collab_files(), "conflicts": state.needs.conflicts()}
         )
 
     async def collab_file(request: Request) -> Response:
@@ -301,7 +326,10 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         return await threaded(
             request,
             "checkpoints.html",
-            lambda: {"zones": [(a, len(ZoneHistory(ws, a).numbers())) for a in ws.agents()]},
+            lambda: {
+                "zones": [(a, len(ZoneHistory(ws, a).numbers())) for a in ws.agents()],
+                "reviews": [{"agent": a, **r} for a in ws.agents() if (r := pages.pending_review(ws, a)) is not None],
+            },
         )
 
     def zone_page(request: Request, agent: str, refused: str = "") -> Callable[[], dict[str, Any]]:
@@ -329,7 +357,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         return await threaded(request, "zone_checkpoints.html", zone_page(request, agent))
 
     async def runs(request: Request) -> Response:
-        return await threaded(request, "runs.html", lambda: {"runs": pages.runs(ws)})
+        return await threaded(request, "runs.html", lambda: {"runs": pages.run_rows(ws, state.runs.all())})
 
     async def run(request: Request) -> Response:
         agent, stamp = request.path_params["agent"], request.path_params["stamp"]
@@ -406,7 +434,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         zone still running, nothing pending) is one line on the zone's page, which is shown again (409)."""
         agent = request.path_params["agent"]
         try:
-            await check_form(request)
+            form = await check_form(request)
         except PermissionError as exc:
             return failed(request, exc, 403)
         actor = state.actor
@@ -420,6 +448,8 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
             except (OmxError, ValueError, OSError) as again:
                 return failed(request, again, 409)
             return render(request, "zone_checkpoints.html", 409, **context)
+        if form.get("back") == "/needs":  # decided from the Needs-you page: back there
+            return RedirectResponse(f"/needs?{urlencode({'done': done})}", 303)
         return RedirectResponse(f"/checkpoints/{agent}?{urlencode({'done': done})}#reviews", 303)
 
     def accepted(review: Review, actor: str) -> str:
@@ -430,6 +460,30 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     def discarded(review: Review, actor: str) -> str:
         discard(review, actor)
         return f"discarded {review.zone}'s review: the zone is as it was"
+
+    async def mark_resolved(request: Request) -> Response:
+        """Mark what waits for the person (a conflict, a run, a view's limit: its path) resolved: an audit record
+        of the store's (``feed.MARK``), which the feed also reads back after a restart."""
+        try:
+            form = await check_form(request)
+        except PermissionError as exc:
+            return failed(request, exc, 403)
+        path, actor = form.get("path", ""), state.actor
+        assert actor is not None
+
+        def act() -> str:
+            if path not in state.needs.marks_of():
+                raise OmxError(f"{path}: nothing waits under this name (resolved already?)")
+            ws.audit(actor, MARK, path)
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # the audit record's own is read back by the feed
+            state.feed.marks.setdefault(path, {"agent": actor, "timestamp": now, "action": MARK, "path": path})
+            return f"marked {path} resolved"
+
+        try:
+            done = await run_in_threadpool(act)
+        except OmxError as exc:
+            return failed(request, exc, 409)
+        return RedirectResponse(f"/needs?{urlencode({'done': done})}", 303)
 
     async def accept_review(request: Request) -> Response:
         return await decide_review(request, accepted)
@@ -460,6 +514,9 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     routes = [
         Route("/", home),
         Route("/team", team),
+        Route("/needs", needs),
+        Route("/needs/count", needs_count),
+        Route("/needs/resolve", mark_resolved, methods=["POST"]),
         Route("/activity", activity),
         Route("/events", events),
         Route("/handoffs", handoffs),

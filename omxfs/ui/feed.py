@@ -74,6 +74,8 @@ TRACE = "trace.jsonl"
 KINDS = ("write", "commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run")
 #: the audit's actions that decide a review (``omxfs.checkpoints.review``): shown as review events
 REVIEW_ACTIONS = ("accept review", "discard review")
+#: the audit's action of a person marking what waited for them done (a conflict, a run, a view's limit): ``marks``
+MARK = "mark resolved (omxfs ui)"
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ class Feed:
         self._runs: dict[str, int] = {}  # agents/<a>/runs/<ts>/trace.jsonl → bytes read of it
         self._reviews_stamp = 0  # .omxfs/reviews when last listed
         self._reviews: dict[str, str] = {}  # zone → the key of its pending review's event
+        self.marks: dict[str, dict[str, Any]] = {}  # path → the audit record that marked it resolved (``MARK``)
         self.zones = zones or PrivateZones(root / AGENTS)
         self.zones.poll(quiet=True)  # what the zones hold now: learned, the writes from now on are events
         self._polls = 0
@@ -343,6 +346,8 @@ class Feed:
             if record is None:
                 continue
             action, path = str(record.get("action")), str(record.get("path"))
+            if action == MARK:
+                self.marks.setdefault(path, record)
             decided = action.startswith(REVIEW_ACTIONS) and path.startswith(f"{AGENTS}/")
             yield Event(
                 epoch_of(record.get("timestamp"), 0.0),

@@ -29,13 +29,12 @@ from omxfs.store.workspace import Workspace
 from omxfs.ui import shown
 from omxfs.ui.feed import RUNS, TRACE, Event, describe, epoch_of
 from omxfs.ui.files import read_part
+from omxfs.ui.run_records import RunRow, usage
 
 #: refusal lines read from each mount's log
 REFUSALS = 200
 #: lines of a diff shown at most
 DIFF_LINES = 2_000
-#: bytes read of the end of each run's trace for the list of runs (its end line, with the run's tokens and cost)
-TAIL = 16_384
 
 
 @dataclass(frozen=True)
@@ -55,13 +54,11 @@ def _classed(found: list[str]) -> Diffed:
 # -- team ------------------------------------------------------------------------------------------------------
 
 
-def team(ws: Workspace, events: list[Event]) -> dict[str, Any]:
+def team(ws: Workspace, events: list[Event], conflicts: dict[str, int]) -> dict[str, Any]:
+    """``conflicts``: agent → how many of its conflicts wait (the resolved ones are not counted)."""
     last: dict[str, Event] = {}
-    counts: Counter[str] = Counter()
     for event in events:
         last[event.agent] = event
-        if event.kind == "conflict":
-            counts[event.agent] += 1
     mounts = read_records(ws.meta)
     refusals: list[str] = []
     for record in mounts:
@@ -89,7 +86,7 @@ def team(ws: Workspace, events: list[Event]) -> dict[str, Any]:
                 "mounts": [m for m in mounts if m.default_agent == name],
                 "last": last.get(name),
                 "refusals": [r for r in refusals if f"agent={name} " in r][-5:],
-                "conflicts": counts[name],
+                "conflicts": conflicts.get(name, 0),
                 "checkpoints": checkpoints,
             }
         )
@@ -217,51 +214,24 @@ def review_diff(ws: Workspace, agent: str) -> dict[str, Any] | None:
 # -- runs ------------------------------------------------------------------------------------------------------
 
 
-def runs(ws: Workspace) -> list[dict[str, Any]]:
+def run_rows(ws: Workspace, rows: list[RunRow]) -> list[dict[str, Any]]:
+    """The Runs page's rows: each run with the diff of what it changed, from the checkpoint it started from to the
+    zone's next one (the next run's, or any made since), or to the zone now where none was made since."""
+    numbers: dict[str, list[int]] = {}
     found = []
-    for agent in ws.agents() + [s for s in ws.config.supervisors if s not in ws.config.agents]:
-        where = ws.root / AGENTS / agent / RUNS
-        if where.is_symlink() or not where.is_dir():
-            continue
-        for stamp in sorted(os.listdir(where), reverse=True):
-            with contextlib.suppress(OSError, OmxError):
-                trace = f"{AGENTS}/{agent}/{RUNS}/{stamp}/{TRACE}"
-                _, size = read_part(ws.root, trace, 0, 0)
-                tail, _ = read_part(ws.root, trace, max(size - TAIL, 0), TAIL)
-                found.append({"agent": agent, "stamp": stamp, "size": size, "usage": usage(last_end(tail))})
+    for row in rows:
+        diff = ""
+        if row.checkpoint is not None:
+            if row.agent not in numbers:
+                try:
+                    numbers[row.agent] = ZoneHistory(ws, row.agent).numbers()
+                except OmxError:
+                    numbers[row.agent] = []
+            later = [n for n in numbers[row.agent] if n > row.checkpoint]
+            query = {"from": row.checkpoint, **({"to": later[0]} if later else {})}
+            diff = f"/checkpoints/{row.agent}?" + "&".join(f"{k}={v}" for k, v in query.items())
+        found.append({"row": row, "diff": diff, "to": "the next checkpoint" if "to=" in diff else "now"})
     return found
-
-
-def last_end(raw: bytes) -> dict[str, Any] | None:
-    """The run's end line (``{"kind": "run", "event": "end", ...}``) among the lines of ``raw``, the last one."""
-    for text in reversed(raw.splitlines()):
-        with contextlib.suppress(ValueError):
-            entry = json.loads(text)
-            if isinstance(entry, dict) and entry.get("kind") == "run" and entry.get("event") == "end":
-                return entry
-    return None
-
-
-def usage(end: dict[str, Any] | None) -> dict[str, str]:
-    """A run's tokens and cost as its end line records them (``agent.model.pricing.Tally.record``): the cost in
-    dollars, or "unknown" where it has none (a local model has no price: never shown as $0), or no end line."""
-    data = end.get("data") if end is not None else None
-    recorded = data.get("usage") if isinstance(data, dict) else None
-    if not isinstance(recorded, dict):
-        reason = "the run has not ended" if end is None else "no model use recorded"
-        return {"tokens": "", "cost": f"unknown ({reason})"}
-    tokens = []
-    for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
-        value = recorded.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            tokens.append(f"{value:,} {key.split('_')[0]}")
-    cost = recorded.get("cost_usd")
-    known = isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0
-    if known:
-        price = f"${cost:.4f}"
-    else:
-        price = "unknown (no price for the model)" if recorded.get("requests") else "unknown (no reply from the model)"
-    return {"tokens": ", ".join(tokens), "cost": price}
 
 
 def run(ws: Workspace, agent: str, stamp: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from omxfs.errors import Conflict
 from omxfs.store import Workspace
 from omxfs.ui.lists import Lists
-from omxfs.ui.pages import usage
+from omxfs.ui.run_records import usage
 
 
 def _age(root: Path) -> None:

@@ -1,0 +1,206 @@
+"""What waits for the person, newest first: the Needs-you page and the count in every page's header.
+
+- a **review** pending (``omxfs run --review`` held a change apart): it leaves when accepted or discarded;
+- a **conflict** not resolved (``resolution``);
+- an omx **run** that failed, was refused, timed out or was not confirmed (``run_records.NEEDING``);
+- a **view that reached a limit** (processes, memory, file size): its daemon's log says so
+  (``.omxfs/logs/mount-<pid>.log``, a WARNING ``the view reached its limit of ...``).
+
+A conflict, a run and a view's limit leave when the person marks them resolved (an audit record, ``feed.MARK``);
+a conflict also leaves by itself once resolved in the store. Each is still in its own page's history.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from omxfs.checkpoints.review import Review
+from omxfs.checkpoints.views import running_views
+from omxfs.errors import OmxError
+from omxfs.store.daemon_log import RECORD
+from omxfs.store.layout import LOGS, META_DIR
+from omxfs.store.workspace import Workspace
+from omxfs.ui.feed import epoch_of, link
+from omxfs.ui.files import read_part
+from omxfs.ui.lists import Lists
+from omxfs.ui.resolution import record_path, resolution
+from omxfs.ui.run_records import NEEDING, RunRecords
+
+#: what a view's daemon logs when the view reached one of its limits (``omxfs.view.launch``)
+LIMIT_LINE = "the view reached its limit of "
+#: a daemon log's first line names the agent the mount (a view's: its agent) serves
+MOUNTING = re.compile(r" INFO mounting .* as (\S+) \(pid \d+\)$", re.MULTILINE)
+#: bytes read of the end of each daemon's log
+LOG_TAIL = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Need:
+    kind: str  # "review", "conflict", "run", "limit"
+    epoch: float  # when it came to wait
+    agent: str
+    title: str  # one line
+    reason: str  # why it waits ("" where the title says it)
+    link: str  # the page that shows it whole
+    mark: str = ""  # the path a "mark resolved" names ("" for a review: Accept or Discard decide it)
+    review: dict[str, Any] | None = field(default=None, compare=False)  # a review's where, views, stat
+
+
+class Needs:
+    """The queue of ``ws``, read from the store (through ``lists``' cached conflicts, ``runs``' cached run rows)
+    and ``marks`` (path → the audit record that marked it resolved: the feed's)."""
+
+    def __init__(self, ws: Workspace, lists: Lists, runs: RunRecords, marks: Mapping[str, dict[str, Any]]) -> None:
+        self.ws = ws
+        self.lists = lists
+        self.runs = runs
+        self.marks = marks
+        self._logs: dict[str, tuple[tuple[int, int], tuple[str, list[str]]]] = {}
+        self._lock = threading.Lock()
+
+    def conflicts(self) -> list[dict[str, Any]]:
+        """Every rejected write, newest first, each with ``resolved``: why it is resolved, or "" (it waits)."""
+        found = []
+        for c in self.lists.conflicts():
+            path = str(c["info"].get("path", ""))
+            try:
+                history = self.ws.collab.history(path)
+            except (OmxError, ValueError):
+                history = []
+            mark = self.marks.get(record_path(c["record"]))
+            found.append({**c, "resolved": resolution(c["agent"], c["info"], history, mark)})
+        return found
+
+    def open_conflicts(self) -> dict[str, int]:
+        """agent → how many of its conflicts wait."""
+        counts: dict[str, int] = {}
+        for c in self.conflicts():
+            if not c["resolved"]:
+                counts[c["agent"]] = counts.get(c["agent"], 0) + 1
+        return counts
+
+    def items(self, *, stat: bool = False) -> list[Need]:
+        """Everything that waits, newest first; with ``stat``, each review's diff stat (it hashes the zone)."""
+        found = self._reviews(stat) + self._conflicts() + self._runs() + self._limits()
+        return sorted(found, key=lambda n: n.epoch, reverse=True)
+
+    def count(self) -> int:
+        return len(self.items())
+
+    def marks_of(self) -> set[str]:
+        """The paths that may be marked resolved now (the form's value is checked against them)."""
+        return {n.mark for n in self.items() if n.mark}
+
+    # -- each kind --------------------------------------------------------------------------------------------
+
+    def _reviews(self, stat: bool) -> list[Need]:
+        from omxfs.ui.pages import review_diff  # pages shows a review's diff; its stat is what the queue says
+
+        found = []
+        for agent in self.ws.agents():
+            review = Review(self.ws, agent)
+            try:
+                held = os.stat(review.dir, follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            shown: dict[str, Any] | None = None
+            if stat:
+                with contextlib.suppress(OmxError, OSError):
+                    shown = review_diff(self.ws, agent)
+            if shown is None:
+                shown = {"where": review.shown(), "views": running_views(self.ws.meta, agent), "stat": ""}
+            found.append(
+                Need(
+                    "review",
+                    held,
+                    agent,
+                    f"review of {agent}'s zone pending",
+                    shown.get("stat") or "",
+                    link(f"/checkpoints/{agent}") + "#reviews",
+                    review=shown,
+                )
+            )
+        return found
+
+    def _conflicts(self) -> list[Need]:
+        return [
+            Need(
+                "conflict",
+                epoch_of(c["info"].get("timestamp"), 0.0),
+                c["agent"],
+                f"conflict on collaborative/{c['info'].get('path')}",
+                f"wrote on version {c['info'].get('your_base')}, the file was at {c['info'].get('current_version')}",
+                link("/collab/conflict", record=c["record"]),
+                record_path(c["record"]),
+            )
+            for c in self.conflicts()
+            if not c["resolved"]
+        ]
+
+    def _runs(self) -> list[Need]:
+        return [
+            Need(
+                "run",
+                row.ended or row.started,
+                row.agent,
+                f"omx run {row.stamp} {row.outcome}: {row.task}",
+                row.reason,
+                f"/runs/{row.agent}/{row.stamp}",
+                row.path,
+            )
+            for row in self.runs.all()
+            if row.outcome in NEEDING and row.path not in self.marks
+        ]
+
+    def _limits(self) -> list[Need]:
+        found = []
+        with contextlib.suppress(OSError):
+            for name in sorted(os.listdir(self.ws.meta / LOGS)):
+                rel = f"{META_DIR}/{LOGS}/{name}"
+                if not (name.startswith("mount-") and name.endswith(".log")) or rel in self.marks:
+                    continue
+                agent, lines = self._limit_lines(name)
+                if not lines:
+                    continue
+                when = 0.0
+                with contextlib.suppress(ValueError):
+                    when = datetime.strptime(lines[-1][:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                what = "; ".join(line.split(LIMIT_LINE, 1)[1] for line in lines)
+                title = f"a view of {agent} reached its limit of {what}"
+                found.append(Need("limit", when, agent, title, f"its daemon's log: {rel}", "/team", rel))
+        return found
+
+    def _limit_lines(self, name: str) -> tuple[str, list[str]]:
+        """The agent a daemon's log names (near its start: "mounting ... as AGENT (pid N)") and the lines that say
+        its view reached a limit; kept while the log's size and mtime stay."""
+        try:
+            st = os.stat(self.ws.meta / LOGS / name, follow_symlinks=False)
+        except OSError:
+            return "", []
+        key = (st.st_size, st.st_mtime_ns)
+        with self._lock:
+            kept = self._logs.get(name)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        try:
+            head, _ = read_part(self.ws.meta, f"{LOGS}/{name}", 0, 4096)
+            raw, _ = read_part(self.ws.meta, f"{LOGS}/{name}", max(st.st_size - LOG_TAIL, 0), LOG_TAIL)
+        except (OSError, OmxError):
+            return "", []
+        named = MOUNTING.search(head.decode("utf-8", "replace"))
+        lines = [
+            line
+            for line in raw.decode("utf-8", "replace").split("\n")
+            if RECORD.match(line) and LIMIT_LINE in line and line.isprintable()
+        ]
+        found = (named.group(1) if named else "?", lines)
+        with self._lock:
+            self._logs[name] = (key, found)
+        return found
