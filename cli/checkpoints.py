@@ -13,19 +13,15 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cli.acting import who
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
-from omxfs.checkpoints import ZoneHistory, diff, restore
-from omxfs.checkpoints.review import Review, accept, discard, pending_diff
-from omxfs.shell_line import shell_line
-from omxfs.snapshots.record import Snapshots
-from omxfs.store.workspace import Workspace
-from omxfs.view.locate import store_path
-from omxfs.view.sandbox import VIEW_ENV
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
 
 AS_ACTOR = click.option(
     "--as",
@@ -38,11 +34,17 @@ AS_ACTOR = click.option(
 @contextlib.contextmanager
 def store_of(workspace: Path) -> Iterator[Workspace]:
     """The store behind WORKSPACE, beneath a mount if one covers it (as ``omxfs fsck``)."""
+    from omxfs.store.workspace import Workspace
+    from omxfs.view.locate import store_path
+
     with store_path(workspace) as path:
         yield Workspace(path)
 
 
 def _actor(ws: Workspace, actor: str | None) -> str:
+    from cli.acting import who
+    from omxfs.view.sandbox import VIEW_ENV
+
     if os.environ.get(VIEW_ENV):
         raise click.ClickException(
             "checkpoints are made and restored from outside a view: its .omxfs/ is read-only (run this on the host)"
@@ -75,6 +77,8 @@ def checkpoint(workspace: Path, actor: str | None, zone: str | None, message: st
 
     Content is stored once, inside the store: a file unchanged since the last checkpoint adds nothing.
     """
+    from omxfs.checkpoints.history import ZoneHistory
+
     with friendly_errors(), store_of(workspace) as ws:
         acting = _actor(ws, actor)
         made = ZoneHistory(ws, zone or acting).make(acting, message)
@@ -94,9 +98,14 @@ def checkpoint(workspace: Path, actor: str | None, zone: str | None, message: st
 @AS_ACTOR
 def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, actor: str | None) -> None:
     """List the checkpoints of NAME's private zone, oldest first (with --prune, remove all but the newest KEEP)."""
+    from omxfs.checkpoints.history import ZoneHistory
+    from omxfs.shell_line import shell_line
+
     with friendly_errors(), store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         if prune is not None:
+            from omxfs.snapshots.record import Snapshots  # with the snapshots' pydantic records: only to prune
+
             pinned = Snapshots(ws).checkpoints_named(name)
             pruned = history.prune(_actor(ws, actor), prune, pinned)
             kept = f"; kept {len(pinned)} that snapshots name" if pinned else ""
@@ -136,6 +145,10 @@ def diff_command(
     Paths are relative to the zone; text files get a unified diff, others their size and sha256. With --review,
     the change NAME's review runs made, against the zone now: what `omxfs accept` would apply.
     """
+    from omxfs.checkpoints.diff import diff
+    from omxfs.checkpoints.history import ZoneHistory
+    from omxfs.checkpoints.review import Review, pending_diff
+
     if review and (source or target):
         raise click.UsageError("--review compares the zone now with its pending change: give no FROM or TO")
     with friendly_errors(), store_of(workspace) as ws:
@@ -162,6 +175,10 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
     A checkpoint of the zone as it is is made first: the command prints how to undo the restore. Refused while
     a view of NAME runs (`omxfs run`): end it first.
     """
+    from omxfs.checkpoints.history import ZoneHistory
+    from omxfs.checkpoints.restore import restore
+    from omxfs.shell_line import shell_line
+
     with friendly_errors(), store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         acting = _actor(ws, actor)
@@ -187,6 +204,9 @@ def accept_command(workspace: Path, name: str, actor: str | None) -> None:
     A checkpoint of the zone is made first: the command prints the restore that undoes the accept. Refused while
     a view of NAME runs. An accept that was killed half-way is finished by running it again.
     """
+    from omxfs.checkpoints.review import Review, accept
+    from omxfs.shell_line import shell_line
+
     with friendly_errors(), store_of(workspace) as ws:
         review = Review(ws, ws.require_known(name))
         acting = _actor(ws, actor)
@@ -202,6 +222,8 @@ def accept_command(workspace: Path, name: str, actor: str | None) -> None:
 def discard_command(workspace: Path, name: str, actor: str | None) -> None:
     """Drop the change NAME's review runs hold apart: NAME's zone stays as it is. Refused while a view of NAME
     runs."""
+    from omxfs.checkpoints.review import Review, discard
+
     with friendly_errors(), store_of(workspace) as ws:
         discard(Review(ws, ws.require_known(name)), _actor(ws, actor))
     click.echo(f"discarded {name}'s review")

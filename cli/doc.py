@@ -15,13 +15,9 @@ from pathlib import Path
 
 import click
 
-from cli.acting import acting_agent
 from cli.errors import friendly_errors
 from cli.params import AS_AGENT, WORKSPACE
-from omxfs.crdt import TYPES
-from omxfs.store import Workspace
 from omxfs.store.layout import REALTIME, SCHEMA
-from omxfs.store.names import check_doc_id
 
 _WHY = {
     errno.EINVAL: "the mount refused the name or the schema",
@@ -32,6 +28,8 @@ _WHY = {
 
 
 def _schema(fields: tuple[str, ...]) -> dict[str, str]:
+    from omxfs.crdt import TYPES
+
     schema: dict[str, str] = {}
     for spec in fields:
         name, sep, type_name = spec.partition("=")
@@ -93,6 +91,10 @@ def create(doc: str, fields: tuple[str, ...], agent: str | None, workspace: Path
     Example:
       omxfs doc create board title=lww_register body=rga members=or_set view_count=pn_counter
     """
+    from cli.acting import acting_agent
+    from omxfs.store.names import check_doc_id
+    from omxfs.store.workspace import Workspace
+
     schema = _schema(fields)
     with friendly_errors():  # the rule said plainly, before the mount refuses the name with a bare EINVAL or EACCES
         check_doc_id(doc)

@@ -17,7 +17,6 @@ import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
-from omxfs.view.locate import locate
 
 SERVER_MODULE = "agent.workspace_tools.mcp_server"
 
@@ -26,6 +25,8 @@ def require_workspace(target: str) -> None:
     """WS is a workspace a view can be made of, a store directory or a live omxfs mount of one; else one line
     before the exec (a stale or unanswering mount, or no workspace at all), where the MCP client would see only
     "Connection closed"."""
+    from omxfs.view.locate import locate
+
     os.close(locate(target).fd)
 
 

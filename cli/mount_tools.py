@@ -17,16 +17,13 @@ import errno
 import json
 import os
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import click
 
-from cli.acting import acting_agent, through_a_mount
 from cli.errors import friendly_errors
 from cli.params import AS_AGENT, WORKSPACE
 from omxfs.errors import OmxError
-from omxfs.store import Workspace
-from omxfs.store.config import parse_config
-from omxfs.store.daemon_log import escaped
 from omxfs.store.layout import (
     AGENTS,
     COLLABORATIVE,
@@ -39,6 +36,9 @@ from omxfs.store.layout import (
     VERSIONS,
     version_name,
 )
+
+if TYPE_CHECKING:
+    from omxfs.store.workspace import Workspace
 
 _WHY = {
     errno.EBUSY: "conflict: it changed since you read it; the rejected write is kept under collaborative/.conflicts/",
@@ -73,6 +73,8 @@ def check_workspace(root: Path, path: Path, workspace: Path | None) -> None:
 
 
 def _store(root: Path) -> Workspace:
+    from omxfs.store.workspace import Workspace
+
     try:
         return Workspace(root)
     except OmxError as exc:
@@ -87,6 +89,9 @@ def _store(root: Path) -> Workspace:
 def log(path: Path, as_json: bool, agent: str | None, workspace: Path | None) -> None:
     """Show the versions of the collaborative file PATH, oldest first, then every write to it that was refused
     as a conflict (each kept under collaborative/.conflicts/<agent>/)."""
+    from cli.acting import acting_agent, through_a_mount
+    from omxfs.store.daemon_log import escaped
+
     root, rel = collaborative_file(path, workspace)
     if agent is not None or through_a_mount(root):  # a mount answers only agents it knows; a store, anyone
         acting_agent(root, agent)
@@ -131,13 +136,15 @@ def provenance_line(made_by: dict[str, object]) -> str:
 @WORKSPACE
 def rollback(path: Path, version: int, message: str | None, agent: str | None, workspace: Path | None) -> None:
     """Make a new version of PATH whose content is VERSION's; the history is kept (seed C-6)."""
+    from cli.acting import acting_agent
+
     root, rel = collaborative_file(path, workspace)
     note = message or f"rollback to version {version}"
     me = acting_agent(root, agent)
     check_workspace(root, path, workspace)
     if not os.path.ismount(root):
         with friendly_errors():
-            entry = Workspace(root).collab.rollback(me, str(rel), version, message=note)
+            entry = _store(root).collab.rollback(me, str(rel), version, message=note)
         click.echo(f"{rel}: version {entry.version} has the content of version {version}")
         return
     target = root / "collaborative/current" / rel
@@ -174,6 +181,9 @@ def handoff(
     file: Path, recipient: str, message: str, name: str | None, agent: str | None, workspace: Path | None
 ) -> None:
     """Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json (seed B-1)."""
+    from cli.acting import acting_agent
+    from omxfs.store.config import parse_config
+
     workspace = workspace or Path(".")
     me = acting_agent(workspace, agent)
     if not (workspace / HANDOFF).is_dir():
@@ -184,7 +194,7 @@ def handoff(
         raise click.ClickException(f"a handoff goes to another agent: you act as {me} (--as NAME acts as another)")
     if not os.path.ismount(workspace):
         with friendly_errors():
-            Workspace(workspace).handoff.deliver(me, recipient, filename, content, message)
+            _store(workspace).handoff.deliver(me, recipient, filename, content, message)
         click.echo(f"delivered handoff/{me}_to_{recipient}/{filename}")
         return
     with contextlib.suppress(OSError, OmxError):  # the config is readable through the mount: say it plainly

@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.acting import who
 from cli.checkpoints import store_of
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 from omxfs.shell_line import shell_line
-from omxfs.snapshots import Brought, Snapshots, require_supervisor, restore_snapshot, take
-from omxfs.store.workspace import Workspace
-from omxfs.view.sandbox import VIEW_ENV
+
+if TYPE_CHECKING:
+    from omxfs.snapshots.bring_back import Brought
+    from omxfs.store.workspace import Workspace
 
 AS_SUPERVISOR = click.option(
     "--as",
@@ -32,6 +32,10 @@ AS_SUPERVISOR = click.option(
 
 
 def _supervisor(ws: Workspace, actor: str | None) -> str:
+    from cli.acting import who
+    from omxfs.snapshots.record import require_supervisor
+    from omxfs.view.sandbox import VIEW_ENV
+
     if os.environ.get(VIEW_ENV):
         raise click.ClickException(
             "snapshots are made and restored from outside a view: its .omxfs/ is read-only (run this on the host)"
@@ -71,6 +75,8 @@ def snapshot() -> None:
 @AS_SUPERVISOR
 def make(workspace: Path, message: str, actor: str | None) -> None:
     """Record the whole workspace and print the snapshot's id."""
+    from omxfs.snapshots.take import take
+
     with friendly_errors(), store_of(workspace) as ws:
         made = take(ws, _supervisor(ws, actor), message)
     click.echo(made.number)
@@ -93,6 +99,9 @@ def restore_command(workspace: Path, snapshot_id: str, zone: str | None, actor: 
     history), private zones are restored (a checkpoint of each is made first). What is as in the snapshot, and
     what was made since it, is left as it is. A snapshot of the workspace is made first: restoring it undoes this.
     """
+    from omxfs.snapshots.bring_back import restore_snapshot
+    from omxfs.snapshots.record import Snapshots
+
     with friendly_errors(), store_of(workspace) as ws:
         acting = _supervisor(ws, actor)
         done = restore_snapshot(ws, acting, Snapshots(ws).resolve(snapshot_id), zone=zone)
@@ -133,6 +142,8 @@ def _report(workspace: Path, done: Brought, zone: str | None, acting: str) -> No
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of objects (id, time, message, by, counts).")
 def snapshots(workspace: Path, as_json: bool) -> None:
     """List the snapshots of the workspace, oldest first."""
+    from omxfs.snapshots.record import Snapshots
+
     with friendly_errors(), store_of(workspace) as ws:
         made = Snapshots(ws).all()
     if as_json:

@@ -51,7 +51,7 @@ from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
 from omxfs.store.atomic import NO_LINK, create_exclusive, exists, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
-from omxfs.store.records import utc_now
+from omxfs.store.stamps import utc_now
 from omxfs.store.workspace import Workspace
 
 #: blobs younger than this are never pruned: a checkpoint being made may have written them, not yet its manifest

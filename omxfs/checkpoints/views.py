@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from omxfs.errors import OmxError
 from omxfs.process import pid_alive
 from omxfs.store.layout import VIEWS
-from omxfs.store.records import utc_now
+from omxfs.store.stamps import utc_now
 from omxfs.store.workspace import Workspace
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from omxfs.store.atomic import create_exclusive, sync_dir
 from omxfs.store.layout import AUDIT_DAY, AUDIT_DIR, AUDIT_LOG, AUDIT_RECORD, LOGS, TMP
-from omxfs.store.records import utc_now
+from omxfs.store.stamps import utc_now
 
 #: what every record holds
 FIELDS = ("timestamp", "agent", "uid", "pid", "action", "path")

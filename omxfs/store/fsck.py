@@ -110,10 +110,10 @@ from omxfs.store.records import (
     load_history,
     load_version_record,
     sha256,
-    utc_now,
 )
 from omxfs.store.replicas import parse_writer_file
 from omxfs.store.scratch import ScratchArea
+from omxfs.store.stamps import utc_now
 from omxfs.store.workspace import Workspace
 
 DEBRIS = (

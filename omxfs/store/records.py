@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -17,18 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from omxfs.errors import InvalidInput, StoreCorrupt
 from omxfs.store.layout import BLOB, HISTORY, STAGED
 from omxfs.store.names import AGENT_NAME, relative_path
+from omxfs.store.stamps import utc_now as utc_now  # its home before stamps.py: importers keep their line
 
 #: what a record's fields must match, whole (pydantic's patterns search): a record read back is checked, never
 #: trusted, and a name in it may end up in a path (a staged name, a delivered file's)
 SHA256 = f"^{BLOB.pattern}$"
 AGENT = f"^{AGENT_NAME.pattern}$"
 STAGED_NAME = f"^{STAGED.pattern}$"
-
-
-def utc_now(epoch: float | None = None) -> str:
-    """An ISO 8601 UTC timestamp with microseconds, sortable as text: now, or of a Unix time."""
-    moment = datetime.now(UTC) if epoch is None else datetime.fromtimestamp(epoch, UTC)
-    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def sha256(data: bytes) -> str:

@@ -8,21 +8,27 @@ so they agree. Each zone is an object of its own module (``ws.private``, ``ws.ha
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from omxfs.errors import NotFound, ZoneDenied
 from omxfs.shell_line import shell_line
 from omxfs.store import audit as audit_log
 from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir, held_dir
-from omxfs.store.collab import CollabZone
 from omxfs.store.config import Config, parse_config, render_config
-from omxfs.store.handoff import HandoffZone
 from omxfs.store.layout import AGENTS, CONFIG, LOCKS, META_DIR, TMP, ZONE_DIRS
 from omxfs.store.names import AGENT_NAME, check_agent
-from omxfs.store.private import PrivateZone
-from omxfs.store.realtime import RealtimeZone
+
+if TYPE_CHECKING:
+    from omxfs.store.collab import CollabZone
+    from omxfs.store.handoff import HandoffZone
+    from omxfs.store.private import PrivateZone
+    from omxfs.store.realtime import RealtimeZone
+
+Z = TypeVar("Z")
 
 #: ``(uid, pid)`` of the process a request of the mount comes from, set by the mount around the naming of its caller
 #: and its work (trio carries it into the worker thread): what the audit log records beside the agent. A new tuple
@@ -30,8 +36,56 @@ from omxfs.store.realtime import RealtimeZone
 REQUESTER: ContextVar[tuple[int, int] | None] = ContextVar("omx_requester", default=None)
 
 
+def _private(ws: Workspace) -> PrivateZone:
+    from omxfs.store.private import PrivateZone
+
+    return PrivateZone(ws)
+
+
+def _handoff(ws: Workspace) -> HandoffZone:
+    from omxfs.store.handoff import HandoffZone
+
+    return HandoffZone(ws)
+
+
+def _collab(ws: Workspace) -> CollabZone:
+    from omxfs.store.collab import CollabZone
+
+    return CollabZone(ws)
+
+
+def _realtime(ws: Workspace) -> RealtimeZone:
+    from omxfs.store.realtime import RealtimeZone
+
+    return RealtimeZone(ws)
+
+
+class _Zone(Generic[Z]):
+    """A zone of the workspace, made (and its module imported) on first use: a command that needs one zone, or
+    none (a checkpoint), does not load the others (the shared zones' records are pydantic models). Made once per
+    workspace, whichever thread asks first: a zone keeps locks and caches. Then it is a plain attribute."""
+
+    def __init__(self, make: Callable[[Workspace], Z]) -> None:
+        self.make = make
+
+    def __set_name__(self, owner: type[Workspace], name: str) -> None:
+        self.name = name
+
+    def __get__(self, ws: Workspace, owner: Any = None) -> Z:
+        with ws._making_zone:
+            made: Z | None = ws.__dict__.get(self.name)
+            if made is None:
+                made = ws.__dict__[self.name] = self.make(ws)
+        return made
+
+
 class Workspace:
     """A workspace directory laid out as SPEC §2 says. Create one with ``Workspace.init``."""
+
+    private = _Zone(_private)
+    handoff = _Zone(_handoff)
+    collab = _Zone(_collab)
+    realtime = _Zone(_realtime)
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
@@ -50,10 +104,7 @@ class Workspace:
         held = held_dir(self.root)
         # stat'ed on every request of the mount: relative to the held store descriptor, it skips the magic link
         self._config_at = (os.path.join(held[1], META_DIR, CONFIG), held[0]) if held else (self._config_path, None)
-        self.private = PrivateZone(self)
-        self.handoff = HandoffZone(self)
-        self.collab = CollabZone(self)
-        self.realtime = RealtimeZone(self)
+        self._making_zone = threading.Lock()
 
     @classmethod
     def init(

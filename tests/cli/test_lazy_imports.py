@@ -1,0 +1,71 @@
+"""The commands a person types load only what they use: ``omxfs --help``, a checkpoint and the checkpoint read
+commands load no FUSE binding, async runtime, pydantic, model client or web stack, which cost more to import than
+the command's own work (``scripts/bench_cli.py`` times them). Each runs as a real process, whose ``sys.modules``
+is read at its exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.checkpoints.conftest import omxfs
+
+#: imported by no command below (each is a package's top-level name)
+HEAVY = ("pyfuse3", "trio", "pydantic", "litellm", "starlette", "jinja2", "uvicorn", "mcp")
+
+#: runs ``omxfs ARGS`` (or ``omx ARGS``) in this process and writes the names of its modules at exit
+PROBE = """
+import atexit, json, os, sys
+atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write(json.dumps(sorted(sys.modules))))
+program = sys.argv[1]
+sys.argv = sys.argv[1:]
+from importlib import import_module
+import_module(f"cli.{program}").main()
+"""
+
+
+def loaded(tmp_path: Path, program: str, *args: str) -> set[str]:
+    out = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMX_")} | {"MODULES_OUT": str(out)}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, program, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {name.partition(".")[0] for name in json.loads(out.read_text())}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A workspace with a checkpoint of bob's zone, then a changed file."""
+    ws = tmp_path / "ws"
+    omxfs("init", str(ws), "--agent", "alice", "--agent", "bob")
+    (ws / "agents/bob/notes.txt").write_text("first\n")
+    omxfs("checkpoint", str(ws), "--as", "bob")
+    (ws / "agents/bob/notes.txt").write_text("second\n")
+    return ws
+
+
+def test_help_loads_nothing_heavy(tmp_path: Path) -> None:
+    for program in ("omxfs", "omx"):
+        assert not loaded(tmp_path, program, "--help") & set(HEAVY), program
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("checkpoint", "{ws}", "--as", "bob"),
+        ("checkpoints", "{ws}", "bob"),
+        ("diff", "{ws}", "bob"),
+        ("audit", "{ws}"),
+    ],
+    ids=lambda args: args[0],
+)
+def test_checkpoint_commands_load_nothing_heavy(tmp_path: Path, ws: Path, args: tuple[str, ...]) -> None:
+    modules = loaded(tmp_path, "omxfs", *(arg.format(ws=ws) for arg in args))
+    assert "omxfs" in modules  # the probe saw the command's own modules
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
