@@ -56,6 +56,7 @@ from omxfs.ui.feed import KINDS, MARK, Event, Feed, Filter, chosen
 from omxfs.ui.guard import Guard, same
 from omxfs.ui.lists import Lists
 from omxfs.ui.needs import Needs
+from omxfs.ui.refusals import Refusals, grouped
 from omxfs.ui.run_records import RunRecords
 
 #: seconds between two polls of the store (an event shows in an open page within about this, plus a page's work)
@@ -80,6 +81,7 @@ class State:
     lists: Lists
     runs: RunRecords
     needs: Needs
+    refusals: Refusals
     queues: set[asyncio.Queue[list[Arrival]]] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     epoch: str = field(default_factory=lambda: secrets.token_hex(4))  # this server's, in every cursor and id
@@ -139,7 +141,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
     """The app for ``ws`` (without its ``Guard``: ``guarded`` adds it once the port is known)."""
     env = environment()
     feed, lists, records = Feed(ws.root), Lists(ws), RunRecords(ws)
-    state = State(ws, feed, token, actor, lists, records, Needs(ws, lists, records, feed.marks))
+    state = State(ws, feed, token, actor, lists, records, Needs(ws, lists, records, feed.marks), Refusals(ws))
 
     def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         """``context`` may hold the page's ``cursor`` (``State.cursor``, taken before its reading), else it is now;
@@ -190,7 +192,11 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
 
     async def team(request: Request) -> Response:
         return await threaded(
-            request, "team.html", lambda: pages.team(ws, state.snapshot().events, state.needs.open_conflicts())
+            request,
+            "team.html",
+            lambda: pages.team(
+                ws, state.snapshot().events, state.needs.open_conflicts(), grouped(state.refusals.all())
+            ),
         )
 
     async def needs(request: Request) -> Response:

@@ -74,6 +74,9 @@ TRACE = "trace.jsonl"
 KINDS = ("write", "commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run")
 #: the audit's actions that decide a review (``omxfs.checkpoints.review``): shown as review events
 REVIEW_ACTIONS = ("accept review", "discard review")
+#: seconds a delivery without a message waits to be an event: a message set right after the copy (``setfattr -n
+#: user.omx.message``) rewrites its metadata, the same delivery, which is one event, with the message
+HOLD = 1.0
 #: the audit's action of a person marking what waited for them done (a conflict, a run, a view's limit): ``marks``
 MARK = "mark resolved (omxfs ui)"
 
@@ -179,10 +182,11 @@ class Feed:
         self.arrivals = arrivals or Arrivals()
         self._seen: set[str] = set()
         versions = root / COLLABORATIVE / VERSIONS
+        self._handoff = _Tree(root / HANDOFF)
         self._sources: list[tuple[_Tree, Callable[[str, list[os.DirEntry[str]]], Iterable[Event]]]] = [
             (_Tree(versions), lambda d, es: self._commits(versions, d, es)),
             (_Tree(root / COLLABORATIVE / CONFLICTS), self._conflicts),
-            (_Tree(root / HANDOFF), self._deliveries),
+            (self._handoff, self._deliveries),
             (_Tree(root / REALTIME / CRDT_STATE / WRITERS), self._realtime),
             (_Tree(root / META_DIR / CHECKPOINTS, frozenset({BLOBS, RESTORING})), self._checkpoints),
             (_Tree(root / META_DIR / LOGS / AUDIT_DIR), self._audit),
@@ -286,6 +290,12 @@ class Feed:
                 meta = load_handoff_meta(_read(entry.path), entry.path)
             except (OSError, OmxError):
                 continue
+            key = f"delivery:{entry.path}:{meta.timestamp}:{meta.sha256}"  # a redelivery has a new timestamp
+            if key in self._seen:
+                continue
+            if self._polls and not meta.message and time.time() - st.st_mtime < HOLD:  # its message may follow
+                self._handoff.stamps[directory] = -1  # listed again at the next poll
+                continue
             box = os.path.relpath(directory, self.root / HANDOFF).split("/", 1)[0]
             yield Event(
                 epoch_of(meta.timestamp, st.st_mtime),
@@ -294,7 +304,7 @@ class Feed:
                 f"{HANDOFF}/{box}",
                 f"delivered {meta.filename} to {meta.recipient}: {meta.message}",
                 link("/handoffs", box=box),
-                f"delivery:{entry.path}:{st.st_mtime_ns}",  # a redelivery rewrites the same file
+                key,
             )
 
     def _realtime(self, directory: str, entries: list[os.DirEntry[str]]) -> Iterator[Event]:

@@ -20,7 +20,6 @@ from omxfs.checkpoints import ZoneHistory, diff
 from omxfs.checkpoints.review import Review, pending_diff
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import InvalidInput, NotFound, OmxError
-from omxfs.store.daemon_log import last_refusals
 from omxfs.store.layout import AGENTS, COLLABORATIVE, CONFLICTS, REJECTED, VIEWS, WRITERS
 from omxfs.store.mount_records import read_records
 from omxfs.store.names import relative_path
@@ -29,10 +28,9 @@ from omxfs.store.workspace import Workspace
 from omxfs.ui import shown
 from omxfs.ui.feed import RUNS, TRACE, Event, describe, epoch_of
 from omxfs.ui.files import read_part
+from omxfs.ui.refusals import Group
 from omxfs.ui.run_records import RunRow, usage
 
-#: refusal lines read from each mount's log
-REFUSALS = 200
 #: lines of a diff shown at most
 DIFF_LINES = 2_000
 
@@ -54,15 +52,13 @@ def _classed(found: list[str]) -> Diffed:
 # -- team ------------------------------------------------------------------------------------------------------
 
 
-def team(ws: Workspace, events: list[Event], conflicts: dict[str, int]) -> dict[str, Any]:
-    """``conflicts``: agent → how many of its conflicts wait (the resolved ones are not counted)."""
+def team(ws: Workspace, events: list[Event], conflicts: dict[str, int], refusals: list[Group]) -> dict[str, Any]:
+    """``conflicts``: agent → how many of its conflicts wait (the resolved ones are not counted); ``refusals``: the
+    daemons' refusals, grouped by agent and reason."""
     last: dict[str, Event] = {}
     for event in events:
         last[event.agent] = event
     mounts = read_records(ws.meta)
-    refusals: list[str] = []
-    for record in mounts:
-        refusals += last_refusals(ws.root / record.log, REFUSALS)
     config = ws.config
     agents = []
     for name in sorted({*config.agents, *config.supervisors}):
@@ -85,7 +81,7 @@ def team(ws: Workspace, events: list[Event], conflicts: dict[str, int]) -> dict[
                 "views": views,
                 "mounts": [m for m in mounts if m.default_agent == name],
                 "last": last.get(name),
-                "refusals": [r for r in refusals if f"agent={name} " in r][-5:],
+                "refusals": [g for g in refusals if g.agent == name],
                 "conflicts": conflicts.get(name, 0),
                 "checkpoints": checkpoints,
             }
@@ -147,13 +143,14 @@ def realtime(ws: Workspace) -> list[dict[str, Any]]:
             continue
         fields = []
         for name, kind in doc.schema.items():
-            value = doc.field_json(name)
-            by = getattr(doc.field(name), "replica", None)
+            crdt = doc.field(name)
+            by = getattr(crdt, "replica", None)
             fields.append(
                 {
                     "name": name,
                     "type": kind,
-                    "value": shown.content(json.dumps(value, ensure_ascii=False, indent=1)),
+                    "value": shown.content(crdt.render()),  # what `cat realtime/<doc>/<field>` prints
+                    "state": shown.content(json.dumps(doc.field_json(name), ensure_ascii=False, indent=1)),
                     "by": agent_of(by) if isinstance(by, str) and by else "",
                 }
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,10 @@ from omxfs.errors import Conflict
 from omxfs.store import Workspace
 from omxfs.ui import shown, zones
 from omxfs.ui.arrivals import Arrivals
-from omxfs.ui.feed import Feed, Filter, chosen
+from omxfs.ui.feed import HOLD, Feed, Filter, chosen
+from omxfs.ui.stamps import SETTLE
 from omxfs.ui.zones import PrivateZones
+from tests.fuse.conftest import poll
 
 
 def _kinds(events: list) -> list[tuple[str, str]]:  # type: ignore[type-arg]
@@ -232,3 +235,20 @@ def test_a_big_zone_costs_a_poll_at_most_its_directories_and_the_sweeps_budget(
     for _ in range(4):
         found += _writes(feed.poll())
     assert found == [("alice", "wrote in agents/alice: modified repo/.git")]
+
+
+def test_a_delivery_whose_message_is_set_after_the_copy_is_one_event_with_its_message(ws: Workspace) -> None:
+    """``cp`` then ``setfattr -n user.omx.message``: the metadata is written twice, for one delivery."""
+    feed = Feed(ws.root)
+    ws.handoff.deliver("alice", "bob", "data.csv", b"city\n")
+    assert [e for e in feed.poll() if e.kind == "delivery"] == []  # held: its message may follow
+    ws.handoff.set_message("alice", "bob", "data.csv", "please analyse")
+    found: list[str] = []
+    poll(lambda: bool(found.extend(e.summary for e in feed.poll() if e.kind == "delivery")) or len(found) > 0)
+    quiet_until = time.monotonic() + HOLD + SETTLE  # past the hold and the directory's settling: nothing more
+    while time.monotonic() < quiet_until:
+        found += [e.summary for e in feed.poll() if e.kind == "delivery"]
+    assert found == ["delivered data.csv to bob: please analyse"]
+    ws.handoff.deliver("alice", "bob", "data.csv", b"city\nOslo\n", message="again")  # a redelivery is one more
+    poll(lambda: bool(found.extend(e.summary for e in feed.poll() if e.kind == "delivery")) or len(found) > 1)
+    assert found[1:] == ["delivered data.csv to bob: again"]

@@ -190,3 +190,39 @@ def test_the_runs_page_shows_task_outcome_duration_tokens_and_the_diff_of_what_i
     row.locator("a.diff-link").click()
     page.wait_for_url("**/checkpoints/alice?from=*")
     assert "+total 8" in page.locator("#diff .add").all_inner_texts()
+
+
+def test_realtime_fields_show_the_value_cat_gives_and_their_crdt_state_behind_a_toggle(
+    page: Any, server: Server, team: Workspace
+) -> None:
+    team.realtime.create("alice", "board", {"title": "lww_register", "done": "pn_counter"})
+    team.realtime.update("bob", "board", lambda doc, replica: doc.field("title").set("ship friday", replica))  # type: ignore[attr-defined]
+    page.goto(f"{server.base}/realtime")
+    title = page.locator("#doc-board ~ table.fields tr", has_text="title").first
+    assert title.locator("pre.value").inner_text() == "ship friday"  # as `cat realtime/board/title` prints it
+    state = title.locator("details.state")
+    assert state.get_attribute("open") is None and not state.locator("pre").is_visible()
+    state.locator("summary").click()
+    assert '"ship friday"' in state.locator("pre").inner_text()
+
+
+def test_the_activity_chart_and_its_range_update_live_and_the_live_dot_says_what_it_means(
+    page: Any, server: Server, team: Workspace
+) -> None:
+    page.goto(f"{server.base}/activity")
+    page.wait_for_selector("body[data-live=ready]")
+    assert page.locator("#live-legend").inner_text() == "live"
+    said = page.locator("#live").get_attribute("title") or ""
+    assert "green" in said and "red" in said
+    page.evaluate("window.__stayed = 1")
+    bobs = "[...document.querySelectorAll('#chart text')].map(t => t.textContent).find(t => t.startsWith('bob ('))"
+    before = page.evaluate(bobs)  # "bob (N)": his events in the chart, or None before his first
+    team.collab.write("bob", "later.md", b"x\n", expected_version=0, message="later")
+    page.wait_for_function(f"() => {{ const now = {bobs}; return now !== undefined && now !== {json.dumps(before)}; }}",
+                           timeout=WAIT)  # fmt: skip
+    assert (
+        page.locator("#chart-range")
+        .inner_text()
+        .endswith(page.locator("#rows tr").first.locator("td").first.inner_text())
+    )
+    assert page.evaluate("window.__stayed") == 1
