@@ -74,6 +74,11 @@ def _open_needs(page: Any, server: Server) -> None:
     page.evaluate("window.__stayed = 1")  # gone if the page were loaded again
 
 
+def _shot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"ui-{name}.png"))
+
+
 def _rows(page: Any, kind: str) -> Any:
     return page.locator(f"#needs-list tr.need[data-kind={kind}]")
 
@@ -94,8 +99,6 @@ def test_a_pending_review_is_in_needs_and_the_count_and_leaves_after_accept(
     assert review.count() == 1
     assert review.locator("td").nth(2).inner_text() == "bob"
     assert review.locator(".stat").inner_text() == "1 added, 0 modified, 0 deleted"
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "ui-needs.png"))
     review.locator("form.accept button").click()
     page.locator(".done").wait_for()
     assert page.url.startswith(f"{server.base}/needs?")
@@ -170,6 +173,27 @@ def test_a_failed_omx_run_is_in_needs_with_its_reason(
     assert "failed: read missing.txt" in run.inner_text()
     assert run.locator("td.why").inner_text() == "missing.txt does not exist"
     page.wait_for_function(f"document.getElementById('needs-count').textContent === '{before + 1}'", timeout=WAIT)
+    with pytest.raises(Conflict):  # one more kind for the screenshot
+        team.collab.write("bob", "plan.md", b"bob's notes\n", expected_version=1)
+    _rows(page, "conflict").first.wait_for(timeout=WAIT)
+    _shot(page, "needs")
+
+
+def test_a_view_that_reached_a_limit_is_in_needs_until_marked_resolved(
+    page: Any, server: Server, team: Workspace
+) -> None:
+    root = str(team.root)
+    done = run_view(team.root, "bob", 'head -c 2M /dev/zero > "$0/agents/bob/big"', "--max-file-size", "1M",
+                    args=[root])  # fmt: skip
+    assert "stopped: the view reached its limit of 1 MiB per file" in done.stderr, done.stderr
+    page.goto(f"{server.base}/needs")
+    limit = _rows(page, "limit")
+    assert limit.count() == 1
+    assert "a view of bob reached its limit of 1 MiB per file (--max-file-size)" in limit.inner_text()
+    before = _count(page)
+    limit.locator("form.resolve button").click()
+    page.locator(".done").wait_for()
+    assert _rows(page, "limit").count() == 0 and _count(page) == before - 1
 
 
 def test_the_runs_page_shows_task_outcome_duration_tokens_and_the_diff_of_what_it_changed(
@@ -184,6 +208,7 @@ def test_the_runs_page_shows_task_outcome_duration_tokens_and_the_diff_of_what_i
     assert row.locator("td.outcome").inner_text() == "done"  # every step ran; no criterion to check it by
     assert row.locator("td.duration").inner_text().endswith(" s")
     assert row.locator("td.tokens").inner_text() == "812 prompt, 95 completion, 0 cached"
+    _shot(page, "runs")
     failed = page.locator("#runs tr", has_text="read missing.txt")
     assert failed.locator("td.outcome").inner_text() == "failed"
     assert failed.locator("td.why").inner_text() == "missing.txt does not exist"
