@@ -14,6 +14,7 @@ SIGTERM, SIGINT or SIGHUP, or returns when someone else unmounted (``fusermount3
 from __future__ import annotations
 
 import contextlib
+import errno
 import faulthandler
 import functools
 import json
@@ -36,6 +37,7 @@ from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import FSTYPE, mount_at, report_ready
 from omxfs.fuse.ops import Operations
 from omxfs.fuse.router import Router
+from omxfs.fuse.stop_signals import StopSignals
 from omxfs.fuse.watch import StoreWatch, local_store
 from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.handoff import HandoffHandler
@@ -219,9 +221,15 @@ async def serve(
     allow_other: bool = False,
     detached: bool = False,
     view: bool = False,
+    stop: StopSignals | None = None,
+    on_unmounted: Callable[[str], None] | None = None,
     task_status: trio.TaskStatus[Mounted] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Mount the workspace at ``ws_path`` on ``mountpoint`` and serve it until unmounted or signalled.
+
+    A stop signal that ``stop`` noted before this took the signals over ends it before anything is mounted; one
+    that comes after mounting and before the mount answers unmounts it: either raises ``MountError`` (EINTR), never
+    leaving a mount. ``on_unmounted`` is told the line the log ends with once the mount is gone (``unmounted ...``).
 
     ``view``: the daemon of one agent view (``omxfs run``, ``omxfs.view``): every request is ``default_agent``'s,
     the mount is unmounted by fusermount3 if this process dies, no mount record is written (the mount is the
@@ -232,6 +240,8 @@ async def serve(
     pid = os.getpid()
     with contextlib.ExitStack() as stack:
         signals: AsyncIterator[int] | None = None if view else stack.enter_context(trio.open_signal_receiver(*SIGNALS))
+        if stop is not None:  # from here on the receiver has the signals: none falls between the two
+            stop.check(f"stopped before {mountpoint} was mounted; nothing is mounted")
         store_fd = hold_store(ws_path)
         stack.callback(os.close, store_fd)
         root = Path(f"/proc/self/fd/{store_fd}")
@@ -260,9 +270,9 @@ async def serve(
         except RuntimeError as exc:
             if ops.watch is not None:
                 ops.watch.stop()
-            raise MountError(f"cannot mount on {mountpoint}: {exc} (see the log {ws_path}/{log_rel})") from None
-        _guard(ops, mountpoint, log)
+            raise MountError(f"cannot mount on {mountpoint}: {exc} (see the log {store_path}/{log_rel})") from None
         try:
+            _guard(ops, mountpoint, log)
             await _serve_mounted(
                 ws,
                 ops,
@@ -283,7 +293,21 @@ async def serve(
             if ops.watch is not None:  # its invalidations need the session that close() ends
                 ops.watch.stop()
             pyfuse3.close(unmount=True)
-            log.info("unmounted %s; requests served: %s", mountpoint, json.dumps(ops.requests, sort_keys=True))
+            ended = unmounted_line(mountpoint, guardian.release())
+            log.info("%s; requests served: %s", ended, json.dumps(ops.requests, sort_keys=True))
+            if on_unmounted is not None:
+                on_unmounted(ended)
+
+
+def unmounted_line(mountpoint: str, in_use: bool | None) -> str:
+    """What the log and ``omxfs mount --foreground`` say once the session is closed; ``in_use``: the mount was
+    detached while a program still had a file or its working directory there (``guardian.release``)."""
+    if not in_use:
+        return f"unmounted {mountpoint}"
+    return (
+        f"unmounted {mountpoint} while a program still had a file or its working directory there: what it wrote "
+        "before is kept, and from now on it gets 'Transport endpoint is not connected' there"
+    )
 
 
 async def _serve_mounted(
@@ -300,6 +324,10 @@ async def _serve_mounted(
     view: bool,
     task_status: trio.TaskStatus[Mounted],
 ) -> None:
+    """Serve the mounted session until it ends; ``MountError`` if it ended before it answered (EINTR: by a
+    signal), so that a mount stopped while it started is an error of its start, never a success."""
+    stopped_by: list[int] = []
+    answered = False
     async with trio.open_nursery() as nursery:
 
         async def fuse_loop() -> None:
@@ -310,6 +338,7 @@ async def _serve_mounted(
 
         async def on_signal(signals: AsyncIterator[int]) -> None:
             async for signum in signals:
+                stopped_by.append(signum)
                 log.info("%s: unmounting", signal.Signals(signum).name)
                 await end_session(ops)
                 return
@@ -339,7 +368,13 @@ async def _serve_mounted(
             log.info("ready: %s answers", mountpoint)
             end = functools.partial(end_session, ops)
             task_status.started(Mounted(record.pid, mountpoint, Path(record.store) / log_rel, end))
+            answered = True
     await ops.close_all()
+    if not answered and stopped_by:
+        name = signal.Signals(stopped_by[0]).name
+        raise MountError(f"{name}: stopped before {mountpoint} answered; it is unmounted", errno.EINTR)
+    if not answered:
+        raise MountError(f"{mountpoint} was unmounted before it answered")
 
 
 def run(
@@ -351,15 +386,27 @@ def run(
     detached: bool = False,
     ready_fd: int | None = None,
     on_ready: Callable[[Mounted], None] | None = None,
-) -> None:
-    """``omxfs mount --foreground``: serve until unmounted; readiness and startup errors go to ``ready_fd``."""
+    stop: StopSignals | None = None,
+) -> str:
+    """``omxfs mount --foreground``: serve until unmounted; readiness and startup errors go to ``ready_fd``.
+    Returns the line the log ended with (``unmounted ...``); ``stop``: as ``serve`` says."""
     if detached:
         os.chdir("/")  # hold no directory busy (the workspace itself may be mounted over)
+    ended: list[str] = []
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             mounted = await nursery.start(
-                functools.partial(serve, ws_path, mountpoint, default_agent, allow_other=allow_other, detached=detached)
+                functools.partial(
+                    serve,
+                    ws_path,
+                    mountpoint,
+                    default_agent,
+                    allow_other=allow_other,
+                    detached=detached,
+                    stop=stop,
+                    on_unmounted=ended.append,
+                )
             )
             report_ready(ready_fd, f"ready {mounted.log}")
             if on_ready is not None:
@@ -367,9 +414,18 @@ def run(
 
     try:
         trio.run(main)
-    except OmxError as exc:
-        report_ready(ready_fd, f"error {exc.message}")
-        raise
     except BaseException as exc:
-        report_ready(ready_fd, f"error the mount daemon failed: {exc!r}")
-        raise
+        error = _omx_error(exc)
+        if error is None:
+            report_ready(ready_fd, f"error the mount daemon failed: {exc!r}")
+            raise
+        report_ready(ready_fd, f"error {error.message}")
+        raise error from None
+    return ended[-1] if ended else f"unmounted {mountpoint}"
+
+
+def _omx_error(exc: BaseException) -> OmxError | None:
+    """The ``OmxError`` that ended the daemon, out of the exception groups trio's nurseries wrap it in."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, OmxError) else None

@@ -16,6 +16,11 @@ itself, attached nowhere, so it changes nothing on the host. It says on its stdo
 cannot (an unprivileged daemon on a host without fusectl), the daemon keeps the kernel's caches short and does not
 run the watch, whose invalidations are what can get stuck (``daemon.py``).
 
+A daemon that ends its session itself (unmounted, its descriptor closed: the kernel ended the connection's
+requests) releases its guardian with SIGUSR1 (``release``): the guardian then says on its stdout whether the
+connection still existed, that is whether the mount was detached while a program still had a file or its working
+directory there, and exits without a word on its stderr, which is the daemon's terminal or log.
+
 Run as ``python -I -S guardian.py DEV PID``: a standalone script, stdlib only, so that it starts in milliseconds.
 """
 
@@ -32,8 +37,12 @@ import time
 
 CONNECTIONS = "/sys/fs/fuse/connections"
 READY, UNABLE = "ready", "unable"
+#: the answer to ``release``: the connection still existed once the daemon had closed it (the mount was in use)
+IN_USE, GONE = "in-use", "gone"
 #: after the death signal, how long the daemon's main thread may take to show as exited in /proc
 EXIT_GRACE = 2.0
+#: after a release, how long a connection may take to end before its mount is called in use
+RELEASE_GRACE = 0.5
 
 # <linux/prctl.h>; <linux/mount.h> and the new mount API's system calls (one number on every architecture)
 PR_SET_PDEATHSIG = 1
@@ -67,9 +76,29 @@ def start(dev: int) -> bool:
     )
     assert guardian.stdout is not None
     answer = guardian.stdout.readline().decode("ascii", "replace").strip()
-    guardian.stdout.close()
     _started.append(guardian)
+    if answer != READY:
+        guardian.stdout.close()
     return answer == READY
+
+
+def release(timeout: float = 5.0) -> bool | None:
+    """After the daemon closed its session: end the guardians this process started, which have nothing left to
+    abort. Whether a connection still existed then (the mount was detached while in use; its programs now get
+    ENOTCONN); None when no guardian could tell."""
+    in_use: bool | None = None
+    for guardian in _started:
+        if guardian.stdout is None or guardian.stdout.closed:  # unable to abort, or released already
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            guardian.send_signal(signal.SIGUSR1)
+        answer = guardian.stdout.readline().decode("ascii", "replace").strip()
+        guardian.stdout.close()
+        if answer in (IN_USE, GONE):
+            in_use = bool(in_use) or answer == IN_USE
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            guardian.wait(timeout)
+    return in_use
 
 
 # -- the guardian ------------------------------------------------------------------------------------------
@@ -151,6 +180,25 @@ class Connection:
         os.write(self._abort, b"1")
         return True
 
+    def exists(self) -> bool:
+        """Whether the connection still exists, asked afresh: ``waiting`` opened again through its descriptor (a
+        new open of the same file, which answers for the same connection only)."""
+        fd = os.open(f"/proc/self/fd/{self._waiting}", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return bool(os.read(fd, 32))
+        finally:
+            os.close(fd)
+
+    def ends_within(self, seconds: float) -> bool:
+        """Whether the connection is gone within ``seconds``: a lazy unmount ends it only once every program that
+        holds the mount lets go, and one that merely walks a path through it lets go within milliseconds."""
+        deadline = time.monotonic() + seconds
+        while self.exists():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def close(self) -> None:
         os.close(self._abort)
         os.close(self._waiting)
@@ -158,7 +206,8 @@ class Connection:
 
 def guard(dev: int, pid: int) -> None:
     libc = _libc()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # before the death signal is armed: none is lost
+    # before the death signal is armed: none is lost; SIGUSR1 is the daemon's release
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGUSR1})
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     parent = os.getppid()
     fusectl_fd = fusectl()
@@ -169,9 +218,10 @@ def guard(dev: int, pid: int) -> None:
         _answer(UNABLE)
         return
     _answer(READY)
-    if parent == pid:  # else the daemon died before the death signal was armed
-        _wait_for_exit(pid, parent)
-    if connection.abort():
+    if parent == pid and _wait_for_exit(pid, parent):  # else the daemon died before the death signal was armed
+        # released: the daemon's close ended the connection's requests, there is nothing to abort
+        _answer(GONE if connection.ends_within(RELEASE_GRACE) else IN_USE)
+    elif connection.abort():
         print(f"omxfs guardian: the daemon died with its mount live: aborted FUSE connection {dev}", file=sys.stderr)
 
 
@@ -182,18 +232,19 @@ def _answer(line: str) -> None:
         out.write(f"{line}\n".encode("ascii"))
 
 
-def _wait_for_exit(pid: int, parent: int) -> None:
-    """Until the daemon's main thread has exited (a SIGTERM from anyone else is not its death)."""
+def _wait_for_exit(pid: int, parent: int) -> bool:
+    """Until the daemon's main thread has exited (a SIGTERM from anyone else is not its death), or the daemon
+    released this guardian (SIGUSR1): whether it did."""
     while True:
-        if not _main_thread_gone(pid, parent):
-            signal.sigwait({signal.SIGTERM})
+        if not _main_thread_gone(pid, parent) and signal.sigwait({signal.SIGTERM, signal.SIGUSR1}) == signal.SIGUSR1:
+            return True
         deadline = time.monotonic() + EXIT_GRACE
         while not _main_thread_gone(pid, parent):  # the signal comes a moment before /proc shows the exit
             if time.monotonic() > deadline:
                 break  # a SIGTERM from someone else: the daemon lives on
             time.sleep(0.01)
         else:
-            return
+            return False
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from enum import Enum
 from pathlib import Path
 
 from omxfs.errors import MountError
+from omxfs.fuse.stop_signals import StopSignals
 from omxfs.process import pid_alive
 from omxfs.shell_line import shell_line
 from omxfs.store.layout import META_DIR
@@ -272,10 +273,14 @@ def preflight(ws_path: str, mountpoint: str, agent: str, *, device: Path | None 
     return store
 
 
-def start_background(argv: list[str], mountpoint: str, timeout: float = 10.0) -> tuple[int, str]:
+def start_background(
+    argv: list[str], mountpoint: str, stop: StopSignals | None = None, timeout: float = 10.0
+) -> tuple[int, str]:
     """Start a detached daemon (``argv`` without ``--ready-fd``) and wait until its mount answers.
 
     The daemon reports on a pipe: ``ready <log>`` once mounted, or ``error <message>``. Returns its pid and log.
+    A stop signal noted by ``stop`` while it waits stops the daemon (SIGTERM: it unmounts if it got so far) and
+    raises ``MountError`` (EINTR) once nothing is mounted.
     """
     read_end, write_end = os.pipe()
     try:
@@ -295,9 +300,12 @@ def start_background(argv: list[str], mountpoint: str, timeout: float = 10.0) ->
     finally:
         os.close(write_end)
     try:
-        line = _read_line(read_end, timeout)
+        line = _read_line(read_end, timeout, None if stop is None else stop.fd)
     finally:
         os.close(read_end)
+    if stop is not None and stop.signum is not None:
+        _stop_daemon(pid, mountpoint)
+        stop.check(f"stopped the mount daemon before it reported; nothing is mounted at {mountpoint}")
     if line.startswith("ready "):
         return pid, line.removeprefix("ready ")
     if line.startswith("error "):
@@ -311,13 +319,30 @@ def start_background(argv: list[str], mountpoint: str, timeout: float = 10.0) ->
     raise MountError(f"{mountpoint} did not answer within {timeout:g} s: the daemon was stopped")
 
 
-def _read_line(fd: int, timeout: float) -> str:
-    """One line from ``fd``; "" at EOF, "timeout" when nothing came in time."""
+def _stop_daemon(pid: int, mountpoint: str, timeout: float = 10.0) -> None:
+    """Stop a daemon ``start_background`` started, at whatever point of its start it is: SIGTERM (before it handles
+    signals, that ends it; after, it unmounts what it mounted and exits), SIGKILL if it does not exit in time; a
+    mount it left behind is unmounted. MountError if one is left all the same."""
+    os.kill(pid, signal.SIGTERM)
+    if _reap(pid, timeout) == "still running":
+        os.kill(pid, signal.SIGKILL)
+        _reap(pid, timeout)
+    entry = mount_at(mountpoint)
+    if entry is not None and entry.fstype == FSTYPE:  # free when the daemon started: it is what the daemon left
+        fusermount_unmount(mountpoint, lazy=True)
+
+
+def _read_line(fd: int, timeout: float, stop_fd: int | None = None) -> str:
+    """One line from ``fd``; "" at EOF, "timeout" when nothing came in time, "stopped" once ``stop_fd`` is readable."""
     deadline = time.monotonic() + timeout
     data = b""
+    watched = [fd] if stop_fd is None else [fd, stop_fd]
     while b"\n" not in data:
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        readable = select.select(watched, [], [], remaining)[0] if remaining > 0 else []
+        if stop_fd in readable:
+            return "stopped"
+        if not readable:
             return "timeout"
         chunk = os.read(fd, 4096)
         if not chunk:
