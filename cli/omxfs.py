@@ -104,7 +104,7 @@ def mount(
     Requests are made by an agent: the uid map of the workspace config, else the caller's OMX_AGENT,
     else NAME given with --as. The log is WORKSPACE/.omxfs/logs/mount-<pid>.log.
     """
-    from omxfs.fuse.stop_signals import StopSignals, interrupted
+    from omxfs.stop_signals import StopSignals, interrupted
 
     ws_path = os.path.abspath(workspace)
     target = os.path.abspath(mountpoint or workspace)

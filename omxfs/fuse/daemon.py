@@ -37,7 +37,6 @@ from omxfs.fuse.inodes import InodeTable
 from omxfs.fuse.mounts import FSTYPE, mount_at, report_ready
 from omxfs.fuse.ops import Operations
 from omxfs.fuse.router import Router
-from omxfs.fuse.stop_signals import StopSignals
 from omxfs.fuse.watch import StoreWatch, local_store
 from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.handoff import HandoffHandler
@@ -45,6 +44,7 @@ from omxfs.fuse.zones.layout import LayoutHandler
 from omxfs.fuse.zones.private import PrivateHandler
 from omxfs.fuse.zones.read_only import ReadOnlyHandler
 from omxfs.fuse.zones.realtime import RealtimeHandler
+from omxfs.stop_signals import StopSignals
 from omxfs.store.daemon_log import LineFormatter, open_log, remove_log
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import MountRecord, hold_store, prune_records, remove_record, write_record

@@ -183,11 +183,8 @@ class Connection:
     def exists(self) -> bool:
         """Whether the connection still exists, asked afresh: ``waiting`` opened again through its descriptor (a
         new open of the same file, which answers for the same connection only)."""
-        fd = os.open(f"/proc/self/fd/{self._waiting}", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            return bool(os.read(fd, 32))
-        finally:
-            os.close(fd)
+        with open(f"/proc/self/fd/{self._waiting}", "rb", buffering=0) as waiting:
+            return bool(waiting.read(32))
 
     def ends_within(self, seconds: float) -> bool:
         """Whether the connection is gone within ``seconds``: a lazy unmount ends it only once every program that

@@ -26,9 +26,9 @@ from enum import Enum
 from pathlib import Path
 
 from omxfs.errors import MountError
-from omxfs.fuse.stop_signals import StopSignals
 from omxfs.process import pid_alive
 from omxfs.shell_line import shell_line
+from omxfs.stop_signals import StopSignals
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import read_records
 from omxfs.store.names import AGENT_NAME, AGENT_RULE
