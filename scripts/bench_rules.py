@@ -4,11 +4,11 @@ each judges the task's reference solution met. No model: the rules alone, as omx
     .venv/bin/python scripts/bench_rules.py [--part tuning|held-out|all] [--verbose]
 
 For each task with a reference solution (scripts/bench_suite/): its workspace is made, omx's rules read the task
-(``TaskExpectations.before``), the solution runs, and each content check is judged on its files. A check is a
-shape (N bullets, just a number, at most N words, one line, a table: ``form``) or what the output must hold exactly
-(a count, the input's lines picked or changed: ``value``). A rule that fires on the tuning part and not on the
-held-out part was written from the tuning tasks' wording; one that judges a right solution "not met" would fail a
-right run. Not in CI: tests/test_bench_rules_smoke.py runs it on one task.
+(``TaskExpectations.before``), the solution runs, and each content check is judged on its files. Every check the
+rules make is a form (N bullets, just a number, at most N words, one line, a table): they compute no value the
+output must hold, and tell no exact work (the model's reading does). A rule that fires on the tuning part and not
+on the held-out part was written from the tuning tasks' wording; one that judges a right solution "not met" would
+fail a right run. Not in CI: tests/test_bench_rules_smoke.py runs it on two tasks.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ __all__ = ["main", "rule_checks"]
 
 
 def rule_checks(task: Task) -> list[tuple[str, str, str]]:
-    """The content checks omx's rules read in ``task``: (form or value, criterion, status on the solution)."""
+    """The content checks omx's rules read in ``task``: (their kind, criterion, status on the solution)."""
     assert task.solve is not None
     with tempfile.TemporaryDirectory(prefix="omx-rules-") as tmp:
         ws = Path(tmp)
@@ -63,9 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                 if status != "met":
                     alarms.append(f"{task.name}: {criterion}: {status}")
             reached.update({kind for kind, _, _ in checks})
-        form = f"form checks {fired['form']} (in {reached['form']} tasks)"
-        value = f"value checks {fired['value']} (in {reached['value']} tasks)"
-        print(f"{part}: {len(tasks)} tasks; {form}, {value}; not met on the reference solution: {len(alarms)}")
+        counted = [f"{kind} checks {fired[kind]} (in {reached[kind]} tasks)" for kind in sorted(fired)]
+        checks = ", ".join(counted) or "no checks"
+        print(f"{part}: {len(tasks)} tasks; {checks}; not met on the reference solution: {len(alarms)}")
         for alarm in alarms:
             print(f"  not met: {alarm}")
     return 0

@@ -33,14 +33,14 @@ def write(path: str, content: str) -> dict[str, Any]:
 
 
 def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIStub, tmp_path: Path) -> None:
-    # right: the number of lines of data/a.txt (4), counted by a python step on it, checked by omx too, after an
-    # invalid reply and its retry
+    # right: the number of lines of data/a.txt (4), counted by a python step on it (its form checked by omx, its
+    # value made by code run on the input), after an invalid reply and its retry
     openai_stub.enqueue(content=json.dumps({"version": 1, "goal": "count"}))
     code = {"code": "print(len(INPUT.splitlines()))", "input": {"ref": "step:1.output"}}
     written = {"path": "out/count.txt", "content": {"ref": "step:2.output"}}
     count = [{"tool": "read_text", "inputs": {"path": "data/a.txt"}}, {"tool": "python", "inputs": code},
              {"tool": "write_text", "inputs": written}]  # fmt: skip
-    openai_stub.enqueue(content=plan("count", count, ["out/count.txt has just the number 4"]))
+    openai_stub.enqueue(content=plan("count", count, ["out/count.txt has just a number"]))
     # wrong, and omx says success: omx checks the 2 bullets, not what a summary says (the disk that filled up)
     two = "- something happened\n- it was fixed\n"
     openai_stub.enqueue(content=plan("sum", [write("out/incident.md", two)], ["out/incident.md has 2 bullet lines"]))
@@ -57,7 +57,7 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert done.returncode == 0, done.stdout + done.stderr
     outcomes = {o["name"]: o for o in json.loads(report.read_text(encoding="utf-8"))}
     right, false_success, failed = outcomes["count_lines"], outcomes["sum_incident_2"], outcomes["merge_two"]
-    # checked from the task itself: "count the lines of data/a.txt" + "just the number" is data/a.txt's line count
+    # "just the number": a number, checked from the task; it came from code run on data/a.txt: a success
     assert (right["right"], right["status"], right["exit_code"], right["false_success"]) == (True, "success", 0, False)
     assert (false_success["right"], false_success["status"], false_success["false_success"]) == (False, "success", True)
     assert "out/incident.md does not mention 'disk'" in false_success["why"]

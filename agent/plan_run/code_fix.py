@@ -7,8 +7,9 @@ what the code printed and what the task wants instead), it wrote a filter that w
 at fault and the plan can simply run again, the re-plan is the same plan with that step's new code:
 shown, assessed and confirmed like any re-plan, and counted as one. A step is at fault when it failed itself, or
 when every step ran, the task's own checks found its one output wrong, that output is the step's output, written
-whole, and the task wants an exact text (``TaskExpectations.exact``), not prose of a shape. The model is told what
-the task asks and what the file holds, never the answer omx's reading of the task computed (``task_checks.told``).
+whole, and the task wants an exact text (``TaskExpectations.exact``: the model read it as exact work on an input),
+not prose of a shape. The model is told what the task asks and what omx found of the file, never an answer of
+omx's own (``task_checks.told``).
 A plan runs again from its first step, so one that appends, or writes a file it also reads, is left to a whole
 re-plan: its inputs are no longer as they were.
 """

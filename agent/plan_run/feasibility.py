@@ -2,9 +2,9 @@
 
 The 0.5B model's plans were valid and still bound to fail: one read ``data/items.txt``, a file of the planner's
 example that the workspace does not have (a read of a directory is made a listing, ``agent.plan_run.listings``,
-before this looks); others wrote the file they read
-unchanged to the task's output ("Write the first 3 lines of data/poem.txt to out/head.txt" as read + write), which
-the task's own checks (``agent.plan_run.task_checks``) reject whatever happens at run time. Each such plan is asked
+before this looks); others wrote the file they read unchanged to the task's output ("Summarise data/notes.txt in 2
+bullets into out/s.md" as read + write), which the form the task gives its output (``agent.plan_run.task_checks``)
+rejects whatever happens at run time. Each such plan is asked
 for again with its problem named (``Planner``), as an invalid one is; the checks that judge the run are the same
 ones, so this only moves a certain failure before the run, where it costs one request instead of a run.
 """
@@ -55,7 +55,7 @@ def missing_reads(plan: Plan, workspace: Path) -> set[int]:
 
 def _verbatim_copies(plan: Plan, workspace: Path, expected: TaskExpectations) -> list[str]:
     """A step that writes a file read by an earlier step, unchanged, to the task's output, where that text does not
-    meet what the task says of its output."""
+    have the form the task gives its output."""
     output = expected.output
     if output is None or not expected.content:
         return []

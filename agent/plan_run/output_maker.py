@@ -2,12 +2,13 @@
 
 The 0.5B model planned an ``llm`` step to count the lines or words of a file, to count TODO comments, to pick the
 lines with WARN and to merge two files; the model then miscounted (5 lines for 4, 15 words for 13) or wrote prose,
-and its two re-plans returned the same plan, told each time that exact work is a python step's. Where the task
-says its one output is an exact text (``TaskExpectations.exact``: a count, the input's lines picked, ordered or
-changed; not a number of bullets, words or lines, which is prose's shape), an llm step whose whole output is
-written to that file is made a python step, and its code is asked for by the focused request of
-``agent.plan_run.code_steps`` (the task, the step, what INPUT holds); the same model wrote working counting and
-filtering code that way. If no working code comes back, the llm step stays as planned.
+and its two re-plans returned the same plan, told each time that exact work is a python step's. Where the task's
+one output is an exact text computed from an input (``TaskExpectations.exact``: the model read the task as exact
+work, and the task has an input to compute from), an llm step whose whole output is written to that file is made
+a python step, and its code is asked for by the focused request of ``agent.plan_run.code_steps`` (the task, the
+step, what INPUT holds); the same model wrote working counting and filtering code that way. If no working code
+comes back, the llm step stays as planned. omx's rules do not say a task is exact work: they read only the
+output's form (N bullets, just a number), which prose has as much as code.
 
 The other way round, the same model answered "Describe data/sales.csv in 2 bullet points" and "the single most
 important decision ... as one line (at most 20 words)" with a python step (the planner's example, reversing lines,

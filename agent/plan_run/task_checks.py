@@ -10,17 +10,14 @@ both say (the outputs, each check below); without one (its request failed), the 
   ``Append the line 'bread' to data/list.txt``), or after "in" when it did not exist before the run (``... in
   out/changes.md``; ``the TODO comments in src/app.py`` names an input). Each must have been written by this run:
   it exists after it, and did not before or changed;
-- with exactly one output file, what the task says of its content: ``N bullets`` / ``N bullet points`` (one N in
-  the task, or the one in brackets that sums up others: "one bullet each (2 bullets)"), ``just the number`` (also
-  "the sum", "the result"), ``at most N words``, ``one line``, ``a markdown table``; and where the task names the
-  input it is about (read before the run, while it is as the person meant it): ``count the lines of X`` /
-  ``count the words in X`` with "just the number" (the number must be X's count: its lines, or its non-empty lines
-  where X has blank ones), ``count the lines of X that start with 'import'`` / ``count the TODO comments in X``
-  (the lines that match), ``count the .py files in DIR/`` (DIR's own, or all below it), ``the first N lines of X``
-  (X's first N lines, in order);
-- what the task says to do to its input (upper case, sort, unique, reverse, the lines with a word, every TODO
-  comment, replace, append, the first line, concatenate, a JSON key, a CSV file as a table, a directory's files
-  one per line): ``agent.plan_run.task_transforms``.
+- with exactly one output file, the **form** the task gives it: ``N bullets`` / ``N bullet points`` (one N in the
+  task, or the one in brackets that sums up others: "one bullet each (2 bullets)"), ``just the number`` (also "the
+  sum", "the result"), ``at most N words``, ``one line``, ``a markdown table``.
+
+A form says nothing of whether the output is right. The rules compute no expected value from the input (a count,
+the input's lines picked or changed): written from the tuning tasks' wording, such rules reached no held-out task
+(docs/omx.md). Whether a value is right is checked by the code that made it (``agent.plan_run.value_checks``), and
+whether the task wants an exact result at all is the model's reading (``TaskExpectations.exact``).
 
 Each check is labelled "(from the task)" beside the plan's own criteria; the result is "success" only when all of
 them, and the plan's, were checked and met. What the task says of the output's shape (N bullets, just the number,
@@ -42,23 +39,13 @@ from typing import Any
 from agent.plan_run.criteria import (
     BULLET_MARKS,
     MAX_READ,
-    CheckKind,
     CriterionCheck,
     CriterionStatus,
     markdown_table,
     quoted_texts,
 )
 from agent.plan_run.output_shape import OutputShape, shape_of
-from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree
-from agent.plan_run.task_transforms import (
-    Listing,
-    changes_case,
-    counted_files,
-    counted_matches,
-    named_dirs,
-    these_lines,
-    transform_checks,
-)
+from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "told"]
 
@@ -80,32 +67,21 @@ _ASKS_VALUE = re.compile(
     r"\bhow\s+many\b|\bthe\s+answer\b|\bwhat\s+is\s+the\s+(?:total|sum|average|mean|count|number|product)\b",
     re.IGNORECASE,
 )
-_INPUT = r"`?(?P<input>(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8})(?![\w/])"
-_COUNT_OF = re.compile(
-    rf"\bcount\s+(?:the\s+)?(?:number\s+of\s+)?(?P<what>lines|words)\s+(?:of|in)\s+(?:the\s+file\s+)?{_INPUT}",
-    re.IGNORECASE,
-)
-# "count the lines of X that ..." / "... with ERROR": some of X's lines, not all of them
-_FILTERED = re.compile(
-    r"`?\s*(?:that|which|with|containing|starting|ending|where|matching|having|in\s+which|whose)\b", re.IGNORECASE
-)
 _TOTAL_BULLETS = re.compile(rf"\(\s*{_NUMBER}\s+bullet(?:s|\s+points?)\s*(?:in\s+all\s*)?\)", re.IGNORECASE)
 _NAMED = re.compile(rf"`?{_PATH}")
-_FIRST_LINES = re.compile(rf"\bfirst\s+{_NUMBER}\s+lines\s+of\s+(?:the\s+file\s+)?{_INPUT}", re.IGNORECASE)
 
 Verdict = tuple[CriterionStatus, str]
 
 
 @dataclass(frozen=True)
 class ContentCheck:
-    """One thing the task says of its output's content: ``criterion`` in words, ``judge`` on the file's text;
-    ``exact``: only one text meets it (a count, the input's lines picked or changed), not only a shape (N bullets, at
-    most N words, one line, a table, a first line), so the work is code's, not a model's prose."""
+    """One form the task gives its output (N bullets, just a number, at most N words, one line, a table):
+    ``criterion`` in words, ``judge`` on the file's text. A form is met by many texts, right and wrong: it is no
+    check of the output's value."""
 
     criterion: str
     judge: Callable[[str], Verdict]
-    exact: bool = True
-    says: Says = "input"  # what of the task it reads: how the output follows from the input, or one shape
+    says: Says  # the shape of the task it reads
     number: int | None = None  # the N of N bullets or at most N words
 
     def agrees_with(self, reading: TaskReading) -> bool:
@@ -150,6 +126,14 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def _there(workspace: Path, path: str) -> bool:
+    """Whether ``path`` (as a reading names it) is in ``workspace`` before the run."""
+    try:
+        return bool(path.strip()) and (workspace / path).exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _shown(text: str) -> str:
     held = text.strip()
     return repr(held if len(held) <= 40 else held[:37] + "...")
@@ -158,18 +142,6 @@ def _shown(text: str) -> str:
 def _just_a_number(text: str) -> Verdict:
     ok = re.fullmatch(r"-?\d+(?:\.\d+)?", text.strip()) is not None
     return ("met" if ok else "not met"), f"it holds {_shown(text)}"
-
-
-def _the_number(*allowed: int) -> Callable[[str], Verdict]:
-    """The file holds just one number, and it is one of ``allowed`` (the ways an input's count may be read)."""
-
-    def judge(text: str) -> Verdict:
-        held = text.strip()
-        if re.fullmatch(r"-?\d+(?:\.0+)?", held) is None:
-            return "not met", f"it holds {_shown(text)}, not just a number"
-        return ("met" if int(float(held)) in allowed else "not met"), f"it holds {held}"
-
-    return judge
 
 
 def _at_most_words(limit: int) -> Callable[[str], Verdict]:
@@ -211,58 +183,21 @@ def _shape(task: str, reading: TaskReading | None) -> OutputShape | None:
     return shape_of(bullets=bullets, number=number, max_words=max_words, one_line=one_line)
 
 
-def _content_checks(task: str, path: str, workspace: Path) -> tuple[list[ContentCheck], set[int]]:
-    """What ``task`` says of its one output ``path``'s content, read before the run; and the numbers omx counted
-    for it (a count the task asks for is the task's number as much as one it spells out)."""
+def _content_checks(task: str, path: str) -> list[ContentCheck]:
+    """The forms ``task`` gives its one output ``path``."""
     checks: list[ContentCheck] = []
-    counts: set[int] = set()
-    read = _reader(task, workspace)
     if (bullets := _bullet_count(task)) is not None:
-        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), False, "bullets", bullets))
-    counted = _COUNT_OF.search(task)
-    source = read(counted.group("input")) if counted else None
-    inputs = [name for name in _named(task) if name != path and read(name) is not None]
-    matches = counted_matches(task, read(inputs[0]) or "") if len(inputs) == 1 else None
-    listing = _lister(task, workspace)
-    files = counted_files(task, listing)
-    if _JUST_NUMBER.search(task) and files is not None:  # "count the .py files in src/"
-        what, counts = files
-        checks.append(ContentCheck(f"{path} holds just the number of {what}", _the_number(*counts)))
-    elif _JUST_NUMBER.search(task) and matches is not None:  # "count the lines of X that start with 'import'"
-        what, count = matches
-        counts = {count}
-        checks.append(ContentCheck(f"{path} holds just the number of {what} in {inputs[0]}", _the_number(count)))
-    elif _JUST_NUMBER.search(task) and counted and source is not None and not _FILTERED.match(task, counted.end()):
-        what, name = counted.group("what").lower(), counted.group("input")
-        if what == "words":
-            counts = {len(source.split())}
-            checks.append(ContentCheck(f"{path} holds just the number of words in {name}", _the_number(*counts)))
-        else:
-            lines = source.splitlines()
-            counts = {len(lines), sum(1 for line in lines if line.strip())}
-            checks.append(ContentCheck(f"{path} holds just the number of lines of {name}", _the_number(*counts)))
-    elif _JUST_NUMBER.search(task):
-        checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, False, "number"))  # which, unknown
-    first = _FIRST_LINES.search(task)
-    source = read(first.group("input")) if first else None
-    if first and source is not None and not changes_case(task):  # "... in upper case": not as X has them
-        n, name = _number(first.group(1)), first.group("input")
-        wanted = [line.strip() for line in source.splitlines()[:n] if line.strip()]
-        checks.append(ContentCheck(f"{path} holds the first {n} lines of {name}", these_lines(wanted)))
-    words = _AT_MOST_WORDS.search(task)
-    if words:
+        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), "bullets", bullets))
+    if _JUST_NUMBER.search(task):
+        checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, "number"))
+    if words := _AT_MOST_WORDS.search(task):
         limit = _number(words.group(1))
-        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), False, "words", limit))
+        checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), "words", limit))
     if _ONE_LINE.search(task):
-        checks.append(ContentCheck(f"{path} has 1 line", _one_line, False, "one_line"))
-    # the lines are read from X, or the output has a shape of its own (bullets, a number, N words, one line): what
-    # is done to the input's lines is not all that makes the output (a table is the CSV's own rows, checked as such)
-    picked = (first is not None and source is not None) or bool(checks)
+        checks.append(ContentCheck(f"{path} has 1 line", _one_line, "one_line"))
     if _TABLE.search(task):
-        checks.append(ContentCheck(f"{path} is a markdown table", _table, False, "table"))
-    rules = transform_checks(task, inputs[0] if len(inputs) == 1 else None, read, read(path), listing, picked)
-    checks += [ContentCheck(f"{path} {rule.criterion}", rule.judge, rule.exact) for rule in rules]
-    return checks, counts
+        checks.append(ContentCheck(f"{path} is a markdown table", _table, "table"))
+    return checks
 
 
 def _named(task: str) -> list[str]:
@@ -270,33 +205,9 @@ def _named(task: str) -> list[str]:
     return list(dict.fromkeys(m.group("path") for m in _NAMED.finditer(task)))
 
 
-def _reader(task: str, workspace: Path) -> Callable[[str], str | None]:
-    """The text of each file the task names, read now (before the run, while it is as the person meant it)."""
-    texts = {name: _read(workspace / name) for name in _named(task)}
-    return lambda name: texts[name] if name in texts else _read(workspace / name)
-
-
-def _lister(task: str, workspace: Path) -> Listing:
-    """The files of each directory the task lists or counts the files of, read now (before the run)."""
-    listed = {folder: _files_of(workspace / folder) for folder in named_dirs(task)}
-    return lambda folder: listed.get(folder)
-
-
-def _files_of(root: Path, most: int = 10_000) -> tuple[list[str], list[str]] | None:
-    """``root``'s own files' names, and everything below it (relative; a directory with its final slash); None
-    where it is no directory, or too big to count."""
-    try:
-        if not root.is_dir():
-            return None
-        own = sorted(p.name for p in root.iterdir() if p.is_file())
-        below: list[str] = []
-        for p in root.rglob("*"):
-            below.append(p.relative_to(root).as_posix() + ("/" if p.is_dir() else ""))
-            if len(below) > most:
-                return None
-    except OSError:
-        return None
-    return own, sorted(below)
+def _named_dirs(task: str, workspace: Path) -> tuple[str, ...]:
+    """The directories the task names (with their final slash: ``data/``) that are there before the run."""
+    return tuple(path for path in named_paths(task) if path.endswith("/") and (workspace / path).is_dir())
 
 
 def _bullet_count(task: str) -> int | None:
@@ -328,11 +239,14 @@ def _agreement(
     outputs: dict[str, str | None],
     content: list[ContentCheck],
     kept: list[ContentCheck],
+    exact: bool,
 ) -> dict[str, Any]:
-    """What the trace says of the two readings: the model's, and what omx left out where they differ."""
+    """What the trace says of the two readings: the model's, what omx acts on, and what it left out where they
+    differ."""
     return {
         "model": reading.model_dump(),
         "outputs": sorted(outputs),
+        "exact": exact,
         "outputs_of_the_rules_only": sorted(set(rules) - set(outputs)),
         "outputs_of_the_model_only": sorted(set(reading.outputs) - set(outputs)),
         "checks_left_out": [check.criterion for check in content if check not in kept],
@@ -341,33 +255,36 @@ def _agreement(
 
 @dataclass(frozen=True)
 class TaskExpectations:
-    """The output files a task names, with their state before the run, and what it says of their content."""
+    """The output files a task names, with their state before the run, and the forms it gives their content.
+
+    ``exact``: the task wants its one output to be one exact text, computed from an input (an llm step that writes
+    it is made a python step: ``agent.plan_run.output_maker``; code that got it wrong is asked for again:
+    ``agent.plan_run.code_fix``). It is the model's reading, kind "exact", held against one general fact: there is
+    something to compute from, an input that is there before the run (a file or directory the task names, or one
+    the reading names, which its schema lets it pick only among the workspace's). No reading, no exact work: the
+    rules read only forms, and a form (N bullets, just a number) is prose's as much as code's."""
 
     workspace: Path
     outputs: dict[str, str | None] = field(default_factory=dict)  # path (as in the task) -> sha256 before, or None
-    content: tuple[ContentCheck, ...] = ()  # about the one output
-    numbers: frozenset[int] = frozenset()  # every number the task says (digits or words), or that omx counted for it
+    content: tuple[ContentCheck, ...] = ()  # the forms of the one output
+    numbers: frozenset[int] = frozenset()  # every number the task says (digits or words)
     shape: OutputShape | None = None  # the one output's shape, asked of the llm step that writes it
     said: tuple[str, ...] = ()  # the task's words and its files' text before the run: where a quoted text may be from
     inputs: tuple[str, ...] = ()  # the files the task names that are there before the run, its outputs aside
     value_asked: bool = False  # the one output is a value (a count, a total, an answer, an exact result), not prose
-    dirs: tuple[str, ...] = ()  # the directories the task lists or counts the files of
+    exact: bool = False  # the one output is one exact text, computed from an input (see the class)
+    dirs: tuple[str, ...] = ()  # the directories the task names that are there before the run
     reading: dict[str, Any] | None = None  # the model's reading and where it and the rules differ (for the trace)
 
     @property
     def sources(self) -> tuple[str, ...]:
-        """What the task's value is computed from: its input files and the directories it lists or counts."""
+        """What the task's value is computed from: the files and directories it names that are there."""
         return self.inputs + self.dirs
 
     @property
     def output(self) -> str | None:
         """The task's one output file, when it names exactly one."""
         return next(iter(self.outputs)) if len(self.outputs) == 1 else None
-
-    @property
-    def exact(self) -> bool:
-        """Whether the task wants its one output to be one exact text (``ContentCheck.exact``)."""
-        return any(check.exact for check in self.content)
 
     @classmethod
     def before(cls, task: str, workspace: Path, reading: TaskReading | None = None) -> TaskExpectations:
@@ -382,21 +299,31 @@ class TaskExpectations:
             # the file a summary is made of as its output
             agreed = [name for name in listed if name in rules or not (workspace / name).exists()]
             outputs = {name: _state(workspace / name) for name in agreed}
-        content, counts = _content_checks(task, next(iter(outputs)), workspace) if len(outputs) == 1 else ([], set())
+        one = len(outputs) == 1
+        content = _content_checks(task, next(iter(outputs))) if one else []
         kept = content if reading is None else [check for check in content if check.agrees_with(reading)]
         said = {_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}
-        shape = _shape(task, reading) if len(outputs) == 1 else None
-        read = _reader(task, workspace)
-        texts = (task, *(text for name in _named(task) if (text := read(name)) is not None))
+        shape = _shape(task, reading) if one else None
+        texts = (task, *(text for name in _named(task) if (text := _read(workspace / name)) is not None))
         inputs = tuple(name for name in _named(task) if name not in outputs and (workspace / name).is_file())
-        value = len(outputs) == 1 and (
-            any(check.exact for check in content)
-            or bool(_JUST_NUMBER.search(task) or _ASKS_VALUE.search(task))
-            or (reading is not None and reading.kind == "exact")
+        dirs = _named_dirs(task, workspace)
+        read_exact = reading is not None and reading.kind == "exact"
+        read_inputs = reading.inputs if reading is not None else []
+        has_input = bool(inputs or dirs) or any(_there(workspace, path) for path in read_inputs)
+        exact = one and read_exact and has_input
+        return cls(
+            workspace,
+            outputs,
+            content=tuple(kept),
+            numbers=frozenset(said),
+            shape=shape,
+            said=texts,
+            inputs=inputs,
+            value_asked=one and (read_exact or bool(_JUST_NUMBER.search(task) or _ASKS_VALUE.search(task))),
+            exact=exact,
+            dirs=dirs,
+            reading=None if reading is None else _agreement(reading, rules, outputs, content, kept, exact),
         )
-        dirs = tuple(named_dirs(task))
-        note = None if reading is None else _agreement(reading, rules, outputs, content, kept)
-        return cls(workspace, outputs, tuple(kept), frozenset(said | counts), shape, texts, inputs, value, dirs, note)
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
         """A plan's criterion that counts something the task never counted ("has 3 bullet lines" for a line
@@ -428,9 +355,8 @@ class TaskExpectations:
         output = next(iter(self.outputs), None)
         for content in self.content:
             status, detail = content.on(self.workspace / next(iter(self.outputs)))
-            kind: CheckKind = "value" if content.exact else "form"
             criterion = f"{content.criterion}{FROM_THE_TASK}"
-            check = CriterionCheck(criterion=criterion, status=status, detail=detail, kind=kind, source="reading")
+            check = CriterionCheck(criterion=criterion, status=status, detail=detail, kind="form", source="reading")
             checks.append(check.model_copy(update={"file": output}))
         return checks
 
@@ -451,8 +377,9 @@ class TaskExpectations:
 
 def told(check: CriterionCheck, workspace: Path) -> str:
     """What the model is told of a check of omx's reading that is not met: what the task asks, in its words, and
-    what the file holds (or, of a form, what omx counted of the file), never the value omx computed the answer to
-    be: omx's reading may be wrong, and a model told the answer copies it, which verifies nothing."""
+    what omx found of the file (of a form: what it counted, 4 bullet lines) or, of any other check, what the file
+    holds; never an answer of omx's own: its reading may be wrong, and a model told an answer copies it, which
+    verifies nothing."""
     asked = check.criterion.removesuffix(FROM_THE_TASK)
     if check.kind == "form":  # its shape: what omx found of the file (4 bullet lines), no answer of its own
         return f"{asked}: not met ({check.detail})"

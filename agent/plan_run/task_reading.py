@@ -9,12 +9,13 @@ task only where both readings agree (``agrees``):
 - an **output** is a path the model lists, which the schema lets it pick only among the paths the task names (the
   model reads "save it as out/people.md", which the rules do not), and a file already there only where the rules
   read it as an output too (a small model lists the file a summary is made of);
-- a **check of the output's content** from the rules stays only where the model read the same: a count, a total or
-  a transformed input, an edit (a check of how the output follows from the input) where the model read no prose; N
-  bullets where it read bullets or N items; just a number, one line, a table, where it read that shape; at most N
-  words where it read the same N;
+- a **form** of the output from the rules stays only where the model read the same: N bullets where it read
+  bullets or N items; just a number, one line, a table, where it read that shape; at most N words where it read
+  the same N;
 - a **value** is asked (success then needs code run on the input: ``agent.plan_run.value_checks``) where either
-  reading says so: withholding "success" is never an action on a wrong reading.
+  reading says so: withholding "success" is never an action on a wrong reading;
+- the work is **exact** (its output made by code: ``TaskExpectations.exact``) where the model read kind "exact"
+  and the task has an input that is there before the run; the rules do not say it.
 
 What the two readings disagree on is recorded in the trace (``task_reading``). Where the request fails or its reply
 is no reading (a server down, a script without one, a server that takes no JSON schema: unconstrained, a small
@@ -41,8 +42,8 @@ __all__ += ["read_task", "reading_schema"]
 
 Kind = Literal["exact", "prose", "command"]
 Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
-#: what a check of the rules reads in the task: how the output follows from the input, or one shape of it
-Says = Literal["input", "bullets", "number", "words", "one_line", "table"]
+#: what a check of the rules reads in the task: one shape of its output
+Says = Literal["bullets", "number", "words", "one_line", "table"]
 
 #: the title of the reading's schema, by which a scripted model tells its request from the plan's
 READING_SCHEMA_TITLE = "TaskReading"
@@ -82,8 +83,6 @@ class TaskReading(BaseModel):
 
 def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
     """Whether the model's ``reading`` says what a check of the rules reads in the task (``number``: its N)."""
-    if says == "input":  # a count, the input's lines picked or changed, a file edited: no free prose
-        return reading.kind != "prose"
     if says == "bullets":  # the shape, or the number of items
         return (reading.shape == "bullets" and reading.count in (None, number)) or reading.count == number
     if says == "words":

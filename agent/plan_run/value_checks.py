@@ -2,10 +2,10 @@
 
 A file that holds just a number where a count or a total was asked says nothing of whether it is the right number:
 the model wrote 10 for the 18 words of a file, and a form check ("holds just a number") made it a success. omx's
-own reading of the task (``agent.plan_run.task_checks``) may find a value wrong and ask for another try, but a
-reading of the task's words is no verification of its own. So where the task asks its one output for a value
-(``TaskExpectations.value_asked``: just the number, a count, a total, an answer, an exact transformation of its
-input), the run is a success only when that output holds what this run's code made of the task's input, code and
+own reading of the task (``agent.plan_run.task_checks``) checks forms only, and a reading of the task's words
+computes no value it could hold the output to. So where the task asks its one output for a value
+(``TaskExpectations.value_asked``: just the number, a count, a total, an answer, or work the model read as exact),
+the run is a success only when that output holds what this run's code made of the task's input, code and
 output both in the trace:
 
 - a ``write_text`` of a python or shell step's output, that step run on the input (its code or command names an

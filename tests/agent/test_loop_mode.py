@@ -174,7 +174,7 @@ def test_a_check_of_the_task_not_met_fails_the_run(ws: Path) -> None:
     said = done.stdout + done.stderr
     assert done.returncode == 1, said
     assert (ws / "out/n.txt").read_text(encoding="utf-8") == "three"  # written: the value is what is wrong
-    assert "Result: failed: a check of the task is not met: out/n.txt holds just the number of lines" in done.stdout
+    assert "Result: failed: a check of the task is not met: out/n.txt holds just a number" in done.stdout
     (end,) = events(trace(ws), "end")
     assert end["status"] == "failed" and "not met" in [c["status"] for c in end["criteria"]]
 

@@ -92,7 +92,7 @@ def copied_plan(count: str) -> str:
 TASK = "Count the lines of data/a.txt and write just the number into out/count.txt"
 
 
-@pytest.mark.parametrize(("count", "exit_code", "status"), [("4\n", 0, "done"), ("3\n", 1, "failed")])
+@pytest.mark.parametrize(("count", "exit_code", "status"), [("4\n", 0, "done"), ("4 lines\n", 1, "failed")])
 def test_copied_example_criteria_decide_nothing_the_tasks_own_checks_do(
     ws: Path, script: Callable[..., ScriptedModel], count: str, exit_code: int, status: str
 ) -> None:

@@ -69,25 +69,20 @@ def test_a_count_written_as_the_files_text_fails(ws: Path, script: Callable[...,
     script(plan([read("data/a.txt"), write("out/count.txt", STEP_1)], ["out/count.txt has 3 lines"]))
     result = omx(COUNT, "--yes")
     assert result.exit_code == 1, result.output
-    assert result_line(result).startswith("Result: failed: success criterion not met: out/count.txt holds just the")
-    assert (
-        "[not met, omx's reading] out/count.txt holds just the number of lines of data/a.txt (from the task)"
-        in result.output
-    )
+    assert result_line(result).startswith("Result: failed: success criterion not met: out/count.txt holds just a")
+    assert "[not met, omx's reading] out/count.txt holds just a number (from the task)" in result.output
     assert ended(ws) == "failed"
 
 
-def test_another_number_does_not_meet_the_count(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """A criterion that names a number is not met by another number: 3 for a file of 4 lines."""
+def test_another_number_the_plan_wrote_itself_is_no_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """3 for a file of 4 lines, written as the plan's own text: every form is met, and no code made the value."""
     script(plan([write("out/count.txt", "3\n")], ["out/count.txt has just a number", "out/count.txt has 1 line"]))
     result = omx(COUNT, "--yes")
-    assert result.exit_code == 1, result.output
-    assert (
-        "[not met, omx's reading] out/count.txt holds just the number of lines of data/a.txt (from the task) "
-        "(it holds 3)" in (result.output)
-    )
-    assert "[met] out/count.txt has just a number" in result.output  # the plan's weak criterion, met: not enough
-    assert ended(ws) == "failed"
+    assert result.exit_code == 0, result.output
+    assert result_line(result) == "Result: done, 1 criterion not checked, value not checked (3 met) (1/1 steps)"
+    assert "[met, omx's reading] out/count.txt holds just a number (from the task) (it holds '3')" in result.output
+    assert "[not checked] out/count.txt holds what this run's code made of data/a.txt" in result.output
+    assert ended(ws) != "success"
 
 
 def test_a_plans_number_met_by_the_wrong_result_is_not_a_success(
@@ -105,8 +100,8 @@ def test_a_plans_number_met_by_the_wrong_result_is_not_a_success(
 def test_a_todo_list_that_copied_the_whole_source_is_not_a_success(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    """Issue 28: "out/todo.md has 10 TODO comments" was [met] (the file exists), and so was a plain "exists"; the
-    task's own words (every TODO comment, one per line) now find the copied source wrong."""
+    """Issue 28: "out/todo.md has 10 TODO comments" was [met] (the file exists), and so was a plain "exists": the
+    plan's number is its own, and that the file exists says nothing of what it holds."""
     script(
         plan(
             [read("src/app.py"), write("out/todo.md", STEP_1)],
@@ -115,13 +110,10 @@ def test_a_todo_list_that_copied_the_whole_source_is_not_a_success(
     )
     task = "Write every TODO comment of src/app.py into out/todo.md, one per line"
     result = omx(task, "--yes", "--no-judge", "--replans", "0")
-    assert result.exit_code == 1, result.output
-    assert result_line(result).startswith(
-        "Result: failed: success criterion not met: out/todo.md holds each TODO comment of the input on its own line"
-        " (from the task) ("
-    )
+    assert result.exit_code == 0, result.output
+    assert result_line(result).startswith("Result: done, ") and "success" not in result_line(result)
     assert "[not checked] out/todo.md has 10 TODO comments (10 is the plan's own number" in result.output
-    assert ended(ws) == "failed"
+    assert ended(ws) == "done"
 
 
 def test_four_bullets_for_three_fail(ws: Path, script: Callable[..., ScriptedModel]) -> None:
@@ -171,10 +163,8 @@ def test_a_run_done_right_is_a_success(ws: Path, script: Callable[..., ScriptedM
     result = omx(COUNT, "--yes", input="y\n")  # a python step is MEDIUM risk: asked
     assert result.exit_code == 0, result.output
     assert result_line(result) == "Result: success (3/3 steps)"
-    assert (
-        "[met, omx's reading] out/count.txt holds just the number of lines of data/a.txt (from the task) (it holds 4)"
-        in (result.output)
-    )
+    assert "[met, omx's reading] out/count.txt holds just a number (from the task) (it holds '4')" in result.output
+    assert "[met] out/count.txt holds what this run's code made of data/a.txt (from the run's code)" in result.output
     assert ended(ws) == "success"
 
 
@@ -196,3 +186,14 @@ def test_a_file_that_exists_verifies_nothing_it_holds(ws: Path, script: Callable
         "Result: done, only that the output was written is checked, not what it holds (2/2 steps)"
     )
     assert ended(ws) == "done"
+
+
+def test_a_plans_own_quoted_text_does_not_make_the_run_a_success(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The plan writes "Done" and claims it: met, yet the task and its input never said it; not checked."""
+    script(plan([write("out/s.md", "Done\n")], ["out/s.md contains 'Done'"]))
+    result = omx("Summarise data/a.txt into out/s.md", "--yes", "--no-judge")
+    assert result.exit_code == 0, result.output
+    assert "Result: success" not in result.output and "Result: done" in result.output
+    assert "[not checked] out/s.md contains 'Done' ('Done' is the plan's own text" in result.output

@@ -1,7 +1,8 @@
 """What omx does where the 0.5B model's plans failed the same way through every re-plan (issue 28), end to end
 through the real ``omx`` command with a scripted model, the real step sandbox and real files: exact work planned as
 an llm step is done by a python step whose code is asked for on its own; a read of a directory is a listing; after a
-run, the code of the python step at fault is asked for again with what came of it, before a whole new plan."""
+run, the code of the python step at fault is asked for again with what came of it, before a whole new plan. Exact
+work is what the model's reading says (kind "exact", scripted here) of a task with an input to compute from."""
 
 # ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
 
@@ -18,6 +19,7 @@ import pytest
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE, WORDS_TEMPLATE
 from agent.plan_run.output_shape import MAX_LINE, MAX_WORD, shape_of
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
@@ -62,6 +64,19 @@ def write(path: str, content: Any = STEP_2, mode: str = "overwrite") -> tuple[st
 READ_LOG = ("read_text", {"path": "data/log.txt"})
 
 
+def read_as(kind: str, output: str, shape: str = "free") -> dict[str, Any]:
+    """The model's reading of the task, scripted: it answers the reading's request only. It lists no input: what
+    exact work is computed from is the file the task names, there before the run."""
+    reading = {"inputs": [], "outputs": [output], "kind": kind, "shape": shape, "count": None, "max_words": None}
+    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(reading)}
+
+
+def asked(model: ScriptedModel) -> list[str]:
+    """The last message of each request after the task's reading: the plan's, a step's, a code request's."""
+    return [r["messages"][-1]["content"] for r in model.requests if r["json_mode"] is False
+            or r["json_mode"].get("title") != READING_SCHEMA_TITLE]  # fmt: skip
+
+
 def model_calls(ws: Path) -> list[tuple[str, int | None]]:
     """The model calls after the task's reading, which every run asks first and these scripts answer not."""
     calls = kinds(trace_of(only_run(ws)), "model")
@@ -77,34 +92,59 @@ def events(ws: Path, event: str) -> list[dict[str, Any]]:
 COUNT = "Count the lines of data/log.txt and write just the number to out/n.txt"
 
 
+READ_EXACT = read_as("exact", "out/n.txt", shape="number")
+
+
 def test_a_count_planned_for_a_model_is_done_by_code(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    model = script(plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), filled("len(lines)"))
+    model = script(READ_EXACT, plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), filled("len(lines)"))
     result = omx(COUNT, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "4"
     assert "2. [python] Count the lines (python by omx: the task wants an exact result" in result.output
     assert model_calls(ws) == [("plan", None), ("code", 2)]  # no llm step ran
-    asked = model.requests[1]["messages"][-1]["content"]
-    assert "This step: Count the lines\n" in asked and "by omx" not in asked  # the note is the person's
-    assert "INPUT holds the text of data/log.txt" in asked and "written to out/n.txt" in asked
-    assert "words = text.split()" not in asked  # a task of lines: words led the model to work word by word
+    code = asked(model)[1]
+    assert "This step: Count the lines\n" in code and "by omx" not in code  # the note is the person's
+    assert "INPUT holds the text of data/log.txt" in code and "written to out/n.txt" in code
+    assert "words = text.split()" not in code  # a task of lines: words led the model to work word by word
     assert run_end(trace_of(only_run(ws)))["status"] == "success"
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        read_as("prose", "out/n.txt"),
+        read_as("command", "out/n.txt"),
+        None,  # no reading: the rules do not say a task is exact work
+    ],
+)
+def test_a_count_not_read_as_exact_work_on_an_input_stays_the_model_s(
+    ws: Path, script: Callable[..., ScriptedModel], reading: dict[str, Any] | None
+) -> None:
+    replies = [plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), "4"]
+    model = script(*([reading] if reading is not None else []), *replies)
+    result = omx(COUNT, "--yes", "--replans", "0")
+    assert result.exit_code == 0, result.output
+    assert model_calls(ws) == [("plan", None), ("step", 2)]  # the llm step ran
+    assert not any("(python by omx" in text for text in asked(model))
+    (event,) = events(ws, "task_reading")
+    assert event.get("exact", False) is False
 
 
 def test_a_task_of_words_is_asked_with_its_words(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     """Without ``words`` in the template, the 0.5B model counted a sentence's words as ``len(lines)``."""
     task = "Count the words in data/log.txt and write just the number to out/n.txt"
     reply = WORDS_TEMPLATE.replace("result = ...  # computed from text, lines or words", "result = len(words)  #")
-    model = script(plan(task, READ_LOG, llm("Count the words"), write("out/n.txt")), reply)
+    model = script(READ_EXACT, plan(task, READ_LOG, llm("Count the words"), write("out/n.txt")), reply)
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
-    assert "words = text.split()" in model.requests[1]["messages"][-1]["content"]
+    assert "words = text.split()" in asked(model)[1]
     assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "10"
 
 
 def test_picking_lines_planned_for_a_model_is_done_by_code(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     task = "Write the lines of data/log.txt that contain 'WARN' to out/warn.txt"
-    script(plan(task, READ_LOG, llm("Find lines with WARN"), write("out/warn.txt")),
+    script(read_as("exact", "out/warn.txt", shape="lines"),
+           plan(task, READ_LOG, llm("Find lines with WARN"), write("out/warn.txt")),
            filled("[line for line in lines if 'WARN' in line]"))  # fmt: skip
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
@@ -120,11 +160,11 @@ def test_a_merge_whose_model_step_saw_one_file_gets_code_that_reads_both(
     code = "print(open('data/a.txt').read() + open('data/b.txt').read(), end='')"
     steps = (("read_text", {"path": "data/a.txt"}), ("read_text", {"path": "data/b.txt"}),
              llm("Merge them"), write("out/merged.txt", {"ref": "step:3.output"}))  # fmt: skip
-    model = script(plan(task, *steps), code)
+    model = script(read_as("exact", "out/merged.txt"), plan(task, *steps), code)
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "merged.txt").read_text(encoding="utf-8") == "apples\npears\n"
-    assert "reads the files it needs itself" in model.requests[1]["messages"][-1]["content"]
+    assert "reads the files it needs itself" in asked(model)[1]
 
 
 def test_prose_stays_a_model_s_work(ws: Path, script: Callable[..., ScriptedModel]) -> None:
@@ -137,7 +177,8 @@ def test_prose_stays_a_model_s_work(ws: Path, script: Callable[..., ScriptedMode
 
 
 def test_without_working_code_the_model_step_stays_as_planned(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    script(plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), "print(count)", "print(n)", "4")
+    script(READ_EXACT, plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), "print(count)", "print(n)",
+           "4")  # fmt: skip
     result = omx(COUNT, "--yes")
     assert result.exit_code == 0, result.output
     assert "2. [llm] llm step" in result.output and "python by omx" not in result.output
@@ -163,25 +204,28 @@ def test_a_read_of_a_directory_runs_as_its_listing(ws: Path, script: Callable[..
 # -- the code at fault, asked for again after the run --------------------------------------------------------------
 
 
+WARNS = "Count the lines of data/log.txt that contain 'WARN' and write just the number to out/n.txt"
+
+
 def test_code_whose_output_fails_the_task_s_check_is_asked_for_again_with_what_it_printed(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    task = "Write the lines of data/log.txt that contain 'WARN' to out/warn.txt"
-    wrong = unfenced("[line for line in lines if line == 'WARN']")
-    right = filled("[line for line in lines if 'WARN' in line]")
-    model = script(plan(task, READ_LOG, ("python", {"code": wrong, "input": STEP_1}), write("out/warn.txt")), right)
-    result = omx(task, "--yes", input="y\ny\n")
+    wrong = unfenced("[line for line in lines if 'WARN' in line]")  # the lines, not how many
+    right = filled("len([line for line in lines if 'WARN' in line])")
+    model = script(READ_EXACT, plan(WARNS, READ_LOG, ("python", {"code": wrong, "input": STEP_1}), write("out/n.txt")),
+                   right)  # fmt: skip
+    result = omx(WARNS, "--yes", input="y\ny\n")
     assert result.exit_code == 0, result.output
-    assert (ws / "out" / "warn.txt").read_text(encoding="utf-8") == "WARN slow disk\nWARN slow response\n"
+    assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "2"
     assert "Re-plan 1 of 2:" in result.output and "after 1 re-plan" in result.output
     assert model_calls(ws) == [("plan", None), ("code", 2)]  # no whole re-plan was asked for
-    told = model.requests[1]["messages"][-1]["content"]
+    told = asked(model)[1]
     assert wrong not in told  # asked anew: shown its own code, the 0.5B model returned it
     assert (
-        "Code written for this step before printed nothing, which is wrong: out/warn.txt holds the input's lines "
-        "that contain 'WARN': not met (the file holds '').\nComplete this code" in told
+        "Code written for this step before printed 'WARN slow disk\\nWARN slow response\\n', which is wrong: "
+        "out/n.txt holds just a number: not met (it holds 'WARN slow disk\\nWARN slow response').\nComplete this code"
+        in told
     )
-    assert "not 2" not in told  # what the file holds and what the task asks, never omx's own count
     (fixed,) = events(ws, "code_fixed")
     assert fixed["step"] == 2
     assert run_end(trace_of(only_run(ws)))["replans"] == 1
@@ -197,7 +241,7 @@ def test_code_that_failed_is_asked_for_again_with_its_error(ws: Path, script: Ca
                    filled("len(lines)"))  # fmt: skip
     result = omx(COUNT, "--yes", input="y\ny\n")
     assert result.exit_code == 0, result.output
-    assert "ZeroDivisionError" in model.requests[1]["messages"][-1]["content"]
+    assert "ZeroDivisionError" in asked(model)[1]
     assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "4"
 
 
@@ -253,11 +297,11 @@ def test_a_shaped_reply_in_prose_is_cut_to_the_shape(ws: Path, script: Callable[
 
 
 def test_a_plan_that_changes_its_own_input_gets_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """Run again, it would read the file it wrote: the code alone is not asked for again."""
-    task = "Append the line 'bread' to data/b.txt"
-    wrong = unfenced("['bread'] + lines")
+    """Run again, it would read the file it wrote: the code alone is not asked for again, exact work as it is."""
+    task = "Append the number of lines of data/log.txt to data/b.txt"
+    wrong = unfenced("lines")  # data/b.txt as it was: the run did not change it
     steps = (("read_text", {"path": "data/b.txt"}), ("python", {"code": wrong, "input": STEP_1}), write("data/b.txt"))
-    script(plan(task, *steps), plan(task, *steps))
+    script(read_as("exact", "data/b.txt"), plan(task, *steps), plan(task, *steps))
     result = omx(task, "--yes", "--replans", "1", input="y\ny\n")
     assert result.exit_code == 1, result.output
     assert model_calls(ws) == [("plan", None), ("replan", None)]

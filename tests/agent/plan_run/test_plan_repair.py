@@ -43,10 +43,10 @@ READ = ("read_text", {"path": "data/names.txt"})
 WRITE = ("write_text", {"path": "out/sorted.txt", "content": STEP_2})
 
 
-def read_as_exact(shape: str = "lines") -> dict[str, Any]:
-    """The model's reading of the task, scripted: exact work on data/names.txt into out/sorted.txt."""
-    reading = {"inputs": ["data/names.txt"], "outputs": ["out/sorted.txt"], "kind": "exact", "shape": shape,
-               "count": None, "max_words": None}  # fmt: skip
+def read_as_exact(shape: str) -> dict[str, Any]:
+    """The model's reading of the task, scripted: exact work into out/sorted.txt, from the file the task names."""
+    reading = {"inputs": [], "outputs": ["out/sorted.txt"], "kind": "exact", "shape": shape, "count": None,
+               "max_words": None}  # fmt: skip
     return {"for": READING_SCHEMA_TITLE, "content": json.dumps(reading)}
 
 
@@ -201,12 +201,13 @@ def test_a_plan_still_writing_nothing_gets_the_write_step_from_omx(
     """The same incomplete plan twice: omx adds the write of the last step's output, shown in the plan confirmed."""
     code = "print('\\n'.join(sorted(INPUT.splitlines(), key=str.lower)))"
     incomplete = plan(READ, python(code, STEP_1))
-    script(read_as_exact(), incomplete, incomplete)  # exact work: its value is checked, and made by code
+    script(incomplete, incomplete)
     result = omx(TASK, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert "3. [write_text] Write the result to out/sorted.txt (added by omx: the plan wrote no file" in result.output
     assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == SORTED
-    assert run_end(trace_of(only_run(ws)))["status"] == "success"
+    # what a sort holds, omx does not compute: only that the output was written is checked
+    assert run_end(trace_of(only_run(ws)))["status"] == "done"
 
 
 def test_python_code_that_writes_the_file_itself_is_not_completed(

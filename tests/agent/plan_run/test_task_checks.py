@@ -1,13 +1,16 @@
 """``agent.plan_run.task_checks``: what omx checks from the task's own words, whatever criteria the plan wrote
-(issue 28: a count written as the text, a file the task names and the run never wrote, were not failures)."""
+(issue 28: a count written as the text, a file the task names and the run never wrote, were not failures); the
+forms it reads, no value it computes; and exact work, which the model's reading says, not the rules."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_reading import TaskReading
 
 
 def statuses(expected: TaskExpectations) -> dict[str, str]:
@@ -33,12 +36,10 @@ def test_the_output_named_after_to_or_into_must_be_written_by_the_run(ws: Path) 
     assert list(expected.outputs) == ["out/n.txt"]
     assert statuses(expected) == {
         "out/n.txt is written by this run (from the task)": "not met",  # never written
-        "out/n.txt holds just the number of lines of data/a.txt (from the task)": "not met",
+        "out/n.txt holds just a number (from the task)": "not met",
     }
     (ws / "out").mkdir()
-    (ws / "out/n.txt").write_text("one\ntwo\nthree\nfour\n")  # the text, not the count
-    assert list(statuses(expected).values()) == ["met", "not met"]
-    (ws / "out/n.txt").write_text("3\n")  # issue 28: a number, but not data/a.txt's count
+    (ws / "out/n.txt").write_text("one\ntwo\nthree\nfour\n")  # issue 28: the text, not a count
     assert list(statuses(expected).values()) == ["met", "not met"]
     (ws / "out/n.txt").write_text("4\n")
     assert list(statuses(expected).values()) == ["met", "met"]
@@ -46,15 +47,10 @@ def test_the_output_named_after_to_or_into_must_be_written_by_the_run(ws: Path) 
 
 def test_an_existing_file_the_task_appends_to_must_change(ws: Path) -> None:
     expected = TaskExpectations.before("Append the line 'bread' to data/list.txt", ws)
-    written, appended = (
-        "data/list.txt is written by this run (from the task)",
-        ("data/list.txt holds its lines as they were, then 'bread' (from the task)"),
-    )
-    assert statuses(expected) == {written: "not met", appended: "not met"}
+    written = "data/list.txt is written by this run (from the task)"
+    assert statuses(expected) == {written: "not met"}
     (ws / "data/list.txt").write_text("milk\neggs\nbread\n")  # by any step: python3 -c counts too
-    assert statuses(expected) == {written: "met", appended: "met"}
-    (ws / "data/list.txt").write_text("milk\neggs\nmilk\neggs\n")  # issue 28, the 0.5B model: its text again
-    assert statuses(expected) == {written: "met", appended: "not met"}
+    assert statuses(expected) == {written: "met"}
 
 
 def test_a_path_after_in_is_an_output_only_if_it_was_not_there(ws: Path) -> None:
@@ -71,9 +67,8 @@ def test_what_the_task_says_of_the_content_is_checked(ws: Path) -> None:
         "Summarise data/a.txt in at most 5 words and write it to out/s.md": ("four words are here\n", "a b c d e f\n"),
         "Write a one-line title for data/a.txt into out/s.md": ("A title\n", "A title\nand more\n"),
         "Convert data/a.txt to a markdown table in out/s.md": ("| a | b |\n|---|---|\n| 1 | 2 |\n", "a, b\n1, 2\n"),
-        "Count the words in data/a.txt and write just the number to out/s.md": ("4\n", "5\n"),
+        "Count the words in data/a.txt and write just the number to out/s.md": ("4\n", "4 words\n"),
         "Use python3 -c to add up data/a.txt and write just the sum to out/s.md": ("10\n", "the sum is 10\n"),
-        "Use head to get the first 2 lines of data/a.txt and write them to out/s.md": ("one\ntwo\n", "one\nthree\n"),
     }
     for task, (right, wrong) in cases.items():
         (ws / "out/s.md").unlink(missing_ok=True)
@@ -111,27 +106,58 @@ def test_a_plans_number_the_task_never_said_is_not_checked(ws: Path) -> None:
     assert expected.vet(in_a_name) == in_a_name
 
 
-def test_a_line_count_may_be_of_all_lines_or_the_non_empty_ones_and_nothing_else(ws: Path) -> None:
-    (ws / "data/gaps.txt").write_text("a\n\nb\nc\n")  # wc -l says 4, the non-empty lines are 3
-    expected = TaskExpectations.before("Count the lines of data/gaps.txt and write just the number to out/n.txt", ws)
+@pytest.mark.parametrize(
+    ("task", "forms"),
+    [
+        ("Count the lines of data/a.txt and write just the number to out/n.txt", ["out/n.txt holds just a number"]),
+        ("Write the first 2 lines of data/a.txt to out/n.txt", []),
+        ("Write the text of data/a.txt in upper case to out/n.txt", []),
+        ("Write the lines of data/a.txt that contain 'o' to out/n.txt", []),
+        ("Sort the lines of data/a.txt alphabetically into out/n.txt", []),
+    ],
+)
+def test_the_rules_check_forms_and_compute_no_value_from_the_input(ws: Path, task: str, forms: list[str]) -> None:
+    """What the output must hold is no rule's to compute: such rules, written from the tuning tasks' wording,
+    reached no held-out task (docs/omx.md). A form is all the rules check, and it is no check of the value."""
+    expected = TaskExpectations.before(task, ws)
+    assert criteria(expected) == forms
     (ws / "out").mkdir()
-    for held, status in (("4", "met"), ("3", "met"), ("2", "not met"), ("4 lines", "not met"), ("", "not met")):
-        (ws / "out/n.txt").write_text(held + "\n")
-        assert list(statuses(expected).values())[1] == status, held
+    (ws / "out/n.txt").write_text("4\n")
+    assert {c.kind for c in expected.check()} == {"form"}
+    assert not expected.exact  # no reading: no exact work
 
 
-def test_the_count_is_of_the_input_as_it_was_before_the_run(ws: Path) -> None:
-    """A run that changes its own input cannot make its count right by it."""
-    expected = TaskExpectations.before("Count the lines of data/a.txt and write just the number to out/n.txt", ws)
-    (ws / "data/a.txt").write_text("x\n")
-    (ws / "out").mkdir()
-    (ws / "out/n.txt").write_text("1\n")
-    assert list(statuses(expected).values()) == ["met", "not met"]
+def reading(**fields: Any) -> TaskReading:
+    return TaskReading.model_validate({"inputs": [], "outputs": ["out/n.txt"], "kind": "exact"} | fields)
 
 
-def test_an_input_that_is_not_there_derives_no_count(ws: Path) -> None:
-    expected = TaskExpectations.before("Count the lines of data/nope.txt and write just the number to out/n.txt", ws)
-    assert criteria(expected) == ["out/n.txt holds just a number"]
+@pytest.mark.parametrize(
+    ("task", "read", "exact"),
+    [
+        ("Count the lines of data/a.txt and write just the number to out/n.txt", reading(), True),
+        ("Count the lines of the shopping list and write just the number to out/n.txt",
+         reading(inputs=["data/list.txt"]), True),  # the reading names the input, the task does not
+        ("Count the Python files in src/ and write just the number to out/n.txt", reading(), True),  # a directory
+        ("Write the number of days in a leap year to out/n.txt", reading(), False),  # nothing to compute from
+        ("Count the lines of data/nope.txt and write just the number to out/n.txt", reading(), False),  # not there
+        ("Count the lines of the log and write just the number to out/n.txt", reading(inputs=["data/log.txt"]),
+         False),  # the reading's input is not there either
+        ("Count the lines of data/a.txt and write just the number to out/n.txt", reading(kind="prose"), False),
+        ("Count the lines of data/a.txt and write just the number to out/n.txt", reading(kind="command"), False),
+        ("Count the lines of data/a.txt and write just the number to out/n.txt", None, False),  # no reading
+        ("Count the lines of data/a.txt and write the number to out/n.txt and out/m.txt",
+         reading(outputs=["out/n.txt", "out/m.txt"]), False),  # which output is the exact one?
+    ],
+)  # fmt: skip
+def test_exact_work_is_the_models_reading_with_an_input_to_compute_from(
+    ws: Path, task: str, read: TaskReading | None, exact: bool
+) -> None:
+    expected = TaskExpectations.before(task, ws, read)
+    assert expected.exact is exact
+    if read is not None and read.kind == "exact" and len(expected.outputs) == 1:
+        assert expected.value_asked  # a value is asked where the model read exact work, input or not
+    if read is not None and expected.reading is not None:
+        assert expected.reading["exact"] is exact  # the trace says what omx acted on
 
 
 def test_a_plans_guess_is_not_given_to_the_model_to_judge(ws: Path) -> None:
@@ -145,18 +171,6 @@ def test_a_plans_guess_is_not_given_to_the_model_to_judge(ws: Path) -> None:
     assert "10 is the plan's own number" in vetted.detail
     plain = guess.model_copy(update={"criterion": "out/todo.md lists only TODO comments"})
     assert expected.vet(plain) == plain
-
-
-def test_the_first_lines_say_what_differs(ws: Path) -> None:
-    expected = TaskExpectations.before("Write the first 2 lines of data/a.txt to out/h.txt", ws)
-    (ws / "out").mkdir()
-    for held, detail in (
-        ("one\ntwo\nthree\n", "3 non-empty lines ['one', 'two', 'three'], not 2"),
-        ("one\nthree\n", "line 2 is 'three'"),
-    ):
-        (ws / "out/h.txt").write_text(held)
-        (_written, lines) = expected.check()
-        assert lines.status == "not met" and lines.detail.startswith(detail), lines.detail
 
 
 def test_a_plans_quoted_text_the_task_and_its_input_never_said_is_not_checked(ws: Path) -> None:

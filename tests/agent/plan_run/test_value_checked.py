@@ -132,16 +132,18 @@ def test_a_number_an_llm_step_gave_is_not_code_s(ws: Path, script: Callable[...,
     assert result_line(result) == f"{UNVERIFIED} (4/4 steps)"
 
 
-def test_the_model_is_not_told_the_count_omx_computed(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """omx's reading finds 10 wrong for "count the words"; the re-plan is told what the file holds and what the task
-    asks, never the 18 omx counted itself."""
+def test_the_model_is_told_the_form_the_task_asks_and_what_the_file_holds(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """omx computes no count of its own: the re-plan of a count written as words is told what the task asks of the
+    file (just a number) and what it holds; a wrong number, written by the plan, is left to the value check."""
     task = "Count the words in data/notes.txt and write just the number to out/words.txt"
-    model = script(plan([write("out/words.txt", "10\n")], []), plan([write("out/words.txt", "11\n")], []))
+    model = script(plan([write("out/words.txt", "ten words\n")], []), plan([write("out/words.txt", "10\n")], []))
     result = omx(task, "--yes", "--replans", "1", input="y\n")  # the re-plan overwrites out/words.txt: asked
-    assert result.exit_code == 1, result.output
-    assert "[not met, omx's reading] out/words.txt holds just the number of words in data/notes.txt" in result.output
+    assert result.exit_code == 0, result.output
     told = model.requests[1]["messages"][-1]["content"]
     assert "Every step ran, but the result is not what the task asks for:" in told
     said = told[told.index("Every step ran") :]
-    assert "- out/words.txt holds just the number of words in data/notes.txt: not met (the file holds '10')" in said
+    assert "- out/words.txt holds just a number: not met (it holds 'ten words')" in said
     assert "18" not in said
+    assert result_line(result) == f"{UNVERIFIED} (1/1 steps, after 1 re-plan)"
