@@ -7,9 +7,10 @@ For each task of the suite (scripts/bench_suite/) with a reference solution: its
 on a copy, and the files it creates or changes that the task names are the task's true outputs. Then omx's two
 readings of the task are taken (``agent.plan_run.task_reading``): the model's, one schema-constrained request, and
 the rules'; and what omx acts on, where both agree. Per task it prints the true outputs, each reading's, the kind
-the model read, and the checks omx left out; then how often each matched the truth. A few seconds a task with the
-0.5B model: the way to judge a change to the reading on the tuning part without running whole tasks (the held-out
-part is only ever scored). Not in CI: tests/test_bench_reading_smoke.py runs it against a scripted model.
+the model read, whether omx takes the task as exact work (its output made by code: the model's kind "exact" and an
+input there before the run), and the checks omx left out; then how often each matched the truth. A few seconds a
+task with the 0.5B model: the way to judge a change to the reading on the tuning part without running whole tasks
+(the held-out part is only ever scored). Not in CI: tests/test_bench_reading_smoke.py runs it against a scripted model.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Reading:
     rules: list[str]
     acted: list[str]  # what omx acts on, both readings cross-checked
     kind: str | None = None
+    exact: bool = False  # omx takes the task as exact work (``TaskExpectations.exact``)
     why: str | None = None
     left_out: list[str] = field(default_factory=list)
 
@@ -75,7 +77,7 @@ def read_one(model: Model, task: Task) -> Reading:
         acted = TaskExpectations.before(task.prompt, ws, reading)
     note = acted.reading or {}
     return Reading(task.name, task.part, truth, reading.outputs if reading else None, sorted(rules.outputs),
-                   sorted(acted.outputs), reading.kind if reading else None, why,
+                   sorted(acted.outputs), reading.kind if reading else None, acted.exact, why,
                    list(note.get("checks_left_out", [])))  # fmt: skip
 
 
@@ -85,10 +87,12 @@ def _summary(readings: list[Reading]) -> list[str]:
     rules = sum(1 for r in readings if r.rules == r.truth)
     acted = sum(1 for r in readings if r.acted == r.truth)
     none = sum(1 for r in readings if r.model is None)
+    exact = sum(1 for r in readings if r.exact)
     left = sum(len(r.left_out) for r in readings)
     return [
         f"{n} tasks: outputs read right by the model {model}, by the rules {rules}, acted on right {acted}",
-        f"no reading {none}; checks of the rules left out where the readings differ: {left}",
+        f"no reading {none}; taken as exact work {exact}; "
+        f"checks of the rules left out where the readings differ: {left}",
     ]
 
 
@@ -109,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         r = read_one(model, task)
         readings.append(r)
         mark = "ok" if r.acted == r.truth else "--"
-        print(f"{mark} {r.name:<24} truth {r.truth} model {r.model} ({r.kind}) rules {r.rules} acted {r.acted}")
+        exact = " exact" if r.exact else ""
+        print(f"{mark} {r.name:<24} truth {r.truth} model {r.model} ({r.kind}{exact}) rules {r.rules} acted {r.acted}")
         for left in r.left_out:
             print(f"     left out: {left}")
         if r.why:

@@ -33,5 +33,7 @@ def test_a_right_and_a_wrong_reading_are_told_apart(tmp_path: Path, outputs: lis
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{mark} count_lines" in done.stdout
     assert f"outputs read right by the model {right}, by the rules 1, acted on right {right}" in done.stdout
+    # exact work needs the one output omx acts on: the wrong reading leaves it none
+    assert f"taken as exact work {right};" in done.stdout
     (row,) = json.loads(saved.read_text(encoding="utf-8"))
-    assert row["truth"] == ["out/count.txt"] and row["model"] == outputs
+    assert row["truth"] == ["out/count.txt"] and row["model"] == outputs and row["exact"] is bool(right)
