@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import secrets
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -65,6 +66,8 @@ POLL = 0.2
 ROWS = 300
 #: the live pages' refresh after an event, at most this often (seconds)
 REFRESH = 0.5
+#: seconds the Needs-you count is kept while no event comes
+RECOUNT = 5.0
 
 
 class Snapshot(NamedTuple):
@@ -85,6 +88,18 @@ class State:
     queues: set[asyncio.Queue[list[Arrival]]] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     epoch: str = field(default_factory=lambda: secrets.token_hex(4))  # this server's, in every cursor and id
+    counted: tuple[int, float, int] | None = None  # the Needs-you count: (cursor, monotonic time, count)
+
+    def waiting(self) -> int:
+        """The Needs-you count, read again once an event came since (or ``RECOUNT`` seconds passed: a view's
+        limit is in its log, which makes no event); every page's header asks for it."""
+        cursor, now = self.cursor(), time.monotonic()  # before the reading: an event during it makes the next one read
+        counted = self.counted
+        if counted is not None and counted[0] == cursor and now - counted[1] < RECOUNT:
+            return counted[2]
+        count = self.needs.count()
+        self.counted = (cursor, now, count)
+        return count
 
     def mark(self, number: int) -> str:
         """Event ``number`` as a cursor or an event's id: ``EPOCH-N``."""
@@ -177,7 +192,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
         cursor = state.cursor()
 
         def read_all() -> dict[str, Any]:
-            return {"waiting": state.needs.count(), **read()}
+            return {"waiting": state.waiting(), **read()}
 
         try:
             context = await run_in_threadpool(read_all)
@@ -208,7 +223,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
 
     async def needs_count(request: Request) -> Response:
         """The Needs-you count alone, as text: what a page's header shows after each event."""
-        count = await run_in_threadpool(state.needs.count)
+        count = await run_in_threadpool(state.waiting)
         return Response(str(count), media_type="text/plain", headers={"cache-control": "no-store"})
 
     def activity_filter(request: Request) -> Filter:
@@ -483,6 +498,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
             ws.audit(actor, MARK, path)
             now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # the audit record's own is read back by the feed
             state.feed.marks.setdefault(path, {"agent": actor, "timestamp": now, "action": MARK, "path": path})
+            state.counted = None
             return f"marked {path} resolved"
 
         try:

@@ -26,6 +26,7 @@ from omxfs.checkpoints.views import running_views
 from omxfs.errors import OmxError
 from omxfs.store.daemon_log import RECORD
 from omxfs.store.layout import LOGS, META_DIR
+from omxfs.store.records import VersionEntry
 from omxfs.store.workspace import Workspace
 from omxfs.ui.feed import epoch_of, link
 from omxfs.ui.files import read_part
@@ -68,12 +69,15 @@ class Needs:
     def conflicts(self) -> list[dict[str, Any]]:
         """Every rejected write, newest first, each with ``resolved``: why it is resolved, or "" (it waits)."""
         found = []
+        histories: dict[str, list[VersionEntry]] = {}  # a file's, once per call: many conflicts share a file
         for c in self.lists.conflicts():
             path = str(c["info"].get("path", ""))
-            try:
-                history = self.ws.collab.history(path)
-            except (OmxError, ValueError):
-                history = []
+            if path not in histories:
+                try:
+                    histories[path] = self.ws.collab.history(path)
+                except (OmxError, ValueError):
+                    histories[path] = []
+            history = histories[path]
             mark = self.marks.get(record_path(c["record"]))
             found.append({**c, "resolved": resolution(c["agent"], c["info"], history, mark)})
         return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -80,11 +81,12 @@ class RunRecords:
         """Every run, newest first (by its stamp, then its agent)."""
         found: list[RunRow] = []
         config = self.ws.config
+        root = str(self.ws.root)
         for agent in sorted({*self.ws.agents(), *config.supervisors}):
-            where = self.ws.root / AGENTS / agent / RUNS
-            if where.is_symlink() or not where.is_dir():
-                continue
+            where = os.path.join(root, AGENTS, agent, RUNS)
             with contextlib.suppress(OSError):
+                if not stat.S_ISDIR(os.lstat(where).st_mode):  # a symlink an agent made is not followed
+                    continue
                 for stamp in os.listdir(where):
                     row = self._row(agent, stamp)
                     if row is not None:
@@ -94,7 +96,7 @@ class RunRecords:
     def _row(self, agent: str, stamp: str) -> RunRow | None:
         trace = f"{AGENTS}/{agent}/{RUNS}/{stamp}/{TRACE}"
         try:
-            st = os.stat(self.ws.root / trace, follow_symlinks=False)
+            st = os.stat(os.path.join(self.ws.root, trace), follow_symlinks=False)
         except OSError:
             return None
         key = (st.st_size, st.st_mtime_ns)

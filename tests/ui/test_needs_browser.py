@@ -68,6 +68,10 @@ def _count(page: Any) -> int:
     return int(text) if text else -1
 
 
+def _wait_count(page: Any, count: int) -> None:
+    page.wait_for_function(f"() => document.getElementById('needs-count').textContent === '{count}'", timeout=WAIT)
+
+
 def _open_needs(page: Any, server: Server) -> None:
     page.goto(f"{server.base}/needs")
     page.wait_for_selector("body[data-live=ready]")
@@ -90,8 +94,8 @@ def test_a_pending_review_is_in_needs_and_the_count_and_leaves_after_accept(
     before = _count(page)
     held = run_view(team.root, "bob", 'printf "held\\n" > "$0/agents/bob/draft.md"', "--review", args=[str(team.root)])
     assert held.returncode == 0, held.stderr
-    page.goto(f"{server.base}/team")  # any page's header counts it
-    assert _count(page) == before + 1
+    page.goto(f"{server.base}/team")  # any page's header counts it (once the feed found it: live)
+    _wait_count(page, before + 1)
     page.goto(f"{server.base}/checkpoints")  # and the Checkpoints page lists it
     assert page.locator("#reviews .pending-review").inner_text().startswith("bob: a review run's change pending in")
     _open_needs(page, server)
@@ -118,11 +122,11 @@ def test_a_conflict_waits_and_leaves_live_when_its_agent_commits_a_later_version
     conflict = _rows(page, "conflict").filter(has_text="conflict on collaborative/plan.md")
     conflict.wait_for(timeout=WAIT)  # live: the page was not loaded again
     assert conflict.locator("td").nth(2).inner_text() == "alice"
-    page.wait_for_function(f"document.getElementById('needs-count').textContent === '{before + 1}'", timeout=WAIT)
+    _wait_count(page, before + 1)
 
     team.collab.write("alice", "plan.md", b"one\nbob\nalice\n", expected_version=2, message="merged")
     conflict.wait_for(state="detached", timeout=WAIT)
-    page.wait_for_function(f"document.getElementById('needs-count').textContent === '{before}'", timeout=WAIT)
+    _wait_count(page, before)
     assert page.evaluate("window.__stayed") == 1
 
     page.goto(f"{server.base}/team")  # the Team page's count leaves it too; the Collaborative page keeps it, resolved
@@ -172,7 +176,7 @@ def test_a_failed_omx_run_is_in_needs_with_its_reason(
     run.wait_for(timeout=WAIT)
     assert "failed: read missing.txt" in run.inner_text()
     assert run.locator("td.why").inner_text() == "missing.txt does not exist"
-    page.wait_for_function(f"document.getElementById('needs-count').textContent === '{before + 1}'", timeout=WAIT)
+    _wait_count(page, before + 1)
     with pytest.raises(Conflict):  # one more kind for the screenshot
         team.collab.write("bob", "plan.md", b"bob's notes\n", expected_version=1)
     _rows(page, "conflict").first.wait_for(timeout=WAIT)
