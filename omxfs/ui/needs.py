@@ -31,6 +31,7 @@ from omxfs.store.workspace import Workspace
 from omxfs.ui.feed import epoch_of, link
 from omxfs.ui.files import read_part
 from omxfs.ui.lists import Lists
+from omxfs.ui.pages import review_diff
 from omxfs.ui.resolution import record_path, resolution
 from omxfs.ui.run_records import NEEDING, RunRecords
 
@@ -105,8 +106,6 @@ class Needs:
     # -- each kind --------------------------------------------------------------------------------------------
 
     def _reviews(self, stat: bool) -> list[Need]:
-        from omxfs.ui.pages import review_diff  # pages shows a review's diff; its stat is what the queue says
-
         found = []
         for agent in self.ws.agents():
             review = Review(self.ws, agent)
