@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-from cli import loading  # before the rest: a Ctrl-C while they load ends omxfs quietly (cli/loading.py)
-
-# isort: split
 import contextlib
 import getpass
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cli import audit, checkpoints, doc, mcp, mount_tools, snapshots, ui, view
+from cli import audit, checkpoints, doc, fsck, mcp, mount_tools, snapshots, ui, view
 from cli.errors import ClosedPipeQuiet, friendly_errors
 from cli.params import MOUNT_PATH
-from omxfs.errors import MountError, OmxError
-from omxfs.fuse import mounts
-from omxfs.shell_line import shell_line
-from omxfs.store import Workspace
-from omxfs.store.daemon_log import last_refusals
-from omxfs.store.layout import META_DIR
-from omxfs.store.mount_records import MountRecord, read_records
-from omxfs.view.locate import store_beneath, store_path
+
+if TYPE_CHECKING:
+    from omxfs.store.mount_records import MountRecord
+    from omxfs.store.workspace import Workspace
+
+# Each command imports what it uses when it runs: `omxfs --help` and a checkpoint load no FUSE, pydantic or web
+# code (`scripts/bench_cli.py` measures it).
 
 
 @click.group(cls=ClosedPipeQuiet, context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,6 +58,9 @@ def init(workspace: Path, agents: tuple[str, ...], supervisors: tuple[str, ...])
     Agent names are 1-63 characters of a-z, 0-9 and '-'. On a mounted workspace (or its mountpoint) it adds them
     to the store beneath, and the mount knows them at once.
     """
+    from omxfs.store.workspace import Workspace
+    from omxfs.view.locate import store_beneath
+
     with friendly_errors():
         # a mount shows the config read-only to its agents: agents are added to the store beneath (as fsck checks it)
         beneath = store_beneath(workspace)
@@ -104,7 +104,8 @@ def mount(
     Requests are made by an agent: the uid map of the workspace config, else the caller's OMX_AGENT,
     else NAME given with --as. The log is WORKSPACE/.omxfs/logs/mount-<pid>.log.
     """
-    from omxfs.stop_signals import StopSignals, interrupted
+    from omxfs.errors import OmxError
+    from omxfs.fuse import mounts
 
     ws_path = os.path.abspath(workspace)
     target = os.path.abspath(mountpoint or workspace)
@@ -117,23 +118,11 @@ def mount(
             "agent a view (`omxfs run WS --as NAME -- ...`)",
             err=True,
         )
-
-    def stopped(exc: OmxError) -> None:
-        """A start that a stop signal ended: its one line, and the status of a command the signal stopped (130 for
-        Ctrl-C); a failure the signal caused (a probe it killed) is told as the signal's."""
-        if stop.signum is None:
-            return
-        message = exc.message if interrupted(exc) else f"{stop.name}: stopped; {exc.message}"
-        click.echo(f"omxfs mount: {message}", err=True)
-        raise SystemExit(128 + stop.signum)
-
-    with friendly_errors(), StopSignals() as stop:  # a Ctrl-C is noted, and acted on where nothing is half-done
+    with friendly_errors():
         try:
             store = mounts.preflight(ws_path, target, name)  # beneath a mount: serve the store, never the mount
-            stop.check("stopped before anything was mounted; nothing is mounted")
         except OmxError as exc:
             mounts.report_ready(ready_fd, f"error {exc.message}")
-            stopped(exc)
             raise
         if foreground:
             from omxfs.fuse import daemon  # imports pyfuse3: only on the mount path
@@ -142,33 +131,14 @@ def mount(
                 if not detached:
                     click.echo(f"mounted {ws_path} at {target} as {name} (pid {mounted.pid}); Ctrl-C unmounts")
 
-            try:
-                ended = daemon.run(
-                    store,
-                    target,
-                    name,
-                    allow_other=allow_other,
-                    detached=detached,
-                    ready_fd=ready_fd,
-                    on_ready=ready,
-                    stop=stop,
-                )
-            except OmxError as exc:
-                stopped(exc)
-                raise
-            if not detached:
-                click.echo(ended)
+            daemon.run(
+                store, target, name, allow_other=allow_other, detached=detached, ready_fd=ready_fd, on_ready=ready
+            )
             return
         argv = [sys.executable, "-m", "cli.omxfs", "mount", ws_path, target, "--as", name, "--foreground"]
         argv += ["--detached", *(["--allow-other"] if allow_other else [])]
-        try:
-            pid, log = mounts.start_background(argv, target, stop)
-        except OmxError as exc:
-            stopped(exc)
-            raise
-        click.echo(f"mounted {ws_path} at {target} as {name} (pid {pid}, log {log}); stop it with: "
-                   f"{shell_line('omxfs', 'umount', target)}")  # fmt: skip
-        stop.finish()  # the mount is live and reported: a Ctrl-C from here on changes nothing
+        pid, log = mounts.start_background(argv, target)
+    click.echo(f"mounted {ws_path} at {target} as {name} (pid {pid}, log {log})")
 
 
 @main.command()
@@ -176,6 +146,8 @@ def mount(
 @click.option("--lazy", is_flag=True, help="Detach now even if files are open; finish when they are closed.")
 def umount(mountpoint: Path, lazy: bool) -> None:
     """Flush and unmount MOUNTPOINT (also a stale one whose daemon died), and wait for the daemon to exit."""
+    from omxfs.fuse import mounts
+
     target = os.path.abspath(mountpoint)
     with friendly_errors():
         mounts.unmount(target, lazy=lazy)
@@ -188,6 +160,12 @@ def status(path: Path | None) -> None:
     """Show the live mounts; with PATH (a workspace or a mount), what it holds and who serves it.
 
     Each running view (``omxfs run``) of a workspace shown is listed with its limits and what it uses of them now."""
+    from omxfs.errors import MountError
+    from omxfs.fuse import mounts
+    from omxfs.shell_line import shell_line
+    from omxfs.store.mount_records import read_records
+    from omxfs.store.workspace import Workspace
+
     with friendly_errors():
         if path is None:
             _print_mounts()
@@ -217,29 +195,9 @@ def status(path: Path | None) -> None:
         _print_views(ws)
 
 
-@main.command()
-@click.argument("workspace", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--repair", is_flag=True, help="Complete what interrupted writes left half-done (safe beside mounts).")
-def fsck(workspace: Path, repair: bool) -> None:
-    """Check the store WORKSPACE against its invariants (versions vs history, checksums, metadata, CRDT states).
-
-    Exits 0 when nothing is left to repair, 1 when something is: crash debris (fix it with --repair) or
-    corruption, which is reported and never guessed at.
-    """
-    from omxfs.store.fsck import fsck as check
-
-    # a mountpoint (the quick start's in place too): the store beneath
-    with friendly_errors(), store_path(workspace) as store:
-        report = check(Workspace(store), repair=repair)
-    for finding in report.findings:
-        click.echo(finding.line())
-    counts = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "an empty workspace"
-    click.echo(f"checked {counts}: {len(report.corrupt)} corrupt, {len(report.unrepaired)} unresolved")
-    if not report.clean:
-        raise SystemExit(1)
-
-
 def _print_record(record: MountRecord) -> None:
+    from omxfs.store.daemon_log import last_refusals
+
     click.echo(
         f"  {record.mountpoint}: default agent {record.default_agent}, pid {record.pid}, since {record.started},"
         f" log {record.store}/{record.log}"
@@ -263,6 +221,13 @@ def _print_views(ws: Workspace, indent: str = "") -> None:
 
 
 def _print_mounts() -> None:
+    from omxfs.errors import OmxError
+    from omxfs.fuse import mounts
+    from omxfs.shell_line import shell_line
+    from omxfs.store.layout import META_DIR
+    from omxfs.store.mount_records import read_records
+    from omxfs.store.workspace import Workspace
+
     found = mounts.omx_mounts()
     if not found:
         click.echo("no omxfs mounts")
@@ -296,11 +261,11 @@ main.add_command(view.run)
 for command in checkpoints.COMMANDS:  # a private zone's history
     main.add_command(command)
 main.add_command(audit.audit)
+main.add_command(fsck.fsck)  # the store checked against its invariants
 for command in snapshots.COMMANDS:  # the whole workspace's history
     main.add_command(command)
 main.add_command(ui.ui)  # the supervisor's web dashboard
 
-loading.done()
 
 if __name__ == "__main__":
     main()

@@ -32,12 +32,10 @@ from omxfs.checkpoints.history import ZoneHistory
 from omxfs.checkpoints.restore import READY, TREE
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import NotFound, OmxError
+from omxfs.store.findings import Found
 from omxfs.store.layout import AGENTS, BLOB, CHECKPOINTS, META_DIR, RESTORING, VIEWS
 from omxfs.store.workspace import Workspace
 
-DEBRIS = frozenset({"unreferenced-blob", "stale-restore", "unfinished-restore", "stale-view"})
-#: found(kind, path, detail, repaired)
-Found = Callable[[str, str, str, bool], None]
 Count = Callable[[str], None]
 
 
@@ -82,13 +80,15 @@ def _zone(history: ZoneHistory, found: Found, count: Count, *, repair: bool, gra
                 found("bad-blob", shown, "its content's sha256 is not its name", False)
             continue
         if unread:
-            found("unreferenced-blob", shown, "named by no checkpoint read: kept while one is corrupt", False)
+            why = "a corrupt checkpoint may name it"
+            found("unreferenced-blob", shown, "named by no checkpoint read: kept while one is corrupt", left=why)
             continue
-        old = now - path.stat().st_mtime > grace
+        age = now - path.stat().st_mtime
+        old = age > grace
         if repair and old:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-        found("unreferenced-blob", shown, "named by no checkpoint", repair and old)
+        found("unreferenced-blob", shown, "named by no checkpoint", repair and old, age=age)
     for digest in sorted(referenced - present):
         found("missing-blob", f"{where}/blobs/{digest[:2]}/{digest}", "a checkpoint names it", False)
     _restores(history, where, found, repair=repair, grace=grace)
@@ -113,10 +113,12 @@ def _restores(history: ZoneHistory, where: str, found: Found, *, repair: bool, g
                 if repair:
                     os.rename(work / TREE, history.zone_dir)
                 found("unfinished-restore", f"{AGENTS}/{history.zone}", f"its restored tree waits in {shown}", repair)
-            old = now - os.lstat(work).st_mtime > grace
+            age = now - os.lstat(work).st_mtime
+            old = age > grace
             if repair and old:
                 remove_tree(work)
-            found("stale-restore", shown, "left by a restore that was killed (the zone is whole)", repair and old)
+            detail = "left by a restore that was killed (the zone is whole)"
+            found("stale-restore", shown, detail, repair and old, age=age)
 
 
 def _views(ws: Workspace, found: Found, *, repair: bool) -> None:

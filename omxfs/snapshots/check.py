@@ -27,6 +27,7 @@ from omxfs.crdt import Document
 from omxfs.errors import OmxError
 from omxfs.snapshots.record import Snapshot, Snapshots
 from omxfs.store.delivery_history import DeliveryHistory, record_dir
+from omxfs.store.findings import Found
 from omxfs.store.layout import (
     BLOB,
     BLOBS,
@@ -41,9 +42,6 @@ from omxfs.store.names import handoff_dir_name, shared_path
 from omxfs.store.records import sha256
 from omxfs.store.workspace import Workspace
 
-DEBRIS = frozenset({"stray-snapshot", "unreferenced-delivery-blob"})
-#: found(kind, path, detail, repaired)
-Found = Callable[[str, str, str, bool], None]
 Count = Callable[[str], None]
 
 
@@ -54,11 +52,12 @@ def check_snapshots(ws: Workspace, found: Found, count: Count, *, repair: bool, 
         for name in sorted(os.listdir(snapshots.dir)):
             if not SNAPSHOT_RECORD.fullmatch(name):
                 path = snapshots.dir / name
-                old = _older_than(path, grace)
+                age = _age(path)
+                old = age > grace
                 if repair and old:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(path)
-                found("stray-snapshot", f"{META_DIR}/{SNAPSHOTS}/{name}", "no snapshot's name", repair and old)
+                found("stray-snapshot", f"{META_DIR}/{SNAPSHOTS}/{name}", "no snapshot's name", repair and old, age=age)
     verified: dict[tuple[str, int], str | None] = {}  # (path, version) → the problem with it, once per fsck
     for number in snapshots.numbers():
         count("snapshots")
@@ -145,15 +144,17 @@ def _deliveries(ws: Workspace, found: Found, count: Count, *, repair: bool, grac
         if sha256(data) != name:
             found("bad-delivery-blob", shown, "its content is not its name's sha256", False)
         elif name not in named:
-            old = _older_than(path, grace)
+            age = _age(path)
+            old = age > grace
             if repair and old:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-            found("unreferenced-delivery-blob", shown, "no delivery record names it", repair and old)
+            found("unreferenced-delivery-blob", shown, "no delivery record names it", repair and old, age=age)
 
 
-def _older_than(path: os.PathLike[str], grace: float) -> bool:
+def _age(path: os.PathLike[str]) -> float:
+    """Seconds since ``path`` last changed (0 for one removed meanwhile: too young to remove, as it is gone)."""
     try:
-        return time.time() - os.lstat(path).st_mtime > grace
+        return time.time() - os.lstat(path).st_mtime
     except FileNotFoundError:
-        return False
+        return 0.0

@@ -45,7 +45,9 @@ the store API but visible to a person with ``ls`` on the store (SPEC §7: "the s
     └── bad-snapshot, dangling-snapshot, bad-delivery-record, missing-delivery-blob, bad-delivery-blob: snapshots and
         kept deliveries (``omxfs.snapshots.check``)
 
-Repairs take the same OS locks as the writers they complete, so ``--repair`` is safe beside live daemons.
+Repairs take the same OS locks as the writers they complete, so ``--repair`` is safe beside live daemons. Debris
+a write in progress may own (temp files, unreferenced blobs, a restore's work) is removed only once older than the
+grace period; the findings, and how they are told, are ``findings.py``'s.
 """
 
 from __future__ import annotations
@@ -55,21 +57,19 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from omxfs.checkpoints.check import DEBRIS as CHECKPOINT_DEBRIS
 from omxfs.checkpoints.check import check_checkpoints
 from omxfs.checkpoints.held import remove_tree
 from omxfs.checkpoints.records import read_accept_marker
 from omxfs.checkpoints.review import finish_accept, interrupted
 from omxfs.crdt import Document
 from omxfs.errors import NotFound, OmxError, StoreCorrupt
-from omxfs.snapshots.check import DEBRIS as SNAPSHOT_DEBRIS
 from omxfs.snapshots.check import check_snapshots
 from omxfs.store import audit as audit_log
 from omxfs.store.atomic import list_files, read_bytes
 from omxfs.store.config import Config, parse_config
+from omxfs.store.findings import DEBRIS, TEMP_GRACE_SECONDS, Finding, Report
 from omxfs.store.layout import (
     AGENTS,
     AUDIT_DAY,
@@ -116,72 +116,10 @@ from omxfs.store.scratch import ScratchArea
 from omxfs.store.stamps import utc_now
 from omxfs.store.workspace import Workspace
 
-DEBRIS = (
-    frozenset(
-        {
-            "orphan-version",
-            "unfinished-version",
-            "stale-history",
-            "stale-current",
-            "missing-meta",
-            "stale-meta",
-            "dangling-meta",
-            "untracked-current",
-            "missing-zone",
-            "stale-state",
-            "temp-file",
-            "stray-scratch",
-            "torn-audit",
-            "interrupted-accept",
-        }
-    )
-    | CHECKPOINT_DEBRIS
-    | SNAPSHOT_DEBRIS
-)
-#: temp files younger than this may belong to a write in progress in another process: left alone
-TEMP_GRACE_SECONDS = 300.0
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-    path: str
-    detail: str
-    repaired: bool = False
-
-    @property
-    def is_corruption(self) -> bool:
-        return self.kind not in DEBRIS
-
-    def line(self) -> str:
-        state = "repaired" if self.repaired else "CORRUPT" if self.is_corruption else "debris"
-        return f"{state:8} {self.kind:17} {self.path}: {self.detail}"
-
-
-@dataclass
-class Report:
-    findings: list[Finding] = field(default_factory=list)
-    checked: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def corrupt(self) -> list[Finding]:
-        return [f for f in self.findings if f.is_corruption]
-
-    @property
-    def unrepaired(self) -> list[Finding]:
-        return [f for f in self.findings if not f.repaired]
-
-    @property
-    def clean(self) -> bool:
-        """Nothing left to repair and nothing corrupt."""
-        return not self.unrepaired
-
-    def count(self, what: str) -> None:
-        self.checked[what] = self.checked.get(what, 0) + 1
-
 
 def fsck(ws: Workspace, *, repair: bool = False, temp_grace: float = TEMP_GRACE_SECONDS) -> Report:
-    """Check every invariant of the store at ``ws``; with ``repair``, complete what crashes left half-done."""
+    """Check every invariant of the store at ``ws``; with ``repair``, complete what crashes left half-done, and
+    remove debris a write may own (temp files, unreferenced blobs…) once older than ``temp_grace`` seconds."""
     return _Checker(ws, repair, temp_grace).run()
 
 
@@ -190,7 +128,7 @@ class _Checker:
         self.ws = ws
         self.repair = repair
         self.temp_grace = temp_grace
-        self.report = Report()
+        self.report = Report(repair=repair, grace=temp_grace)
         self.config: Config | None = None  # read by layout(), first
 
     def run(self) -> Report:
@@ -207,8 +145,13 @@ class _Checker:
         self.snapshots()
         return self.report
 
-    def found(self, kind: str, path: str, detail: str, repaired: bool = False) -> None:
-        self.report.findings.append(Finding(kind, path, detail, repaired))
+    def found(
+        self, kind: str, path: str, detail: str, repaired: bool = False, *, age: float | None = None, left: str = ""
+    ) -> None:
+        """A finding (``findings.Found``): debris of ``age`` seconds waits until older than the grace period."""
+        young = age is not None and age <= self.temp_grace and not repaired
+        wait = self.temp_grace - age if young and age is not None else None
+        self.report.findings.append(Finding(kind, path, detail, repaired, wait, left))
 
     # -- layout and config ------------------------------------------------------------------------------------
 
@@ -244,7 +187,8 @@ class _Checker:
                 self._collab_file(rel)
         for rel in sorted(list_files(zone.current_dir)):
             if rel not in tracked:
-                self.found("untracked-current", f"collaborative/current/{rel}", "no history: not a versioned file")
+                shown, why = f"collaborative/current/{rel}", "not a versioned file: whether to keep it is yours"
+                self.found("untracked-current", shown, "no history: not a versioned file", left=why)
         for rel in sorted(list_files(zone.conflicts_dir)):
             if rel.name.endswith(".json"):
                 self.report.count("conflict records")
@@ -366,13 +310,13 @@ class _Checker:
                     path.unlink()
                 self.found("orphan-version", f"{where}/{name}", "beyond the history: never committed", self.repair)
             elif STAGED.fullmatch(name) or (name.startswith(".") and name.endswith(".tmp")):
-                old = now - path.stat().st_mtime > self.temp_grace
+                age = now - path.stat().st_mtime
+                old = age > self.temp_grace
                 if self.repair and old:
                     with contextlib.suppress(FileNotFoundError):
                         path.unlink()
-                self.found(
-                    "temp-file", f"{where}/{name}", "left by a commit that lost or was killed", self.repair and old
-                )
+                detail = "left by a commit that lost or was killed"
+                self.found("temp-file", f"{where}/{name}", detail, self.repair and old, age=age)
 
     # -- handoff ----------------------------------------------------------------------------------------------
 
@@ -501,11 +445,13 @@ class _Checker:
         tmp = self.ws.meta / TMP
         now = time.time()
         for entry in _scan(tmp):
-            old = now - entry.stat(follow_symlinks=False).st_mtime > self.temp_grace
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            old = age > self.temp_grace
             if self.repair and old:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
-            self.found("temp-file", f"{META_DIR}/tmp/{entry.name}", "left by an interrupted write", self.repair and old)
+            shown = f"{META_DIR}/tmp/{entry.name}"
+            self.found("temp-file", shown, "left by an interrupted write", self.repair and old, age=age)
 
     def checkpoints(self) -> None:
         check_checkpoints(self.ws, self.found, self.report.count, repair=self.repair, grace=self.temp_grace)
@@ -611,4 +557,4 @@ def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:
         yield from sorted((e for e in entries if e.is_file(follow_symlinks=False)), key=lambda e: e.name)
 
 
-__all__ = ["DEBRIS", "Finding", "Report", "fsck"]
+__all__ = ["DEBRIS", "TEMP_GRACE_SECONDS", "Finding", "Report", "fsck"]
