@@ -39,14 +39,17 @@ def _listen(port: int) -> socket.socket:
     "--as",
     "actor",
     metavar="NAME",
-    help="Act as this supervisor (roll back, restore; audited with your uid). Without it the page is read-only.",
+    help=(
+        "Act as this supervisor (roll back, restore, accept or discard a review, mark resolved; audited with your "
+        "uid). Without it the page is read-only."
+    ),
 )
 def ui(workspace: Path, port: int, actor: str | None) -> None:
     """Serve a live web dashboard of WORKSPACE (mounted or not) on 127.0.0.1, until Ctrl-C.
 
     It prints the URL to open once: it holds a token, new at every start, without which nothing is served.
-    Pages: team, activity (live), handoffs, collaborative files and conflicts, realtime documents, checkpoints,
-    omx runs.
+    Pages: needs you (what waits for you, counted in every page's header), team, activity (live), handoffs,
+    collaborative files and conflicts, realtime documents, checkpoints and reviews, omx runs.
     """
     import uvicorn  # the server and the app load only for this command
 
