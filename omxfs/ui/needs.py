@@ -37,7 +37,7 @@ from omxfs.ui.run_records import NEEDING, RunRecords
 
 #: what a view's daemon logs when the view reached one of its limits (``omxfs.view.launch``)
 LIMIT_LINE = "the view reached its limit of "
-#: a daemon log's first line names the agent the mount (a view's: its agent) serves
+#: a line near a daemon log's start names the agent the mount (a view's: its agent) serves
 MOUNTING = re.compile(r" INFO mounting .* as (\S+) \(pid \d+\)$", re.MULTILINE)
 #: bytes read of the end of each daemon's log
 LOG_TAIL = 64 * 1024
