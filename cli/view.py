@@ -103,11 +103,17 @@ def run(
 
 def _tell_pending(ws: Workspace, workspace: Path, agent: str) -> None:
     """After a review run (``omxfs run --review``, ``omx --as NAME --review``): the pending change's stat and the
-    commands that show, apply and drop it, as the run's agent (its owner may accept or discard it)."""
-    from omxfs.checkpoints.review import Review, pending_diff
+    commands that show, apply and drop it, as the run's agent (its owner may accept or discard it); or that nothing
+    is held, when the run changed nothing of the zone but omx's record of it (``review.settle``)."""
+    from omxfs.checkpoints.review import RUN_RECORDS, Review, settle
     from omxfs.shell_line import shell_line
 
-    pending = pending_diff(Review(ws, agent))
+    pending, held = settle(Review(ws, agent))
+    if not held:
+        but = f" but omx's record of it, now in {RUN_RECORDS}/" if pending.added else ""
+        click.echo(f"omxfs run: nothing held for review in {agent}'s zone: the run changed nothing there{but}",
+                   err=True)  # fmt: skip
+        return
     stat = f"{len(pending.added)} added, {len(pending.modified)} modified, {len(pending.deleted)} deleted"
     click.echo(f"omxfs run: held for review in {agent}'s zone: {stat}", err=True)
     click.echo(f"  show:    {shell_line('omxfs', 'diff', workspace, agent, '--review')}", err=True)

@@ -1,6 +1,7 @@
 """Show a plan so a person can judge it, and decide whether it may run.
 
-- LOW runs with ``--yes``, otherwise the user is asked.
+- LOW runs with ``--yes``, otherwise the user is asked. In a review run, a write of the agent's zone is LOW
+  (``risk``): held apart, it lands only once a person accepts the review.
 - MEDIUM is always asked, and ``--yes`` does not count as the answer (as in Aider, where ``--yes`` never approves
   shell commands): overwrites and code need a person who has read the plan.
 - HIGH is refused, with the reasons; nothing runs. Except a plan whose only HIGH steps move or delete paths
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.plan_run.plan import Plan, RiskLevel
+from agent.plan_run.review_run import HELD
 from agent.plan_run.risk import RiskAssessment
 from agent.plan_run.tools.inputs import REF_PATTERN
 
@@ -88,7 +90,8 @@ def confirm(
     if decision is Decision.REFUSE:
         raise Refused(assessment.reasons)
     if decision is Decision.RUN:
-        return "--yes (LOW risk)"
+        held = any(finding.held for finding in assessment.findings)
+        return f"--yes (LOW risk{'; ' + HELD if held else ''})"
     level = assessment.level.value
     note = f" (--yes does not answer for {level} risk plans)" if yes and assessment.level is not RiskLevel.LOW else ""
     if not ask(f"Run this {level} risk plan?{note}"):

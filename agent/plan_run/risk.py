@@ -2,7 +2,8 @@
 
 - LOW: reads, new files inside the workspace, allow-listed read-only commands, model calls.
 - MEDIUM: overwriting or appending to an existing file, many writes, running code (python tool, ``python3 -c``),
-  a shell or python step without an OS sandbox.
+  a shell or python step without an OS sandbox. In a review run (``omx --as NAME --review``), a write of NAME's
+  zone is LOW instead (``held``): nothing lands before a person accepts it. Code is not: it may write elsewhere.
 - HIGH: a command outside the allow-list (or chained, redirected, substituted), any path outside the workspace,
   code that deletes, moves, starts programs or uses the network; a ``move`` or ``delete`` step. A plan whose every
   HIGH finding is such a step is ``confirmable``: a person may still run it after an explicit confirmation
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from agent.plan_run.plan import Plan, PythonStep, ShellStep, Step, WorkspaceStep, WriteTextStep
 from agent.plan_run.plan import RiskLevel as Level
+from agent.plan_run.review_run import HELD, held, review_zone
 from agent.plan_run.shell_policy import classify, code_concerns, path_problem
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import path_parts
@@ -34,15 +36,23 @@ MANY_WRITES = 3
 
 @dataclass(frozen=True)
 class Finding:
-    """One reason for a level; ``confirmable``: a HIGH reason a person may accept (a move or a delete)."""
+    """One reason for a level; ``confirmable``: a HIGH reason a person may accept (a move or a delete); ``held``: a
+    write that would be MEDIUM, LOW because it is held for review (``review_run``)."""
 
     level: Level
     reason: str
     step_id: int | None = None
     confirmable: bool = False
+    held: bool = False
 
     def __str__(self) -> str:
-        return self.reason if self.step_id is None else f"step {self.step_id}: {self.reason}"
+        reason = f"{self.reason}: {HELD}" if self.held else self.reason
+        return reason if self.step_id is None else f"step {self.step_id}: {reason}"
+
+
+def _write(reason: str, step_id: int | None, held_apart: bool) -> Finding:
+    """A write of an existing file, or many writes: MEDIUM, or LOW where the review holds it apart."""
+    return Finding(Level.LOW if held_apart else Level.MEDIUM, reason, step_id, held=held_apart)
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,9 @@ def path_tool_problem(path: str, workspace: Path) -> str | None:
     return None
 
 
-def _path_findings(step: Step, workspace: Path, written: set[str], agent: str | None) -> list[Finding]:
+def _path_findings(
+    step: Step, workspace: Path, written: set[str], agent: str | None, zone: Path | None
+) -> list[Finding]:
     """A move or delete is HIGH, which a person may confirm; a copy over an existing file MEDIUM, as a write."""
     inputs = step.inputs
     assert isinstance(inputs, PathToolInput)
@@ -107,17 +119,23 @@ def _path_findings(step: Step, workspace: Path, written: set[str], agent: str | 
             replacing = ", replacing the existing file there" if exists and inputs.overwrite else ""
             return [Finding(Level.HIGH, f"moves {inputs.source} to {inputs.target}{replacing}", step.id, True)]
         if exists and inputs.overwrite:
-            return [Finding(Level.MEDIUM, f"overwrites the existing file {inputs.target} with a copy", step.id)]
+            reason = f"overwrites the existing file {inputs.target} with a copy"
+            return [_write(reason, step.id, held(inputs.target, workspace, zone))]
     if isinstance(inputs, DeleteInput):
         return [Finding(Level.HIGH, f"deletes {inputs.path}", step.id, True)]
     return []
 
 
 def _step_findings(
-    step: Step, workspace: Path, written: set[str], sandboxed: bool, agent: str | None = None
+    step: Step,
+    workspace: Path,
+    written: set[str],
+    sandboxed: bool,
+    agent: str | None = None,
+    zone: Path | None = None,
 ) -> list[Finding]:
     if isinstance(step.inputs, PathToolInput):
-        return _path_findings(step, workspace, written, agent)
+        return _path_findings(step, workspace, written, agent, zone)
     found: list[Finding] = []
     path = getattr(step.inputs, "path", None)
     if isinstance(path, str) and (problem := path_problem(path, workspace)):
@@ -126,7 +144,8 @@ def _step_findings(
         target = workspace / step.inputs.path
         if target.exists() and step.inputs.path not in written:
             verb = "overwrites" if step.inputs.mode == "overwrite" else "appends to"
-            found.append(Finding(Level.MEDIUM, f"{verb} the existing file {step.inputs.path}", step.id))
+            reason = f"{verb} the existing file {step.inputs.path}"
+            found.append(_write(reason, step.id, held(step.inputs.path, workspace, zone)))
         written.add(step.inputs.path)
     elif isinstance(step, ShellStep):
         verdict = classify(step.inputs.cmd, workspace)
@@ -147,15 +166,18 @@ def _step_findings(
 def assess(plan: Plan, workspace: Path, *, sandboxed: bool = True, agent: str | None = None) -> RiskAssessment:
     """Assess ``plan`` against the workspace as it is now (existing files decide what counts as an overwrite).
 
-    ``agent``: who runs it on an omxfs mount, whose private zone and deliveries a workspace step may replace.
+    ``agent``: who runs it on an omxfs mount, whose private zone and deliveries a workspace step may replace; in a
+    review run of that zone, its writes there are held for review (``review_run``).
     """
     workspace = workspace.resolve()
+    zone = review_zone(workspace, agent)
     written: set[str] = set()
     findings: list[Finding] = []
     for step in plan.steps:
-        findings += _step_findings(step, workspace, written, sandboxed, agent)
+        findings += _step_findings(step, workspace, written, sandboxed, agent, zone)
     if len(written) > MANY_WRITES:
-        findings.append(Finding(Level.MEDIUM, f"writes {len(written)} files"))
+        all_held = all(held(path, workspace, zone) for path in written)
+        findings.append(_write(f"writes {len(written)} files", None, all_held))
     computed = Level.highest(*(f.level for f in findings))
     level = Level.highest(computed, plan.risk_level)
     if plan.risk_level.rank > computed.rank:

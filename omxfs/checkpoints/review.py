@@ -16,7 +16,10 @@ What this module does with a pending change, on the store, without mounting anyt
   (renames on one filesystem: no copying). Killed half-way, the zone holds part of the change; the ``accepting``
   marker says so, and ``omxfs accept`` again or ``omxfs fsck --repair`` finishes it: every step is idempotent
   (a step removes its name from the upper layer only once it is applied). A plain view is refused until then;
-- ``discard``: the upper layer removed.
+- ``discard``: the upper layer removed;
+- ``settle``, when a review run ends: a review that holds none of the run's work is over at once. It holds nothing,
+  or only new files under ``runs/``, omx's record of its runs (a declined or refused run writes nothing else):
+  those land in the zone, where the record of every run is, instead of a review pending on a record alone.
 
 Both are the zone's owner's or a supervisor's to do, audited like restores, and refused while the review's view
 still runs (its overlay holds the upper layer). A plain run of the zone is refused while a change is pending.
@@ -57,6 +60,8 @@ OVERLAY_XATTRS = "user.overlay."
 OPAQUE = "user.overlay.opaque"
 #: the kernel's shorthand for a crash mid-accept in ``omxfs fsck``
 INTERRUPTED = "interrupted-accept"
+#: where omx keeps the records of its runs in a zone (``agent.record.runs_dir``): its trace, not the run's work
+RUN_RECORDS = "runs"
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,25 @@ def _is_whiteout(entry: Entry) -> bool:
 
 def _is_opaque(entry: Entry) -> bool:
     return entry.type == "dir" and dict(entry.xattrs).get(OPAQUE) in (b"y", b"x")
+
+
+def records_only(change: ZoneDiff) -> bool:
+    """Whether ``change`` adds files and directories under ``runs/`` and does nothing else (nothing at all too)."""
+    under = [p for p in change.added if p == RUN_RECORDS or p.startswith(f"{RUN_RECORDS}/")]
+    kinds = {change.details.get(p, {}).get("type") for p in under}
+    return not change.modified and not change.deleted and len(under) == len(change.added) and kinds <= {"file", "dir"}
+
+
+def settle(review: Review) -> tuple[ZoneDiff, bool]:
+    """When a review run has ended: the change it holds, and whether it is pending. It is not when it holds none of
+    the run's work: nothing, or only omx's records of its runs, which are then moved into the zone (a record is no
+    change to decide on, and a review pending on one alone kept the zone from every plain run until someone dropped
+    the run's trace with it) and the review is over. Call once the review's view has ended."""
+    change = pending_diff(review)
+    if review.accepting or not records_only(change):
+        return change, True
+    finish_accept(review)
+    return change, False
 
 
 # -- accept and discard ----------------------------------------------------------------------------------------

@@ -46,11 +46,12 @@ def test_moves_and_deletes_of_a_review_run_land_in_the_review_and_reach_the_zone
     (zone / "old/a.log").write_text("a\n", encoding="utf-8")
     replies = zone / "replies.json"
     replies.write_text(json.dumps([json.dumps(PLAN)]), encoding="utf-8")
-    before = tree_state(zone)
     lib_mtime = (zone / "proj/src/lib.py").stat().st_mtime_ns
 
     declined = _omx_review(ws, replies, "y\n")  # confirmed, but the number of moves and deletes not typed
     assert declined.returncode == 4, declined.stdout + declined.stderr
+    assert "nothing held for review" in declined.stderr  # its record is in the zone's runs/, no review pending
+    before = tree_state(zone)
     done = _omx_review(ws, replies, "y\n3\n")
     assert done.returncode == 0, done.stdout + done.stderr
     shown = done.stdout[: done.stdout.index("Run this HIGH risk plan?")]
