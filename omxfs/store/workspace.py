@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from omxfs.errors import NotFound, ZoneDenied
-from omxfs.shell_line import shell_line
+from omxfs.shell_line import named, shell_line
 from omxfs.store import audit as audit_log
 from omxfs.store.atomic import AtomicWriter, Locks, fsync_dir, held_dir
 from omxfs.store.config import Config, parse_config, render_config
@@ -166,7 +166,8 @@ class Workspace:
     def require_actor(self, actor: str) -> str:
         """The acting agent must be well-formed and known; anything else is refused, never guessed (SPEC §3)."""
         if not isinstance(actor, str) or not AGENT_NAME.fullmatch(actor) or not self.config.knows(actor):
-            raise ZoneDenied(f"unknown agent {actor!r}: add it with `omxfs init {self.root} --agent NAME`")
+            add = shell_line("omxfs", "init", named(self.root), "--agent", "NAME")  # a person's path, never an fd's
+            raise ZoneDenied(f"unknown agent {actor!r}: add it with `{add}`")
         return actor
 
     def require_known(self, agent: str) -> str:
