@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from cli import loading  # before the rest: a Ctrl-C while they load ends omxfs quietly (cli/loading.py)
+
+# isort: split
 import contextlib
 import getpass
 import os
@@ -106,6 +109,8 @@ def mount(
     """
     from omxfs.errors import OmxError
     from omxfs.fuse import mounts
+    from omxfs.shell_line import shell_line
+    from omxfs.stop_signals import StopSignals, interrupted
 
     ws_path = os.path.abspath(workspace)
     target = os.path.abspath(mountpoint or workspace)
@@ -118,11 +123,27 @@ def mount(
             "agent a view (`omxfs run WS --as NAME -- ...`)",
             err=True,
         )
-    with friendly_errors():
+
+    def stopped(exc: OmxError) -> None:
+        """A start that a stop signal ended: its one line, and the status of a command the signal stopped (130 for
+        Ctrl-C); a failure the signal caused (a probe it killed) is told as the signal's."""
+        if stop.signum is None:
+            return
+        message = exc.message if interrupted(exc) else f"{stop.name}: stopped; {exc.message}"
+        if target in mounts.omx_mounts():  # said as the mount table has it, not as the start meant it to be
+            message += f"; {target} is still mounted: stop it with: {shell_line('omxfs', 'umount', target)}"
+        else:
+            message += f"; nothing is mounted at {target}"
+        click.echo(f"omxfs mount: {message}", err=True)
+        raise SystemExit(128 + stop.signum)
+
+    with friendly_errors(), StopSignals() as stop:  # a Ctrl-C is noted, and acted on where nothing is half-done
         try:
             store = mounts.preflight(ws_path, target, name)  # beneath a mount: serve the store, never the mount
+            stop.check("stopped before anything was mounted")
         except OmxError as exc:
             mounts.report_ready(ready_fd, f"error {exc.message}")
+            stopped(exc)
             raise
         if foreground:
             from omxfs.fuse import daemon  # imports pyfuse3: only on the mount path
@@ -131,14 +152,33 @@ def mount(
                 if not detached:
                     click.echo(f"mounted {ws_path} at {target} as {name} (pid {mounted.pid}); Ctrl-C unmounts")
 
-            daemon.run(
-                store, target, name, allow_other=allow_other, detached=detached, ready_fd=ready_fd, on_ready=ready
-            )
+            try:
+                ended = daemon.run(
+                    store,
+                    target,
+                    name,
+                    allow_other=allow_other,
+                    detached=detached,
+                    ready_fd=ready_fd,
+                    on_ready=ready,
+                    stop=stop,
+                )
+            except OmxError as exc:
+                stopped(exc)
+                raise
+            if not detached:
+                click.echo(ended)
             return
         argv = [sys.executable, "-m", "cli.omxfs", "mount", ws_path, target, "--as", name, "--foreground"]
         argv += ["--detached", *(["--allow-other"] if allow_other else [])]
-        pid, log = mounts.start_background(argv, target)
-    click.echo(f"mounted {ws_path} at {target} as {name} (pid {pid}, log {log})")
+        try:
+            pid, log = mounts.start_background(argv, target, stop)
+        except OmxError as exc:
+            stopped(exc)
+            raise
+        click.echo(f"mounted {ws_path} at {target} as {name} (pid {pid}, log {log}); stop it with: "
+                   f"{shell_line('omxfs', 'umount', target)}")  # fmt: skip
+        stop.finish()  # the mount is live and reported: a Ctrl-C from here on changes nothing
 
 
 @main.command()
@@ -266,6 +306,7 @@ for command in snapshots.COMMANDS:  # the whole workspace's history
     main.add_command(command)
 main.add_command(ui.ui)  # the supervisor's web dashboard
 
+loading.done()
 
 if __name__ == "__main__":
     main()

@@ -241,7 +241,7 @@ async def serve(
     with contextlib.ExitStack() as stack:
         signals: AsyncIterator[int] | None = None if view else stack.enter_context(trio.open_signal_receiver(*SIGNALS))
         if stop is not None:  # from here on the receiver has the signals: none falls between the two
-            stop.check(f"stopped before {mountpoint} was mounted; nothing is mounted")
+            stop.check(f"stopped before {mountpoint} was mounted")
         store_fd = hold_store(ws_path)
         stack.callback(os.close, store_fd)
         root = Path(f"/proc/self/fd/{store_fd}")
@@ -372,7 +372,7 @@ async def _serve_mounted(
     await ops.close_all()
     if not answered and stopped_by:
         name = signal.Signals(stopped_by[0]).name
-        raise MountError(f"{name}: stopped before {mountpoint} answered; it is unmounted", errno.EINTR)
+        raise MountError(f"{name}: stopped before {mountpoint} answered, and unmounted it", errno.EINTR)
     if not answered:
         raise MountError(f"{mountpoint} was unmounted before it answered")
 
