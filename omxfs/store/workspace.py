@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from omxfs.errors import NotFound, ZoneDenied
 from omxfs.shell_line import named, shell_line
@@ -71,7 +71,13 @@ class _Zone(Generic[Z]):
     def __set_name__(self, owner: type[Workspace], name: str) -> None:
         self.name = name
 
-    def __get__(self, ws: Workspace, owner: Any = None) -> Z:
+    @overload
+    def __get__(self, ws: None, owner: Any = None) -> _Zone[Z]: ...
+    @overload
+    def __get__(self, ws: Workspace, owner: Any = None) -> Z: ...
+    def __get__(self, ws: Workspace | None, owner: Any = None) -> Z | _Zone[Z]:
+        if ws is None:  # looked up on the class (introspection, mocks): the descriptor itself
+            return self
         with ws._making_zone:
             made: Z | None = ws.__dict__.get(self.name)
             if made is None:
@@ -104,7 +110,7 @@ class Workspace:
         held = held_dir(self.root)
         # stat'ed on every request of the mount: relative to the held store descriptor, it skips the magic link
         self._config_at = (os.path.join(held[1], META_DIR, CONFIG), held[0]) if held else (self._config_path, None)
-        self._making_zone = threading.Lock()
+        self._making_zone = threading.RLock()  # a zone made on first use may use another as it is made
 
     @classmethod
     def init(
