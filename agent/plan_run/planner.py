@@ -31,11 +31,13 @@ from agent.plan_run.feasibility import infeasible
 from agent.plan_run.listings import with_listings
 from agent.plan_run.output_maker import with_code_for_exact_work, with_model_for_prose
 from agent.plan_run.plan import Plan, validation_summary
+from agent.plan_run.reading_plan import plan_from_reading
 from agent.plan_run.run_schema import RunSchema, run_plan_schema, writable_paths
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_files import with_task_files
-from agent.plan_run.task_reading import named_paths
+from agent.plan_run.task_prompt import with_task_words
+from agent.plan_run.task_reading import TaskReading, named_paths
 from agent.plan_run.tools.inputs import TOOL_INPUTS, WriteTextInput
 from agent.record.trace import RecordingModel, RunEntry
 
@@ -206,6 +208,12 @@ def _unfit(plan: Plan, workspace: Path, expected: TaskExpectations, task: str) -
     return missing + stray + infeasible(plan, workspace, expected)
 
 
+def _reading(expected: TaskExpectations) -> TaskReading | None:
+    """The model's reading of the task, as ``TaskExpectations`` keeps it for the trace (None: there was none)."""
+    model = (expected.reading or {}).get("model")
+    return TaskReading.model_validate(model) if model is not None else None
+
+
 def _corrected(reply: str, problem: str) -> list[dict[str, Any]]:
     """The messages that show the model its reply and what is wrong with it, and ask for the plan again."""
     return [
@@ -306,8 +314,17 @@ class Planner:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
         expected = TaskExpectations.before(task, workspace) if expected is None else expected
+        if self.workspace_agent is None and (made := plan_from_reading(task, workspace, expected, _reading(expected))):
+            self._record_reading_plan(made)
+            return self._finished(made, task, expected)
         plan = self._plan(self._opening(task, workspace), workspace.resolve(), expected, task)
         return self._finished(plan, task, expected)
+
+    def _record_reading_plan(self, plan: Plan) -> None:
+        """The trace says the model was asked no plan: omx made it from the task's reading (``reading_plan``)."""
+        if isinstance(self.model, RecordingModel):
+            tools = [step.tool for step in plan.steps]
+            self.model.recorder.record(RunEntry(event="plan_from_reading", data={"tools": tools}))
 
     def replan(
         self,
@@ -345,12 +362,13 @@ class Planner:
     def _finished(self, plan: Plan, task: str, expected: TaskExpectations | None) -> Plan:
         """A valid plan as omx finishes it before the person sees it: the write of the task's file it lacks
         (``completion``), code for exact work the plan gave a model and a model for prose it gave code
-        (``output_maker``), and each python step's code that cannot work asked for again on its own
-        (``code_steps``)."""
+        (``output_maker``), the model step that writes the task's output asked in the task's words
+        (``task_prompt``), and each python step's code that cannot work asked for again on its own (``code_steps``)."""
         ask = self._code_request()
         if expected is not None:
             plan = completed(plan, list(expected.outputs))
             plan = with_model_for_prose(with_code_for_exact_work(plan, task, expected, ask), task, expected)
+            plan = with_task_words(plan, task, expected)
         return with_working_code(plan, task, ask, EXAMPLE_CODE)
 
     def _code_request(self) -> Ask:

@@ -85,8 +85,8 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
     """Whether the model's ``reading`` says what a check of the rules reads in the task (``number``: its N)."""
     if says == "bullets":  # the shape, or the number of items
         return (reading.shape == "bullets" and reading.count in (None, number)) or reading.count == number
-    if says == "words":
-        return reading.max_words is not None and reading.max_words == number
+    if says == "words":  # the same N: a small model puts "at most 30 words" in count as often as in max_words
+        return number is not None and number in (reading.max_words, reading.count)
     return reading.shape == says
 
 

@@ -107,6 +107,10 @@ def _run_line(entry: dict[str, Any]) -> list[str]:
     if event == "code_fixed":
         return [f"  the re-plan is the same plan with new code for step {data.get('step')}, the model told: "
                 f"{_short(data.get('failure'), 160)}"]  # fmt: skip
+    if event == "plan_from_reading":
+        return [
+            f"plan made by omx from the task's reading, no plan asked of the model: {', '.join(data.get('tools', []))}"
+        ]
     if event == "schema_refused":
         return [f"the server took no JSON schema for the plan; JSON mode instead ({_short(data.get('error'))})"]
     if event == "confirmation":

@@ -164,6 +164,7 @@ class RunEntry(_Entry):
         "resize",
         "repeat_refused",
         "task_reading",
+        "plan_from_reading",
     ]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)

@@ -148,6 +148,21 @@ def test_n_bullets_are_checked_where_the_model_read_the_same(ws: Path, shape: st
     assert (expected.shape is not None) is kept  # the llm step is asked for the shape only where both read it
 
 
+@pytest.mark.parametrize(
+    ("max_words", "count", "kept"), [(30, None, True), (None, 30, True), (20, None, False), (None, None, False)]
+)
+def test_at_most_n_words_is_checked_where_the_model_read_the_same_n(
+    ws: Path, max_words: int | None, count: int | None, kept: bool
+) -> None:
+    """The model read the N of "at most 30 words": as the most words, or as a count (a small model puts it there as
+    often); a different N, or none, is a different reading, and nothing is acted on."""
+    task = "Summarise docs/guide.md in at most 30 words into out/guide.txt"
+    read = reading(outputs=["out/guide.txt"], kind="prose", max_words=max_words, count=count)
+    expected = TaskExpectations.before(task, ws, read)
+    assert bool([check for check in expected.content if "at most 30 words" in check.criterion]) is kept
+    assert (expected.shape is not None) is kept
+
+
 def test_a_value_is_asked_where_either_reading_says_so(ws: Path) -> None:
     """Withholding "success" is no action on a reading: the model's "exact" alone is enough for it."""
     task = "Which line of data/log.txt says the disk is full first? Copy it to out/first.txt"
@@ -174,7 +189,8 @@ def test_omx_acts_on_the_output_the_model_read_and_the_trace_shows_both_readings
     task = "Put the names from data/users.json, one per line, and save it as out/people.md"
     write = {"path": "out/other.md", "content": "ada\nbob\n"}
     wrong = plan_json(("read_text", {"path": "data/users.json"}), ("write_text", write))
-    replies = [wrong, marked(inputs=["data/users.json"], outputs=["out/people.md"], shape="lines")]
+    # a reading that names no input leaves the plan to the model (one that does is omx's: test_reading_plan.py)
+    replies = [wrong, marked(inputs=[], outputs=["out/people.md"], shape="lines")]
     model = script(*replies[: 2 if read else 1])
     result = omx(task, "--yes", "--replans", "0")
     assert result.exit_code == 0, result.output

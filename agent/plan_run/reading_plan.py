@@ -1,0 +1,108 @@
+"""The plan omx writes itself where the model's reading of a task leaves one way to do it.
+
+Asked for a whole plan, the 0.5B model wrote its output over the file it had read, wrote the file it read unchanged
+and skipped the work, gave a summary's step the instruction "Sum up the data" (the task had said the first line is
+a heading), or put a count in a model's prose. Asked for one narrow thing at a time (the task's reading, one step's
+code, one text) the same model does much better. So where the reading (``agent.plan_run.task_reading``) and omx's
+rules agree that the task makes one new text from files it names, omx writes the plan from that reading and asks the
+model only for what it makes:
+
+- **prose** from one file: read it, ask the model the task itself (the person's words, ``task_prompt``, in the
+  shape the task gives: ``output_shape``), write the reply to the output;
+- **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
+  first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
+  files: a python step that reads them itself and prints the result.
+
+Every other task (files acted on, no reading, a reading the rules do not share, several outputs, prose from several
+files, an input that is not a plain file, a shared workspace's zones) is planned by the model as before. The plan is
+shown and confirmed as any other, its steps say that omx planned them, and a failure re-plans as any other.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
+from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_reading import TaskReading, named_paths
+from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, WriteTextInput
+
+__all__ = ["BY_OMX", "MAX_INPUTS", "plan_from_reading"]
+
+#: what each step of such a plan says of who planned it, for the person who confirms it
+BY_OMX = "(planned by omx from the task's reading)"
+#: the most files an exact result's code reads itself
+MAX_INPUTS = 4
+
+
+def plan_from_reading(
+    task: str, workspace: Path, expected: TaskExpectations, reading: TaskReading | None
+) -> Plan | None:
+    """The plan for ``task`` made from ``reading`` (see the module), or None where the model is to plan it."""
+    output = expected.output
+    if reading is None or output is None or reading.kind not in ("exact", "prose"):
+        return None
+    inputs = _inputs(task, workspace, reading, output)
+    if not inputs or len(inputs) > MAX_INPUTS or (reading.kind == "prose" and len(inputs) > 1):
+        return None
+    if reading.kind == "prose":
+        steps = _prose(task, inputs[0], output)
+    elif len(inputs) == 1:
+        steps = _exact_from_text(inputs[0], output)
+    else:
+        steps = _exact_from_files(inputs, output)
+    risk = RiskLevel.MEDIUM if reading.kind == "exact" or (workspace / output).exists() else RiskLevel.LOW
+    return Plan(version=1, goal=task, risk_level=risk, workspace_root=str(workspace), steps=steps)
+
+
+def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> list[str]:
+    """The files the task names that both readings take as its inputs: named in the task, listed by the model, and
+    plain files of the workspace now (the output too, where the task changes it in place)."""
+    listed = {os.path.normpath(path) for path in reading.inputs}
+    return [
+        name
+        for name in named_paths(task)
+        if os.path.normpath(name) in listed and _plain_file(workspace, name)
+        and (os.path.normpath(name) != os.path.normpath(output) or reading.kind == "exact")
+    ]  # fmt: skip
+
+
+def _plain_file(workspace: Path, name: str) -> bool:
+    """A regular file of the workspace reached through no symlink: what the plan reads is the file the task names."""
+    path = workspace.resolve() / os.path.normpath(name)
+    return not name.endswith("/") and path.is_file() and Path(os.path.realpath(path)) == path
+
+
+def _read(step_id: int, path: str) -> Step:
+    return ReadTextStep(id=step_id, tool="read_text", description=f"Read {path} {BY_OMX}",
+                        inputs=ReadTextInput(path=path), produces=path)  # fmt: skip
+
+
+def _write(step_id: int, made_by: int, output: str) -> Step:
+    return WriteTextStep(id=step_id, tool="write_text", description=f"Write the result to {output} {BY_OMX}",
+                         inputs=WriteTextInput(path=output, content=Ref(ref=f"step:{made_by}.output")),
+                         produces=output)  # fmt: skip
+
+
+def _prose(task: str, source: str, output: str) -> list[Step]:
+    """Read, the model asked the task in the person's words, write."""
+    prompt = task  # the person's words (``task_prompt``)
+    asked = LlmStep(id=2, tool="llm", description=f"Write what the task asks, from {source} {BY_OMX}",
+                    inputs=LlmInput(prompt=prompt, input=Ref(ref="step:1.output")), produces="text")  # fmt: skip
+    return [_read(1, source), asked, _write(3, 2, output)]
+
+
+def _exact_from_text(source: str, output: str) -> list[Step]:
+    """Read, code given the text as INPUT (asked for on its own), write what it prints."""
+    code = PythonStep(id=2, tool="python", description=f"Compute what the task asks from {source} {BY_OMX}",
+                      inputs=PythonInput(code="", input=Ref(ref="step:1.output")), produces="result")  # fmt: skip
+    return [_read(1, source), code, _write(3, 2, output)]
+
+
+def _exact_from_files(sources: list[str], output: str) -> list[Step]:
+    """Code that reads the files itself (asked for on its own), write what it prints."""
+    named = ", ".join(sources)
+    code = PythonStep(id=1, tool="python", description=f"Compute what the task asks from {named} {BY_OMX}",
+                      inputs=PythonInput(code=""), produces="result")  # fmt: skip
+    return [code, _write(2, 1, output)]

@@ -1,0 +1,153 @@
+"""The plan omx writes from the model's reading of a task, end to end through the real ``omx`` command with a
+scripted model, the real step sandbox and real files: where the reading and the rules agree on one output made from
+files the task names, the model is asked no plan, only for what it makes (a text, or one step's code); every other
+task is planned by the model as before."""
+
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.model.llm import ScriptedModel
+from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
+from tests.e2e.helpers import kinds, omx, only_run, trace_of
+
+STORY = (
+    "Mara found an old radio in the attic.\nIts signal led her to a tower by the sea.\nThe keeper had waited years.\n"
+)
+SALES = "region,amount\nnorth,12.5\nsouth,7.25\nnorth,30\n"
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "story.txt").write_text(STORY, encoding="utf-8")
+    (tmp_path / "data" / "sales.csv").write_text(SALES, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path.resolve()
+
+
+def reading(kind: str, inputs: list[str], outputs: list[str], shape: str = "free") -> dict[str, Any]:
+    read = {"inputs": inputs, "outputs": outputs, "kind": kind, "shape": shape, "count": None, "max_words": None}
+    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
+
+
+def model_calls(ws: Path) -> list[str]:
+    return [c["purpose"] for c in kinds(trace_of(only_run(ws)), "model") if c["purpose"] != "reading"]
+
+
+def events(ws: Path, event: str) -> list[dict[str, Any]]:
+    return [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == event]
+
+
+def test_prose_from_one_file_is_asked_in_the_persons_words_without_a_plan_request(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    task = "Write a two-sentence blurb of data/story.txt that starts with 'Listen:' to out/blurb.txt"
+    blurb = "Listen: a radio calls Mara to a tower. Its keeper has waited for years."
+    model = script(reading("prose", ["data/story.txt"], ["out/blurb.txt"]), blurb)
+    result = omx(task, "--yes")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "blurb.txt").read_text(encoding="utf-8") == blurb + "\n"
+    assert model_calls(ws) == ["step"]  # no plan asked: the model wrote the text only
+    assert events(ws, "plan_from_reading") == [{"tools": ["read_text", "llm", "write_text"]}]
+    asked = model.requests[-1]["messages"][-1]["content"]
+    assert asked == f"{task}\n\n---\n{STORY}"  # the task itself, in the person's words, and the story
+    assert "planned by omx from the task's reading" in result.output  # the person sees who planned it
+
+
+def test_an_exact_result_from_one_file_is_code_asked_for_with_the_files_first_lines(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    task = "Add up the amount column of data/sales.csv and write just the total to out/total.txt"
+    code = TEMPLATE.replace(
+        "result = ...  # computed from text or lines: a str, a number, or a list of lines",
+        "result = sum(float(line.split(',')[1]) for line in lines[1:])",
+    )
+    model = script(reading("exact", ["data/sales.csv"], ["out/total.txt"], "number"), code)
+    result = omx(task, "--yes", input="y\n")  # code runs: MEDIUM, asked
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "total.txt").read_text(encoding="utf-8").strip() == "49.75"
+    assert model_calls(ws) == ["code"]
+    asked = model.requests[-1]["messages"][-1]["content"]
+    assert f"data/sales.csv begins:\n```\n{SALES.strip()}\n```" in asked
+    assert "Result: success" in result.output, result.output  # its value came from code run on the input
+
+
+@pytest.mark.parametrize(
+    ("task", "read"),
+    [
+        ("Move data/story.txt to archive/story.txt", reading("command", ["data/story.txt"], ["archive/story.txt"])),
+        (  # prose from two files: one text made of both is the model's plan to make
+            "Summarise data/story.txt and data/sales.csv in out/both.md",
+            reading("prose", ["data/story.txt", "data/sales.csv"], ["out/both.md"]),
+        ),
+        (  # the model reads an input the task never names
+            "Summarise the story in out/s.md",
+            reading("prose", ["data/story.txt"], ["out/s.md"]),
+        ),
+    ],
+    ids=["files-acted-on", "prose-of-two-files", "input-not-named"],
+)
+def test_other_tasks_are_planned_by_the_model(
+    ws: Path, script: Callable[..., ScriptedModel], task: str, read: dict[str, Any]
+) -> None:
+    script(read)  # no plan scripted: the request fails, and says the model was asked for one
+    omx(task, "--yes")
+    assert "plan" in model_calls(ws)
+    assert events(ws, "plan_from_reading") == []
+
+
+def test_an_input_reached_through_a_symlink_is_planned_by_the_model(
+    ws: Path, script: Callable[..., ScriptedModel], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("home") / "story.txt"
+    outside.write_text(STORY, encoding="utf-8")
+    (ws / "data" / "story.txt").unlink()
+    (ws / "data" / "story.txt").symlink_to(outside)
+    script(reading("prose", ["data/story.txt"], ["out/s.md"]))
+    omx("Summarise data/story.txt in out/s.md", "--yes")
+    assert "plan" in model_calls(ws) and events(ws, "plan_from_reading") == []
+
+
+def test_a_model_step_that_writes_the_output_is_asked_the_task_in_the_persons_words(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """A plan of the model's (the reading names no input) paraphrases the task for its llm step, and the heading the
+    task asks for is lost; the step is asked the task itself."""
+    task = "Write a summary of data/story.txt to out/s.md: the first line is '# Story', then 2 sentences"
+    plan = {
+        "version": 1,
+        "goal": task,
+        "risk_level": "LOW",
+        "steps": [
+            {"id": 1, "description": "read", "tool": "read_text", "inputs": {"path": "data/story.txt"}},
+            {
+                "id": 2,
+                "description": "sum up",
+                "tool": "llm",
+                "inputs": {"prompt": "Summarise it", "input": {"ref": "step:1.output"}},
+            },
+            {
+                "id": 3,
+                "description": "save",
+                "tool": "write_text",
+                "inputs": {"path": "out/s.md", "content": {"ref": "step:2.output"}},
+            },
+        ],
+    }
+    model = script(reading("prose", [], ["out/s.md"]), json.dumps(plan), "# Story\nA radio. A tower.")
+    result = omx(task, "--yes")
+    assert result.exit_code == 0, result.output
+    assert model_calls(ws) == ["plan", "step"]
+    asked = model.requests[-1]["messages"][-1]["content"]
+    assert asked == f"{task}\n\n---\n{STORY}"
+    assert f"prompt: {task}" in result.output  # the person confirms the plan with the prompt it runs
