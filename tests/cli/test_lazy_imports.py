@@ -39,10 +39,11 @@ def loaded(tmp_path: Path, program: str, *args: str) -> set[str]:
     return {name.partition(".")[0] for name in json.loads(out.read_text())}
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    """A workspace with a checkpoint of bob's zone, then a changed file."""
-    ws = tmp_path / "ws"
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace with a checkpoint of bob's zone, then a changed file (one for the module: the commands only
+    read it, but for the checkpoint, which the others do not mind)."""
+    ws = tmp_path_factory.mktemp("lazy") / "ws"
     omxfs("init", str(ws), "--agent", "alice", "--agent", "bob")
     (ws / "agents/bob/notes.txt").write_text("first\n")
     omxfs("checkpoint", str(ws), "--as", "bob")
