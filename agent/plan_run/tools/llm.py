@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 
 __all__ = ["llm"]
 
+#: the step's instructions: short, and ending on what to reply. Told "reply with the result only: no preamble, no
+#: explanation, no code fences", the 0.5B model replied "no preamble, no explanation, no code fences." to an
+#: upper-casing and a merge (its fences are taken off the reply below anyway)
 SYSTEM = (
-    "You carry out one step of a plan. Do exactly what the instruction asks with the material given and reply "
-    "with the result only: no preamble, no explanation, no code fences."
+    "You carry out one step of a plan: do what the instruction asks with the text given. Reply with the resulting "
+    "text only."
 )
 FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
 
