@@ -63,7 +63,7 @@ def ui(workspace: Path, port: int, actor: str | None) -> None:
         token = new_token()
         sock = _listen(port)
         bound = sock.getsockname()[1]
-        app = guarded(build(ws, token, actor), token, bound)
+        app = guarded(build(ws, token, actor, str(workspace)), token, bound)
         if actor is None:
             mode = "read-only (start with --as SUPERVISOR to act)"
         elif ws.is_supervisor(actor):

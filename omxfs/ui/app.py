@@ -152,8 +152,10 @@ def environment() -> Environment:
     return env
 
 
-def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
-    """The app for ``ws`` (without its ``Guard``: ``guarded`` adds it once the port is known)."""
+def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starlette:
+    """The app for ``ws`` (without its ``Guard``: ``guarded`` adds it once the port is known). Its pages name the
+    workspace ``shown_as``, as the person named it: ``ws.root`` may be a descriptor's path (``/proc/self/fd/N``, the
+    store beneath a mount in place), which means nothing to them."""
     env = environment()
     feed, lists, records = Feed(ws.root), Lists(ws), RunRecords(ws)
     state = State(ws, feed, token, actor, lists, records, Needs(ws, lists, records, feed.marks), Refusals(ws))
@@ -170,7 +172,7 @@ def build(ws: Workspace, token: str, actor: str | None) -> Starlette:
             token=state.token,
             actor=state.actor,
             may_act=state.may_act(),
-            workspace=str(ws.root),
+            workspace=shown_as,
             page=request.url.path,
             **context,
         )

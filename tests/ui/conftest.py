@@ -61,13 +61,14 @@ class Server:
                 pipe.close()
 
 
-def start_ui(workspace: Path, *options: str, prefix: Sequence[str] = ()) -> Server:
-    """``omxfs ui WORKSPACE --port 0 OPTIONS``, returned once it printed its URL (it listens before printing);
-    run by the command ``prefix`` when one is given."""
+def start_ui(workspace: Path, *options: str, prefix: Sequence[str] = (), cwd: Path = REPO) -> Server:
+    """``omxfs ui WORKSPACE --port 0 OPTIONS`` of this checkout, run in ``cwd``, returned once it printed its URL (it
+    listens before printing); run by the command ``prefix`` when one is given."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     process = subprocess.Popen(
         [*prefix, sys.executable, "-m", "cli.omxfs", "ui", str(workspace), "--port", "0", *options],
-        cwd=REPO,
-        env=clean_env(),
+        cwd=cwd,
+        env={**clean_env(), "PYTHONPATH": path},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -9,6 +9,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
@@ -183,6 +184,22 @@ def test_a_write_through_a_mount_reaches_the_open_event_stream(mount: Callable[.
         print(f"write → event line: {time.monotonic() - written:.3f} s")
         assert b"committed from-mount.md version 1" in seen and b"<td>bob</td>" in seen
         connection.close()
+    finally:
+        server.stop()
+
+
+def test_the_pages_name_a_workspace_mounted_in_place_as_the_person_did(mount: Callable[..., Mount]) -> None:
+    m = mount(agents=("alice", "bob"), supervisors=("boss",), in_place=True)
+    server = start_ui(Path(m.root.name), cwd=m.root.parent)  # `omxfs ui ws`: its store is reached by a descriptor
+    try:
+        for page in ("/team", "/needs", "/collab/file?path=no-such-file.md"):  # a page, and a failed one
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            connection.request("GET", page, headers=signed_in(server))
+            html = connection.getresponse().read().decode()
+            connection.close()
+            assert "/proc/self/fd" not in html, page
+            header = re.search(r'<span class="ws">(.*?)</span>', html)
+            assert header is not None and header.group(1) == "ws", page
     finally:
         server.stop()
 
