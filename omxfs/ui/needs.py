@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +29,7 @@ from omxfs.store.records import VersionEntry
 from omxfs.store.workspace import Workspace
 from omxfs.ui.feed import epoch_of, link
 from omxfs.ui.files import read_part
+from omxfs.ui.kept import Kept
 from omxfs.ui.lists import Lists
 from omxfs.ui.pages import review_diff
 from omxfs.ui.resolution import record_path, resolution
@@ -64,8 +64,7 @@ class Needs:
         self.lists = lists
         self.runs = runs
         self.marks = marks
-        self._logs: dict[str, tuple[tuple[int, int], tuple[str, list[str]]]] = {}
-        self._lock = threading.Lock()
+        self._logs = Kept(ws.meta, self._read_log)
 
     def conflicts(self) -> list[dict[str, Any]]:
         """Every rejected write, newest first, each with ``resolved``: why it is resolved, or "" (it waits)."""
@@ -183,27 +182,15 @@ class Needs:
     def _limit_lines(self, name: str) -> tuple[str, list[str]]:
         """The agent a daemon's log names (near its start: "mounting ... as AGENT (pid N)") and the lines that say
         its view reached a limit; kept while the log's size and mtime stay."""
-        try:
-            st = os.stat(self.ws.meta / LOGS / name, follow_symlinks=False)
-        except OSError:
-            return "", []
-        key = (st.st_size, st.st_mtime_ns)
-        with self._lock:
-            kept = self._logs.get(name)
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        try:
-            head, _ = read_part(self.ws.meta, f"{LOGS}/{name}", 0, 4096)
-            raw, _ = read_part(self.ws.meta, f"{LOGS}/{name}", max(st.st_size - LOG_TAIL, 0), LOG_TAIL)
-        except (OSError, OmxError):
-            return "", []
+        return self._logs.get(f"{LOGS}/{name}") or ("", [])
+
+    def _read_log(self, rel: str, size: int) -> tuple[str, list[str]]:
+        head, _ = read_part(self.ws.meta, rel, 0, 4096)
+        raw, _ = read_part(self.ws.meta, rel, max(size - LOG_TAIL, 0), LOG_TAIL)
         named = MOUNTING.search(head.decode("utf-8", "replace"))
         lines = [
             line
             for line in raw.decode("utf-8", "replace").split("\n")
             if RECORD.match(line) and LIMIT_LINE in line and line.isprintable()
         ]
-        found = (named.group(1) if named else "?", lines)
-        with self._lock:
-            self._logs[name] = (key, found)
-        return found
+        return named.group(1) if named else "?", lines

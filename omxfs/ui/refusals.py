@@ -13,15 +13,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from omxfs.errors import OmxError
 from omxfs.store.daemon_log import RECORD, TAIL_BYTES
 from omxfs.store.layout import LOGS
 from omxfs.store.workspace import Workspace
 from omxfs.ui.files import read_part
+from omxfs.ui.kept import Kept
 
 #: a refusal line after its timestamp and level
 LINE = re.compile(r"agent=(?P<agent>\S+) op=(?P<op>\S+) path=(?P<path>.*?) errno=(?P<errno>\w+): (?P<reason>.*)$")
@@ -88,8 +87,7 @@ class Refusals:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self._kept: dict[str, tuple[tuple[int, int], list[Refusal]]] = {}
-        self._lock = threading.Lock()
+        self._kept = Kept(ws.meta, self._read)
 
     def all(self) -> list[Refusal]:
         found: list[Refusal] = []
@@ -100,23 +98,11 @@ class Refusals:
         return found
 
     def _of(self, name: str) -> list[Refusal]:
-        try:
-            st = os.stat(self.ws.meta / LOGS / name, follow_symlinks=False)
-        except OSError:
-            return []
-        key = (st.st_size, st.st_mtime_ns)
-        with self._lock:
-            kept = self._kept.get(name)
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        try:
-            raw, _ = read_part(self.ws.meta, f"{LOGS}/{name}", max(st.st_size - TAIL_BYTES, 0), TAIL_BYTES)
-        except (OSError, OmxError):
-            return []
+        return self._kept.get(f"{LOGS}/{name}") or []
+
+    def _read(self, rel: str, size: int) -> list[Refusal]:
+        raw, _ = read_part(self.ws.meta, rel, max(size - TAIL_BYTES, 0), TAIL_BYTES)
         lines = raw.decode("utf-8", "replace").split("\n")
-        if st.st_size > TAIL_BYTES:
+        if size > TAIL_BYTES:
             lines = lines[1:]  # begun mid-line
-        found = [r for r in map(parsed, lines) if r is not None]
-        with self._lock:
-            self._kept[name] = (key, found)
-        return found
+        return [r for r in map(parsed, lines) if r is not None]

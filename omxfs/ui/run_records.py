@@ -12,15 +12,14 @@ import contextlib
 import json
 import os
 import stat
-import threading
 from dataclasses import dataclass
 from typing import Any
 
-from omxfs.errors import OmxError
 from omxfs.store.layout import AGENTS
 from omxfs.store.workspace import Workspace
 from omxfs.ui.feed import RUNS, TRACE, epoch_of
 from omxfs.ui.files import read_part
+from omxfs.ui.kept import Kept
 
 #: bytes read of a trace's start (its first line: the task) and of its end (its last line: status and usage)
 HEAD = 16_384
@@ -74,8 +73,7 @@ class RunRecords:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self._kept: dict[str, tuple[tuple[int, int], RunRow]] = {}
-        self._lock = threading.Lock()
+        self._kept = Kept(ws.root, self._read)
 
     def all(self) -> list[RunRow]:
         """Every run, newest first (by its stamp, then its agent)."""
@@ -94,25 +92,14 @@ class RunRecords:
         return sorted(found, key=lambda r: (r.stamp, r.agent), reverse=True)
 
     def _row(self, agent: str, stamp: str) -> RunRow | None:
-        trace = f"{AGENTS}/{agent}/{RUNS}/{stamp}/{TRACE}"
-        try:
-            st = os.stat(os.path.join(self.ws.root, trace), follow_symlinks=False)
-        except OSError:
-            return None
-        key = (st.st_size, st.st_mtime_ns)
-        with self._lock:
-            kept = self._kept.get(trace)
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        try:
-            head, size = read_part(self.ws.root, trace, 0, HEAD)
-            tail, _ = read_part(self.ws.root, trace, max(size - TAIL, 0), TAIL)
-        except (OSError, OmxError):
-            return None
-        row = summarised(agent, stamp, first_line(head), last_end(tail), size)
-        with self._lock:
-            self._kept[trace] = (key, row)
-        return row
+        return self._kept.get(f"{AGENTS}/{agent}/{RUNS}/{stamp}/{TRACE}")
+
+    def _read(self, trace: str, size: int) -> RunRow:
+        """The row of ``trace`` (``agents/<agent>/runs/<stamp>/trace.jsonl``), from its first and last bytes."""
+        _, agent, _, stamp, _ = trace.split("/")
+        head, size = read_part(self.ws.root, trace, 0, HEAD)
+        tail, _ = read_part(self.ws.root, trace, max(size - TAIL, 0), TAIL)
+        return summarised(agent, stamp, first_line(head), last_end(tail), size)
 
 
 def first_line(raw: bytes) -> dict[str, Any] | None:
