@@ -1,4 +1,5 @@
-"""``omxfs ui`` as a real server process, and one headless chromium (Debian's, driven by Playwright) per module."""
+"""``omxfs ui`` as a real server process, and one headless chromium (Debian's, driven by Playwright) per module; a
+module with a ``team`` workspace fixture gets its ``server`` and a ``page`` of it, one each."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from omxfs.store import Workspace
 from tests.fuse.conftest import clean_env, mount  # noqa: F401  (the mount fixture)
 
 CHROMIUM = "/usr/bin/chromium"
+VIEWPORT = {"width": 1100, "height": 640}
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -95,3 +98,24 @@ def browser() -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(team: Workspace) -> Iterator[Server]:
+    """``omxfs ui TEAM --as boss``, one per module: ``team`` is the module's own workspace fixture."""
+    started = start_ui(team.root, "--as", "boss")
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def page(browser: Any, server: Server) -> Iterator[Any]:
+    """One tab of the module's browser, opened at the server's URL (with its token); ``page.dialogs`` lists every
+    alert, confirm or prompt a page raised (each dismissed, as Playwright does without a listener)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    opened = context.new_page()
+    opened.dialogs = []
+    opened.on("dialog", lambda dialog: (opened.dialogs.append(dialog.message), dialog.dismiss()))
+    opened.goto(server.url)
+    yield opened
+    context.close()

@@ -11,7 +11,6 @@ import http.client
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,13 +21,12 @@ from omxfs.checkpoints.views import running_views
 from omxfs.errors import Conflict
 from omxfs.store import Workspace
 from tests.fuse.conftest import clean_env, poll
-from tests.ui.conftest import SCREENSHOTS, Server, start_ui
+from tests.ui.conftest import SCREENSHOTS, Server
 from tests.ui.test_server import signed_in
 from tests.view.conftest import TIMEOUT, run_view, view_argv
 
 #: what a hostile name or content would run if it ever became markup: it sets this flag
 PWNED = "window.__pwned=1"
-VIEWPORT = {"width": 1100, "height": 640}
 
 
 def _run_record(ws: Workspace) -> None:
@@ -83,24 +81,6 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     ZoneHistory(ws, "alice").make("alice", "second draft")
     _run_record(ws)
     return ws
-
-
-@pytest.fixture(scope="module")
-def server(team: Workspace) -> Iterator[Server]:
-    started = start_ui(team.root, "--as", "boss")
-    yield started
-    started.stop()
-
-
-@pytest.fixture(scope="module")
-def page(browser: Any, server: Server) -> Iterator[Any]:
-    context = browser.new_context(viewport=VIEWPORT)
-    opened = context.new_page()
-    opened.dialogs = []  # every alert/confirm/prompt a page raised (none may)
-    opened.on("dialog", lambda dialog: (opened.dialogs.append(dialog.message), dialog.dismiss()))
-    opened.goto(server.url)
-    yield opened
-    context.close()
 
 
 def _untouched(page: Any) -> None:

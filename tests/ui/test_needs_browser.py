@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from omxfs.store import Workspace
 from tests.ui.conftest import SCREENSHOTS, Server, start_ui
 from tests.view.conftest import run_omx_as, run_view
 
-VIEWPORT = {"width": 1100, "height": 640}
 WAIT = 15_000  # ms: a condition the page reaches by its event stream (a poll of 0.2 s, a refresh after 0.5 s)
 
 
@@ -45,22 +43,6 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     ws = Workspace.init(tmp_path_factory.mktemp("needs") / "ws", agents=["alice", "bob"], supervisors=["boss"])
     ws.collab.write("alice", "plan.md", b"one\n", expected_version=0, message="first")
     return ws
-
-
-@pytest.fixture(scope="module")
-def server(team: Workspace) -> Iterator[Server]:
-    started = start_ui(team.root, "--as", "boss")
-    yield started
-    started.stop()
-
-
-@pytest.fixture(scope="module")
-def page(browser: Any, server: Server) -> Iterator[Any]:
-    context = browser.new_context(viewport=VIEWPORT)
-    opened = context.new_page()
-    opened.goto(server.url)
-    yield opened
-    context.close()
 
 
 def _count(page: Any) -> int:
