@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import errno
-import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
-from omxfs.errors import OSFailure
-from omxfs.store.workspace import Workspace
-from omxfs.view.locate import store_path
+
+if TYPE_CHECKING:
+    import socket
 
 LOCALHOST = "127.0.0.1"
 
 
 def _listen(port: int) -> socket.socket:
     """A socket listening on 127.0.0.1 only (port 0: any free one), bound before the URL is printed."""
+    import socket
+
+    from omxfs.errors import OSFailure
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -51,10 +55,12 @@ def ui(workspace: Path, port: int, actor: str | None) -> None:
     Pages: needs you (what waits for you, counted in every page's header), team, activity (live), handoffs,
     collaborative files and conflicts, realtime documents, checkpoints and reviews, omx runs.
     """
-    import uvicorn  # the server and the app load only for this command
+    import uvicorn  # the workspace, the server and the app load only for this command: not for `omxfs --help`
 
+    from omxfs.store.workspace import Workspace
     from omxfs.ui.app import build, guarded
     from omxfs.ui.guard import new_token
+    from omxfs.view.locate import store_path
 
     with friendly_errors(), store_path(workspace) as path:
         ws = Workspace(path)

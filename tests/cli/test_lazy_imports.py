@@ -1,7 +1,7 @@
 """The commands a person types load only what they use: ``omxfs --help``, a checkpoint and the checkpoint read
 commands load no FUSE binding, async runtime, pydantic, model client or web stack, which cost more to import than
-the command's own work (``scripts/bench_cli.py`` times them). Each runs as a real process, whose ``sys.modules``
-is read at its exit."""
+the command's own work (``scripts/bench_cli.py`` times them), and ``--help`` not even the workspace. Each runs as a
+real process, whose ``sys.modules`` is read at its exit."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from tests.checkpoints.conftest import omxfs
 
 #: imported by no command below (each is a package's top-level name)
 HEAVY = ("pyfuse3", "trio", "pydantic", "litellm", "starlette", "jinja2", "uvicorn", "mcp")
+#: what finding and reading a workspace loads (its zones, the mount table, the view locator): ``--help`` needs none
+WORKSPACE = ("omxfs.store.workspace", "omxfs.view.locate", "omxfs.fuse", "omxfs.checkpoints", "omxfs.ui")
 
 #: runs ``omxfs ARGS`` (or ``omx ARGS``) in this process and writes the names of its modules at exit
 PROBE = """
@@ -30,13 +32,23 @@ import_module(f"cli.{program}").main()
 
 
 def loaded(tmp_path: Path, program: str, *args: str) -> set[str]:
+    """The modules ``program ARGS`` imported, by their whole names."""
     out = tmp_path / "modules.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMX_")} | {"MODULES_OUT": str(out)}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, program, *args], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return {name.partition(".")[0] for name in json.loads(out.read_text())}
+    return set(json.loads(out.read_text()))
+
+
+def packages(modules: set[str]) -> set[str]:
+    return {name.partition(".")[0] for name in modules}
+
+
+def within(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """The ``modules`` that are one of ``names`` or beneath one."""
+    return sorted(m for m in modules if any(m == name or m.startswith(f"{name}.") for name in names))
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +63,11 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
-def test_help_loads_nothing_heavy(tmp_path: Path) -> None:
+def test_help_loads_nothing_heavy_nor_the_workspace(tmp_path: Path) -> None:
     for program in ("omxfs", "omx"):
-        assert not loaded(tmp_path, program, "--help") & set(HEAVY), program
+        modules = loaded(tmp_path, program, "--help")
+        assert not packages(modules) & set(HEAVY), program
+        assert within(modules, WORKSPACE) == [], program
 
 
 @pytest.mark.parametrize(
@@ -67,6 +81,6 @@ def test_help_loads_nothing_heavy(tmp_path: Path) -> None:
     ids=lambda args: args[0],
 )
 def test_checkpoint_commands_load_nothing_heavy(tmp_path: Path, ws: Path, args: tuple[str, ...]) -> None:
-    modules = loaded(tmp_path, "omxfs", *(arg.format(ws=ws) for arg in args))
+    modules = packages(loaded(tmp_path, "omxfs", *(arg.format(ws=ws) for arg in args)))
     assert "omxfs" in modules  # the probe saw the command's own modules
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
