@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -21,7 +21,10 @@ from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
 
 if TYPE_CHECKING:
+    from omxfs.checkpoints.review import Review
     from omxfs.store.workspace import Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 AS_ACTOR = click.option(
     "--as",
@@ -130,6 +133,20 @@ def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, ac
         click.echo(f"{m.number:>4}  {m.time:27}  {m.by:12}  {m.changed:>7}  {_size(m.bytes_added):>10}  {m.message}")
 
 
+def _branch_option(what: str) -> Callable[[F], F]:
+    return click.option("--branch", metavar="BRANCH", help=f"{what} NAME's branch BRANCH (`omxfs run --branch`).")
+
+
+def _branch(ws: Workspace, name: str, branch: str | None, review: bool) -> Review:
+    """NAME's branch that ``--branch`` or ``--review`` names (``review`` with neither)."""
+    from omxfs.checkpoints.branches import REVIEW, check_name
+    from omxfs.checkpoints.review import Review
+
+    if branch is not None and review and branch != REVIEW:
+        raise click.UsageError(f"--review is --branch {REVIEW}: give one of --review and --branch {branch}")
+    return Review(ws, ws.require_known(name), check_name(branch) if branch is not None else REVIEW)
+
+
 @click.command("diff")
 @click.argument("workspace", type=MOUNT_PATH)
 @click.argument("name")
@@ -137,23 +154,33 @@ def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, ac
 @click.argument("target", metavar="[TO]", required=False)
 @click.option("--json", "as_json", is_flag=True, help='{"added": [...], "modified": [...], "deleted": [...]} + details')
 @click.option("--review", is_flag=True, help="The change a review run holds apart (`omxfs run --review`), not yet in.")
+@_branch_option("The change held apart in")
 def diff_command(
-    workspace: Path, name: str, source: str | None, target: str | None, as_json: bool, review: bool
+    workspace: Path,
+    name: str,
+    source: str | None,
+    target: str | None,
+    as_json: bool,
+    review: bool,
+    branch: str | None,
 ) -> None:
     """What changed in NAME's zone from checkpoint FROM (default: the last) to TO (default: the zone now).
 
     Paths are relative to the zone; text files get a unified diff, others their size and sha256. With --review,
-    the change NAME's review runs made, against the zone now: what `omxfs accept` would apply.
+    the change NAME's review runs made, against the zone now: what `omxfs accept` would apply; with --branch
+    BRANCH, the change of that branch (--review is --branch review).
     """
     from omxfs.checkpoints.diff import diff
     from omxfs.checkpoints.history import ZoneHistory
-    from omxfs.checkpoints.review import Review, pending_diff
+    from omxfs.checkpoints.review import pending_diff
 
-    if review and (source or target):
-        raise click.UsageError("--review compares the zone now with its pending change: give no FROM or TO")
+    held = review or branch is not None
+    if held and (source or target):
+        flag = "--review" if branch is None else "--branch"
+        raise click.UsageError(f"{flag} compares the zone now with its pending change: give no FROM or TO")
     with friendly_errors(), store_of(workspace) as ws:
-        if review:
-            result = pending_diff(Review(ws, ws.require_known(name)))
+        if held:
+            result = pending_diff(_branch(ws, name, branch, review))
         else:
             result = diff(ZoneHistory(ws, name), source, target)
     if as_json:
@@ -197,36 +224,73 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
 @click.command("accept")
 @click.argument("workspace", type=MOUNT_PATH)
 @click.argument("name")
+@_branch_option("Apply")
+@click.option("--review", is_flag=True, help="The review (`omxfs run --review`): the default, --branch review.")
 @AS_ACTOR
-def accept_command(workspace: Path, name: str, actor: str | None) -> None:
+def accept_command(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
     """Apply the change NAME's review runs hold apart (`omxfs run --review`) to NAME's zone.
 
-    A checkpoint of the zone is made first: the command prints the restore that undoes the accept. Refused while
-    a view of NAME runs. An accept that was killed half-way is finished by running it again.
+    With --branch BRANCH, the change of that branch (`omxfs run --branch`). A checkpoint of the zone is made first:
+    the command prints the restore that undoes the accept. Refused while a view of NAME runs. An accept that was
+    killed half-way is finished by running it again. The first branch accepted wins: a sibling that changed a path
+    it changed too is conflicted, kept, and refused (see `omxfs branches`).
     """
-    from omxfs.checkpoints.review import Review, accept
+    from omxfs.checkpoints.review import accept
     from omxfs.shell_line import shell_line
 
     with friendly_errors(), store_of(workspace) as ws:
-        review = Review(ws, ws.require_known(name))
+        held = _branch(ws, name, branch, review)
         acting = _actor(ws, actor)
-        done = accept(review, acting)
-    click.echo(f"accepted {name}'s review{' (an interrupted accept, finished)' if done.resumed else ''}")
+        done = accept(held, acting)
+    click.echo(f"accepted {held.called}{' (an interrupted accept, finished)' if done.resumed else ''}")
     click.echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
 
 
 @click.command("discard")
 @click.argument("workspace", type=MOUNT_PATH)
 @click.argument("name")
+@_branch_option("Drop")
+@click.option("--review", is_flag=True, help="The review (`omxfs run --review`): the default, --branch review.")
 @AS_ACTOR
-def discard_command(workspace: Path, name: str, actor: str | None) -> None:
-    """Drop the change NAME's review runs hold apart: NAME's zone stays as it is. Refused while a view of NAME
-    runs."""
-    from omxfs.checkpoints.review import Review, discard
+def discard_command(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
+    """Drop the change NAME's review runs hold apart: NAME's zone stays as it is.
+
+    With --branch BRANCH, the change of that branch (`omxfs run --branch`). Refused while a view of NAME runs."""
+    from omxfs.checkpoints.review import discard
 
     with friendly_errors(), store_of(workspace) as ws:
-        discard(Review(ws, ws.require_known(name)), _actor(ws, actor))
-    click.echo(f"discarded {name}'s review")
+        held = _branch(ws, name, branch, review)
+        discard(held, _actor(ws, actor))
+    click.echo(f"discarded {held.called}")
 
 
-COMMANDS = (checkpoint, checkpoints, diff_command, restore_command, accept_command, discard_command)
+@click.command("branches")
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of objects (name, created, by, stat, state, ...).")
+def branches_command(workspace: Path, name: str, as_json: bool) -> None:
+    """List NAME's branches (`omxfs run --branch`, `--review`): pending ones, then the last accepted or discarded.
+
+    STATE is pending, conflicted (a branch accepted since changed a path it changed too: it is kept, and accept
+    refuses it), accepted or discarded; CHANGES counts what a pending one adds (+), modifies (~) and deletes (-).
+    """
+    from omxfs.checkpoints.review import branch_states
+    from omxfs.shell_line import shell_line
+
+    with friendly_errors(), store_of(workspace) as ws:
+        rows = branch_states(ws, ws.require_known(name))
+    if as_json:
+        click.echo(json.dumps([row.summary() for row in rows], indent=2))
+        return
+    if not rows:
+        start = shell_line("omxfs", "run", workspace, "--as", name, "--branch", "NAME", "--", "CMD")
+        click.echo(f"no branches of {name} (start one with `{start}`)")
+        return
+    click.echo(f"{'BRANCH':16}  {'CREATED':27}  {'BY':12}  {'CHANGES':12}  {'STATE':10}  DETAIL")
+    for row in rows:
+        click.echo(
+            f"{row.name:16}  {row.created:27}  {row.by or '-':12}  {row.stat:12}  {row.state:10}  {row.detail}".rstrip()
+        )
+
+
+COMMANDS = (checkpoint, checkpoints, diff_command, restore_command, accept_command, discard_command, branches_command)

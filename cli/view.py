@@ -44,6 +44,7 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
   omxfs run ./ws --as alice --ro-bind ~/.gitconfig -- git init project
   omxfs run ./ws --as bob --no-network -- python3 agent.py
   omxfs run ./ws --as bob --review -- sh   # then: omxfs diff ./ws bob --review
+  omxfs run ./ws --as bob --branch try1 -- sh   # then: omxfs branches ./ws bob
   omxfs run ./ws --as bob --max-procs 64 --max-memory 2G -- make -j8
 """
 
@@ -58,7 +59,13 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
     "--review",
     is_flag=True,
     help="Hold the run's changes to NAME's zone apart until `omxfs accept` (or `omxfs discard`); others see the "
-    "zone as it was.",
+    "zone as it was. The same as --branch review.",
+)
+@click.option(
+    "--branch",
+    metavar="BRANCH",
+    help="As --review, under the name BRANCH: several branches of one zone are held apart and may run at once "
+    "(`omxfs branches WS NAME` lists them).",
 )
 @limit_options("the view")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -69,6 +76,7 @@ def run(
     ro_binds: tuple[str, ...],
     no_network: bool,
     review: bool,
+    branch: str | None,
     max_procs: int | None,
     max_memory: int | None,
     max_file_size: int | None,
@@ -80,6 +88,7 @@ def run(
 
     if not command[0]:  # execvp("") would fail in the view with a traceback
         raise click.BadParameter("the command name is empty", param_hint="COMMAND")
+    held = branch_named(branch, review)
     paths = [_bind(spec, read_only=False) for spec in binds] + [_bind(spec, read_only=True) for spec in ro_binds]
     hidden = hidden_host_paths(command, workspace, paths)
     if hidden:  # the command runs all the same: it may mean the view's own /tmp
@@ -91,34 +100,57 @@ def run(
     with friendly_errors(), contextlib.ExitStack() as stack:
         # the store, reached before the run: a root launcher ends in a mount namespace of its own, where a mount
         # of the workspace it did not show the view is detached (``namespaces.drop_fuse_mounts``)
-        ws = stack.enter_context(store_of(workspace)) if review else None
+        ws = stack.enter_context(store_of(workspace)) if held else None
         limits = Limits(max_procs, max_memory, max_file_size)
         status = launch.run(
-            str(workspace), agent, command, binds=paths, network=not no_network, review=review, limits=limits
+            str(workspace), agent, command, binds=paths, network=not no_network, branch=held, limits=limits
         )
-        if ws is not None:
-            _tell_pending(ws, workspace, agent)
+        if ws is not None and held is not None:
+            _tell_pending(ws, workspace, agent, held)
     sys.exit(status)
 
 
-def _tell_pending(ws: Workspace, workspace: Path, agent: str) -> None:
-    """After a review run (``omxfs run --review``, ``omx --as NAME --review``): the pending change's stat and the
-    commands that show, apply and drop it, as the run's agent (its owner may accept or discard it); or that nothing
-    is held, when the run changed nothing of the zone but omx's record of it (``review.settle``)."""
+def branch_named(branch: str | None, review: bool) -> str | None:
+    """The branch a run holds its changes in: ``--branch``'s (a plain name), ``review`` for ``--review``, else
+    None (a plain run)."""
+    from omxfs.checkpoints.branches import REVIEW, check_name
+    from omxfs.errors import InvalidInput
+
+    if branch is None:
+        return REVIEW if review else None
+    if review and branch != REVIEW:
+        raise click.UsageError(f"--review is --branch {REVIEW}: give one of --review and --branch {branch}")
+    try:
+        return check_name(branch)
+    except InvalidInput as exc:
+        raise click.BadParameter(exc.message, param_hint="--branch") from None
+
+
+def _tell_pending(ws: Workspace, workspace: Path, agent: str, branch: str) -> None:
+    """After a review run (``omxfs run --review``, ``omx --as NAME --review``) or a branch's (``--branch``): the
+    pending change's stat and the commands that show, apply and drop it, as the run's agent (its owner may accept
+    or discard it); or that nothing is held, when the run changed nothing of the zone but omx's record of it
+    (``review.settle``)."""
     from omxfs.checkpoints.review import RUN_RECORDS, Review, settle
     from omxfs.shell_line import shell_line
 
-    pending, held = settle(Review(ws, agent))
+    review = Review(ws, agent, branch)
+    where = f"{agent}'s zone" if review.is_review else f"branch {branch} of {agent}'s zone"
+    pending, held = settle(review)
     if not held:
         but = f" but omx's record of it, now in {RUN_RECORDS}/" if pending.added else ""
-        click.echo(f"omxfs run: nothing held for review in {agent}'s zone: the run changed nothing there{but}",
+        click.echo(f"omxfs run: nothing held for review in {where}: the run changed nothing there{but}",
                    err=True)  # fmt: skip
         return
     stat = f"{len(pending.added)} added, {len(pending.modified)} modified, {len(pending.deleted)} deleted"
-    click.echo(f"omxfs run: held for review in {agent}'s zone: {stat}", err=True)
-    click.echo(f"  show:    {shell_line('omxfs', 'diff', workspace, agent, '--review')}", err=True)
-    click.echo(f"  apply:   {shell_line('omxfs', 'accept', workspace, agent, '--as', agent)}", err=True)
-    click.echo(f"  drop:    {shell_line('omxfs', 'discard', workspace, agent, '--as', agent)}", err=True)
+    click.echo(f"omxfs run: held for review in {where}: {stat}", err=True)
+    named = ("--review",) if review.is_review else ("--branch", branch)
+    decided = () if review.is_review else ("--branch", branch)
+    click.echo(f"  show:    {shell_line('omxfs', 'diff', workspace, agent, *named)}", err=True)
+    click.echo(f"  apply:   {shell_line('omxfs', 'accept', workspace, agent, *decided, '--as', agent)}", err=True)
+    click.echo(f"  drop:    {shell_line('omxfs', 'discard', workspace, agent, *decided, '--as', agent)}", err=True)
+    if not review.is_review:
+        click.echo(f"  list:    {shell_line('omxfs', 'branches', workspace, agent)}", err=True)
 
 
 #: the host's directories a view replaces with empty ones of its own (``sandbox.bwrap_args``)

@@ -23,6 +23,14 @@ What this module does with a pending change, on the store, without mounting anyt
 
 Both are the zone's owner's or a supervisor's to do, audited like restores, and refused while the review's view
 still runs (its overlay holds the upper layer). A plain run of the zone is refused while a change is pending.
+
+A zone may hold several such changes at once, each a *branch* (``omxfs.checkpoints.branches``): the review is the
+branch named ``review``; ``omxfs run --branch NAME`` makes others, under ``.omxfs/branches/<zone>/NAME/``, laid
+out alike. Their views run side by side, each over the zone as its lower layer, which changes under none of them:
+an accept (which changes the zone) waits for every view of the zone to end, and a plain view is refused while any
+branch is pending. The first branch accepted wins: a sibling made before it whose change collides with it
+(``branches.overlap``) is *conflicted*, kept, and refused by accept with the paths named; a sibling that changed
+other paths is accepted after it as before.
 """
 
 from __future__ import annotations
@@ -35,7 +43,8 @@ import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from omxfs.checkpoints import Entry, ZoneDiff, ZoneHistory
+from omxfs.checkpoints import Entry, ZoneDiff, ZoneHistory, branches
+from omxfs.checkpoints.branches import BRANCHES, REVIEW
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.diff import compare
 from omxfs.checkpoints.held import Held, kept_times
@@ -66,14 +75,40 @@ RUN_RECORDS = "runs"
 
 @dataclass(frozen=True)
 class Review:
-    """The pending change of ``zone``'s review runs, under ``.omxfs/reviews/<zone>/``."""
+    """The pending change of ``zone``'s review runs, under ``.omxfs/reviews/<zone>/``, or of its branch ``branch``
+    under ``.omxfs/branches/<zone>/<branch>/`` (a plain name: ``branches.check_name``)."""
 
     ws: Workspace
     zone: str
+    branch: str = REVIEW
+
+    @property
+    def is_review(self) -> bool:
+        return self.branch == REVIEW
+
+    @property
+    def parent(self) -> Path:
+        """The directory that holds the branch's own."""
+        return self.ws.meta / REVIEWS if self.is_review else branches.zone_branches_dir(self.ws.meta, self.zone)
 
     @property
     def dir(self) -> Path:
-        return self.ws.meta / REVIEWS / self.zone
+        return self.parent / (self.zone if self.is_review else self.branch)
+
+    @property
+    def called(self) -> str:
+        """How messages name it: "alice's review", "alice's branch b1"."""
+        return f"{self.zone}'s review" if self.is_review else f"{self.zone}'s branch {self.branch}"
+
+    def options(self, verb: str) -> str:
+        """What names this branch on an ``omxfs VERB WS ZONE`` line: ``--review`` for a review's diff (accept and
+        discard take the review by default), ``--branch NAME`` for another branch."""
+        if self.is_review:
+            return " --review" if verb == "diff" else ""
+        return f" --branch {self.branch}"
+
+    def line(self, verb: str) -> str:
+        return f"omxfs {verb} WS {self.zone}{self.options(verb)}"
 
     @property
     def upper(self) -> Path:
@@ -100,18 +135,23 @@ class Review:
         return (self.dir / REVIEW_ACCEPTING).exists()
 
     def shown(self) -> str:
-        return f"{META_DIR}/{REVIEWS}/{self.zone}"
+        if self.is_review:
+            return f"{META_DIR}/{REVIEWS}/{self.zone}"
+        return f"{branches.shown_zone_branches(self.zone)}/{self.branch}"
 
     def prepare(self) -> None:
         """The overlay's layers, made for a first review run (kept for the next: it continues the same change). The
         upper layer's root starts as the zone's root (mode, owner, times), which the overlay shows as the zone's."""
         if self.accepting:
             raise OSFailure(
-                f"an accept of {self.zone}'s review was interrupted: finish it with `omxfs accept WS {self.zone}` "
+                f"an accept of {self.called} was interrupted: finish it with `{self.line('accept')}` "
                 "(or `omxfs fsck WS --repair`) before a new review run",
                 errno.EBUSY,
             )
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(self.dir, 0o700)
+        branches.record_made(self.dir, self.zone)
         st = os.stat(self.zone_dir)
         for layer in (self.upper, self.work, self.merged):
             with contextlib.suppress(FileExistsError):
@@ -123,11 +163,20 @@ class Review:
                     os.utime(layer, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     def refuse_plain_run(self) -> None:
-        if self.pending:
+        """Refused while any branch of the zone is pending: a plain view writes the zone, every branch's lower
+        layer."""
+        for branch in pending_branches(self.ws, self.zone):
+            if branch.is_review:
+                raise OSFailure(
+                    f"{self.zone} has a review pending ({branch.shown()}): continue it with `omxfs run --review`, "
+                    f"or decide first: `omxfs diff WS {self.zone} --review`, then `omxfs accept WS {self.zone}` or "
+                    f"`omxfs discard WS {self.zone}`",
+                    errno.EBUSY,
+                )
             raise OSFailure(
-                f"{self.zone} has a review pending ({self.shown()}): continue it with `omxfs run --review`, or "
-                f"decide first: `omxfs diff WS {self.zone} --review`, then `omxfs accept WS {self.zone}` or "
-                f"`omxfs discard WS {self.zone}`",
+                f"{self.zone} has branch {branch.branch} pending ({branch.shown()}): continue it with `omxfs run "
+                f"--branch {branch.branch}`, or decide first: `{branch.line('diff')}`, then `{branch.line('accept')}`"
+                f" or `{branch.line('discard')}` (`omxfs branches WS {self.zone}` lists them all)",
                 errno.EBUSY,
             )
 
@@ -141,10 +190,25 @@ class Review:
             )
 
     def require_pending(self) -> None:
-        if not self.pending:
+        if self.pending:
+            return
+        if self.is_review:
             raise NotFound(
                 f"{self.zone} has no review pending (start one with `omxfs run WS --as {self.zone} --review -- CMD`)"
             )
+        raise NotFound(
+            f"{self.zone} has no branch {self.branch} pending (`omxfs branches WS {self.zone}` lists its branches; "
+            f"start one with `omxfs run WS --as {self.zone} --branch {self.branch} -- CMD`)"
+        )
+
+
+def pending_branches(ws: Workspace, zone: str) -> list[Review]:
+    """The zone's pending branches: its review first, then the others by name."""
+    found = [Review(ws, zone)] if Review(ws, zone).pending else []
+    with contextlib.suppress(OSError):
+        names = sorted(os.listdir(branches.zone_branches_dir(ws.meta, zone)))
+        found += [Review(ws, zone, name) for name in names if branches.NAME.fullmatch(name) and name != REVIEW]
+    return [branch for branch in found if branch.pending]
 
 
 # -- the pending change as a diff ------------------------------------------------------------------------------
@@ -152,6 +216,17 @@ class Review:
 
 def pending_diff(review: Review) -> ZoneDiff:
     """The zone now (``zone``) against the zone as its review run sees it (``review``), like ``omxfs diff``."""
+    return _composed(review)[0]
+
+
+def pending_change(review: Review) -> dict[str, Entry | None]:
+    """Each path the pending change adds, modifies or deletes, with its entry as the review run sees it (None where
+    it deleted it): what ``branches.overlap`` compares."""
+    change, merged = _composed(review)
+    return {path: merged.get(path) for path in (*change.added, *change.modified, *change.deleted)}
+
+
+def _composed(review: Review) -> tuple[ZoneDiff, dict[str, Entry]]:
     review.require_pending()
     lower = {e.path: e for e in scan_zone(review.zone_dir, None).entries}
     upper = {e.path: e for e in scan_zone(review.upper, None).entries}
@@ -173,7 +248,7 @@ def pending_diff(review: Review) -> ZoneDiff:
     def read_merged(entry: Entry) -> bytes:
         return _read_unread(review.upper if entry.path in from_upper else review.zone_dir, entry.path)
 
-    return compare(lower, merged, read_zone, read_merged, "zone", "review")
+    return compare(lower, merged, read_zone, read_merged, "zone", review.branch), merged
 
 
 def _read_unread(root: Path, relative: str) -> bytes:
@@ -214,8 +289,8 @@ def settle(review: Review) -> tuple[ZoneDiff, bool]:
     change to decide on, and a review pending on one alone kept the zone from every plain run until someone dropped
     the run's trace with it) and the review is over. Call once the review's view has ended."""
     change = pending_diff(review)
-    if review.accepting or not records_only(change):
-        return change, True
+    if review.accepting or not records_only(change) or views_running(review.ws.meta, review.zone):
+        return change, True  # held while a sibling branch runs too: the zone is its lower layer
     finish_accept(review)
     return change, False
 
@@ -232,7 +307,10 @@ class Accepted:
 def accept(review: Review, actor: str) -> Accepted:
     """Apply the pending change to the zone: a checkpoint first (the undo), then the upper layer moved in. An entry of
     the zone that the agent changes into something else meanwhile (a symlink or file where a directory was) stops the
-    accept there with ``PathBlocked``, half-applied and resumable, never followed (``held.py``)."""
+    accept there with ``PathBlocked``, half-applied and resumable, never followed (``held.py``).
+
+    A branch that collides with one accepted after it was made is refused (``conflicted``), and kept. The accept is
+    logged, with the paths it changes, before anything is applied: a sibling is checked against it from then on."""
     history = ZoneHistory(review.ws, review.zone)
     history.check_may_change(actor)
     review.require_pending()
@@ -242,23 +320,52 @@ def accept(review: Review, actor: str) -> Accepted:
     if resumed:
         undo = read_accept_marker(marker)
     else:
-        made = history.make(actor, "before accepting a review", only_if_changed=True)
+        change = pending_change(review)
+        collided = conflicted(review, change)
+        if collided:
+            raise OSFailure(
+                f"{review.called} is conflicted: {_collisions(collided)}. It is kept as it is: see both sides with "
+                f"`{review.line('diff')}`, or drop it with `{review.line('discard')}`",
+                errno.EBUSY,
+            )
+        made = history.make(actor, f"before accepting {review.called}", only_if_changed=True)
         latest = made or history.latest()
         assert latest is not None  # made just now if there was none
         undo = latest.number
+        ended = branches.ended_now(
+            review.branch, "accepted", actor, branches.made(review.dir), branches.change_record(change)
+        )
+        branches.log_ended(review.ws.meta, review.zone, ended)
         _write_marker(marker, {"undo": undo, "by": actor})
     shown = f"{AGENTS}/{review.zone}"
+    what = "review" if review.is_review else f"branch {review.branch}"
     try:
         finish_accept(review)
     except (PathBlocked, NotFound) as exc:  # a directory of the zone replaced or removed since it was looked at
-        review.ws.audit(actor, f"accept review stopped half-way (undo: {undo})", shown)
+        review.ws.audit(actor, f"accept {what} stopped half-way (undo: {undo})", shown)
         raise PathBlocked(
             f"{exc.message}: the zone changed while the accept ran, which stopped there with part of the change "
-            f"applied (nothing outside the zone was touched). Finish it with `omxfs accept WS {review.zone}`, or "
+            f"applied (nothing outside the zone was touched). Finish it with `{review.line('accept')}`, or "
             f"undo it with `omxfs restore WS {review.zone} {undo}`"
         ) from exc
-    review.ws.audit(actor, f"accept review (undo: {undo})", shown)
+    review.ws.audit(actor, f"accept {what} (undo: {undo})", shown)
     return Accepted(undo, resumed)
+
+
+def conflicted(review: Review, change: dict[str, Entry | None] | None = None) -> dict[str, list[str]]:
+    """The branches accepted since ``review`` was made whose changes collide with its own (``change``, else its
+    pending change now), each with the paths: empty if none does."""
+    if change is None:
+        change = pending_change(review)
+    return branches.conflicts(review.ws.meta, review.zone, review.branch, branches.made(review.dir), change)
+
+
+def _collisions(collided: dict[str, list[str]]) -> str:
+    shown = []
+    for name, paths in collided.items():
+        listed = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+        shown.append(f"branch {name}, accepted after it was made, changed {listed} too")
+    return "; ".join(shown)
 
 
 def finish_accept(review: Review) -> None:
@@ -280,12 +387,16 @@ def discard(review: Review, actor: str) -> None:
     review.refuse_if_viewed("a discard")
     if review.accepting:
         raise OSFailure(
-            f"an accept of {review.zone}'s review was interrupted half-way: finish it (`omxfs accept WS "
-            f"{review.zone}`), then undo it with the restore it prints",
+            f"an accept of {review.called} was interrupted half-way: finish it (`{review.line('accept')}`), then "
+            "undo it with the restore it prints",
             errno.EBUSY,
         )
+    made = branches.made(review.dir)
     _remove_review(review)
-    review.ws.audit(actor, "discard review", f"{AGENTS}/{review.zone}")
+    ended = branches.ended_now(review.branch, "discarded", actor, made, {})
+    branches.log_ended(review.ws.meta, review.zone, ended)
+    review.ws.audit(actor, "discard review" if review.is_review else f"discard branch {review.branch}",
+                    f"{AGENTS}/{review.zone}")  # fmt: skip
 
 
 def _write_marker(path: Path, data: dict[str, object]) -> None:
@@ -399,14 +510,71 @@ def _strip_xattrs(held: Held, name: str) -> None:
 
 def _remove_review(review: Review) -> None:
     """The review's directory removed, through directories the overlay left without permissions."""
-    with contextlib.suppress(NotFound), Held.open(review.ws.meta / REVIEWS) as reviews:
-        reviews.remove(review.zone)
+    with contextlib.suppress(NotFound), Held.open(review.parent) as parent:
+        parent.remove(review.dir.name)
 
 
 def interrupted(ws: Workspace) -> list[Review]:
-    """The reviews whose accept was killed half-way (for ``omxfs fsck``)."""
-    try:
-        zones = sorted(os.listdir(ws.meta / REVIEWS))
-    except OSError:
-        return []
-    return [Review(ws, zone) for zone in zones if (ws.meta / REVIEWS / zone / REVIEW_ACCEPTING).exists()]
+    """The reviews and branches whose accept was killed half-way (for ``omxfs fsck``)."""
+    found: list[Review] = []
+    for top in (REVIEWS, BRANCHES):
+        with contextlib.suppress(OSError):
+            for zone in sorted(os.listdir(ws.meta / top)):
+                if top == REVIEWS:
+                    found.append(Review(ws, zone))
+                else:
+                    with contextlib.suppress(OSError):
+                        found += [Review(ws, zone, name) for name in sorted(os.listdir(ws.meta / top / zone))
+                                  if branches.NAME.fullmatch(name)]  # fmt: skip
+    return [review for review in found if review.accepting]
+
+
+# -- a zone's branches, listed -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BranchState:
+    """A row of ``omxfs branches``: a pending branch, or the last one of its name that ended."""
+
+    name: str
+    created: str
+    by: str | None
+    stat: str  # "+A ~M -D" of a pending change, "N path(s)" of an accepted one
+    state: str  # pending, conflicted, accepted or discarded
+    detail: str  # what else there is to know: running, what it collides with, who decided
+
+    def summary(self) -> dict[str, str | None]:
+        return {
+            "name": self.name,
+            "created": self.created,
+            "by": self.by,
+            "stat": self.stat,
+            "state": self.state,
+            "detail": self.detail,
+        }
+
+
+def branch_states(ws: Workspace, zone: str) -> list[BranchState]:
+    """The zone's pending branches (review first, then by name), then those that ended, the last of each name."""
+    rows: list[BranchState] = []
+    for branch in pending_branches(ws, zone):
+        change, merged = _composed(branch)
+        made = branches.made(branch.dir)
+        stat_line = f"+{len(change.added)} ~{len(change.modified)} -{len(change.deleted)}"
+        collided = conflicted(branch, {p: merged.get(p) for p in (*change.added, *change.modified, *change.deleted)})
+        details = [f"running (pid {pid})"] if (pid := branches.running_pid(branch.dir)) else []
+        if branch.accepting:
+            details.append("accept interrupted: accept it again")
+        details += [f"with {name}: {', '.join(paths)}" for name, paths in collided.items()]
+        state = "conflicted" if collided else "pending"
+        rows.append(BranchState(branch.branch, made.created, made.by, stat_line, state, "; ".join(details)))
+    live = {row.name for row in rows}
+    last: dict[str, branches.Ended] = {}
+    for ended in branches.ended_branches(ws.meta, zone):
+        last[ended.name] = ended
+    for name, ended in last.items():
+        if name in live:
+            continue
+        created, by = (ended.made.created, ended.made.by) if ended.made else ("-", None)
+        rows.append(BranchState(name, created, by, ended.summary(), ended.state, f"by {ended.by} at {ended.at}"))
+    return rows

@@ -38,8 +38,10 @@ from pathlib import Path
 import trio
 
 from omxfs import cgroups
-from omxfs.checkpoints.review import Review
-from omxfs.checkpoints.views import view_starting, views_running
+from omxfs.checkpoints import branches
+from omxfs.checkpoints.branches import REVIEW, hold_running
+from omxfs.checkpoints.review import Review, pending_branches
+from omxfs.checkpoints.views import running_views, view_starting
 from omxfs.errors import MountError
 from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
 from omxfs.limits import Limits, resolve
@@ -72,13 +74,14 @@ def run(
     *,
     binds: Sequence[Bind] = (),
     network: bool = True,
-    review: bool = False,
+    branch: str | None = None,
     limits: Limits | None = None,
 ) -> int:
     """Run ``command`` in ``agent``'s view of ``workspace``; its exit status (128+N if killed by signal N).
 
-    With ``review``, the view sees the zone through an overlay whose upper layer holds the run's changes apart
-    (``omxfs.checkpoints.review``): nobody else sees them until ``omxfs accept``. ``limits`` are the command line's:
+    With ``branch`` (``review`` for ``--review``), the view sees the zone through an overlay whose upper layer holds
+    the run's changes apart as that branch of the zone (``omxfs.checkpoints.review``): nobody else sees them until
+    ``omxfs accept``; other branches of the zone may run beside it. ``limits`` are the command line's:
     a limit it leaves unset is the workspace config's, else the default."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -113,10 +116,11 @@ def run(
             )
         _check_identity(store, agent)
         chosen = resolve(limits or Limits(), Workspace(Path(store.reached)).config.limits)
-        pending = Review(Workspace(Path(store.reached)), agent)
-        if review:
-            _check_review_alone(pending)
+        pending = Review(Workspace(Path(store.reached)), agent, branch or REVIEW)
+        if branch is not None:
+            _check_branch_alone(pending)  # before the branch is made: a refused run leaves nothing pending
             pending.prepare()
+            stack.enter_context(hold_running(pending.dir, pending.called))
         else:
             pending.refuse_plain_run()
         # a checkpoint of the zone as the view finds it; the view's record, before the zone is opened (restore.py)
@@ -139,7 +143,7 @@ def run(
         stack.callback(_remove_quietly, mountpoint)
         stack.callback(os.close, _start_cleanup(mountpoint))  # once the daemon is unmounted: nothing left to do
         overlay = None
-        if review:
+        if branch is not None:
             # by path: the helper is another process (the store's path leads to the store here: see above); the
             # overlay's mountpoint is the review's own empty directory, mounted on in the helper's namespace only
             real = Path(os.path.realpath(store.path))
@@ -192,12 +196,17 @@ class ReviewOverlay:
         return [sys.executable, "-I", "-S", str(REVIEW_MOUNT), *layers, "--", *bwrap_args]
 
 
-def _check_review_alone(review: Review) -> None:
-    """A review view is the zone's only view: another one would write into the overlay's lower layer (the zone)
-    under it, or share its upper layer."""
-    busy = views_running(review.ws.meta, review.zone)
-    if busy:
-        raise MountError(f"{busy}: a review run needs the zone to itself; end that view first", errno.EBUSY)
+def _check_branch_alone(review: Review) -> None:
+    """A branch's view runs beside its siblings' alone (its own is held by ``branches.hold_running``): a plain view
+    would write into the overlay's lower layer (the zone) under it."""
+    siblings = {branches.running_pid(branch.dir) for branch in pending_branches(review.ws, review.zone)}
+    plain = [pid for pid in running_views(review.ws.meta, review.zone) if pid not in siblings and pid != os.getpid()]
+    if plain:
+        raise MountError(
+            f"a view of {review.zone} is running (pid {', '.join(map(str, plain))}): a review run needs the zone to "
+            "itself; end that view first",
+            errno.EBUSY,
+        )
 
 
 async def _serve_and_run(

@@ -1,0 +1,283 @@
+"""Branches of a zone: several held-apart changes of one agent's zone at once, the person keeps the best.
+
+A branch is a review run's pending change (``omxfs.checkpoints.review``) under a name: ``omxfs run WS --as NAME
+--branch B`` holds its writes in ``.omxfs/branches/<zone>/<B>/`` (the branch named ``review`` is ``omxfs run
+--review``'s, kept where it always was, ``.omxfs/reviews/<zone>/``). This module holds what a branch has besides
+its overlay's layers, all under ``.omxfs`` (read-only to every view):
+
+- ``branch.json`` in the branch's directory: when it was made and by whom (``Made``);
+- ``running`` in it, locked (``flock``) by the launcher for as long as the branch's view runs (``hold_running``):
+  a second run of one branch is refused, siblings run side by side, and a killed launcher frees it;
+- ``.omxfs/branches/<zone>/.ended.jsonl``: one line per branch accepted or discarded (``Ended``); an accepted one
+  names the paths it changed and what each became, against which a sibling made before it is checked (``overlap``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from omxfs.checkpoints import Entry
+from omxfs.errors import InvalidInput, OSFailure
+from omxfs.store.layout import META_DIR
+from omxfs.store.stamps import utc_now
+
+#: the branch ``omxfs run --review`` makes, and ``--review`` names everywhere
+REVIEW = "review"
+#: ``.omxfs/branches/<zone>/<name>/``: every branch but ``review``
+BRANCHES = "branches"
+BRANCH_RECORD = "branch.json"
+BRANCH_RUNNING = "running"
+#: accepted and discarded branches of a zone; a dot first, so no branch is ever named so
+ENDED_LOG = ".ended.jsonl"
+#: a plain name: a letter or digit, then letters, digits, ``.``, ``_`` and ``-``
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: how much of a record is read (a longer one is not ours)
+_RECORD_LIMIT = 1 << 20
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a plain branch name (no ``/``, no ``..``, not empty, at most 64 characters); InvalidInput
+    otherwise."""
+    if not NAME.fullmatch(name):
+        raise InvalidInput(
+            f"{name!r} is no branch name: a branch is named by a letter or digit, then letters, digits, '.', '_' "
+            "or '-' (at most 64 characters)"
+        )
+    return name
+
+
+def zone_branches_dir(meta: Path, zone: str) -> Path:
+    return meta / BRANCHES / zone
+
+
+def shown_zone_branches(zone: str) -> str:
+    return f"{META_DIR}/{BRANCHES}/{zone}"
+
+
+# -- when and by whom a branch was made ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Made:
+    created: str  # ISO 8601 UTC
+    created_ns: int  # the same moment, in ns since the epoch: what accepts are ordered against
+    by: str | None  # None for a review made before branches were recorded
+
+
+def record_made(branch_dir: Path, by: str) -> None:
+    """``branch.json`` in a branch's new directory (kept if there is one: a run continues the branch)."""
+    now = time.time_ns()
+    record = {"created": utc_now(now / 1e9), "created_ns": now, "by": by}
+    with contextlib.suppress(FileExistsError):
+        _write_new(branch_dir / BRANCH_RECORD, json.dumps(record).encode("utf-8"))
+
+
+def made(branch_dir: Path) -> Made:
+    """When the branch at ``branch_dir`` was made: its record, or its directory's change time without one."""
+    data = _read_json(branch_dir / BRANCH_RECORD)
+    if isinstance(data, dict) and isinstance(data.get("created_ns"), int) and isinstance(data.get("created"), str):
+        by = data.get("by")
+        return Made(data["created"], data["created_ns"], by if isinstance(by, str) else None)
+    st = os.stat(branch_dir, follow_symlinks=False)
+    return Made(utc_now(st.st_ctime), st.st_ctime_ns, None)
+
+
+# -- a branch's view running ---------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def hold_running(branch_dir: Path, called: str) -> Iterator[None]:
+    """The branch's ``running`` lock held, with this process's pid in it, while the block runs; OSFailure (EBUSY)
+    naming the pid that holds it if another launcher does."""
+    fd = os.open(branch_dir / BRANCH_RUNNING, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = running_pid(branch_dir)
+            raise OSFailure(
+                f"{called} is running in a view already (pid {holder}): a review run needs the zone to itself but "
+                "for its sibling branches; end that view first",
+                errno.EBUSY,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        yield
+    finally:
+        os.close(fd)  # the lock goes with the descriptor
+
+
+def running_pid(branch_dir: Path) -> int | None:
+    """The pid of the launcher running the branch's view, or None when none runs (the lock is free)."""
+    try:
+        fd = os.open(branch_dir / BRANCH_RUNNING, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.read(fd, 32).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+# -- accepted and discarded branches -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ended:
+    name: str
+    state: str  # "accepted" or "discarded"
+    at: str
+    at_ns: int
+    by: str
+    made: Made | None
+    #: an accepted branch's changed paths, each with what it became (the entry's key, None where it was deleted)
+    changed: Mapping[str, tuple[str, bool] | None]
+
+    def summary(self) -> str:
+        return f"{len(self.changed)} path(s)" if self.state == "accepted" else "-"
+
+
+def ended_now(
+    name: str, state: str, by: str, made_at: Made | None, changed: Mapping[str, tuple[str, bool] | None]
+) -> Ended:
+    """A branch ending now: ``state`` is "accepted" or "discarded"."""
+    now = time.time_ns()
+    return Ended(name, state, utc_now(now / 1e9), now, by, made_at, changed)
+
+
+def change_record(change: Mapping[str, Entry | None]) -> dict[str, tuple[str, bool] | None]:
+    """What ``overlap`` needs of a change: each path's new entry as its key (everything a diff compares, so that two
+    branches that made a path the same are no conflict) and whether it is a directory; None where it was deleted."""
+    return {path: None if entry is None else (repr(entry.key()), entry.type == "dir") for path, entry in change.items()}
+
+
+def log_ended(meta: Path, zone: str, ended: Ended) -> None:
+    """One line appended to the zone's log of ended branches (made with ``branches/<zone>/`` if need be)."""
+    top = zone_branches_dir(meta, zone)
+    top.mkdir(parents=True, exist_ok=True, mode=0o700)
+    line = {
+        "name": ended.name,
+        "state": ended.state,
+        "at": ended.at,
+        "at_ns": ended.at_ns,
+        "by": ended.by,
+        "created": ended.made.created if ended.made else None,
+        "created_ns": ended.made.created_ns if ended.made else None,
+        "made_by": ended.made.by if ended.made else None,
+        "changed": {p: list(v) if v else None for p, v in ended.changed.items()},
+    }
+    fd = os.open(top / ENDED_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, (json.dumps(line) + "\n").encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def ended_branches(meta: Path, zone: str) -> list[Ended]:
+    """The zone's ended branches, oldest first; a line that cannot be read (one cut short by a crash) is skipped."""
+    try:
+        fd = os.open(zone_branches_dir(meta, zone) / ENDED_LOG, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as f:
+        raw = f.read()
+    found: list[Ended] = []
+    for text in raw.splitlines():
+        with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+            data = json.loads(text)
+            made_at = (
+                Made(data["created"], int(data["created_ns"]), data.get("made_by"))
+                if data.get("created_ns") is not None
+                else None
+            )
+            changed = {str(p): (str(v[0]), bool(v[1])) if v else None for p, v in (data.get("changed") or {}).items()}
+            found.append(
+                Ended(
+                    str(data["name"]),
+                    str(data["state"]),
+                    str(data["at"]),
+                    int(data["at_ns"]),
+                    str(data["by"]),
+                    made_at,
+                    changed,
+                )
+            )
+    return found
+
+
+# -- conflicts -----------------------------------------------------------------------------------------------------
+
+
+def overlap(accepted: Mapping[str, tuple[str, bool] | None], sibling: Mapping[str, Entry | None]) -> list[str]:
+    """The sibling's paths that an accepted branch's change collides with: a path both changed to different
+    results, or one under a path the other deleted or made a non-directory (its paths, sorted)."""
+    mine = change_record(sibling)
+    found: set[str] = set()
+    for path in accepted.keys() & mine.keys():
+        if accepted[path] != mine[path]:
+            found.add(path)
+    for ours, theirs in ((accepted, mine), (mine, accepted)):
+        for path, new in ours.items():
+            if path == "." or (new is not None and new[1]):
+                continue  # a directory still: what lies below it is compared path by path
+            below = path + "/"
+            found.update(p if p in mine else path for p in theirs if p.startswith(below))
+    return sorted(found)
+
+
+def conflicts(
+    meta: Path, zone: str, name: str, since: Made, change: Mapping[str, Entry | None]
+) -> dict[str, list[str]]:
+    """Each branch accepted after the branch ``name`` was made (``since``) whose change collides with ``change``,
+    the branch's own: the accepted branch's name, with the paths."""
+    found: dict[str, list[str]] = {}
+    for ended in ended_branches(meta, zone):
+        if ended.state != "accepted" or ended.at_ns <= since.created_ns:
+            continue
+        if ended.name == name and ended.made is not None and ended.made.created_ns == since.created_ns:
+            continue  # this very branch, accepted half-way
+        paths = overlap(ended.changed, change)
+        if paths:
+            found.setdefault(ended.name, []).extend(p for p in paths if p not in found.get(ended.name, []))
+    return found
+
+
+# -- records -------------------------------------------------------------------------------------------------------
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: Path) -> object:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        raw = f.read(_RECORD_LIMIT)
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
