@@ -325,7 +325,7 @@ def accept(review: Review, actor: str) -> Accepted:
         if collided:
             raise OSFailure(
                 f"{review.called} is conflicted: {_collisions(collided)}. It is kept as it is: see both sides with "
-                f"`{review.line('diff')}`, or drop it with `{review.line('discard')}`",
+                f"`{review.line('diff')}`, or drop it with `{review.line('discard')} --as {actor}`",
                 errno.EBUSY,
             )
         made = history.make(actor, f"before accepting {review.called}", only_if_changed=True)

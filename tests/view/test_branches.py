@@ -170,3 +170,26 @@ def test_a_branch_name_that_is_not_a_plain_name_is_refused(store: Workspace, nam
         assert done.returncode == 1 and "is no branch name" in done.stderr, (verb, done.stderr)
     assert not (ws / ".omxfs/branches").exists() and not (store.root.parent / "x").exists()
     assert not (ws / "agents/alice/notes.md").exists()
+
+
+def test_a_branch_accept_killed_half_way_is_finished_by_fsck_repair_and_still_wins(store: Workspace, ok: Ok) -> None:
+    ws, zone = store.root, store.root / "agents/alice"
+    (zone / "notes.md").write_text("base\n")
+    work = "echo one > one.md; echo two > two.md; echo three > notes.md"
+    ok(run_view(ws, "alice", work, "--branch", "big"))
+    ok(run_view(ws, "alice", "echo rival > notes.md", "--branch", "rival"))
+    env = {**clean_env(), "OMXFS_CRASH_AT": "accept-applied:1"}
+    killed = omxfs("accept", str(ws), "alice", "--branch", "big", "--as", "alice", env=env, check=False)
+    assert killed.returncode == -9
+    assert (ws / ".omxfs/branches/alice/big/accepting").exists()
+    assert "accept interrupted" in _branches(ws)["big"]["detail"]
+    assert "interrupted-accept" in omxfs("fsck", str(ws), check=False).stdout
+    plain = run_view(ws, "alice", "true")
+    assert plain.returncode == 1 and "alice has branch big pending" in plain.stderr
+    repaired = omxfs("fsck", str(ws), "--repair").stdout.splitlines()
+    assert any(line.startswith("repaired") and "interrupted-accept" in line for line in repaired), repaired
+    assert [(zone / n).read_text() for n in ("one.md", "two.md", "notes.md")] == ["one\n", "two\n", "three\n"]
+    listed = _branches(ws)
+    assert listed["big"]["state"] == "accepted" and listed["rival"]["state"] == "conflicted"
+    refused = omxfs("accept", str(ws), "alice", "--branch", "rival", "--as", "alice", check=False)
+    assert refused.returncode == 1 and "conflicted" in refused.stderr and "notes.md" in refused.stderr

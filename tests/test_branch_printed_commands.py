@@ -1,0 +1,44 @@
+"""The command lines ``omxfs run --branch`` and ``omxfs branches`` print work pasted into the same shell, as root with
+no OMX_AGENT, on a workspace named as the person named it (relative, with a space): the fixtures and the way lines
+are pasted are ``tests/test_printed_commands.py``'s."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from omxfs.checkpoints.review import Review
+from omxfs.store import Workspace
+from tests.test_printed_commands import NAME, _on_path, bin_dir, notes, omxfs, pasted, printed, ws
+
+__all__ = ["_on_path", "bin_dir", "ws"]  # the fixtures, used by name
+
+
+def test_the_show_apply_drop_and_list_lines_of_a_branch_run_do_what_they_say(ws: Workspace, tmp_path: Path) -> None:
+    if not os.path.exists("/dev/fuse") or shutil.which("bwrap") is None:
+        pytest.skip("views need /dev/fuse and bwrap")
+    script = "echo branched > notes.md"
+    run = omxfs(tmp_path, "run", NAME, "--as", "alice", "--branch", "b1", "--", "sh", "-c", script)
+    assert notes(ws) == "first\n"  # held apart
+    show, apply, listed = (printed(run.stderr, label) for label in ("show: ", "apply: ", "list: "))
+    assert show == "omxfs diff 'my ws' alice --branch b1", show
+    assert apply == "omxfs accept 'my ws' alice --branch b1 --as alice", apply
+    assert listed == "omxfs branches 'my ws' alice", listed
+    assert "+branched" in pasted(show, tmp_path).stdout
+    assert "pending" in pasted(listed, tmp_path).stdout
+    pasted(apply, tmp_path)
+    assert notes(ws) == "branched\n" and not Review(ws, "alice", "b1").pending
+
+    again = omxfs(tmp_path, "run", NAME, "--as", "alice", "--branch", "b2", "--", "sh", "-c", "echo no > notes.md")
+    drop = printed(again.stderr, "drop: ")
+    assert drop == "omxfs discard 'my ws' alice --branch b2 --as alice", drop
+    pasted(drop, tmp_path)
+    assert notes(ws) == "branched\n" and not Review(ws, "alice", "b2").pending
+
+
+def test_the_start_line_of_an_empty_branch_list_names_the_workspace_as_typed(ws: Workspace, tmp_path: Path) -> None:
+    empty = omxfs(tmp_path, "branches", NAME, "alice").stdout
+    assert empty == "no branches of alice (start one with `omxfs run 'my ws' --as alice --branch NAME -- CMD`)\n"
