@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -161,9 +162,14 @@ def ended_now(
 
 
 def change_record(change: Mapping[str, Entry | None]) -> dict[str, tuple[str, bool] | None]:
-    """What ``overlap`` needs of a change: each path's new entry as its key (everything a diff compares, so that two
-    branches that made a path the same are no conflict) and whether it is a directory; None where it was deleted."""
-    return {path: None if entry is None else (repr(entry.key()), entry.type == "dir") for path, entry in change.items()}
+    """What ``overlap`` needs of a change: each path's new entry as a digest of its key (everything a diff compares,
+    so that two branches that made a path the same are no conflict) and whether it is a directory; None where it was
+    deleted."""
+    return {path: None if entry is None else (_digest(entry), entry.type == "dir") for path, entry in change.items()}
+
+
+def _digest(entry: Entry) -> str:
+    return hashlib.sha256(repr(entry.key()).encode("utf-8")).hexdigest()
 
 
 def log_ended(meta: Path, zone: str, ended: Ended) -> None:

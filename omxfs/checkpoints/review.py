@@ -189,6 +189,16 @@ class Review:
                 errno.EBUSY,
             )
 
+    def refuse_if_running(self, doing: str) -> None:
+        """Refused while this branch's own view runs (``branches.hold_running``)."""
+        pid = branches.running_pid(self.dir)
+        if pid is not None:
+            raise OSFailure(
+                f"a view of {self.zone} is running (pid {pid}) on {self.called}: its overlay holds the pending "
+                f"change, so {doing} now would miss what it writes next; end it first",
+                errno.EBUSY,
+            )
+
     def require_pending(self) -> None:
         if self.pending:
             return
@@ -384,7 +394,7 @@ def discard(review: Review, actor: str) -> None:
     """Drop the pending change: the zone stays as it is."""
     ZoneHistory(review.ws, review.zone).check_may_change(actor)
     review.require_pending()
-    review.refuse_if_viewed("a discard")
+    review.refuse_if_running("a discard")  # its siblings may run: a discard changes nothing they see
     if review.accepting:
         raise OSFailure(
             f"an accept of {review.called} was interrupted half-way: finish it (`{review.line('accept')}`), then "

@@ -193,3 +193,33 @@ def test_a_branch_accept_killed_half_way_is_finished_by_fsck_repair_and_still_wi
     assert listed["big"]["state"] == "accepted" and listed["rival"]["state"] == "conflicted"
     refused = omxfs("accept", str(ws), "alice", "--branch", "rival", "--as", "alice", check=False)
     assert refused.returncode == 1 and "conflicted" in refused.stderr and "notes.md" in refused.stderr
+
+
+def test_a_finished_branch_is_discarded_while_a_sibling_runs_but_not_the_running_one(
+    store: Workspace, ok: Ok, control: Path
+) -> None:
+    ws, zone = store.root, store.root / "agents/alice"
+    ok(run_view(ws, "alice", "echo quick > quick.md", "--branch", "quick"))
+    script = f"echo slow > slow.md; touch {control}/up; until [ -e {control}/go ]; do sleep 0.05; done"
+    slow = subprocess.Popen(
+        view_argv(ws, "alice", script, "--branch", "slow", "--bind", str(control)),
+        cwd=ws.parent,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        poll(lambda: (control / "up").exists() or slow.poll() is not None)
+        assert slow.poll() is None, slow.communicate()
+        running = omxfs("discard", str(ws), "alice", "--branch", "slow", "--as", "alice", check=False)
+        assert running.returncode == 1 and f"a view of alice is running (pid {slow.pid})" in running.stderr
+        assert "alice's branch slow" in running.stderr
+        omxfs("discard", str(ws), "alice", "--branch", "quick", "--as", "alice")  # changes nothing slow sees
+        assert not (ws / ".omxfs/branches/alice/quick").exists()
+    finally:
+        (control / "go").touch()
+        _, err = slow.communicate(timeout=60)
+    assert slow.returncode == 0, err
+    assert {n: r["state"] for n, r in _branches(ws).items()} == {"slow": "pending", "quick": "discarded"}
+    assert not (zone / "quick.md").exists() and not (zone / "slow.md").exists()
