@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 import click
 
 from omxfs.errors import InvalidInput
-from omxfs.limits import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PROCS, MEMORY_CAP, parse_count, parse_size, size_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,6 +67,8 @@ def _limit(parse: Callable[[str, str], int]) -> Callable[[click.Context, click.P
 def limit_options(what: str) -> Callable[[F], F]:
     """``--max-procs``, ``--max-memory`` and ``--max-file-size`` of a command that runs ``what`` (a view, each step):
     the limits it cannot lift; one left out is the workspace config's (``[limits]``), else the default."""
+    from omxfs.limits import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PROCS, MEMORY_CAP, parse_count, parse_size, size_text
+
     config = "default: the workspace's [limits], else"
     options = [
         click.option(

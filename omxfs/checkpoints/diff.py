@@ -9,7 +9,6 @@ files whose stat is unchanged since FROM taken from FROM without reading them.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import ChainMap
 from collections.abc import Callable, Mapping
@@ -259,6 +258,8 @@ def _text(entry: Entry, read: Reader) -> list[str] | None:
 
 
 def _unified(path: str, before: list[str], after: list[str], *, added: bool = False, deleted: bool = False) -> str:
+    import difflib  # here: a checkpoint, which loads this module with its package, shows no text
+
     # the lines both sides begin and end with, beyond the hunks' context, are left out of the comparison (difflib
     # is quadratic in what it is given; an edit of a long file is most often a few lines): the hunks' line
     # numbers are then shifted back by the lines left out in front

@@ -1,4 +1,8 @@
-"""The two Linux calls the os module lacks: ``syncfs(2)`` and ``renameat2(2)``, through the interpreter's libc."""
+"""The two Linux calls the os module lacks: ``syncfs(2)`` and ``renameat2(2)``, through the interpreter's libc.
+
+The fsync threads' ``concurrent.futures`` (with ``logging``) is imported when a first pool starts: the commands that
+only read the history (``omxfs diff``, ``checkpoints``) do not load it.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,11 @@ import ctypes
 import functools
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 
 @functools.cache
@@ -50,6 +57,8 @@ def _fsync_pool() -> ThreadPoolExecutor:
     pid = os.getpid()
     pool = _pools.get(pid)
     if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
         pool = _pools[pid] = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="omxfs-fsync")
     return pool
 

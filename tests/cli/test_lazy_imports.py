@@ -1,7 +1,9 @@
 """The commands a person types load only what they use: ``omxfs --help``, a checkpoint and the checkpoint read
 commands load no FUSE binding, async runtime, pydantic, model client or web stack, which cost more to import than
-the command's own work (``scripts/bench_cli.py`` times them), and ``--help`` not even the workspace. Each runs as a
-real process, whose ``sys.modules`` is read at its exit."""
+the command's own work (``scripts/bench_cli.py`` times them), and ``--help`` not even the workspace nor any
+command's module. A command loads its own module of ``cli/`` and no other's, and a command that only reads the
+history no fsync threads (``concurrent.futures``, with ``logging``). Each runs as a real process, whose
+``sys.modules`` is read at its exit."""
 
 from __future__ import annotations
 
@@ -19,6 +21,20 @@ from tests.checkpoints.conftest import omxfs
 HEAVY = ("pyfuse3", "trio", "pydantic", "litellm", "starlette", "jinja2", "uvicorn", "mcp")
 #: what finding and reading a workspace loads (its zones, the mount table, the view locator): ``--help`` needs none
 WORKSPACE = ("omxfs.store.workspace", "omxfs.view.locate", "omxfs.fuse", "omxfs.checkpoints", "omxfs.ui")
+#: the modules of ``cli/`` that hold commands of ``omxfs`` (``cli.omxfs.COMMANDS``): imported when one of theirs runs
+COMMAND_MODULES = (
+    "cli.audit",
+    "cli.checkpoints",
+    "cli.doc",
+    "cli.fsck",
+    "cli.mcp",
+    "cli.mount_tools",
+    "cli.snapshots",
+    "cli.ui",
+    "cli.view",
+)
+#: the threads a checkpoint issues its fsyncs from: nothing that only reads the history starts them
+THREADS = ("concurrent.futures", "logging")
 
 #: runs ``omxfs ARGS`` (or ``omx ARGS``) in this process and writes the names of its modules at exit
 PROBE = """
@@ -68,19 +84,23 @@ def test_help_loads_nothing_heavy_nor_the_workspace(tmp_path: Path) -> None:
         modules = loaded(tmp_path, program, "--help")
         assert not packages(modules) & set(HEAVY), program
         assert within(modules, WORKSPACE) == [], program
+        assert within(modules, COMMAND_MODULES) == [], program  # the list of commands is cli.omxfs's own table
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "own", "not_loaded"),
     [
-        ("checkpoint", "{ws}", "--as", "bob"),
-        ("checkpoints", "{ws}", "bob"),
-        ("diff", "{ws}", "bob"),
-        ("audit", "{ws}"),
+        pytest.param(("checkpoint", "{ws}", "--as", "bob"), ["cli.checkpoints"], ("difflib",), id="checkpoint"),
+        pytest.param(("checkpoints", "{ws}", "bob"), ["cli.checkpoints"], THREADS, id="checkpoints"),
+        pytest.param(("diff", "{ws}", "bob"), ["cli.checkpoints"], THREADS, id="diff"),
+        pytest.param(("audit", "{ws}"), ["cli.audit", "cli.checkpoints"], THREADS, id="audit"),
     ],
-    ids=lambda args: args[0],
 )
-def test_checkpoint_commands_load_nothing_heavy(tmp_path: Path, ws: Path, args: tuple[str, ...]) -> None:
-    modules = packages(loaded(tmp_path, "omxfs", *(arg.format(ws=ws) for arg in args)))
-    assert "omxfs" in modules  # the probe saw the command's own modules
-    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+def test_checkpoint_commands_load_only_what_they_use(
+    tmp_path: Path, ws: Path, args: tuple[str, ...], own: list[str], not_loaded: tuple[str, ...]
+) -> None:
+    modules = loaded(tmp_path, "omxfs", *(arg.format(ws=ws) for arg in args))
+    assert "omxfs.store.workspace" in modules  # the probe saw the command read the store
+    assert not packages(modules) & set(HEAVY), sorted(packages(modules) & set(HEAVY))
+    assert within(modules, COMMAND_MODULES) == own
+    assert within(modules, not_loaded) == []

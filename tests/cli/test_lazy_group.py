@@ -1,0 +1,97 @@
+"""``omxfs``'s table of the commands it imports only when they run (``cli.omxfs.COMMANDS``): it says each command as
+its module does, so ``omxfs --help`` reads as click would write it from the commands themselves, and a mistyped
+command is still told the ones it may have meant."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+
+import click
+import pytest
+
+from cli.omxfs import COMMANDS
+
+#: runs ``omxfs ARGS`` as the program ``omxfs`` in a new process, then prints the command modules it imported; with
+#: ``eager`` first, a plain click group of every command instead (what ``omxfs`` was before it loaded them lazily)
+PROBE = """
+import json, sys
+import click
+from cli.omxfs import COMMANDS, main
+from tests.cli.test_lazy_group import command
+program = main
+if sys.argv[1] == "eager":
+    commands = {**main.commands, **{name: command(name) for name in COMMANDS}}
+    program = click.Group(
+        "omxfs", commands=commands, params=main.params, help=main.help, context_settings=main.context_settings
+    )
+try:
+    program(sys.argv[2:], prog_name="omxfs")
+finally:
+    print(json.dumps(sorted({lazy.module for lazy in COMMANDS.values()} & set(sys.modules))), file=sys.stderr)
+"""
+
+
+def command(name: str) -> click.Command:
+    lazy = COMMANDS[name]
+    found = getattr(import_module(lazy.module), lazy.attribute)
+    assert isinstance(found, click.Command), name
+    return found
+
+
+def omxfs(*args: str, columns: int = 80, eager: bool = False) -> tuple[int, str, list[str]]:
+    """Exit status, output and the command modules imported of ``omxfs ARGS`` in a process of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMX_")} | {"COLUMNS": str(columns)}
+    argv = [sys.executable, "-c", PROBE, "eager" if eager else "lazy", *args]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+    *said, loaded = done.stderr.splitlines()
+    return done.returncode, done.stdout + "\n".join(said), json.loads(loaded)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_table_says_each_command_as_its_module_does(name: str) -> None:
+    real = command(name)
+    assert real.name == name
+    assert not real.hidden  # the table lists every command it holds
+    assert COMMANDS[name].summary == real.get_short_help_str(10_000)
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_help_lists_every_command_as_click_would_and_imports_none(columns: int) -> None:
+    status, lazy_help, loaded = omxfs("--help", columns=columns)
+    assert status == 0, lazy_help
+    assert loaded == []
+    status, eager_help, loaded = omxfs("--help", columns=columns, eager=True)
+    assert status == 0 and len(loaded) == len({lazy.module for lazy in COMMANDS.values()}), eager_help
+    assert lazy_help == eager_help
+    assert all(f"\n  {name} " in lazy_help for name in COMMANDS)
+
+
+def test_a_command_imports_its_own_module_only(tmp_path: Path) -> None:
+    status, said, loaded = omxfs("checkpoints", str(tmp_path / "nowhere"), "bob")
+    assert status == 1, said
+    assert loaded == ["cli.checkpoints"]
+    status, said, loaded = omxfs("checkpoint", "--help")
+    assert status == 0 and "Usage: omxfs checkpoint [OPTIONS] WORKSPACE" in said, said
+    assert loaded == ["cli.checkpoints"]
+
+
+def test_a_mistyped_command_is_told_the_commands_it_may_mean() -> None:
+    status, said, loaded = omxfs("checkpiont")
+    assert status == 2
+    assert "Error: No such command 'checkpiont'. (Did you mean one of: 'checkpoint', 'checkpoints'?)" in said
+    assert loaded == []
+
+
+def test_every_command_of_the_modules_is_in_the_table() -> None:
+    """A command added to one of these modules is added to the table too: ``omxfs`` knows only the table's."""
+    for module_name in sorted({lazy.module for lazy in COMMANDS.values()}):
+        found = [value for value in vars(import_module(module_name)).values() if isinstance(value, click.Command)]
+        inner = {id(sub) for group in found if isinstance(group, click.Group) for sub in group.commands.values()}
+        defined = sorted(command.name or "" for command in found if id(command) not in inner)
+        listed = sorted(name for name, lazy in COMMANDS.items() if lazy.module == module_name)
+        assert defined == listed, f"{module_name} defines {defined}: list each in cli.omxfs.COMMANDS"
