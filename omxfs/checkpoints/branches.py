@@ -9,7 +9,8 @@ its overlay's layers, all under ``.omxfs`` (read-only to every view):
 - ``running`` in it, locked (``flock``) by the launcher for as long as the branch's view runs (``hold_running``):
   a second run of one branch is refused, siblings run side by side, and a killed launcher frees it;
 - ``.omxfs/branches/<zone>/.ended.jsonl``: one line per branch accepted or discarded (``Ended``); an accepted one
-  names the paths it changed and what each became, against which a sibling made before it is checked (``overlap``).
+  names the paths it changed and what each became, against which a sibling made before it is checked (``overlap``);
+- ``.omxfs/branches/<zone>/.accept.lock``, locked by an accept for as long as it runs (``accepting_alone``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ BRANCH_RECORD = "branch.json"
 BRANCH_RUNNING = "running"
 #: accepted and discarded branches of a zone; a dot first, so no branch is ever named so
 ENDED_LOG = ".ended.jsonl"
+#: locked (``flock``) by an accept of one of the zone's branches from its check for conflicts to its end
+ACCEPT_LOCK = ".accept.lock"
 #: a plain name: a letter or digit, then letters, digits, ``.``, ``_`` and ``-``
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 #: how much of a record is read (a longer one is not ours)
@@ -131,6 +134,20 @@ def running_pid(branch_dir: Path) -> int | None:
             return int(text) if text.isdigit() else -1
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def accepting_alone(meta: Path, zone: str) -> Iterator[None]:
+    """The zone's accept lock held while the block runs (waiting for another accept to end): two branches accepted at
+    once would each be checked against the zone before the other's change is logged."""
+    top = zone_branches_dir(meta, zone)
+    top.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(top / ACCEPT_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
     finally:
         os.close(fd)
 

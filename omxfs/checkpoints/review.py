@@ -142,12 +142,7 @@ class Review:
     def prepare(self) -> None:
         """The overlay's layers, made for a first review run (kept for the next: it continues the same change). The
         upper layer's root starts as the zone's root (mode, owner, times), which the overlay shows as the zone's."""
-        if self.accepting:
-            raise OSFailure(
-                f"an accept of {self.called} was interrupted: finish it with `{self.line('accept')}` "
-                "(or `omxfs fsck WS --repair`) before a new review run",
-                errno.EBUSY,
-            )
+        self.refuse_if_half_accepted("a new review run")
         self.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with contextlib.suppress(FileExistsError):
             os.mkdir(self.dir, 0o700)
@@ -188,6 +183,17 @@ class Review:
                 "end it first",
                 errno.EBUSY,
             )
+
+    def refuse_if_half_accepted(self, before: str) -> None:
+        """Refused while an accept of any branch of the zone (this one too) was interrupted: the zone holds part of a
+        change then."""
+        for branch in pending_branches(self.ws, self.zone):
+            if branch.accepting:
+                raise OSFailure(
+                    f"an accept of {branch.called} was interrupted: finish it with `{branch.line('accept')}` "
+                    f"(or `omxfs fsck WS --repair`) before {before}",
+                    errno.EBUSY,
+                )
 
     def refuse_if_running(self, doing: str) -> None:
         """Refused while this branch's own view runs (``branches.hold_running``)."""
@@ -324,12 +330,19 @@ def accept(review: Review, actor: str) -> Accepted:
     history = ZoneHistory(review.ws, review.zone)
     history.check_may_change(actor)
     review.require_pending()
+    with branches.accepting_alone(review.ws.meta, review.zone):
+        return _accept(review, actor, history)
+
+
+def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
+    review.require_pending()  # again: an accept this one waited for may have applied it
     review.refuse_if_viewed("an accept")
     marker = review.dir / REVIEW_ACCEPTING
     resumed = marker.exists()
     if resumed:
         undo = read_accept_marker(marker)
     else:
+        review.refuse_if_half_accepted(f"accepting {review.called}")
         change = pending_change(review)
         collided = conflicted(review, change)
         if collided:

@@ -186,6 +186,12 @@ def test_a_branch_accept_killed_half_way_is_finished_by_fsck_repair_and_still_wi
     assert "interrupted-accept" in omxfs("fsck", str(ws), check=False).stdout
     plain = run_view(ws, "alice", "true")
     assert plain.returncode == 1 and "alice has branch big pending" in plain.stderr
+    # nothing starts over, nor is applied over, a zone that holds part of a change
+    other = run_view(ws, "alice", "true", "--branch", "other")
+    assert other.returncode == 1 and "an accept of alice's branch big was interrupted" in other.stderr
+    assert not (ws / ".omxfs/branches/alice/other").exists()
+    over = omxfs("accept", str(ws), "alice", "--branch", "rival", "--as", "alice", check=False)
+    assert over.returncode == 1 and "an accept of alice's branch big was interrupted" in over.stderr
     repaired = omxfs("fsck", str(ws), "--repair").stdout.splitlines()
     assert any(line.startswith("repaired") and "interrupted-accept" in line for line in repaired), repaired
     assert [(zone / n).read_text() for n in ("one.md", "two.md", "notes.md")] == ["one\n", "two\n", "three\n"]
