@@ -163,7 +163,7 @@ class Ended:
     at_ns: int
     by: str
     made: Made | None
-    #: an accepted branch's changed paths, each with what it became (the entry's key, None where it was deleted)
+    #: an accepted branch's changed paths, each with what it became (``change_record``)
     changed: Mapping[str, tuple[str, bool] | None]
 
     def summary(self) -> str:
@@ -204,9 +204,11 @@ def log_ended(meta: Path, zone: str, ended: Ended) -> None:
         "made_by": ended.made.by if ended.made else None,
         "changed": {p: list(v) if v else None for p, v in ended.changed.items()},
     }
-    fd = os.open(top / ENDED_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = os.open(top / ENDED_LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        os.write(fd, (json.dumps(line) + "\n").encode("utf-8"))
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a line a crash cut short: this one starts anew
+        os.write(fd, ("\n" if torn else "").encode("ascii") + (json.dumps(line) + "\n").encode("utf-8"))
         os.fsync(fd)
     finally:
         os.close(fd)
