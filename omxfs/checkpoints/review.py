@@ -176,11 +176,14 @@ class Review:
             )
 
     def refuse_if_viewed(self, doing: str) -> None:
+        """Refused while any view of the zone runs: this branch's (its overlay holds the change), or another, whose
+        overlay has the zone as its lower layer, which must not change under it."""
+        self.refuse_if_running(doing)
         busy = views_running(self.ws.meta, self.zone)
         if busy:
             raise OSFailure(
-                f"{busy}: its overlay holds the pending change, so {doing} now would miss what it writes next; "
-                "end it first",
+                f"{busy}: {doing} changes the zone, which a running view shows (a branch's overlay as its lower "
+                "layer): end it first",
                 errno.EBUSY,
             )
 

@@ -221,6 +221,11 @@ def test_a_finished_branch_is_discarded_while_a_sibling_runs_but_not_the_running
         running = omxfs("discard", str(ws), "alice", "--branch", "slow", "--as", "alice", check=False)
         assert running.returncode == 1 and f"a view of alice is running (pid {slow.pid})" in running.stderr
         assert "alice's branch slow" in running.stderr
+        accept = omxfs("accept", str(ws), "alice", "--branch", "quick", "--as", "alice", check=False)
+        assert (
+            accept.returncode == 1
+            and f"a view of alice is running (pid {slow.pid}): an accept changes the zone" in (accept.stderr)
+        )
         omxfs("discard", str(ws), "alice", "--branch", "quick", "--as", "alice")  # changes nothing slow sees
         assert not (ws / ".omxfs/branches/alice/quick").exists()
     finally:
