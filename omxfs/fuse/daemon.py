@@ -248,6 +248,9 @@ async def serve(
         store_path = os.path.realpath(root)  # now: once mounted in place, resolving it would call ourselves
         ws = Workspace(root)
         ws.require_actor(default_agent)
+        # made now, before the mount serves: a zone made on first use imports its module inside a request, and the
+        # trio loop serves nothing else meanwhile (seconds on a loaded machine: a vim save timed out on it)
+        ws.private, ws.handoff, ws.collab, ws.realtime  # noqa: B018
         log, stream, log_rel = _open_log(ws, pid)
         if view:
             noteworthy = _Noteworthy()
