@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from importlib import import_module
 from pathlib import Path
 
@@ -95,3 +97,35 @@ def test_every_command_of_the_modules_is_in_the_table() -> None:
         defined = sorted(command.name or "" for command in found if id(command) not in inner)
         listed = sorted(name for name, lazy in COMMANDS.items() if lazy.module == module_name)
         assert defined == listed, f"{module_name} defines {defined}: list each in cli.omxfs.COMMANDS"
+
+
+#: ``omxfs slow``: a command whose module takes its time to load (it says when it has begun, then waits)
+SLOW = """
+import sys
+import time
+from cli.lazy_group import Lazy
+from cli.omxfs import main
+main.lazy["slow"] = Lazy("slow_command", "command", "Load slowly.")
+main(["slow"], prog_name="omxfs")
+"""
+
+
+def test_ctrl_c_while_a_commands_module_loads_ends_quietly(tmp_path: Path) -> None:
+    """As a Ctrl-C while omxfs itself loads (``cli.loading``): one line and the status of a Ctrl-C, no traceback
+    and no click "Aborted!"."""
+    began = tmp_path / "began"
+    (tmp_path / "slow_command.py").write_text(
+        f"import pathlib, time\npathlib.Path({str(began)!r}).touch()\ntime.sleep(60)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMX_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), os.getcwd(), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen([sys.executable, "-c", SLOW], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not began.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert began.exists(), proc.communicate(timeout=5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert err.decode() == "omxfs: interrupted while starting; nothing was done\n"
+    assert out == b""
