@@ -291,6 +291,3 @@ def branches_command(workspace: Path, name: str, as_json: bool) -> None:
         click.echo(
             f"{row.name:16}  {row.created:27}  {row.by or '-':12}  {row.stat:12}  {row.state:10}  {row.detail}".rstrip()
         )
-
-
-COMMANDS = (checkpoint, checkpoints, diff_command, restore_command, accept_command, discard_command, branches_command)

@@ -159,6 +159,3 @@ def snapshots(workspace: Path, as_json: bool) -> None:
             f"{s.number:>4}  {s.time:27}  {s.by:12}  {c['zones']:>5}  {c['files']:>5}  {c['deliveries']:>5}  "
             f"{c['documents']:>4}  {s.message}"
         )
-
-
-COMMANDS = (snapshot, snapshots)

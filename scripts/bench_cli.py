@@ -20,8 +20,10 @@ its directory is put first on ``PYTHONPATH``. No assertion: a benchmark, not a t
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -88,6 +90,9 @@ class Bench:
         self.env |= {"HOME": str(work), "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C.UTF-8"}
         if tree is not None:
             self.env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
+        # byte-compiled first: with PYTHONDONTWRITEBYTECODE set (as here) a checkout without its cache would compile
+        # every module on every run, and that, not the code, would be measured
+        compileall.compile_dir(tree or ROOT, quiet=1, rx=re.compile(r"/(\.venv|build|node_modules|\.git)/"))
         self.ws = work / "ws"
         self.zone = self.ws / "agents" / "bob"
         self.repo = work / "repo"
