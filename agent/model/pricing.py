@@ -1,4 +1,4 @@
-"""What a run's tokens cost, from the price list litellm ships, read without importing litellm (issue 17).
+"""What a run's tokens cost, from the price list litellm ships, read without importing litellm.
 
 litellm keeps its prices in ``model_prices_and_context_window_backup.json`` inside its package (the list omx
 makes it use offline: ``LITELLM_LOCAL_MODEL_COST_MAP``). Reading that file takes 30 ms; importing litellm to

@@ -1,4 +1,4 @@
-"""The code of a plan's python steps, asked for again by a request of its own where it cannot work (issue 28).
+"""The code of a plan's python steps, asked for again by a request of its own where it cannot work.
 
 Written inside the plan's JSON, the 0.5B model's code named variables nothing defines (``sorted(names.split())``,
 ``print(a.txt.upper())``), printed nothing, or copied the example's code into another task. Asked for the code of

@@ -38,7 +38,7 @@ def view_recorded(ws: Workspace, agent: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def view_starting(ws: Workspace, agent: str, warn: Callable[[str], None]) -> Iterator[None]:
-    """What ``omxfs run`` does around a view (issue 27): a checkpoint of the zone as the view finds it, unless nothing
+    """What ``omxfs run`` does around a view: a checkpoint of the zone as the view finds it, unless nothing
     changed since the last, then the view's record for as long as it runs. A store that refuses either (a full disk,
     a read-only ``.omxfs/``) is told in one line through ``warn``; the view starts all the same."""
     from omxfs.checkpoints.history import ZoneHistory  # history imports nothing of views: no cycle either way

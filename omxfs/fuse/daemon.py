@@ -7,7 +7,7 @@ would call itself and deadlock. The store is therefore opened first (an ``O_PATH
 the underlying filesystem (checked after mounting by comparing device numbers). The log file is opened before
 mounting too.
 
-``serve`` follows STYLE lesson 6: it calls ``task_status.started()`` once the mount answers, and unmounts on
+``serve`` calls ``task_status.started()`` once the mount answers, and unmounts on
 SIGTERM, SIGINT or SIGHUP, or returns when someone else unmounted (``fusermount3 -u``, ``omxfs umount``).
 """
 
@@ -147,7 +147,7 @@ def build_ops(
 
 def _store_watch(ws: Workspace, inodes: InodeTable, log: logging.Logger) -> StoreWatch | None:
     """The watch of the store, by which private zones are cached long where every change to the store can be
-    learned (issue 16, omxfs.fuse.watch); None where it cannot be: the zones are then cached for 0.5 s. inotify that
+    learned (omxfs.fuse.watch); None where it cannot be: the zones are then cached for 0.5 s. inotify that
     cannot start (its per-user instance limit reached by other programs, no file descriptor left) stopped the
     whole mount before; the mount works without it, only its cache is shorter."""
     if not local_store(ws.root):
