@@ -37,7 +37,7 @@ from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_files import with_task_files
 from agent.plan_run.task_prompt import with_task_words
-from agent.plan_run.task_reading import TaskReading, named_paths
+from agent.plan_run.task_reading import named_paths
 from agent.plan_run.tools.inputs import TOOL_INPUTS, WriteTextInput
 from agent.record.trace import RecordingModel, RunEntry
 
@@ -190,14 +190,14 @@ Examples:
 {chr(10).join(json.dumps(example) for example in EXAMPLES)}{shared}"""
 
 
-def _unfit(plan: Plan, workspace: Path, expected: TaskExpectations, task: str) -> list[str]:
-    """Why ``plan`` cannot do ``task``, which ``expected`` describes (empty: nothing found)."""
+def _unfit(plan: Plan, workspace: Path, expected: TaskExpectations, writable: list[str] | None) -> list[str]:
+    """Why ``plan`` cannot do the task ``expected`` describes (empty: nothing found); ``writable``: the paths its
+    write_text steps may write (``run_schema.writable_paths``; None: any)."""
     missing = [
         f"no step writes {path}, which the task asks for: add the write_text step that writes it, with the content "
         "of the step that makes it"
         for path in unwritten(plan, list(expected.outputs))
     ]
-    writable = writable_paths(workspace, list(expected.outputs), named_paths(task))
     stray = [
         f"step {step.id} writes {step.inputs.path}, which the task does not ask for: write to "
         f"{' or '.join(expected.outputs)} instead"
@@ -206,12 +206,6 @@ def _unfit(plan: Plan, workspace: Path, expected: TaskExpectations, task: str) -
         and os.path.normpath(step.inputs.path) not in writable
     ]  # fmt: skip
     return missing + stray + infeasible(plan, workspace, expected)
-
-
-def _reading(expected: TaskExpectations) -> TaskReading | None:
-    """The model's reading of the task, as ``TaskExpectations`` keeps it for the trace (None: there was none)."""
-    model = (expected.reading or {}).get("model")
-    return TaskReading.model_validate(model) if model is not None else None
 
 
 def _corrected(reply: str, problem: str) -> list[dict[str, Any]]:
@@ -314,7 +308,8 @@ class Planner:
         if not task.strip():
             raise PlanningError("the task is empty: say what omx should do")
         expected = TaskExpectations.before(task, workspace) if expected is None else expected
-        if self.workspace_agent is None and (made := plan_from_reading(task, workspace, expected, _reading(expected))):
+        reading = expected.model_reading
+        if self.workspace_agent is None and (made := plan_from_reading(task, workspace, expected, reading)):
             self._record_reading_plan(made)
             return self._finished(made, task, expected)
         plan = self._plan(self._opening(task, workspace), workspace.resolve(), expected, task)
@@ -439,7 +434,7 @@ class Planner:
                     ) from None
                 messages = [*messages, *_corrected(content, f"That plan is invalid:\n{problems}")]
                 continue
-            why = _unfit(plan, workspace, expected, task) if expected and fit else []
+            why = _unfit(plan, workspace, expected, schema.writable) if expected and fit else []
             if not why or attempt == 2:
                 return plan
             unfit = plan

@@ -48,10 +48,12 @@ MAX_STEPS = 16
 
 @dataclass(frozen=True)
 class RunSchema:
-    """The schema sent with this run's planning requests; ``open_paths``: why paths are plain strings (None: enums)."""
+    """The schema sent with this run's planning requests; ``open_paths``: why paths are plain strings (None: enums);
+    ``writable``: the only paths a write_text step may write (None: any)."""
 
     schema: dict[str, Any]
     open_paths: str | None = None
+    writable: list[str] | None = None
 
 
 def workspace_paths(workspace: Path, cap: int = PATH_CAP) -> tuple[list[str], list[str]] | None:
@@ -94,11 +96,12 @@ def run_plan_schema(
         _choices(schema, "ListDirInput", [".", *dirs], "A directory of the workspace ('.' is its root).")
         if not readable:  # an empty enum admits nothing, and some servers refuse it: no read_text step then
             tools = (tools or set(TOOL_INPUTS) | _workspace_tool_names(schema)) - {"read_text"}
-    if writable := sorted({os.path.normpath(p) for p in writable or ()}):
-        _choices(schema, "WriteTextInput", writable, "A file the task asks for.")
+    written = sorted({os.path.normpath(p) for p in writable or ()}) or None  # an empty enum admits nothing
+    if written:
+        _choices(schema, "WriteTextInput", written, "A file the task asks for.")
     if tools is not None:
         _only_tools(schema, tools)
-    return RunSchema(schema, open_paths)
+    return RunSchema(schema, open_paths, written)
 
 
 def writable_paths(

@@ -275,6 +275,7 @@ class TaskExpectations:
     exact: bool = False  # the one output is one exact text, computed from an input (see the class)
     dirs: tuple[str, ...] = ()  # the directories the task names that are there before the run
     reading: dict[str, Any] | None = None  # the model's reading and where it and the rules differ (for the trace)
+    model_reading: TaskReading | None = None  # the model's reading itself, which omx may plan from (``reading_plan``)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -323,6 +324,7 @@ class TaskExpectations:
             exact=exact,
             dirs=dirs,
             reading=None if reading is None else _agreement(reading, rules, outputs, content, kept, exact),
+            model_reading=reading,
         )
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
