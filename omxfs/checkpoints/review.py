@@ -39,6 +39,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -71,6 +72,11 @@ OPAQUE = "user.overlay.opaque"
 INTERRUPTED = "interrupted-accept"
 #: where omx keeps the records of its runs in a zone (``agent.record.runs_dir``): its trace, not the run's work
 RUN_RECORDS = "runs"
+#: the paths of a run's record: ``runs/<time>/``, its plan and trace, step outputs, earlier plans with theirs
+RUN_RECORD = re.compile(
+    rf"{RUN_RECORDS}(/\d{{8}}-\d{{6}}(-\d+)?(/(plan\.json|trace\.jsonl|outputs(/\d+\.txt)?"
+    r"|plans(/\d+(/(plan\.json|outputs(/\d+\.txt)?))?)?))?)?"
+)
 
 
 @dataclass(frozen=True)
@@ -296,10 +302,24 @@ def _is_opaque(entry: Entry) -> bool:
 
 
 def records_only(change: ZoneDiff) -> bool:
-    """Whether ``change`` adds files and directories under ``runs/`` and does nothing else (nothing at all too)."""
-    under = [p for p in change.added if p == RUN_RECORDS or p.startswith(f"{RUN_RECORDS}/")]
-    kinds = {change.details.get(p, {}).get("type") for p in under}
-    return not change.modified and not change.deleted and len(under) == len(change.added) and kinds <= {"file", "dir"}
+    """Whether ``change`` adds only what omx writes as the record of a run, and does nothing else (nothing at all
+    too): ``runs/<time>/`` with its plan, trace, step outputs and earlier plans (``agent.record.trace``), as
+    directories and plain files no one can execute. Anything else under ``runs/`` (a script, a set-ID file, a
+    name omx never writes) keeps the review pending, like any other change."""
+    return (
+        not change.modified
+        and not change.deleted
+        and all(_run_record(p, change.details.get(p, {})) for p in change.added)
+    )
+
+
+def _run_record(path: str, detail: dict[str, object]) -> bool:
+    if not RUN_RECORD.fullmatch(path) or "link" in detail:
+        return False
+    kind = detail.get("type")
+    if kind == "dir":
+        return not path.endswith((".json", ".jsonl", ".txt"))
+    return kind == "file" and path.endswith((".json", ".jsonl", ".txt")) and not int(str(detail["mode"]), 8) & 0o7111
 
 
 def settle(review: Review) -> tuple[ZoneDiff, bool]:

@@ -112,3 +112,26 @@ def test_a_review_run_that_changes_nothing_leaves_no_review_pending(store: Works
     assert done.returncode == 0, done.stderr
     assert done.stderr == "omxfs run: nothing held for review in bob's zone: the run changed nothing there\n"
     assert not Review(store, "bob").pending
+
+
+def test_a_review_run_that_writes_more_than_a_record_under_runs_stays_pending(store: Workspace) -> None:
+    """``runs/`` lands unreviewed only as omx writes it: a script, an executable output or a name omx never writes
+    there is a change like any other, held until a person decides."""
+    for script in (
+        "mkdir -p runs/20261129-101010 && echo 'rm -rf ~' > runs/20261129-101010/next.sh",
+        "mkdir -p runs/20261129-101010/outputs && echo x > runs/20261129-101010/outputs/1.txt"
+        " && chmod +x runs/20261129-101010/outputs/1.txt",
+        "mkdir -p runs/tools && echo x > runs/tools/plan.json",
+    ):
+        done = subprocess.run([*OMXFS, "run", str(store.root), "--as", "bob", "--review", "--", "sh", "-c", script],
+                              capture_output=True, text=True, timeout=60, env=clean_env(), check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "omxfs run: held for review in bob's zone: " in done.stderr, (script, done.stderr)
+        assert Review(store, "bob").pending
+        assert not (store.root / "agents/bob/runs").exists()  # nothing landed
+        assert omxfs("discard", str(store.root), "bob", "--as", "bob").returncode == 0
+    record = "mkdir -p runs/20261129-101010/outputs && echo x > runs/20261129-101010/outputs/1.txt"
+    done = subprocess.run([*OMXFS, "run", str(store.root), "--as", "bob", "--review", "--", "sh", "-c", record],
+                          capture_output=True, text=True, timeout=60, env=clean_env(), check=False)  # fmt: skip
+    assert "nothing held for review" in done.stderr, done.stderr  # the shape of a record lands, as before
+    assert (store.root / "agents/bob/runs/20261129-101010/outputs/1.txt").read_text() == "x\n"
