@@ -154,7 +154,14 @@ def _branch(ws: Workspace, name: str, branch: str | None, review: bool) -> Revie
 @click.argument("target", metavar="[TO]", required=False)
 @click.option("--json", "as_json", is_flag=True, help='{"added": [...], "modified": [...], "deleted": [...]} + details')
 @click.option("--review", is_flag=True, help="The change a review run holds apart (`omxfs run --review`), not yet in.")
-@_branch_option("The change held apart in")
+@click.option(
+    "--branch",
+    "branch_names",
+    metavar="BRANCH",
+    multiple=True,
+    help="The change held apart in NAME's branch BRANCH (`omxfs run --branch`); given twice, the two branches "
+    "against each other.",
+)
 def diff_command(
     workspace: Path,
     name: str,
@@ -162,25 +169,33 @@ def diff_command(
     target: str | None,
     as_json: bool,
     review: bool,
-    branch: str | None,
+    branch_names: tuple[str, ...],
 ) -> None:
     """What changed in NAME's zone from checkpoint FROM (default: the last) to TO (default: the zone now).
 
     Paths are relative to the zone; text files get a unified diff, others their size and sha256. With --review,
     the change NAME's review runs made, against the zone now: what `omxfs accept` would apply; with --branch
-    BRANCH, the change of that branch (--review is --branch review).
+    BRANCH, the change of that branch (--review is --branch review). With --branch A --branch B, the zone as
+    branch A has it against the zone as branch B has it: two attempts compared.
     """
     from omxfs.checkpoints.diff import diff
     from omxfs.checkpoints.history import ZoneHistory
-    from omxfs.checkpoints.review import pending_diff
+    from omxfs.checkpoints.review import branches_diff, pending_diff
 
-    held = review or branch is not None
+    if len(branch_names) > 2:
+        raise click.UsageError("--branch compares at most two branches: give it once or twice")
+    held = review or bool(branch_names)
     if held and (source or target):
-        flag = "--review" if branch is None else "--branch"
+        flag = "--review" if not branch_names else "--branch"
         raise click.UsageError(f"{flag} compares the zone now with its pending change: give no FROM or TO")
+    if review and len(branch_names) == 2:
+        raise click.UsageError("--review is --branch review: give --branch twice, or --review and no --branch")
     with friendly_errors(), store_of(workspace) as ws:
-        if held:
-            result = pending_diff(_branch(ws, name, branch, review))
+        if len(branch_names) == 2:
+            first, second = (_branch(ws, name, b, False) for b in branch_names)
+            result = branches_diff(first, second)
+        elif held:
+            result = pending_diff(_branch(ws, name, branch_names[0] if branch_names else None, review))
         else:
             result = diff(ZoneHistory(ws, name), source, target)
     if as_json:

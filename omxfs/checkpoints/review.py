@@ -41,6 +41,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -52,7 +53,7 @@ from omxfs.checkpoints.held import Held, kept_times
 from omxfs.checkpoints.records import read_accept_marker
 from omxfs.checkpoints.scan import open_unread, scan_zone
 from omxfs.checkpoints.views import views_running
-from omxfs.errors import NotFound, OSFailure, PathBlocked, from_os_error
+from omxfs.errors import InvalidInput, NotFound, OSFailure, PathBlocked, from_os_error
 from omxfs.store.atomic import open_dir
 from omxfs.store.layout import (
     AGENTS,
@@ -254,6 +255,17 @@ def pending_change(review: Review) -> dict[str, Entry | None]:
 def _composed(review: Review) -> tuple[ZoneDiff, dict[str, Entry]]:
     review.require_pending()
     lower = {e.path: e for e in scan_zone(review.zone_dir, None).entries}
+    merged, read_merged = _merged(review, lower)
+
+    def read_zone(entry: Entry) -> bytes:
+        return _read_unread(review.zone_dir, entry.path)
+
+    return compare(lower, merged, read_zone, read_merged, "zone", review.branch), merged
+
+
+def _merged(review: Review, lower: dict[str, Entry]) -> tuple[dict[str, Entry], Callable[[Entry], bytes]]:
+    """The zone as ``review``'s run sees it: ``lower`` (the zone's entries) with the upper layer over it, and how to
+    read one of its files (from the layer that holds it)."""
     upper = {e.path: e for e in scan_zone(review.upper, None).entries}
     merged = dict(lower)
     from_upper: set[str] = set()
@@ -267,13 +279,23 @@ def _composed(review: Review) -> tuple[ZoneDiff, dict[str, Entry]]:
         merged[path] = replace(entry, xattrs=tuple(x for x in entry.xattrs if not x[0].startswith(OVERLAY_XATTRS)))
         from_upper.add(path)
 
-    def read_zone(entry: Entry) -> bytes:
-        return _read_unread(review.zone_dir, entry.path)
-
     def read_merged(entry: Entry) -> bytes:
         return _read_unread(review.upper if entry.path in from_upper else review.zone_dir, entry.path)
 
-    return compare(lower, merged, read_zone, read_merged, "zone", review.branch), merged
+    return merged, read_merged
+
+
+def branches_diff(source: Review, target: Review) -> ZoneDiff:
+    """Two pending branches of one zone against each other: the zone as ``source``'s run sees it, then as
+    ``target``'s does, like ``omxfs diff`` (what accepting ``target`` instead of ``source`` would give)."""
+    if source.zone != target.zone:
+        raise InvalidInput(f"branches of two zones: {source.zone} and {target.zone}")
+    source.require_pending()
+    target.require_pending()
+    lower = {e.path: e for e in scan_zone(source.zone_dir, None).entries}
+    old, read_old = _merged(source, lower)
+    new, read_new = _merged(target, lower)
+    return compare(old, new, read_old, read_new, source.branch, target.branch)
 
 
 def _read_unread(root: Path, relative: str) -> bytes:

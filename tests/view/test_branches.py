@@ -234,3 +234,24 @@ def test_a_finished_branch_is_discarded_while_a_sibling_runs_but_not_the_running
     assert slow.returncode == 0, err
     assert {n: r["state"] for n, r in _branches(ws).items()} == {"slow": "pending", "quick": "discarded"}
     assert not (zone / "quick.md").exists() and not (zone / "slow.md").exists()
+
+
+def test_two_branches_are_compared_with_each_other(store: Workspace, ok: Ok) -> None:
+    """``omxfs diff --branch A --branch B``: the zone as A has it against the zone as B has it, the text diffs
+    included; the zone itself is in neither side's change."""
+    ws, zone = store.root, store.root / "agents/alice"
+    (zone / "notes.md").write_text("base\n")
+    (zone / "same.md").write_text("kept\n")
+    for name, work in {"one": "echo one > notes.md; echo x > only-one.md", "two": "echo two > notes.md"}.items():
+        done = run_view(ws, "alice", work, "--branch", name)
+        assert done.returncode == 0, done.stderr
+    compared = json.loads(omxfs("diff", str(ws), "alice", "--branch", "one", "--branch", "two", "--json").stdout)
+    assert (compared["from"], compared["to"]) == ("one", "two")
+    assert (compared["added"], compared["modified"], compared["deleted"]) == ([], ["notes.md"], ["only-one.md"])
+    text = omxfs("diff", str(ws), "alice", "--branch", "one", "--branch", "two").stdout
+    assert "-one\n+two\n" in text, text
+    three = omxfs("diff", str(ws), "alice", "--branch", "one", "--branch", "two", "--branch", "x", check=False)
+    assert three.returncode == 2 and "at most two branches" in three.stderr
+    missing = omxfs("diff", str(ws), "alice", "--branch", "one", "--branch", "nope", check=False)
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr, missing.stderr
+    assert (zone / "notes.md").read_text() == "base\n" and not (zone / "only-one.md").exists()
