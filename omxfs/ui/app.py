@@ -2,10 +2,10 @@
 and the supervisor's actions, each one store call.
 
 Who acts is fixed at start (``--as NAME``): a supervisor of the workspace may act (roll a collaborative file back,
-restore a checkpoint, accept or discard a pending review), checked again at each action against the config as it is
-then, and the store audits the action with this process's uid (the person's). Anyone else, or no one named, gets the
-same pages read-only: every agent may read every zone (SPEC §4), so there is nothing to hide from a non-supervisor;
-there is nothing for them to do here either.
+restore a checkpoint, accept or discard a pending review or branch), checked again at each action against the config
+as it is then, and the store audits the action with this process's uid (the person's). Anyone else, or no one named,
+gets the same pages read-only: every agent may read every zone (SPEC §4), so there is nothing to hide from a
+non-supervisor; there is nothing for them to do here either.
 
 Reading is done in worker threads (the store's calls block); the feed is polled every ``POLL`` seconds in one, and
 its new events go to every open page's queue.
@@ -47,11 +47,13 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from omxfs.checkpoints import ZoneHistory, restore
+from omxfs.checkpoints.branches import REVIEW, check_name
 from omxfs.checkpoints.review import Review, accept, discard
 from omxfs.errors import OmxError
 from omxfs.store.workspace import Workspace
 from omxfs.ui import pages, shown
 from omxfs.ui.arrivals import Arrival
+from omxfs.ui.branches import pending_names, zone_branches
 from omxfs.ui.chart import chart
 from omxfs.ui.feed import KINDS, MARK, Event, Feed, Filter, chosen
 from omxfs.ui.guard import Guard, same
@@ -369,6 +371,7 @@ def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starle
                 "target": target,
                 "diff": pages.checkpoint_diff(ws, agent, source, target or None) if source else None,
                 "review": pages.review_diff(ws, agent),
+                "branches": [name for name in pending_names(ws, agent) if name != REVIEW],
                 "done": q.get("done", ""),
                 "refused": refused,
             }
@@ -378,6 +381,14 @@ def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starle
     async def zone_checkpoints(request: Request) -> Response:
         agent = request.path_params["agent"]
         return await threaded(request, "zone_checkpoints.html", zone_page(request, agent))
+
+    def branches_page(request: Request, agent: str, refused: str = "") -> Callable[[], dict[str, Any]]:
+        done = request.query_params.get("done", "")
+        return lambda: {"agent": agent, "branches": zone_branches(ws, agent), "done": done, "refused": refused}
+
+    async def zone_branches_page(request: Request) -> Response:
+        agent = request.path_params["agent"]
+        return await threaded(request, "branches.html", branches_page(request, agent))
 
     async def runs(request: Request) -> Response:
         return await threaded(request, "runs.html", lambda: {"runs": pages.run_rows(ws, state.runs.all())})
@@ -453,36 +464,45 @@ def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starle
         return RedirectResponse(f"/checkpoints/{agent}?{urlencode({'done': done})}", 303)
 
     async def decide_review(request: Request, decide: Callable[[Review, str], str]) -> Response:
-        """Accept or discard ``agent``'s pending review as the supervisor; a refusal of the store (a view of the
-        zone still running, nothing pending) is one line on the zone's page, which is shown again (409)."""
+        """Accept or discard ``agent``'s pending review, or its branch the form names (``branch``), as the
+        supervisor; a refusal of the store (a view of the zone still running, nothing pending, a conflicted branch)
+        is one line on the page the form was on, which is shown again (409)."""
         agent = request.path_params["agent"]
         try:
             form = await check_form(request)
         except PermissionError as exc:
             return failed(request, exc, 403)
-        actor = state.actor
+        actor, back = state.actor, form.get("back")
         assert actor is not None
+
+        def act() -> str:
+            return decide(Review(ws, ws.require_known(agent), check_name(form.get("branch") or REVIEW)), actor)
+
         try:
-            done = await run_in_threadpool(lambda: decide(Review(ws, ws.require_known(agent)), actor))
+            done = await run_in_threadpool(act)
         except (OmxError, ValueError, OSError) as exc:  # OSError: a half-done accept, which accepting again ends
             refused = exc.message if isinstance(exc, OmxError) else str(exc)
+            on_branches = back == "branches"
+            read = branches_page(request, agent, refused) if on_branches else zone_page(request, agent, refused)
             try:
-                context = await run_in_threadpool(zone_page(request, agent, refused))
+                context = await run_in_threadpool(read)
             except (OmxError, ValueError, OSError) as again:
                 return failed(request, again, 409)
-            return render(request, "zone_checkpoints.html", 409, **context)
-        if form.get("back") == "/needs":  # decided from the Needs-you page: back there
+            return render(request, "branches.html" if on_branches else "zone_checkpoints.html", 409, **context)
+        if back == "/needs":  # decided from the Needs-you page: back there
             return RedirectResponse(f"/needs?{urlencode({'done': done})}", 303)
+        if back == "branches":  # decided on the zone's branches page
+            return RedirectResponse(f"/checkpoints/{agent}/branches?{urlencode({'done': done})}", 303)
         return RedirectResponse(f"/checkpoints/{agent}?{urlencode({'done': done})}#reviews", 303)
 
     def accepted(review: Review, actor: str) -> str:
         done = accept(review, actor)
         finished = " (an interrupted accept, finished)" if done.resumed else ""
-        return f"accepted {review.zone}'s review{finished}; undo: restore checkpoint {done.undo}"
+        return f"accepted {review.called}{finished}; undo: restore checkpoint {done.undo}"
 
     def discarded(review: Review, actor: str) -> str:
         discard(review, actor)
-        return f"discarded {review.zone}'s review: the zone is as it was"
+        return f"discarded {review.called}: the zone is as it was"
 
     async def mark_resolved(request: Request) -> Response:
         """Mark what waits for the person (a conflict, a run, a view's limit: its path) resolved: an audit record
@@ -551,6 +571,7 @@ def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starle
         Route("/realtime", realtime),
         Route("/checkpoints", checkpoints),
         Route("/checkpoints/{agent}", zone_checkpoints),
+        Route("/checkpoints/{agent}/branches", zone_branches_page),
         Route("/checkpoints/{agent}/restore", restore_checkpoint, methods=["POST"]),
         Route("/checkpoints/{agent}/accept", accept_review, methods=["POST"]),
         Route("/checkpoints/{agent}/discard", discard_review, methods=["POST"]),

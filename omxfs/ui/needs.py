@@ -1,6 +1,8 @@
 """What waits for the person, newest first: the Needs-you page and the count in every page's header.
 
 - a **review** pending (``omxfs run --review`` held a change apart): it leaves when accepted or discarded;
+- a **branch** pending (``omxfs run --branch NAME``), or conflicted: it leaves when accepted or discarded, on its
+  zone's branches page;
 - a **conflict** not resolved (``resolution``);
 - an omx **run** that failed, was refused, timed out or was not confirmed (``run_records.NEEDING``);
 - a **view that reached a limit** (processes, memory, file size): its daemon's log says so
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from omxfs.checkpoints.review import Review
+from omxfs.checkpoints.review import BranchState, Review, branch_states, pending_branches
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import OmxError
 from omxfs.store.daemon_log import RECORD
@@ -45,13 +47,13 @@ LOG_TAIL = 64 * 1024
 
 @dataclass(frozen=True)
 class Need:
-    kind: str  # "review", "conflict", "run", "limit"
+    kind: str  # "review", "branch", "conflict", "run", "limit"
     epoch: float  # when it came to wait
     agent: str
     title: str  # one line
     reason: str  # why it waits ("" where the title says it)
     link: str  # the page that shows it whole
-    mark: str = ""  # the path a "mark resolved" names ("" for a review: Accept or Discard decide it)
+    mark: str = ""  # the path a "mark resolved" names ("" for a review or a branch: Accept or Discard decide it)
     review: dict[str, Any] | None = field(default=None, compare=False)  # a review's where, views, stat
 
 
@@ -91,8 +93,9 @@ class Needs:
         return counts
 
     def items(self, *, stat: bool = False) -> list[Need]:
-        """Everything that waits, newest first; with ``stat``, each review's diff stat (it hashes the zone)."""
-        found = self._reviews(stat) + self._conflicts() + self._runs() + self._limits()
+        """Everything that waits, newest first; with ``stat``, each review's and branch's diff stat (it hashes the
+        zone)."""
+        found = self._reviews(stat) + self._branches(stat) + self._conflicts() + self._runs() + self._limits()
         return sorted(found, key=lambda n: n.epoch, reverse=True)
 
     def count(self) -> int:
@@ -129,6 +132,29 @@ class Needs:
                     review=shown,
                 )
             )
+        return found
+
+    def _branches(self, stat: bool) -> list[Need]:
+        """The pending branches but the review (which ``_reviews`` shows), each with its changes and state with
+        ``stat``."""
+        found = []
+        for agent in self.ws.agents():
+            held = {b.branch: b for b in pending_branches(self.ws, agent) if not b.is_review}
+            if not held:
+                continue
+            rows: dict[str, BranchState] = {}
+            if stat:
+                with contextlib.suppress(OmxError, OSError):
+                    rows = {row.name: row for row in branch_states(self.ws, agent) if row.name in held}
+            for name, branch in held.items():
+                try:
+                    made = os.stat(branch.dir, follow_symlinks=False).st_mtime
+                except OSError:
+                    continue
+                row = rows.get(name)
+                why = f"{row.state}: {row.stat}{f'; {row.detail}' if row.detail else ''}" if row else ""
+                title = f"branch {name} of {agent}'s zone pending"
+                found.append(Need("branch", made, agent, title, why, link(f"/checkpoints/{agent}/branches")))
         return found
 
     def _conflicts(self) -> list[Need]:

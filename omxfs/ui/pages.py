@@ -41,12 +41,13 @@ class Diffed:
     cut: bool
 
 
-def _classed(found: list[str]) -> Diffed:
+def classed(found: list[str], limit: int = DIFF_LINES) -> Diffed:
+    """The first ``limit`` lines of a unified diff, each with its css class, made visible and cut to a page's size."""
     lines = [
         ("add" if t.startswith("+") else "del" if t.startswith("-") else "hunk" if t.startswith("@@") else "", t)
-        for t in found[:DIFF_LINES]
+        for t in found[:limit]
     ]
-    return Diffed([(c, shown.line(t, 2_000)) for c, t in lines], len(found) > DIFF_LINES)
+    return Diffed([(c, shown.line(t, 2_000)) for c, t in lines], len(found) > limit)
 
 
 # -- team ------------------------------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ def version_diff(ws: Workspace, path: str, a: int, b: int) -> Diffed:
     before, after = version_text(ws, path, a), version_text(ws, path, b)
     old = shown.content(*before).splitlines()
     new = shown.content(*after).splitlines()
-    return _classed(list(difflib.unified_diff(old, new, f"{path} v{a}", f"{path} v{b}", lineterm="", n=3)))
+    return classed(list(difflib.unified_diff(old, new, f"{path} v{a}", f"{path} v{b}", lineterm="", n=3)))
 
 
 def conflict(ws: Workspace, record: str) -> dict[str, Any]:
@@ -179,7 +180,7 @@ def checkpoints(ws: Workspace, agent: str) -> list[dict[str, Any]]:
 
 def checkpoint_diff(ws: Workspace, agent: str, source: str, target: str | None) -> Diffed:
     result = diff(ZoneHistory(ws, ws.require_known(agent)), source, target)
-    return _classed([part for line in result.lines() for part in line.splitlines()])
+    return classed([part for line in result.lines() for part in line.splitlines()])
 
 
 # -- reviews (``omxfs run --review``) --------------------------------------------------------------------------
@@ -205,7 +206,7 @@ def review_diff(ws: Workspace, agent: str) -> dict[str, Any] | None:
         return {**found, "diff": None, "error": exc.message if isinstance(exc, OmxError) else str(exc)}
     lines = [part for line in result.lines() for part in line.splitlines()]
     stat = f"{len(result.added)} added, {len(result.modified)} modified, {len(result.deleted)} deleted"
-    return {**found, "diff": _classed(lines), "stat": stat, "error": ""}
+    return {**found, "diff": classed(lines), "stat": stat, "error": ""}
 
 
 # -- runs ------------------------------------------------------------------------------------------------------

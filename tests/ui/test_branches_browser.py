@@ -1,0 +1,138 @@
+"""A zone's branches side by side, in a real headless chromium: three branches of bob's zone made by real ``omxfs
+run --branch`` views (two change the same file, one another), each shown with its change; Accept on one makes the
+sibling that changed the same file conflicted (both sides shown, no Accept) and leaves the other acceptable, which is
+then accepted; the zone ends with both accepted changes. Links from the zone's page and from Needs you; a form
+without the token changes nothing; a symlink a branch holds is never followed. One server and one browser."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omxfs.store import Workspace
+from tests.checkpoints.conftest import omxfs
+from tests.ui.conftest import SCREENSHOTS, Server
+from tests.view.conftest import run_view
+
+#: each branch's work in bob's zone: first and rival change notes.md and link.md, aside adds a file of its own
+WORK = {
+    "first": "echo first > notes.md; echo plain > link.md",
+    "rival": "echo rival > notes.md; ln -sf {secret} link.md",  # link.md: a symlink to a file outside the zone
+    "aside": "echo aside > aside.md",
+}
+#: what the file outside holds: no page may show it
+SECRET = "the person's secret, outside every zone\n"
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent: the branches are made by views")
+    top = tmp_path_factory.mktemp("branches")
+    ws = Workspace.init(top / "ws", agents=["alice", "bob"], supervisors=["boss"])
+    (ws.root / "agents/bob/notes.md").write_text("base\n")
+    (ws.root / "agents/bob/link.md").write_text("base link\n")
+    secret = top / "secret.txt"
+    secret.write_text(SECRET)
+    for name, work in WORK.items():
+        done = run_view(ws.root, "bob", work.format(secret=secret), "--branch", name)
+        assert done.returncode == 0, done.stderr
+    return ws
+
+
+def _column(page: Any, name: str) -> Any:
+    return page.locator(f"#branches section.branch[data-branch={name}]")
+
+
+def _files(column: Any) -> list[str]:
+    return [text.strip() for text in column.locator("ul.files li").all_inner_texts()]
+
+
+def _states(ws: Workspace) -> dict[str, str]:
+    """What ``omxfs branches --json`` says of each branch: the CLI's reading, beside the page's."""
+    return {row["name"]: row["state"] for row in json.loads(omxfs("branches", str(ws.root), "bob", "--json").stdout)}
+
+
+def test_a_zones_branches_side_by_side_accept_one_the_rival_is_conflicted_the_other_still_accepted(
+    page: Any, server: Server, team: Workspace
+) -> None:
+    zone = team.root / "agents/bob"
+    page.goto(f"{server.base}/needs")  # each waits in Needs you, linked to the branches page
+    rows = page.locator("#needs-list tr.need[data-kind=branch]")
+    assert sorted(rows.locator("td:nth-child(2) a").all_inner_texts()) == [
+        f"branch {name} of bob's zone pending" for name in sorted(WORK)
+    ]
+    assert sorted(rows.locator(".why").all_inner_texts()) == ["pending: +0 ~2 -0"] * 2 + ["pending: +1 ~0 -0"]
+    assert rows.locator("a.decide").first.get_attribute("href") == "/checkpoints/bob/branches"
+    page.goto(f"{server.base}/checkpoints/bob")  # and so does the zone's page
+    assert "3 pending (aside, first, rival)" in page.locator("#zone-branches").inner_text()
+    page.locator("#zone-branches a").click()
+    page.wait_for_url(f"{server.base}/checkpoints/bob/branches")
+    page.wait_for_selector("body[data-live=ready]")
+
+    for name in WORK:
+        column = _column(page, name)
+        assert column.get_attribute("data-state") == "pending"
+        assert column.locator("form.accept button").count() == 1
+        meta = column.locator("table.meta").inner_text()
+        assert "parent\tagents/bob" in meta and "by\tbob" in meta
+    assert _files(_column(page, "first")) == ["changed link.md", "changed notes.md"]
+    assert _files(_column(page, "rival")) == ["changed link.md (file -> symlink)", "changed notes.md"]
+    assert _files(_column(page, "aside")) == ["added aside.md"]
+    assert _column(page, "first").locator(".stat").inner_text() == "+0 ~2 -0"
+    first_diff = _column(page, "first").locator(".diff").inner_text()
+    assert "-base" in first_diff and "+first" in first_diff and "+plain" in first_diff
+    assert "+rival" in _column(page, "rival").locator(".diff").inner_text()
+    assert "+aside" in _column(page, "aside").locator(".diff").inner_text()
+
+    _column(page, "first").locator("form.accept button").click()
+    page.locator("#done").wait_for()
+    assert page.locator("#done").inner_text().startswith("accepted bob's branch first; undo: restore checkpoint ")
+    assert (zone / "notes.md").read_text() == "first\n"
+
+    rival = _column(page, "rival")
+    assert rival.get_attribute("data-state") == "conflicted"
+    assert rival.locator("form.accept").count() == 0  # kept, to be discarded only
+    assert rival.locator("form.discard button").count() == 1
+    sides = rival.locator(".conflict[data-path='notes.md']")
+    assert sides.locator(".zone-side").inner_text() == "first\n"
+    assert sides.locator(".branch-side").inner_text() == "rival\n"
+    linked = rival.locator(".conflict[data-path='link.md']")
+    assert linked.locator(".zone-side").inner_text() == "plain\n"
+    assert linked.locator(".branch-side").inner_text() == "(a symlink)"  # never followed out of the layer
+    assert SECRET.strip() not in page.content()
+    assert _column(page, "aside").locator("form.accept button").count() == 1
+    assert page.locator("#ended tr[data-branch=first]").get_attribute("data-state") == "accepted"
+    assert _states(team) == {"aside": "pending", "rival": "conflicted", "first": "accepted"}
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "ui-branches.png"), full_page=True)
+
+    _column(page, "aside").locator("form.accept button").click()
+    page.locator("#done").wait_for()
+    assert page.locator("#done").inner_text().startswith("accepted bob's branch aside")
+    assert _column(page, "aside").count() == 0
+    assert _column(page, "rival").get_attribute("data-state") == "conflicted"
+    assert (zone / "notes.md").read_text() == "first\n"
+    assert (zone / "link.md").read_text() == "plain\n" and not (zone / "link.md").is_symlink()
+    assert (zone / "aside.md").read_text() == "aside\n"
+    assert _states(team) == {"rival": "conflicted", "first": "accepted", "aside": "accepted"}
+    page.goto(f"{server.base}/needs")  # the conflicted one waits still, to be discarded, with why
+    rows = page.locator("#needs-list tr.need[data-kind=branch]")
+    assert rows.count() == 1
+    assert rows.locator(".why").inner_text() == "conflicted: +0 ~2 -0; with first: link.md, notes.md"
+
+
+def test_an_accept_without_the_forms_token_is_refused_and_changes_nothing(
+    page: Any, server: Server, team: Workspace
+) -> None:
+    answer = page.request.post(
+        f"{server.base}/checkpoints/bob/discard",
+        form={"token": "not-the-token", "branch": "rival", "back": "branches"},
+        headers={"origin": server.base},
+    )
+    assert answer.status == 403
+    assert Path(team.root / ".omxfs/branches/bob/rival").is_dir()
