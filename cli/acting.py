@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from omxfs.errors import OmxError
-from omxfs.fuse.mounts import FSTYPE, mount_at
+from omxfs.mount_table import FSTYPE, mount_at
 from omxfs.store.config import Config, parse_config
 from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.store.mount_records import read_records

@@ -16,7 +16,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class UnprobedPath(click.ParamType[Path, Any]):
     """A path taken as written, without the ``stat`` that ``click.Path`` makes of it: the path may be a mount whose
     daemon does not answer, and a stat of it would wait for good before the command could say so
-    (``mounts.probe`` asks in a process of its own, with a time limit)."""
+    (``mount_table.probe`` asks in a process of its own, with a time limit)."""
 
     name = "path"
 

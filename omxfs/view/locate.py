@@ -12,8 +12,8 @@
 The result is an ``O_PATH`` descriptor the caller owns, checked to be a store and not the mount.
 
 WS is probed before anything stats it: a mount whose daemon is stopped or hung would make that stat (and
-``omxfs run``) wait for good; ``mounts.probe`` asks in a process of its own, with a time limit. ``omx`` probes the
-paths it is given the same way (``check_answers``) before it stats them or starts again in a view.
+``omxfs run``) wait for good; ``mount_table.probe`` asks in a process of its own, with a time limit. ``omx`` probes
+the paths it is given the same way (``check_answers``) before it stats them or starts again in a view.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omxfs.errors import MountError
-from omxfs.fuse.mounts import FSTYPE, MountEntry, State, mount_at, mount_table, probe
+from omxfs.mount_table import FSTYPE, MountEntry, State, mount_at, mount_table, probe
 from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.store.mount_records import read_records
 
