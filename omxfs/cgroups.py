@@ -22,7 +22,6 @@ import errno
 import os
 import re
 import resource
-import secrets
 import signal
 import sys
 import time
@@ -430,7 +429,7 @@ def view_name(launcher: int) -> str:
 
 def unique_name(stem: str) -> str:
     """``stem`` with a random suffix, for trees that no other process looks up by name (steps)."""
-    return f"{stem}-{secrets.token_hex(4)}"
+    return f"{stem}-{os.urandom(4).hex()}"
 
 
 # -- what a running tree holds -------------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
@@ -182,7 +181,7 @@ class BlobStore:
 
     def _stage(self, fill: Callable[[int], int]) -> str:
         """A new temp file filled by ``fill(fd) -> bytes written``; removed again on any error."""
-        tmp = f"{self._staging}/blob.{secrets.token_hex(8)}.tmp"
+        tmp = f"{self._staging}/blob.{os.urandom(8).hex()}.tmp"
         try:
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
             try:

@@ -35,7 +35,6 @@ import bisect
 import contextlib
 import operator
 import os
-import secrets
 import stat
 import threading
 import time
@@ -409,7 +408,7 @@ class ZoneHistory:
     def _stage(self, parts: list[bytes]) -> str:
         """``parts``, one after the other, in a new temp file of the store (not yet durable: ``_create`` syncs it
         with the blobs)."""
-        staged = os.path.join(self.ws.meta, TMP, f"manifest.{secrets.token_hex(8)}.tmp")
+        staged = os.path.join(self.ws.meta, TMP, f"manifest.{os.urandom(8).hex()}.tmp")
         out = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
             left = [memoryview(part) for part in parts if part]

@@ -29,7 +29,6 @@ from __future__ import annotations
 import bisect
 import errno
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,7 +70,7 @@ def restore(history: ZoneHistory, actor: str, number: int, paths: tuple[str, ...
     rels = tuple(str(relative_path(p)) for p in paths) or target.paths
     message = f"before restoring checkpoint {number}"
     roots = touched(history.zone_dir, rels)
-    work = history.dir / RESTORING / secrets.token_hex(8)
+    work = history.dir / RESTORING / os.urandom(8).hex()
     work.mkdir(parents=True)
     try:
         if rels:

@@ -1,7 +1,7 @@
 """The two Linux calls the os module lacks: ``syncfs(2)`` and ``renameat2(2)``, through the interpreter's libc.
 
-The fsync threads' ``concurrent.futures`` (with ``logging``) is imported when a first pool starts: the commands that
-only read the history (``omxfs diff``, ``checkpoints``) do not load it.
+``fsync_together`` issues its fsyncs from threads of its own (``threading`` and a queue: ``concurrent.futures``
+would load ``logging`` with it into every command that checkpoints).
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ import contextlib
 import ctypes
 import functools
 import os
+import queue
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
 
 
 @functools.cache
@@ -49,27 +47,68 @@ def renameat2(old_dir_fd: int, old: str, new_dir_fd: int, new: str, flags: int) 
 FSYNC_THREADS = 16
 
 
-_pools: dict[int, ThreadPoolExecutor] = {}
+class _Batch:
+    """The fsyncs of one ``fsync_together`` call: how many are left, and the first failure of each path."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.failures: dict[int, BaseException] = {}
+        self.done = threading.Condition()
+
+    def run(self, index: int, path: str | Path | int) -> None:
+        try:
+            fsync_path(path)
+        except BaseException as exc:
+            self.failures[index] = exc
+        with self.done:
+            self.left -= 1
+            if not self.left:
+                self.done.notify()
+
+    def wait(self) -> None:
+        with self.done:
+            self.done.wait_for(lambda: not self.left)
+        if self.failures:
+            raise self.failures[min(self.failures)]
 
 
-def _fsync_pool() -> ThreadPoolExecutor:
-    # per process: a child forked after a checkpoint inherits the pool but none of its threads
-    pid = os.getpid()
-    pool = _pools.get(pid)
-    if pool is None:
-        from concurrent.futures import ThreadPoolExecutor
+class _Threads:
+    """Up to ``FSYNC_THREADS`` threads that run the fsyncs put on one queue, started as calls need them."""
 
-        pool = _pools[pid] = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="omxfs-fsync")
-    return pool
+    def __init__(self) -> None:
+        self.work: queue.SimpleQueue[tuple[_Batch, int, str | Path | int]] = queue.SimpleQueue()
+        self.started = 0
+        self.starting = threading.Lock()
+
+    def run(self, paths: Sequence[str | Path | int]) -> None:
+        batch = _Batch(len(paths))
+        with self.starting:
+            while self.started < min(len(paths), FSYNC_THREADS):
+                threading.Thread(target=self._serve, name=f"omxfs-fsync_{self.started}", daemon=True).start()
+                self.started += 1
+        for index, path in enumerate(paths):
+            self.work.put((batch, index, path))
+        batch.wait()
+
+    def _serve(self) -> None:
+        while True:
+            batch, index, path = self.work.get()
+            batch.run(index, path)
+
+
+_threads: dict[int, _Threads] = {}
 
 
 def fsync_together(paths: Sequence[str | Path | int]) -> None:
     """fsync each of ``paths`` (files or directories, or descriptors open on them), all at once from threads: the
-    filesystem commits them in one journal transaction where one after the other would wait for one each."""
+    filesystem commits them in one journal transaction where one after the other would wait for one each. Returns
+    once every fsync has returned; the first failure (in the order of ``paths``) is raised then."""
     if len(paths) == 1:
         fsync_path(paths[0])
     elif paths:
-        list(_fsync_pool().map(fsync_path, paths))
+        # per process: a child forked after a checkpoint inherits the threads' record but none of the threads
+        threads = _threads.setdefault(os.getpid(), _Threads())
+        threads.run(paths)
 
 
 def fsync_path(path: str | Path | int) -> None:

@@ -19,7 +19,6 @@ import functools
 import hashlib
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -345,7 +344,7 @@ class AtomicWriter:
     def stage(self, data: bytes, what: Path, *, mode: int = 0o644, durable: bool = True) -> Path:
         """``data`` in a new temp file, fsynced unless not ``durable``, named after ``what``; on an OS error
         nothing is left behind."""
-        tmp = self.tmp_dir / f"{what.name[:40]}.{secrets.token_hex(8)}.tmp"
+        tmp = self.tmp_dir / f"{what.name[:40]}.{os.urandom(8).hex()}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
             try:
@@ -420,7 +419,7 @@ def create_exclusive(dir_fd: int, name: str, data: bytes, *, staging: Path, mode
     is created with ``O_EXCL`` and written in place (a reader may then briefly see it short and must wait).
     The caller fsyncs the directory to make the name durable.
     """
-    tmp = f"{name[:40]}.{secrets.token_hex(8)}.tmp"
+    tmp = f"{name[:40]}.{os.urandom(8).hex()}.tmp"
     staging_fd = os.open(staging, _DIR_FLAGS)
     try:
         write_new(staging_fd, tmp, data, mode=mode)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 def record_name(timestamp: str) -> tuple[str, str]:
     """(day directory, file name) of a record made at ``timestamp`` (``utc_now``), unique by a random token."""
     compact = timestamp.replace("-", "").replace(":", "")
-    return timestamp[:10], f"{compact}-{secrets.token_hex(8)}.json"
+    return timestamp[:10], f"{compact}-{os.urandom(8).hex()}.json"
 
 
 def append(meta: Path, record: dict[str, Any]) -> None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-import secrets
 import stat
 import threading
 import time
@@ -322,7 +321,7 @@ class CollabZone:
         try:
             # staged whole in the store's temp directory first: a writer killed at any point leaves no half file
             # in .versions/, at most a whole staged one no entry names (fsck removes it once old)
-            staged = staged_name(entry.version, secrets.token_hex(8))
+            staged = staged_name(entry.version, os.urandom(8).hex())
             self.ws.writer.write(self.versions_dir, rel / staged, content, mode=0o444, sync_dir=False)
             record = VersionRecord(**entry.model_dump(), staged=staged)
             try:

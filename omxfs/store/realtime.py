@@ -16,7 +16,6 @@ tombstone says what was removed, not by whom), so they cannot be attributed and 
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -52,7 +51,7 @@ class RealtimeZone:
         self._writers: dict[tuple[str, str], Writer] = {}
         self._lock = threading.Lock()
         self._pid = os.getpid()
-        self._token = secrets.token_hex(8)
+        self._token = os.urandom(8).hex()
 
     # -- writers ----------------------------------------------------------------------------------------------
 
@@ -66,7 +65,7 @@ class RealtimeZone:
         if self._pid != os.getpid():
             with self._lock:
                 if self._pid != os.getpid():
-                    self._pid, self._token = os.getpid(), secrets.token_hex(8)
+                    self._pid, self._token = os.getpid(), os.urandom(8).hex()
                     self._writers = {}
 
     def _writer(self, actor: str, doc_id: str) -> Writer:
