@@ -6,7 +6,6 @@ from cli import loading  # before the rest: a Ctrl-C while they load ends omxfs 
 
 # isort: split
 import contextlib
-import getpass
 import os
 import sys
 from pathlib import Path
@@ -193,6 +192,8 @@ def mount(
     Requests are made by an agent: the uid map of the workspace config, else the caller's OMX_AGENT,
     else NAME given with --as. The log is WORKSPACE/.omxfs/logs/mount-<pid>.log.
     """
+    import getpass
+
     from omxfs.errors import OmxError
     from omxfs.fuse import mounts
     from omxfs.shell_line import shell_line

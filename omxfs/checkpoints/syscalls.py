@@ -1,7 +1,7 @@
 """The two Linux calls the os module lacks: ``syncfs(2)`` and ``renameat2(2)``, through the interpreter's libc.
 
-``fsync_together`` issues its fsyncs from threads of its own (``threading`` and a queue: ``concurrent.futures``
-would load ``logging`` with it into every command that checkpoints).
+``fsync_together`` issues its fsyncs from threads of its own (``threading`` alone: ``concurrent.futures`` would
+load ``queue`` and ``logging`` with it into every command that checkpoints).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import contextlib
 import ctypes
 import functools
 import os
-import queue
 import threading
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -76,23 +76,25 @@ class _Threads:
     """Up to ``FSYNC_THREADS`` threads that run the fsyncs put on one queue, started as calls need them."""
 
     def __init__(self) -> None:
-        self.work: queue.SimpleQueue[tuple[_Batch, int, str | Path | int]] = queue.SimpleQueue()
+        self.work: deque[tuple[_Batch, int, str | Path | int]] = deque()
+        self.ready = threading.Condition()
         self.started = 0
-        self.starting = threading.Lock()
 
     def run(self, paths: Sequence[str | Path | int]) -> None:
         batch = _Batch(len(paths))
-        with self.starting:
+        with self.ready:
             while self.started < min(len(paths), FSYNC_THREADS):
                 threading.Thread(target=self._serve, name=f"omxfs-fsync_{self.started}", daemon=True).start()
                 self.started += 1
-        for index, path in enumerate(paths):
-            self.work.put((batch, index, path))
+            self.work.extend((batch, index, path) for index, path in enumerate(paths))
+            self.ready.notify(len(paths))
         batch.wait()
 
     def _serve(self) -> None:
         while True:
-            batch, index, path = self.work.get()
+            with self.ready:
+                self.ready.wait_for(lambda: self.work)
+                batch, index, path = self.work.popleft()
             batch.run(index, path)
 
 
