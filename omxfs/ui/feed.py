@@ -4,8 +4,9 @@ events as they land.
 Every event is a file the store creates: a version's entry (``collaborative/.versions/<path>/vN.json``), a
 rejected write's record (``.conflicts/<agent>/<path>.rejected-K.json``), a delivery's ``.meta.json``, a realtime
 writer's state file (``.crdt_state/.writers/<doc>/<replica>.<seq>.crdt.json``, a new name per write), a checkpoint's
-manifest, an audit record (an accept or discard of a review is a ``review`` event), a review's directory
-(``.omxfs/reviews/<zone>/``: a review run holds a change apart), and the lines of an omx run's ``trace.jsonl``
+manifest, an audit record (an accept or discard of a review or a branch is a ``review`` event), a review's directory
+(``.omxfs/reviews/<zone>/``: a review run holds a change apart) or a branch's and the end of a branch's run
+(``.omxfs/branches/<zone>/<name>/``, ``held_branches``), and the lines of an omx run's ``trace.jsonl``
 (``agents/<a>/runs/<ts>/``). A write in a private zone makes no file of the store's: the zones' own files are
 watched for it (``zones``: inotify for this machine's writes, stamps for other machines'), one ``write`` event per
 zone and poll, its owner's.
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from omxfs.checkpoints.branches import BRANCHES
 from omxfs.checkpoints.manifest import load_head
 from omxfs.errors import OmxError
 from omxfs.store.layout import (
@@ -64,6 +66,7 @@ from omxfs.store.records import load_handoff_meta, load_version_record
 from omxfs.store.replicas import agent_of, parse_writer_file
 from omxfs.ui.arrivals import Arrival, Arrivals
 from omxfs.ui.files import read_part
+from omxfs.ui.held_branches import HeldBranches
 from omxfs.ui.stamps import SETTLE
 from omxfs.ui.zones import PrivateZones
 
@@ -72,8 +75,9 @@ RUNS = "runs"
 TRACE = "trace.jsonl"
 #: the kinds of event, in the order the filter lists them
 KINDS = ("write", "commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run")
-#: the audit's actions that decide a review (``omxfs.checkpoints.review``): shown as review events
-REVIEW_ACTIONS = ("accept review", "discard review")
+#: the audit's actions that decide a review or a branch (``omxfs.checkpoints.review``): shown as review events
+BRANCH_ACTIONS = ("accept branch", "discard branch")
+REVIEW_ACTIONS = ("accept review", "discard review", *BRANCH_ACTIONS)
 #: seconds a delivery without a message waits to be an event: a message set right after the copy (``setfattr -n
 #: user.omx.message``) rewrites its metadata, the same delivery, which is one event, with the message
 HOLD = 1.0
@@ -195,6 +199,7 @@ class Feed:
         self._runs: dict[str, int] = {}  # agents/<a>/runs/<ts>/trace.jsonl → bytes read of it
         self._reviews_stamp = 0  # .omxfs/reviews when last listed
         self._reviews: dict[str, str] = {}  # zone → the key of its pending review's event
+        self._branches = HeldBranches(root / META_DIR)
         self.marks: dict[str, dict[str, Any]] = {}  # path → the audit record that marked it resolved (``MARK``)
         self.zones = zones or PrivateZones(root / AGENTS)
         self.zones.poll(quiet=True)  # what the zones hold now: learned, the writes from now on are events
@@ -221,6 +226,7 @@ class Feed:
                         new.append(event)
         new += self._run_events()
         new += self._review_events()
+        new += self._branch_events()
         new += self._zone_events()
         new.sort(key=lambda e: e.epoch)
         return new
@@ -359,13 +365,15 @@ class Feed:
             if action == MARK:
                 self.marks.setdefault(path, record)
             decided = action.startswith(REVIEW_ACTIONS) and path.startswith(f"{AGENTS}/")
+            zone_page = f"/checkpoints/{path.split('/', 1)[1]}" if decided else ""
+            page = f"{zone_page}/branches" if action.startswith(BRANCH_ACTIONS) else zone_page
             yield Event(
                 epoch_of(record.get("timestamp"), 0.0),
                 "review" if decided else "audit",
                 str(record.get("agent", "")),
                 path if decided else META_DIR,
                 f"{action} {path} (uid {record.get('uid')}, pid {record.get('pid')})",
-                link(f"/checkpoints/{path.split('/', 1)[1]}") if decided else link("/activity", kind="audit"),
+                link(page) if decided else link("/activity", kind="audit"),
                 f"audit:{entry.path}",
             )
 
@@ -463,6 +471,24 @@ class Feed:
                 )
             )
         return found
+
+    def _branch_events(self) -> list[Event]:
+        """A branch held (its directory made by its first run), once per branch, and each of its runs that ended
+        (``held_branches``)."""
+        return [
+            Event(
+                found.epoch,
+                "review",
+                found.zone,
+                f"{AGENTS}/{found.zone}",
+                f"branch {found.name} of {found.zone} "
+                + ("run ended: its change waits" if found.ran else "held a change apart")
+                + f" ({META_DIR}/{BRANCHES}/{found.zone}/{found.name}): accept or discard it",
+                link(f"/checkpoints/{found.zone}/branches"),
+                found.key,
+            )
+            for found in self._branches.poll()
+        ]
 
 
 def _read(path: str) -> bytes:

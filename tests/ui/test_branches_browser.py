@@ -1,13 +1,15 @@
 """A zone's branches side by side, in a real headless chromium: three branches of bob's zone made by real ``omxfs
 run --branch`` views (two change the same file, one another), each shown with its change; Accept on one makes the
 sibling that changed the same file conflicted (both sides shown, no Accept) and leaves the other acceptable, which is
-then accepted; the zone ends with both accepted changes. Links from the zone's page and from Needs you; a form
-without the token changes nothing; a symlink a branch holds is never followed. One server and one browser."""
+then accepted; the zone ends with both accepted changes. Links from the zone's page and from Needs you; a branch made
+while the page is open shows in it live; a form without the token changes nothing; a symlink a branch holds is never
+followed. One server and one browser."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ import pytest
 from omxfs.store import Workspace
 from tests.checkpoints.conftest import omxfs
 from tests.ui.conftest import SCREENSHOTS, Server
-from tests.view.conftest import run_view
+from tests.view.conftest import clean_env, run_view, view_argv
 
 #: each branch's work in bob's zone: first and rival change notes.md and link.md, aside adds a file of its own
 WORK = {
@@ -24,6 +26,8 @@ WORK = {
     "rival": "echo rival > notes.md; ln -sf {secret} link.md",  # link.md: a symlink to a file outside the zone
     "aside": "echo aside > aside.md",
 }
+#: ms: what the page reaches by its event stream (a poll of 0.2 s, a refresh after 0.5 s)
+WAIT = 15_000
 #: what the file outside holds: no page may show it
 SECRET = "the person's secret, outside every zone\n"
 
@@ -124,6 +128,36 @@ def test_a_zones_branches_side_by_side_accept_one_the_rival_is_conflicted_the_ot
     rows = page.locator("#needs-list tr.need[data-kind=branch]")
     assert rows.count() == 1
     assert rows.locator(".why").inner_text() == "conflicted: +0 ~2 -0; with first: link.md, notes.md"
+
+
+def test_a_branch_made_while_the_page_is_open_shows_in_it_and_its_change_once_its_run_ended_without_a_reload(
+    page: Any, server: Server, team: Workspace, tmp_path: Path
+) -> None:
+    page.goto(f"{server.base}/checkpoints/bob/branches")
+    page.wait_for_selector("body[data-live=ready]")
+    page.evaluate("window.__stayed = 1")  # gone if the page were loaded again
+    waiting = int(page.locator("#needs-count").inner_text())
+    go = tmp_path / "go"
+    script = f"until [ -e {go} ]; do sleep 0.05; done; echo late > late.md"  # writes once the page shows it running
+    argv = view_argv(team.root, "bob", script, "--branch", "late", "--bind", str(tmp_path))
+    view = subprocess.Popen(argv, cwd=team.root.parent, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        late = _column(page, "late")
+        late.locator(".detail").wait_for(timeout=WAIT)
+        assert late.locator(".detail").inner_text().startswith("running (pid ")
+        assert _files(late) == ["no change"]
+        page.wait_for_function(f"() => document.getElementById('needs-count').textContent === '{waiting + 1}'")
+        go.touch()
+        _, err = view.communicate(timeout=60)
+        assert view.returncode == 0, err
+    finally:
+        if view.poll() is None:
+            view.kill()
+            view.communicate()
+    late.locator("ul.files li[data-path='late.md']").wait_for(timeout=WAIT)  # the end of its run is an event
+    assert _files(late) == ["added late.md"]
+    assert late.locator(".detail").count() == 0 and late.locator("form.accept button").count() == 1
+    assert page.evaluate("window.__stayed") == 1
 
 
 def test_an_accept_without_the_forms_token_is_refused_and_changes_nothing(
