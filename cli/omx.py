@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -32,9 +32,13 @@ Model: --model / OMX_MODEL (e.g. openai/gpt-4o-mini, ollama/llama3.1); --api-bas
 OpenAI-compatible server, e.g. --model openai/qwen2.5 --api-base http://127.0.0.1:8080/v1.
 --model scripted:FILE runs without a model (demos, tests): FILE is a JSON list of the model's answers in order,
 each a string or {"content": "..."}; for omx "TASK" the first is the plan as JSON text (the format omx schema
-prints), then one answer per llm step. scripts/demo_team.sh writes such files.
+prints), then one answer per llm step; {"attempts": [LIST, LIST...]} gives attempt K of --attempts the K-th
+list. scripts/demo_team.sh writes such files.
 Waiting: --timeout / OMX_TIMEOUT seconds per request (60); 429, 5xx and connection errors are tried again
 OMX_RETRIES times (3) with backoff, each retry shown on stderr and kept in the trace."""
+
+#: the most attempts one ``omx --attempts`` runs: each is a view, a plan and a branch to read
+MAX_ATTEMPTS = 20
 
 #: what omx says when no model is chosen: what to do, not an "LLM error" (no model was asked anything)
 NO_MODEL = (
@@ -47,12 +51,15 @@ NO_MODEL = (
 def build_model(model: str | None, api_base: str | None, timeout: float | None = None) -> Model:
     """The model for a run, retried on transient failures (each retry told on stderr) with a spinner on a
     terminal; tests replace this function to script the model."""
+    from agent.attempts import scripted_for_attempt
     from agent.model.llm import LLMError, model_from_settings
     from agent.model.waiting import RetryPolicy, WaitingModel
 
     if not (model or os.environ.get("OMX_MODEL")):
         raise LLMError(NO_MODEL)
-    inner = model_from_settings(model, api_base, timeout=timeout)
+    inner = scripted_for_attempt(model or os.environ.get("OMX_MODEL")) or model_from_settings(
+        model, api_base, timeout=timeout
+    )
     warn = lambda line: click.echo(f"omx: {line}", err=True)  # noqa: E731
     return WaitingModel(inner, RetryPolicy.from_env(), on_retry=warn, progress=sys.stderr)
 
@@ -246,6 +253,22 @@ _loop = click.option(
     "from the task is met, failed otherwise, never success (no plan's code to verify). Not with --dry-run or "
     "--replans.",
 )
+_attempts = click.option(
+    "--attempts",
+    type=click.IntRange(min=1, max=MAX_ATTEMPTS),
+    metavar="N",
+    help="With --as on an omxfs workspace: run TASK N times, each attempt held apart as a branch of the agent's zone "
+    "(attempt-K, numbered on from the pending ones) with its own plan, confirmation, checks and trace; then a table "
+    "of each one's outcome, checks met and changes, with the commands to compare and accept one. One after another, "
+    "each plan asked as a single run's is; more than one without --yes needs a terminal to ask on. Not with "
+    "--review, --dry-run or --loop.",
+)
+_parallel = click.option(
+    "--parallel",
+    is_flag=True,
+    help="With --attempts and --yes: run the attempts at once (a model server that answers one request at a time "
+    "gains nothing), their output lines marked [attempt-K]; a plan --yes does not run is not confirmed.",
+)
 _timeout = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -279,6 +302,8 @@ def main() -> None:
 @_replans
 @_limits
 @_loop
+@_attempts
+@_parallel
 def task_command(
     task: str,
     yes: bool,
@@ -296,9 +321,17 @@ def task_command(
     max_memory: int | None,
     max_file_size: int | None,
     loop: bool,
+    attempts: int | None,
+    parallel: bool,
 ) -> None:
     """Plan TASK, show the plan, and run it once confirmed (the default command: omx "TASK"); with --loop, do it
-    in a tool loop, each call confirmed as a plan step."""
+    in a tool loop, each call confirmed as a plan step; with --attempts N, N times, each in a branch."""
+    from agent.attempts import this_attempt
+
+    if parallel and attempts is None:
+        raise click.UsageError("--parallel runs the attempts of --attempts N at once: give --attempts too")
+    if attempts is not None and this_attempt() is None:  # in the view of an attempt: the one run it is
+        _run_attempts(attempts, parallel, as_agent, workspace, yes, dry_run or loop, review)
     if loop and (dry_run or replans is not None):
         raise click.UsageError('--loop runs no plan: --dry-run and --replans are for omx "TASK" without --loop')
     if loop:
@@ -310,6 +343,64 @@ def task_command(
     options.judge, options.replans = not no_judge, replans
     options.limits = _limits_given(max_procs, max_memory, max_file_size)
     _guarded(lambda: run_task(task, options, ClickUI(), lambda: build_model(model, api_base, timeout)))
+
+
+def _run_attempts(
+    count: int, parallel: bool, as_agent: str | None, workspace: Path | None, yes: bool, other_mode: bool, review: bool
+) -> NoReturn:
+    """``--attempts N``: the task run N times, each in a branch of the agent's zone (``agent.attempts``), then the
+    table; omx exits with the attempts' status. Refused as ``--review`` is, and where nothing could be asked."""
+    from agent.attempts import exit_status, run_attempts, table
+    from agent.record.runs_dir import RunsError, is_omxfs_store
+    from agent.view import in_view
+    from omxfs.errors import OmxError
+
+    if review:
+        raise click.UsageError("an attempt is a branch of the agent's zone already, held apart as --review holds a "
+                               "run: give one of --attempts and --review")  # fmt: skip
+    if not as_agent:
+        raise click.UsageError(
+            "--attempts runs each attempt in a branch of an agent's zone: name the agent with --as NAME"
+        )
+    if other_mode:
+        raise click.UsageError("--attempts runs TASK's plan N times: not with --dry-run or --loop")
+    if parallel and not yes:
+        raise click.UsageError("--parallel asks nothing (the attempts cannot share a terminal): give --yes too")
+    if count > 1 and not (yes or sys.stdin.isatty()):
+        raise click.UsageError(
+            "several attempts ask each plan on the terminal, one after another, and stdin is none: give --yes "
+            "(a plan it does not run is not confirmed)"
+        )
+    refuse_unanswering(workspace)
+    if workspace is not None and workspace.is_file():
+        raise click.BadParameter(f"{workspace} is a file, not a directory", param_hint="'--workspace' / '-w'")
+    if (current := in_view()) is not None:
+        raise click.ClickException(f"this process runs in {current}'s view: omx --attempts starts a view per "
+                                   "attempt, from outside one")  # fmt: skip
+    if not is_omxfs_store(workspace or Path(".")):
+        raise click.UsageError("--attempts needs an omxfs workspace (its store or a mount of it): -w WORKSPACE")
+    if os.path.basename(sys.argv[0]) not in ("omx", "omx.py") or not os.path.isfile(sys.argv[0]):
+        raise click.ClickException("omx --attempts runs itself again in each attempt's view: run the omx command")
+    sys.stdout.flush()
+    try:
+        ended = run_attempts(
+            workspace or Path("."),
+            as_agent,
+            count,
+            [sys.executable, sys.argv[0], *sys.argv[1:]],
+            parallel=parallel,
+            stdin_open=not parallel and (count == 1 or sys.stdin.isatty()),
+            say=lambda line: click.echo(line, err=True),
+        )
+    except RunsError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OmxError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(f"{len(ended)} attempt(s) of the task as {as_agent}, each a branch of the zone: nothing lands before "
+               "you accept one")  # fmt: skip
+    for line in table(ended, str(workspace or "."), as_agent):
+        click.echo(line)
+    sys.exit(exit_status(ended))
 
 
 @main.command("run", epilog=EPILOG)
