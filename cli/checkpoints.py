@@ -41,7 +41,7 @@ def store_of(workspace: Path) -> Iterator[Workspace]:
     from omxfs.view.locate import store_path
 
     with store_path(workspace) as path:
-        yield Workspace(path)
+        yield Workspace(path, shown_as=str(workspace))  # the commands it prints name WORKSPACE as it was typed
 
 
 def _actor(ws: Workspace, actor: str | None) -> str:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from omxfs.checkpoints.review import Review
 from omxfs.store import Workspace
-from tests.test_printed_commands import NAME, _on_path, bin_dir, notes, omxfs, pasted, printed, ws
+from tests.test_printed_commands import NAME, OMXFS, _on_path, bin_dir, notes, omxfs, pasted, person_env, printed, ws
 
 __all__ = ["_on_path", "bin_dir", "ws"]  # the fixtures, used by name
 
@@ -42,3 +43,39 @@ def test_the_show_apply_drop_and_list_lines_of_a_branch_run_do_what_they_say(ws:
 def test_the_start_line_of_an_empty_branch_list_names_the_workspace_as_typed(ws: Workspace, tmp_path: Path) -> None:
     empty = omxfs(tmp_path, "branches", NAME, "alice").stdout
     assert empty == "no branches of alice (start one with `omxfs run 'my ws' --as alice --branch NAME -- CMD`)\n"
+
+
+def _quoted(message: str) -> list[str]:
+    """The commands a message quotes in backticks, in order."""
+    return message.split("`")[1::2]
+
+
+def test_the_lines_a_refusal_names_work_pasted(ws: Workspace, tmp_path: Path) -> None:
+    """A plain run refused while a branch is pending, and an accept of a branch that is not there, name the commands
+    that go on: each names the workspace as typed and acts as the zone's owner, and does what it says pasted."""
+    if not os.path.exists("/dev/fuse") or shutil.which("bwrap") is None:
+        pytest.skip("views need /dev/fuse and bwrap")
+    omxfs(tmp_path, "run", NAME, "--as", "alice", "--branch", "b1", "--", "sh", "-c", "echo one > notes.md")
+    refused = subprocess.run([*OMXFS, "run", NAME, "--as", "alice", "--", "true"], cwd=tmp_path, env=person_env(),
+                             capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert refused.returncode != 0
+    go_on, show, apply, drop, listed = _quoted(refused.stderr)
+    assert go_on == "omxfs run 'my ws' --as alice --branch b1 -- CMD", go_on
+    assert (show, apply, drop) == (
+        "omxfs diff 'my ws' alice --branch b1",
+        "omxfs accept 'my ws' alice --branch b1 --as alice",
+        "omxfs discard 'my ws' alice --branch b1 --as alice",
+    )
+    assert listed == "omxfs branches 'my ws' alice", listed
+    pasted(go_on.replace("CMD", "sh -c 'echo two >> notes.md'"), tmp_path)
+    assert "+two" in pasted(show, tmp_path).stdout and "b1" in pasted(listed, tmp_path).stdout
+    pasted(apply, tmp_path)
+    assert notes(ws) == "one\ntwo\n"
+
+    missing = subprocess.run([*OMXFS, "accept", NAME, "alice", "--branch", "b9", "--as", "alice"], cwd=tmp_path,
+                             env=person_env(), capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert missing.returncode != 0
+    listed, start = _quoted(missing.stderr)
+    assert start == "omxfs run 'my ws' --as alice --branch b9 -- CMD", start
+    pasted(start.replace("CMD", "sh -c 'echo nine > notes.md'"), tmp_path)
+    assert "b9" in pasted(listed, tmp_path).stdout

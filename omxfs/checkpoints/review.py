@@ -54,6 +54,7 @@ from omxfs.checkpoints.records import read_accept_marker
 from omxfs.checkpoints.scan import open_unread, scan_zone
 from omxfs.checkpoints.views import views_running
 from omxfs.errors import InvalidInput, NotFound, OSFailure, PathBlocked, from_os_error
+from omxfs.shell_line import shell_line
 from omxfs.store.atomic import open_dir
 from omxfs.store.layout import (
     AGENTS,
@@ -111,11 +112,13 @@ class Review:
         """What names this branch on an ``omxfs VERB WS ZONE`` line: ``--review`` for a review's diff (accept and
         discard take the review by default), ``--branch NAME`` for another branch."""
         if self.is_review:
-            return " --review" if verb == "diff" else ""
+            return " --review" if verb in ("diff", "run") else ""
         return f" --branch {self.branch}"
 
     def line(self, verb: str) -> str:
-        return f"omxfs {verb} WS {self.zone}{self.options(verb)}"
+        """``omxfs VERB WS ZONE`` for this branch, to paste: an accept or a discard acts as the zone's owner."""
+        acting = ("--as", self.zone) if verb in ("accept", "discard") else ()
+        return shell_line("omxfs", verb, self.ws.shown_as, self.zone, *self.options(verb).split(), *acting)
 
     @property
     def upper(self) -> Path:
@@ -168,17 +171,21 @@ class Review:
         """Refused while any branch of the zone is pending: a plain view writes the zone, every branch's lower
         layer."""
         for branch in pending_branches(self.ws, self.zone):
+            go_on = shell_line(
+                "omxfs", "run", self.ws.shown_as, "--as", self.zone, *branch.options("run").split(), "--", "CMD"
+            )
             if branch.is_review:
                 raise OSFailure(
-                    f"{self.zone} has a review pending ({branch.shown()}): continue it with `omxfs run --review`, "
-                    f"or decide first: `omxfs diff WS {self.zone} --review`, then `omxfs accept WS {self.zone}` or "
-                    f"`omxfs discard WS {self.zone}`",
+                    f"{self.zone} has a review pending ({branch.shown()}): continue it with `{go_on}`, "
+                    f"or decide first: `{branch.line('diff')}`, then `{branch.line('accept')}` or "
+                    f"`{branch.line('discard')}`",
                     errno.EBUSY,
                 )
+            listed = shell_line("omxfs", "branches", self.ws.shown_as, self.zone)
             raise OSFailure(
-                f"{self.zone} has branch {branch.branch} pending ({branch.shown()}): continue it with `omxfs run "
-                f"--branch {branch.branch}`, or decide first: `{branch.line('diff')}`, then `{branch.line('accept')}`"
-                f" or `{branch.line('discard')}` (`omxfs branches WS {self.zone}` lists them all)",
+                f"{self.zone} has branch {branch.branch} pending ({branch.shown()}): continue it with `{go_on}`, or "
+                f"decide first: `{branch.line('diff')}`, then `{branch.line('accept')}` or `{branch.line('discard')}`"
+                f" (`{listed}` lists them all)",
                 errno.EBUSY,
             )
 
@@ -201,7 +208,7 @@ class Review:
             if branch.accepting:
                 raise OSFailure(
                     f"an accept of {branch.called} was interrupted: finish it with `{branch.line('accept')}` "
-                    f"(or `omxfs fsck WS --repair`) before {before}",
+                    f"(or `{shell_line('omxfs', 'fsck', self.ws.shown_as, '--repair')}`) before {before}",
                     errno.EBUSY,
                 )
 
@@ -218,13 +225,14 @@ class Review:
     def require_pending(self) -> None:
         if self.pending:
             return
+        ws = self.ws.shown_as
         if self.is_review:
-            raise NotFound(
-                f"{self.zone} has no review pending (start one with `omxfs run WS --as {self.zone} --review -- CMD`)"
-            )
+            start = shell_line("omxfs", "run", ws, "--as", self.zone, "--review", "--", "CMD")
+            raise NotFound(f"{self.zone} has no review pending (start one with `{start}`)")
+        start = shell_line("omxfs", "run", ws, "--as", self.zone, "--branch", self.branch, "--", "CMD")
+        listed = shell_line("omxfs", "branches", ws, self.zone)
         raise NotFound(
-            f"{self.zone} has no branch {self.branch} pending (`omxfs branches WS {self.zone}` lists its branches; "
-            f"start one with `omxfs run WS --as {self.zone} --branch {self.branch} -- CMD`)"
+            f"{self.zone} has no branch {self.branch} pending (`{listed}` lists its branches; start one with `{start}`)"
         )
 
 
@@ -411,10 +419,11 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
         finish_accept(review)
     except (PathBlocked, NotFound) as exc:  # a directory of the zone replaced or removed since it was looked at
         review.ws.audit(actor, f"accept {what} stopped half-way (undo: {undo})", shown)
+        undo_line = shell_line("omxfs", "restore", review.ws.shown_as, review.zone, undo, "--as", review.zone)
         raise PathBlocked(
             f"{exc.message}: the zone changed while the accept ran, which stopped there with part of the change "
             f"applied (nothing outside the zone was touched). Finish it with `{review.line('accept')}`, or "
-            f"undo it with `omxfs restore WS {review.zone} {undo}`"
+            f"undo it with `{undo_line}`"
         ) from exc
     review.ws.audit(actor, f"accept {what} (undo: {undo})", shown)
     return Accepted(undo, resumed)

@@ -93,8 +93,11 @@ class Workspace:
     collab = _Zone(_collab)
     realtime = _Zone(_realtime)
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], shown_as: str | None = None) -> None:
+        """``shown_as``: the workspace as the person named it (the path they typed), which the commands that
+        messages print for them to run carry; by default ``root``, or ``WS`` where ``root`` is a descriptor's path."""
         self.root = Path(root)
+        self.shown_as = shown_as if shown_as is not None else named(self.root)
         self.meta = self.root / META_DIR
         if not (self.meta / CONFIG).is_file():
             raise NotFound(
@@ -172,7 +175,7 @@ class Workspace:
     def require_actor(self, actor: str) -> str:
         """The acting agent must be well-formed and known; anything else is refused, never guessed (SPEC §3)."""
         if not isinstance(actor, str) or not AGENT_NAME.fullmatch(actor) or not self.config.knows(actor):
-            add = shell_line("omxfs", "init", named(self.root), "--agent", "NAME")  # a person's path, never an fd's
+            add = shell_line("omxfs", "init", self.shown_as, "--agent", "NAME")  # a person's path, never an fd's
             raise ZoneDenied(f"unknown agent {actor!r}: add it with `{add}`")
         return actor
 

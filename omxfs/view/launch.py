@@ -116,7 +116,7 @@ def run(
             )
         _check_identity(store, agent)
         chosen = resolve(limits or Limits(), Workspace(Path(store.reached)).config.limits)
-        pending = Review(Workspace(Path(store.reached)), agent, branch or REVIEW)
+        pending = Review(Workspace(Path(store.reached), shown_as=workspace), agent, branch or REVIEW)
         if branch is not None:
             _check_branch_alone(pending)  # before the branch is made: a refused run leaves nothing pending
             pending.prepare()
