@@ -34,13 +34,14 @@ def write(path: str, content: str) -> dict[str, Any]:
 
 def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIStub, tmp_path: Path) -> None:
     # right: the number of lines of data/a.txt (4), counted by a python step on it (its form checked by omx, its
-    # value made by code run on the input), after an invalid reply and its retry
+    # value made by code run on the input and printed by a second program too), after an invalid reply and its retry
     openai_stub.enqueue(content=json.dumps({"version": 1, "goal": "count"}))
     code = {"code": "print(len(INPUT.splitlines()))", "input": {"ref": "step:1.output"}}
     written = {"path": "out/count.txt", "content": {"ref": "step:2.output"}}
     count = [{"tool": "read_text", "inputs": {"path": "data/a.txt"}}, {"tool": "python", "inputs": code},
              {"tool": "write_text", "inputs": written}]  # fmt: skip
     openai_stub.enqueue(content=plan("count", count, ["out/count.txt has just a number"]))
+    openai_stub.enqueue(content="print(sum(1 for line in INPUT.splitlines()))")  # a second program that agrees
     # wrong, and omx says success: omx checks the 2 bullets, not what a summary says (the disk that filled up)
     two = "- something happened\n- it was fixed\n"
     openai_stub.enqueue(content=plan("sum", [write("out/incident.md", two)], ["out/incident.md has 2 bullet lines"]))
@@ -57,7 +58,8 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert done.returncode == 0, done.stdout + done.stderr
     outcomes = {o["name"]: o for o in json.loads(report.read_text(encoding="utf-8"))}
     right, false_success, failed = outcomes["count_lines"], outcomes["sum_incident_2"], outcomes["merge_two"]
-    # "just the number": a number, checked from the task; it came from code run on data/a.txt: a success
+    # "just the number": a number, checked from the task; it came from code run on data/a.txt, and a second program
+    # printed it too: a success
     assert (right["right"], right["status"], right["exit_code"], right["false_success"]) == (True, "success", 0, False)
     assert (false_success["right"], false_success["status"], false_success["false_success"]) == (False, "success", True)
     assert "out/incident.md does not mention 'disk'" in false_success["why"]
@@ -83,7 +85,7 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
     assert "All 3 tasks: done right 1/3 (33 %), reported success but wrong 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
     assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the sum_incident_2 row (each row is three lines)
-    assert len(openai_stub.requests) == 7
+    assert len(openai_stub.requests) == 8
     again = subprocess.run([sys.executable, str(SCRIPT), "--report", str(report)], capture_output=True, text=True,
                            timeout=60, check=True)  # fmt: skip
     assert again.stdout.strip() == done.stdout.strip()  # the table of a saved run, printed again

@@ -25,7 +25,8 @@ from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
-__all__ = ["CODE_PROMPT", "Ask", "code_problem", "fixed_code", "with_working_code", "working_code"]
+__all__ = ["CODE_PROMPT", "Ask", "code_of", "code_problem", "first_lines", "fixed_code", "what_ref_holds"]
+__all__ += ["with_working_code", "working_code"]
 
 #: asks the model for a step's code: ``ask(messages, step_id)``, the reply's text (None: the request failed)
 Ask = Callable[[list[dict[str, str]], int], str | None]
@@ -170,7 +171,7 @@ def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: boo
         reply = ask(messages, step.id)
         if reply is None:
             break
-        code = _code_of(reply)
+        code = code_of(reply)
         problem = code_problem(code, must_print=must_print)
         if problem is None:
             return step.model_copy(update={"inputs": step.inputs.model_copy(update={"code": code})})
@@ -189,7 +190,7 @@ def _request(plan: Plan, step: Step, task: str, must_print: bool, failure: str |
     given, written = step.inputs.input, _written_to(plan, step)
     told = [failure] if failure else []
     if isinstance(given, Ref) and must_print:
-        holds = f"INPUT holds {_what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
+        holds = f"INPUT holds {what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
         goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
         template = WORDS_TEMPLATE if _WORDS.search(task) else TEMPLATE
         lines += [f"{holds} {goes}", *_sample(plan, given.step_id), *told,
@@ -215,7 +216,7 @@ def _used_later(plan: Plan, step: Step) -> bool:
     return any(ref.step_id == step.id for later in plan.steps for ref in later.inputs.refs())
 
 
-def _what_ref_holds(plan: Plan, step_id: int) -> str:
+def what_ref_holds(plan: Plan, step_id: int) -> str:
     source = next((s for s in plan.steps if s.id == step_id), None)
     if source is None:
         return f"the output of step {step_id}"
@@ -231,11 +232,11 @@ def _sample(plan: Plan, step_id: int) -> list[str]:
     source = next((s for s in plan.steps if s.id == step_id), None)
     if source is None or not isinstance(source.inputs, ReadTextInput):
         return []
-    begins = _first_lines(Path(plan.workspace_root), source.inputs.path)
+    begins = first_lines(Path(plan.workspace_root), source.inputs.path)
     return [f"{source.inputs.path} begins:\n```\n{begins}\n```"] if begins else []
 
 
-def _first_lines(workspace: Path, path: str, lines: int = SAMPLE_LINES, most: int = 4096) -> str | None:
+def first_lines(workspace: Path, path: str, lines: int = SAMPLE_LINES, most: int = 4096) -> str | None:
     """The first ``lines`` lines of the workspace's file ``path`` as it is now, each cut at 160 characters (None:
     no such regular file, or not UTF-8 text). Opened from the workspace's root without following a symlink: an
     agent's link to a file outside it is neither read nor sent to the model."""
@@ -257,7 +258,7 @@ def _first_lines(workspace: Path, path: str, lines: int = SAMPLE_LINES, most: in
     return "\n".join(line[:160] for line in text.splitlines()[:lines]) or None
 
 
-def _code_of(reply: str) -> str:
+def code_of(reply: str) -> str:
     """The code in a reply: the first fenced block, or the whole reply when it has none."""
     fenced = _FENCE.search(reply)
     return (fenced.group(1) if fenced else reply).strip()

@@ -18,7 +18,8 @@ computes nothing, and an llm step's text is a model's answer, whichever code pri
 
 A task that names no input at all (a sum of numbers it states) is verified by any such code. Anything else (text the
 plan wrote itself, an llm step's output) leaves the value not checked: the run is "done, form checked, value not
-checked" (``agent.plan_run.verdict``), never "success".
+checked" (``agent.plan_run.verdict``), never "success". That code made the value says where it came from, not that
+it is right: a second program, asked for apart, must print it too (``agent.plan_run.second_program``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from agent.plan_run.tools.inputs import (
 )
 from agent.record.trace import preview
 
-__all__ = ["CODE_CHECK", "value_check"]
+__all__ = ["CODE_CHECK", "value_check", "value_maker"]
 
 #: the label of the check that the task's value came from code this run ran
 CODE_CHECK = " (from the run's code)"
@@ -59,6 +60,19 @@ def value_check(plan: Plan, outputs: dict[int, str], expected: TaskExpectations)
     status, detail = _verdict(_writer(plan, path), steps, outputs, sources, expected.workspace / path)
     criterion = f"{path} holds what this run's code made of {_named(sources)}{CODE_CHECK}"
     return CriterionCheck(criterion=criterion, status=status, detail=detail, kind="value", source="code")
+
+
+def value_maker(plan: Plan, path: str) -> Step | None:
+    """The code step whose output ``path`` holds: python code that writes it itself, or the python or shell step
+    whose output the last write of it writes; None where no code made it."""
+    writer = _writer(plan, path)
+    inputs = writer.inputs if writer is not None else None
+    if isinstance(inputs, PythonInput):
+        return writer
+    if not isinstance(inputs, WriteTextInput) or not isinstance(inputs.content, Ref):
+        return None
+    maker = next((step for step in plan.steps if step.id == inputs.content.step_id), None)
+    return maker if maker is not None and isinstance(maker.inputs, PythonInput | ShellInput) else None
 
 
 def _named(sources: tuple[str, ...]) -> str:

@@ -4,13 +4,16 @@
   fails the run although a judgement of "met" cannot make one a success: a false "failed" makes the person look at
   a file the detail names; a false "success" is believed, which is the error this module exists to prevent.
 - **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds
-  (not counting the check that code made the value: code that copies its input made it too), and where the task
-  asks for a value, that value came from code this run ran on its input (``agent.plan_run.value_checks``). Prose
+  (not counting the checks of the value's code: code that copies its input made it too), and where the task
+  asks for a value, that value came from code this run ran on its input (``agent.plan_run.value_checks``) and a
+  second program, asked for apart, printed it too (``agent.plan_run.second_program``). Prose
   of a shape (N bullets, at most N words) asks no value: its shape met is its success.
 - **done_unverified** (exit 0, "done, form checked, value not checked"): every check met, yet the value the task
-  asked for (a count, a total, an answer, an exact result) came from no code run on its input. omx's reading of the
-  task (``agent.plan_run.task_checks``) may find such a value wrong and ask for another try, but its "met" never
-  makes a success on its own: a reading of the task's words is no verification.
+  asked for (a count, a total, an answer, an exact result) came from no code run on its input, or a second program
+  asked for apart did not print it too (``agent.plan_run.second_program``). Two programs that disagree are no
+  failure: which of them is wrong is not known. omx's reading of the task (``agent.plan_run.task_checks``) may find
+  such a value wrong and ask for another try, but its "met" never makes a success on its own: a reading of the
+  task's words is no verification.
 - **done** (exit 0): nothing failed, and something was not verified: a criterion omx could not check, one only the
   model judged met, or no check of any file's content. The line counts each kind apart.
 
@@ -34,7 +37,7 @@ UNVERIFIED_TEXT = "form checked, value not checked"
 
 def run_status(checks: list[CriterionCheck]) -> RunStatus:
     """The result of a run whose every step ran, from what its criteria came to."""
-    if any(c.status == "not met" for c in checks):
+    if any(c.status == "not met" and c.source != "code" for c in checks):
         return "failed"
     values = [c for c in checks if c.source == "code"]  # there when the task asks a value: it came from code, or not
     rest = [c for c in checks if c.source != "code"]
@@ -47,8 +50,9 @@ def run_status(checks: list[CriterionCheck]) -> RunStatus:
 
 
 def unmet_error(checks: list[CriterionCheck]) -> str | None:
-    """The error of a failed run: its first criterion not met, and who found it so."""
-    unmet = next((c for c in checks if c.status == "not met"), None)
+    """The error of a failed run: its first criterion not met, and who found it so (two programs that disagree on
+    the value fail no run: ``run_status``)."""
+    unmet = next((c for c in checks if c.status == "not met" and c.source != "code"), None)
     if unmet is None:
         return None
     by = " (the model's judgement)" if unmet.by == "model" else ""

@@ -6,7 +6,8 @@ criterion omx checked and found not met is a failure (exit 1); a run whose steps
 could not all check is "done" (exit 0), and its result line says how many were not checked, never "success"
 (``agent.plan_run.verdict``); the model may judge those first (``agent.plan_run.judge``), labelled as its judgement.
 A run whose checks all met yet whose asked-for value came from no code run on the input is "done, form checked,
-value not checked" (``done_unverified``, exit 0: ``agent.plan_run.value_checks``). What every run does before and
+value not checked" (``done_unverified``, exit 0: ``agent.plan_run.value_checks``), and so is one whose value a
+second program, asked for apart, did not print too (``agent.plan_run.second_program``). What every run does before and
 after its work (the workspace, record, sandbox, checkpoint, model and the task's reading; the end entry) is
 ``agent.plan_run.run_frame``'s, shared with ``omx --loop``.
 
@@ -56,6 +57,7 @@ from agent.plan_run.run_frame import (
     schema_refusal_recorder,
     workspace_dir,
 )
+from agent.plan_run.second_program import second_checked
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
 from agent.plan_run.tools.base import ToolContext
 from agent.plan_run.verdict import UNVERIFIED_TEXT, done_text
@@ -372,6 +374,8 @@ def _decide_and_run(
         result = Executor(ctx, recorder, as_agent=options.as_agent).execute(
             plan, from_step=options.from_step, earlier=earlier, expected=expected
         )
+        if task is not None and expected is not None:  # a value made by code: a second program must print it too
+            result = second_checked(result, plan, task, expected, ctx, recorder)
         if options.judge and model is not None:
             result = judged(result, task, workspace, model)
         again = _replan(plan, result, workspace, ui, recorder, replans) if _may_replan(result, replans) else None

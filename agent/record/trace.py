@@ -165,6 +165,7 @@ class RunEntry(_Entry):
         "repeat_refused",
         "task_reading",
         "plan_from_reading",
+        "second_program",
     ]
     time: str = Field(default_factory=now)
     data: dict[str, Any] = Field(default_factory=dict)

@@ -157,14 +157,17 @@ def test_a_criterion_about_a_file_the_plan_meant_to_write_and_did_not_is_not_met
 
 
 def test_a_run_done_right_is_a_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """The count comes from code run on data/a.txt (its output in the trace): the value is checked."""
+    """The count comes from code run on data/a.txt (its output in the trace), and a second program asked for apart
+    counts the same: the value is checked."""
     count = ("python", {"code": "print(len(INPUT.splitlines()))", "input": STEP_1})
-    script(plan([read("data/a.txt"), count, write("out/count.txt", STEP_2)], ["out/count.txt has just a number"]))
+    script(plan([read("data/a.txt"), count, write("out/count.txt", STEP_2)], ["out/count.txt has just a number"]),
+           "print(sum(1 for _ in INPUT.splitlines()))")  # fmt: skip
     result = omx(COUNT, "--yes", input="y\n")  # a python step is MEDIUM risk: asked
     assert result.exit_code == 0, result.output
     assert result_line(result) == "Result: success (3/3 steps)"
     assert "[met, omx's reading] out/count.txt holds just a number (from the task) (it holds '4')" in result.output
     assert "[met] out/count.txt holds what this run's code made of data/a.txt (from the run's code)" in result.output
+    assert "[met] a second program, written apart, printed the same value (4)" in result.output
     assert ended(ws) == "success"
 
 

@@ -96,12 +96,13 @@ READ_EXACT = read_as("exact", "out/n.txt", shape="number")
 
 
 def test_a_count_planned_for_a_model_is_done_by_code(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    model = script(READ_EXACT, plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), filled("len(lines)"))
+    model = script(READ_EXACT, plan(COUNT, READ_LOG, llm("Count the lines"), write("out/n.txt")), filled("len(lines)"),
+                   "print(INPUT.count(chr(10)))")  # the second program, asked for apart  # fmt: skip
     result = omx(COUNT, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "4"
     assert "2. [python] Count the lines (python by omx: the task wants an exact result" in result.output
-    assert model_calls(ws) == [("plan", None), ("code", 2)]  # no llm step ran
+    assert model_calls(ws) == [("plan", None), ("code", 2), ("second_program", 2)]  # no llm step ran
     code = asked(model)[1]
     assert "This step: Count the lines\n" in code and "by omx" not in code  # the note is the person's
     assert "INPUT holds the text of data/log.txt" in code and "written to out/n.txt" in code
@@ -212,13 +213,15 @@ def test_code_whose_output_fails_the_task_s_check_is_asked_for_again_with_what_i
 ) -> None:
     wrong = unfenced("[line for line in lines if 'WARN' in line]")  # the lines, not how many
     right = filled("len([line for line in lines if 'WARN' in line])")
+    second = "print(sum('WARN' in line for line in INPUT.splitlines()))"
     model = script(READ_EXACT, plan(WARNS, READ_LOG, ("python", {"code": wrong, "input": STEP_1}), write("out/n.txt")),
-                   right)  # fmt: skip
+                   right, second)  # fmt: skip
     result = omx(WARNS, "--yes", input="y\ny\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "2"
     assert "Re-plan 1 of 2:" in result.output and "after 1 re-plan" in result.output
-    assert model_calls(ws) == [("plan", None), ("code", 2)]  # no whole re-plan was asked for
+    assert "Result: success (3/3 steps, after 1 re-plan)" in result.output
+    assert model_calls(ws) == [("plan", None), ("code", 2), ("second_program", 2)]  # no whole re-plan was asked for
     told = asked(model)[1]
     assert wrong not in told  # asked anew: shown its own code, the 0.5B model returned it
     assert (
@@ -252,7 +255,7 @@ def test_the_same_code_again_leads_to_a_whole_re_plan(ws: Path, script: Callable
     script(failing, broken, fixed)
     result = omx(COUNT, "--yes", input="y\ny\n")
     assert result.exit_code == 0, result.output
-    assert model_calls(ws) == [("plan", None), ("code", 2), ("replan", None)]
+    assert model_calls(ws) == [("plan", None), ("code", 2), ("replan", None), ("second_program", 2)]
     assert not events(ws, "code_fixed")
 
 

@@ -234,15 +234,17 @@ def test_a_plan_that_writes_its_input_unchanged_where_the_task_gives_another_for
     text (four lines)."""
     task = "Join the names of data/names.txt, sorted ignoring case, as one line into out/sorted.txt"
     code = "print(', '.join(sorted(INPUT.splitlines(), key=str.lower)))"
+    second = "import re\nprint(', '.join(sorted(re.findall(r'\\S+', INPUT), key=str.casefold)))"
     model = script(read_as_exact("one_line"), plan(READ, ("write_text", {"path": "out/sorted.txt", "content": STEP_1})),
-                   plan(READ, python(code, STEP_1), WRITE))  # fmt: skip
+                   plan(READ, python(code, STEP_1), WRITE), second)  # fmt: skip
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     (unfit,) = events(ws, "plan_unfit")
     assert unfit["problems"][0].startswith("step 2 writes data/names.txt unchanged to out/sorted.txt")
     assert "the task wants out/sorted.txt to be different: out/sorted.txt has 1 line" in unfit["problems"][0]
-    assert unfit["problems"][0] in model.requests[-1]["messages"][-1]["content"]  # asked again with it
-    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == "adam, Ben, Mia, Zoe\n"
+    assert unfit["problems"][0] in model.requests[-2]["messages"][-1]["content"]  # asked again with it (the last:
+    assert (ws / "out" / "sorted.txt").read_text(encoding="utf-8") == "adam, Ben, Mia, Zoe\n"  # the second program)
+    assert "Result: success (3/3 steps)" in result.output
 
 
 def test_a_plan_that_reads_a_file_the_workspace_lacks_reads_the_task_s_input(
@@ -269,11 +271,12 @@ def test_the_example_s_files_copied_into_a_task_without_input_are_the_task_s(
     task = "Use python3 -c to compute 2 to the power 20 and write just the result to out/pow.txt"
     copied = json.loads(plan(("read_text", {"path": "data/items.txt"}), python("print(2 ** 20)", STEP_1),
                              ("write_text", {"path": "out/reversed.txt", "content": STEP_2})))  # fmt: skip
-    model = script(json.dumps(copied | {"success_criteria": ["out/reversed.txt exists"]}))
+    model = script(json.dumps(copied | {"success_criteria": ["out/reversed.txt exists"]}), "print(pow(2, 20))")
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "pow.txt").read_text(encoding="utf-8").strip() == "1048576"
-    assert not (ws / "out" / "reversed.txt").exists() and len(model.requests) == 1
+    assert not (ws / "out" / "reversed.txt").exists() and len(model.requests) == 2  # the plan, the second program
+    assert "The question names no file" in model.requests[1]["messages"][-1]["content"]
     assert "1. [read_text]" not in result.output and "2. [python]" in result.output
     assert "(no input, by omx: it read a file the workspace lacks, and the task names none to read)" in result.output
     assert "(writes out/pow.txt by omx: the task names out/pow.txt, not out/reversed.txt)" in result.output

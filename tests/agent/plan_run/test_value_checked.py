@@ -1,7 +1,9 @@
-"""A count or a total the task asks for is checked only by code the run ran on its input, end to end through the
-real ``omx`` command with a scripted model and real files: a file that holds just a number, the wrong one, is
-"done, form checked, value not checked", never success; the number a python step counted from the input is a
-success; and the model told a result is wrong is never told the answer omx's own reading computed."""
+"""A count or a total the task asks for is checked only by code the run ran on its input and a second program that
+prints the same, end to end through the real ``omx`` command with a scripted model, the real step sandbox and real
+files: a file that holds just a number, the wrong one, is "done, form checked, value not checked", never success;
+the number a python step counted from the input is a success when a second program, asked for apart, prints it too,
+and not when it prints another or none; and the model told a result is wrong is never told the answer omx's own
+reading computed."""
 
 # ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
 
@@ -16,8 +18,9 @@ import pytest
 from click.testing import Result
 
 from agent.model.llm import ScriptedModel
+from agent.plan_run.second_program import SECOND_PROMPT, same_value
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
-from tests.e2e.helpers import omx, only_run, run_end, trace_of
+from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
 NOTES = "one two three four five six\nseven eight nine ten eleven twelve\nthirteen fourteen fifteen sixteen a b\n"
 SALES = "item,amount\napples,12.50\npears,20.25\nplums,17.00\n"  # 49.75 in all
@@ -102,7 +105,7 @@ def test_the_plans_own_number_is_no_check_of_the_value(ws: Path, script: Callabl
 
 def test_a_count_a_python_step_made_from_the_input_is_a_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     steps = [read("data/notes.txt"), python("print(len(INPUT.split()))"), write("out/words.txt", STEP_2)]
-    script(plan(steps, ["out/words.txt holds just a number"]))
+    script(plan(steps, ["out/words.txt holds just a number"]), "import re\nprint(len(re.findall(r'\\S+', INPUT)))")
     result = omx(WORDS, "--yes", input="y\n")  # a python step is MEDIUM risk: asked
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "words.txt").read_text(encoding="utf-8").strip() == "18"
@@ -111,15 +114,140 @@ def test_a_count_a_python_step_made_from_the_input_is_a_success(ws: Path, script
         "[met] out/words.txt holds what this run's code made of data/notes.txt (from the run's code) "
         "(it holds '18', what step 2 (python) output)"
     ) in result.output
+    assert "[met] a second program, written apart, printed the same value (18)" in result.output
     assert ended(ws) == "success"
 
 
-def test_a_total_a_python_step_made_from_the_input_is_a_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    code = "import csv, io\nprint(sum(float(r['amount']) for r in csv.DictReader(io.StringIO(INPUT))))"
-    script(plan([read("data/sales.csv"), python(code), write("out/total.txt", STEP_2)], []))
+FIRST_TOTAL = "import csv, io\nprint(sum(float(r['amount']) for r in csv.DictReader(io.StringIO(INPUT))))"
+TOTAL_PLAN = plan([read("data/sales.csv"), python(FIRST_TOTAL), write("out/total.txt", STEP_2)], [])
+
+
+def second_programs(ws: Path) -> list[dict[str, Any]]:
+    return [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == "second_program"]
+
+
+def test_a_total_is_a_success_when_a_second_program_prints_the_same(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The second program rounds to three places: 49.750 is 49.75. It is asked apart: neither the first program nor
+    what it printed is in its request, which is worded apart from a code request, and it gets the first's INPUT."""
+    second = "rows = INPUT.splitlines()[1:]\nprint(f\"{sum(float(r.split(',')[1]) for r in rows):.3f}\")"
+    model = script(TOTAL_PLAN, second)
     result = omx(TOTAL, "--yes", input="y\n")
     assert (ws / "out" / "total.txt").read_text(encoding="utf-8").strip() == "49.75"
-    assert result_line(result) == "Result: success (3/3 steps)"
+    assert result_line(result) == "Result: success (3/3 steps)", result.output
+    assert "[met] a second program, written apart, printed the same value (49.75)" in result.output
+    asked = model.requests[-1]["messages"]
+    assert asked[0]["content"] == SECOND_PROMPT
+    assert FIRST_TOTAL not in json.dumps(asked) and "49.75" not in json.dumps(asked)
+    assert "The variable INPUT holds the text of data/sales.csv" in asked[-1]["content"]
+    assert f"it begins:\n```\n{SALES.strip()}\n```" in asked[-1]["content"]  # what a program needs to read it
+    (event,) = second_programs(ws)
+    assert (event["status"], event["first"], event["second"], event["code"]) == ("met", "49.75\n", "49.750\n", second)
+    assert [c["purpose"] for c in kinds(trace_of(only_run(ws)), "model")][-1] == "second_program"
+
+
+def test_a_total_of_the_wrong_column_is_no_success_when_a_second_program_disagrees(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 1.5B model's false success: code summed the wrong column and printed 0, a number made by code run on the
+    input. A second program sums the amounts: the two disagree, and neither is taken for the right one."""
+    wrong = "import csv, io\nrows = list(csv.reader(io.StringIO(INPUT)))[1:]\nprint(sum(r[0].isdigit() for r in rows))"
+    steps = [read("data/sales.csv"), python(wrong), write("out/total.txt", STEP_2)]
+    script(plan(steps, ["out/total.txt holds just a number"]), FIRST_TOTAL)
+    result = omx(TOTAL, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "total.txt").read_text(encoding="utf-8").strip() == "0"
+    assert result_line(result) == f"{UNVERIFIED} (3/3 steps)"
+    assert "[met] out/total.txt holds what this run's code made of data/sales.csv" in result.output
+    assert (
+        "[not met] a second program, written apart, printed the same value "
+        "(it printed '49.75', out/total.txt holds '0')"
+    ) in result.output
+    assert ended(ws) == "done_unverified" and run_end(trace_of(only_run(ws)))["error"] is None
+    (event,) = second_programs(ws)
+    assert (event["status"], event["first"], event["second"]) == ("not met", "0\n", "49.75\n")
+    replay = omx("replay", str(only_run(ws)))
+    assert "[not met] a second program, written apart, printed the same value" in replay.output
+
+
+@pytest.mark.parametrize(
+    ("second", "why"),
+    [
+        ("print(1 / 0)", "it failed: python exited with status 1: ZeroDivisionError: division by zero"),
+        (None, "the model's request failed (LLM error: the scripted model has no reply left for request 2)"),
+    ],
+    ids=["it-fails", "no-reply-left"],
+)
+def test_a_second_program_that_gives_no_value_leaves_the_value_not_checked(
+    ws: Path, script: Callable[..., ScriptedModel], second: str | None, why: str
+) -> None:
+    script(TOTAL_PLAN, *([second] if second else []))
+    result = omx(TOTAL, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert result_line(result) == f"{UNVERIFIED} (3/3 steps)"
+    unchecked = "[not checked] a second program, written apart, printed the same value"
+    assert f"{unchecked} (the second program gave no value: {why})" in result.output
+    assert ended(ws) == "done_unverified"
+
+
+def test_a_second_program_that_writes_a_file_is_asked_for_again(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """It would change the workspace after the run's checks: asked once more, told why; it never runs."""
+    writes = "open('out/total.txt', 'w').write('49.75')\nprint(49.75)"
+    model = script(TOTAL_PLAN, writes, FIRST_TOTAL.replace("INPUT", "open('data/sales.csv').read()"))
+    result = omx(TOTAL, "--yes", input="y\n")
+    assert result_line(result) == "Result: success (3/3 steps)", result.output
+    again = model.requests[-1]["messages"][-1]["content"]
+    assert again.startswith("That program cannot be used: it calls write(), and the program must write no file")
+    assert second_programs(ws)[0]["code"] != writes
+
+
+def test_a_second_program_that_changes_the_output_all_the_same_gives_no_value(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """Its look is no wall: what the output holds is compared before and after it ran."""
+    copies = "import shutil\nshutil.copyfile('data/sales.csv', 'out/total.txt')\nprint(49.75)"
+    script(TOTAL_PLAN, copies)
+    result = omx(TOTAL, "--yes", input="y\n")
+    assert result_line(result) == f"{UNVERIFIED} (3/3 steps)", result.output
+    assert "(the second program gave no value: it changed out/total.txt)" in result.output
+
+
+def test_code_that_reads_its_files_itself_is_checked_by_a_program_that_reads_them_too(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    first = FIRST_TOTAL.replace("io.StringIO(INPUT)", "open('data/sales.csv')")
+    steps = [("python", {"code": first}), write("out/total.txt", {"ref": "step:1.output"})]
+    model = script(
+        plan(steps, []),
+        first.replace("float", "Decimal").replace("import csv", "from decimal import Decimal\nimport csv"),
+    )
+    result = omx(TOTAL, "--yes", input="y\n")
+    assert result_line(result) == "Result: success (2/2 steps)", result.output
+    asked = model.requests[-1]["messages"][-1]["content"]
+    assert (
+        f"The program reads what it needs itself:\n- data/sales.csv, which begins:\n```\n{SALES.strip()}\n```" in asked
+    )
+    assert "INPUT" not in asked and second_programs(ws)[0]["input"] == ["data/sales.csv"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("49.75\n", "49.750", True),
+        ("  18 ", "18\n\n", True),
+        ("166", "166.00", True),
+        ("0.30000000000000004", "0.3", True),
+        ("a  b\nc", "a b\n c\n", True),
+        ("0", "166.0", False),
+        ("18", "18 words", False),
+        ("a b\nc", "a\nb c", False),
+        ("12345678901234567", "12345678901234568", False),
+        ("", "0", False),
+    ],
+)
+def test_values_compare_with_whitespace_aside_and_numbers_as_numbers(first: str, second: str, same: bool) -> None:
+    assert same_value(first, second) is same
 
 
 def test_a_number_an_llm_step_gave_is_not_code_s(ws: Path, script: Callable[..., ScriptedModel]) -> None:
