@@ -90,7 +90,7 @@ def log(path: Path, as_json: bool, agent: str | None, workspace: Path | None) ->
     """Show the versions of the collaborative file PATH, oldest first, then every write to it that was refused
     as a conflict (each kept under collaborative/.conflicts/<agent>/)."""
     from cli.acting import acting_agent, through_a_mount
-    from omxfs.store.daemon_log import escaped
+    from omxfs.store.printable import escaped
 
     root, rel = collaborative_file(path, workspace)
     if agent is not None or through_a_mount(root):  # a mount answers only agents it knows; a store, anyone

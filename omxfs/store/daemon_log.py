@@ -18,43 +18,17 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, TextIO
 
 from omxfs.store.layout import LOGS, META_DIR
+from omxfs.store.printable import escaped as escaped  # its home is a module of its own: ``omxfs log`` loads no logging
 
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-#: the escapes of the characters that have a common one; any other character that is not printable is
-#: ``\xNN`` (ASCII controls, and a byte of a name that is not UTF-8), ``\uNNNN`` or ``\UNNNNNNNN``
-_NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-#: how ``os.fsdecode`` carries a byte that is not UTF-8: U+DC80..U+DCFF for the bytes 0x80..0xFF
-_SURROGATE_ESCAPES = range(0xDC80, 0xDD00)
 #: how a record's line starts (``FORMAT``): a traceback's lines below it are indented, so never do
 RECORD = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[A-Z]+) ")
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
 TRACEBACK_INDENT = "    "
 #: how much of a log's end ``last_refusals`` reads: a long-lived daemon's log may be large
 TAIL_BYTES = 64 * 1024
-
-
-def escaped(text: str) -> str:
-    """``text`` with every character that is not printable (newline, carriage return, escape sequences, Unicode
-    line separators, undecodable bytes) and the backslash written as a Python-style escape: one line of printable
-    text that encodes as UTF-8, and says exactly which bytes a name had (``\\xff`` is the byte 0xFF)."""
-    if text.isprintable() and "\\" not in text:  # nearly every line: checked in C
-        return text
-    return "".join(_escape(c) for c in text)
-
-
-def _escape(c: str) -> str:
-    if c in _NAMED:
-        return _NAMED[c]
-    if c.isprintable():
-        return c
-    code = ord(c)
-    if code in _SURROGATE_ESCAPES:
-        return f"\\x{code - 0xDC00:02x}"
-    if code < 0x80:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 class LineFormatter(logging.Formatter):
