@@ -240,8 +240,11 @@ def _copy(stream: IO[bytes] | None, sink: IO[str], prefix: str, lock: threading.
 
 
 def _run_dirs(zone: Path) -> set[str]:
+    """The names of the run records in ``zone`` now."""
+    from omxfs.checkpoints.review import RUN_RECORDS
+
     with contextlib.suppress(OSError):
-        return set(os.listdir(zone / "runs"))
+        return set(os.listdir(zone / RUN_RECORDS))
     return set()
 
 

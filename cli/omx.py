@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from omxfs.limits import Limits
 
 EPILOG = """\b
-Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed.
+Exit status: 0 done (or dry run), 1 failed, 2 usage error, 3 refused (HIGH risk), 4 not confirmed; with --attempts,
+0 when an attempt is done (success, done unverified or done), 3 or 4 when every one was refused or not confirmed,
+else 1.
 A plan that moves or deletes files (HIGH risk) is asked twice, --yes or not: confirm it, then type the number of
 paths it moves or deletes; every other HIGH risk plan is refused.
 Model: --model / OMX_MODEL (e.g. openai/gpt-4o-mini, ollama/llama3.1); --api-base / OMX_API_BASE for a local
@@ -259,9 +261,9 @@ _attempts = click.option(
     metavar="N",
     help="With --as on an omxfs workspace: run TASK N times, each attempt held apart as a branch of the agent's zone "
     "(attempt-K, numbered on from the pending ones) with its own plan, confirmation, checks and trace; then a table "
-    "of each one's outcome, checks met and changes, with the commands to compare and accept one. One after another, "
-    "each plan asked as a single run's is; more than one without --yes needs a terminal to ask on. Not with "
-    "--review, --dry-run or --loop.",
+    "of each one's outcome, checks met (by omx's own check), changes (+added ~modified -deleted, omx's record of the "
+    "run not counted) and the commands to compare and accept one. One after another, each plan asked as a single "
+    "run's is; more than one without --yes needs a terminal to ask on. Not with --review, --dry-run or --loop.",
 )
 _parallel = click.option(
     "--parallel",

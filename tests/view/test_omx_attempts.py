@@ -163,3 +163,16 @@ def test_attempts_need_an_agent_and_an_omxfs_workspace(ws: Workspace, tmp_path: 
     plain = subprocess.run(["omx", TASK, "-w", "plain", "--as", "bob", "--attempts", "2", "--yes"], cwd=tmp_path,
                            env=person_env(), capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert plain.returncode == 2 and "--attempts needs an omxfs workspace" in plain.stderr, plain.stderr
+
+
+def test_parallel_attempts_run_at_once_each_line_marked_with_its_attempt(
+    ws: Workspace, tmp_path: Path, replies: Path
+) -> None:
+    done = _omx(tmp_path, replies, "--attempts", "2", "--parallel", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _rows(done.stdout)
+    assert [row[::2] for row in rows.values()] == [["success", "+1 ~0 -0"], ["failed", "+1 ~0 -0"]], done.stdout
+    for k in (1, 2):
+        assert f"[attempt-{k}] Result: " in done.stdout, done.stdout
+        assert f"[attempt-{k}] omxfs run: held for review in branch attempt-{k} of bob's zone" in done.stderr
+    assert not (ws.root / "agents/bob/summary.md").exists()
