@@ -1,5 +1,5 @@
-"""The command lines ``omxfs run --branch`` and ``omxfs branches`` print work pasted into the same shell, as root with
-no OMX_AGENT, on a workspace named as the person named it (relative, with a space): the fixtures and the way lines
+"""The command lines ``omxfs run --branch`` and ``omxfs branches`` print, and those a refusal or a checkpoint error
+names, work pasted into the same shell, as root with no OMX_AGENT, on a workspace named as the person named it (relative, with a space): the fixtures and the way lines
 are pasted are ``tests/test_printed_commands.py``'s."""
 
 from __future__ import annotations
@@ -79,3 +79,18 @@ def test_the_lines_a_refusal_names_work_pasted(ws: Workspace, tmp_path: Path) ->
     assert start == "omxfs run 'my ws' --as alice --branch b9 -- CMD", start
     pasted(start.replace("CMD", "sh -c 'echo nine > notes.md'"), tmp_path)
     assert "b9" in pasted(listed, tmp_path).stdout
+
+
+def test_the_lines_a_checkpoint_error_names_work_pasted(ws: Workspace, tmp_path: Path) -> None:
+    """``omxfs diff`` of a zone without checkpoints, and of a checkpoint that is not there, name the command that
+    makes or lists them, with the workspace as typed."""
+    none = subprocess.run([*OMXFS, "diff", NAME, "bob"], cwd=tmp_path, env=person_env(), capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    (make,) = _quoted(none.stderr)
+    assert make == "omxfs checkpoint 'my ws' --as bob", none.stderr
+    pasted(make, tmp_path)
+    wrong = subprocess.run([*OMXFS, "diff", NAME, "bob", "99"], cwd=tmp_path, env=person_env(), capture_output=True,
+                           text=True, timeout=120, check=False)  # fmt: skip
+    (listing,) = _quoted(wrong.stderr)
+    assert listing == "omxfs checkpoints 'my ws' bob", wrong.stderr
+    assert "ID" in pasted(listing, tmp_path).stdout

@@ -20,6 +20,7 @@ from omxfs.checkpoints.history import ZoneHistory
 from omxfs.checkpoints.manifest import FILE, Entry
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.errors import NotFound
+from omxfs.shell_line import shell_line
 from omxfs.store.atomic import read_bytes
 
 #: files larger than this are shown by size and hash, as binaries are
@@ -114,7 +115,8 @@ def diff(history: ZoneHistory, source: str | None = None, target: str | None = N
         latest = history.latest()
         if latest is None:
             raise NotFound(
-                f"{history.zone} has no checkpoint yet: make one with `omxfs checkpoint WS --as {history.zone}`"
+                f"{history.zone} has no checkpoint yet: make one with "
+                f"`{shell_line('omxfs', 'checkpoint', history.ws.shown_as, '--as', history.zone)}`"
             )
         old = latest
     else:

@@ -48,6 +48,7 @@ from omxfs.checkpoints.blobs import BlobStore
 from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, as_delta, load_manifest, walk_key, whole
 from omxfs.checkpoints.scan import scan_paths, scan_zone
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied, from_os_error
+from omxfs.shell_line import shell_line
 from omxfs.store.atomic import NO_LINK, create_exclusive, exists, read_with_stat, sync_dir
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
 from omxfs.store.stamps import utc_now
@@ -202,7 +203,7 @@ class ZoneHistory:
         try:
             raw, st = read_with_stat(self.manifests_dir, PurePosixPath(name))
         except NotFound:
-            raise NotFound(f"{self.zone} has no checkpoint {number} (see `omxfs checkpoints WS {self.zone}`)") from None
+            raise NotFound(f"{self.zone} has no checkpoint {number} (see `{self._listing()}`)") from None
         manifest = load_manifest(raw, where, lambda base: self._base(base, where))
         if manifest.number != number or manifest.zone != self.zone:
             raise StoreCorrupt(f"{where}: the manifest says it is checkpoint {manifest.number} of {manifest.zone}")
@@ -226,6 +227,10 @@ class ZoneHistory:
                 found.append(self.load(number))
         return found
 
+    def _listing(self) -> str:
+        """The command that lists the zone's checkpoints, naming the workspace as the person did."""
+        return shell_line("omxfs", "checkpoints", self.ws.shown_as, self.zone)
+
     def latest(self) -> Manifest | None:
         for number in reversed(self.numbers()):
             with contextlib.suppress(NotFound):
@@ -246,7 +251,7 @@ class ZoneHistory:
                 raise NotFound(f"{self.zone} has {len(numbers)} checkpoint(s): {text} is not one of them")
             return numbers[value]
         if value not in numbers:
-            raise NotFound(f"{self.zone} has no checkpoint {value} (see `omxfs checkpoints WS {self.zone}`)")
+            raise NotFound(f"{self.zone} has no checkpoint {value} (see `{self._listing()}`)")
         return value
 
     # -- writing ----------------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from omxfs.checkpoints.manifest import DIR, Entry, Manifest, walk_key, within
 from omxfs.checkpoints.syscalls import fsync_together
 from omxfs.checkpoints.views import running_views, views_running
 from omxfs.errors import InvalidInput, NotFound, OSFailure, PathBlocked, StoreCorrupt, from_os_error
+from omxfs.shell_line import shell_line
 from omxfs.store.layout import AGENTS, RENAME_EXCHANGE, RENAME_NOREPLACE, RESTORING
 from omxfs.store.names import relative_path
 
@@ -125,8 +126,8 @@ def _restore_paths(
     except (PathBlocked, NotFound) as exc:  # a directory on the way replaced or removed since it was looked at
         raise PathBlocked(
             f"{exc.message}: the zone changed while the restore ran, which stopped there (nothing outside the zone "
-            f"was touched; the paths before it are restored). Run it again, or undo it with `omxfs restore WS "
-            f"{history.zone} {undo.number}`"
+            f"was touched; the paths before it are restored). Run it again, or undo it with "
+            f"`{shell_line('omxfs', 'restore', history.ws.shown_as, history.zone, undo.number, '--as', history.zone)}`"
         ) from exc
     finally:
         for h in held:

@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt, ZoneDenied
-from omxfs.shell_line import named, shell_line
+from omxfs.shell_line import shell_line
 from omxfs.store.atomic import create_exclusive, read_bytes, sync_dir
 from omxfs.store.layout import BLOB, META_DIR, SNAPSHOT_RECORD, SNAPSHOTS, TMP
 from omxfs.store.names import check_agent, check_doc_id, relative_path
@@ -207,7 +207,7 @@ def require_supervisor(ws: Workspace, actor: str) -> str:
     if not supervisors:
         raise ZoneDenied(
             "this workspace has no supervisor, and only a supervisor snapshots or restores the whole workspace: "
-            f"add one with `{shell_line('omxfs', 'init', named(ws.root), '--supervisor', 'NAME')}`"
+            f"add one with `{shell_line('omxfs', 'init', ws.shown_as, '--supervisor', 'NAME')}`"
         )
     ws.require_actor(actor)
     if actor not in supervisors:
@@ -237,8 +237,7 @@ class Snapshots:
             raw = read_bytes(self.dir, PurePosixPath(f"{number}.json"))
         except NotFound:
             raise NotFound(
-                f"this workspace has no snapshot {number} "
-                f"(see `{shell_line('omxfs', 'snapshots', named(self.ws.root))}`)"
+                f"this workspace has no snapshot {number} (see `{shell_line('omxfs', 'snapshots', self.ws.shown_as)}`)"
             ) from None
         snapshot = load_snapshot(raw, where)
         if snapshot.number != number:
@@ -266,7 +265,7 @@ class Snapshots:
             if not numbers:
                 raise NotFound(
                     "this workspace has no snapshot yet "
-                    f"(make one with `{shell_line('omxfs', 'snapshot', named(self.ws.root))}`)"
+                    f"(make one with `{shell_line('omxfs', 'snapshot', self.ws.shown_as)}`)"
                 )
             return numbers[-1]
         try:
@@ -275,7 +274,7 @@ class Snapshots:
             raise InvalidInput(f"{text!r} names no snapshot: give its id (a number) or 'last'") from None
         if value not in numbers:
             raise NotFound(
-                f"this workspace has no snapshot {text} (see `{shell_line('omxfs', 'snapshots', named(self.ws.root))}`)"
+                f"this workspace has no snapshot {text} (see `{shell_line('omxfs', 'snapshots', self.ws.shown_as)}`)"
             )
         return value
 

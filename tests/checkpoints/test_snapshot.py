@@ -296,7 +296,7 @@ def test_a_zone_whose_checkpoint_is_gone_is_said_and_the_rest_restored(ws: Works
     done = omxfs("snapshot", "restore", str(ws.root), "1", "--as", "boss", check=False)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        "not restored: agents/alice/: alice has no checkpoint 1 (see `omxfs checkpoints WS alice`)"
+        f"not restored: agents/alice/: alice has no checkpoint 1 (see `omxfs checkpoints {ws.root} alice`)"
     ], done.stderr
     assert "0 zone(s), 1 collaborative file(s)" in done.stdout  # the rest is back
     assert ws.collab.read("plan.md").content == b"two\n"
