@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from omxfs.checkpoints import ZoneDiff
 from omxfs.checkpoints.review import BranchState, Review, branch_states, conflicted, pending_branches, pending_diff
@@ -53,7 +53,7 @@ class Sides:
 
 
 @dataclass(frozen=True)
-class Shown:
+class Column:
     """One branch as its column shows it."""
 
     name: str
@@ -75,11 +75,11 @@ class Shown:
         return self.state in ("pending", "conflicted")
 
 
-def zone_branches(ws: Workspace, agent: str) -> list[Shown]:
+def zone_branches(ws: Workspace, agent: str) -> list[Column]:
     """``agent``'s branches as ``omxfs branches`` lists them (pending first, then the last that ended of each name),
     each pending one with its change."""
     zone = ws.require_known(agent)
-    return [_shown(ws, zone, row) for row in branch_states(ws, zone)]
+    return [_column(ws, zone, row) for row in branch_states(ws, zone)]
 
 
 def pending_names(ws: Workspace, agent: str) -> list[str]:
@@ -87,9 +87,9 @@ def pending_names(ws: Workspace, agent: str) -> list[str]:
     return [branch.branch for branch in pending_branches(ws, agent)]
 
 
-def _shown(ws: Workspace, zone: str, row: BranchState) -> Shown:
+def _column(ws: Workspace, zone: str, row: BranchState) -> Column:
     parent = f"{AGENTS}/{zone}"
-    base = Shown(row.name, parent, row.created, row.by or "-", row.state, row.stat, row.detail)
+    base = Column(row.name, parent, row.created, row.by or "-", row.state, row.stat, row.detail)
     if not base.decidable:
         return base
     review = Review(ws, zone, row.name)
@@ -102,18 +102,14 @@ def _shown(ws: Workspace, zone: str, row: BranchState) -> Shown:
             for path in paths
         ]
     except (OmxError, OSError) as exc:  # a layer changing under the read, a file gone mid-read
-        return _with(base, error=exc.message if isinstance(exc, OmxError) else str(exc))
+        return replace(base, error=exc.message if isinstance(exc, OmxError) else str(exc))
     files = _files(change)
     texts = [change.details[p]["diff"] for p in change.modified + change.added + change.deleted
              if change.details[p].get("diff")]  # fmt: skip
-    lines = [part for text in texts for part in text.rstrip("\n").splitlines()]
-    return _with(
+    lines = list(islice((part for text in texts for part in text.rstrip("\n").splitlines()), DIFF_LINES + 1))
+    return replace(
         base, files=files[:FILES], more_files=max(len(files) - FILES, 0), diff=classed(lines, DIFF_LINES), sides=sides
     )
-
-
-def _with(base: Shown, **changes: Any) -> Shown:
-    return Shown(**{**base.__dict__, **changes})
 
 
 def _files(change: ZoneDiff) -> list[Changed]:

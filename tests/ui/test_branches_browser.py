@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from omxfs.store import Workspace
+from omxfs.ui.branches import DIFF_LINES
 from tests.checkpoints.conftest import omxfs
 from tests.ui.conftest import SCREENSHOTS, Server
 from tests.view.conftest import clean_env, run_view, view_argv
@@ -138,7 +139,7 @@ def test_a_branch_made_while_the_page_is_open_shows_in_it_and_its_change_once_it
     page.evaluate("window.__stayed = 1")  # gone if the page were loaded again
     waiting = int(page.locator("#needs-count").inner_text())
     go = tmp_path / "go"
-    script = f"until [ -e {go} ]; do sleep 0.05; done; echo late > late.md"  # writes once the page shows it running
+    script = f"until [ -e {go} ]; do sleep 0.05; done; seq 1 5000 > late.md"  # once the page shows it running
     argv = view_argv(team.root, "bob", script, "--branch", "late", "--bind", str(tmp_path))
     view = subprocess.Popen(argv, cwd=team.root.parent, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -156,6 +157,9 @@ def test_a_branch_made_while_the_page_is_open_shows_in_it_and_its_change_once_it
             view.communicate()
     late.locator("ul.files li[data-path='late.md']").wait_for(timeout=WAIT)  # the end of its run is an event
     assert _files(late) == ["added late.md"]
+    shown = late.locator(".diff > div").all_inner_texts()  # bounded: the page says where to see it whole
+    assert len(shown) == DIFF_LINES + 1 and shown[-2] == f"+{DIFF_LINES - 3}"
+    assert shown[-1] == "… (diff cut: omxfs diff WS bob --branch late prints it whole)"
     assert late.locator(".detail").count() == 0 and late.locator("form.accept button").count() == 1
     assert page.evaluate("window.__stayed") == 1
 
