@@ -12,6 +12,10 @@ not prose of a shape. The model is told what the task asks and what omx found of
 omx's own (``task_checks.told``).
 A plan runs again from its first step, so one that appends, or writes a file it also reads, is left to a whole
 re-plan: its inputs are no longer as they were.
+
+Where a second program asked for apart printed another value than the python step that made the task's value
+(``second_program``), that step's code is asked for again the same way, once, told only that two programs disagree:
+never either value, nor which one omx takes for right (it takes neither).
 """
 
 from __future__ import annotations
@@ -22,11 +26,19 @@ from pathlib import Path
 
 from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
+from agent.plan_run.second_program import SECOND_CHECK
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
 from agent.plan_run.tools.inputs import PythonInput, WriteTextInput
+from agent.plan_run.value_checks import value_maker
 from agent.record.trace import preview, read_output
 
-__all__ = ["CodeAtFault", "code_at_fault"]
+__all__ = ["DISAGREED", "CodeAtFault", "code_at_fault", "disagreed_code"]
+
+#: what the model is told of code whose value a second program did not print
+DISAGREED = (
+    "Code written for this step before, and another program written apart for the same task, printed different "
+    "results: one of them is wrong. Write this step's code again, with care."
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,17 @@ def code_at_fault(
     wanted = "; ".join(told(c, expected.workspace) for c in unmet)  # never an answer omx computed itself
     shown = f"printed {preview(printed, 300)!r}" if printed.strip() else "printed nothing"
     return CodeAtFault(step, f"Code written for this step before {shown}, which is wrong: {wanted}.")
+
+
+def disagreed_code(plan: Plan, result: ExecutionResult, expected: TaskExpectations | None) -> CodeAtFault | None:
+    """The python step of ``plan`` that made the task's value, where a second program printed another one and the
+    plan can run again (see the module); else None."""
+    if expected is None or expected.output is None or not _runs_again(plan):
+        return None
+    if not any(c.criterion == SECOND_CHECK and c.status == "not met" for c in result.criteria):
+        return None
+    step = value_maker(plan, expected.output)
+    return CodeAtFault(step, DISAGREED) if step is not None and isinstance(step.inputs, PythonInput) else None
 
 
 def _runs_again(plan: Plan) -> bool:

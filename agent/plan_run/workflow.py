@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent.model.llm import LLMError, Model
-from agent.plan_run.code_fix import code_at_fault
+from agent.plan_run.code_fix import code_at_fault, disagreed_code
 from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
 from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
@@ -234,6 +234,7 @@ class _Replans:
     made: int = 0
     plans: int = 0
     expected: TaskExpectations | None = None
+    disagreed: bool = False  # the code a second program disagreed with was asked for again: once in a run
 
     @property
     def left(self) -> bool:
@@ -379,6 +380,7 @@ def _decide_and_run(
         if options.judge and model is not None:
             result = judged(result, task, workspace, model)
         again = _replan(plan, result, workspace, ui, recorder, replans) if _may_replan(result, replans) else None
+        again = again or _fixed_after_disagreement(plan, result, ui, recorder, replans)
     except KeyboardInterrupt:
         end_run(recorder, "interrupted", **replans.record())
         raise
@@ -449,6 +451,27 @@ def _replan(
     except PlanningError as exc:
         ui.show(f"No new plan: {exc}")
         return None
+
+
+def _fixed_after_disagreement(
+    plan: Plan, result: ExecutionResult, ui: UI, recorder: RunRecorder, replans: _Replans
+) -> Plan | None:
+    """Once in a run, where a second program printed another value than the code that made it, ``plan`` with that
+    code asked for again (``code_fix.disagreed_code``), a re-plan shown and confirmed like any; None otherwise."""
+    fault = disagreed_code(plan, result, replans.expected) if replans.left and not replans.disagreed else None
+    if fault is None or replans.planner is None:
+        return None
+    replans.disagreed = True
+    what = "two programs written apart printed different values"
+    _announce(replans, ui, recorder, what, {"reason": "values disagree", "failed_step": None, "error": what,
+                                           "plan": plan.model_dump(mode="json", exclude_none=True)})  # fmt: skip
+    fixed = replans.planner.with_fixed_code(plan, replans.task, fault)
+    if fixed is None:
+        ui.show("No new code: the model gave none that can work, or the same code again")
+        return None
+    recorder.record(RunEntry(event="code_fixed", data={"step": fault.step.id, "failure": fault.failure}))
+    replans.made += 1
+    return fixed
 
 
 def _what_happened(plan: Plan, result: ExecutionResult, run_dir: Path, workspace: Path) -> str:

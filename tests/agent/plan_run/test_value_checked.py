@@ -18,6 +18,7 @@ import pytest
 from click.testing import Result
 
 from agent.model.llm import ScriptedModel
+from agent.plan_run.code_fix import DISAGREED
 from agent.plan_run.second_program import SECOND_PROMPT, same_value
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
@@ -155,7 +156,7 @@ def test_a_total_of_the_wrong_column_is_no_success_when_a_second_program_disagre
     wrong = "import csv, io\nrows = list(csv.reader(io.StringIO(INPUT)))[1:]\nprint(sum(r[0].isdigit() for r in rows))"
     steps = [read("data/sales.csv"), python(wrong), write("out/total.txt", STEP_2)]
     script(plan(steps, ["out/total.txt holds just a number"]), FIRST_TOTAL)
-    result = omx(TOTAL, "--yes", input="y\n")
+    result = omx(TOTAL, "--yes", "--replans", "0", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "total.txt").read_text(encoding="utf-8").strip() == "0"
     assert result_line(result) == f"{UNVERIFIED} (3/3 steps)"
@@ -171,6 +172,44 @@ def test_a_total_of_the_wrong_column_is_no_success_when_a_second_program_disagre
     assert "[not met] a second program, written apart, printed the same value" in replay.output
 
 
+WRONG_COLUMN = (
+    "import csv, io\nrows = list(csv.reader(io.StringIO(INPUT)))[1:]\nprint(sum(r[0].isdigit() for r in rows))"
+)
+
+
+def test_code_a_second_program_disagreed_with_is_asked_for_again_told_only_that_they_disagree(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """One round: the step's code asked anew, told neither value nor which omx takes for right; the plan runs again
+    (shown and confirmed), and the second program, asked again, agrees with the new code."""
+    steps = [read("data/sales.csv"), python(WRONG_COLUMN), write("out/total.txt", STEP_2)]
+    model = script(plan(steps, []), FIRST_TOTAL, FIRST_TOTAL, FIRST_TOTAL)  # second program, new code, second again
+    result = omx(TOTAL, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert "Two programs written apart printed different values\nRe-planning (1 of at most 2)" in result.output
+    assert result_line(result) == "Result: success (3/3 steps, after 1 re-plan)"
+    assert (ws / "out" / "total.txt").read_text(encoding="utf-8").strip() == "49.75"
+    fix = model.requests[2]["messages"][-1]["content"]
+    assert DISAGREED in fix and WRONG_COLUMN not in fix
+    assert "49.75" not in fix and "printed '0'" not in fix  # neither value
+    assert [e["status"] for e in second_programs(ws)] == ["not met", "met"]
+    (fixed,) = [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == "code_fixed"]
+    assert fixed == {"step": 2, "failure": DISAGREED}
+
+
+def test_code_a_second_program_disagreed_with_twice_is_asked_for_once(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    other_wrong = WRONG_COLUMN.replace("r[0].isdigit()", "len(r[0])")
+    steps = [read("data/sales.csv"), python(WRONG_COLUMN), write("out/total.txt", STEP_2)]
+    model = script(plan(steps, []), FIRST_TOTAL, other_wrong, FIRST_TOTAL)
+    result = omx(TOTAL, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert result_line(result) == f"{UNVERIFIED} (3/3 steps, after 1 re-plan)"
+    assert [e["status"] for e in second_programs(ws)] == ["not met", "not met"]
+    assert len(model.requests) == 4 and run_end(trace_of(only_run(ws)))["replans"] == 1
+
+
 @pytest.mark.parametrize(
     ("second", "why"),
     [
@@ -183,7 +222,7 @@ def test_a_second_program_that_gives_no_value_leaves_the_value_not_checked(
     ws: Path, script: Callable[..., ScriptedModel], second: str | None, why: str
 ) -> None:
     script(TOTAL_PLAN, *([second] if second else []))
-    result = omx(TOTAL, "--yes", input="y\n")
+    result = omx(TOTAL, "--yes", input="y\n")  # no code fix: the second program printed no value to disagree
     assert result.exit_code == 0, result.output
     assert result_line(result) == f"{UNVERIFIED} (3/3 steps)"
     unchecked = "[not checked] a second program, written apart, printed the same value"
