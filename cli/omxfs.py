@@ -287,8 +287,8 @@ def status(path: Path | None) -> None:
     """Show the live mounts; with PATH (a workspace or a mount), what it holds and who serves it.
 
     Each running view (``omxfs run``) of a workspace shown is listed with its limits and what it uses of them now."""
+    from omxfs import mount_table
     from omxfs.errors import MountError
-    from omxfs.fuse import mounts
     from omxfs.shell_line import shell_line
     from omxfs.store.mount_records import read_records
     from omxfs.store.workspace import Workspace
@@ -298,12 +298,12 @@ def status(path: Path | None) -> None:
             _print_mounts()
             return
         target = os.path.abspath(path)
-        state = mounts.probe(target)
-        if state is mounts.State.STALE:
+        state = mount_table.probe(target)
+        if state is mount_table.State.STALE:
             raise MountError(
                 f"{target} is a stale mount (its daemon died): run `{shell_line('omxfs', 'umount', target)}`"
             )
-        if state is mounts.State.UNRESPONSIVE:
+        if state is mount_table.State.UNRESPONSIVE:
             raise MountError(f"{target} does not answer (its daemon is stopped, hung or swamped)")
         ws = Workspace(path)
         click.echo(f"workspace {ws.root.resolve()}")
@@ -335,12 +335,15 @@ def _print_record(record: MountRecord) -> None:
 
 def _print_views(ws: Workspace, indent: str = "") -> None:
     """The running views of ``ws``, each with its limits and use (``omxfs.cgroups.observe``)."""
-    from omxfs.cgroups import observe, view_name
     from omxfs.checkpoints.views import running_views
 
     config = ws.config
     found = [(agent, pid) for agent in (*config.agents, *config.supervisors) for pid in running_views(ws.meta, agent)]
     click.echo(f"{indent}views:" if found else f"{indent}views: none")
+    if not found:
+        return
+    from omxfs.cgroups import observe, view_name  # only to show views
+
     for agent, pid in found:
         seen = observe(pid, view_name(pid))
         limits = seen.line() if seen is not None else "not known (starting, or ending)"
@@ -348,25 +351,25 @@ def _print_views(ws: Workspace, indent: str = "") -> None:
 
 
 def _print_mounts() -> None:
+    from omxfs import mount_table
     from omxfs.errors import OmxError
-    from omxfs.fuse import mounts
     from omxfs.shell_line import shell_line
     from omxfs.store.layout import META_DIR
     from omxfs.store.mount_records import read_records
     from omxfs.store.workspace import Workspace
 
-    found = mounts.omx_mounts()
+    found = mount_table.omx_mounts()
     if not found:
         click.echo("no omxfs mounts")
     stores: set[str] = set()
     for mountpoint in found:
-        state = mounts.probe(mountpoint)
-        if state is mounts.State.STALE:
+        state = mount_table.probe(mountpoint)
+        if state is mount_table.State.STALE:
             click.echo(f"{mountpoint}: stale (its daemon died): run `{shell_line('omxfs', 'umount', mountpoint)}`")
             continue
-        if state is mounts.State.UNRESPONSIVE:
+        if state is mount_table.State.UNRESPONSIVE:
             click.echo(
-                f"{mountpoint}: not answering within {mounts.PROBE_TIMEOUT:g} s (its daemon is stopped, hung or "
+                f"{mountpoint}: not answering within {mount_table.PROBE_TIMEOUT:g} s (its daemon is stopped, hung or "
                 f"swamped): `{shell_line('omxfs', 'umount', mountpoint)}` unmounts it"
             )
             continue

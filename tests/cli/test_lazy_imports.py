@@ -1,9 +1,11 @@
 """The commands a person types load only what they use: ``omxfs --help``, a checkpoint and the checkpoint read
 commands load no FUSE binding, async runtime, pydantic, model client or web stack, which cost more to import than
 the command's own work (``scripts/bench_cli.py`` times them), and ``--help`` not even the workspace nor any
-command's module. A command loads its own module of ``cli/`` and no other's, and a command that only reads the
-history no fsync threads (``concurrent.futures``, with ``logging``). Each runs as a real process, whose
-``sys.modules`` is read at its exit."""
+command's module. A command loads its own module of ``cli/`` and no other's; each reads the mount table without
+``omxfs.fuse`` (its mounting code, ``subprocess``, ``shutil``); a checkpoint loads neither the diff nor the restore,
+nor ``concurrent.futures``, ``queue`` or ``logging`` for its fsync threads, and a command that only reads the history
+no fsync threads at all; ``status`` of a workspace without views no cgroups, ``log`` no ``logging``. Each runs as a
+real process, whose ``sys.modules`` is read at its exit."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from omxfs.store.workspace import Workspace
 from tests.checkpoints.conftest import omxfs
 
 #: imported by no command below (each is a package's top-level name)
@@ -33,8 +36,12 @@ COMMAND_MODULES = (
     "cli.ui",
     "cli.view",
 )
-#: the threads a checkpoint issues its fsyncs from: nothing that only reads the history starts them
-THREADS = ("concurrent.futures", "logging")
+#: what a pool of threads would load: a checkpoint's fsync threads are its own (``omxfs.checkpoints.syscalls``)
+THREADS = ("concurrent.futures", "queue", "logging")
+#: what a command that reads the mount table (every command on a workspace) loaded with ``omxfs.fuse.mounts``
+MOUNTING = ("omxfs.fuse", "subprocess", "shutil", "select")
+#: what a checkpoint does not use of its package
+NOT_MADE = ("omxfs.checkpoints.diff", "omxfs.checkpoints.restore", "difflib", "secrets")
 
 #: runs ``omxfs ARGS`` (or ``omx ARGS``) in this process and writes the names of its modules at exit
 PROBE = """
@@ -69,13 +76,14 @@ def within(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A workspace with a checkpoint of bob's zone, then a changed file (one for the module: the commands only
-    read it, but for the checkpoint, which the others do not mind)."""
+    """A workspace with a checkpoint of bob's zone, then a changed file, and a collaborative file (one for the
+    module: the commands only read it, but for the checkpoint, which the others do not mind)."""
     ws = tmp_path_factory.mktemp("lazy") / "ws"
     omxfs("init", str(ws), "--agent", "alice", "--agent", "bob")
     (ws / "agents/bob/notes.txt").write_text("first\n")
     omxfs("checkpoint", str(ws), "--as", "bob")
     (ws / "agents/bob/notes.txt").write_text("second\n")
+    Workspace(ws).collab.write("alice", "plan.md", b"first plan\n", expected_version=0)
     return ws
 
 
@@ -90,10 +98,24 @@ def test_help_loads_nothing_heavy_nor_the_workspace(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "own", "not_loaded"),
     [
-        pytest.param(("checkpoint", "{ws}", "--as", "bob"), ["cli.checkpoints"], ("difflib",), id="checkpoint"),
-        pytest.param(("checkpoints", "{ws}", "bob"), ["cli.checkpoints"], THREADS, id="checkpoints"),
-        pytest.param(("diff", "{ws}", "bob"), ["cli.checkpoints"], THREADS, id="diff"),
-        pytest.param(("audit", "{ws}"), ["cli.audit", "cli.checkpoints"], THREADS, id="audit"),
+        pytest.param(
+            ("checkpoint", "{ws}", "--as", "bob"),
+            ["cli.checkpoints"],
+            (*NOT_MADE, *THREADS, *MOUNTING),
+            id="checkpoint",
+        ),
+        pytest.param(
+            ("checkpoints", "{ws}", "bob"), ["cli.checkpoints"], (*NOT_MADE, *THREADS, *MOUNTING), id="checkpoints"
+        ),
+        pytest.param(
+            ("diff", "{ws}", "bob"),
+            ["cli.checkpoints"],
+            ("omxfs.checkpoints.restore", "secrets", *THREADS, *MOUNTING),
+            id="diff",
+        ),
+        pytest.param(
+            ("audit", "{ws}"), ["cli.audit", "cli.checkpoints"], ("omxfs.checkpoints", *THREADS, *MOUNTING), id="audit"
+        ),
     ],
 )
 def test_checkpoint_commands_load_only_what_they_use(
@@ -104,3 +126,28 @@ def test_checkpoint_commands_load_only_what_they_use(
     assert not packages(modules) & set(HEAVY), sorted(packages(modules) & set(HEAVY))
     assert within(modules, COMMAND_MODULES) == own
     assert within(modules, not_loaded) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "own", "not_loaded"),
+    [
+        pytest.param(("status", "{ws}"), [], ("omxfs.cgroups", "omxfs.checkpoints.history", "logging"), id="status"),
+        pytest.param(
+            ("log", "{ws}/collaborative/current/plan.md"),
+            ["cli.mount_tools"],
+            ("omxfs.checkpoints", "logging", "concurrent.futures"),
+            id="log",
+        ),
+    ],
+)
+def test_record_commands_load_only_what_they_use(
+    tmp_path: Path, ws: Path, args: tuple[str, ...], own: list[str], not_loaded: tuple[str, ...]
+) -> None:
+    """``status`` and ``log`` read the collaborative zone's records, which pydantic validates: it is the one heavy
+    package they load, and they read the mount table without ``omxfs.fuse``."""
+    modules = loaded(tmp_path, "omxfs", *(arg.format(ws=ws) for arg in args))
+    assert "omxfs.store.records" in modules  # the probe saw the command read the records
+    heavy = sorted(packages(modules) & set(HEAVY))
+    assert heavy == ["pydantic"], heavy
+    assert within(modules, COMMAND_MODULES) == own
+    assert within(modules, (*not_loaded, "omxfs.fuse")) == []
