@@ -354,6 +354,7 @@ def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starle
             lambda: {
                 "zones": [(a, len(ZoneHistory(ws, a).numbers())) for a in ws.agents()],
                 "reviews": [{"agent": a, **r} for a in ws.agents() if (r := pages.pending_review(ws, a)) is not None],
+                "branches": [(a, b) for a in ws.agents() if (b := [n for n in pending_names(ws, a) if n != REVIEW])],
             },
         )
 

@@ -73,7 +73,11 @@ def test_a_zones_branches_side_by_side_accept_one_the_rival_is_conflicted_the_ot
     ]
     assert sorted(rows.locator(".why").all_inner_texts()) == ["pending: +0 ~2 -0"] * 2 + ["pending: +1 ~0 -0"]
     assert rows.locator("a.decide").first.get_attribute("href") == "/checkpoints/bob/branches"
-    page.goto(f"{server.base}/checkpoints/bob")  # and so does the zone's page
+    page.goto(f"{server.base}/checkpoints")  # and the Checkpoints page, and the zone's
+    assert page.locator("#pending-branches .pending-branches").all_inner_texts() == [
+        "bob: 3 branch(es) pending (aside, first, rival): see them side by side, accept or discard"
+    ]
+    page.goto(f"{server.base}/checkpoints/bob")
     assert "3 pending (aside, first, rival)" in page.locator("#zone-branches").inner_text()
     page.locator("#zone-branches a").click()
     page.wait_for_url(f"{server.base}/checkpoints/bob/branches")
