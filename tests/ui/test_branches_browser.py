@@ -120,6 +120,13 @@ def test_a_zones_branches_side_by_side_accept_one_the_rival_is_conflicted_the_ot
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "ui-branches.png"), full_page=True)
 
+    stale = page.request.post(  # a page drawn before the accept still had rival's Accept: the store refuses it
+        f"{server.base}/checkpoints/bob/accept",
+        form={"token": server.token, "branch": "rival", "back": "branches"},
+        headers={"origin": server.base},
+    )
+    assert stale.status == 409 and "branch rival is conflicted: branch first, accepted after" in stale.text()
+    assert (zone / "notes.md").read_text() == "first\n"
     _column(page, "aside").locator("form.accept button").click()
     page.locator("#done").wait_for()
     assert page.locator("#done").inner_text().startswith("accepted bob's branch aside")
