@@ -46,8 +46,9 @@ OUTCOMES = {
     "declined": "not confirmed",
     "interrupted": "interrupted",
 }
-#: omx's exit statuses that say how a run ended without its trace (``agent.plan_run.workflow``)
-BY_EXIT = {3: "refused", 4: "declined"}
+#: how a run ended by omx's exit status, where its trace cannot be told (``agent.plan_run.workflow``): 0 is any
+#: done, and says the least of them
+BY_EXIT = {0: "done", 1: "failed", 3: "refused", 4: "declined"}
 
 
 def this_attempt() -> int | None:
@@ -86,7 +87,7 @@ class Attempt:
 
     number: int
     exit_code: int
-    status: str | None  # the trace's end status; None without a trace (the view did not start, omx stopped early)
+    status: str | None  # the trace's end status, else what the exit status says (``BY_EXIT``), else None
     checks: tuple[int, int] | None  # (met by omx's own check, all) of the last plan's criteria
     change: tuple[int, int, int] | None  # (added, modified, deleted) but the run's record; None: nothing held
 
@@ -153,21 +154,24 @@ def run_attempts(
                 raise RunsError(f"{workspace} is no omxfs workspace: an attempt is a branch of an agent's zone")
             view[view.index("--") : view.index("--")] = ["--branch", f"{PREFIX}{k}"]  # omxfs run --branch
             commands[k] = view
-        zone, ended = Review(ws, agent).zone_dir, dict[int, tuple[int, set[str]]]()
+        zone, ended = Review(ws, agent).zone_dir, dict[int, Attempt]()
         try:
             if parallel:
-                _all_at_once(commands, ended, _run_dirs(zone))
+                before = _run_dirs(zone)
+                for k, status in _all_at_once(commands).items():
+                    ended[k] = _read(ws, agent, k, status, before)
             else:
                 for k in numbers:
                     say(f"omx: attempt {k - first + 1} of {count}: branch {PREFIX}{k}")
                     before, stdin = _run_dirs(zone), None if stdin_open else subprocess.DEVNULL
-                    ended[k] = (
-                        subprocess.run(commands[k], stdin=stdin, env=_env(k - first + 1), check=False).returncode,
-                        before,
-                    )
+                    process = subprocess.Popen(commands[k], stdin=stdin, env=_env(k - first + 1))
+                    try:
+                        process.wait()
+                    finally:  # after a Ctrl-C too: the attempt ends by itself first, then no other starts
+                        ended[k] = _read(ws, agent, k, _wait_out(process), before)
         except KeyboardInterrupt:
             say("omx: interrupted: the attempts that ended are below")
-        return [_read(ws, agent, k, *ended[k]) for k in numbers if k in ended]
+        return [ended[k] for k in numbers if k in ended]
 
 
 def table(attempts: list[Attempt], workspace: str, agent: str) -> list[str]:
@@ -207,7 +211,9 @@ def _env(number: int) -> dict[str, str]:
     return {**os.environ, ATTEMPT_ENV: str(number)}
 
 
-def _all_at_once(commands: dict[int, list[str]], ended: dict[int, tuple[int, set[str]]], before: set[str]) -> None:
+def _all_at_once(commands: dict[int, list[str]]) -> dict[int, int]:
+    """Each command started at once, its output copied line by line, each line marked with its attempt; their exit
+    statuses once all have ended."""
     lock, pipe = threading.Lock(), subprocess.PIPE
     started = [
         (k, subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=pipe, stderr=pipe, env=_env(n)))
@@ -221,13 +227,21 @@ def _all_at_once(commands: dict[int, list[str]], ended: dict[int, tuple[int, set
     for thread in copies:
         thread.start()
     try:
-        for k, process in started:
-            ended[k] = process.wait(), before
-    finally:
-        for k, process in started:
-            ended.setdefault(k, (process.wait(), before))
+        for _, process in started:
+            process.wait()
+    finally:  # after a Ctrl-C too: each attempt ends by itself
+        statuses = {k: _wait_out(process) for k, process in started}
         for thread in copies:
             thread.join()
+    return statuses
+
+
+def _wait_out(process: subprocess.Popen[bytes]) -> int:
+    """The exit status of ``process``, waited for through any Ctrl-C: it ends its run and its view by itself (its
+    terminal sent it the same Ctrl-C), where a kill would leave the branch's run cut short."""
+    while True:
+        with contextlib.suppress(KeyboardInterrupt):
+            return process.wait()
 
 
 def _copy(stream: IO[bytes] | None, sink: IO[str], prefix: str, lock: threading.Lock) -> None:
@@ -251,7 +265,7 @@ def _run_dirs(zone: Path) -> set[str]:
 def _read(ws: Workspace, agent: str, number: int, exit_code: int, before: set[str]) -> Attempt:
     """What attempt ``number`` left: its branch's change, and its trace, in the branch; or in the zone, where a run
     that changed nothing but its record left it (``review.settle``), if it is the one record new there since
-    ``before`` (else its exit status tells a refused or declined run)."""
+    ``before``; else what its exit status says (``BY_EXIT``)."""
     from omxfs.checkpoints.review import RUN_RECORD, RUN_RECORDS, Review, pending_diff
 
     branch = Review(ws, agent, f"{PREFIX}{number}")
@@ -266,7 +280,7 @@ def _read(ws: Workspace, agent: str, number: int, exit_code: int, before: set[st
         traces = [t for t in (branch.zone_dir / RUN_RECORDS).glob("*/trace.jsonl") if t.parent.name not in before]
         end = _end(traces[0]) if len(traces) == 1 else None
     if end is None:
-        return Attempt(number, exit_code, BY_EXIT.get(exit_code) if change is None else None, None, change)
+        return Attempt(number, exit_code, BY_EXIT.get(exit_code), None, change)
     criteria = [c for c in end.get("criteria") or [] if isinstance(c, dict)]
     met = sum(1 for c in criteria if c.get("status") == "met" and c.get("by", "omx") == "omx")
     checks = (met, len(criteria)) if criteria else None

@@ -6,8 +6,11 @@ pasted into the same shell (``tests/test_printed_commands.py``'s fixtures).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
+import select
 import shutil
 import subprocess
 from pathlib import Path
@@ -176,3 +179,31 @@ def test_parallel_attempts_run_at_once_each_line_marked_with_its_attempt(
         assert f"[attempt-{k}] Result: " in done.stdout, done.stdout
         assert f"[attempt-{k}] omxfs run: held for review in branch attempt-{k} of bob's zone" in done.stderr
     assert not (ws.root / "agents/bob/summary.md").exists()
+
+
+def test_on_a_terminal_each_attempt_asks_for_its_own_plan(ws: Workspace, tmp_path: Path, replies: Path) -> None:
+    """Without --yes, one attempt after another, each MEDIUM risk plan asked on the terminal as one run's is: the
+    first answered yes runs, the second answered no is not confirmed."""
+    code = _plan({"description": "compute", "tool": "python", "inputs": {"code": "print(1 + 1)"}}, criteria=[])
+    replies.write_text(json.dumps({"attempts": [[code], [code]]}), encoding="utf-8")
+    argv = ["omx", "compute 1 + 1", "--as", "bob", "-w", NAME, "--model", f"scripted:{replies}", "--attempts", "2"]
+    fd, terminal = pty.openpty()
+    omx = subprocess.Popen(argv, cwd=tmp_path, env=person_env(), stdin=terminal, stdout=terminal, stderr=terminal,
+                           start_new_session=True)  # fmt: skip
+    os.close(terminal)
+    seen, answers = b"", [b"y\n", b"n\n"]
+    with contextlib.suppress(OSError):  # EIO: the terminal's last process ended
+        while select.select([fd], [], [], 60)[0] and (chunk := os.read(fd, 4096)):  # silent for a minute: stuck
+            seen += chunk
+            if answers and seen.count(b"[y/N]") == 3 - len(answers):
+                os.write(fd, answers.pop(0))
+    os.close(fd)
+    try:
+        status = omx.wait(timeout=60)
+    finally:
+        if omx.poll() is None:  # stuck
+            omx.kill()
+    text = seen.decode()
+    assert status == 0, text
+    assert text.count("Run this MEDIUM risk plan? [y/N]") == 2, text
+    assert [row[0] for row in _rows(text.replace("\r\n", "\n")).values()] == ["done", "not confirmed"], text
