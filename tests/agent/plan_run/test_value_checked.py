@@ -172,6 +172,18 @@ def test_a_total_of_the_wrong_column_is_no_success_when_a_second_program_disagre
     assert "[not met] a second program, written apart, printed the same value" in replay.output
 
 
+def test_a_count_a_shell_command_made_is_checked_by_a_program_that_reads_the_file(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    task = "How many lines does data/notes.txt have? Write just the number to out/lines.txt"
+    steps = [("shell", {"cmd": "grep -c . data/notes.txt"}), write("out/lines.txt", {"ref": "step:1.output"})]
+    model = script(plan(steps, []), "print(len(open('data/notes.txt').read().splitlines()))")
+    result = omx(task, "--yes", input="y\n")
+    assert result_line(result) == "Result: success (2/2 steps)", result.output
+    assert "[met] a second program, written apart, printed the same value (3)" in result.output
+    assert "- data/notes.txt, which begins:" in model.requests[-1]["messages"][-1]["content"]
+
+
 WRONG_COLUMN = (
     "import csv, io\nrows = list(csv.reader(io.StringIO(INPUT)))[1:]\nprint(sum(r[0].isdigit() for r in rows))"
 )
