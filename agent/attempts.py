@@ -1,11 +1,12 @@
 """``omx --as NAME --attempts N "TASK"``: N runs of one task, each held apart as a branch of NAME's zone, then a
 table of how each went, to compare them and accept one.
 
-Attempt K is omx run again in NAME's view as the branch ``attempt-K`` (``omxfs run --branch``, ``agent.view``), with
-``OMX_ATTEMPT=K`` in its environment: the omx in the view runs the task once, with its own plan, confirmation,
-checks and trace (``runs/<ts>/``, in the branch). Numbers go on from the zone's pending ``attempt-K`` branches, so
-an attempt never continues an earlier one. What the table says of an attempt is read from the store once it ended:
-its trace's last entry (the outcome, the checks) and the branch's change (the diff stat).
+Each attempt is omx run again in NAME's view as a branch ``attempt-K`` (``omxfs run --branch``, ``agent.view``),
+with ``OMX_ATTEMPT`` in its environment (its place among the command's attempts): the omx in the view runs the task
+once, with its own plan, confirmation, checks and trace (``runs/<ts>/``, in the branch). Numbers go on from the
+zone's pending ``attempt-K`` branches, so an attempt never continues an earlier one. What the table says of an
+attempt is read from the store once it ended: its trace's last entry (the outcome, the checks) and the branch's
+change (the diff stat).
 """
 
 from __future__ import annotations
