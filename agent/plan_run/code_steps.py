@@ -25,8 +25,8 @@ from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
-__all__ = ["CODE_PROMPT", "Ask", "code_of", "code_problem", "first_lines", "fixed_code", "what_ref_holds"]
-__all__ += ["with_working_code", "working_code"]
+__all__ = ["CODE_PROMPT", "Ask", "code_of", "code_problem", "first_lines", "fixed_code", "held_start"]
+__all__ += ["what_ref_holds", "with_working_code", "working_code"]
 
 #: asks the model for a step's code: ``ask(messages, step_id)``, the reply's text (None: the request failed)
 Ask = Callable[[list[dict[str, str]], int], str | None]
@@ -238,8 +238,23 @@ def _sample(plan: Plan, step_id: int) -> list[str]:
 
 def first_lines(workspace: Path, path: str, lines: int = SAMPLE_LINES, most: int = 4096) -> str | None:
     """The first ``lines`` lines of the workspace's file ``path`` as it is now, each cut at 160 characters (None:
-    no such regular file, or not UTF-8 text). Opened from the workspace's root without following a symlink: an
-    agent's link to a file outside it is neither read nor sent to the model."""
+    no such regular file, or not UTF-8 text). Opened as ``held_start`` opens it: a link is not followed."""
+    head = held_start(workspace, path, most)
+    if head is None:
+        return None
+    if len(head) == most:  # a line cut short, perhaps inside a character, is not shown
+        head = head[: head.rfind(b"\n") + 1]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "\n".join(line[:160] for line in text.splitlines()[:lines]) or None
+
+
+def held_start(workspace: Path, path: str, most: int) -> bytes | None:
+    """The first ``most`` bytes of the workspace's regular file ``path`` (None: no such file). Opened from the
+    workspace's root without following a symlink: an agent's link to a file outside it is neither read nor sent to
+    the model."""
     try:
         parts = path_parts(path)
         if not parts:
@@ -249,13 +264,9 @@ def first_lines(workspace: Path, path: str, lines: int = SAMPLE_LINES, most: int
             with os.fdopen(os.open(parts[-1], flags, dir_fd=parent), "rb") as file:
                 if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
                     return None
-                head = file.read(most)
-        if len(head) == most:  # a line cut short, perhaps inside a character, is not shown
-            head = head[: head.rfind(b"\n") + 1]
-        text = head.decode("utf-8")
-    except (OSError, UnicodeDecodeError, ToolFailure):
+                return file.read(most)
+    except (OSError, ToolFailure):
         return None
-    return "\n".join(line[:160] for line in text.splitlines()[:lines]) or None
 
 
 def code_of(reply: str) -> str:

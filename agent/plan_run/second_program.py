@@ -27,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from agent.model.llm import LLMError
-from agent.plan_run.code_steps import ATTEMPTS, code_of, code_problem, first_lines, what_ref_holds
+from agent.plan_run.code_steps import ATTEMPTS, code_of, code_problem, first_lines, held_start, what_ref_holds
 from agent.plan_run.criteria import MAX_READ, CriterionCheck, CriterionStatus
 from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
@@ -186,10 +186,9 @@ def second_checked(
         return result
     if not isinstance(model, RecordingModel):
         return result  # every run of omx "TASK" has a recording model; a caller without one checks nothing more
-    target = expected.workspace / output
-    first = _held(target)
+    first = _held(expected.workspace, output)
     given, told = _given(plan, maker, recorder.run_dir)
-    code, why = _ask(model, _request(task, told or _files(expected)), maker.id)
+    code, why = _ask(model, _request(task, told or _files(expected)), maker.id) if first is not None else (None, "")
     second: str | None = None
     if code is not None:
         timeout = maker.inputs.timeout if isinstance(maker.inputs, PythonInput) else None
@@ -198,7 +197,7 @@ def second_checked(
             why = f"it failed: {ran.error}"
         elif ran.details.get("truncated"):
             why = "it printed more than omx keeps of a program's output"
-        elif _held(target) != first:  # code that writes no file by its look wrote one all the same
+        elif _held(expected.workspace, output) != first:  # code that writes no file by its look wrote one all the same
             why = f"it changed {output}"
         else:
             second = ran.output
@@ -216,14 +215,11 @@ def second_checked(
     return result.model_copy(update={"criteria": checks, "status": run_status(checks), "error": unmet_error(checks)})
 
 
-def _held(target: Path) -> str | None:
-    """What the output file holds (None: not a file omx reads whole)."""
-    try:
-        if not target.is_file() or target.stat().st_size > MAX_READ:
-            return None
-        return target.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _held(workspace: Path, output: str) -> str | None:
+    """What the output file holds (None: not a regular file of the workspace, reached through no link, that omx
+    reads whole)."""
+    held = held_start(workspace, output, MAX_READ + 1)
+    return held.decode("utf-8", errors="replace") if held is not None and len(held) <= MAX_READ else None
 
 
 def _compared(output: str, first: str | None, second: str | None, why: str) -> tuple[CriterionStatus, str]:

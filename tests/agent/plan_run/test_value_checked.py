@@ -184,6 +184,24 @@ def test_a_count_a_shell_command_made_is_checked_by_a_program_that_reads_the_fil
     assert "- data/notes.txt, which begins:" in model.requests[-1]["messages"][-1]["content"]
 
 
+def test_an_output_that_links_out_of_the_workspace_is_not_compared(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """omx reads what it compares without following a link: the agent's file outside is never shown to a model."""
+    outside = ws.parent / "outside.txt"
+    outside.write_text("49.75\n", encoding="utf-8")
+    code = (
+        f"import os\nopen('data/sales.csv')\nos.makedirs('out')\nos.symlink({str(outside)!r}, 'out/total.txt')\nprint()"
+    )
+    model = script(plan([("python", {"code": code})], []))
+    result = omx(TOTAL, "--yes", input="y\n")
+    assert result_line(result) == f"{UNVERIFIED} (1/1 steps)", result.output
+    assert "[not checked] a second program, written apart, printed the same value (out/total.txt cannot be read" in (
+        result.output
+    )
+    assert len(model.requests) == 1  # no second program asked
+
+
 WRONG_COLUMN = (
     "import csv, io\nrows = list(csv.reader(io.StringIO(INPUT)))[1:]\nprint(sum(r[0].isdigit() for r in rows))"
 )
