@@ -137,7 +137,8 @@ def run_attempts(
     One after another, or all at once with ``parallel`` (each line of their output then starts with
     ``[attempt-K]``). Only an attempt run alone with ``stdin_open`` reads the caller's input (a plan asked on the
     terminal); any other is asked nothing (an answer is a no). A Ctrl-C stops the attempts once the running ones
-    have ended (the view forwards it to each), with those that ended. RunsError where no view can be started."""
+    have ended (the view forwards it to each), with those that ended. NotFound for no agent of the workspace,
+    RunsError where no view can be started."""
     from agent.record.runs_dir import RunsError
     from agent.view import view_command
     from omxfs.checkpoints.review import Review
@@ -146,7 +147,7 @@ def run_attempts(
 
     with store_path(workspace) as path:
         ws = Workspace(path)
-        first = first_free(ws, agent)
+        first = first_free(ws, ws.require_known(agent))
         numbers = list(range(first, first + count))
         commands: dict[int, list[str]] = {}
         for k in numbers:

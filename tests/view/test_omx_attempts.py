@@ -162,6 +162,10 @@ def test_attempts_need_an_agent_and_an_omxfs_workspace(ws: Workspace, tmp_path: 
     bare = subprocess.run(["omx", TASK, "-w", NAME, "--attempts", "2", "--yes"], cwd=tmp_path, env=person_env(),
                           capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert bare.returncode == 2 and "name the agent with --as NAME" in bare.stderr, bare.stderr
+    stranger = subprocess.run(["omx", TASK, "-w", NAME, "--as", "carol", "--attempts", "2", "--yes"], cwd=tmp_path,
+                              env=person_env(), capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert stranger.returncode == 1 and "no agent named 'carol' in this workspace" in stranger.stderr, stranger.stderr
+    assert not (ws.meta / "branches").exists()
     (tmp_path / "plain").mkdir()
     plain = subprocess.run(["omx", TASK, "-w", "plain", "--as", "bob", "--attempts", "2", "--yes"], cwd=tmp_path,
                            env=person_env(), capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
