@@ -34,9 +34,10 @@ agent is ``bench`` (removed at the end, Ctrl-C included). Views need root here, 
    command waits at a barrier, against the same for a plain view; the kernel's overlay and page cache are not in
    it.
 
-Reported: each measure's median over the rounds, its baseline's, the difference, the ratio and the target, then
-one JSON line with the same figures (``measures``) and every round's (``samples``). No assertion: a benchmark.
-The machine's load (printed before and after) moves every figure; the pairs in a round share it.
+Reported: each measure's median over the rounds and its baseline's, their difference and ratio, the median of the
+per-round ratios (``paired``: a round's two figures share that moment's load) and the target, met or missed by the
+medians; then one JSON line with the same figures (``measures``) and every round's (``samples``). No assertion: a
+benchmark. The machine's load (printed before and after) moves every figure.
 """
 
 from __future__ import annotations
@@ -130,8 +131,8 @@ def tree_pss_mb(root: int) -> float:
 
 class Views:
     """Views started by this script, each a launcher whose command reads one line from a barrier (a FIFO under
-    ``control``, bound into the view) before it goes on; ``release`` writes the lines. Every launcher still running
-    when the block ends gets SIGTERM (forwarded into its view), then SIGKILL."""
+    ``control``, bound into the view) before it goes on; ``release`` writes the lines. ``close`` ends every launcher
+    still running: SIGTERM to its group (forwarded into its view), then SIGKILL."""
 
     def __init__(self, control: Path) -> None:
         self.control = control
@@ -450,8 +451,8 @@ def measures(count: int) -> dict[str, Samples]:
         "omxfs accept, against python's start + git": Samples("ms", "python -c pass + the same git", None),
         f"{count} at once: slowest one's work": Samples("ms", "one branch's work alone", ("ratio", AT_ONCE_RATIO)),
         f"{count} at once: slowest one's CPU": Samples("ms", "one branch's CPU alone", None),
-        "memory of a branch's processes, alone": Samples("MB", "a plain view's", None),
-        f"memory of each of {count} branches at once": Samples("MB", "a plain view's", None),
+        "memory of a branch's processes, alone": Samples("MiB", "a plain view's", None),
+        f"memory of each of {count} branches at once": Samples("MiB", "a plain view's", None),
     }
 
 
@@ -491,6 +492,8 @@ class Row:
     baseline_name: str
     baseline: float
     target: tuple[str, float] | None
+    #: the median over the rounds of each round's value / baseline: paired against a load that moves between rounds
+    paired: float
 
     @property
     def extra(self) -> float:
@@ -517,7 +520,15 @@ class Row:
 
 def rows(samples: dict[str, Samples]) -> list[Row]:
     return [
-        Row(name, s.unit, statistics.median(s.value), s.baseline_name, statistics.median(s.baseline), s.target)
+        Row(
+            name,
+            s.unit,
+            statistics.median(s.value),
+            s.baseline_name,
+            statistics.median(s.baseline),
+            s.target,
+            statistics.median(v / b for v, b in zip(s.value, s.baseline, strict=True)),
+        )
         for name, s in samples.items()
     ]
 
@@ -528,13 +539,13 @@ def report(args: argparse.Namespace, table: list[Row], samples: dict[str, Sample
     base_width = max(len(row.baseline_name) for row in table) + 2
     print(
         f"{'measure':{width}}{'median':>9}     {'baseline':{base_width}}{'median':>9}  {'extra':>9}  {'ratio':>6}  "
-        f"{'target':>8}"
+        f"{'paired':>6}  {'target':>8}"
     )
     for row in table:
         verdict = {None: "", True: "  met", False: "  MISSED"}[row.met]
         print(
             f"{row.name:{width}}{row.value:9.1f} {row.unit:3} {row.baseline_name:{base_width}}{row.baseline:9.1f}  "
-            f"{row.extra:+9.1f}  {row.ratio:6.2f}  {row.target_text:>8}{verdict}"
+            f"{row.extra:+9.1f}  {row.ratio:6.2f}  {row.paired:6.2f}  {row.target_text:>8}{verdict}"
         )
     print(
         f"{args.repeat} round(s), {args.branches} branches at once, {os.cpu_count()} CPUs, load average "
@@ -560,6 +571,7 @@ def report(args: argparse.Namespace, table: list[Row], samples: dict[str, Sample
                         "baseline": round(row.baseline, 1),
                         "extra": round(row.extra, 1),
                         "ratio": round(row.ratio, 2),
+                        "paired_ratio": round(row.paired, 2),
                         "target": row.target_text if row.target else None,
                         "met": row.met,
                     }
