@@ -172,6 +172,18 @@ def refuse_unanswering(*paths: Path | None) -> None:
             raise click.ClickException(exc.message) from None
 
 
+def saved_workspace(plan: Path) -> Path | None:
+    """The workspace a saved plan ran in (its ``workspace_root``, where ``omx run`` runs it again), or None where the
+    file holds no plan that names one: the plan's own checks then say what is wrong with it."""
+    import json
+
+    try:
+        root = json.loads(plan.read_text(encoding="utf-8")).get("workspace_root")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return Path(root) if isinstance(root, str) and os.path.isabs(root) else None
+
+
 def _options(
     workspace: Path | None,
     as_agent: str | None,
@@ -180,15 +192,17 @@ def _options(
     no_sandbox: bool,
     *given: Path,
     review: bool = False,
+    plan: Path | None = None,
 ) -> Options:
     """The run's options, once the workspace (and any other path ``given``) is known to answer and omx runs as
-    ``as_agent``."""
+    ``as_agent``: in ``as_agent``'s view of the workspace, which is ``workspace``, else the saved ``plan``'s."""
     from agent.plan_run.workflow import Options
 
     refuse_unanswering(workspace, *given)
     if workspace is not None and workspace.is_file():
         raise click.BadParameter(f"{workspace} is a file, not a directory", param_hint="'--workspace' / '-w'")
-    adopt_identity(as_agent, str(workspace) if workspace else None, review)
+    viewed = workspace or (saved_workspace(plan) if plan is not None and as_agent else None)
+    adopt_identity(as_agent, str(viewed) if viewed else None, review)
 
     mode: SandboxMode = "off" if no_sandbox else "auto"
     return Options(workspace, as_agent, yes, dry_run, mode)
@@ -447,7 +461,7 @@ def run_command(
     re-planned after a failed step only with --replans."""
     from agent.plan_run.workflow import run_plan_file
 
-    options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan, review=review)
+    options = _options(workspace, as_agent, yes, dry_run, no_sandbox, plan, review=review, plan=plan)
     options.from_step, options.replans = from_step, replans
     options.judge = not no_judge
     options.limits = _limits_given(max_procs, max_memory, max_file_size)

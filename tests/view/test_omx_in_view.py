@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -236,3 +237,34 @@ def test_omx_on_a_workspace_whose_daemon_does_not_answer_is_refused_not_waited_o
         assert refused.returncode == 1 and refused.stdout == "", (argv, said)
         assert refused.stderr.startswith(f"Error: {root} is a mount whose daemon does not answer"), (argv, said)
         assert f"`omxfs umount {root}`" in refused.stderr and refused.stderr.count("\n") == 1, (argv, said)
+
+
+def test_the_from_step_line_omx_as_prints_works_when_pasted_on_the_host(store: Workspace) -> None:
+    """A failed step of ``omx --as bob`` prints ``omx run PLAN --from-step N --as bob``: pasted in the same shell on
+    the host, once the step is fixed in PLAN, it runs the plan again from there in bob's view."""
+    ws = store.root
+    (ws / "agents/bob/notes.txt").write_text("one\ntwo\n", encoding="utf-8")
+    read = {"id": 1, "description": "read", "tool": "read_text", "inputs": {"path": "agents/bob/notes.txt"}}
+    write = {"id": 2, "description": "write", "tool": "write_text",
+             "inputs": {"path": "agents/bob/missing/dir/out.txt", "content": "done\n"}}  # fmt: skip
+    plan = {**PLAN_A, "goal": "copy a note", "steps": [read, write], "success_criteria": []}
+    (ws / "agents/bob/missing").write_text("a file where the step wants a directory\n", encoding="utf-8")
+    replies = ws / "agents/bob/replies.json"
+    replies.write_text(json.dumps([json.dumps(plan)]), encoding="utf-8")
+    failed = run_omx_as("bob", ws, "copy a note", replies, "--yes")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    lines = [line for line in (failed.stdout + failed.stderr).splitlines() if "--from-step 2" in line]
+    assert lines, failed.stdout + failed.stderr
+    pasted = lines[0][lines[0].index("omx run ") :]
+    assert pasted.endswith("--from-step 2 --as bob"), pasted
+    plan_file = Path(shlex.split(pasted)[2])
+    assert plan_file.is_file() and plan_file.is_relative_to(ws / "agents/bob/runs")  # a host path too
+    fixed = json.loads(plan_file.read_text(encoding="utf-8"))
+    fixed["steps"][1]["inputs"]["path"] = "agents/bob/out.txt"
+    plan_file.write_text(json.dumps(fixed), encoding="utf-8")
+    bin_dir = str(OMX.parent)
+    env = {**clean_env(), "PATH": f"{bin_dir}:{clean_env().get('PATH', '/usr/bin:/bin')}"}
+    again = subprocess.run(["sh", "-c", pasted], input="y\n", capture_output=True, text=True, timeout=120,
+                           env=env, cwd="/", check=False)  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (ws / "agents/bob/out.txt").read_text(encoding="utf-8") == "done\n"
