@@ -105,7 +105,7 @@ def log(path: Path, as_json: bool, agent: str | None, workspace: Path | None) ->
     if not entries:
         raise click.ClickException(f"collaborative/current/{rel} has no history: it was never written")
     if as_json:
-        click.echo(json.dumps([e.model_dump(exclude_none=True) for e in entries], ensure_ascii=False, indent=2))
+        click.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
         return
     for e in entries:  # a message is its writer's text: escaped, it can neither start a line nor drive the terminal
         click.echo(f"v{e.version}  {e.timestamp}  {e.author}  {escaped(e.message)}")

@@ -36,7 +36,7 @@ import os
 import stat
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -323,7 +323,7 @@ class CollabZone:
             # in .versions/, at most a whole staged one no entry names (fsck removes it once old)
             staged = staged_name(entry.version, os.urandom(8).hex())
             self.ws.writer.write(self.versions_dir, rel / staged, content, mode=0o444, sync_dir=False)
-            record = VersionRecord(**entry.model_dump(), staged=staged)
+            record = VersionRecord(**asdict(entry), staged=staged)
             try:
                 won = create_exclusive(
                     dir_fd,

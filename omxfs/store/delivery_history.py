@@ -24,9 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote
 
-from pydantic import ValidationError
-
-from omxfs.errors import NotFound, StoreCorrupt
+from omxfs.errors import InvalidInput, NotFound, StoreCorrupt
 from omxfs.store.atomic import create_exclusive, open_dir, read_bytes, sync_dir
 from omxfs.store.layout import BLOB, BLOBS, DELIVERIES, DELIVERY_RECORD, META_DIR, TMP, blob_path
 from omxfs.store.records import HandoffMeta, dump_json, sha256
@@ -65,8 +63,10 @@ def load_record(raw: bytes, where: str) -> KeptDelivery:
             raise ValueError("number must be a positive integer")
         if not isinstance(derived, bool):
             raise ValueError("derived must be true or false")
-        return KeptDelivery(number, HandoffMeta.model_validate(data), derived)
-    except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
+        return KeptDelivery(number, HandoffMeta.from_json(data), derived)
+    except InvalidInput as exc:
+        raise StoreCorrupt(f"{where}: unreadable delivery record: {exc.message}") from exc
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise StoreCorrupt(f"{where}: unreadable delivery record: {exc}") from exc
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -149,8 +149,8 @@ class HandoffZone:
                 return self.history.record(box, rel, meta, content, derived=derived)
             # a delivery from another machine replaced the file between the two reads: look again
         # its metadata never caught up (a writer killed mid-way): keep what the file holds, as fsck would derive it
-        derive = {"sha256": sha256(content), "message": ""}
-        return self.history.record(box, rel, meta.model_copy(update=derive), content, derived=True)
+        derived_meta = replace(meta, sha256=sha256(content), message="")
+        return self.history.record(box, rel, derived_meta, content, derived=True)
 
     def deliveries(self, sender: str, recipient: str, filename: str) -> list[KeptDelivery]:
         """Every delivery of the file, oldest first, the one ``handoff/`` shows now too (the last, unless it was
@@ -190,7 +190,7 @@ class HandoffZone:
         box = PurePosixPath(handoff_dir_name(actor, recipient))
         with self.ws.locks.hold(f"handoff:{box}/{rel}"):
             for _ in range(MAX_REDELIVERIES):
-                meta = self.meta(actor, recipient, str(rel)).model_copy(update={"message": message})
+                meta = replace(self.meta(actor, recipient, str(rel)), message=message)
                 self.ws.writer.write(self.dir, box / meta_path(rel), dump_json(meta.to_json()))
                 if self._holds(box / rel, meta.sha256):
                     break  # else a delivery replaced the file meanwhile: describe that one

@@ -1,28 +1,28 @@
-"""The JSON records the store keeps on disk, as pydantic models so that every read validates them.
+"""The JSON records the store keeps on disk, checked field by field whenever one is made or read back.
 
 They are the store's public format: a person with ``cat`` and ``jq`` reads them, ``omxfs fsck`` checks them.
 ``provenance`` optionally says what produced a record (for ``omx``: the run id and the step), so a person can
 go from any version or delivery back to the step that wrote it.
+
+Each is a frozen dataclass whose construction checks every field (``InvalidInput`` naming it); ``from_json`` takes
+a record read back, a JSON object with exactly its keys. They are plain classes rather than pydantic models: the
+commands that read them (``omxfs status``, ``log``) would otherwise spend most of their time loading pydantic.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+import re
+from dataclasses import MISSING, asdict, dataclass, fields
+from typing import Any, ClassVar, TypeVar
 
 from omxfs.errors import InvalidInput, StoreCorrupt
 from omxfs.store.layout import BLOB, HISTORY, STAGED
 from omxfs.store.names import AGENT_NAME, relative_path
 from omxfs.store.stamps import utc_now as utc_now  # its home before stamps.py: importers keep their line
 
-#: what a record's fields must match, whole (pydantic's patterns search): a record read back is checked, never
-#: trusted, and a name in it may end up in a path (a staged name, a delivered file's)
-SHA256 = f"^{BLOB.pattern}$"
-AGENT = f"^{AGENT_NAME.pattern}$"
-STAGED_NAME = f"^{STAGED.pattern}$"
+R = TypeVar("R", bound="Record")
 
 
 def sha256(data: bytes) -> str:
@@ -34,67 +34,140 @@ def dump_json(data: Any) -> bytes:
     return (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n").encode("utf-8")
 
 
-class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+def _text(name: str, value: object, pattern: re.Pattern[str] | None = None) -> None:
+    """A field that must be a string (matching ``pattern`` whole): a record read back is checked, never trusted,
+    and a name in it may end up in a path (a staged name, a delivered file's)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name}: Input should be a valid string, not {type(value).__name__}")
+    if pattern is not None and pattern.fullmatch(value) is None:
+        raise InvalidInput(f"{name}: String should match pattern '^{pattern.pattern}$', not {value[:80]!r}")
 
 
+def _provenance(value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise InvalidInput(f"provenance: Input should be an object of strings, not {type(value).__name__}")
+    for key, text in value.items():
+        _text("provenance key", key)
+        _text(f"provenance.{key}", text)
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record of the store: its fields checked when made (``check``), and read back from JSON (``from_json``)."""
+
+    #: each field's key in the JSON, where it is not the field's name
+    KEYS: ClassVar[dict[str, str]] = {}
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Raise ``InvalidInput`` naming the first field that does not fit."""
+
+    @classmethod
+    def from_json(cls: type[R], data: object) -> R:
+        """The record a JSON object holds: exactly its keys (those with a default may be left out), each checked;
+        ``InvalidInput`` otherwise."""
+        if not isinstance(data, dict):
+            raise InvalidInput(f"Input should be an object, not {type(data).__name__}")
+        keys = {cls.KEYS.get(f.name, f.name): f for f in fields(cls)}
+        extra = [key for key in data if key not in keys]
+        if extra:
+            raise InvalidInput(f"{extra[0]}: Extra inputs are not permitted")
+        missing = [key for key, f in keys.items() if key not in data and f.default is MISSING]
+        if missing:
+            raise InvalidInput(f"{missing[0]}: Field required")
+        return cls(**{keys[key].name: value for key, value in data.items()})
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of the record, fields in order, those that are None left out."""
+        return {self.KEYS.get(k, k): v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
 class VersionEntry(Record):
     """One line of ``history.json``: a commit of a collaborative file."""
 
-    version: int = Field(ge=1)
+    version: int
     author: str
     message: str
     timestamp: str
-    sha256: str = Field(pattern=SHA256)
+    sha256: str
     provenance: dict[str, str] | None = None
 
+    def check(self) -> None:
+        if not isinstance(self.version, int) or isinstance(self.version, bool):
+            raise InvalidInput(f"version: Input should be a valid integer, not {type(self.version).__name__}")
+        if self.version < 1:
+            raise InvalidInput(f"version: Input should be greater than or equal to 1, not {self.version}")
+        for name in ("author", "message", "timestamp"):
+            _text(name, getattr(self, name))
+        _text("sha256", self.sha256, BLOB)
+        _provenance(self.provenance)
 
+
+@dataclass(frozen=True)
 class VersionRecord(VersionEntry):
     """``v<N>.json``: version N's entry as its commit created it, and the name its content was staged under.
 
     Created once, exclusively (the commit point), never changed; ``history.json`` is the list of their entries."""
 
-    staged: str | None = Field(default=None, pattern=STAGED_NAME)  # a name in the file's directory, no path
+    staged: str | None = None  # a name in the file's directory, no path
+
+    def check(self) -> None:
+        super().check()
+        if self.staged is not None:
+            _text("staged", self.staged, STAGED)
 
     def entry(self) -> VersionEntry:
-        return VersionEntry.model_validate(self.model_dump(exclude={"staged"}))
+        return VersionEntry(**{f.name: getattr(self, f.name) for f in fields(VersionEntry)})
 
 
 def load_version_record(raw: bytes, where: str) -> VersionRecord:
     try:
-        return VersionRecord.model_validate(json.loads(raw))
-    except (ValueError, TypeError, ValidationError) as exc:
-        raise StoreCorrupt(f"{where}: unreadable version entry: {exc}") from exc
+        return VersionRecord.from_json(json.loads(raw))
+    except (ValueError, InvalidInput) as exc:
+        raise StoreCorrupt(f"{where}: unreadable version entry: {_said(exc)}") from exc
 
 
 def dump_version_record(record: VersionRecord) -> bytes:
-    return json.dumps(record.model_dump(exclude_none=True), ensure_ascii=False).encode("utf-8") + b"\n"
+    return json.dumps(record.to_json(), ensure_ascii=False).encode("utf-8") + b"\n"
 
 
+@dataclass(frozen=True)
 class HandoffMeta(Record):
     """``<file>.meta.json`` of a delivery."""
 
-    sender: str = Field(alias="from", pattern=AGENT)
-    recipient: str = Field(alias="to", pattern=AGENT)
+    KEYS: ClassVar[dict[str, str]] = {"sender": "from", "recipient": "to"}
+
+    sender: str
+    recipient: str
     filename: str  # the path in its handoff directory, normalized (``names.relative_path``)
     timestamp: str
     message: str
-    sha256: str = Field(pattern=SHA256)
+    sha256: str
     provenance: dict[str, str] | None = None
 
-    @field_validator("filename")
-    @classmethod
-    def _normalized(cls, value: str) -> str:
+    def check(self) -> None:
+        _text("from", self.sender, AGENT_NAME)
+        _text("to", self.recipient, AGENT_NAME)
+        _text("filename", self.filename)
         try:
-            normal = str(relative_path(value))
+            normal = str(relative_path(self.filename))
         except InvalidInput as exc:
-            raise ValueError(exc.message) from None
-        if normal != value:
-            raise ValueError(f"{value!r} is not a normalized path (it would be {normal!r})")
-        return value
+            raise InvalidInput(f"filename: {exc.message}") from None
+        if normal != self.filename:
+            raise InvalidInput(f"filename: {self.filename!r} is not a normalized path (it would be {normal!r})")
+        for name in ("timestamp", "message"):
+            _text(name, getattr(self, name))
+        _text("sha256", self.sha256, BLOB)
+        _provenance(self.provenance)
 
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True)
+
+def _said(exc: Exception) -> str:
+    return exc.message if isinstance(exc, InvalidInput) else str(exc)
 
 
 def load_history(raw: bytes, where: str) -> list[VersionEntry]:
@@ -105,9 +178,12 @@ def load_history(raw: bytes, where: str) -> list[VersionEntry]:
 def _entries(array: bytes, first: int, where: str) -> list[VersionEntry]:
     """The entries of a JSON array of history lines, checked valid and numbered ``first``, ``first + 1``…"""
     try:
-        entries = [VersionEntry.model_validate(item) for item in json.loads(array)]
-    except (ValueError, TypeError, ValidationError) as exc:
-        raise StoreCorrupt(f"{where}: unreadable history: {exc}") from exc
+        items = json.loads(array)
+        if not isinstance(items, list):
+            raise InvalidInput(f"Input should be a list of entries, not {type(items).__name__}")
+        entries = [VersionEntry.from_json(item) for item in items]
+    except (ValueError, InvalidInput) as exc:
+        raise StoreCorrupt(f"{where}: unreadable history: {_said(exc)}") from exc
     for expected, entry in enumerate(entries, start=first):
         if entry.version != expected:
             raise StoreCorrupt(f"{where}: history has version {entry.version} where {expected} belongs")
@@ -130,7 +206,7 @@ def extend_history(
 
 
 def _history_line(entry: VersionEntry) -> bytes:
-    return json.dumps(entry.model_dump(exclude_none=True), ensure_ascii=False).encode("utf-8")
+    return json.dumps(entry.to_json(), ensure_ascii=False).encode("utf-8")
 
 
 def dump_history(entries: list[VersionEntry]) -> bytes:
@@ -147,6 +223,6 @@ def append_history(raw: bytes, entry: VersionEntry) -> bytes:
 
 def load_handoff_meta(raw: bytes, where: str) -> HandoffMeta:
     try:
-        return HandoffMeta.model_validate(json.loads(raw))
-    except (ValueError, TypeError, ValidationError) as exc:
-        raise StoreCorrupt(f"{where}: unreadable handoff metadata: {exc}") from exc
+        return HandoffMeta.from_json(json.loads(raw))
+    except (ValueError, InvalidInput) as exc:
+        raise StoreCorrupt(f"{where}: unreadable handoff metadata: {_said(exc)}") from exc

@@ -23,7 +23,7 @@ def entry(version: int) -> VersionEntry:
 
 
 def carol(version: int) -> VersionEntry:
-    return VersionEntry(**{**entry(version).model_dump(), "author": "carol"})
+    return VersionEntry(**{**entry(version).to_json(), "author": "carol"})
 
 
 def test_commits_by_another_process_are_picked_up_and_match_a_full_parse(ws: Workspace) -> None:
