@@ -9,10 +9,11 @@ runs each measure and its baseline back to back, in the other order the next rou
 agent is ``bench`` (removed at the end, Ctrl-C included). Views need root here, as ``omxfs run``'s tests do.
 
 1. Starting a branch (target: at most 5 ms more than a plain view of the same zone), two ways:
-   - ``branch setup, isolated``: timed in this process, what a branch run does and a plain run does not, by the
-     launcher's own functions: the siblings check, the branch's layers and record, its running lock, and the
-     overlay's helper (``review_mount.py``, the run's own command line with ``true`` in place of bubblewrap),
-     against a plain run's pending-branch check and an exec of ``true``;
+   - ``branch setup, isolated``: timed in this process, what a branch run does and a plain run does not, with the
+     functions ``omxfs.view.launch.run`` calls: the check that no plain view runs, the branch's layers and record,
+     its running lock (``branch setup: the launcher's steps``), and the overlay's helper (``review_mount.py``, the
+     launcher's command line for it with ``true`` in place of bubblewrap), against a plain run's pending-branch
+     check and an exec of ``true``;
    - ``omxfs run --branch: start to command``: from just before the ``omxfs run --branch`` process is started to
      its command's first instruction (bash's ``$EPOCHREALTIME``), against the same for a plain ``omxfs run`` of the
      zone. This is the whole start, so the difference carries the noise of two view starts of hundreds of ms.
@@ -266,24 +267,36 @@ class Bench:
     # -- 1. starting a branch
 
     def setup_isolated(self, number: int) -> None:
-        from omxfs.checkpoints.branches import REVIEW, hold_running
-        from omxfs.checkpoints.review import Review
+        """A branch's own steps, as ``omxfs.view.launch.run`` takes them before its view starts, timed here: the
+        check that no plain view of the zone runs (before the branch is made, and again once its lock is held), the
+        branch's layers and record, its running lock, then the overlay's helper with ``true`` for bubblewrap."""
+        from omxfs.checkpoints.branches import REVIEW, hold_running, running_pid
+        from omxfs.checkpoints.review import Review, pending_branches
+        from omxfs.checkpoints.views import running_views
         from omxfs.store.workspace import Workspace
-        from omxfs.view import launch
+        from omxfs.view.launch import ReviewOverlay
 
         true = shutil.which("true") or "/bin/true"
         ws = Workspace(self.ws)
         real = Path(os.path.realpath(self.ws))
 
+        def alone() -> None:
+            siblings = {running_pid(branch.dir) for branch in pending_branches(ws, AGENT)}
+            if [pid for pid in running_views(ws.meta, AGENT) if pid not in siblings]:
+                raise SystemExit(f"a plain view of {AGENT} runs: the benchmark's own views should all have ended")
+
         def branch() -> tuple[float, float]:
             """Seconds of the launcher's own steps, then of the overlay's helper (which execs ``true``)."""
             started = time.perf_counter()
             pending = Review(ws, AGENT, f"s{number}")
-            launch._check_branch_alone(pending)
+            alone()
             pending.prepare()
             with hold_running(pending.dir, pending.called):
-                layers = (real / p.relative_to(ws.root) for p in (pending.upper, pending.work, pending.merged))
-                overlay = launch.ReviewOverlay(str(real / "agents" / AGENT), *map(str, layers))
+                alone()
+                upper, work, merged = (
+                    str(real / p.relative_to(ws.root)) for p in (pending.upper, pending.work, pending.merged)
+                )
+                overlay = ReviewOverlay(str(real / "agents" / AGENT), upper, work, merged)
                 zone_fd = os.open(self.zone, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
                 steps = time.perf_counter() - started
                 try:
