@@ -1,6 +1,7 @@
-"""Whether omx runs in a review run of its agent's zone (``omx --as NAME --review``, ``omxfs run --review``).
+"""Whether omx runs in a review run of its agent's zone (``omx --as NAME --review``, ``omxfs run --review``) or in
+another branch of it (``omxfs run --branch``, ``omx --attempts``).
 
-In one, NAME's view shows the zone through the review's overlay, whose upper layer is the review's
+In one, NAME's view shows the zone through the branch's overlay, whose upper layer is the branch's
 (``omxfs.checkpoints.review``): everything written in the zone is held apart until a person accepts it. The view's
 processes can mount nothing, so the overlay in the process's own mount table is a fact, not a claim (an
 environment variable would be one any program could make).
@@ -29,10 +30,15 @@ def _unescape(field: str) -> str:
 
 def review_zone(workspace: Path, agent: str | None, mountinfo: Path = MOUNTINFO) -> Path | None:
     """``agent``'s zone when this process runs in a review run of it and ``workspace`` holds that zone or lies in
-    it; None otherwise (no agent, not in its view, no review overlay)."""
+    it; None otherwise (no agent, not in its view, no overlay of a review or another branch of the zone)."""
     if agent is None or in_view() != agent:
         return None
-    upper_end = f"/{META_DIR}/{REVIEWS}/{agent}/{REVIEW_UPPER}"
+    from omxfs.checkpoints.branches import BRANCHES, NAME  # a package omx needs only in a view
+
+    zone = re.escape(agent)
+    upper_end = re.compile(
+        rf"/{re.escape(META_DIR)}/({REVIEWS}/{zone}|{BRANCHES}/{zone}/{NAME.pattern})/{REVIEW_UPPER}$"
+    )
     try:
         lines = mountinfo.read_text("utf-8", "surrogateescape").splitlines()
     except OSError:
@@ -44,7 +50,7 @@ def review_zone(workspace: Path, agent: str | None, mountinfo: Path = MOUNTINFO)
         fstype, _, rest = after.partition(" ")
         options = rest.partition(" ")[2].split(",")
         uppers = [_unescape(o.removeprefix("upperdir=")) for o in options if o.startswith("upperdir=")]
-        if fstype != "overlay" or not uppers or not uppers[0].endswith(upper_end):
+        if fstype != "overlay" or not uppers or not upper_end.search(uppers[0]):
             continue
         if os.path.basename(mountpoint) == agent and (_within(root, mountpoint) or _within(mountpoint, root)):
             return Path(mountpoint)

@@ -135,3 +135,14 @@ def test_a_review_run_that_writes_more_than_a_record_under_runs_stays_pending(st
                           capture_output=True, text=True, timeout=60, env=clean_env(), check=False)  # fmt: skip
     assert "nothing held for review" in done.stderr, done.stderr  # the shape of a record lands, as before
     assert (store.root / "agents/bob/runs/20261129-101010/outputs/1.txt").read_text() == "x\n"
+
+
+def test_an_attempt_is_a_branch_held_apart_so_yes_runs_its_overwrite_of_the_zone(store: Workspace) -> None:
+    """``omx --attempts``: each attempt writes through its branch's overlay, held apart like a review's."""
+    summary = store.root / "agents/bob/summary.md"
+    summary.write_text("old summary\n", encoding="utf-8")
+    done = _omx(store, _plan(OVERWRITE), "--attempts", "1", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Risk: LOW" in done.stdout and f"overwrites the existing file agents/bob/summary.md: {HELD}" in done.stdout
+    assert summary.read_text() == "old summary\n"
+    assert Review(store, "bob", "attempt-1").pending
