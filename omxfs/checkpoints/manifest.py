@@ -25,7 +25,6 @@ follow; one that is not what this module writes is ``StoreCorrupt``, which ``omx
 
 from __future__ import annotations
 
-import base64
 import bisect
 import functools
 import json
@@ -128,6 +127,8 @@ class Entry:
             if getattr(self, name):
                 out[name] = getattr(self, name)
         if self.xattrs:
+            import base64  # only where a file has attributes
+
             out["xattrs"] = {name: base64.b64encode(value).decode("ascii") for name, value in self.xattrs}
         return out
 

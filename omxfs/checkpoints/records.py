@@ -8,7 +8,6 @@ normalized (no ``..``, ``.`` or empty component, no NUL), a number a JSON intege
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
@@ -170,6 +169,8 @@ def entry_attributes(xattrs: Any, path: str) -> tuple[tuple[str, bytes], ...]:
     ``trusted.*``) is never one a scan records, and a restore would set it."""
     if type(xattrs) is not dict:
         raise StoreCorrupt(f"entry {shown(path)}: xattrs {shown(xattrs)} is no JSON object")
+    import base64  # only where a file has attributes
+
     found = []
     for name, value in xattrs.items():
         if not name.startswith(USER_XATTRS) or "\0" in name:
