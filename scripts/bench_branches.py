@@ -676,4 +676,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # the views have ended and the scratch directory is removed by then
+        raise SystemExit("bench_branches.py: interrupted") from None
