@@ -38,6 +38,7 @@ from omxfs.fuse.mounts import FSTYPE, mount_at, report_ready
 from omxfs.fuse.ops import Operations
 from omxfs.fuse.router import Router
 from omxfs.fuse.watch import StoreWatch, local_store
+from omxfs.fuse.zones.branch_dirs import BranchDirsHandler
 from omxfs.fuse.zones.collab import CollabHandler
 from omxfs.fuse.zones.handoff import HandoffHandler
 from omxfs.fuse.zones.layout import LayoutHandler
@@ -123,6 +124,7 @@ def build_router(ws: Workspace) -> Router:
         collab=CollabHandler(ws),
         realtime=RealtimeHandler(ws),
         read_only=read_only,
+        branches=BranchDirsHandler(ws),
     )
 
 

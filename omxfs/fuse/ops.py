@@ -206,10 +206,10 @@ class Operations(pyfuse3.Operations):
         The name: its directory is watched, and it is the file's only name (a change made through a name in another
         directory is reported to that directory only). The attributes: a file's go with its name; a directory's
         only where the directory itself is watched, since its mtime and link count change with its entries, which
-        only its own watch reports.
+        only its own watch reports. A node without a store inode number (a branch's, ``branch_dirs``) never.
         """
         watch = self.watch
-        if watch is None:
+        if watch is None or not attr.ino:  # a node that is no store file: nothing the watch sees says it changed
             return False, False
         name = directory is not None and watch.covers(directory) and (attr.nlink < 2 or attr.is_dir)
         return name, watch.covers(inode) if attr.is_dir else name
@@ -256,8 +256,10 @@ class Operations(pyfuse3.Operations):
             self._ensure_watched(parent)
             # git and build tools probe many absent names (.gitignore in every directory): where a creation behind
             # the daemon's back is invalidated, the kernel may remember the absence instead of asking each time.
+            # Only the private zone's names are all store files the watch sees made (a branch appears elsewhere).
             watch = self.watch
-            absence = watch is not None and watch.absent(parent, path, name)
+            private = self.router.route(path) is self.router.private
+            absence = watch is not None and private and watch.absent(parent, path, name)
             try:
                 found = self._stat(path, caller)
             except NotFound:

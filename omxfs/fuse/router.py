@@ -2,6 +2,8 @@
 
 .                                  layout (the root: the zone directories, nothing else may be created)
 agents/ and below                  private
+agents/<agent>/@<branch> and below the agent's pending branches, read-only (every top-level name of a zone
+                                   that starts with @ is routed there)
 handoff/ and below                 handoff
 collaborative/, collaborative/current/ and below
                                    collaborative
@@ -17,6 +19,7 @@ from pathlib import PurePosixPath
 
 from omxfs.errors import CrossZone, NotFound
 from omxfs.fuse.zones.base import ViewPath, ZoneHandler
+from omxfs.fuse.zones.branch_dirs import is_branch_path
 from omxfs.store.layout import AGENTS, COLLABORATIVE, HANDOFF, META_DIR, READ_ONLY_COLLAB, REALTIME
 from omxfs.store.names import nfc
 
@@ -33,6 +36,8 @@ class Router:
     collab: ZoneHandler
     realtime: ZoneHandler
     read_only: ZoneHandler
+    #: ``agents/<agent>/@<branch>/``: None, and those names are the private zone's (a router of tests)
+    branches: ZoneHandler | None = None
 
     def route(self, path: ViewPath) -> ZoneHandler:
         """The handler of ``path``; handlers receive the whole view path."""
@@ -41,6 +46,8 @@ class Router:
             return self.layout
         top = parts[0]
         if top == AGENTS:
+            if self.branches is not None and is_branch_path(parts):
+                return self.branches
             return self.private
         if top == HANDOFF:
             return self.handoff
@@ -57,8 +64,10 @@ class Router:
 
     def route_pair(self, old: ViewPath, new: ViewPath) -> ZoneHandler:
         """The handler of a rename; a rename between zones is refused so tools fall back to copy + delete."""
-        handler = self.route(old)
-        if self.route(new) is not handler:
+        handler, other = self.route(old), self.route(new)
+        if self.branches is not None and self.branches in (handler, other):
+            return self.branches  # it refuses every change, into it and out of it alike (EROFS, not EXDEV)
+        if other is not handler:
             raise CrossZone(f"cannot rename {old} to {new}: they are in different zones")
         return handler
 

@@ -29,6 +29,7 @@ import trio
 from omxfs.errors import OmxError
 from omxfs.fuse.capabilities import NotInline
 from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath
+from omxfs.fuse.zones.branch_dirs import PREFIX, branch_entries
 from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler, attr_of
 from omxfs.store import layout
 from omxfs.store.fs_user import FsUser, acting_as, caller_user, may_write
@@ -108,11 +109,19 @@ class PrivateHandler(ReadOnlyHandler):
 
     def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
         with acting_as(self.user_of(caller)):
-            return [n for n in self.tree.listdir(path) if self.shown(path, n)]
+            names = [n for n in self.tree.listdir(path) if self.shown(path, n)]
+        if len(path.parts) == ZONE_DEPTH:
+            names = sorted(names + [name for name, _ in branch_entries(self.ws, path.parts[1])])
+        return names
 
     def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
+        """The zone's entries, and in a zone's root its pending branches, ``@NAME`` (``branch_dirs``): read after
+        the zone's own, so that whoever may not list the zone learns none of its branches either."""
         with acting_as(self.user_of(caller)):
-            return super().listdir_attrs(caller, path)
+            listing = super().listdir_attrs(caller, path)
+        if len(path.parts) == ZONE_DEPTH:
+            listing = sorted(listing + branch_entries(self.ws, path.parts[1]), key=lambda entry: entry[0])
+        return listing
 
     def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
         """The stored ``user.*`` attributes; the generated ``user.omx.owner`` is read by name only, so no copy
@@ -120,8 +129,12 @@ class PrivateHandler(ReadOnlyHandler):
         return [n for n in self.tree.user_xattrs(path) if not n.startswith(OMX_XATTRS)]
 
     def shown(self, path: ViewPath, name: str) -> bool:
-        """In ``agents/`` only zones are listed: a stray file or a badly named directory on the store is no agent."""
-        return path != AGENTS or AGENT_NAME.fullmatch(name) is not None
+        """In ``agents/`` only zones are listed: a stray file or a badly named directory on the store is no agent. In a
+        zone's root a name starting with ``@`` is not: those names show the zone's branches (``branch_dirs``), and one
+        the zone has itself (made natively in a view) must not pass for one."""
+        if path == AGENTS:
+            return AGENT_NAME.fullmatch(name) is not None
+        return not name.startswith(PREFIX) or len(path.parts) != ZONE_DEPTH
 
     def may_write(self, caller: Caller, path: ViewPath) -> bool:
         """The zone rule for the agent, then, for a uid that acts as itself, the write bit that applies to it."""

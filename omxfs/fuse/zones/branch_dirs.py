@@ -1,0 +1,289 @@
+"""A zone's pending branches on the mount, read-only: ``agents/<zone>/@<branch>/`` (``@review`` is the review).
+
+Each shows the zone as that branch's run sees it, composed here as the kernel's overlay composes it
+(``omxfs.checkpoints.review``): the branch's upper layer over the zone, a whiteout (a character device 0:0) hiding
+the zone's name, an opaque directory (``user.overlay.opaque``) hiding the zone's directory below it, the overlay's
+``user.overlay.*`` bookkeeping never shown. So ``diff -r agents/bob/@first agents/bob/@rival`` compares two
+attempts with ordinary tools. Every change there is refused with EROFS: a branch is decided by ``omxfs accept`` or
+``discard``, never edited through the mount.
+
+A zone's top-level names that start with ``@`` are the mount's: the router sends them here, a creation of one is
+refused like any change here, and the zone's own such names (made natively in a view, or on the store) are not
+listed on the mount (``PrivateHandler.shown``), so no agent can put a directory there that passes for a branch.
+
+Both layers may be written by the agent: they are walked without following a symlink (``StoreTree``), and a
+symlink in them is shown as a symlink, which the reader's kernel resolves. Who may read is the zone's rule: the
+upper layer's root is opened as the daemon (it lies under ``.omxfs``, closed to everyone), the zone and everything
+below that root are read as the caller (``fs_user.acting_as``), as the private zone reads them. Nothing here is
+cached long: the branches come and go behind the daemon's back (nodes here carry no store inode number, so the
+watch's long timeouts never apply: ``Operations._watched``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from omxfs.checkpoints.branches import NAME, REVIEW
+from omxfs.checkpoints.review import OPAQUE, OVERLAY_XATTRS, Review, pending_branches
+from omxfs.errors import NoAttribute, NotADirectory, NotFound, OmxError, OSFailure
+from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath
+from omxfs.fuse.zones.read_only import FdHandle, attr_of
+from omxfs.store import layout
+from omxfs.store.atomic import open_dir
+from omxfs.store.fs_user import FsUser, acting_as, caller_user
+from omxfs.store.tree import StoreTree, is_write
+from omxfs.store.workspace import Workspace
+
+#: what starts a branch's name in its zone's directory on the mount
+PREFIX = "@"
+#: the depth of ``agents/<zone>/@<branch>`` in a view path
+BRANCH_DEPTH = 3
+
+
+def is_branch_path(parts: tuple[str, ...]) -> bool:
+    """Whether a view path's components lead to ``agents/<zone>/@...`` or below: this module's."""
+    return len(parts) >= BRANCH_DEPTH and parts[0] == layout.AGENTS and parts[2].startswith(PREFIX)
+
+
+def branch_of(ws: Workspace, zone: str, shown: str) -> Review | None:
+    """The branch ``@NAME`` names (``@review``: the review), or None where ``shown`` names no branch at all."""
+    name = shown[len(PREFIX) :]
+    if name == REVIEW:
+        return Review(ws, zone)
+    return Review(ws, zone, name) if NAME.fullmatch(name) else None
+
+
+def branch_entries(ws: Workspace, zone: str) -> list[tuple[str, Attr]]:
+    """``@NAME`` with its attributes (its upper layer's root, which the overlay shows as the zone's root) for each
+    pending branch of ``zone``, read as the daemon; a branch whose layer is not there (being made, or ended
+    meanwhile) is left out."""
+    found = []
+    for branch in pending_branches(ws, zone):
+        with contextlib.suppress(OmxError, OSError):
+            fd = open_dir(branch.upper, ".", path_only=True)
+            try:
+                found.append((PREFIX + branch.branch, _attr(os.fstat(fd))))
+            finally:
+                os.close(fd)
+    return found
+
+
+def _attr(st: os.stat_result) -> Attr:
+    """A node's attributes without its store inode number: a branch's file is not the zone's file of that name,
+    and must not share its node (a write through the zone's name would then reach it through this one)."""
+    return attr_of(st)._replace(ino=0)
+
+
+def _whiteout(st: os.stat_result) -> bool:
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+
+
+@dataclass(frozen=True)
+class Found:
+    """A node of a branch: the layer that holds it, its path there and its ``lstat``; for a directory that the
+    overlay merges with the zone's, ``lower`` is the zone's directory (a path of ``zone``)."""
+
+    tree: StoreTree
+    path: PurePosixPath
+    st: os.stat_result
+    lower: PurePosixPath | None = None
+
+
+@dataclass(frozen=True)
+class Layers:
+    """A branch's two layers, open for one request: ``upper`` rooted at the upper layer (a held descriptor), ``zone``
+    the store, where the zone is ``zone_root``."""
+
+    upper: StoreTree
+    zone: StoreTree
+    zone_root: PurePosixPath
+
+    def resolve(self, rel: tuple[str, ...]) -> Found:
+        """The node at ``rel`` (components below the branch's root), looked up as the overlay looks it up."""
+        upper: PurePosixPath | None = PurePosixPath(".")
+        lower: PurePosixPath | None = self.zone_root
+        self.zone.lstat(self.zone_root)  # the zone's rule first: whoever cannot reach the zone sees no branch of it
+        found = Found(self.upper, PurePosixPath("."), self.upper.lstat(PurePosixPath(".")), lower)
+        for depth, name in enumerate(rel, 1):
+            if not stat.S_ISDIR(found.st.st_mode):
+                raise NotADirectory(f"{'/'.join(rel[:depth])}: not a directory")
+            upper = upper / name if upper is not None else None
+            mine = self._lstat(self.upper, upper) if upper is not None else None
+            if mine is not None and _whiteout(mine):
+                raise NotFound(f"{'/'.join(rel[:depth])}: deleted in the branch")
+            merges = mine is None or (stat.S_ISDIR(mine.st_mode) and upper is not None and not self.opaque(upper))
+            lower = lower / name if lower is not None and merges else None
+            theirs = self._lstat(self.zone, lower) if lower is not None else None
+            if mine is not None and upper is not None:
+                both = theirs is not None and stat.S_ISDIR(theirs.st_mode) and stat.S_ISDIR(mine.st_mode)
+                found = Found(self.upper, upper, mine, lower if both else None)
+                lower = lower if both else None
+            elif theirs is not None and lower is not None:
+                found = Found(self.zone, lower, theirs)
+                upper = None
+            else:
+                raise NotFound(f"{'/'.join(rel[:depth])}: no such file or directory")
+        return found
+
+    def opaque(self, path: PurePosixPath) -> bool:
+        try:
+            return self.upper.get_xattr(path, OPAQUE) in (b"y", b"x")
+        except NoAttribute:
+            return False
+
+    @staticmethod
+    def _lstat(tree: StoreTree, path: PurePosixPath) -> os.stat_result | None:
+        try:
+            return tree.lstat(path)
+        except NotFound:
+            return None
+
+    def listing(self, found: Found) -> list[tuple[str, os.stat_result]]:
+        """A directory's entries with their ``lstat``: the upper layer's but its whiteouts, then, where it merges
+        with the zone's directory, the zone's names it neither has nor hides."""
+        entries = dict(found.tree.listdir_stats(found.path) or [])
+        hidden = {name for name, st in entries.items() if _whiteout(st)}
+        shown = {name: st for name, st in entries.items() if name not in hidden}
+        if found.lower is not None:  # set only where the overlay merges the two (``resolve``)
+            for name, st in self.zone.listdir_stats(found.lower) or []:
+                if name not in entries:
+                    shown[name] = st
+        return sorted(shown.items())
+
+
+class BranchDirsHandler:
+    """``agents/<zone>/@<branch>/`` and below: the branches, read-only. Their names are listed with the zone's own
+    (``PrivateHandler``); everything below is answered here."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.tree = StoreTree(ws.root)
+
+    # -- finding a node ----------------------------------------------------------------------------------------
+
+    def user_of(self, caller: Caller | None) -> FsUser | None:
+        """Whom the store sees reading for ``caller``: the private zone's rule (``PrivateHandler.user_of``); None,
+        the daemon, where there is no caller (a getattr, as the private zone's)."""
+        if caller is None:
+            return None
+        return caller_user(caller.uid, caller.gid, caller.pid, lambda uid: uid in self.ws.config.uids)
+
+    @contextlib.contextmanager
+    def layers(self, path: ViewPath, caller: Caller | None) -> Iterator[tuple[Layers, tuple[str, ...]]]:
+        """The layers of the branch ``path`` is in, read as ``caller`` for the block, with ``path``'s components
+        below the branch's root. NotFound where it names no pending branch."""
+        parts = path.parts
+        zone, shown = parts[1], parts[2]
+        branch = branch_of(self.ws, zone, shown)
+        if branch is None or not branch.pending:
+            raise NotFound(f"{path}: {zone} has no branch {shown[len(PREFIX) :]!r} pending")
+        fd = open_dir(branch.upper, ".", path_only=True)  # as the daemon: the upper layer lies under .omxfs
+        try:
+            with acting_as(self.user_of(caller)):
+                upper = StoreTree(Path(f"/proc/self/fd/{fd}"))
+                yield Layers(upper, self.tree, PurePosixPath(layout.AGENTS, zone)), parts[BRANCH_DEPTH:]
+        finally:
+            os.close(fd)
+
+    def find(self, path: ViewPath, caller: Caller | None = None) -> Found:
+        with self.layers(path, caller) as (layers, rel):
+            return layers.resolve(rel)
+
+    def refuse(self, path: ViewPath, what: str) -> OSFailure:
+        return OSFailure(
+            f"{path}: read-only: names starting with {PREFIX!r} at the top of a zone show its branches, decided by "
+            f"omxfs accept or discard ({what} refused)",
+            errno.EROFS,
+        )
+
+    # -- reads -------------------------------------------------------------------------------------------------
+
+    def inline(self, op: str, caller: Caller, path: ViewPath) -> bool:
+        """A few walks per request, or a refusal, on the loop; a listing (two directories merged) in a thread."""
+        return op not in ("readdir", "listdir")
+
+    def getattr(self, path: ViewPath) -> Attr:
+        return _attr(self.find(path).st)
+
+    def listdir(self, caller: Caller, path: ViewPath) -> list[str]:
+        return [name for name, _ in self.listdir_attrs(caller, path)]
+
+    def listdir_attrs(self, caller: Caller, path: ViewPath) -> list[tuple[str, Attr]]:
+        with self.layers(path, caller) as (layers, rel):
+            found = layers.resolve(rel)
+            if not stat.S_ISDIR(found.st.st_mode):
+                raise NotADirectory(f"{path}: not a directory")
+            return [(name, _attr(st)) for name, st in layers.listing(found)]
+
+    def readlink(self, path: ViewPath) -> bytes:
+        with self.layers(path, None) as (layers, rel):
+            found = layers.resolve(rel)
+            return found.tree.readlink(found.path)
+
+    def open(self, caller: Caller, path: ViewPath, flags: int) -> Handle:
+        if is_write(flags):
+            raise self.refuse(path, "opening for writing")
+        with self.layers(path, caller) as (layers, rel):
+            found = layers.resolve(rel)
+            file = found.tree.open(found.path, os.O_RDONLY)
+        return FdHandle(caller, file, path, writable=False)
+
+    def getxattr(self, caller: Caller, path: ViewPath, name: str) -> bytes:
+        if name == layout.OWNER:
+            self.find(path, caller)
+            return path.parts[1].encode("utf-8")
+        if not name.startswith(layout.USER_XATTRS) or name.startswith((layout.OMX_XATTRS, OVERLAY_XATTRS)):
+            raise NoAttribute(f"{path}: no attribute {name}")
+        with self.layers(path, caller) as (layers, rel):
+            found = layers.resolve(rel)
+            return found.tree.get_xattr(found.path, name)
+
+    def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
+        with self.layers(path, caller) as (layers, rel):
+            found = layers.resolve(rel)
+            names = found.tree.user_xattrs(found.path)
+        return [n for n in names if not n.startswith((layout.OMX_XATTRS, OVERLAY_XATTRS))]
+
+    def may_write(self, caller: Caller, path: ViewPath) -> bool:
+        return False
+
+    # -- changes: all refused ----------------------------------------------------------------------------------
+
+    def create(self, caller: Caller, path: ViewPath, mode: int, flags: int) -> Handle:
+        raise self.refuse(path, "creating a file")
+
+    def mknod(self, caller: Caller, path: ViewPath, mode: int, rdev: int) -> None:
+        raise self.refuse(path, "creating a node")
+
+    def mkdir(self, caller: Caller, path: ViewPath, mode: int) -> None:
+        raise self.refuse(path, "creating a directory")
+
+    def unlink(self, caller: Caller, path: ViewPath) -> None:
+        raise self.refuse(path, "deleting")
+
+    def rmdir(self, caller: Caller, path: ViewPath) -> None:
+        raise self.refuse(path, "removing a directory")
+
+    def rename(self, caller: Caller, old: ViewPath, new: ViewPath, flags: int) -> None:
+        raise self.refuse(old if is_branch_path(old.parts) else new, f"renaming {old} to {new}")
+
+    def symlink(self, caller: Caller, path: ViewPath, target: bytes) -> None:
+        raise self.refuse(path, "creating a symlink")
+
+    def link(self, caller: Caller, existing: ViewPath, new: ViewPath) -> None:
+        raise self.refuse(new if is_branch_path(new.parts) else existing, f"linking {new} to {existing}")
+
+    def setattr(self, caller: Caller, path: ViewPath, changes: AttrChanges, handle: Handle | None) -> Attr | None:
+        raise self.refuse(path, "changing attributes")
+
+    def setxattr(self, caller: Caller, path: ViewPath, name: str, value: bytes) -> None:
+        raise self.refuse(path, f"setting {name}")
+
+    def removexattr(self, caller: Caller, path: ViewPath, name: str) -> None:
+        raise self.refuse(path, f"removing {name}")
