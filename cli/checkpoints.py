@@ -175,8 +175,9 @@ def diff_command(
 
     Paths are relative to the zone; text files get a unified diff, others their size and sha256. With --review,
     the change NAME's review runs made, against the zone now: what `omxfs accept` would apply; with --branch
-    BRANCH, the change of that branch (--review is --branch review). With --branch A --branch B, the zone as
-    branch A has it against the zone as branch B has it: two attempts compared.
+    BRANCH, the change of that branch (--review is --branch review); of a branch made from another (`omxfs run
+    --from`), against that one as it is now. With --branch A --branch B, the zone as branch A has it against the
+    zone as branch B has it: two attempts compared.
     """
     from omxfs.checkpoints.diff import diff
     from omxfs.checkpoints.history import ZoneHistory
@@ -248,7 +249,10 @@ def accept_command(workspace: Path, name: str, branch: str | None, review: bool,
     With --branch BRANCH, the change of that branch (`omxfs run --branch`). A checkpoint of the zone is made first:
     the command prints the restore that undoes the accept. Refused while a view of NAME runs. An accept that was
     killed half-way is finished by running it again. The first branch accepted wins: a sibling that changed a path
-    it changed too is conflicted, kept, and refused (see `omxfs branches`).
+    it changed too is conflicted, kept, and refused (see `omxfs branches`; `omxfs rebase` takes it as it is).
+
+    A branch made from another (`omxfs run --from PARENT`) goes into PARENT, not the zone: accept PARENT then to
+    apply both. A branch with pending branches made from it is refused until each is accepted or discarded.
     """
     from omxfs.checkpoints.review import accept
     from omxfs.shell_line import shell_line
@@ -257,7 +261,13 @@ def accept_command(workspace: Path, name: str, branch: str | None, review: bool,
         held = _branch(ws, name, branch, review)
         acting = _actor(ws, actor)
         done = accept(held, acting)
-    click.echo(f"accepted {held.called}{' (an interrupted accept, finished)' if done.resumed else ''}")
+    finished = " (an interrupted accept, finished)" if done.resumed else ""
+    if done.into is not None:
+        click.echo(f"accepted {held.called} into branch {done.into}{finished}")
+        parent = shell_line("omxfs", "accept", workspace, name, "--branch", done.into, "--as", acting)
+        click.echo(f"the zone is unchanged: `{parent}` applies both, discarding {done.into} drops both")
+        return
+    click.echo(f"accepted {held.called}{finished}")
     click.echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
 
 
@@ -279,15 +289,64 @@ def discard_command(workspace: Path, name: str, branch: str | None, review: bool
     click.echo(f"discarded {held.called}")
 
 
+@click.command("rebase")
+@click.argument("workspace", type=MOUNT_PATH)
+@click.argument("name")
+@_branch_option("Rebase")
+@click.option("--review", is_flag=True, help="The review (`omxfs run --review`): the default, --branch review.")
+@AS_ACTOR
+def rebase_command(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
+    """Take NAME's branch as it is on the zone now: it is no longer conflicted, and accept applies it.
+
+    \b
+    A branch shows the zone live under its change (its overlay's lower
+    layer is the zone itself), so nothing of it moves. What a rebase
+    changes is what the branch is judged against: the first branch
+    accepted wins, and a branch made before an accept that changed the
+    same paths is conflicted (`omxfs branches`) and refused by accept.
+    After a rebase only accepts made after it count, so accept applies
+    it, overwriting what those earlier accepts changed. The paths it will
+    overwrite are printed; see them first with `omxfs diff --branch`,
+    which shows exactly what accept would do to the zone now.
+
+    \b
+    A branch made from another (`omxfs run --from PARENT`) is rebased on
+    PARENT as it is. Refused while a view of NAME runs.
+
+    \b
+    Example, after `omxfs accept ./ws bob --branch a --as bob` made b
+    conflicted:
+      omxfs diff ./ws bob --branch b           # what accepting b does now
+      omxfs rebase ./ws bob --branch b --as bob
+      omxfs accept ./ws bob --branch b --as bob
+    """
+    from omxfs.checkpoints.review import rebase
+    from omxfs.shell_line import shell_line
+
+    with friendly_errors(), store_of(workspace) as ws:
+        held = _branch(ws, name, branch, review)
+        overwritten = rebase(held, _actor(ws, actor))
+        into = held.into()
+    click.echo(f"rebased {held.called} on {into} as it is now")
+    for accepted, paths in overwritten.items():
+        click.echo(f"warning: accepting it overwrites what branch {accepted} changed: {', '.join(paths)}", err=True)
+    if overwritten:
+        click.echo(f"  see: {shell_line('omxfs', 'diff', workspace, name, *held.options('diff').split())}", err=True)
+
+
 @click.command("branches")
 @click.argument("workspace", type=MOUNT_PATH)
 @click.argument("name")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list of objects (name, created, by, stat, state, ...).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="A JSON list of objects (name, parent, created, by, stat, state, ...)."
+)
 def branches_command(workspace: Path, name: str, as_json: bool) -> None:
     """List NAME's branches (`omxfs run --branch`, `--review`): pending ones, then the last accepted or discarded.
 
-    STATE is pending, conflicted (a branch accepted since changed a path it changed too: it is kept, and accept
-    refuses it), accepted or discarded; CHANGES counts what a pending one adds (+), modifies (~) and deletes (-).
+    PARENT is the branch one was made from (`omxfs run --from`) and is accepted into, - for the zone. STATE is
+    pending, conflicted (a branch accepted since changed a path it changed too: it is kept, and accept refuses it
+    until `omxfs rebase`), accepted or discarded; CHANGES counts what a pending one adds (+), modifies (~) and
+    deletes (-), against its PARENT.
     """
     from omxfs.checkpoints.review import branch_states
     from omxfs.shell_line import shell_line
@@ -301,8 +360,7 @@ def branches_command(workspace: Path, name: str, as_json: bool) -> None:
         start = shell_line("omxfs", "run", workspace, "--as", name, "--branch", "NAME", "--", "CMD")
         click.echo(f"no branches of {name} (start one with `{start}`)")
         return
-    click.echo(f"{'BRANCH':16}  {'CREATED':27}  {'BY':12}  {'CHANGES':12}  {'STATE':10}  DETAIL")
+    click.echo(f"{'BRANCH':16}  {'PARENT':16}  {'CREATED':27}  {'BY':12}  {'CHANGES':12}  {'STATE':10}  DETAIL")
     for row in rows:
-        click.echo(
-            f"{row.name:16}  {row.created:27}  {row.by or '-':12}  {row.stat:12}  {row.state:10}  {row.detail}".rstrip()
-        )
+        shown = f"{row.name:16}  {row.parent or '-':16}  {row.created:27}  {row.by or '-':12}  {row.stat:12}"
+        click.echo(f"{shown}  {row.state:10}  {row.detail}".rstrip())

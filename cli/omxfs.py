@@ -80,6 +80,11 @@ COMMANDS = {
         "discard_command",
         "Drop the change NAME's review runs hold apart: NAME's zone stays as it is.",
     ),
+    "rebase": Lazy(
+        "cli.checkpoints",
+        "rebase_command",
+        "Take NAME's branch as it is on the zone now: it is no longer conflicted, and accept applies it.",
+    ),
     "branches": Lazy(
         "cli.checkpoints",
         "branches_command",

@@ -45,6 +45,8 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
   omxfs run ./ws --as bob --no-network -- python3 agent.py
   omxfs run ./ws --as bob --review -- sh   # then: omxfs diff ./ws bob --review
   omxfs run ./ws --as bob --branch try1 -- sh   # then: omxfs branches ./ws bob
+  omxfs run ./ws --as bob --branch fix --from try1 -- sh   # try1 as it is, then
+                                # omxfs accept ./ws bob --branch fix --as bob: into try1
   omxfs run ./ws --as bob --max-procs 64 --max-memory 2G -- make -j8
 """
 
@@ -67,6 +69,13 @@ Examples (from outside ./ws, so each starts in ws/agents/NAME):
     help="As --review, under the name BRANCH: several branches of one zone are held apart and may run at once "
     "(`omxfs branches WS NAME` lists them).",
 )
+@click.option(
+    "--from",
+    "parent",
+    metavar="PARENT",
+    help="Make the new BRANCH from NAME's pending branch PARENT: the view shows the zone as PARENT has it, and "
+    "`omxfs accept --branch BRANCH` applies BRANCH into PARENT, not the zone (accept PARENT then to apply both).",
+)
 @limit_options("the view")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(
@@ -77,6 +86,7 @@ def run(
     no_network: bool,
     review: bool,
     branch: str | None,
+    parent: str | None,
     max_procs: int | None,
     max_memory: int | None,
     max_file_size: int | None,
@@ -89,6 +99,8 @@ def run(
     if not command[0]:  # execvp("") would fail in the view with a traceback
         raise click.BadParameter("the command name is empty", param_hint="COMMAND")
     held = branch_named(branch, review)
+    if parent is not None and held is None:
+        raise click.UsageError(f"--from {parent} makes a new branch from another: give it --branch NAME")
     paths = [_bind(spec, read_only=False) for spec in binds] + [_bind(spec, read_only=True) for spec in ro_binds]
     hidden = hidden_host_paths(command, workspace, paths)
     if hidden:  # the command runs all the same: it may mean the view's own /tmp
@@ -103,7 +115,14 @@ def run(
         ws = stack.enter_context(store_of(workspace)) if held else None
         limits = Limits(max_procs, max_memory, max_file_size)
         status = launch.run(
-            str(workspace), agent, command, binds=paths, network=not no_network, branch=held, limits=limits
+            str(workspace),
+            agent,
+            command,
+            binds=paths,
+            network=not no_network,
+            branch=held,
+            parent=parent,
+            limits=limits,
         )
         if ws is not None and held is not None:
             _tell_pending(ws, workspace, agent, held)
@@ -136,6 +155,8 @@ def _tell_pending(ws: Workspace, workspace: Path, agent: str, branch: str) -> No
 
     review = Review(ws, agent, branch)
     where = f"{agent}'s zone" if review.is_review else f"branch {branch} of {agent}'s zone"
+    if review.pending and review.made.parent is not None:
+        where += f", made from branch {review.made.parent} (an accept applies it there)"
     pending, held = settle(review)
     if not held:
         but = f" but omx's record of it, now in {RUN_RECORDS}/" if pending.added else ""

@@ -5,7 +5,9 @@ A branch is a review run's pending change (``omxfs.checkpoints.review``) under a
 --review``'s, kept where it always was, ``.omxfs/reviews/<zone>/``). This module holds what a branch has besides
 its overlay's layers, all under ``.omxfs`` (read-only to every view):
 
-- ``branch.json`` in the branch's directory: when it was made and by whom (``Made``);
+- ``branch.json`` in the branch's directory: when it was made and by whom, from which branch (a *nested* branch,
+  ``omxfs run --branch B --from P``: its view's lower layers are P's upper layer over the zone, and an accept applies
+  it into P), and the moment it was last rebased (``Made``);
 - ``running`` in it, locked (``flock``) by the launcher for as long as the branch's view runs (``hold_running``):
   a second run of one branch is refused, siblings run side by side, and a killed launcher frees it;
 - ``.omxfs/branches/<zone>/.ended.jsonl``: one line per branch accepted or discarded (``Ended``); an accepted one
@@ -73,14 +75,23 @@ def shown_zone_branches(zone: str) -> str:
 @dataclass(frozen=True)
 class Made:
     created: str  # ISO 8601 UTC
-    created_ns: int  # the same moment, in ns since the epoch: what accepts are ordered against
+    created_ns: int  # the same moment, in ns since the epoch
     by: str | None  # None for a review made before branches were recorded
+    #: the branch it was made from and is accepted into (``--from``); None for a branch of the zone itself
+    parent: str | None = None
+    #: when it was last rebased (``rebased``), else None
+    rebased_ns: int | None = None
+
+    @property
+    def base_ns(self) -> int:
+        """What accepts are ordered against: those made after it (made, or rebased) may conflict with it."""
+        return self.created_ns if self.rebased_ns is None else self.rebased_ns
 
 
-def record_made(branch_dir: Path, by: str) -> None:
+def record_made(branch_dir: Path, by: str, parent: str | None = None) -> None:
     """``branch.json`` in a branch's new directory (kept if there is one: a run continues the branch)."""
     now = time.time_ns()
-    record = {"created": utc_now(now / 1e9), "created_ns": now, "by": by}
+    record = {"created": utc_now(now / 1e9), "created_ns": now, "by": by, "parent": parent}
     with contextlib.suppress(FileExistsError):
         _write_new(branch_dir / BRANCH_RECORD, json.dumps(record).encode("utf-8"))
 
@@ -89,10 +100,31 @@ def made(branch_dir: Path) -> Made:
     """When the branch at ``branch_dir`` was made: its record, or its directory's change time without one."""
     data = _read_json(branch_dir / BRANCH_RECORD)
     if isinstance(data, dict) and isinstance(data.get("created_ns"), int) and isinstance(data.get("created"), str):
-        by = data.get("by")
-        return Made(data["created"], data["created_ns"], by if isinstance(by, str) else None)
+        by, parent, rebased = data.get("by"), data.get("parent"), data.get("rebased_ns")
+        return Made(
+            data["created"],
+            data["created_ns"],
+            by if isinstance(by, str) else None,
+            parent if isinstance(parent, str) and NAME.fullmatch(parent) else None,
+            rebased if isinstance(rebased, int) else None,
+        )
     st = os.stat(branch_dir, follow_symlinks=False)
     return Made(utc_now(st.st_ctime), st.st_ctime_ns, None)
+
+
+def record_rebased(branch_dir: Path) -> Made:
+    """The branch's record with its base moved to now (``Made.base_ns``): accepts made before now no longer
+    conflict with it. Replaced whole (a new file renamed over the old), so a crash leaves one or the other."""
+    before = made(branch_dir)
+    now = time.time_ns()
+    record = {"created": before.created, "created_ns": before.created_ns, "by": before.by, "parent": before.parent,
+              "rebased_ns": now}  # fmt: skip
+    fresh = branch_dir / f".{BRANCH_RECORD}.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(fresh)
+    _write_new(fresh, json.dumps(record).encode("utf-8"))
+    os.rename(fresh, branch_dir / BRANCH_RECORD)
+    return made(branch_dir)
 
 
 # -- a branch's view running ---------------------------------------------------------------------------------------
@@ -202,6 +234,7 @@ def log_ended(meta: Path, zone: str, ended: Ended) -> None:
         "created": ended.made.created if ended.made else None,
         "created_ns": ended.made.created_ns if ended.made else None,
         "made_by": ended.made.by if ended.made else None,
+        "parent": ended.made.parent if ended.made else None,
         "changed": {p: list(v) if v else None for p, v in ended.changed.items()},
     }
     fd = os.open(top / ENDED_LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -227,7 +260,7 @@ def ended_branches(meta: Path, zone: str) -> list[Ended]:
         with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
             data = json.loads(text)
             made_at = (
-                Made(data["created"], int(data["created_ns"]), data.get("made_by"))
+                Made(data["created"], int(data["created_ns"]), data.get("made_by"), data.get("parent"))
                 if data.get("created_ns") is not None
                 else None
             )
@@ -269,12 +302,15 @@ def overlap(accepted: Mapping[str, tuple[str, bool] | None], sibling: Mapping[st
 def conflicts(
     meta: Path, zone: str, name: str, since: Made, change: Mapping[str, Entry | None]
 ) -> dict[str, list[str]]:
-    """Each branch accepted after the branch ``name`` was made (``since``) whose change collides with ``change``,
-    the branch's own: the accepted branch's name, with the paths."""
+    """Each branch accepted into what the branch ``name`` is accepted into (the zone, or its parent branch) after it
+    was made or last rebased (``since``) whose change collides with ``change``, the branch's own: the accepted
+    branch's name, with the paths."""
     found: dict[str, list[str]] = {}
     for ended in ended_branches(meta, zone):
-        if ended.state != "accepted" or ended.at_ns <= since.created_ns:
+        if ended.state != "accepted" or ended.at_ns <= since.base_ns:
             continue
+        if (ended.made.parent if ended.made else None) != since.parent:
+            continue  # accepted into another branch, or into the zone where this one goes into a branch
         if ended.name == name and ended.made is not None and ended.made.created_ns == since.created_ns:
             continue  # this very branch, accepted half-way
         paths = overlap(ended.changed, change)

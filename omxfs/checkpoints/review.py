@@ -30,7 +30,14 @@ out alike. Their views run side by side, each over the zone as its lower layer, 
 an accept (which changes the zone) waits for every view of the zone to end, and a plain view is refused while any
 branch is pending. The first branch accepted wins: a sibling made before it whose change collides with it
 (``branches.overlap``) is *conflicted*, kept, and refused by accept with the paths named; a sibling that changed
-other paths is accepted after it as before.
+other paths is accepted after it as before. ``rebase`` moves the moment a branch is judged from to now: its content
+needs no moving (its lower layer is the live zone already), and accepts made before it no longer conflict with it.
+
+A branch may be made from another (``omxfs run --branch C --from P``, a *nested* branch): its view's lower layers
+are P's upper layer over the zone, its change is judged against the zone as P has it, and an accept applies it into
+P's upper layer (``finish_accept``), with the overlay's meaning kept: a deletion of what P's lower layers hold is a
+whiteout there, of what only P's upper layer held its removal, an opaque directory replaces P's. Nothing of P moves
+while C or any other view of the zone runs, and P is neither accepted nor discarded while it has pending branches.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -65,6 +72,7 @@ from omxfs.store.layout import (
     REVIEW_WORK,
     REVIEWS,
 )
+from omxfs.store.stamps import utc_now
 from omxfs.store.workspace import Workspace
 
 #: the overlay's own attributes in ``userxattr`` mode (opaque, impure, origin, uuid...): bookkeeping, not content
@@ -109,15 +117,15 @@ class Review:
         return f"{self.zone}'s review" if self.is_review else f"{self.zone}'s branch {self.branch}"
 
     def options(self, verb: str) -> str:
-        """What names this branch on an ``omxfs VERB WS ZONE`` line: ``--review`` for a review's diff (accept and
-        discard take the review by default), ``--branch NAME`` for another branch."""
+        """What names this branch on an ``omxfs VERB WS ZONE`` line: ``--review`` for a review's diff (accept,
+        discard and rebase take the review by default), ``--branch NAME`` for another branch."""
         if self.is_review:
             return " --review" if verb in ("diff", "run") else ""
         return f" --branch {self.branch}"
 
     def line(self, verb: str) -> str:
         """``omxfs VERB WS ZONE`` for this branch, to paste: an accept or a discard acts as the zone's owner."""
-        acting = ("--as", self.zone) if verb in ("accept", "discard") else ()
+        acting = ("--as", self.zone) if verb in ("accept", "discard", "rebase") else ()
         return shell_line("omxfs", verb, self.ws.shown_as, self.zone, *self.options(verb).split(), *acting)
 
     @property
@@ -141,6 +149,25 @@ class Review:
         return self.dir.is_dir()
 
     @property
+    def made(self) -> branches.Made:
+        """Its record (``branches.made``): when, by whom, from which branch."""
+        return branches.made(self.dir)
+
+    def ancestors(self) -> list[Review]:
+        """The branch it was made from (``--from``), that one's, and so on, nearest first: empty for a branch of
+        the zone itself."""
+        return lineage(self.ws, self.zone, self.made.parent if self.pending else None)
+
+    def children(self) -> list[Review]:
+        """The pending branches made from this one."""
+        return [b for b in pending_branches(self.ws, self.zone) if b.made.parent == self.branch and b != self]
+
+    def into(self) -> str:
+        """What an accept applies it to, in words: "the zone", "branch P"."""
+        parent = self.made.parent if self.pending else None
+        return "the zone" if parent is None else f"branch {parent}"
+
+    @property
     def accepting(self) -> bool:
         return (self.dir / REVIEW_ACCEPTING).exists()
 
@@ -149,15 +176,36 @@ class Review:
             return f"{META_DIR}/{REVIEWS}/{self.zone}"
         return f"{branches.shown_zone_branches(self.zone)}/{self.branch}"
 
-    def prepare(self) -> None:
-        """The overlay's layers, made for a first review run (kept for the next: it continues the same change). The
-        upper layer's root starts as the zone's root (mode, owner, times), which the overlay shows as the zone's."""
+    def run_parent(self, given: str | None) -> str | None:
+        """The branch a run of this one is made from: its record's when it is pending (``given``, ``--from``, must
+        then name the same), else ``given`` (which must be another pending branch of the zone). InvalidInput or
+        NotFound otherwise."""
+        recorded = self.made.parent if self.pending else None
+        if self.pending:
+            if given is not None and given != recorded:
+                was = f"from branch {recorded}" if recorded else "from the zone itself"
+                raise InvalidInput(
+                    f"{self.called} was made {was}: run it again without --from {given}, or start another branch"
+                )
+            return recorded
+        if given is None:
+            return None
+        if given == self.branch:
+            raise InvalidInput(f"{self.called} cannot be made from itself: give --from another branch")
+        Review(self.ws, self.zone, branches.check_name(given)).require_pending()
+        return given
+
+    def prepare(self, parent: str | None = None) -> None:
+        """The overlay's layers, made for a first review run (kept for the next: it continues the same change), made
+        from the branch ``parent`` if given (``run_parent``). The upper layer's root starts as the root the view
+        shows (mode, owner, times): the zone's, or the parent's upper layer's."""
         self.refuse_if_half_accepted("a new review run")
         self.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with contextlib.suppress(FileExistsError):
             os.mkdir(self.dir, 0o700)
-        branches.record_made(self.dir, self.zone)
-        st = os.stat(self.zone_dir)
+        branches.record_made(self.dir, self.zone, parent)
+        below = self.ancestors()
+        st = os.stat(below[0].upper if below else self.zone_dir)
         for layer in (self.upper, self.work, self.merged):
             with contextlib.suppress(FileExistsError):
                 os.mkdir(layer, 0o700)
@@ -222,6 +270,20 @@ class Review:
                 errno.EBUSY,
             )
 
+    def refuse_if_parent(self, doing: str) -> None:
+        """Refused while branches made from this one are pending: their views have its upper layer as a lower one,
+        and their changes are to go into it."""
+        children = self.children()
+        if children:
+            first = children[0]
+            raise OSFailure(
+                f"{self.called} has {len(children)} branch(es) made from it pending "
+                f"({', '.join(c.branch for c in children)}): {doing} of it would leave them without the branch they "
+                f"change; accept each into it first (`{first.line('accept')}`) or discard it "
+                f"(`{first.line('discard')}`)",
+                errno.EBUSY,
+            )
+
     def require_pending(self) -> None:
         if self.pending:
             return
@@ -234,6 +296,20 @@ class Review:
         raise NotFound(
             f"{self.zone} has no branch {self.branch} pending (`{listed}` lists its branches; start one with `{start}`)"
         )
+
+
+def lineage(ws: Workspace, zone: str, parent: str | None) -> list[Review]:
+    """The pending branch ``parent`` of ``zone`` and the branches it was made from, nearest first (empty for None);
+    NotFound if one of them is not pending, InvalidInput for a loop of records."""
+    found: list[Review] = []
+    while parent is not None:
+        branch = Review(ws, zone, parent)
+        branch.require_pending()
+        if branch in found:
+            raise InvalidInput(f"{zone}'s branch {parent} is made from itself, through {len(found)} branch(es)")
+        found.append(branch)
+        parent = branch.made.parent
+    return found
 
 
 def pending_branches(ws: Workspace, zone: str) -> list[Review]:
@@ -261,36 +337,55 @@ def pending_change(review: Review) -> dict[str, Entry | None]:
 
 
 def _composed(review: Review) -> tuple[ZoneDiff, dict[str, Entry]]:
+    """The change of ``review`` against what it is accepted into (the zone, or its parent branch as it is), and
+    every entry of the zone as ``review``'s run sees it."""
     review.require_pending()
-    lower = {e.path: e for e in scan_zone(review.zone_dir, None).entries}
-    merged, read_merged = _merged(review, lower)
+    below = [branch.upper for branch in reversed(review.ancestors())]
+    lower, lower_from = _layered(review.zone_dir, below)
+    merged, merged_from = dict(lower), dict(lower_from)
+    _overlay(merged, merged_from, review.upper)
+    base = review.made.parent or "zone"
+    return compare(
+        lower, merged, _reader(review, lower_from), _reader(review, merged_from), base, review.branch
+    ), merged
 
-    def read_zone(entry: Entry) -> bytes:
-        return _read_unread(review.zone_dir, entry.path)
 
-    return compare(lower, merged, read_zone, read_merged, "zone", review.branch), merged
+def _layered(zone_dir: Path, uppers: Sequence[Path]) -> tuple[dict[str, Entry], dict[str, Path]]:
+    """The zone as an overlay of ``uppers`` (the lowest first) over ``zone_dir`` shows it: each entry, and the layer
+    each one that is not the zone's comes from."""
+    merged = {e.path: e for e in scan_zone(zone_dir, None).entries}
+    source: dict[str, Path] = {}
+    for upper in uppers:
+        _overlay(merged, source, upper)
+    return merged, source
 
 
-def _merged(review: Review, lower: dict[str, Entry]) -> tuple[dict[str, Entry], Callable[[Entry], bytes]]:
-    """The zone as ``review``'s run sees it: ``lower`` (the zone's entries) with the upper layer over it, and how to
-    read one of its files (from the layer that holds it)."""
-    upper = {e.path: e for e in scan_zone(review.upper, None).entries}
-    merged = dict(lower)
-    from_upper: set[str] = set()
-    for path, entry in upper.items():  # walk order: a directory before what it holds
-        if path != "." and (_is_whiteout(entry) or _is_opaque(entry) or lower.get(path, entry).type != entry.type):
-            for gone in [p for p in merged if p.startswith(path + "/") and p not in from_upper]:
+def _overlay(merged: dict[str, Entry], source: dict[str, Path], upper: Path) -> None:
+    """``upper`` laid over ``merged`` in place as the kernel's overlay does: a whiteout deletes, an opaque directory
+    or an entry of another type hides what lay under its path, the rest is merged name by name."""
+    mine: set[str] = set()
+    for entry in scan_zone(upper, None).entries:  # walk order: a directory before what it holds
+        path = entry.path
+        if path != "." and (_is_whiteout(entry) or _is_opaque(entry) or merged.get(path, entry).type != entry.type):
+            for gone in [p for p in merged if p.startswith(path + "/") and p not in mine]:
                 del merged[gone]
+                source.pop(gone, None)
         if _is_whiteout(entry):
             merged.pop(path, None)
+            source.pop(path, None)
             continue
         merged[path] = replace(entry, xattrs=tuple(x for x in entry.xattrs if not x[0].startswith(OVERLAY_XATTRS)))
-        from_upper.add(path)
+        source[path] = upper
+        mine.add(path)
 
-    def read_merged(entry: Entry) -> bytes:
-        return _read_unread(review.upper if entry.path in from_upper else review.zone_dir, entry.path)
 
-    return merged, read_merged
+def _reader(review: Review, source: dict[str, Path]) -> Callable[[Entry], bytes]:
+    """How to read a file of a composed view, from the layer that holds it."""
+
+    def read(entry: Entry) -> bytes:
+        return _read_unread(source.get(entry.path, review.zone_dir), entry.path)
+
+    return read
 
 
 def branches_diff(source: Review, target: Review) -> ZoneDiff:
@@ -300,10 +395,9 @@ def branches_diff(source: Review, target: Review) -> ZoneDiff:
         raise InvalidInput(f"branches of two zones: {source.zone} and {target.zone}")
     source.require_pending()
     target.require_pending()
-    lower = {e.path: e for e in scan_zone(source.zone_dir, None).entries}
-    old, read_old = _merged(source, lower)
-    new, read_new = _merged(target, lower)
-    return compare(old, new, read_old, read_new, source.branch, target.branch)
+    old, read_old = _layered(source.zone_dir, [b.upper for b in reversed([source, *source.ancestors()])])
+    new, read_new = _layered(target.zone_dir, [b.upper for b in reversed([target, *target.ancestors()])])
+    return compare(old, new, _reader(source, read_old), _reader(target, read_new), source.branch, target.branch)
 
 
 def _read_unread(root: Path, relative: str) -> bytes:
@@ -371,6 +465,7 @@ def settle(review: Review) -> tuple[ZoneDiff, bool]:
 class Accepted:
     undo: int  # the checkpoint of the zone before the change, which restores it
     resumed: bool  # an interrupted accept was finished
+    into: str | None = None  # the branch it went into (a nested branch's parent), None for the zone
 
 
 def accept(review: Review, actor: str) -> Accepted:
@@ -379,10 +474,14 @@ def accept(review: Review, actor: str) -> Accepted:
     accept there with ``PathBlocked``, half-applied and resumable, never followed (``held.py``).
 
     A branch that collides with one accepted after it was made is refused (``conflicted``), and kept. The accept is
-    logged, with the paths it changes, before anything is applied: a sibling is checked against it from then on."""
+    logged, with the paths it changes, before anything is applied: a sibling is checked against it from then on.
+
+    A nested branch goes into its parent branch's upper layer instead (``finish_accept``), the zone unchanged; a
+    branch with pending branches made from it is refused (``Review.refuse_if_parent``)."""
     history = ZoneHistory(review.ws, review.zone)
     history.check_may_change(actor)
     review.require_pending()
+    review.refuse_if_parent("an accept")
     with branches.accepting_alone(review.ws.meta, review.zone):
         return _accept(review, actor, history)
 
@@ -390,6 +489,8 @@ def accept(review: Review, actor: str) -> Accepted:
 def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
     review.require_pending()  # again: an accept this one waited for may have applied it
     review.refuse_if_viewed("an accept")
+    review.refuse_if_parent("an accept")
+    into = review.made.parent
     marker = review.dir / REVIEW_ACCEPTING
     resumed = marker.exists()
     if resumed:
@@ -401,7 +502,8 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
         if collided:
             raise OSFailure(
                 f"{review.called} is conflicted: {_collisions(collided)}. It is kept as it is: see both sides with "
-                f"`{review.line('diff')}`, or drop it with `{review.line('discard')} --as {actor}`",
+                f"`{review.line('diff')}`, then take it as it is now with `{review.line('rebase')}` (its accept then "
+                f"overwrites theirs) or drop it with `{review.line('discard')}`",
                 errno.EBUSY,
             )
         made = history.make(actor, f"before accepting {review.called}", only_if_changed=True)
@@ -415,10 +517,17 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
         _write_marker(marker, {"undo": undo, "by": actor})
     shown = f"{AGENTS}/{review.zone}"
     what = "review" if review.is_review else f"branch {review.branch}"
+    if into is not None:
+        what += f" into branch {into}"
     try:
         finish_accept(review)
     except (PathBlocked, NotFound) as exc:  # a directory of the zone replaced or removed since it was looked at
         review.ws.audit(actor, f"accept {what} stopped half-way (undo: {undo})", shown)
+        if into is not None:
+            raise PathBlocked(
+                f"{exc.message}: branch {into} changed while the accept ran, which stopped there with part of the "
+                f"change applied (the zone was not touched). Finish it with `{review.line('accept')}`"
+            ) from exc
         undo_line = shell_line("omxfs", "restore", review.ws.shown_as, review.zone, undo, "--as", review.zone)
         raise PathBlocked(
             f"{exc.message}: the zone changed while the accept ran, which stopped there with part of the change "
@@ -426,7 +535,7 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
             f"undo it with `{undo_line}`"
         ) from exc
     review.ws.audit(actor, f"accept {what} (undo: {undo})", shown)
-    return Accepted(undo, resumed)
+    return Accepted(undo, resumed, into)
 
 
 def conflicted(review: Review, change: dict[str, Entry | None] | None = None) -> dict[str, list[str]]:
@@ -446,8 +555,13 @@ def _collisions(collided: dict[str, list[str]]) -> str:
 
 
 def finish_accept(review: Review) -> None:
-    """Move what is left of the upper layer into the zone, then drop the review's directory (idempotent). Each
-    directory of the change keeps the mode, owner, ``user.*`` attributes and times the review run left it."""
+    """Move what is left of the upper layer into the zone (a nested branch's: into its parent's upper layer,
+    ``_finish_into``), then drop the review's directory (idempotent). Each directory of the change keeps the mode,
+    owner, ``user.*`` attributes and times the review run left it."""
+    above = review.ancestors()
+    if above:
+        _finish_into(review, above)
+        return
     if review.upper.is_dir():
         upper_shown, zone_shown = f"{review.shown()}/{REVIEW_UPPER}", f"{AGENTS}/{review.zone}"
         with Held.open(review.upper, upper_shown) as upper, Held.open(review.zone_dir, zone_shown) as zone:
@@ -462,6 +576,7 @@ def discard(review: Review, actor: str) -> None:
     ZoneHistory(review.ws, review.zone).check_may_change(actor)
     review.require_pending()
     review.refuse_if_running("a discard")  # its siblings may run: a discard changes nothing they see
+    review.refuse_if_parent("a discard")
     if review.accepting:
         raise OSFailure(
             f"an accept of {review.called} was interrupted half-way: finish it (`{review.line('accept')}`), then "
@@ -474,6 +589,25 @@ def discard(review: Review, actor: str) -> None:
     branches.log_ended(review.ws.meta, review.zone, ended)
     review.ws.audit(actor, "discard review" if review.is_review else f"discard branch {review.branch}",
                     f"{AGENTS}/{review.zone}")  # fmt: skip
+
+
+def rebase(review: Review, actor: str) -> dict[str, list[str]]:
+    """Judge the pending branch from now on against what it goes into as it is now: accepts made before now no longer
+    conflict with it, and an accept of it applies what ``pending_diff`` shows, overwriting what they changed. Its
+    content does not move (its lower layers are the live zone and its parent's upper layer already). Returns what it
+    was conflicted with (the accepted branch's name, with the paths it will overwrite). Refused while any view of
+    the zone runs or an accept is half done."""
+    ZoneHistory(review.ws, review.zone).check_may_change(actor)
+    review.require_pending()
+    with branches.accepting_alone(review.ws.meta, review.zone):  # no accept logged between the check and the record
+        review.require_pending()
+        review.refuse_if_viewed("a rebase")
+        review.refuse_if_half_accepted(f"rebasing {review.called}")
+        overwritten = conflicted(review)
+        branches.record_rebased(review.dir)
+    what = "review" if review.is_review else f"branch {review.branch}"
+    review.ws.audit(actor, f"rebase {what} on {review.into()}", f"{AGENTS}/{review.zone}")
+    return overwritten
 
 
 def _write_marker(path: Path, data: dict[str, object]) -> None:
@@ -516,6 +650,68 @@ def _apply_dir(upper: Held, zone: Held) -> None:
         crash_point("accept-applied")
 
 
+def _finish_into(review: Review, above: list[Review]) -> None:
+    """A nested branch's upper layer moved into its parent's (``above[0]``; ``above`` is its lineage), name by name,
+    so that the parent's view then shows what the branch's did; then the branch's directory dropped."""
+    parent = above[0]
+    if review.upper.is_dir():
+        below, _ = _layered(review.zone_dir, [branch.upper for branch in reversed(above[1:])])
+        root = os.geteuid() == 0
+        with (
+            Held.open(review.upper, f"{review.shown()}/{REVIEW_UPPER}") as upper,
+            Held.open(parent.upper, f"{parent.shown()}/{REVIEW_UPPER}") as target,
+        ):
+            before, xattrs = upper.stat(), _user_xattrs(upper.fd)
+            _apply_layer(upper, target, "", below, shows_below=True)
+            _set_layer_attributes(target, before, xattrs, owner=root)
+    _remove_review(review)
+
+
+def _apply_layer(upper: Held, target: Held, prefix: str, below: dict[str, Entry], *, shows_below: bool) -> None:
+    """Each name of the upper directory ``upper`` (at ``prefix`` in the zone) laid into the parent branch's upper
+    directory ``target``, keeping what the overlay shows: ``below`` is the zone as the parent's lower layers show it,
+    and ``shows_below`` whether ``target`` lets them show through here (no opaque directory above). A name leaves
+    ``upper`` once applied."""
+    root = os.geteuid() == 0
+    for name in upper.names():
+        st = upper.lstat(name)
+        if st is None:
+            continue
+        path = prefix + name
+        seen_below = shows_below and path in below
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # deleted: hidden from the lower layers, else just gone
+            if seen_below:
+                _move_in(upper, name, target, replace_any=True)
+            else:
+                target.remove(name)
+                upper.unlink(name)
+        elif stat.S_ISDIR(st.st_mode) and not _opaque(upper, name) and target.is_dir(name):
+            with upper.sub(name) as source, target.sub(name) as into:  # merged with the parent's directory
+                before, xattrs = source.stat(), _user_xattrs(source.fd)
+                through = seen_below and below[path].type == "dir" and not _opaque(target, name)
+                _apply_layer(source, into, path + "/", below, shows_below=through)
+                _set_layer_attributes(into, before, xattrs, owner=root)
+            os.rmdir(name, dir_fd=upper.fd)
+        elif stat.S_ISDIR(st.st_mode):  # whole: over nothing of the parent's, or replacing what it had (opaque)
+            replaces = target.lstat(name) is not None
+            with upper.sub(name) as source:
+                _strip_overlay(source, layer=True)
+                if replaces:
+                    with kept_times(source):
+                        os.setxattr(source.fd, OPAQUE, b"y")
+            _move_in(upper, name, target, replace_any=True)
+        else:
+            _strip_xattrs(upper, name)
+            _move_in(upper, name, target, replace_any=False)
+        crash_point("accept-applied")
+
+
+def _set_layer_attributes(target: Held, st: os.stat_result, xattrs: dict[str, bytes], *, owner: bool) -> None:
+    """``Held.set_attributes`` on a directory of an upper layer, which keeps the overlay's own attributes."""
+    kept = {name: os.getxattr(target.fd, name) for name in _overlay_xattrs(target.fd)}
+    target.set_attributes(st, {**xattrs, **kept}, owner=owner)
+
+
 #: how often a name the agent keeps putting back in the way of a rename is removed again before the accept stops
 _MOVE_TRIES = 3
 
@@ -548,21 +744,24 @@ def _user_xattrs(fd: int) -> dict[str, bytes]:
     return {name: os.getxattr(fd, name) for name in names}
 
 
-def _strip_overlay(top: Held) -> None:
+def _strip_overlay(top: Held, *, layer: bool = False) -> None:
     """A directory about to move into the zone whole: its whiteouts and the overlay's attributes removed, each
-    directory's times kept."""
+    directory's times kept. With ``layer``, one moving into another upper layer: its whiteouts and opaque marks,
+    which say what it hides there, are kept."""
     with kept_times(top):
         for name in _overlay_xattrs(top.fd):
-            os.removexattr(top.fd, name)
+            if not (layer and name == OPAQUE):
+                os.removexattr(top.fd, name)
         for name in top.names():
             st = top.lstat(name)
             if st is None:
                 continue
             if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-                top.unlink(name)
+                if not layer:
+                    top.unlink(name)
             elif stat.S_ISDIR(st.st_mode):
                 with top.sub(name) as below:
-                    _strip_overlay(below)
+                    _strip_overlay(below, layer=layer)
             else:
                 _strip_xattrs(top, name)
 
@@ -619,10 +818,12 @@ class BranchState:
     stat: str  # "+A ~M -D" of a pending change, "N path(s)" of an accepted one
     state: str  # pending, conflicted, accepted or discarded
     detail: str  # what else there is to know: running, what it collides with, who decided
+    parent: str | None = None  # the branch it was made from (``--from``) and goes into; None: the zone
 
     def summary(self) -> dict[str, str | None]:
         return {
             "name": self.name,
+            "parent": self.parent,
             "created": self.created,
             "by": self.by,
             "stat": self.stat,
@@ -643,8 +844,12 @@ def branch_states(ws: Workspace, zone: str) -> list[BranchState]:
         if branch.accepting:
             details.append("accept interrupted: accept it again")
         details += [f"with {name}: {', '.join(paths)}" for name, paths in collided.items()]
+        if made.rebased_ns is not None:
+            details.append(f"rebased {utc_now(made.rebased_ns / 1e9)}")
         state = "conflicted" if collided else "pending"
-        rows.append(BranchState(branch.branch, made.created, made.by, stat_line, state, "; ".join(details)))
+        rows.append(
+            BranchState(branch.branch, made.created, made.by, stat_line, state, "; ".join(details), made.parent)
+        )
     live = {row.name for row in rows}
     last: dict[str, branches.Ended] = {}
     for ended in branches.ended_branches(ws.meta, zone):
@@ -652,6 +857,9 @@ def branch_states(ws: Workspace, zone: str) -> list[BranchState]:
     for name, ended in last.items():
         if name in live:
             continue
-        created, by = (ended.made.created, ended.made.by) if ended.made else ("-", None)
-        rows.append(BranchState(name, created, by, ended.summary(), ended.state, f"by {ended.by} at {ended.at}"))
+        created, by, parent = (
+            (ended.made.created, ended.made.by, ended.made.parent) if ended.made else ("-", None, None)
+        )
+        detail = f"by {ended.by} at {ended.at}"
+        rows.append(BranchState(name, created, by, ended.summary(), ended.state, detail, parent))
     return rows

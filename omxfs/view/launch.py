@@ -40,9 +40,9 @@ import trio
 from omxfs import cgroups
 from omxfs.checkpoints import branches
 from omxfs.checkpoints.branches import REVIEW, hold_running
-from omxfs.checkpoints.review import Review, pending_branches
+from omxfs.checkpoints.review import Review, lineage, pending_branches
 from omxfs.checkpoints.views import running_views, view_starting
-from omxfs.errors import MountError
+from omxfs.errors import InvalidInput, MountError
 from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
 from omxfs.limits import Limits, resolve
 from omxfs.store.layout import AGENTS, META_DIR
@@ -75,14 +75,16 @@ def run(
     binds: Sequence[Bind] = (),
     network: bool = True,
     branch: str | None = None,
+    parent: str | None = None,
     limits: Limits | None = None,
 ) -> int:
     """Run ``command`` in ``agent``'s view of ``workspace``; its exit status (128+N if killed by signal N).
 
     With ``branch`` (``review`` for ``--review``), the view sees the zone through an overlay whose upper layer holds
     the run's changes apart as that branch of the zone (``omxfs.checkpoints.review``): nobody else sees them until
-    ``omxfs accept``; other branches of the zone may run beside it. ``limits`` are the command line's:
-    a limit it leaves unset is the workspace config's, else the default."""
+    ``omxfs accept``; other branches of the zone may run beside it. With ``parent`` too (``--from``), a new branch is
+    made from that pending branch: its overlay's lower layers are the parent's upper layer over the zone. ``limits``
+    are the command line's: a limit it leaves unset is the workspace config's, else the default."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise MountError("omxfs run needs bubblewrap: install it (apt-get install bubblewrap)", errno.ENOENT)
@@ -118,9 +120,13 @@ def run(
         chosen = resolve(limits or Limits(), Workspace(Path(store.reached)).config.limits)
         pending = Review(Workspace(Path(store.reached), shown_as=workspace), agent, branch or REVIEW)
         if branch is not None:
-            _check_branch_alone(pending)  # before the branch is made: a refused run leaves nothing pending
-            pending.prepare()
+            parent = pending.run_parent(parent)
+            _check_branch_alone(pending, parent)  # before the branch is made: a refused run leaves nothing pending
+            pending.prepare(parent)
             stack.enter_context(hold_running(pending.dir, pending.called))
+            _check_branch_alone(pending, parent)  # again, held: of two relatives started at once, one sees the other
+        elif parent is not None:
+            raise InvalidInput(f"--from {parent} makes a branch from another: give the new branch's --branch NAME")
         else:
             pending.refuse_plain_run()
         # a checkpoint of the zone as the view finds it; the view's record, before the zone is opened (restore.py)
@@ -147,10 +153,13 @@ def run(
             # by path: the helper is another process (the store's path leads to the store here: see above); the
             # overlay's mountpoint is the review's own empty directory, mounted on in the helper's namespace only
             real = Path(os.path.realpath(store.path))
-            upper, work, merged = (
-                real / p.relative_to(pending.ws.root) for p in (pending.upper, pending.work, pending.merged)
+            upper, work, merged, *middle = (
+                real / p.relative_to(pending.ws.root)
+                for p in (pending.upper, pending.work, pending.merged, *(b.upper for b in pending.ancestors()))
             )
-            overlay = ReviewOverlay(str(real / AGENTS / agent), str(upper), str(work), str(merged))
+            overlay = ReviewOverlay(
+                str(real / AGENTS / agent), str(upper), str(work), str(merged), tuple(map(str, middle))
+            )
         spec = ViewSpec(
             agent=agent,
             workspace=store.workspace,
@@ -190,16 +199,19 @@ class ReviewOverlay:
     upper: str
     work: str
     target: str
+    middle: tuple[str, ...] = ()  # a nested branch's: its parent's upper layer, that one's parent's... over the zone
 
     def command(self, zone_fd: int, bwrap_args: list[str]) -> list[str]:
-        layers = [self.lower, self.upper, self.work, self.target, str(zone_fd)]
+        layers = [self.lower, self.upper, self.work, self.target, str(zone_fd), *self.middle]
         return [sys.executable, "-I", "-S", str(REVIEW_MOUNT), *layers, "--", *bwrap_args]
 
 
-def _check_branch_alone(review: Review) -> None:
+def _check_branch_alone(review: Review, parent: str | None) -> None:
     """A branch's view runs beside its siblings' alone (its own is held by ``branches.hold_running``): a plain view
-    would write into the overlay's lower layer (the zone) under it."""
-    siblings = {branches.running_pid(branch.dir) for branch in pending_branches(review.ws, review.zone)}
+    would write into the overlay's lower layer (the zone) under it, and so would the view of a branch it is made from
+    (``parent``, and that one's parent...) or of one made from it, whose lower layer its upper layer is."""
+    pending = pending_branches(review.ws, review.zone)
+    siblings = {branches.running_pid(branch.dir) for branch in pending}
     plain = [pid for pid in running_views(review.ws.meta, review.zone) if pid not in siblings and pid != os.getpid()]
     if plain:
         raise MountError(
@@ -207,6 +219,16 @@ def _check_branch_alone(review: Review) -> None:
             "itself; end that view first",
             errno.EBUSY,
         )
+    above = lineage(review.ws, review.zone, parent)
+    below = [branch for branch in pending if review in branch.ancestors()]
+    for relative, how in [*((b, "it is made from") for b in above), *((b, "made from it") for b in below)]:
+        pid = branches.running_pid(relative.dir)
+        if pid is not None:
+            raise MountError(
+                f"{relative.called}, {how}, is running in a view (pid {pid}): one's upper layer is the other's lower "
+                f"layer, which must not change under it; end that view first",
+                errno.EBUSY,
+            )
 
 
 async def _serve_and_run(

@@ -1,6 +1,8 @@
-"""Run as ``python -I -S review_mount.py LOWER UPPER WORK TARGET ZONE_FD -- BWRAP ARGS...`` by ``omxfs run --review``:
-mount the review's overlay of a zone on TARGET in a user and mount namespace of its own, then exec bubblewrap in
-it, which binds TARGET as the zone (``omxfs.checkpoints.review``).
+"""Run as ``python -I -S review_mount.py LOWER UPPER WORK TARGET ZONE_FD [MIDDLE...] -- BWRAP ARGS...`` by ``omxfs run
+--review``: mount the review's overlay of a zone on TARGET in a user and mount namespace of its own, then exec
+bubblewrap in it, which binds TARGET as the zone (``omxfs.checkpoints.review``). A nested branch's MIDDLE layers
+(its parent's upper layer, that one's parent's...) lie between UPPER and the zone, the topmost first: the kernel
+honours their whiteouts and opaque directories (``user.overlay.*`` too, with ``userxattr``).
 
 Why a namespace of its own, for root too: the overlay must be seen by the view alone (the host, the shared mount
 and other views keep the zone as it was), and an unprivileged user may mount an overlay only in a user namespace
@@ -35,9 +37,10 @@ SETUP_FAILED = 125
 
 
 def main(argv: list[str]) -> int:
-    lower, upper, work, target, zone_fd, separator, *command = argv
-    if separator != "--" or not command:
-        print("review_mount: usage: LOWER UPPER WORK TARGET ZONE_FD -- COMMAND...", file=sys.stderr)
+    lower, upper, work, target, zone_fd, *rest = argv
+    middle, command = (rest[: rest.index("--")], rest[rest.index("--") + 1 :]) if "--" in rest else ([], [])
+    if not command:
+        print("review_mount: usage: LOWER UPPER WORK TARGET ZONE_FD [MIDDLE...] -- COMMAND...", file=sys.stderr)
         return SETUP_FAILED
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
@@ -57,7 +60,8 @@ def main(argv: list[str]) -> int:
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
     if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         return _fail("making the review's mounts private")
-    options = f"lowerdir={_escape(lower)},upperdir={_escape(upper)},workdir={_escape(work)},userxattr"
+    lowers = ":".join(_escape(layer) for layer in (*middle, lower))
+    options = f"lowerdir={lowers},upperdir={_escape(upper)},workdir={_escape(work)},userxattr"
     if libc.mount(b"overlay", os.fsencode(target), b"overlay", 0, options.encode()) != 0:
         return _fail(f"mounting the review's overlay of {lower} (upper layer {upper})")
     zone = os.fstat(int(zone_fd))

@@ -86,7 +86,7 @@ def test_three_branches_run_at_once_and_the_first_accepted_wins_without_losing_t
         "rival": ("pending", "alice", "+0 ~1 -0"),
     }
     table = omxfs("branches", str(ws), "alice").stdout.splitlines()
-    assert table[0].split()[:5] == ["BRANCH", "CREATED", "BY", "CHANGES", "STATE"] and len(table) == 4
+    assert table[0].split()[:6] == ["BRANCH", "PARENT", "CREATED", "BY", "CHANGES", "STATE"] and len(table) == 4
 
     accepted = omxfs("accept", str(ws), "alice", "--branch", "first", "--as", "alice").stdout
     assert accepted.startswith("accepted alice's branch first\nundo with: omxfs restore ")
