@@ -24,6 +24,7 @@ WORK = {
     "first": "echo first > notes.md; rm gone.md; ln -s ../branch.json leak",
     "rival": "echo rival > notes.md; rm -r d; mkdir d; echo new > d/n",  # d replaced: opaque in the upper layer
     "aside": "echo aside > aside.md; echo private > secret; chmod 600 secret",
+    "review": "echo reviewed > review.md",  # the review: --branch review is --review
 }
 
 
@@ -42,7 +43,8 @@ def make_branches(m: Mount, work: dict[str, str]) -> None:
     }
     for name, run in runs.items():
         _, err = run.communicate(timeout=60)
-        assert run.returncode == 0 and f"held for review in branch {name} of bob's zone" in err, err
+        held = "held for review in bob's zone" if name == "review" else f"held for review in branch {name} of bob's"
+        assert run.returncode == 0 and held in err, err
 
 
 def refused(action: Callable[[], object]) -> int:
@@ -71,7 +73,12 @@ def test_branches_on_the_mount_read_only_compared_and_gone_once_decided(m: Mount
     make_branches(m, WORK)
     upper = m.store / ".omxfs/branches/bob"
     assert (bob / "@first/notes.md").read_text() == "first\n" and stat.S_ISDIR(os.lstat(bob / "@first").st_mode)
-    assert sorted(os.listdir(bob)) == ["@aside", "@first", "@rival", "branch.json", "d", "gone.md", "notes.md"]
+    assert sorted(os.listdir(bob)) == [
+        *("@aside", "@first", "@review", "@rival"),
+        *("branch.json", "d", "gone.md", "notes.md"),
+    ]
+    assert (bob / "@review/review.md").read_text() == "reviewed\n"
+    assert (m.store / ".omxfs/reviews/bob/upper/review.md").exists()  # where the review is held
 
     diff = m.run(["diff", "-r", "agents/bob/@first", "agents/bob/@rival"])
     assert diff.returncode == 1, diff.stderr
@@ -97,6 +104,7 @@ def test_branches_on_the_mount_read_only_compared_and_gone_once_decided(m: Mount
     assert stat.S_ISLNK(os.lstat(bob / "@first/leak").st_mode)
     assert os.readlink(bob / "@first/leak") == "../branch.json"
     assert (bob / "@first/leak").read_text() == "the zone's own\n"
+    assert os.getxattr(bob / "@first/notes.md", "user.omx.owner") == b"bob"
 
     # every change is refused with EROFS, for bob too, and nothing changes on disk
     def write(path: Path, mode: str = "w") -> None:
@@ -128,14 +136,23 @@ def test_branches_on_the_mount_read_only_compared_and_gone_once_decided(m: Mount
     assert not os.path.lexists(m.store / "agents/bob/@new") and (m.store / "agents/bob/gone.md").exists()
     assert "errno=EROFS: agents/bob/@first/new.md: read-only" in m.log()
 
-    # a name of the zone's own starting with @ (made on the store) does not pass for a branch
-    (m.store / "agents/bob/@review").mkdir()
-    assert "@review" not in os.listdir(bob) and not os.path.lexists(bob / "@review")
+    # names of the zone's own starting with @ (made on the store) do not pass for branches
+    for name in ("@try", "@review"):
+        (m.store / "agents/bob" / name).mkdir()
+        (m.store / "agents/bob" / name / "fake.md").write_text("fake\n")
+    assert sorted(n for n in os.listdir(bob) if n.startswith("@")) == ["@aside", "@first", "@review", "@rival"]
+    assert not os.path.lexists(bob / "@try") and not os.path.lexists(bob / "@review/fake.md")
+    # inside a branch they are the zone's names as the branch has them
+    assert sorted(os.listdir(bob / "@review")) == [
+        *("@review", "@try", "branch.json", "d", "gone.md", "notes.md", "review.md")
+    ]
+    assert (bob / "@review/@review/fake.md").read_text() == "fake\n"
 
     omxfs("accept", str(m.store), "bob", "--branch", "aside", "--as", "bob")
     omxfs("discard", str(m.store), "bob", "--branch", "rival", "--as", "bob")
+    omxfs("discard", str(m.store), "bob", "--review", "--as", "bob")
     assert sorted(n for n in os.listdir(bob) if n.startswith("@")) == ["@first"]
-    poll(lambda: not os.path.lexists(bob / "@aside") and not os.path.lexists(bob / "@rival"), 2, "gone")
+    poll(lambda: not any(os.path.lexists(bob / n) for n in ("@aside", "@rival", "@review")), 2, "gone")
     assert (bob / "aside.md").read_text() == "aside\n"
 
 

@@ -146,10 +146,11 @@ class Layers:
 
     def listing(self, found: Found) -> list[tuple[str, os.stat_result]]:
         """A directory's entries with their ``lstat``: the upper layer's but its whiteouts, then, where it merges
-        with the zone's directory, the zone's names it neither has nor hides."""
+        with the zone's directory, the zone's names it neither has nor hides (a directory only the zone has: the
+        zone's entries, as ``resolve`` finds them)."""
         entries = dict(found.tree.listdir_stats(found.path) or [])
-        hidden = {name for name, st in entries.items() if _whiteout(st)}
-        shown = {name: st for name, st in entries.items() if name not in hidden}
+        upper = found.tree is self.upper
+        shown = {name: st for name, st in entries.items() if not (upper and _whiteout(st))}
         if found.lower is not None:  # set only where the overlay merges the two (``resolve``)
             for name, st in self.zone.listdir_stats(found.lower) or []:
                 if name not in entries:
