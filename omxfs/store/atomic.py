@@ -16,7 +16,6 @@ import contextlib
 import errno
 import fcntl
 import functools
-import hashlib
 import os
 import re
 import stat
@@ -457,6 +456,8 @@ class Locks:
     @contextlib.contextmanager
     def hold(self, name: str) -> Iterator[None]:
         # Lock files are named by a hash so that any resource name (paths with slashes, long names) fits.
+        import hashlib  # here: a command that only reads takes no lock, and loads no hashlib (OpenSSL's)
+
         digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         fd = os.open(self.lock_dir / f"{digest}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:

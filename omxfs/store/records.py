@@ -11,7 +11,6 @@ commands that read them (``omxfs status``, ``log``) would otherwise spend most o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import MISSING, asdict, dataclass, fields
@@ -26,6 +25,8 @@ R = TypeVar("R", bound="Record")
 
 
 def sha256(data: bytes) -> str:
+    import hashlib  # here: the commands that only read records load none of OpenSSL
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -4,9 +4,9 @@ the command's own work (``scripts/bench_cli.py`` times them), and ``--help`` not
 command's module. A command loads its own module of ``cli/`` and no other's; each reads the mount table without
 ``omxfs.fuse`` (its mounting code, ``subprocess``, ``shutil``); a checkpoint loads neither the diff nor the restore,
 nor ``concurrent.futures``, ``queue`` or ``logging`` for its fsync threads, and a command that only reads the history
-no fsync threads at all; ``status`` and ``log``, which read the store's records, no pydantic either, ``status`` of a
-workspace without views no cgroups, ``log`` no ``logging``. Each runs as a real process, whose ``sys.modules`` is
-read at its exit."""
+no fsync threads at all; ``status``, ``log`` and ``audit``, which only read, no hashlib (OpenSSL's); ``status``
+and ``log``, which read the store's records, no pydantic either, ``status`` of a workspace without views no
+cgroups, ``log`` no ``logging``. Each runs as a real process, whose ``sys.modules`` is read at its exit."""
 
 from __future__ import annotations
 
@@ -115,7 +115,10 @@ def test_help_loads_nothing_heavy_nor_the_workspace(tmp_path: Path) -> None:
             id="diff",
         ),
         pytest.param(
-            ("audit", "{ws}"), ["cli.audit", "cli.checkpoints"], ("omxfs.checkpoints", *THREADS, *MOUNTING), id="audit"
+            ("audit", "{ws}"),
+            ["cli.audit", "cli.checkpoints"],
+            ("omxfs.checkpoints", "hashlib", *THREADS, *MOUNTING),
+            id="audit",
         ),
     ],
 )
@@ -132,11 +135,13 @@ def test_checkpoint_commands_load_only_what_they_use(
 @pytest.mark.parametrize(
     ("args", "own", "not_loaded"),
     [
-        pytest.param(("status", "{ws}"), [], ("omxfs.cgroups", "omxfs.checkpoints.history", "logging"), id="status"),
+        pytest.param(
+            ("status", "{ws}"), [], ("omxfs.cgroups", "omxfs.checkpoints.history", "logging", "hashlib"), id="status"
+        ),
         pytest.param(
             ("log", "{ws}/collaborative/current/plan.md"),
             ["cli.mount_tools"],
-            ("omxfs.checkpoints", "logging", "concurrent.futures"),
+            ("omxfs.checkpoints", "logging", "concurrent.futures", "hashlib"),
             id="log",
         ),
     ],
