@@ -356,7 +356,10 @@ class Bench:
                 root = self.zone if kind == "branch" else self.native
                 place = bench_real.Place(root, tuple(self.view_prefix(self.ws, name)) if kind == "branch" else ())
                 script = bench_real.round_script(root, f"r{number}-{part}", steps)
-                times[kind], _, _ = bench_real.run_part(place, script, self.work / f"{kind}.log")
+                try:
+                    times[kind], _, _ = bench_real.run_part(place, script, self.work / f"{kind}.log")
+                except RuntimeError as exc:  # the script or its view failed: what it printed, not a traceback
+                    raise SystemExit(f"{part} work ({kind}): {exc}") from None
                 self.discard_if_pending(self.ws, name)
             for workload in times["branch"]:
                 self.sample(
