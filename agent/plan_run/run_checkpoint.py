@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.plan_run.review_run import review_zone
 from agent.record.runs_dir import RunsError, agent_for, is_omxfs_mount, is_omxfs_store
 from agent.view import in_view
 from omxfs.checkpoints import ZoneHistory
@@ -39,16 +40,23 @@ class RunCheckpoint:
     zone: str
     number: int
     made: bool  # False: the zone had not changed since checkpoint ``number`` (or the view made it)
+    held: bool = False  # the run writes a branch of the zone (a review, an attempt): the zone itself stays as it is
 
     def record(self) -> dict[str, Any]:
         """What the trace's start entry keeps: enough for ``omx replay`` to find the checkpoint again."""
         return {"zone": self.zone, "id": self.number, "made": self.made, "workspace": str(self.workspace)}
 
     def lines(self) -> list[str]:
-        return [
-            f"Changes: {shell_line('omxfs', 'diff', self.workspace, self.zone, self.number)}",
-            f"Undo:    {shell_line('omxfs', 'restore', self.workspace, self.zone, self.number, '--as', self.zone)}",
-        ]
+        """How the person sees and undoes the run's changes: nothing to undo in a branch, which a person accepts or
+        drops (``omxfs run`` and ``omx --attempts`` print those commands)."""
+        if self.held:
+            return ["Changes: held apart in a branch of the zone until a person accepts them (see below)"]
+        return [f"Changes: {shell_line('omxfs', 'diff', self.workspace, self.zone, self.number)}",
+                f"Undo:    {self.undo_line()}"]  # fmt: skip
+
+    def undo_line(self) -> str:
+        """The restore of the zone as the run found it (in a branch: once accepted, what the run changed)."""
+        return shell_line("omxfs", "restore", self.workspace, self.zone, self.number, "--as", self.zone)
 
 
 @contextlib.contextmanager
@@ -73,7 +81,7 @@ def start_checkpoint(workspace: Path, zone: str, message: str) -> RunCheckpoint:
         base = made if made is not None else history.latest()
     if base is None:
         raise OmxError(f"{zone}'s zone has no checkpoint (the view could not make one)")
-    return RunCheckpoint(workspace, zone, base.number, made is not None)
+    return RunCheckpoint(workspace, zone, base.number, made is not None, review_zone(workspace, zone) is not None)
 
 
 def checkpoint_here(directory: Path, message: str) -> tuple[RunCheckpoint | None, str | None]:

@@ -317,7 +317,7 @@ def _decide_and_run(
     if changes := path_previews(plan, workspace):
         ui.show("What its file steps do:\n" + "\n".join(f"  {line}" for line in changes))
     if assessment.confirmable and not options.dry_run:
-        undo = team.checkpoint.lines()[1] if team.checkpoint else None
+        undo = f"Undo:    {team.checkpoint.undo_line()}" if team.checkpoint else None
         ui.show("\n".join(undo_lines(undo, team.no_checkpoint, team.agent is not None)))
     if (line := team.no_checkpoint_line()) is not None and replans.plans == 1:
         ui.show(line)

@@ -11,6 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from omxfs.store.layout import AGENTS, META_DIR, REVIEW_UPPER, REVIEWS
+
+#: a run's record, as ``agent.record.trace`` writes it (not imported: it loads the model's client)
+PLAN, TRACE = "plan.json", "trace.jsonl"
+
 __all__ = ["ReplayError", "load_run", "render_run"]
 
 
@@ -18,10 +23,33 @@ class ReplayError(Exception):
     """Not a run directory, or its trace cannot be read."""
 
 
-def load_run(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int]:
-    """(plan or None, trace entries, number of unreadable lines) of the run in ``path`` (or of the file's run)."""
+def held_run(run_dir: Path) -> Path | None:
+    """Where the run ``agents/NAME/runs/<ts>`` of an omxfs workspace is while a branch of NAME's zone holds it: a run
+    in a review (``omx --review``) or another branch (``omx --attempts``) recorded itself in the branch's upper layer,
+    which lands in the zone only when a person accepts it. None: no pending branch of the zone holds that run."""
+    from omxfs.checkpoints.branches import BRANCHES
+    from omxfs.checkpoints.review import RUN_RECORDS
+
+    runs = run_dir.absolute().parent
+    zone_dir = runs.parent
+    if runs.name != RUN_RECORDS or zone_dir.parent.name != AGENTS:
+        return None
+    meta, zone = zone_dir.parent.parent / META_DIR, zone_dir.name
+    found = [meta / REVIEWS / zone / REVIEW_UPPER, *sorted((meta / BRANCHES / zone).glob(f"*/{REVIEW_UPPER}"))]
+    held = [top / RUN_RECORDS / run_dir.name for top in found]
+    return next((run for run in held if (run / TRACE).is_file()), None)
+
+
+def _run_dir(path: Path) -> Path:
     run_dir = path.parent if path.is_file() else path
-    trace = run_dir / "trace.jsonl"
+    return run_dir if run_dir.exists() else held_run(run_dir) or run_dir
+
+
+def load_run(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int]:
+    """(plan or None, trace entries, number of unreadable lines) of the run in ``path`` (or of the file's run), or
+    where a pending branch of its zone holds it (``held_run``)."""
+    run_dir = _run_dir(path)
+    trace = run_dir / TRACE
     if not trace.is_file():
         raise ReplayError(f"{run_dir} is not a run directory: it has no trace.jsonl")
     entries: list[dict[str, Any]] = []
@@ -37,7 +65,7 @@ def load_run(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]], i
                 entries.append(entry)
             else:
                 bad += 1
-        plan_file = run_dir / "plan.json"
+        plan_file = run_dir / PLAN
         plan = json.loads(plan_file.read_text(encoding="utf-8")) if plan_file.is_file() else None
     except (OSError, json.JSONDecodeError) as exc:
         raise ReplayError(f"cannot read the run in {run_dir}: {exc}") from None
@@ -258,6 +286,8 @@ def render_run(path: Path) -> str:
     plan, entries, bad = load_run(path)
     run_dir = path.parent if path.is_file() else path
     lines = [f"Run {run_dir}"]
+    if (held := _run_dir(path)) != run_dir:
+        lines.append(f"Held apart until a person accepts its branch: read from {held}")
     start: dict[str, Any] = next((e.get("data", {}) for e in entries if e.get("event") == "start"), {})
     plans = sum(1 for e in entries if e.get("event") == "plan")
     if plan and plans > 1:

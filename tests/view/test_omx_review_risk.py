@@ -146,3 +146,22 @@ def test_an_attempt_is_a_branch_held_apart_so_yes_runs_its_overwrite_of_the_zone
     assert "Risk: LOW" in done.stdout and f"overwrites the existing file agents/bob/summary.md: {HELD}" in done.stdout
     assert summary.read_text() == "old summary\n"
     assert Review(store, "bob", "attempt-1").pending
+
+
+def test_a_review_run_prints_no_undo_of_the_zone_and_its_replay_line_works_before_and_after_accept(
+    store: Workspace,
+) -> None:
+    """The run's changes are the review's, not the zone's: no "Undo: omxfs restore" of a zone they never reached.
+    Its trace is in the review until accepted, and the printed ``omx replay`` line reads it there, then in the zone."""
+    (store.root / "agents/bob/summary.md").write_text("old summary\n", encoding="utf-8")
+    done = _omx(store, _plan(OVERWRITE), "--review", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Undo:" not in done.stdout and "Changes: held apart in a branch of the zone" in done.stdout, done.stdout
+    (replay,) = [line.removeprefix("Replay: ") for line in done.stdout.splitlines() if line.startswith("Replay: ")]
+    for when in ("held", "accepted"):
+        shown = subprocess.run(["sh", "-c", replay.replace("omx ", f"{OMX} ", 1)], capture_output=True, text=True,
+                               timeout=60, env=clean_env(), check=False)  # fmt: skip
+        assert shown.returncode == 0 and "write the summary" in shown.stdout, (when, shown.stdout + shown.stderr)
+        assert ("Held apart until a person accepts" in shown.stdout) == (when == "held"), shown.stdout
+        if when == "held":
+            assert omxfs("accept", str(store.root), "bob", "--as", "bob").returncode == 0
