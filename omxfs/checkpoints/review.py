@@ -157,6 +157,13 @@ class Review:
         the zone itself."""
         return lineage(self.ws, self.zone, self.made.parent if self.pending else None)
 
+    def descends_from(self, other: Review) -> bool:
+        """Whether this branch was made from ``other``, or from a branch made from it...; False where its lineage
+        cannot be read (a parent gone)."""
+        with contextlib.suppress(NotFound, InvalidInput):
+            return other in self.ancestors()
+        return False
+
     def children(self) -> list[Review]:
         """The pending branches made from this one."""
         return [b for b in pending_branches(self.ws, self.zone) if b.made.parent == self.branch and b != self]
@@ -412,10 +419,13 @@ def settle(review: Review) -> tuple[ZoneDiff, bool]:
     """When a review run has ended: the change it holds, and whether it is pending. It is not when it holds none of
     the run's work: nothing, or only omx's records of its runs, which are then moved into the zone (a record is no
     change to decide on, and a review pending on one alone kept the zone from every plain run until someone dropped
-    the run's trace with it) and the review is over. Call once the review's view has ended."""
+    the run's trace with it) and the review is over (a nested branch's records go into its parent). Call once the
+    review's view has ended."""
     change = pending_diff(review)
     if review.accepting or not records_only(change) or views_running(review.ws.meta, review.zone):
         return change, True  # held while a sibling branch runs too: the zone is its lower layer
+    if review.children():
+        return change, True  # the branches made from it change it
     finish_accept(review)
     return change, False
 

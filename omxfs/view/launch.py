@@ -220,7 +220,7 @@ def _check_branch_alone(review: Review, parent: str | None) -> None:
             errno.EBUSY,
         )
     above = lineage(review.ws, review.zone, parent)
-    below = [branch for branch in pending if review in branch.ancestors()]
+    below = [branch for branch in pending if branch.descends_from(review)]
     for relative, how in [*((b, "it is made from") for b in above), *((b, "made from it") for b in below)]:
         pid = branches.running_pid(relative.dir)
         if pid is not None:

@@ -249,3 +249,24 @@ def test_an_accept_into_the_parent_killed_half_way_is_finished_by_fsck_repair(st
     assert any(line.startswith("repaired") and "interrupted-accept" in line for line in repaired), repaired
     assert _listed(ok(run_view(ws, "alice", LISTING, "--branch", "p"))) == _expected(MERGED)
     assert {p: r["state"] for p, r in _branches(ws).items()} == {"p": "pending", "c": "accepted"}
+
+
+def test_a_parent_holding_only_run_records_stays_pending_while_a_branch_made_from_it_is(
+    store: Workspace, ok: Ok, waiting: Callable[..., subprocess.Popen[str]]
+) -> None:
+    """A branch whose change is only omx's records of its runs is over once its run ends (its records go into the
+    zone), but not while a branch made from it is pending: that one would be left without the branch it changes."""
+    ws, control = store.root, store.root.parent / "control"
+    sibling = waiting(ws, "--branch", "sibling")  # held then: the zone is the sibling's lower layer
+    record = "mkdir -p runs/20260101-000000 && echo '{}' > runs/20260101-000000/plan.json"
+    ok(run_view(ws, "alice", record, "--branch", "p"))
+    (control / "go").touch()
+    sibling.communicate(timeout=60)
+    ok(run_view(ws, "alice", "echo child > c.md", "--branch", "c", "--from", "p"))
+    again = run_view(ws, "alice", "true", "--branch", "p")
+    assert "held for review in branch p" in ok(again) + again.stderr, again.stderr
+    assert {n: r["state"] for n, r in _branches(ws).items() if n != "sibling"} == {"p": "pending", "c": "pending"}
+    omxfs("accept", str(ws), "alice", "--branch", "c", "--as", "alice")
+    omxfs("accept", str(ws), "alice", "--branch", "p", "--as", "alice")
+    assert (ws / "agents/alice/c.md").read_text() == "child\n"
+    assert (ws / "agents/alice/runs/20260101-000000/plan.json").exists()
