@@ -28,11 +28,11 @@ WORK = {
 }
 
 
-def make_branches(m: Mount, work: dict[str, str]) -> None:
+def make_branches(m: Mount, work: dict[str, str], *options: str) -> None:
     """Each branch of bob's zone made by its own ``omxfs run --branch`` view, all at once."""
     runs = {
         name: subprocess.Popen(
-            view_argv(m.store, "bob", script, "--branch", name),
+            view_argv(m.store, "bob", script, "--branch", name, *options),
             cwd=m.store.parent,
             env=clean_env(),
             stdout=subprocess.PIPE,
@@ -71,12 +71,16 @@ def test_branches_on_the_mount_read_only_compared_and_gone_once_decided(m: Mount
     bob = m.path("agents/bob")
     assert not os.path.lexists(bob / "@first")  # looked up before it exists: the absence is not remembered
     make_branches(m, WORK)
+    make_branches(m, {"nested": "echo nested > nested.md; rm notes.md"}, "--from", "first")  # over first's layer
     upper = m.store / ".omxfs/branches/bob"
     assert (bob / "@first/notes.md").read_text() == "first\n" and stat.S_ISDIR(os.lstat(bob / "@first").st_mode)
     assert sorted(os.listdir(bob)) == [
-        *("@aside", "@first", "@review", "@rival"),
+        *("@aside", "@first", "@nested", "@review", "@rival"),
         *("branch.json", "d", "gone.md", "notes.md"),
     ]
+    # a branch made from another: its layer over first's over the zone
+    assert sorted(os.listdir(bob / "@nested")) == ["branch.json", "d", "leak", "nested.md"]
+    assert os.listdir(bob / "@nested/d/e") == ["f"]
     assert (bob / "@review/review.md").read_text() == "reviewed\n"
     assert (m.store / ".omxfs/reviews/bob/upper/review.md").exists()  # where the review is held
 
@@ -140,7 +144,9 @@ def test_branches_on_the_mount_read_only_compared_and_gone_once_decided(m: Mount
     for name in ("@try", "@review"):
         (m.store / "agents/bob" / name).mkdir()
         (m.store / "agents/bob" / name / "fake.md").write_text("fake\n")
-    assert sorted(n for n in os.listdir(bob) if n.startswith("@")) == ["@aside", "@first", "@review", "@rival"]
+    assert sorted(n for n in os.listdir(bob) if n.startswith("@")) == [
+        *("@aside", "@first", "@nested", "@review", "@rival")
+    ]
     assert not os.path.lexists(bob / "@try") and not os.path.lexists(bob / "@review/fake.md")
     # inside a branch they are the zone's names as the branch has them
     assert sorted(os.listdir(bob / "@review")) == [
@@ -151,7 +157,7 @@ def test_branches_on_the_mount_read_only_compared_and_gone_once_decided(m: Mount
     omxfs("accept", str(m.store), "bob", "--branch", "aside", "--as", "bob")
     omxfs("discard", str(m.store), "bob", "--branch", "rival", "--as", "bob")
     omxfs("discard", str(m.store), "bob", "--review", "--as", "bob")
-    assert sorted(n for n in os.listdir(bob) if n.startswith("@")) == ["@first"]
+    assert sorted(n for n in os.listdir(bob) if n.startswith("@")) == ["@first", "@nested"]
     poll(lambda: not any(os.path.lexists(bob / n) for n in ("@aside", "@rival", "@review")), 2, "gone")
     assert (bob / "aside.md").read_text() == "aside\n"
 

@@ -1,22 +1,22 @@
 """A zone's pending branches on the mount, read-only: ``agents/<zone>/@<branch>/`` (``@review`` is the review).
 
 Each shows the zone as that branch's run sees it, composed here as the kernel's overlay composes it
-(``omxfs.checkpoints.review``): the branch's upper layer over the zone, a whiteout (a character device 0:0) hiding
-the zone's name, an opaque directory (``user.overlay.opaque``) hiding the zone's directory below it, the overlay's
-``user.overlay.*`` bookkeeping never shown. So ``diff -r agents/bob/@first agents/bob/@rival`` compares two
-attempts with ordinary tools. Every change there is refused with EROFS: a branch is decided by ``omxfs accept`` or
-``discard``, never edited through the mount.
+(``omxfs.checkpoints.layers``): the branch's upper layer over those of the branches it was made from (``--from``)
+over the zone, a whiteout (a character device 0:0) hiding a name of the layers below, an opaque directory
+(``user.overlay.opaque``) hiding their directory, the overlay's ``user.overlay.*`` bookkeeping never shown. So
+``diff -r agents/bob/@first agents/bob/@rival`` compares two attempts with ordinary tools. Every change there is
+refused with EROFS: a branch is decided by ``omxfs accept`` or ``discard``, never edited through the mount.
 
 A zone's top-level names that start with ``@`` are the mount's: the router sends them here, a creation of one is
 refused like any change here, and the zone's own such names (made natively in a view, or on the store) are not
 listed on the mount (``PrivateHandler.shown``), so no agent can put a directory there that passes for a branch.
 
-Both layers may be written by the agent: they are walked without following a symlink (``StoreTree``), and a
+Every layer may be written by the agent: they are walked without following a symlink (``StoreTree``), and a
 symlink in them is shown as a symlink, which the reader's kernel resolves. Who may read is the zone's rule: the
-upper layer's root is opened as the daemon (it lies under ``.omxfs``, closed to everyone), the zone and everything
-below that root are read as the caller (``fs_user.acting_as``), as the private zone reads them. Nothing here is
-cached long: the branches come and go behind the daemon's back (nodes here carry no store inode number, so the
-watch's long timeouts never apply: ``Operations._watched``).
+upper layers' roots are opened as the daemon (they lie under ``.omxfs``, closed to everyone), the zone and
+everything below those roots are read as the caller (``fs_user.acting_as``), as the private zone reads them.
+Nothing here is cached long: the branches come and go behind the daemon's back (nodes here carry no store inode
+number, so the watch's long timeouts never apply: ``Operations._watched``).
 """
 
 from __future__ import annotations
@@ -84,56 +84,69 @@ def _whiteout(st: os.stat_result) -> bool:
     return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
 
 
+#: a directory of one layer: the layer's tree and the directory's path in it
+Dir = tuple[StoreTree, PurePosixPath]
+
+
 @dataclass(frozen=True)
 class Found:
-    """A node of a branch: the layer that holds it, its path there and its ``lstat``; for a directory that the
-    overlay merges with the zone's, ``lower`` is the zone's directory (a path of ``zone``)."""
+    """A node of a branch: the layer that holds it, its path there and its ``lstat``; for a directory, ``merged`` is
+    each layer's directory that the overlay merges into it, the top first (the node's own among them)."""
 
     tree: StoreTree
     path: PurePosixPath
     st: os.stat_result
-    lower: PurePosixPath | None = None
+    merged: tuple[Dir, ...] = ()
 
 
 @dataclass(frozen=True)
 class Layers:
-    """A branch's two layers, open for one request: ``upper`` rooted at the upper layer (a held descriptor), ``zone``
-    the store, where the zone is ``zone_root``."""
+    """A branch's layers, open for one request: ``uppers`` its upper layer and those of the branches it was made
+    from (``--from``), the top first, each rooted at its layer (a held descriptor); below them the zone, at
+    ``zone_root`` of the store's tree ``zone``."""
 
-    upper: StoreTree
+    uppers: tuple[StoreTree, ...]
     zone: StoreTree
     zone_root: PurePosixPath
 
     def resolve(self, rel: tuple[str, ...]) -> Found:
-        """The node at ``rel`` (components below the branch's root), looked up as the overlay looks it up."""
-        upper: PurePosixPath | None = PurePosixPath(".")
-        lower: PurePosixPath | None = self.zone_root
+        """The node at ``rel`` (components below the branch's root), looked up as the overlay looks it up: the top
+        layer's entry wins; a whiteout hides the name from the layers below it, a non-directory or an opaque
+        directory everything below it; directories of one name merge down to there."""
         self.zone.lstat(self.zone_root)  # the zone's rule first: whoever cannot reach the zone sees no branch of it
-        found = Found(self.upper, PurePosixPath("."), self.upper.lstat(PurePosixPath(".")), lower)
+        top = self.uppers[0]
+        root = PurePosixPath(".")
+        dirs: tuple[Dir, ...] = (*((tree, root) for tree in self.uppers), (self.zone, self.zone_root))
+        found = Found(top, root, top.lstat(root), dirs)  # the root merges every layer's (never opaque)
         for depth, name in enumerate(rel, 1):
+            shown = "/".join(rel[:depth])
             if not stat.S_ISDIR(found.st.st_mode):
-                raise NotADirectory(f"{'/'.join(rel[:depth])}: not a directory")
-            upper = upper / name if upper is not None else None
-            mine = self._lstat(self.upper, upper) if upper is not None else None
-            if mine is not None and _whiteout(mine):
-                raise NotFound(f"{'/'.join(rel[:depth])}: deleted in the branch")
-            merges = mine is None or (stat.S_ISDIR(mine.st_mode) and upper is not None and not self.opaque(upper))
-            lower = lower / name if lower is not None and merges else None
-            theirs = self._lstat(self.zone, lower) if lower is not None else None
-            if mine is not None and upper is not None:
-                both = theirs is not None and stat.S_ISDIR(theirs.st_mode) and stat.S_ISDIR(mine.st_mode)
-                found = Found(self.upper, upper, mine, lower if both else None)
-                lower = lower if both else None
-            elif theirs is not None and lower is not None:
-                found = Found(self.zone, lower, theirs)
-                upper = None
-            else:
-                raise NotFound(f"{'/'.join(rel[:depth])}: no such file or directory")
+                raise NotADirectory(f"{shown}: not a directory")
+            node: tuple[StoreTree, PurePosixPath, os.stat_result] | None = None
+            merged: list[Dir] = []
+            for tree, directory in found.merged:
+                path = directory / name
+                st = self._lstat(tree, path)
+                if st is None:
+                    continue
+                if _whiteout(st) or (node is not None and not stat.S_ISDIR(st.st_mode)):
+                    break  # deleted here, or a non-directory under a directory: nothing below shows
+                if node is None:
+                    node = (tree, path, st)
+                if not stat.S_ISDIR(st.st_mode):
+                    break
+                merged.append((tree, path))
+                if tree is not self.zone and self.opaque(tree, path):
+                    break
+            if node is None:
+                raise NotFound(f"{shown}: no such file or directory")
+            found = Found(*node, tuple(merged))
         return found
 
-    def opaque(self, path: PurePosixPath) -> bool:
+    @staticmethod
+    def opaque(tree: StoreTree, path: PurePosixPath) -> bool:
         try:
-            return self.upper.get_xattr(path, OPAQUE) in (b"y", b"x")
+            return tree.get_xattr(path, OPAQUE) in (b"y", b"x")
         except NoAttribute:
             return False
 
@@ -145,17 +158,14 @@ class Layers:
             return None
 
     def listing(self, found: Found) -> list[tuple[str, os.stat_result]]:
-        """A directory's entries with their ``lstat``: the upper layer's but its whiteouts, then, where it merges
-        with the zone's directory, the zone's names it neither has nor hides (a directory only the zone has: the
-        zone's entries, as ``resolve`` finds them)."""
-        entries = dict(found.tree.listdir_stats(found.path) or [])
-        upper = found.tree is self.upper
-        shown = {name: st for name, st in entries.items() if not (upper and _whiteout(st))}
-        if found.lower is not None:  # set only where the overlay merges the two (``resolve``)
-            for name, st in self.zone.listdir_stats(found.lower) or []:
-                if name not in entries:
-                    shown[name] = st
-        return sorted(shown.items())
+        """A directory's entries with their ``lstat``: each name from the top layer that has it, none that a
+        whiteout there deletes, through every directory ``resolve`` found merged into it."""
+        seen: dict[str, os.stat_result | None] = {}
+        for tree, directory in found.merged:
+            for name, st in tree.listdir_stats(directory) or []:
+                if name not in seen:
+                    seen[name] = None if _whiteout(st) else st
+        return [(name, st) for name, st in sorted(seen.items()) if st is not None]
 
 
 class BranchDirsHandler:
@@ -184,13 +194,15 @@ class BranchDirsHandler:
         branch = branch_of(self.ws, zone, shown)
         if branch is None or not branch.pending:
             raise NotFound(f"{path}: {zone} has no branch {shown[len(PREFIX) :]!r} pending")
-        fd = open_dir(branch.upper, ".", path_only=True)  # as the daemon: the upper layer lies under .omxfs
-        try:
+        with contextlib.ExitStack() as held:
+            uppers = []
+            for layer in (branch, *branch.ancestors()):  # as the daemon: the upper layers lie under .omxfs
+                fd = open_dir(layer.upper, ".", path_only=True)
+                held.callback(os.close, fd)
+                uppers.append(StoreTree(Path(f"/proc/self/fd/{fd}")))
             with acting_as(self.user_of(caller)):
-                upper = StoreTree(Path(f"/proc/self/fd/{fd}"))
-                yield Layers(upper, self.tree, PurePosixPath(layout.AGENTS, zone)), parts[BRANCH_DEPTH:]
-        finally:
-            os.close(fd)
+                zone_root = PurePosixPath(layout.AGENTS, zone)
+                yield Layers(tuple(uppers), self.tree, zone_root), parts[BRANCH_DEPTH:]
 
     def find(self, path: ViewPath, caller: Caller | None = None) -> Found:
         with self.layers(path, caller) as (layers, rel):
