@@ -34,17 +34,19 @@ ZONE = {
     "old.md": "zone\n",  # deleted by the parent: its whiteout hides it from the child
     "zd/a": "zone\n",  # replaced by the parent with an opaque directory: the child sees its content only
     "zd2/a": "zone\n",  # replaced by the child with an opaque directory, over the zone's
+    "wd/a": "zone\n",  # deleted by the parent, made again by the child: opaque in the parent's upper layer
 }
 #: the parent's run
 PARENT = (
     "echo parent > ponly.md; echo parent > z.md; rm old.md; rm -r zd; mkdir zd; echo parent > zd/p; "
-    "mkdir pdir; echo parent > pdir/x; echo parent > pdir/keep"
+    "mkdir pdir; echo parent > pdir/x; echo parent > pdir/keep; rm -r wd"
 )
 #: the child's run: what it sees first (the parent's view), then its changes
 CHILD = (
     "cat z.md ponly.md; ls zd; test ! -e old.md && echo no-old; "
     "rm gone.md ponly.md; echo child > z.md; echo child > c.md; "
-    "rm -r pdir; mkdir pdir; echo child > pdir/y; rm -r zd2; mkdir zd2; echo child > zd2/n; echo child > zd/c"
+    "rm -r pdir; mkdir pdir; echo child > pdir/y; rm -r zd2; mkdir zd2; echo child > zd2/n; echo child > zd/c; "
+    "mkdir wd; echo child > wd/b"
 )
 #: the zone as the parent has it once the child is accepted into it, and then the zone itself
 MERGED = {
@@ -55,6 +57,7 @@ MERGED = {
     "zd/c": "child\n",
     "zd2/n": "child\n",
     "pdir/y": "child\n",
+    "wd/b": "child\n",
 }
 #: prints each file of the view's zone as "path=content", sorted (no runs/ record: omxfs run writes none)
 LISTING = 'find . -type f | sort | while read -r f; do printf \'%s=%s\\n\' "${f#./}" "$(cat "$f")"; done'
@@ -137,7 +140,7 @@ def test_a_nested_branch_is_accepted_into_its_parent_as_the_overlay_shows_it_the
     # the child's diff is against the parent as it is: what accepting it into the parent does
     change = json.loads(omxfs("diff", str(ws), "alice", "--branch", "c", "--json").stdout)
     assert (change["from"], change["to"]) == ("p", "c")
-    assert change["added"] == ["c.md", "pdir/y", "zd/c", "zd2/n"]
+    assert change["added"] == ["c.md", "pdir/y", "wd", "wd/b", "zd/c", "zd2/n"]
     assert change["modified"] == ["z.md"]
     assert change["deleted"] == ["gone.md", "pdir/keep", "pdir/x", "ponly.md", "zd2/a"]
 
@@ -146,7 +149,7 @@ def test_a_nested_branch_is_accepted_into_its_parent_as_the_overlay_shows_it_the
     upper = ws / ".omxfs/branches/alice/p/upper"
     assert _whiteout(upper / "gone.md")  # a zone file: hidden from the zone below
     assert not os.path.lexists(upper / "ponly.md")  # a file only the parent had: gone from its layer
-    assert os.getxattr(upper / "pdir", "user.overlay.opaque") == b"y"
+    assert all(os.getxattr(upper / d, "user.overlay.opaque") == b"y" for d in ("pdir", "wd"))
     assert not (ws / ".omxfs/branches/alice/c").exists()
     assert {p: r["state"] for p, r in _branches(ws).items()} == {"p": "pending", "c": "accepted"}
     assert _listed(ok(run_view(ws, "alice", LISTING, "--branch", "p"))) == _expected(MERGED)
@@ -155,7 +158,7 @@ def test_a_nested_branch_is_accepted_into_its_parent_as_the_overlay_shows_it_the
     omxfs("accept", str(ws), "alice", "--branch", "p", "--as", "alice")
     files = {str(p.relative_to(zone)): p.read_text().rstrip("\n") for p in zone.rglob("*") if p.is_file()}
     assert files == _expected(MERGED)
-    assert sorted(str(p.relative_to(zone)) for p in zone.rglob("*") if p.is_dir()) == ["pdir", "zd", "zd2"]
+    assert sorted(str(p.relative_to(zone)) for p in zone.rglob("*") if p.is_dir()) == ["pdir", "wd", "zd", "zd2"]
 
 
 def test_a_parent_and_its_child_never_run_at_once_and_a_parent_with_a_pending_child_is_not_decided(
