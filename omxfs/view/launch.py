@@ -40,6 +40,7 @@ import trio
 from omxfs import cgroups
 from omxfs.checkpoints import branches
 from omxfs.checkpoints.branches import REVIEW, hold_running
+from omxfs.checkpoints.held import remove_tree
 from omxfs.checkpoints.review import Review, lineage, pending_branches
 from omxfs.checkpoints.views import running_views, view_starting
 from omxfs.errors import InvalidInput, MountError
@@ -122,9 +123,15 @@ def run(
         if branch is not None:
             parent = pending.run_parent(parent)
             _check_branch_alone(pending, parent)  # before the branch is made: a refused run leaves nothing pending
+            new = not pending.pending
             pending.prepare(parent)
             stack.enter_context(hold_running(pending.dir, pending.called))
-            _check_branch_alone(pending, parent)  # again, held: of two relatives started at once, one sees the other
+            try:  # again, held: of two relatives started at once, one sees the other
+                _check_branch_alone(pending, parent)
+            except MountError:
+                if new:  # made by this run: nothing pending is left by it, as by the refusal above
+                    remove_tree(pending.dir)
+                raise
         elif parent is not None:
             raise InvalidInput(f"--from {parent} makes a branch from another: give the new branch's --branch NAME")
         else:
