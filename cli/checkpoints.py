@@ -181,7 +181,6 @@ def diff_command(
     """
     from omxfs.checkpoints.diff import diff
     from omxfs.checkpoints.history import ZoneHistory
-    from omxfs.checkpoints.review import branches_diff, pending_diff
 
     if len(branch_names) > 2:
         raise click.UsageError("--branch compares at most two branches: give it once or twice")
@@ -192,13 +191,16 @@ def diff_command(
     if review and len(branch_names) == 2:
         raise click.UsageError("--review is --branch review: give --branch twice, or --review and no --branch")
     with friendly_errors(), store_of(workspace) as ws:
-        if len(branch_names) == 2:
-            first, second = (_branch(ws, name, b, False) for b in branch_names)
-            result = branches_diff(first, second)
-        elif held:
-            result = pending_diff(_branch(ws, name, branch_names[0] if branch_names else None, review))
-        else:
+        if not held:
             result = diff(ZoneHistory(ws, name), source, target)
+        else:
+            from omxfs.checkpoints.review import branches_diff, pending_diff  # a plain diff loads no branches
+
+            if len(branch_names) == 2:
+                first, second = (_branch(ws, name, b, False) for b in branch_names)
+                result = branches_diff(first, second)
+            else:
+                result = pending_diff(_branch(ws, name, branch_names[0] if branch_names else None, review))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return

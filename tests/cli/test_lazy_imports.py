@@ -1,12 +1,13 @@
 """The commands a person types load only what they use: ``omxfs --help``, a checkpoint and the checkpoint read
-commands load no FUSE binding, async runtime, pydantic, model client or web stack, which cost more to import than
-the command's own work (``scripts/bench_cli.py`` times them), and ``--help`` not even the workspace nor any
-command's module. A command loads its own module of ``cli/`` and no other's; each reads the mount table without
-``omxfs.fuse`` (its mounting code, ``subprocess``, ``shutil``); a checkpoint loads neither the diff nor the restore,
-nor ``concurrent.futures``, ``queue`` or ``logging`` for its fsync threads, and a command that only reads the history
-no fsync threads at all; ``status``, ``log`` and ``audit``, which only read, no hashlib (OpenSSL's); ``status``
-and ``log``, which read the store's records, no pydantic either, ``status`` of a workspace without views no
-cgroups, ``log`` no ``logging``. Each runs as a real process, whose ``sys.modules`` is read at its exit."""
+commands load no FUSE binding, async runtime, pydantic, model client or web stack, which cost more to import than the
+command's own work (``scripts/bench_cli.py`` times them), and ``--help`` not even the workspace nor any command's
+module. A command loads its own module of ``cli/`` and no other's; each reads the mount table without ``omxfs.fuse``
+(its mounting code, ``subprocess``, ``shutil``); a checkpoint loads neither the diff nor the restore, nor
+``concurrent.futures``, ``queue`` or ``logging`` for its fsync threads, a command that only reads the history no
+fsync threads at all, and a plain diff no branches; ``status``, ``log`` and ``audit``, which only read, no hashlib
+(OpenSSL's); ``status`` and ``log``, which read the store's records, no pydantic either, ``status`` of a workspace
+without views no cgroups, ``log`` no ``logging``. Each runs as a real process, whose ``sys.modules`` is read at its
+exit."""
 
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ def test_help_loads_nothing_heavy_nor_the_workspace(tmp_path: Path) -> None:
         pytest.param(
             ("diff", "{ws}", "bob"),
             ["cli.checkpoints"],
-            ("omxfs.checkpoints.restore", "secrets", *THREADS, *MOUNTING),
+            ("omxfs.checkpoints.restore", "omxfs.checkpoints.review", "secrets", *THREADS, *MOUNTING),
             id="diff",
         ),
         pytest.param(
