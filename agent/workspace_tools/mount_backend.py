@@ -54,6 +54,7 @@ from omxfs.errors import (
 )
 from omxfs.store.layout import (
     AGENTS,
+    BRANCH_MARK,
     COLLABORATIVE,
     CONFLICTS,
     CURRENT,
@@ -269,9 +270,11 @@ class MountBackend:
         with _mapped(f"agents/{owner}"):
             if not zone.is_dir():
                 raise NotFound(f"no agent {owner!r}")
-            files = [
-                os.path.relpath(os.path.join(top, name), zone) for top, _, names in os.walk(zone) for name in names
-            ]
+            files = []
+            for top, dirs, names in os.walk(zone):
+                if top == str(zone):  # the mount's directories of the zone's branches are not the zone's files
+                    dirs[:] = [d for d in dirs if not d.startswith(BRANCH_MARK)]
+                files += [os.path.relpath(os.path.join(top, name), zone) for name in names]
         return sorted(files)
 
     # -- handoff zone -------------------------------------------------------------------------------------------

@@ -71,6 +71,9 @@ REVIEWS = "reviews"
 REVIEW_UPPER = "upper"
 REVIEW_WORK = "work"
 REVIEW_ACCEPTING = "accepting"
+#: what starts the name of a branch's directory, ``agents/<zone>/@<branch>``, on the mount: a top-level name of a zone
+#: that starts with it is the mount's (``omxfs.fuse.zones.branch_dirs``)
+BRANCH_MARK = "@"
 #: where the overlay is mounted, in the review view's own mount namespace only (an empty directory everywhere else)
 REVIEW_MERGED = "merged"
 #: a blob's name: the sha256 of its content, in a directory named by the first two hex digits

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.workspace_tools.mount_backend import MountBackend
 from tests.checkpoints.conftest import omxfs
 from tests.fuse.conftest import Mount, clean_env, poll
 from tests.fuse.test_private_posix import as_uid
@@ -78,6 +79,9 @@ def test_branches_on_the_mount_read_only_compared_and_gone_once_decided(m: Mount
         *("@aside", "@first", "@nested", "@review", "@rival"),
         *("branch.json", "d", "gone.md", "notes.md"),
     ]
+    # the workspace tools list the zone's own files, not its branches' (list_workspace_files over MCP)
+    listed = MountBackend(m.root, m.default).list_private("bob")
+    assert listed == ["branch.json", "d/e/f", "gone.md", "notes.md"], listed
     # a branch made from another: its layer over first's over the zone
     assert sorted(os.listdir(bob / "@nested")) == ["branch.json", "d", "leak", "nested.md"]
     assert os.listdir(bob / "@nested/d/e") == ["f"]

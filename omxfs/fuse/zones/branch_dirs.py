@@ -40,20 +40,18 @@ from omxfs.store.fs_user import FsUser, acting_as, caller_user
 from omxfs.store.tree import StoreTree, is_write
 from omxfs.store.workspace import Workspace
 
-#: what starts a branch's name in its zone's directory on the mount
-PREFIX = "@"
 #: the depth of ``agents/<zone>/@<branch>`` in a view path
 BRANCH_DEPTH = 3
 
 
 def is_branch_path(parts: tuple[str, ...]) -> bool:
     """Whether a view path's components lead to ``agents/<zone>/@...`` or below: this module's."""
-    return len(parts) >= BRANCH_DEPTH and parts[0] == layout.AGENTS and parts[2].startswith(PREFIX)
+    return len(parts) >= BRANCH_DEPTH and parts[0] == layout.AGENTS and parts[2].startswith(layout.BRANCH_MARK)
 
 
 def branch_of(ws: Workspace, zone: str, shown: str) -> Review | None:
     """The branch ``@NAME`` names (``@review``: the review), or None where ``shown`` names no branch at all."""
-    name = shown[len(PREFIX) :]
+    name = shown[len(layout.BRANCH_MARK) :]
     if name == REVIEW:
         return Review(ws, zone)
     return Review(ws, zone, name) if NAME.fullmatch(name) else None
@@ -68,7 +66,7 @@ def branch_entries(ws: Workspace, zone: str) -> list[tuple[str, Attr]]:
         with contextlib.suppress(OmxError, OSError):
             fd = open_dir(branch.upper, ".", path_only=True)
             try:
-                found.append((PREFIX + branch.branch, _attr(os.fstat(fd))))
+                found.append((layout.BRANCH_MARK + branch.branch, _attr(os.fstat(fd))))
             finally:
                 os.close(fd)
     return found
@@ -193,7 +191,7 @@ class BranchDirsHandler:
         zone, shown = parts[1], parts[2]
         branch = branch_of(self.ws, zone, shown)
         if branch is None or not branch.pending:
-            raise NotFound(f"{path}: {zone} has no branch {shown[len(PREFIX) :]!r} pending")
+            raise NotFound(f"{path}: {zone} has no branch {shown[len(layout.BRANCH_MARK) :]!r} pending")
         with contextlib.ExitStack() as held:
             uppers = []
             for layer in (branch, *branch.ancestors()):  # as the daemon: the upper layers lie under .omxfs
@@ -210,8 +208,8 @@ class BranchDirsHandler:
 
     def refuse(self, path: ViewPath, what: str) -> OSFailure:
         return OSFailure(
-            f"{path}: read-only: names starting with {PREFIX!r} at the top of a zone show its branches, decided by "
-            f"omxfs accept or discard ({what} refused)",
+            f"{path}: read-only: names starting with {layout.BRANCH_MARK!r} at the top of a zone show its branches, "
+            f"decided by omxfs accept or discard ({what} refused)",
             errno.EROFS,
         )
 

@@ -29,11 +29,11 @@ import trio
 from omxfs.errors import OmxError
 from omxfs.fuse.capabilities import NotInline
 from omxfs.fuse.zones.base import Attr, AttrChanges, Caller, Handle, ViewPath
-from omxfs.fuse.zones.branch_dirs import PREFIX, branch_entries
+from omxfs.fuse.zones.branch_dirs import branch_entries
 from omxfs.fuse.zones.read_only import INLINE_READS, FdHandle, ReadOnlyHandler, attr_of
 from omxfs.store import layout
 from omxfs.store.fs_user import FsUser, acting_as, caller_user, may_write
-from omxfs.store.layout import OMX_XATTRS
+from omxfs.store.layout import BRANCH_MARK, OMX_XATTRS
 from omxfs.store.names import AGENT_NAME
 from omxfs.store.private import ZONE_DEPTH
 
@@ -134,7 +134,7 @@ class PrivateHandler(ReadOnlyHandler):
         the zone has itself (made natively in a view) must not pass for one."""
         if path == AGENTS:
             return AGENT_NAME.fullmatch(name) is not None
-        return not name.startswith(PREFIX) or len(path.parts) != ZONE_DEPTH
+        return not name.startswith(BRANCH_MARK) or len(path.parts) != ZONE_DEPTH
 
     def may_write(self, caller: Caller, path: ViewPath) -> bool:
         """The zone rule for the agent, then, for a uid that acts as itself, the write bit that applies to it."""
