@@ -171,12 +171,34 @@ def running_pid(branch_dir: Path) -> int | None:
 
 
 @contextlib.contextmanager
+def no_accept_running(meta: Path, zone: str) -> Iterator[None]:
+    """The zone's accept lock held shared while the block runs (waiting for an accept to end): a view that records
+    itself in the block is seen by every accept after it, and starts after any accept before it, never during one,
+    whose changes of the zone it would see half made. A store where the lock cannot be had (a ``.omxfs/`` this user
+    cannot write) runs the block without it, as it records no view either."""
+    try:
+        fd = _accept_lock(meta, zone)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _accept_lock(meta: Path, zone: str) -> int:
+    top = zone_branches_dir(meta, zone)
+    top.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return os.open(top / ACCEPT_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
+@contextlib.contextmanager
 def accepting_alone(meta: Path, zone: str) -> Iterator[None]:
     """The zone's accept lock held while the block runs (waiting for another accept to end): two branches accepted at
     once would each be checked against the zone before the other's change is logged."""
-    top = zone_branches_dir(meta, zone)
-    top.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(top / ACCEPT_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = _accept_lock(meta, zone)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -136,8 +136,11 @@ def run(
             raise InvalidInput(f"--from {parent} makes a branch from another: give the new branch's --branch NAME")
         else:
             pending.refuse_plain_run()
-        # a checkpoint of the zone as the view finds it; the view's record, before the zone is opened (restore.py)
-        stack.enter_context(view_starting(Workspace(Path(store.reached)), agent, _warn))
+        # a checkpoint of the zone as the view finds it; the view's record, before the zone is opened (restore.py),
+        # made between accepts of the zone's branches, never during one (an accept after it sees it and waits)
+        with branches.no_accept_running(pending.ws.meta, agent):
+            pending.refuse_if_half_accepted("a view of the zone")
+            stack.enter_context(view_starting(Workspace(Path(store.reached)), agent, _warn))
         agents_fd = _open_at(store.fd, AGENTS, store)
         stack.callback(os.close, agents_fd)
         own_fd = _open_at(agents_fd, agent, store)

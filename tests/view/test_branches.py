@@ -8,8 +8,11 @@ named ``review``; a branch name that is not a plain name is refused.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -255,3 +258,29 @@ def test_two_branches_are_compared_with_each_other(store: Workspace, ok: Ok) -> 
     missing = omxfs("diff", str(ws), "alice", "--branch", "one", "--branch", "nope", check=False)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr, missing.stderr
     assert (zone / "notes.md").read_text() == "base\n" and not (zone / "only-one.md").exists()
+
+
+def test_a_view_of_the_zone_starts_between_accepts_never_during_one(store: Workspace, control: Path) -> None:
+    """An accept holds the zone's accept lock while it changes the zone; a view waits for it before recording itself
+    (which every later accept sees), and one whose accept was killed half-way is refused once it may go on."""
+    ws, zone = store.root, store.root / "agents/alice"
+    (zone / "notes.md").write_text("base\n")
+    assert run_view(ws, "alice", "echo one > notes.md", "--branch", "one").returncode == 0
+    lock = ws / ".omxfs/branches/alice/.accept.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as an accept of alice's branches holds it
+    try:
+        argv = view_argv(ws, "alice", f"touch {control}/ran", "--branch", "two", "--bind", str(control))
+        waiting = subprocess.Popen(argv, cwd=ws.parent, env=clean_env(), stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)  # long enough for a view to start on this machine, had it not waited
+        assert waiting.poll() is None and not (control / "ran").exists()
+        marker = ws / ".omxfs/branches/alice/one/accepting"
+        marker.write_text(json.dumps({"undo": 1, "by": "alice"}))  # the accept is killed half-way
+    finally:
+        os.close(fd)
+    _, err = waiting.communicate(timeout=60)
+    assert waiting.returncode != 0 and "an accept of alice's branch one was interrupted" in err, err
+    assert not (control / "ran").exists()
+    marker.unlink()
+    done = run_view(ws, "alice", f"touch {control}/ran", "--branch", "two", "--bind", str(control))
+    assert done.returncode == 0 and (control / "ran").exists(), done.stderr
