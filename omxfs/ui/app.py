@@ -499,6 +499,8 @@ def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starle
     def accepted(review: Review, actor: str) -> str:
         done = accept(review, actor)
         finished = " (an interrupted accept, finished)" if done.resumed else ""
+        if done.into is not None:
+            return f"accepted {review.called} into branch {done.into}{finished}: the zone is unchanged until it is"
         return f"accepted {review.called}{finished}; undo: restore checkpoint {done.undo}"
 
     def discarded(review: Review, actor: str) -> str:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
@@ -364,3 +364,18 @@ def test_a_reconnecting_stream_resumes_after_its_last_event_id(served: tuple[Wor
         assert live.kind == "feed" and "committed live.md version 1" in live.data and live.id == last + 2
     finally:
         connection.close()
+
+
+def test_accepting_a_nested_branch_says_it_went_into_its_parent_not_the_zone(served: tuple[Workspace, Server]) -> None:
+    ws, server = served
+    parent, child = Review(ws, "alice", "p"), Review(ws, "alice", "c")
+    parent.prepare()
+    (parent.upper / "p.md").write_text("p\n")
+    child.prepare("p")
+    (child.upper / "c.md").write_text("c\n")
+    answer = ask(server, "POST", "/checkpoints/alice/accept", body=urlencode({"token": server.token, "branch": "c"}),
+                 headers={"Origin": f"http://127.0.0.1:{server.port}"})  # fmt: skip
+    assert answer.status == 303
+    done = parse_qs(urlsplit(answer.getheader("Location") or "").query)["done"][0]
+    assert done == "accepted alice's branch c into branch p: the zone is unchanged until it is", done
+    assert (parent.upper / "c.md").read_text() == "c\n" and not (ws.root / "agents/alice/c.md").exists()
