@@ -323,9 +323,10 @@ class HardLinkAccept(BranchScenario):
 
 #: bob's reader: each path below the mount opened one component at a time with ``O_NOFOLLOW`` (so that a symlink
 #: the daemon shows is never resolved by the reader's own kernel: anything read came from the daemon), read and
-#: listed over and over for the seconds given; prints what it read (sha256 by path) and its errors, as JSON
+#: listed over and over for the seconds given; prints what it read (each content, each listing, by path) and its
+#: errors, as JSON
 READER = r"""
-import errno, hashlib, json, os, sys, time
+import errno, json, os, sys, time
 paths, seconds = json.loads(sys.argv[1]), float(sys.argv[2])
 DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 seen, errors, reads = {}, {}, 0
@@ -363,7 +364,7 @@ while time.monotonic() < end:
                 finally:
                     os.close(file)
                 reads += 1
-                seen.setdefault(path, {})[hashlib.sha256(data).hexdigest()] = 1
+                seen.setdefault(path, {})[data.decode("utf-8", "replace")] = 1
             finally:
                 os.close(fd)
         except OSError as exc:

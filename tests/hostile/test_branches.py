@@ -54,17 +54,16 @@ def test_branch_dirs_on_the_mount_never_show_what_a_symlink_swapped_into_a_layer
         f"branch dirs: {found['reads']} reads, errors {found['errors']}, zone swaps {zone_swaps}, "
         f"layer swaps {[f.swaps for f in flippers]}"
     )
-    canary = {hashlib.sha256(c).hexdigest(): name for name, c in ring.canary.contents.items()}
     seen = found["seen"]
-    leaked = {path: [canary[h] for h in hashes if h in canary] for path, hashes in seen.items()}
-    assert not any(leaked.values()), f"the daemon served the canary's content: {leaked}"
+    for branch in ("b1", "c1"):
+        for rel in ("d/secret.conf", "f/secret.conf"):
+            path = f"agents/bob/@{branch}/{rel}"
+            # anything else (the canary's content, or the first bytes of it, as many as the file's size the
+            # kernel cached) was read by the daemon through a symlink
+            assert seen.get(path) == [f"{branch}'s {rel}\n"], f"{path} read as {seen.get(path)}"
     outside = {"zz-victim.conf", "linked.conf", "sub"}
     listed = {path: names for path, names in seen.items() if path.endswith("/")}
     assert not any(outside & set(",".join(names).split(",")) for names in listed.values()), listed
-    for branch in ("b1", "c1"):
-        for rel in ("d/secret.conf", "f/secret.conf"):
-            mine = hashlib.sha256(f"{branch}'s {rel}\n".encode()).hexdigest()
-            assert mine in seen.get(f"agents/bob/@{branch}/{rel}", []), f"bob never read @{branch}/{rel}: {found}"
     assert zone_swaps > 0 and all(f.swaps > 0 for f in flippers), "the layers never flipped"
 
 
