@@ -103,7 +103,9 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path: Path) -> None:
     assert "held for review in bob's zone: 0 added, 1 modified, " in out  # the review run, until accepted
     assert "D repo/  (dir, and " in out and "repo/.git" not in out  # omxfs diff --review: git init's repository
     assert "+- check the figures" in out
-    assert (ws / "agents/bob/summary.md").read_text() == "plan.md, hello.md\n- check the figures\n"  # accepted
+    assert "accepted bob's review" in out  # then two branches, the long one accepted over it
+    assert (ws / "agents/bob/summary.md").read_text() == "all good: figures checked\n"
+    assert not (ws / ".omxfs/branches/bob/short").exists()  # discarded
     assert not (ws / "agents/bob/repo").exists()
     assert "merged and committed version 3" in out  # the team demo ran
     outputs = dict(zip(ran, re.split(r"@@ README block \S+ @@\n", out)[1:], strict=False))
