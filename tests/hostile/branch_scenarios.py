@@ -25,12 +25,13 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tests.hostile.attacker import exchange
-from tests.hostile.harness import SWAPPED, Arena, Outcome, clean_env, swap_attack, zone_digest
+from tests.hostile.harness import DEADLINE, OMXFS, REPO, SWAPPED, Arena, Outcome, clean_env, swap_attack, zone_digest
 from tests.hostile.scenarios import VICTIM, Arm, Scenario, Start, write
 
 ZONE = "bob"
@@ -468,3 +469,53 @@ def bob_tries_the_layers(arena: Arena, tries: list[tuple[str, str, str]]) -> dic
     )
     found: dict[str, int] = json.loads(done.stdout)
     return found
+
+
+# -- a running branch view, flipping its own upper layer -------------------------------------------------------
+
+#: bob's program in his branch's view: ``u/secret.conf`` and ``f/secret.conf`` of his, a symlink to the canary
+#: beside ``u`` and one to the canary's ``secret.conf`` beside ``f/secret.conf``, then ``ready``; then each pair
+#: exchanged (``renameat2(RENAME_EXCHANGE)`` through the view's overlay, which does it in the upper layer) over and
+#: over for the seconds given; prints how many exchanges landed
+IN_VIEW = r"""
+import ctypes, os, sys, time
+canary, seconds = sys.argv[1], float(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+for name in ("u", "f"):
+    os.makedirs(name, exist_ok=True)
+    with open(f"{name}/secret.conf", "w") as f:
+        f.write(f"b1's {name}/secret.conf\n")
+os.symlink(canary, "lnk")
+os.symlink(os.path.join(canary, "secret.conf"), "f/evil.conf")
+open("ready", "w").close()
+end, swaps = time.monotonic() + seconds, 0
+while time.monotonic() < end:
+    for a, b in ((b"u", b"lnk"), (b"f/secret.conf", b"f/evil.conf")):
+        swaps += libc.renameat2(-100, a, -100, b, 2) == 0
+print(swaps)
+"""
+
+
+def bob_reads_his_running_branch(arena: Arena, seconds: float) -> tuple[dict[str, Any], int]:
+    """bob's branch b1 run for real (``omxfs run --branch b1``, ``IN_VIEW`` flipping its upper layer for
+    ``seconds`` + 1), read by bob through ``agents/bob/@b1/`` meanwhile: what he read, and the view's exchanges."""
+    argv = [*OMXFS, "run", str(arena.store), "--as", ZONE, "--branch", "b1", "--"]
+    argv += [sys.executable, "-c", IN_VIEW, str(arena.canary.root), str(seconds + 1)]
+    view = subprocess.Popen(argv, cwd=REPO, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready = arena.mnt / "agents" / ZONE / "@b1" / "ready"
+        end = time.monotonic() + DEADLINE
+        while not os.path.lexists(ready):
+            if view.poll() is not None or time.monotonic() > end:
+                raise AssertionError(f"bob's branch view did not start: {view.communicate()}")
+            time.sleep(0.02)
+        paths = ["agents/bob/@b1/u/secret.conf", "agents/bob/@b1/f/secret.conf", "agents/bob/@b1/u/"]
+        found = read_through_mount(arena, paths, seconds)
+        out, err = view.communicate(timeout=DEADLINE + seconds)
+    finally:
+        if view.poll() is None:
+            view.kill()
+            view.wait()
+    if view.returncode != 0:
+        raise AssertionError(f"bob's branch view failed: {err}")
+    return found, int(out.split()[0])

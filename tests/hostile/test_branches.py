@@ -16,6 +16,7 @@ from tests.hostile.branch_scenarios import (
     NestedAccept,
     Rebase,
     bob_reads_branch_dirs,
+    bob_reads_his_running_branch,
     bob_tries_the_layers,
     layer_digest,
     make_branch,
@@ -49,7 +50,7 @@ def test_branch_dirs_on_the_mount_never_show_what_a_symlink_swapped_into_a_layer
     arena: Callable[..., Arena],
 ) -> None:
     ring = arena()
-    found, flippers, zone_swaps = bob_reads_branch_dirs(ring, seconds=4)
+    found, flippers, zone_swaps = bob_reads_branch_dirs(ring, seconds=3)
     print(
         f"branch dirs: {found['reads']} reads, errors {found['errors']}, zone swaps {zone_swaps}, "
         f"layer swaps {[f.swaps for f in flippers]}"
@@ -65,6 +66,18 @@ def test_branch_dirs_on_the_mount_never_show_what_a_symlink_swapped_into_a_layer
     listed = {path: names for path, names in seen.items() if path.endswith("/")}
     assert not any(outside & set(",".join(names).split(",")) for names in listed.values()), listed
     assert zone_swaps > 0 and all(f.swaps > 0 for f in flippers), "the layers never flipped"
+
+
+def test_branch_dir_of_a_running_branch_whose_view_flips_its_upper_layer(arena: Callable[..., Arena]) -> None:
+    ring = arena()
+    found, swaps = bob_reads_his_running_branch(ring, seconds=2.5)
+    print(f"running branch: {found['reads']} reads, errors {found['errors']}, view swaps {swaps}")
+    seen = found["seen"]
+    for rel in ("u/secret.conf", "f/secret.conf"):
+        path = f"agents/bob/@b1/{rel}"
+        assert seen.get(path) == [f"b1's {rel}\n"], f"{path} read as {seen.get(path)}"
+    assert not any("zz-victim.conf" in names for names in seen.get("agents/bob/@b1/u/", [])), seen
+    assert swaps > 0, "bob's view never flipped its upper layer"
 
 
 def test_bob_changes_no_layer_of_a_branch_through_the_mount(arena: Callable[..., Arena]) -> None:
