@@ -149,7 +149,13 @@ class BranchScenario(Scenario):
 class NestedAccept(BranchScenario):
     """``omxfs accept WS bob --branch c1 --as boss`` of c1, made from p1: its upper layer moved into p1's, while bob
     flips ``d`` of his zone (read for the layers below p1 and for the checkpoint the accept makes) and a symlink to
-    the canary through the mount. The zone must not change; p1's upper layer must end holding c1's change."""
+    the canary through the mount. The zone must not change; p1's upper layer must end holding c1's change.
+
+    With ``deletes``, also c1's deletion of the zone's ``d/gone.txt`` as a whiteout there. It is not, when bob's
+    flip lands while the accept reads the zone: what p1's lower layers hold is judged from that read, a ``d`` that
+    was a symlink then holds nothing, and the deletion is dropped as one of a name only p1 had (the accept says it
+    succeeded; accepting p1 then keeps ``d/gone.txt``). Nothing outside the zone is touched, so the races here
+    leave that check out."""
 
     name = "nested-accept"
 
