@@ -91,29 +91,22 @@ def apply_to_zone(upper: Held, zone: Held) -> None:
         crash_point("accept-applied")
 
 
-def apply_to_layer(upper: Held, target: Held, prefix: str, below: dict[str, Entry], *, shows_below: bool) -> None:
-    """Each name of the upper directory ``upper`` (at ``prefix`` in the zone) laid into the parent branch's upper
-    directory ``target``, keeping what the overlay shows: ``below`` is the zone as the parent's lower layers show it,
-    and ``shows_below`` whether ``target`` lets them show through here (no opaque directory above). A name leaves
-    ``upper`` once applied."""
+def apply_to_layer(upper: Held, target: Held) -> None:
+    """Each name of the upper directory ``upper`` laid into the parent branch's upper directory ``target``, keeping
+    what the overlay shows. A whiteout moves in as it is, whatever lies below: over a name of the parent's layer or
+    of the zone it hides it, over nothing it is nothing (the zone is not read, so an agent changing it meanwhile
+    cannot make a deletion look like one of a name nobody has). A name leaves ``upper`` once applied."""
     root = os.geteuid() == 0
     for name in upper.names():
         st = upper.lstat(name)
         if st is None:
             continue
-        path = prefix + name
-        seen_below = shows_below and path in below
-        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # deleted: hidden from the lower layers, else just gone
-            if seen_below:
-                _move_in(upper, name, target, replace_any=True)
-            else:
-                target.remove(name)
-                upper.unlink(name)
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # deleted: hidden from every layer below
+            _move_in(upper, name, target, replace_any=True)
         elif stat.S_ISDIR(st.st_mode) and not _opaque(upper, name) and target.is_dir(name):
             with upper.sub(name) as source, target.sub(name) as into:  # merged with the parent's directory
                 before, xattrs = source.stat(), user_xattrs(source.fd)
-                through = seen_below and below[path].type == "dir" and not _opaque(target, name)
-                apply_to_layer(source, into, path + "/", below, shows_below=through)
+                apply_to_layer(source, into)
                 set_layer_attributes(into, before, xattrs, owner=root)
             os.rmdir(name, dir_fd=upper.fd)
         elif stat.S_ISDIR(st.st_mode):  # whole: over nothing of the parent's, or replacing what it had (opaque)

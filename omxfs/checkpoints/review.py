@@ -601,14 +601,13 @@ def _finish_into(review: Review, above: list[Review]) -> None:
     so that the parent's view then shows what the branch's did; then the branch's directory dropped."""
     parent = above[0]
     if review.upper.is_dir():
-        below, _ = layered(review.zone_dir, [branch.upper for branch in reversed(above[1:])])
         root = os.geteuid() == 0
         with (
             Held.open(review.upper, f"{review.shown()}/{REVIEW_UPPER}") as upper,
             Held.open(parent.upper, f"{parent.shown()}/{REVIEW_UPPER}") as target,
         ):
             before, xattrs = upper.stat(), user_xattrs(upper.fd)
-            apply_to_layer(upper, target, "", below, shows_below=True)
+            apply_to_layer(upper, target)
             set_layer_attributes(target, before, xattrs, owner=root)
     _remove_review(review)
 

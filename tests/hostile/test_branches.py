@@ -27,7 +27,7 @@ from tests.hostile.scenarios import write
 
 
 def test_accept_of_a_nested_branch_into_its_parent_while_bob_flips_d(arena: Callable[..., Arena]) -> None:
-    race(arena(), NestedAccept(deletes=False), tries=3)
+    race(arena(), NestedAccept(), tries=3)
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["branch", "nested"])
