@@ -24,6 +24,9 @@ from omxfs.checkpoints.syscalls import renameat2
 from omxfs.errors import NotFound, OmxError, PathBlocked, from_os_error
 from omxfs.store.beneath import open_beneath
 
+#: how often a name that another process keeps changing (a directory into a symlink) is removed again before giving up
+_REMOVE_TRIES = 3
+
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -159,17 +162,31 @@ class Held:
 
     def remove(self, name: str) -> None:
         """Remove ``name`` whatever it is, a directory with everything below it (``rm -rf --one-file-system``, through
-        directories left without permissions); nothing if absent. A mount point below is ``PathBlocked``."""
-        st = self.lstat(name)
-        if st is None:
-            return
-        if not stat.S_ISDIR(st.st_mode):
-            self.unlink(name)
-            return
-        with self._sub_for_removal(name) as below:
-            for child in below.names():
-                below.remove(child)
-        os.rmdir(name, dir_fd=self.fd)
+        directories left without permissions); nothing if absent. A mount point below is ``PathBlocked``, and so is
+        a name another process keeps changing into another kind of file (a directory into a symlink) meanwhile."""
+        for _ in range(_REMOVE_TRIES):
+            st = self.lstat(name)
+            if st is None:
+                return
+            try:
+                if not stat.S_ISDIR(st.st_mode):
+                    self.unlink(name)
+                    return
+                with self._sub_for_removal(name) as below:
+                    for child in below.names():
+                        below.remove(child)
+                os.rmdir(name, dir_fd=self.fd)
+                return
+            except OSError as exc:  # changed since the lstat: another kind of file, or something put back in it
+                if exc.errno not in (errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST):
+                    raise from_os_error(exc, self.name(name), walking=True) from exc
+            except NotFound:
+                return  # removed meanwhile
+            except PathBlocked:
+                now = self.lstat(name)
+                if now is not None and stat.S_ISDIR(now.st_mode):  # a mount point, not a change of kind
+                    raise
+        raise PathBlocked(f"{self.name(name)}: changed into another kind of file while it was removed, again and again")
 
     def _sub_for_removal(self, name: str) -> Held:
         try:

@@ -556,7 +556,8 @@ def discard(review: Review, actor: str) -> None:
             errno.EBUSY,
         )
     made = branches.made(review.dir)
-    _remove_review(review)
+    with branches.hold_running(review.dir, review.called):  # its view, started after the check above, waits
+        _remove_review(review)
     ended = branches.ended_now(review.branch, "discarded", actor, made, {})
     branches.log_ended(review.ws.meta, review.zone, ended)
     review.ws.audit(actor, "discard review" if review.is_review else f"discard branch {review.branch}",
