@@ -66,6 +66,8 @@ def test_branch_dirs_on_the_mount_never_show_what_a_symlink_swapped_into_a_layer
     listed = {path: names for path, names in seen.items() if path.endswith("/")}
     assert not any(outside & set(",".join(names).split(",")) for names in listed.values()), listed
     assert zone_swaps > 0 and all(f.swaps > 0 for f in flippers), "the layers never flipped"
+    logs = "".join(log.read_text("utf-8", "replace") for log in (ring.store / ".omxfs/logs").glob("mount-*.log"))
+    assert "/proc/self/fd/" not in logs, [line for line in logs.splitlines() if "/proc/self/fd/" in line][:3]
 
 
 def test_branch_dir_of_a_running_branch_whose_view_flips_its_upper_layer(arena: Callable[..., Arena]) -> None:

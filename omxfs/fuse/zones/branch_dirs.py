@@ -193,14 +193,21 @@ class BranchDirsHandler:
         if branch is None or not branch.pending:
             raise NotFound(f"{path}: {zone} has no branch {shown[len(layout.BRANCH_MARK) :]!r} pending")
         with contextlib.ExitStack() as held:
-            uppers = []
+            uppers, named = [], {}
             for layer in (branch, *branch.ancestors()):  # as the daemon: the upper layers lie under .omxfs
                 fd = open_dir(layer.upper, ".", path_only=True)
                 held.callback(os.close, fd)
                 uppers.append(StoreTree(Path(f"/proc/self/fd/{fd}")))
-            with acting_as(self.user_of(caller)):
-                zone_root = PurePosixPath(layout.AGENTS, zone)
-                yield Layers(tuple(uppers), self.tree, zone_root), parts[BRANCH_DEPTH:]
+                named[f"/proc/self/fd/{fd}"] = f"{layer.shown()}/{layout.REVIEW_UPPER}"
+            try:
+                with acting_as(self.user_of(caller)):
+                    zone_root = PurePosixPath(layout.AGENTS, zone)
+                    yield Layers(tuple(uppers), self.tree, zone_root), parts[BRANCH_DEPTH:]
+            except OmxError as exc:  # the mount's log names a layer as the store does, never by a descriptor
+                for fd_path, shown_path in named.items():
+                    exc.message = exc.message.replace(fd_path, shown_path)
+                exc.args = (exc.message,)
+                raise
 
     def find(self, path: ViewPath, caller: Caller | None = None) -> Found:
         with self.layers(path, caller) as (layers, rel):
