@@ -1,6 +1,6 @@
 """The command lines ``omxfs run --branch`` and ``omxfs branches`` print, and those a refusal or a checkpoint error
-names, work pasted into the same shell, as root with no OMX_AGENT, on a workspace named as the person named it (relative, with a space): the fixtures and the way lines
-are pasted are ``tests/test_printed_commands.py``'s."""
+names, work pasted into the same shell, as root with no OMX_AGENT, on a workspace named as the person named it
+(relative, with a space): the fixtures and the way lines are pasted are ``tests/test_printed_commands.py``'s."""
 
 from __future__ import annotations
 
