@@ -151,7 +151,9 @@ class _Calls:
         self.recorder.record(RunEntry(event="plan", data=record))
         self._show(plan, assessment)
         try:
-            how = confirm(assessment, yes=self.options.yes, ask=self.ui.ask, ask_text=self.ui.ask_text)
+            how = confirm(
+                assessment, yes=self.options.yes, ask=self.ui.ask, ask_text=self.ui.ask_text, what="tool call"
+            )
         except Refused as exc:
             self.recorder.record(RunEntry(event="confirmation", data={"step": self.made, "decision": "refused",
                                                                       "reasons": exc.reasons}))  # fmt: skip

@@ -82,10 +82,12 @@ def confirm(
     yes: bool,
     ask: Callable[[str], bool],
     ask_text: Callable[[str], str] | None = None,
+    what: str = "plan",
 ) -> str:
     """Raise Refused or Declined unless the plan may run; returns how it was approved (for the trace).
 
-    ``ask_text`` asks for a typed answer ("" when there is none): the second confirmation of moves and deletes."""
+    ``ask_text`` asks for a typed answer ("" when there is none): the second confirmation of moves and deletes.
+    ``what`` is how the question names what runs ("tool call" in ``omx --loop``, where each call is a plan)."""
     decision = decide(assessment.level, yes=yes, confirmable=assessment.confirmable)
     if decision is Decision.REFUSE:
         raise Refused(assessment.reasons)
@@ -93,9 +95,9 @@ def confirm(
         held = any(finding.held for finding in assessment.findings)
         return f"--yes (LOW risk{'; ' + HELD if held else ''})"
     level = assessment.level.value
-    note = f" (--yes does not answer for {level} risk plans)" if yes and assessment.level is not RiskLevel.LOW else ""
-    if not ask(f"Run this {level} risk plan?{note}"):
-        raise Declined(f"not confirmed: the {level} risk plan did not run")
+    note = f" (--yes does not answer for {level} risk {what}s)" if yes and assessment.level is not RiskLevel.LOW else ""
+    if not ask(f"Run this {level} risk {what}?{note}"):
+        raise Declined(f"not confirmed: the {level} risk {what} did not run")
     if decision is Decision.ASK:
         return "confirmed at the prompt"
     count = len(assessment.confirmable_steps)

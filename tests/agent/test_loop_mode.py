@@ -85,7 +85,7 @@ def test_a_loop_reads_writes_with_python_and_answers_done(ws: Path) -> None:
     result = next(line for line in done.stdout.splitlines() if line.startswith("Result:"))
     assert result.startswith("Result: done, every check omx ran is met (2)") and NEVER in result, said
     assert "[met, omx's reading] out/n.txt is written by this run (from the task)" in done.stdout
-    assert "Run this MEDIUM risk plan?" in done.stdout and "Run this LOW risk plan?" not in done.stdout
+    assert "Run this MEDIUM risk tool call?" in done.stdout and "Run this LOW risk" not in done.stdout
     entries = trace(ws)
     (start,), (end,) = events(entries, "start"), events(entries, "end")
     assert (start["command"], start["mode"], start["task"]) == ("task", "loop", COUNT_TASK)
