@@ -141,6 +141,8 @@ def run(
         with branches.no_accept_running(pending.ws.meta, agent):
             pending.refuse_if_half_accepted("a view of the zone")
             stack.enter_context(view_starting(Workspace(Path(store.reached)), agent, _warn))
+            if branch is None:  # again, recorded: a branch started meanwhile either sees this view or is seen here
+                pending.refuse_plain_run()
         agents_fd = _open_at(store.fd, AGENTS, store)
         stack.callback(os.close, agents_fd)
         own_fd = _open_at(agents_fd, agent, store)
