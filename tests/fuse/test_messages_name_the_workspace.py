@@ -46,9 +46,10 @@ def _error(done: subprocess.CompletedProcess[str]) -> str:
 
 def test_refusals_on_a_workspace_mounted_in_place_name_no_descriptor(in_place: Path) -> None:
     here = in_place
-    assert "add one with `omxfs init WS --supervisor NAME`" in _error(omxfs("snapshot", "./ws", cwd=here))
+    # the workspace as the person typed it (./ws), whose store the command reached beneath the mount by a descriptor
+    assert "add one with `omxfs init ws --supervisor NAME`" in _error(omxfs("snapshot", "./ws", cwd=here))
     assert omxfs("init", "./ws", "--supervisor", "boss", cwd=here).returncode == 0
-    unknown = "unknown agent 'ghost': add it with `omxfs init WS --agent NAME`"
+    unknown = "unknown agent 'ghost': add it with `omxfs init ws --agent NAME`"
     assert unknown in _error(omxfs("snapshot", "./ws", "--as", "ghost", cwd=here))
     assert unknown in _error(omxfs("accept", "./ws", "alice", "--as", "ghost", cwd=here))
     ghost = subprocess.run(["sh", "-c", "echo x > ws/collaborative/current/a.md"], cwd=here, env=clean_env("ghost"),
