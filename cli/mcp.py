@@ -17,6 +17,7 @@ import click
 
 from cli.errors import friendly_errors
 from cli.params import MOUNT_PATH
+from cli.view import branch_named
 
 SERVER_MODULE = "agent.workspace_tools.mcp_server"
 
@@ -30,11 +31,13 @@ def require_workspace(target: str) -> None:
     os.close(locate(target).fd)
 
 
-def server_command(target: str, agent: str, port: int | None) -> list[str]:
-    """The argv of the server in NAME's view of the workspace at ``target`` (a store or a mount of one)."""
+def server_command(target: str, agent: str, port: int | None, branch: str | None = None) -> list[str]:
+    """The argv of the server in NAME's view of the workspace at ``target`` (a store or a mount of one), or in the
+    view of NAME's branch ``branch`` (``omxfs run --branch``)."""
     http = ["--http", str(port)] if port is not None else []
     server = [sys.executable, "-P", "-m", SERVER_MODULE, target, agent, *http]  # -P: the client's cwd shadows nothing
-    return [sys.executable, "-P", "-m", "cli.omxfs", "run", target, "--as", agent, "--", *server]
+    held = ["--branch", branch] if branch is not None else []
+    return [sys.executable, "-P", "-m", "cli.omxfs", "run", target, "--as", agent, *held, "--", *server]
 
 
 @click.command("mcp")
@@ -47,7 +50,13 @@ def server_command(target: str, agent: str, port: int | None) -> list[str]:
     metavar="PORT",
     help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio (0: a free port); a new token at each start.",
 )
-def mcp(workspace: Path, agent: str, port: int | None) -> None:
+@click.option(
+    "--branch",
+    metavar="BRANCH",
+    help="Serve in NAME's branch BRANCH (`omxfs run --branch`): the agent's writes to its zone are held apart there "
+    "until a person accepts them (`omxfs accept WS NAME --branch BRANCH`); `review` is the review.",
+)
+def mcp(workspace: Path, agent: str, port: int | None, branch: str | None) -> None:
     """Serve the shared-workspace tools over MCP (stdio) to Claude Code, Codex, Cursor or any MCP client.
 
     WORKSPACE is the workspace directory, mounted (`omxfs mount`) or not. The server runs in NAME's view
@@ -62,6 +71,9 @@ def mcp(workspace: Path, agent: str, port: int | None) -> None:
       Cursor, in .cursor/mcp.json:
         {"mcpServers": {"omx": {"command": "omxfs", "args": ["mcp", "/path/to/ws", "--as", "alice"]}}}
 
+    A pending branch of NAME's zone keeps a plain view from starting (its overlay's lower layer is the zone): serve
+    in a branch with --branch BRANCH then, or decide the branches first (`omxfs branches WS NAME`).
+
     With --http PORT it prints its URL and a token, new at each start, on stderr (nowhere else), and answers
     401 to a request without the header "Authorization: Bearer TOKEN": 127.0.0.1 is open to every local
     process, other agents' views included. Give both to the agent:
@@ -74,7 +86,8 @@ def mcp(workspace: Path, agent: str, port: int | None) -> None:
     target = os.path.abspath(workspace)
     with friendly_errors():
         require_workspace(target)
-    argv = server_command(os.path.realpath(target), agent, port)  # the path the view shows the workspace at
+    held = branch_named(branch, False)
+    argv = server_command(os.path.realpath(target), agent, port, held)  # the path the view shows the workspace at
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)

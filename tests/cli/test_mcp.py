@@ -497,3 +497,26 @@ def test_the_server_runs_in_the_agents_view() -> None:
     argv = server_command("/ws", "bob", 8123)
     server = [sys.executable, "-P", "-m", SERVER_MODULE, "/ws", "bob", "--http", "8123"]
     assert argv == [sys.executable, "-P", "-m", "cli.omxfs", "run", "/ws", "--as", "bob", "--", *server]
+
+
+def test_a_server_in_a_branch_holds_the_agents_writes_apart_until_accepted(mount: MountFactory) -> None:
+    """``omxfs mcp --branch``: the server runs in the branch's view, so a save lands in the branch, and the zone
+    stays as it was for everyone until a person accepts it; a plain server is refused while the branch is pending."""
+    m = mount(agents=["alice", "bob"], default="alice")
+    Path(m.store, "agents/bob/keep.md").write_text("A\n", encoding="utf-8")
+
+    async def run() -> None:
+        with anyio.fail_after(60):
+            async with Client(_params(m.root, "bob", "--branch", "mcp1")) as bob:
+                await ok(bob, "save_to_my_workspace", {"filename": "keep.md", "content": "B\n"})
+                read = await ok(bob, "read_from_workspace", {"agent_id": "bob", "filename": "keep.md"})
+                assert read["content"] == "B\n"  # the branch, as the server sees it
+
+    anyio.run(run)
+    assert m.path("agents/bob/keep.md").read_text("utf-8") == "A\n"  # held apart
+    plain = subprocess.run([sys.executable, "-m", "cli.omxfs", "mcp", str(m.root), "--as", "bob"], input="",
+                           capture_output=True, text=True, timeout=60, env=clean_env(), check=False)  # fmt: skip
+    assert plain.returncode != 0 and "bob has branch mcp1 pending" in plain.stderr, plain.stderr
+    accepted = CliRunner().invoke(omxfs, ["accept", str(m.root), "bob", "--branch", "mcp1", "--as", "bob"])
+    assert accepted.exit_code == 0, accepted.output
+    assert m.path("agents/bob/keep.md").read_text("utf-8") == "B\n"
