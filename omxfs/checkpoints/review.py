@@ -665,8 +665,13 @@ def branch_states(ws: Workspace, zone: str) -> list[BranchState]:
     """The zone's pending branches (review first, then by name), then those that ended, the last of each name."""
     rows: list[BranchState] = []
     for branch in pending_branches(ws, zone):
-        change, merged = _composed(branch)
         made = branches.made(branch.dir)
+        try:
+            change, merged = _composed(branch)
+        except NotFound:  # made from a branch that is gone (removed by hand): nothing to compose it over
+            gone = f"made from {made.parent}, which is gone: drop it with `{branch.line('discard')}`"
+            rows.append(BranchState(branch.branch, made.created, made.by, "?", "orphaned", gone, made.parent))
+            continue
         stat_line = f"+{len(change.added)} ~{len(change.modified)} -{len(change.deleted)}"
         collided = conflicted(branch, {p: merged.get(p) for p in (*change.added, *change.modified, *change.deleted)})
         details = [f"running (pid {pid})"] if (pid := branches.running_pid(branch.dir)) else []

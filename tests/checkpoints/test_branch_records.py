@@ -107,3 +107,24 @@ def test_a_running_branch_is_held_by_one_process_and_freed_when_it_dies(tmp_path
     finally:
         other.kill()
         other.communicate(timeout=30)
+
+
+def test_a_branch_whose_parent_was_removed_by_hand_is_listed_orphaned_and_discarded(tmp_path: Path) -> None:
+    """``omxfs branches`` failed on it, naming itself as the way out; it lists it now, with the discard to drop it."""
+    from omxfs.checkpoints.review import Review
+    from omxfs.store import Workspace
+
+    ws = Workspace.init(tmp_path / "ws", agents=["bob"])
+    parent, child = Review(ws, "bob", "p"), Review(ws, "bob", "c")
+    parent.prepare()
+    child.prepare("p")
+    (child.upper / "b.md").write_text("b\n")
+    subprocess.run(["rm", "-rf", str(parent.dir)], check=True)
+    omxfs = [sys.executable, "-m", "cli.omxfs"]
+    listed = subprocess.run([*omxfs, "branches", str(ws.root), "bob"], capture_output=True, text=True, check=False)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [line for line in listed.stdout.splitlines() if line.startswith("c ")]
+    drop = f"omxfs discard {ws.root} bob --branch c --as bob"
+    assert "orphaned" in row and f"made from p, which is gone: drop it with `{drop}`" in row, row
+    assert subprocess.run([*omxfs, *drop.split()[1:]], capture_output=True, check=False).returncode == 0
+    assert not child.dir.exists()
