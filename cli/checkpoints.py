@@ -347,8 +347,8 @@ def branches_command(workspace: Path, name: str, as_json: bool) -> None:
 
     PARENT is the branch one was made from (`omxfs run --from`) and is accepted into, - for the zone. STATE is
     pending, conflicted (a branch accepted since changed a path it changed too: it is kept, and accept refuses it
-    until `omxfs rebase`), accepted or discarded; CHANGES counts what a pending one adds (+), modifies (~) and
-    deletes (-), against its PARENT.
+    until `omxfs rebase`), orphaned (its PARENT is gone: discard it), accepted or discarded; CHANGES counts what a
+    pending one adds (+), modifies (~) and deletes (-), against its PARENT.
     """
     from omxfs.checkpoints.review import branch_states
     from omxfs.shell_line import shell_line
