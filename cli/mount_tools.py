@@ -135,7 +135,7 @@ def provenance_line(made_by: dict[str, object]) -> str:
 @AS_AGENT
 @WORKSPACE
 def rollback(path: Path, version: int, message: str | None, agent: str | None, workspace: Path | None) -> None:
-    """Make a new version of PATH whose content is VERSION's; the history is kept (seed C-6)."""
+    """Make a new version of PATH whose content is VERSION's; the history is kept."""
     from cli.acting import acting_agent
 
     root, rel = collaborative_file(path, workspace)
@@ -180,7 +180,7 @@ def rollback(path: Path, version: int, message: str | None, agent: str | None, w
 def handoff(
     file: Path, recipient: str, message: str, name: str | None, agent: str | None, workspace: Path | None
 ) -> None:
-    """Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json (seed B-1)."""
+    """Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json."""
     from cli.acting import acting_agent
     from omxfs.store.config import parse_config
 

@@ -35,12 +35,12 @@ COMMANDS = {
     "rollback": Lazy(
         "cli.mount_tools",
         "rollback",
-        "Make a new version of PATH whose content is VERSION's; the history is kept (seed C-6).",
+        "Make a new version of PATH whose content is VERSION's; the history is kept.",
     ),
     "handoff": Lazy(
         "cli.mount_tools",
         "handoff",
-        "Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json (seed B-1).",
+        "Deliver FILE to AGENT: handoff/<you>_to_<AGENT>/<name> with its .meta.json.",
     ),
     "doc": Lazy("cli.doc", "doc_group", "Realtime CRDT documents (realtime/<doc>/<field>)."),
     "mcp": Lazy(

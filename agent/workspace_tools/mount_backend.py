@@ -500,7 +500,7 @@ class MountBackend:
         path = self._typed(doc_id, field, "rga")
         with _EDIT_LOCK:
             before = self._read_field(path, "rga")
-            lo, hi = min(start, len(before)), min(end, len(before))  # seed E-7: past the end is the end
+            lo, hi = min(start, len(before)), min(end, len(before))  # past the end is the end
             deleted = max(hi - lo, 0)
             if deleted or text:
                 self._write_field(path, before[:lo] + text + before[lo + deleted :])
@@ -614,7 +614,7 @@ class MountBackend:
         with suppress(OSError):
             doc.rmdir()
 
-    # -- the history of the agent's own zone (issue 27) ---------------------------------------------------------
+    # -- the history of the agent's own zone ------------------------------------------------------------------
 
     @contextmanager
     def _history(self, *, changes: bool) -> Iterator[ZoneHistory]:

@@ -1,4 +1,4 @@
-"""The history of the private zones: checkpoints, diffs and restores (issue 27).
+"""The history of the private zones: checkpoints, diffs and restores.
 
 Store data written by the store's rules, in its own package beside ``omxfs/store/``: content-addressed blobs written
 once and one small manifest per checkpoint (``history.py``), a zone read into manifest entries (``scan.py``), the

@@ -102,7 +102,7 @@ class Operations(pyfuse3.Operations):
         self.runner = Runner(identity, log, thread_limit)
         self._on_init = on_init
         self.watch = watch
-        #: requests received, by operation (issue 16): what a workload costs the daemon, read through the root's
+        #: requests received, by operation: what a workload costs the daemon, read through the root's
         #: virtual ``REQUESTS`` xattr and logged at unmount; one dict increment per request
         self.requests: Counter[str] = Counter()
 

@@ -1,4 +1,4 @@
-"""The collaborative zone: version-controlled files with compare-and-swap (SPEC §4, seed FR-3).
+"""The collaborative zone: version-controlled files with compare-and-swap (SPEC §4).
 
 On disk, for a file ``<path>``::
 
@@ -88,7 +88,7 @@ from omxfs.store.tree import remove_empty_dir
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
-NO_CHECK = -1  # expected_version that skips the check (seed C-8)
+NO_CHECK = -1  # expected_version that skips the check
 HISTORY_CACHE_SIZE = 256  # histories kept per zone object
 #: commits a writer with no check loses in a row before it gives up (each loss is another writer's success)
 MAX_RACES = 64
@@ -234,7 +234,7 @@ class CollabZone:
         return len(self._entries(shared_path(path)))
 
     def read(self, path: str) -> CollabFile:
-        """The current content with its version (seed C-2, FR-3.2)."""
+        """The current content with its version."""
         rel = shared_path(path)
         history = self._entries(rel)
         if not history:
@@ -281,7 +281,7 @@ class CollabZone:
         """Commit ``content`` as the next version if ``expected_version`` is the current one (or ``-1``).
 
         On a mismatch raises ``Conflict`` with the recovery info, keeps the rejected content under
-        ``.conflicts/<actor>/`` and leaves the file unchanged (seed C-3).
+        ``.conflicts/<actor>/`` and leaves the file unchanged.
         """
         rel = shared_path(path)
         self.ws.require_actor(actor)
@@ -404,7 +404,7 @@ class CollabZone:
         message: str | None = None,
         expected_version: int = NO_CHECK,
     ) -> VersionEntry:
-        """A new version whose content is an old one's; history is never rewritten (seed C-6)."""
+        """A new version whose content is an old one's; history is never rewritten."""
         old = self.read_version(path, to_version)
         note = message if message is not None else f"rollback to version {to_version}"
         return self.write(actor, path, old, expected_version=expected_version, message=note)

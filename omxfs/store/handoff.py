@@ -1,4 +1,4 @@
-"""The handoff zone, ``handoff/<from>_to_<to>/``: formal deliveries with generated metadata (seed FR-2).
+"""The handoff zone, ``handoff/<from>_to_<to>/``: formal deliveries with generated metadata.
 
 Only ``<from>`` writes into its outgoing directory; writing ``<file>`` (re)creates the delivery and the store
 (re)writes ``<file>.meta.json`` beside it. Metadata files are generated, never written by anyone directly.
@@ -248,7 +248,7 @@ class HandoffZone:
         return Delivery(meta=meta, content=read_bytes(self.dir, rel))
 
     def inbox(self, recipient: str) -> list[HandoffMeta]:
-        """Every delivery to ``recipient``, oldest first (seed B-2)."""
+        """Every delivery to ``recipient``, oldest first."""
         self.ws.require_known(recipient)
         found: list[HandoffMeta] = []
         for box in sorted(self.dir.iterdir()):

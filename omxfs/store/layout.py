@@ -48,7 +48,7 @@ CONFIG = PurePosixPath("config.toml")
 TMP = "tmp"
 LOCKS = "locks"
 LOGS = "logs"
-AUDIT_LOG = "audit.jsonl"  # under logs/: the audit as stores before issue 27 appended it (read, never written)
+AUDIT_LOG = "audit.jsonl"  # under logs/: the audit as older stores appended it (read, never written)
 #: under logs/: one record file per audited change, created exclusively, in a directory per UTC day
 AUDIT_DIR = "audit"
 AUDIT_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -164,7 +164,7 @@ TYPE = "user.omx.type"
 FROM = "user.omx.from"
 TO = "user.omx.to"
 TIMESTAMP = "user.omx.timestamp"
-#: the mount root's virtual, read-only xattr: the daemon's request counts by operation, as JSON (issue 16)
+#: the mount root's virtual, read-only xattr: the daemon's request counts by operation, as JSON
 REQUESTS = "user.omx.requests"
 
 # -- renameat2(2) flags (<linux/fs.h>), which the os module lacks ------------------------------------------------

@@ -6,7 +6,7 @@ sharing the store, also on a filesystem whose clients share no locks, never lose
 change runs on a copy of the latest state and is persisted before it is acknowledged; a change that raises
 persists nothing. ``realtime/.crdt_state/<doc>.crdt.json`` is the merged state, created once, exclusively.
 
-A state arriving from elsewhere (another replica, seed FR-4.9) is merged, never written over; it may bring
+A state arriving from elsewhere (another replica) is merged, never written over; it may bring
 operations the store has and new operations of the agent merging it, and new operations attributed to another
 agent are refused (``ZoneDenied``: a state naming alice as the author of a title cannot come from bob), unless
 the merging agent is a supervisor (recorded in the audit log). Removals carry no author in these types (a
@@ -93,17 +93,17 @@ class RealtimeZone:
         return self.files.current(doc_id)
 
     def load(self, doc_id: str) -> Document:
-        """The stored document, a copy of its own (seed I-6: a restart restores it from disk)."""
+        """The stored document, a copy of its own (a restart restores it from disk)."""
         return self.current(doc_id).doc.copy()
 
     def snapshot(self, doc_id: str) -> dict[str, Any]:
-        """``{"doc_id", "fields", "field_types"}`` with every field's plain value (seed I-2)."""
+        """``{"doc_id", "fields", "field_types"}`` with every field's plain value."""
         return self.current(doc_id).doc.snapshot()
 
     # -- changing ---------------------------------------------------------------------------------------------
 
     def create(self, actor: str, doc_id: str, schema: Mapping[str, str]) -> Document:
-        """A new document with a fixed schema (seed I-1); an existing one is never replaced."""
+        """A new document with a fixed schema; an existing one is never replaced."""
         self.ws.require_actor(actor)
         doc = Document(doc_id, schema)
         if not self.files.create(doc):
@@ -125,7 +125,7 @@ class RealtimeZone:
         return result
 
     def merge_state(self, actor: str, doc_id: str, state: Any) -> Document:
-        """Merge a whole remote state (a dict, or its JSON text) into the stored document (seed FR-4.9).
+        """Merge a whole remote state (a dict, or its JSON text) into the stored document.
 
         A document that does not exist yet is created with the state's schema. A state whose id or schema
         differs is refused (``InvalidInput``), and so is one with new operations of another agent (``ZoneDenied``,

@@ -6,7 +6,7 @@ a directory of its own: create, write, truncate, rename over, link, symlink, mkn
 else reads and lists; each change fails with EACCES and leaves the disk untouched, because the store checks the rule
 (``PrivateZone.owner_for``) before any system call that changes something, and does the change itself.
 
-Between uids the zone is a POSIX filesystem (issue 15): a caller whose uid the uid map is silent on acts on the
+Between uids the zone is a POSIX filesystem: a caller whose uid the uid map is silent on acts on the
 store as itself (``user_of``, ``omxfs.store.fs_user``), so mode bits, ownership and ``chown`` are the store's;
 ``user.omx.owner`` is read by name but never listed, so copies that keep xattrs neither fail on it nor carry it
 away.
@@ -125,7 +125,7 @@ class PrivateHandler(ReadOnlyHandler):
 
     def listxattr(self, caller: Caller, path: ViewPath) -> list[str]:
         """The stored ``user.*`` attributes; the generated ``user.omx.owner`` is read by name only, so no copy
-        carries it (an xattr-preserving copy out of the mount is a plain file, issue 15)."""
+        carries it (an xattr-preserving copy out of the mount is a plain file)."""
         return [n for n in self.tree.user_xattrs(path) if not n.startswith(OMX_XATTRS)]
 
     def shown(self, path: ViewPath, name: str) -> bool:
