@@ -10,10 +10,11 @@ The names below load with their module on first use: a command that makes a chec
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from omxfs.lazy_names import name_loader
 
 if TYPE_CHECKING:
     from omxfs.checkpoints.diff import ZoneDiff, diff
@@ -23,26 +24,20 @@ if TYPE_CHECKING:
 
 __all__ = ["Entry", "Manifest", "Pruned", "Restored", "ZoneDiff", "ZoneHistory", "diff", "restore"]
 
-#: each name's module
-_HOME = {
-    "ZoneDiff": "diff",
-    "diff": "diff",
-    "Pruned": "history",
-    "ZoneHistory": "history",
-    "Entry": "manifest",
-    "Manifest": "manifest",
-    "Restored": "restore",
-    "restore": "restore",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    setattr(sys.modules[__name__], name, value)
-    return value
+#: each name, loaded from its module on first use
+__getattr__ = name_loader(
+    __name__,
+    {
+        "ZoneDiff": f"{__name__}.diff",
+        "diff": f"{__name__}.diff",
+        "Pruned": f"{__name__}.history",
+        "ZoneHistory": f"{__name__}.history",
+        "Entry": f"{__name__}.manifest",
+        "Manifest": f"{__name__}.manifest",
+        "Restored": f"{__name__}.restore",
+        "restore": f"{__name__}.restore",
+    },
+)
 
 
 class _Package(types.ModuleType):
