@@ -283,10 +283,11 @@ def _entry_lines(entry: dict[str, Any]) -> tuple[str | None, list[str]]:
 
 
 def render_run(path: Path) -> str:
-    plan, entries, bad = load_run(path)
     run_dir = path.parent if path.is_file() else path
+    held = _run_dir(path)  # where it is read from: run_dir, or the branch that holds it
+    plan, entries, bad = load_run(held)
     lines = [f"Run {run_dir}"]
-    if (held := _run_dir(path)) != run_dir:
+    if held != run_dir:
         lines.append(f"Held apart until a person accepts its branch: read from {held}")
     start: dict[str, Any] = next((e.get("data", {}) for e in entries if e.get("event") == "start"), {})
     plans = sum(1 for e in entries if e.get("event") == "plan")
