@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a branch of an agent's zone costs, each measure against a baseline measured in the same run.
 
-    scripts/bench_branches.py [--repeat N] [--branches N] [--files N] [--quick] [--dir DIR]
+    scripts/bench_branches.py [--repeat N] [--branches N] [--files N] [--quick] [--start-only] [--dir DIR]
 
 ``omxfs run WS --as NAME --branch B -- CMD`` runs CMD in a view whose writes to NAME's zone land in a kernel
 overlay's upper layer, the branch, and ``omxfs accept WS NAME --branch B`` applies it (docs/review.md). Every round
@@ -34,6 +34,8 @@ agent is ``bench`` (removed at the end, Ctrl-C included). Views need root here, 
    thread of it) and every process below it (cleanup helper, fusermount3, bwrap, the command), read while the
    command waits at a barrier, against the same for a plain view; the kernel's overlay and page cache are not in
    it.
+
+``--start-only`` runs part 1 alone (the other parts take minutes a round).
 
 Reported: each measure's median over the rounds and its baseline's, their difference and ratio, the median of the
 per-round ratios (``paired``: a round's two figures share that moment's load) and the target, met or missed by the
@@ -472,10 +474,11 @@ def measures(count: int) -> dict[str, Samples]:
     }
 
 
-def warm_up(bench: Bench, views: Views) -> None:
-    """One round of the work in a plain directory and one view start, untimed: the first run of git, python, bwrap
-    and omxfs reads them from disk, and no measure should pay for that."""
-    for part, steps in bench_real.round_parts(list(WORKLOADS), True, bench.inputs).items():
+def warm_up(bench: Bench, views: Views, work: bool) -> None:
+    """One round of the work in a plain directory (if ``work``) and one view start, untimed: the first run of git,
+    python, bwrap and omxfs reads them from disk, and no measure should pay for that."""
+    parts = bench_real.round_parts(list(WORKLOADS), True, bench.inputs) if work else {}
+    for part, steps in parts.items():
         script = bench_real.round_script(bench.native, f"warm-up-{part}", steps)
         bench_real.run_part(bench_real.Place(bench.native), script, bench.work / "warm-up.log")
     proc, _ = views.start(bench.view_argv(bench.ws, None, "echo up"), bench.work, bench.env)
@@ -483,14 +486,17 @@ def warm_up(bench: Bench, views: Views) -> None:
     views.finish(proc)
 
 
-def one_round(bench: Bench, views: Views, number: int) -> None:
+def one_round(bench: Bench, views: Views, number: int, start_only: bool) -> None:
     steps: list[tuple[str, Callable[[], None]]] = [
         ("branch setup", lambda: bench.setup_isolated(number)),
         ("start to command", lambda: bench.start_to_command(views, number)),
-        ("accept", lambda: bench.accept_round(number)),
-        ("work", lambda: bench.work_round(number)),
-        ("branches at once", lambda: bench.at_once_round(views, number)),
     ]
+    if not start_only:
+        steps += [
+            ("accept", lambda: bench.accept_round(number)),
+            ("work", lambda: bench.work_round(number)),
+            ("branches at once", lambda: bench.at_once_round(views, number)),
+        ]
     for what, step in steps:
         started = time.perf_counter()
         step()
@@ -546,6 +552,7 @@ def rows(samples: dict[str, Samples]) -> list[Row]:
             statistics.median(v / b for v, b in zip(s.value, s.baseline, strict=True)),
         )
         for name, s in samples.items()
+        if s.value  # a part not run (--start-only) has none
     ]
 
 
@@ -596,6 +603,7 @@ def report(args: argparse.Namespace, table: list[Row], samples: dict[str, Sample
                 "samples": {
                     name: {"value": [round(v, 1) for v in s.value], "baseline": [round(v, 1) for v in s.baseline]}
                     for name, s in samples.items()
+                    if s.value
                 },
             }
         )
@@ -620,6 +628,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="small inputs (three stdlib packages, a venv without pip), fewer rounds, branches and files: a smoke test",
+    )
+    parser.add_argument(
+        "--start-only", action="store_true", help="only part 1, starting a branch (its setup, and start to command)"
     )
     parser.add_argument("--dir", type=Path, help="where the scratch directory goes (default: the system temp dir)")
     args = parser.parse_args(argv)
@@ -666,9 +677,9 @@ def main(argv: list[str] | None = None) -> None:
         views = Views(bench.control)
         try:
             if not args.quick:
-                warm_up(bench, views)
+                warm_up(bench, views, not args.start_only)
             for number in range(1, args.repeat + 1):
-                one_round(bench, views, number)
+                one_round(bench, views, number, args.start_only)
         finally:
             views.close()
     finally:
