@@ -124,6 +124,55 @@ class ZoneRestored:
     files: int
 
 
+@dataclass(frozen=True)
+class BranchInfo:
+    """One branch of the agent's zone, as ``omxfs branches --json`` gives it."""
+
+    name: str
+    parent: str | None  # the branch it was made from and is accepted into; None: the zone
+    created: str
+    by: str | None
+    stat: str  # "+A ~M -D" of a pending one against its parent, "N path(s)" of an accepted one, "?" if not counted
+    state: str  # pending, conflicted, orphaned, accepted or discarded
+    detail: str
+
+
+@dataclass(frozen=True)
+class BranchListing:
+    branches: list[BranchInfo]
+    current: str | None  # the branch whose view the tools run in; None: the zone itself
+    counted: bool  # False in a branch's view, where the zone beneath the branch is out of reach
+    note: str  # why nothing was counted, and where it is; empty when counted
+
+
+@dataclass(frozen=True)
+class BranchChanges:
+    """A branch against what it goes into (the zone, or its parent branch), or two branches against each other."""
+
+    source: str  # "zone", the parent branch, or the first branch
+    target: str
+    added: list[str]
+    modified: list[str]
+    deleted: list[str]
+    text: str  # as ``omxfs diff --branch`` prints it, cut like ``ZoneChanges.text``
+
+
+@dataclass(frozen=True)
+class BranchForked:
+    """A new, empty branch of the agent's zone, and the commands that work in it and decide it."""
+
+    branch: str
+    parent: str | None
+    created: str
+    by: str
+    run: str  # ``omxfs run WS --as NAME --branch BRANCH -- CMD``
+    serve: str  # ``omxfs mcp WS --as NAME --branch BRANCH``
+    diff: str
+    accept: str
+    discard: str
+    note: str  # what a pending branch changes for the agent's other work
+
+
 class WorkspaceBackend(Protocol):
     """The operations of the shared-workspace tools, done as ``agent``.
 
@@ -221,4 +270,17 @@ class WorkspaceBackend(Protocol):
 
     def checkpoint_restore(self, checkpoint: str, paths: list[str]) -> ZoneRestored:
         """The zone (or only ``paths`` in it) as in ``checkpoint``, after a checkpoint of the zone as it is."""
+        ...
+
+    # -- the branches of the agent's own zone (``omxfs run --branch``)
+    def branch_list(self) -> BranchListing:
+        """The zone's branches as ``omxfs branches`` lists them."""
+        ...
+
+    def branch_compare(self, branch: str, other: str | None) -> BranchChanges:
+        """Branch ``branch`` against what it goes into, or (``other``) against branch ``other``."""
+        ...
+
+    def branch_fork(self, branch: str, from_branch: str | None) -> BranchForked:
+        """A new branch of the zone (of its branch ``from_branch``), made as ``omxfs run --branch`` makes one."""
         ...

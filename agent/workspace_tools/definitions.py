@@ -87,7 +87,7 @@ def _definitions(history: bool) -> tuple[ToolDefinition, ...]:
 
 def get_tool_definitions(*, history: bool = False) -> list[ToolDefinition]:
     """Every tool as ``{"name", "description", "parameters"}`` (seed J-4), with ``history`` also the tools on the
-    agent's own checkpoints (issue 27); a fresh copy the caller may change."""
+    agent's own checkpoints and branches; a fresh copy the caller may change."""
     return copy.deepcopy(list(_definitions(history)))
 
 

@@ -36,6 +36,7 @@ _NOT_FOUND = {
         "with expected_version 0."
     ),
     "history": "list_my_checkpoints shows the checkpoints of your zone and their ids.",
+    "branches": "list_my_branches shows the branches of your zone, pending and ended, by name.",
     "realtime": (
         "Create the document first with realtime_create_document, or check doc_id and field_name: "
         "realtime_get_document_snapshot shows a document's fields."
@@ -51,6 +52,9 @@ _HINTS = {
     "already_exists": "It exists already: use it as it is (read it first), or choose another name.",
     "store_corrupt": "This part of the workspace is damaged on disk: tell a supervisor and work on other files.",
 }
+
+#: a refusal of a branch tool names the command that does it instead
+_BRANCHES_ELSEWHERE = "The error names the command that does it instead: run it (or ask a person to) where it says."
 
 _REALTIME_INPUT = (
     "realtime_get_document_snapshot shows each field's type. Text edits need an rga field, realtime_set_* an "
@@ -111,6 +115,8 @@ def store_error(model: type[ToolInput], exc: OmxError) -> dict[str, Any]:
         result["hint"] = _NOT_FOUND[model.zone]
     elif kind == "invalid_input" and model.zone == "realtime":
         result["hint"] = f"{_HINTS['invalid_input']} {_REALTIME_INPUT}"
+    elif kind == "workspace_error" and model.zone == "branches":
+        result["hint"] = _BRANCHES_ELSEWHERE
     else:
         result["hint"] = _HINTS.get(kind, "The workspace could not do this now; try again, or tell a supervisor.")
     return result

@@ -62,7 +62,7 @@ INTERRUPTED = 128 + signal.SIGINT  # the shell's status for a command stopped by
 
 def tool_list() -> list[Tool]:
     """The generated definitions as MCP tools: the same names, descriptions and input schemas, and the tools on
-    the agent's own checkpoints (issue 27)."""
+    the agent's own checkpoints and branches."""
     return [
         Tool(name=d["name"], description=d["description"], input_schema=d["parameters"])
         for d in get_tool_definitions(history=True)

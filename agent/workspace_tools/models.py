@@ -48,7 +48,7 @@ class ToolInput(Arguments):
 
     tool_name: ClassVar[str]
     #: which part of the workspace the tool works on; picks the recovery hint of a failed call
-    zone: ClassVar[Literal["private", "handoff", "collab", "realtime", "history"]]
+    zone: ClassVar[Literal["private", "handoff", "collab", "realtime", "history", "branches"]]
 
 
 def _not_bool(value: Any) -> Any:
@@ -417,6 +417,56 @@ class RestoreCheckpoint(HistoryInput):
     ] = []
 
 
+# -- the branches of your own zone ------------------------------------------------------------------------
+
+
+class BranchInput(ToolInput):
+    zone: ClassVar[Literal["branches"]] = "branches"
+
+
+BranchName = Annotated[
+    str,
+    Field(
+        description="A branch's name: a letter or digit, then letters, digits, '.', '_' or '-' (at most 64), as "
+        "list_my_branches shows it."
+    ),
+]
+
+
+class ListMyBranches(BranchInput):
+    """List the branches of your private zone: each an attempt at your work held apart from the zone until a person
+    accepts it (`omxfs run --branch`). Pending ones first, then the last accepted or discarded one of each name,
+    each with its name, parent (the branch it was made from and goes into; null: the zone), created, by, stat
+    (+added ~modified -deleted against its parent), state (pending, conflicted, orphaned, accepted, discarded) and
+    detail. ``current`` is the branch these tools run in, null for the zone itself."""
+
+    tool_name: ClassVar[str] = "list_my_branches"
+
+
+class CompareMyBranches(BranchInput):
+    """Show what one of your pending branches changes against what it goes into (the zone, or the branch it was
+    made from), or, with other, your zone as branch has it against your zone as other has it: the paths added,
+    modified and deleted, and a unified diff of each text file."""
+
+    tool_name: ClassVar[str] = "compare_my_branches"
+    branch: BranchName
+    other: Annotated[str | None, Field(description="A second pending branch to compare branch with.")] = None
+
+
+class ForkMyZone(BranchInput):
+    """Start a new branch of your private zone: an empty attempt held apart from the zone (or made from one of your
+    pending branches), to work in with the command it returns; nothing runs in it yet. While it is pending, a plain
+    view of your zone is refused: work goes on in the branch until a person accepts or discards it."""
+
+    tool_name: ClassVar[str] = "fork_my_zone"
+    branch: Annotated[
+        str, Field(description="The new branch's name: a letter or digit, then letters, digits, '.', '_' or '-'.")
+    ]
+    from_branch: Annotated[
+        str | None, Field(description="A pending branch to make it from (default: your zone itself).")
+    ] = None
+
+
 #: every tool, in the order they are offered to a model
 TOOL_INPUTS: tuple[type[ToolInput], ...] = (
     SaveToMyWorkspace,
@@ -445,8 +495,16 @@ TOOL_INPUTS: tuple[type[ToolInput], ...] = (
 
 TOOLS_BY_NAME: dict[str, type[ToolInput]] = {model.tool_name: model for model in TOOL_INPUTS}
 
-#: the tools on the agent's own history, offered by the MCP server only: an omx plan or agent run has its own
-#: checkpoint and undo lines, and a restore in the middle of a run would swap the zone its record is written in
-HISTORY_TOOL_INPUTS: tuple[type[ToolInput], ...] = (MakeCheckpoint, ListMyCheckpoints, DiffMyZone, RestoreCheckpoint)
+#: the tools on the agent's own history and branches, offered by the MCP server only: an omx plan or agent run has
+#: its own checkpoint and undo lines, and a restore in the middle of a run would swap the zone its record is written in
+HISTORY_TOOL_INPUTS: tuple[type[ToolInput], ...] = (
+    MakeCheckpoint,
+    ListMyCheckpoints,
+    DiffMyZone,
+    RestoreCheckpoint,
+    ListMyBranches,
+    CompareMyBranches,
+    ForkMyZone,
+)
 
 HISTORY_TOOLS_BY_NAME: dict[str, type[ToolInput]] = {model.tool_name: model for model in HISTORY_TOOL_INPUTS}

@@ -27,8 +27,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agent.workspace_tools import zone_history
+from agent.workspace_tools import zone_branches, zone_history
 from agent.workspace_tools.backend import (
+    BranchChanges,
+    BranchForked,
+    BranchListing,
     CheckpointInfo,
     Delivery,
     FieldChange,
@@ -617,10 +620,24 @@ class MountBackend:
     # -- the history of the agent's own zone ------------------------------------------------------------------
 
     @contextmanager
+    def _store(self) -> Iterator[Workspace]:
+        """The store: read through the mount in a view (its ``.omxfs/`` read-only); beneath the mount elsewhere, as
+        ``omxfs checkpoint`` reaches it. The commands its messages name say the workspace as the server was given it."""
+        if os.environ.get(VIEW_ENV):
+            yield Workspace(self.root, shown_as=str(self.root))
+            return
+        beneath = store_beneath(self.root)
+        if beneath is None:
+            raise InvalidInput(f"{self.root} is not an omxfs mount")
+        try:
+            yield Workspace(beneath.reached, shown_as=str(self.root))
+        finally:
+            os.close(beneath.fd)
+
+    @contextmanager
     def _history(self, *, changes: bool) -> Iterator[ZoneHistory]:
-        """The zone's history: read through the mount in a view; beneath the mount elsewhere, as ``omxfs
-        checkpoint`` reaches it. A view's ``.omxfs/`` is read-only and a restore swaps the very directory the
-        view has bound, so in a view a checkpoint or a restore is refused with the command that does it."""
+        """The zone's history (``_store``). A view's ``.omxfs/`` is read-only and a restore swaps the very directory
+        the view has bound, so in a view a checkpoint or a restore is refused with the command that does it."""
         viewed = os.environ.get(VIEW_ENV)
         if viewed and changes:
             raise NotSupported(
@@ -629,16 +646,8 @@ class MountBackend:
                 f"a person runs `omxfs checkpoint WS --as {self.agent}` or `omxfs restore WS {self.agent} ID` on "
                 "the host"
             )
-        if viewed:
-            yield ZoneHistory(Workspace(self.root), self.agent)
-            return
-        beneath = store_beneath(self.root)
-        if beneath is None:
-            raise InvalidInput(f"{self.root} is not an omxfs mount")
-        try:
-            yield ZoneHistory(Workspace(beneath.reached), self.agent)
-        finally:
-            os.close(beneath.fd)
+        with self._store() as ws:
+            yield ZoneHistory(ws, self.agent)
 
     def checkpoint_make(self, message: str) -> CheckpointInfo:
         with self._history(changes=True) as history:
@@ -655,3 +664,20 @@ class MountBackend:
     def checkpoint_restore(self, checkpoint: str, paths: list[str]) -> ZoneRestored:
         with self._history(changes=True) as history:
             return zone_history.restore_to(history, checkpoint, paths)
+
+    # -- the branches of the agent's own zone -------------------------------------------------------------------
+
+    def _view(self, ws: Workspace) -> zone_branches.InView | None:
+        return zone_branches.in_view(ws, self.agent) if os.environ.get(VIEW_ENV) else None
+
+    def branch_list(self) -> BranchListing:
+        with self._store() as ws:
+            return zone_branches.listing(ws, self.agent, self._view(ws))
+
+    def branch_compare(self, branch: str, other: str | None) -> BranchChanges:
+        with self._store() as ws:
+            return zone_branches.compare(ws, self.agent, branch, other, self._view(ws))
+
+    def branch_fork(self, branch: str, from_branch: str | None) -> BranchForked:
+        with self._store() as ws:
+            return zone_branches.fork(ws, self.agent, branch, from_branch, self._view(ws))

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from agent.workspace_tools import zone_history
+from agent.workspace_tools import zone_branches, zone_history
 from agent.workspace_tools.backend import (
+    BranchChanges,
+    BranchForked,
+    BranchListing,
     CheckpointInfo,
     Delivery,
     FieldChange,
@@ -265,3 +268,14 @@ class StoreBackend:
 
     def checkpoint_restore(self, checkpoint: str, paths: list[str]) -> ZoneRestored:
         return zone_history.restore_to(ZoneHistory(self.ws, self.agent), checkpoint, paths)
+
+    # -- the branches of the agent's own zone -------------------------------------------------------------------
+
+    def branch_list(self) -> BranchListing:
+        return zone_branches.listing(self.ws, self.agent, None)
+
+    def branch_compare(self, branch: str, other: str | None) -> BranchChanges:
+        return zone_branches.compare(self.ws, self.agent, branch, other, None)
+
+    def branch_fork(self, branch: str, from_branch: str | None) -> BranchForked:
+        return zone_branches.fork(self.ws, self.agent, branch, from_branch, None)

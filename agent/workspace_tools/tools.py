@@ -26,8 +26,11 @@ from agent.workspace_tools.models import (
     CollabRead,
     CollabRollback,
     CollabWrite,
+    CompareMyBranches,
     DiffMyZone,
+    ForkMyZone,
     HandoffFile,
+    ListMyBranches,
     ListMyCheckpoints,
     ListWorkspaceFiles,
     MakeCheckpoint,
@@ -86,7 +89,7 @@ class WorkspaceTools:
     """The tools of seed 001 FR-5 for the agent ``backend.agent``."""
 
     def __init__(self, backend: WorkspaceBackend, *, history: bool = False) -> None:
-        """``history``: also the tools on the agent's own checkpoints (``HISTORY_TOOL_INPUTS``)."""
+        """``history``: also the tools on the agent's own checkpoints and branches (``HISTORY_TOOL_INPUTS``)."""
         self.backend = backend
         self.offered = {**TOOLS_BY_NAME, **(HISTORY_TOOLS_BY_NAME if history else {})}
         missing = [name for name in self.offered if not callable(getattr(self, f"tool_{name}", None))]
@@ -271,3 +274,28 @@ class WorkspaceTools:
     def tool_restore_checkpoint(self, args: RestoreCheckpoint) -> Result:
         done = self.backend.checkpoint_restore(args.checkpoint, args.paths)
         return {"agent_id": self.agent, **dataclasses.asdict(done)}
+
+    # -- the branches of your own zone --------------------------------------------------------------------------
+
+    def tool_list_my_branches(self, args: ListMyBranches) -> Result:
+        listed = self.backend.branch_list()
+        found = [dataclasses.asdict(b) for b in listed.branches]
+        result = {"agent_id": self.agent, "count": len(found), "branches": found, "current": listed.current}
+        if not listed.counted:
+            result.update(counted=False, note=listed.note)
+        return result
+
+    def tool_compare_my_branches(self, args: CompareMyBranches) -> Result:
+        changes = self.backend.branch_compare(args.branch, args.other)
+        return {
+            "agent_id": self.agent,
+            "from": changes.source,
+            "to": changes.target,
+            "added": changes.added,
+            "modified": changes.modified,
+            "deleted": changes.deleted,
+            "diff": changes.text,
+        }
+
+    def tool_fork_my_zone(self, args: ForkMyZone) -> Result:
+        return {"agent_id": self.agent, **dataclasses.asdict(self.backend.branch_fork(args.branch, args.from_branch))}

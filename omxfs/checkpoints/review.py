@@ -661,19 +661,30 @@ class BranchState:
         }
 
 
-def branch_states(ws: Workspace, zone: str) -> list[BranchState]:
-    """The zone's pending branches (review first, then by name), then those that ended, the last of each name."""
+def branch_states(ws: Workspace, zone: str, *, counted: bool = True) -> list[BranchState]:
+    """The zone's pending branches (review first, then by name), then those that ended, the last of each name.
+
+    ``counted=False``: from the records alone, for where the zone cannot be read (a view of one of its branches,
+    whose zone is that branch's overlay): a pending branch's change is neither counted (its stat is "?") nor checked
+    for conflicts."""
     rows: list[BranchState] = []
     for branch in pending_branches(ws, zone):
         made = branches.made(branch.dir)
         try:
-            change, merged = _composed(branch)
+            if counted:
+                change, merged = _composed(branch)
+            else:
+                branch.ancestors()  # NotFound as composing it would be
         except NotFound:  # made from a branch that is gone (removed by hand): nothing to compose it over
             gone = f"made from {made.parent}, which is gone: drop it with `{branch.line('discard')}`"
             rows.append(BranchState(branch.branch, made.created, made.by, "?", "orphaned", gone, made.parent))
             continue
-        stat_line = f"+{len(change.added)} ~{len(change.modified)} -{len(change.deleted)}"
-        collided = conflicted(branch, {p: merged.get(p) for p in (*change.added, *change.modified, *change.deleted)})
+        stat_line, collided = "?", {}
+        if counted:
+            stat_line = f"+{len(change.added)} ~{len(change.modified)} -{len(change.deleted)}"
+            collided = conflicted(
+                branch, {p: merged.get(p) for p in (*change.added, *change.modified, *change.deleted)}
+            )
         details = [f"running (pid {pid})"] if (pid := branches.running_pid(branch.dir)) else []
         if branch.accepting:
             details.append("accept interrupted: accept it again")

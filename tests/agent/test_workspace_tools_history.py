@@ -34,5 +34,6 @@ def test_the_history_tools_are_offered_only_when_asked_for(tmp_path: Path) -> No
     plain = WorkspaceTools(StoreBackend(ws, "bob"))
     assert plain.dispatch_tool_call("make_checkpoint", {})["error_type"] == "unknown_tool"
     names = {d["name"] for d in get_tool_definitions(history=True)} - {d["name"] for d in get_tool_definitions()}
-    assert names == {"make_checkpoint", "list_my_checkpoints", "diff_my_zone", "restore_checkpoint"}
+    checkpoints = {"make_checkpoint", "list_my_checkpoints", "diff_my_zone", "restore_checkpoint"}
+    assert names == checkpoints | {"list_my_branches", "compare_my_branches", "fork_my_zone"}
     assert not (ws.meta / "checkpoints" / "bob").exists()
