@@ -18,9 +18,10 @@ What a view holds (order matters: later binds cover earlier ones):
 - the interpreter and packages omx runs from, read-only, so ``omx`` and ``omxfs`` work inside (after ``/tmp``:
   a checkout or a virtual environment may live there);
 - the caller's ``--bind``/``--ro-bind`` paths (a toolchain, ``~/.gitconfig``), never inside the workspace;
-- the workspace last, so nothing covers it: the view's daemon at WS, then the store's ``agents/`` read-only, the
-  agent's own zone read-write and ``.omxfs/`` read-only, each bound from a descriptor (``--bind-fd``), so a store
-  hidden under a mount in place is bound all the same.
+- the workspace last, so nothing covers it: the view's daemon at WS (the shared zones, and other agents' zones
+  read-only with their pending branches at ``agents/<zone>/@<branch>/``, as on the mount), then the agent's own zone
+  read-write and ``.omxfs/`` read-only, each bound from a descriptor (``--bind-fd``), so a store hidden under a
+  mount in place is bound all the same.
 
 No capability survives (``--cap-drop ALL``), no new user namespace can be made inside (``--disable-userns``,
 which would otherwise give back a full capability set over a copy of the view), the command dies with its
@@ -122,7 +123,6 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
         args += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.dest]
     ws = spec.workspace
     args += ["--bind", spec.daemon_mount, ws]
-    args += ["--ro-bind-fd", str(spec.agents_fd), f"{ws}/{AGENTS}"]
     args += ["--bind-fd", str(spec.own_fd), f"{ws}/{AGENTS}/{spec.agent}"]
     args += ["--ro-bind-fd", str(spec.meta_fd), f"{ws}/{META_DIR}"]
     args += ["--setenv", VIEW_ENV, spec.agent, "--setenv", AGENT_ENV, spec.agent]

@@ -46,8 +46,8 @@ def test_omx_as_runs_in_the_agents_view_where_no_tool_can_change_identity(store:
     replies.write_text(json.dumps([json.dumps(plan)]), encoding="utf-8")
     # started with OMX_AGENT=alice: in bob's view it names nobody
     done = run_omx_as("bob", ws, "forge identities", replies, env=clean_env("alice"))
-    assert done.returncode == 1, done.stdout + done.stderr  # the step failed: alice's zone is read-only here
-    assert "Read-only file system" in done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr  # the step failed: alice's zone is not bob's to write
+    assert "Permission denied" in done.stdout + done.stderr
     assert not (ws / "agents/alice/planted.txt").exists()
     assert [v.author for v in store.collab.history("f.md")] == ["bob"]
     (run,) = (ws / "agents/bob/runs").iterdir()  # the run's trace, written natively in bob's own zone
