@@ -12,19 +12,18 @@ daemon serves, the command calls the store as NAME, as it would as ``OMX_AGENT``
 
 from __future__ import annotations
 
-import getpass
 import os
 import sys
 from pathlib import Path
 
 import click
 
+from cli.who import started_with, who
 from omxfs.errors import OmxError
 from omxfs.mount_table import FSTYPE, mount_at
 from omxfs.store.config import Config, parse_config
 from omxfs.store.layout import CONFIG, META_DIR
-from omxfs.store.mount_records import read_records
-from omxfs.view.sandbox import AGENT_ENV, VIEW_ENV
+from omxfs.view.env import AGENT_ENV, VIEW_ENV
 
 #: the names this program runs under, which it can start again as (``omxfs``, ``python -m cli.omxfs``)
 PROGRAMS = ("omxfs", "omxfs.py")
@@ -66,34 +65,6 @@ def through_a_mount(root: Path) -> bool:
     stat there is refused to a process the mount takes for no agent (``os.path.ismount`` then says False)."""
     entry = mount_at(os.path.realpath(root))
     return entry is not None and entry.fstype == FSTYPE
-
-
-def who(root: Path, config: Config | None, *, mounted: bool) -> tuple[str, str]:
-    """Whom SPEC §3 makes this process on ``root``, and what chose it: through a mount the uid map, ``OMX_AGENT``,
-    the mount's default; on a store directory ``OMX_AGENT``, else the login name."""
-    if mounted and config is not None and os.getuid() in config.uids:
-        return config.uids[os.getuid()], f"the workspace's uid map binds uid {os.getuid()} to it"
-    claimed = started_with(AGENT_ENV) if mounted else os.environ.get(AGENT_ENV)  # what the mount reads; ours
-    if claimed:
-        return claimed, "OMX_AGENT"
-    if mounted:
-        here = os.path.realpath(root)
-        for record in read_records(root / META_DIR):
-            if os.path.realpath(record.mountpoint) == here:
-                return record.default_agent, "the mount's --as"
-    return getpass.getuser(), "your login, with no --as and no OMX_AGENT"
-
-
-def started_with(name: str) -> str | None:
-    """A variable of the environment this process started with, which is what an omxfs mount reads (SPEC §3)."""
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            entries = f.read().split(b"\0")
-    except OSError:
-        return os.environ.get(name)
-    prefix = name.encode() + b"="
-    found = next((e[len(prefix) :] for e in entries if e.startswith(prefix)), None)
-    return found.decode("utf-8", "replace") if found is not None else None
 
 
 def _config(root: Path, *, mounted: bool) -> tuple[Config | None, bool]:

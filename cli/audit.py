@@ -11,32 +11,33 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
-
-from cli.checkpoints import store_of
-from cli.errors import friendly_errors
-from cli.params import MOUNT_PATH
+from cli.checkpoints import WORKSPACE, store_of
+from cli.declare import Declared, Option
+from cli.echo import echo
 
 
-@click.command("audit")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.option(
-    "--json", "as_json", is_flag=True, help="A JSON list of records (timestamp, agent, uid, pid, action, path)."
-)
-def audit(workspace: Path, as_json: bool) -> None:
+def _audit(workspace: Path, as_json: bool) -> None:
     """Show who changed what outside their own zone (supervisors), and every restore, oldest first."""
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         trail = ws.audit_trail()
     if as_json:
-        click.echo(json.dumps(trail.records, indent=2, ensure_ascii=False))
+        echo(json.dumps(trail.records, indent=2, ensure_ascii=False))
     elif not trail.records:
-        click.echo("no audited changes: no supervisor has changed another agent's zone")
+        echo("no audited changes: no supervisor has changed another agent's zone")
     else:
-        click.echo(f"{'TIME':27}  {'AGENT':12}  {'UID':>6}  {'PID':>7}  {'PATH':30}  ACTION")
+        echo(f"{'TIME':27}  {'AGENT':12}  {'UID':>6}  {'PID':>7}  {'PATH':30}  ACTION")
         for r in trail.records:
-            click.echo(
-                f"{r['timestamp']:27}  {r['agent']:12}  {r['uid']:>6}  {r['pid']:>7}  {r['path']:30}  {r['action']}"
-            )
+            echo(f"{r['timestamp']:27}  {r['agent']:12}  {r['uid']:>6}  {r['pid']:>7}  {r['path']:30}  {r['action']}")
     if trail.unreadable:
         where = ", ".join(trail.unreadable[:3]) + (" ..." if len(trail.unreadable) > 3 else "")
-        click.echo(f"{len(trail.unreadable)} record(s) could not be read ({where}): see `omxfs fsck`", err=True)
+        echo(f"{len(trail.unreadable)} record(s) could not be read ({where}): see `omxfs fsck`", err=True)
+
+
+audit = Declared(
+    "audit",
+    _audit,
+    WORKSPACE,
+    Option(
+        "--json", name="as_json", flag=True, help="A JSON list of records (timestamp, agent, uid, pid, action, path)."
+    ),
+)

@@ -11,26 +11,30 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
-import click
-
-from cli.errors import friendly_errors
-from cli.params import MOUNT_PATH
+from cli.declare import Argument, Declared, Option, Usage
+from cli.echo import echo
+from omxfs.errors import InvalidInput, NotPermitted
 
 if TYPE_CHECKING:
     from omxfs.checkpoints.review import Review
     from omxfs.store.workspace import Workspace
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-AS_ACTOR = click.option(
+#: WORKSPACE, the first argument of each
+WORKSPACE = Argument("workspace", kind="path")
+#: NAME, whose zone
+NAME = Argument("name")
+AS_ACTOR = Option(
     "--as",
-    "actor",
+    name="actor",
     metavar="NAME",
     help="The agent acting: the zone's owner or a supervisor (default: OMX_AGENT, else your login).",
+)
+REVIEW = Option(
+    "--review", name="review", flag=True, help="The review (`omxfs run --review`): the default, --branch review."
 )
 
 
@@ -45,18 +49,18 @@ def store_of(workspace: Path) -> Iterator[Workspace]:
 
 
 def _actor(ws: Workspace, actor: str | None) -> str:
-    from cli.acting import who
-    from omxfs.view.sandbox import VIEW_ENV
+    from cli.who import who
+    from omxfs.view.env import VIEW_ENV
 
     if os.environ.get(VIEW_ENV):
-        raise click.ClickException(
+        raise NotPermitted(
             "checkpoints are made and restored from outside a view: its .omxfs/ is read-only (run this on the host)"
         )
     if actor is not None:
         return actor
     name, chosen_by = who(ws.root, ws.config, mounted=False)
     if not ws.config.knows(name):
-        raise click.ClickException(
+        raise InvalidInput(
             f"you act as {name!r} ({chosen_by}), which is no agent of this workspace: name one with --as NAME"
         )
     return name
@@ -70,41 +74,30 @@ def _size(n: int) -> str:
     return str(n)
 
 
-@click.command("checkpoint")
-@click.argument("workspace", type=MOUNT_PATH)
-@AS_ACTOR
-@click.option("--zone", metavar="OWNER", help="Whose zone (default: the acting agent's own).")
-@click.option("-m", "--message", default="", help="What this checkpoint is for.")
-def checkpoint(workspace: Path, actor: str | None, zone: str | None, message: str) -> None:
+def _checkpoint(workspace: Path, actor: str | None, zone: str | None, message: str) -> None:
     """Record the acting agent's private zone (or OWNER's) as it is now, and print the checkpoint's id.
 
     Content is stored once, inside the store: a file unchanged since the last checkpoint adds nothing.
     """
     from omxfs.checkpoints.history import ZoneHistory
 
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         acting = _actor(ws, actor)
         made = ZoneHistory(ws, zone or acting).make(acting, message)
     assert made is not None
-    click.echo(made.number)
-    click.echo(
+    echo(made.number)
+    echo(
         f"checkpoint {made.number} of {made.zone}: {made.changed} change(s), {_size(made.bytes_added)} added",
         err=True,
     )
 
 
-@click.command("checkpoints")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.argument("name")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list of objects (id, time, message, by, ...).")
-@click.option("--prune", type=int, metavar="KEEP", help="Keep the newest KEEP checkpoints, remove the rest.")
-@AS_ACTOR
-def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, actor: str | None) -> None:
+def _checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, actor: str | None) -> None:
     """List the checkpoints of NAME's private zone, oldest first (with --prune, remove all but the newest KEEP)."""
     from omxfs.checkpoints.history import ZoneHistory
     from omxfs.shell_line import shell_line
 
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         if prune is not None:
             from omxfs.snapshots.record import Snapshots  # with the snapshots' pydantic records: only to prune
@@ -115,26 +108,28 @@ def checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, ac
             if pruned.bases:
                 shown = ", ".join(map(str, pruned.bases))
                 kept += f"; kept {shown}: newer ones are written as what changed since"
-            click.echo(
+            echo(
                 f"removed {len(pruned.manifests)} checkpoint(s) and {pruned.blobs} blob(s) ({_size(pruned.bytes)})"
                 + kept,
                 err=True,
             )
         made = history.all()
     if as_json:
-        click.echo(json.dumps([m.summary() for m in made], indent=2))
+        echo(json.dumps([m.summary() for m in made], indent=2))
         return
     if not made:
         make = shell_line("omxfs", "checkpoint", workspace, "--as", name)
-        click.echo(f"no checkpoints of {name} yet (make one with `{make}`)")
+        echo(f"no checkpoints of {name} yet (make one with `{make}`)")
         return
-    click.echo(f"{'ID':>4}  {'TIME':27}  {'BY':12}  {'CHANGED':>7}  {'ADDED':>10}  MESSAGE")
+    echo(f"{'ID':>4}  {'TIME':27}  {'BY':12}  {'CHANGED':>7}  {'ADDED':>10}  MESSAGE")
     for m in made:
-        click.echo(f"{m.number:>4}  {m.time:27}  {m.by:12}  {m.changed:>7}  {_size(m.bytes_added):>10}  {m.message}")
+        echo(f"{m.number:>4}  {m.time:27}  {m.by:12}  {m.changed:>7}  {_size(m.bytes_added):>10}  {m.message}")
 
 
-def _branch_option(what: str) -> Callable[[F], F]:
-    return click.option("--branch", metavar="BRANCH", help=f"{what} NAME's branch BRANCH (`omxfs run --branch`).")
+def _branch_option(what: str) -> Option:
+    return Option(
+        "--branch", name="branch", metavar="BRANCH", help=f"{what} NAME's branch BRANCH (`omxfs run --branch`)."
+    )
 
 
 def _branch(ws: Workspace, name: str, branch: str | None, review: bool) -> Review:
@@ -143,26 +138,11 @@ def _branch(ws: Workspace, name: str, branch: str | None, review: bool) -> Revie
     from omxfs.checkpoints.review import Review
 
     if branch is not None and review and branch != REVIEW:
-        raise click.UsageError(f"--review is --branch {REVIEW}: give one of --review and --branch {branch}")
+        raise Usage(f"--review is --branch {REVIEW}: give one of --review and --branch {branch}")
     return Review(ws, ws.require_known(name), check_name(branch) if branch is not None else REVIEW)
 
 
-@click.command("diff")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.argument("name")
-@click.argument("source", metavar="[FROM]", required=False)
-@click.argument("target", metavar="[TO]", required=False)
-@click.option("--json", "as_json", is_flag=True, help='{"added": [...], "modified": [...], "deleted": [...]} + details')
-@click.option("--review", is_flag=True, help="The change a review run holds apart (`omxfs run --review`), not yet in.")
-@click.option(
-    "--branch",
-    "branch_names",
-    metavar="BRANCH",
-    multiple=True,
-    help="The change held apart in NAME's branch BRANCH (`omxfs run --branch`); given twice, the two branches "
-    "against each other.",
-)
-def diff_command(
+def _diff(
     workspace: Path,
     name: str,
     source: str | None,
@@ -183,14 +163,14 @@ def diff_command(
     from omxfs.checkpoints.history import ZoneHistory
 
     if len(branch_names) > 2:
-        raise click.UsageError("--branch compares at most two branches: give it once or twice")
+        raise Usage("--branch compares at most two branches: give it once or twice")
     held = review or bool(branch_names)
     if held and (source or target):
         flag = "--review" if not branch_names else "--branch"
-        raise click.UsageError(f"{flag} compares the zone now with its pending change: give no FROM or TO")
+        raise Usage(f"{flag} compares the zone now with its pending change: give no FROM or TO")
     if review and len(branch_names) == 2:
-        raise click.UsageError("--review is --branch review: give --branch twice, or --review and no --branch")
-    with friendly_errors(), store_of(workspace) as ws:
+        raise Usage("--review is --branch review: give --branch twice, or --review and no --branch")
+    with store_of(workspace) as ws:
         if not held:
             result = diff(ZoneHistory(ws, name), source, target)
         else:
@@ -202,19 +182,13 @@ def diff_command(
             else:
                 result = pending_diff(_branch(ws, name, branch_names[0] if branch_names else None, review))
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        echo(json.dumps(result.to_json(), indent=2))
         return
     for line in result.lines():
-        click.echo(line)
+        echo(line)
 
 
-@click.command("restore")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.argument("name")
-@click.argument("checkpoint_id", metavar="CHECKPOINT")
-@click.argument("paths", nargs=-1, metavar="[PATH]...")
-@AS_ACTOR
-def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple[str, ...], actor: str | None) -> None:
+def _restore(workspace: Path, name: str, checkpoint_id: str, paths: tuple[str, ...], actor: str | None) -> None:
     """Put NAME's zone (or only PATHs in it, relative to the zone) back exactly as in CHECKPOINT.
 
     A checkpoint of the zone as it is is made first: the command prints how to undo the restore. Refused while
@@ -224,28 +198,22 @@ def restore_command(workspace: Path, name: str, checkpoint_id: str, paths: tuple
     from omxfs.checkpoints.restore import restore
     from omxfs.shell_line import shell_line
 
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         acting = _actor(ws, actor)
         done = restore(history, acting, history.resolve(checkpoint_id), paths)
     what = ", ".join(done.paths) if done.paths else f"the zone of {name}"
-    click.echo(f"restored {what} to checkpoint {done.checkpoint} ({done.files} file(s))")
+    echo(f"restored {what} to checkpoint {done.checkpoint} ({done.files} file(s))")
     if done.removed:  # not "0 file(s)" alone, which reads like nothing happened
-        click.echo(f"not in checkpoint {done.checkpoint}, so removed: {', '.join(done.removed)}", err=True)
+        echo(f"not in checkpoint {done.checkpoint}, so removed: {', '.join(done.removed)}", err=True)
     if done.skipped:
-        click.echo(f"not restored (only a program or root makes them): {', '.join(done.skipped)}", err=True)
+        echo(f"not restored (only a program or root makes them): {', '.join(done.skipped)}", err=True)
     if not done.owners_kept:
-        click.echo("owners: not root, so every restored node is yours", err=True)
-    click.echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
+        echo("owners: not root, so every restored node is yours", err=True)
+    echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
 
 
-@click.command("accept")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.argument("name")
-@_branch_option("Apply")
-@click.option("--review", is_flag=True, help="The review (`omxfs run --review`): the default, --branch review.")
-@AS_ACTOR
-def accept_command(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
+def _accept(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
     """Apply the change NAME's review runs hold apart (`omxfs run --review`) to NAME's zone.
 
     With --branch BRANCH, the change of that branch (`omxfs run --branch`). A checkpoint of the zone is made first:
@@ -259,45 +227,33 @@ def accept_command(workspace: Path, name: str, branch: str | None, review: bool,
     from omxfs.checkpoints.review import accept
     from omxfs.shell_line import shell_line
 
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         held = _branch(ws, name, branch, review)
         acting = _actor(ws, actor)
         done = accept(held, acting)
     finished = " (an interrupted accept, finished)" if done.resumed else ""
     if done.into is not None:
-        click.echo(f"accepted {held.called} into branch {done.into}{finished}")
+        echo(f"accepted {held.called} into branch {done.into}{finished}")
         parent = shell_line("omxfs", "accept", workspace, name, "--branch", done.into, "--as", acting)
-        click.echo(f"the zone is unchanged: `{parent}` applies both, discarding {done.into} drops both")
+        echo(f"the zone is unchanged: `{parent}` applies both, discarding {done.into} drops both")
         return
-    click.echo(f"accepted {held.called}{finished}")
-    click.echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
+    echo(f"accepted {held.called}{finished}")
+    echo(f"undo with: {shell_line('omxfs', 'restore', workspace, name, done.undo, '--as', acting)}")
 
 
-@click.command("discard")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.argument("name")
-@_branch_option("Drop")
-@click.option("--review", is_flag=True, help="The review (`omxfs run --review`): the default, --branch review.")
-@AS_ACTOR
-def discard_command(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
+def _discard(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
     """Drop the change NAME's review runs hold apart: NAME's zone stays as it is.
 
     With --branch BRANCH, the change of that branch (`omxfs run --branch`). Refused while a view of NAME runs."""
     from omxfs.checkpoints.review import discard
 
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         held = _branch(ws, name, branch, review)
         discard(held, _actor(ws, actor))
-    click.echo(f"discarded {held.called}")
+    echo(f"discarded {held.called}")
 
 
-@click.command("rebase")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.argument("name")
-@_branch_option("Rebase")
-@click.option("--review", is_flag=True, help="The review (`omxfs run --review`): the default, --branch review.")
-@AS_ACTOR
-def rebase_command(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
+def _rebase(workspace: Path, name: str, branch: str | None, review: bool, actor: str | None) -> None:
     """Take NAME's branch as it is on the zone now: it is no longer conflicted, and accept applies it.
 
     \b
@@ -325,24 +281,18 @@ def rebase_command(workspace: Path, name: str, branch: str | None, review: bool,
     from omxfs.checkpoints.review import rebase
     from omxfs.shell_line import shell_line
 
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         held = _branch(ws, name, branch, review)
         overwritten = rebase(held, _actor(ws, actor))
         into = held.into()
-    click.echo(f"rebased {held.called} on {into} as it is now")
+    echo(f"rebased {held.called} on {into} as it is now")
     for accepted, paths in overwritten.items():
-        click.echo(f"warning: accepting it overwrites what branch {accepted} changed: {', '.join(paths)}", err=True)
+        echo(f"warning: accepting it overwrites what branch {accepted} changed: {', '.join(paths)}", err=True)
     if overwritten:
-        click.echo(f"  see: {shell_line('omxfs', 'diff', workspace, name, *held.options('diff').split())}", err=True)
+        echo(f"  see: {shell_line('omxfs', 'diff', workspace, name, *held.options('diff').split())}", err=True)
 
 
-@click.command("branches")
-@click.argument("workspace", type=MOUNT_PATH)
-@click.argument("name")
-@click.option(
-    "--json", "as_json", is_flag=True, help="A JSON list of objects (name, parent, created, by, stat, state, ...)."
-)
-def branches_command(workspace: Path, name: str, as_json: bool) -> None:
+def _branches(workspace: Path, name: str, as_json: bool) -> None:
     """List NAME's branches (`omxfs run --branch`, `--review`): pending ones, then the last accepted or discarded.
 
     PARENT is the branch one was made from (`omxfs run --from`) and is accepted into, - for the zone. STATE is
@@ -353,16 +303,84 @@ def branches_command(workspace: Path, name: str, as_json: bool) -> None:
     from omxfs.checkpoints.review import branch_states
     from omxfs.shell_line import shell_line
 
-    with friendly_errors(), store_of(workspace) as ws:
+    with store_of(workspace) as ws:
         rows = branch_states(ws, ws.require_known(name))
     if as_json:
-        click.echo(json.dumps([row.summary() for row in rows], indent=2))
+        echo(json.dumps([row.summary() for row in rows], indent=2))
         return
     if not rows:
         start = shell_line("omxfs", "run", workspace, "--as", name, "--branch", "NAME", "--", "CMD")
-        click.echo(f"no branches of {name} (start one with `{start}`)")
+        echo(f"no branches of {name} (start one with `{start}`)")
         return
-    click.echo(f"{'BRANCH':16}  {'PARENT':16}  {'CREATED':27}  {'BY':12}  {'CHANGES':12}  {'STATE':10}  DETAIL")
+    echo(f"{'BRANCH':16}  {'PARENT':16}  {'CREATED':27}  {'BY':12}  {'CHANGES':12}  {'STATE':10}  DETAIL")
     for row in rows:
         shown = f"{row.name:16}  {row.parent or '-':16}  {row.created:27}  {row.by or '-':12}  {row.stat:12}"
-        click.echo(f"{shown}  {row.state:10}  {row.detail}".rstrip())
+        echo(f"{shown}  {row.state:10}  {row.detail}".rstrip())
+
+
+checkpoint = Declared(
+    "checkpoint",
+    _checkpoint,
+    WORKSPACE,
+    AS_ACTOR,
+    Option("--zone", name="zone", metavar="OWNER", help="Whose zone (default: the acting agent's own)."),
+    Option("-m", "--message", name="message", default="", help="What this checkpoint is for."),
+)
+checkpoints = Declared(
+    "checkpoints",
+    _checkpoints,
+    WORKSPACE,
+    NAME,
+    Option("--json", name="as_json", flag=True, help="A JSON list of objects (id, time, message, by, ...)."),
+    Option(
+        "--prune", name="prune", kind="count", metavar="KEEP", help="Keep the newest KEEP checkpoints, remove the rest."
+    ),
+    AS_ACTOR,
+)
+diff_command = Declared(
+    "diff",
+    _diff,
+    WORKSPACE,
+    NAME,
+    Argument("source", metavar="[FROM]", required=False),
+    Argument("target", metavar="[TO]", required=False),
+    Option("--json", name="as_json", flag=True, help='{"added": [...], "modified": [...], "deleted": [...]} + details'),
+    Option(
+        "--review",
+        name="review",
+        flag=True,
+        help="The change a review run holds apart (`omxfs run --review`), not yet in.",
+    ),
+    Option(
+        "--branch",
+        name="branch_names",
+        metavar="BRANCH",
+        multiple=True,
+        help="The change held apart in NAME's branch BRANCH (`omxfs run --branch`); given twice, the two branches "
+        "against each other.",
+    ),
+)
+restore_command = Declared(
+    "restore",
+    _restore,
+    WORKSPACE,
+    NAME,
+    Argument("checkpoint_id", metavar="CHECKPOINT"),
+    Argument("paths", metavar="[PATH]...", many=True),
+    AS_ACTOR,
+)
+accept_command = Declared("accept", _accept, WORKSPACE, NAME, _branch_option("Apply"), REVIEW, AS_ACTOR)
+discard_command = Declared("discard", _discard, WORKSPACE, NAME, _branch_option("Drop"), REVIEW, AS_ACTOR)
+rebase_command = Declared("rebase", _rebase, WORKSPACE, NAME, _branch_option("Rebase"), REVIEW, AS_ACTOR)
+branches_command = Declared(
+    "branches",
+    _branches,
+    WORKSPACE,
+    NAME,
+    Option(
+        "--json",
+        name="as_json",
+        flag=True,
+        help="A JSON list of objects (name, parent, created, by, stat, state, ...).",
+    ),
+)

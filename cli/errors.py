@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import click
 
+from cli.echo import CLOSED_PIPE
 from omxfs.errors import OmxError
-
-#: the status the shell shows for a program a closed pipe ended (``ls | head -1``): 128 + SIGPIPE
-CLOSED_PIPE = 128 + signal.SIGPIPE
 
 
 @contextlib.contextmanager

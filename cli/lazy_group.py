@@ -2,7 +2,7 @@
 
 A command's module imports what the command needs to be declared (its parameter types, its options' help): a
 group that imported every one at start made each command, and ``--help``, pay for all of them. ``LazyGroup`` is
-given a table of name -> ``Lazy`` (module, attribute, one-line summary): ``omxfs checkpoint`` imports
+given a table of name -> ``Lazy`` (module, attribute, one-line summary, ``cli.commands``): ``omxfs checkpoint`` imports
 ``cli.checkpoints`` alone, and ``omxfs --help`` lists every command from the table, importing none. The table's
 summaries are the commands' own (``tests/cli/test_lazy_group.py`` holds them to it), so the help reads the same.
 """
@@ -11,22 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import import_module
-from typing import Any, NamedTuple
+from typing import Any
 
 import click
 
 from cli import loading
+from cli.commands import Lazy
+from cli.declare import Declared
 from cli.errors import ClosedPipeQuiet
 
-
-class Lazy(NamedTuple):
-    module: str  # the module that defines the command, imported when it runs
-    attribute: str  # the command's name in that module
-    summary: str  # its line in the group's --help: ``command.get_short_help_str`` with no limit
+__all__ = ["Lazy", "LazyGroup"]
 
 
 class LazyGroup(ClosedPipeQuiet):
-    """The commands given to it as usual, plus ``lazy`` ones loaded on first use (and kept in ``commands`` then)."""
+    """The commands given to it as usual, plus ``lazy`` ones loaded on first use (and kept in ``commands`` then); a
+    declared one (``cli.declare``) is made a click command then (``cli.to_click``)."""
 
     def __init__(self, *args: Any, lazy: Mapping[str, Lazy], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -40,6 +39,10 @@ class LazyGroup(ClosedPipeQuiet):
             where = self.lazy[cmd_name]
             with loading.again():  # a Ctrl-C while it loads ends the program quietly, as one during its start
                 command = getattr(import_module(where.module), where.attribute)
+            if isinstance(command, Declared):
+                from cli.to_click import command as clicked
+
+                command = clicked(command)
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 

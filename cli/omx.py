@@ -136,7 +136,7 @@ def adopt_identity(as_agent: str | None, workspace: str | None = None, review: b
     """
     from agent.record.runs_dir import RunsError
     from agent.view import in_view, view_command
-    from cli.acting import started_with
+    from cli.who import started_with
 
     if review and not as_agent:
         raise click.UsageError("--review holds an agent's run apart: name the agent with --as NAME")

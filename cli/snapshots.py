@@ -32,9 +32,9 @@ AS_SUPERVISOR = click.option(
 
 
 def _supervisor(ws: Workspace, actor: str | None) -> str:
-    from cli.acting import who
+    from cli.who import who
     from omxfs.snapshots.record import require_supervisor
-    from omxfs.view.sandbox import VIEW_ENV
+    from omxfs.view.env import VIEW_ENV
 
     if os.environ.get(VIEW_ENV):
         raise click.ClickException(

@@ -5,16 +5,17 @@
 
 A command typed at a prompt should answer at once. The yardstick is what a person already waits for: a Python
 program's start (``python -c pass``, this interpreter) plus ``git add -A && git commit -q`` of the same change
-(10 changed files) in a scratch git repository. Each command runs as a new process of the installed entry point
-(``omxfs``, ``omx`` beside this interpreter) on a real workspace made with ``omxfs init`` and used as a store
-directory (nothing mounted): ``--help`` of both, ``omxfs checkpoint`` after 10 files of the zone changed, and the
-read commands ``status``, ``checkpoints``, ``diff`` (those 10 files), ``log`` of a collaborative file and ``audit``.
+(10 changed files) in a scratch git repository. Each command runs as a new process of its entry point (``omxfs``,
+``omx``, written as pip writes them for this interpreter, from the measured tree's pyproject.toml) on a real
+workspace made with ``omxfs init`` and used as a store directory (nothing mounted): ``--help`` of both, ``omxfs
+checkpoint`` after 10 files of the zone changed, and the read commands ``status``, ``checkpoints``, ``diff`` (those
+10 files), ``log`` of a collaborative file and ``audit``.
 
 Every round runs every command once, in the same order, the change made afresh before the checkpoint and before
 the commit (untimed); the table gives each command's median over the rounds and its ratio to the yardstick's
 median sum (the target: at most 1.5). The last line is one JSON object with the same figures. ``--tree SRC``
-measures the code of another checkout (a ``git worktree`` of an older commit) through the same entry points:
-its directory is put first on ``PYTHONPATH``. No assertion: a benchmark, not a test.
+measures the code of another checkout (a ``git worktree`` of an older commit) through its own entry points: its
+directory is put first on ``PYTHONPATH``. No assertion: a benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -42,10 +43,21 @@ PYTHON_START = "python -c pass"
 GIT_COMMIT = f"git add -A && git commit ({CHANGED} files)"
 
 
-def entry_point(name: str) -> list[str]:
-    """The installed ``omxfs`` or ``omx`` beside this interpreter, as a person runs it (else the module)."""
-    installed = Path(sys.executable).with_name(name)
-    return [str(installed)] if installed.is_file() else [sys.executable, "-m", f"cli.{name}"]
+def entry_point(name: str, tree: Path, scripts: Path) -> list[str]:
+    """``name`` (``omxfs``, ``omx``) as ``tree``'s pyproject.toml declares it, written into ``scripts`` as pip writes
+    a console script for this interpreter: so an older checkout is run through its own entry point."""
+    import tomllib
+
+    module, _, function = tomllib.loads((tree / "pyproject.toml").read_text())["project"]["scripts"][name].partition(
+        ":"
+    )
+    script = scripts / name
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\n"
+        f"if __name__ == '__main__':\n    sys.exit({function}())\n"
+    )
+    script.chmod(0o755)
+    return [str(script)]
 
 
 #: the CPU seconds (user + system) of every process run so far: on a machine shared with other work, a
@@ -96,7 +108,8 @@ class Bench:
         self.ws = work / "ws"
         self.zone = self.ws / "agents" / "bob"
         self.repo = work / "repo"
-        self.omxfs, self.omx = entry_point("omxfs"), entry_point("omx")
+        (work / "bin").mkdir()
+        self.omxfs, self.omx = (entry_point(name, tree or ROOT, work / "bin") for name in ("omxfs", "omx"))
         run([*self.omxfs, "init", str(self.ws), "--agent", "alice", "--agent", "bob"], work, self.env)
         populate(self.zone, files)
         run([*self.omxfs, "checkpoint", str(self.ws), "--as", "bob", "-m", "first"], work, self.env)

@@ -16,6 +16,8 @@ from pathlib import Path
 import click
 import pytest
 
+from cli import to_click
+from cli.declare import Declared
 from cli.omxfs import COMMANDS
 
 #: runs ``omxfs ARGS`` as the program ``omxfs`` in a new process, then prints the command modules it imported; with
@@ -39,8 +41,11 @@ finally:
 
 
 def command(name: str) -> click.Command:
+    """The click command ``name`` as ``omxfs`` runs it: a declared one (``cli.declare``) made a click command."""
     lazy = COMMANDS[name]
     found = getattr(import_module(lazy.module), lazy.attribute)
+    if isinstance(found, Declared):
+        found = to_click.command(found)
     assert isinstance(found, click.Command), name
     return found
 
@@ -92,7 +97,12 @@ def test_a_mistyped_command_is_told_the_commands_it_may_mean() -> None:
 def test_every_command_of_the_modules_is_in_the_table() -> None:
     """A command added to one of these modules is added to the table too: ``omxfs`` knows only the table's."""
     for module_name in sorted({lazy.module for lazy in COMMANDS.values()}):
-        found = [value for value in vars(import_module(module_name)).values() if isinstance(value, click.Command)]
+        values = vars(import_module(module_name)).values()
+        found = [
+            to_click.command(v) if isinstance(v, Declared) else v
+            for v in values
+            if isinstance(v, (click.Command, Declared))
+        ]
         inner = {id(sub) for group in found if isinstance(group, click.Group) for sub in group.commands.values()}
         defined = sorted(command.name or "" for command in found if id(command) not in inner)
         listed = sorted(name for name, lazy in COMMANDS.items() if lazy.module == module_name)

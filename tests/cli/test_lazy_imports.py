@@ -157,3 +157,24 @@ def test_record_commands_load_only_what_they_use(
     assert not packages(modules) & {*HEAVY, "pydantic_core", "annotated_types"}, sorted(packages(modules) & set(HEAVY))
     assert within(modules, COMMAND_MODULES) == own
     assert within(modules, (*not_loaded, "omxfs.fuse")) == []
+
+
+#: what click is, and what it alone loaded of the standard library for a declared command
+CLICK = ("click", "cli.omxfs", "cli.errors", "cli.to_click", "cli.lazy_group", "gettext", "uuid")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("checkpoint", "{ws}", "--as", "bob", "-m", "through omxfs"),
+        ("checkpoints", "{ws}", "bob"),
+        ("diff", "{ws}", "bob"),
+        ("audit", "{ws}"),
+    ],
+    ids=lambda args: args[0],
+)
+def test_the_commands_a_person_types_load_no_click(tmp_path: Path, ws: Path, args: tuple[str, ...]) -> None:
+    """The installed ``omxfs`` (``cli.entry``) runs a declared command's plain form without click (``cli.declare``)."""
+    modules = loaded(tmp_path, "entry", *(arg.format(ws=ws) for arg in args))
+    assert "omxfs.store.workspace" in modules  # the probe saw the command read the store
+    assert within(modules, CLICK) == []
