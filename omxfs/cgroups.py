@@ -303,8 +303,8 @@ class Confinement:
                 self.groups.remove(group)
                 group.remove()
         rlimits = [(resource.RLIMIT_FSIZE, self.limits.max_file_size)]
-        if "processes" in self.rlimited() and self.limits.max_procs:  # counts all the uid runs: theirs come on top
-            rlimits.append((resource.RLIMIT_NPROC, self.limits.max_procs + _tasks_of(os.getuid())))
+        if (processes := self.process_limit()) is not None:
+            rlimits.append((resource.RLIMIT_NPROC, processes))
         if "memory" in self.rlimited():
             rlimits.append((resource.RLIMIT_AS, self.limits.max_memory))
         for which, value in rlimits:
@@ -318,6 +318,14 @@ class Confinement:
         with contextlib.suppress(BrokenPipeError):  # the trampoline is gone (killed): nothing to let go
             os.write(self._write, b"go\n")
         self._close_pipe()
+
+    def process_limit(self) -> int | None:
+        """The ``RLIMIT_NPROC`` that ``start`` sets, None where a cgroup holds the processes or none is asked. A first
+        process that makes a user namespace before ``start`` takes it first: the kernel holds the uid's processes in
+        a namespace to the limit the namespace's maker had when it made it."""
+        if "processes" in self.rlimited() and self.limits.max_procs:  # counts all the uid runs: theirs come on top
+            return self.limits.max_procs + _tasks_of(os.getuid())
+        return None
 
     def _close_pipe(self) -> None:
         for fd in (self._read, self._write):

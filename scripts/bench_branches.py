@@ -6,14 +6,15 @@
 ``omxfs run WS --as NAME --branch B -- CMD`` runs CMD in a view whose writes to NAME's zone land in a kernel
 overlay's upper layer, the branch, and ``omxfs accept WS NAME --branch B`` applies it (docs/review.md). Every round
 runs each measure and its baseline back to back, in the other order the next round, on a scratch workspace whose
-agent is ``bench`` (removed at the end, Ctrl-C included). Views need root here, as ``omxfs run``'s tests do.
+agent is ``bench`` (removed at the end, Ctrl-C included). Views need root here, as ``omxfs run``'s tests do; the
+script runs in a mount namespace of its own, where its setup measure mounts overlays as a root launcher does.
 
 1. Starting a branch (target: at most 5 ms more than a plain view of the same zone), two ways:
    - ``branch setup, isolated``: timed in this process, what a branch run does and a plain run does not, with the
      functions ``omxfs.view.launch.run`` calls: the check that no plain view runs, the branch's layers and record,
-     its running lock (``branch setup: the launcher's steps``), and the overlay's helper (``review_mount.py``, the
-     launcher's command line for it with ``true`` in place of bubblewrap), against a plain run's pending-branch
-     check and an exec of ``true``;
+     its running lock (``branch setup: the launcher's steps``), and the overlay's mount in this process's own mount
+     namespace, as a root launcher mounts it (``review_mount.py``), then an exec of ``true`` in place of bubblewrap
+     (``branch setup: the overlay's mount``), against a plain run's pending-branch check and an exec of ``true``;
    - ``omxfs run --branch: start to command``: from just before the ``omxfs run --branch`` process is started to
      its command's first instruction (bash's ``$EPOCHREALTIME``), against the same for a plain ``omxfs run`` of the
      zone. This is the whole start, so the difference carries the noise of two view starts of hundreds of ms.
@@ -271,12 +272,12 @@ class Bench:
     def setup_isolated(self, number: int) -> None:
         """A branch's own steps, as ``omxfs.view.launch.run`` takes them before its view starts, timed here: the
         check that no plain view of the zone runs (before the branch is made, and again once its lock is held), the
-        branch's layers and record, its running lock, then the overlay's helper with ``true`` for bubblewrap."""
+        branch's layers and record, its running lock, then the overlay's mount and ``true`` for bubblewrap."""
         from omxfs.checkpoints.branches import REVIEW, hold_running, running_pid
         from omxfs.checkpoints.review import Review, pending_branches
         from omxfs.checkpoints.views import running_views
         from omxfs.store.workspace import Workspace
-        from omxfs.view.launch import ReviewOverlay
+        from omxfs.view.review_mount import Overlay
 
         true = shutil.which("true") or "/bin/true"
         ws = Workspace(self.ws)
@@ -288,7 +289,7 @@ class Bench:
                 raise SystemExit(f"a plain view of {AGENT} runs: the benchmark's own views should all have ended")
 
         def branch() -> tuple[float, float]:
-            """Seconds of the launcher's own steps, then of the overlay's helper (which execs ``true``)."""
+            """Seconds of the launcher's own steps, then of the overlay's mount and an exec of ``true``."""
             started = time.perf_counter()
             pending = Review(ws, AGENT, f"s{number}")
             alone()
@@ -298,19 +299,22 @@ class Bench:
                 upper, work, merged = (
                     str(real / p.relative_to(ws.root)) for p in (pending.upper, pending.work, pending.merged)
                 )
-                overlay = ReviewOverlay(str(real / "agents" / AGENT), upper, work, merged)
+                overlay = Overlay(str(real / "agents" / AGENT), upper, work, merged)
                 zone_fd = os.open(self.zone, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
                 steps = time.perf_counter() - started
                 try:
                     started = time.perf_counter()
-                    done = subprocess.run(overlay.command(zone_fd, [true]), pass_fds=(zone_fd,), check=False)
-                    helper = time.perf_counter() - started
+                    root = overlay.mount(zone_fd)
+                    try:
+                        subprocess.run([true], pass_fds=(root,), check=True)
+                        mount = time.perf_counter() - started
+                    finally:
+                        os.close(root)
+                        overlay.unmount()
                 finally:
                     os.close(zone_fd)
-            if done.returncode != 0:
-                raise SystemExit(f"the review's overlay helper exited {done.returncode}")
             shutil.rmtree(pending.dir)  # a branch that never ran: nothing to discard
-            return steps, helper
+            return steps, mount
 
         def plain() -> tuple[float, float]:
             """Seconds of a plain launcher's check, then of an exec of ``true``."""
@@ -323,10 +327,10 @@ class Bench:
 
         first, second = (branch, plain) if number % 2 else (plain, branch)
         times = {first: first(), second: second()}
-        (steps, helper), (plain_steps, plain_exec) = times[branch], times[plain]
-        self.sample("branch setup, isolated", (steps + helper) * 1000, (plain_steps + plain_exec) * 1000)
+        (steps, mount), (plain_steps, plain_exec) = times[branch], times[plain]
+        self.sample("branch setup, isolated", (steps + mount) * 1000, (plain_steps + plain_exec) * 1000)
         self.sample("branch setup: the launcher's steps", steps * 1000, plain_steps * 1000)
-        self.sample("branch setup: the overlay's helper", helper * 1000, plain_exec * 1000)
+        self.sample("branch setup: the overlay's mount", mount * 1000, plain_exec * 1000)
 
     def start_to_command(self, views: Views, number: int) -> None:
         """A plain view and a branch view of the same zone, one after the other; each one's time to its command and
@@ -460,7 +464,7 @@ def measures(count: int) -> dict[str, Samples]:
     return {
         "branch setup, isolated": Samples("ms", "a plain run's check, exec of true", ("extra", SETUP_EXTRA_MS)),
         "branch setup: the launcher's steps": Samples("ms", "a plain run's check", None),
-        "branch setup: the overlay's helper": Samples("ms", "exec of true", None),
+        "branch setup: the overlay's mount": Samples("ms", "exec of true", None),
         "omxfs run --branch: start to command": Samples("ms", "omxfs run: start to command", ("extra", SETUP_EXTRA_MS)),
         **{f"{w} in a branch": Samples("ms", f"{w}, native", ("ratio", WORK_RATIO)) for w in WORKLOADS},
         f"omxfs accept ({CHANGED} changed files)": Samples(
@@ -665,6 +669,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if why := refusal():
         raise SystemExit(why)
+    from omxfs.view import namespaces
+
+    namespaces.private_mounts()  # the overlays the setup's measure mounts stay this process's, as a launcher's do
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, leave)  # the views are ended and the scratch directory removed, as on Ctrl-C
     if args.dir:

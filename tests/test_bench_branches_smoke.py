@@ -23,7 +23,7 @@ BRANCHES = 2  # --quick's
 MEASURES = {
     "branch setup, isolated": "+5 ms",
     "branch setup: the launcher's steps": None,
-    "branch setup: the overlay's helper": None,
+    "branch setup: the overlay's mount": None,
     "omxfs run --branch: start to command": "+5 ms",
     "tar_x in a branch": "1.1x",
     "git_commit in a branch": "1.1x",

@@ -1,12 +1,13 @@
 """Review before merge: a review run's change to a zone, held apart until a person decides.
 
-``omxfs run WS --as NAME --review`` shows the view NAME's zone through a kernel overlay mounted in the view's own
-namespaces (``omxfs.view.review_mount``): the zone is the overlay's lower layer, untouched, and everything the run
-writes lands in ``.omxfs/reviews/<zone>/upper`` (``work`` beside it is the overlay's scratch, ``merged`` its
-mountpoint). Everyone else (other views, the ``omxfs mount``, the host) sees the zone as it was. The overlay runs
-in a user namespace with ``userxattr``, as root too, so the upper layer has one format: a deleted name is a
-*whiteout* (a character device 0:0), a directory that replaced one of the zone is *opaque* (``user.overlay.opaque``
-= ``y``), and the overlay's own bookkeeping is ``user.overlay.*`` attributes, which are never part of the change.
+``omxfs run WS --as NAME --review`` shows the view NAME's zone through a kernel overlay mounted in a mount namespace
+that only the view and its launcher hold (``omxfs.view.review_mount``): the zone is the overlay's lower layer,
+untouched, and everything the run writes lands in ``.omxfs/reviews/<zone>/upper`` (``work`` beside it is the
+overlay's scratch, ``merged`` its mountpoint). Everyone else (other views, the ``omxfs mount``, the host) sees the
+zone as it was. The overlay is mounted with ``userxattr`` whoever runs the view, so the upper layer has one format:
+a deleted name is a *whiteout* (a character device 0:0), a directory that replaced one of the zone is *opaque*
+(``user.overlay.opaque`` = ``y``), and the overlay's own bookkeeping is ``user.overlay.*`` attributes, which are
+never part of the change.
 
 What this module does with a pending change, on the store, without mounting anything:
 

@@ -60,7 +60,6 @@ TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
 #: the signals Python ignores from its start (SIGXFSZ: only where the platform has it, as Linux does)
 PYTHON_IGNORED = ("SIGPIPE", "SIGXFSZ")
 CLEANUP = Path(__file__).with_name("cleanup.py")
-REVIEW_MOUNT = Path(__file__).with_name("review_mount.py")
 #: cleanup processes, referenced so that they are never collected (and warned about) while they wait
 _cleanups: list[subprocess.Popen[bytes]] = []
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -160,24 +159,30 @@ def run(
         mountpoint = tempfile.mkdtemp(prefix=f"omxfs-view-{agent}-", dir=_runtime_dir())
         stack.callback(_remove_quietly, mountpoint)
         stack.callback(os.close, _start_cleanup(mountpoint))  # once the daemon is unmounted: nothing left to do
-        overlay = None
+        zone_fd, overlay = own_fd, None
         if branch is not None:
-            # by path: the helper is another process (the store's path leads to the store here: see above); the
-            # overlay's mountpoint is the review's own empty directory, mounted on in the helper's namespace only
+            # by path (the store's path leads to the store here: see above), mounted on the branch's own empty
+            # directory in a mount namespace that only this launcher and its view hold (review_mount.py)
             real = Path(os.path.realpath(store.path))
             upper, work, merged, *middle = (
                 real / p.relative_to(pending.ws.root)
                 for p in (pending.upper, pending.work, pending.merged, *(b.upper for b in pending.ancestors()))
             )
-            overlay = ReviewOverlay(
+            layers = review_mount.Overlay(
                 str(real / AGENTS / agent), str(upper), str(work), str(merged), tuple(map(str, middle))
             )
+            if os.geteuid() == 0:  # in the namespace of its own made above: mounted here, the view binds its root
+                zone_fd = layers.mount(own_fd)
+                stack.callback(layers.unmount)
+                stack.callback(os.close, zone_fd)
+            else:  # by the view's first process, in a user namespace of its own
+                overlay = layers
         spec = ViewSpec(
             agent=agent,
             workspace=store.workspace,
             daemon_mount=mountpoint,
             agents_fd=agents_fd,
-            own_fd=own_fd,
+            own_fd=zone_fd,
             meta_fd=meta_fd,
             cwd=start_dir(store.workspace, agent, cwd),
             command=command,
@@ -201,21 +206,6 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
     while len(errors) == 1 and isinstance(errors[0], BaseExceptionGroup):
         errors = errors[0].exceptions
     return errors[0] if len(errors) == 1 else group
-
-
-@dataclasses.dataclass(frozen=True)
-class ReviewOverlay:
-    """The layers of a review view's overlay, and where ``review_mount.py`` mounts it (in its own namespaces)."""
-
-    lower: str  # the zone, by path (checked against the zone's descriptor)
-    upper: str
-    work: str
-    target: str
-    middle: tuple[str, ...] = ()  # a nested branch's: its parent's upper layer, that one's parent's... over the zone
-
-    def command(self, zone_fd: int, bwrap_args: list[str]) -> list[str]:
-        layers = [self.lower, self.upper, self.work, self.target, str(zone_fd), *self.middle]
-        return [sys.executable, "-I", "-S", str(REVIEW_MOUNT), *layers, "--", *bwrap_args]
 
 
 def _check_branch_alone(review: Review, parent: str | None) -> None:
@@ -244,7 +234,7 @@ def _check_branch_alone(review: Review, parent: str | None) -> None:
 
 
 async def _serve_and_run(
-    bwrap: str, spec: ViewSpec, store: Store, limits: Limits, overlay: ReviewOverlay | None = None
+    bwrap: str, spec: ViewSpec, store: Store, limits: Limits, overlay: review_mount.Overlay | None = None
 ) -> int:
     from omxfs.fuse import daemon
 
@@ -266,28 +256,38 @@ async def _serve_and_run(
             await mounted.end()  # serve() returns: the session ends, the mount is removed
 
 
-async def _run_view(bwrap: str, spec: ViewSpec, box: cgroups.Confinement, overlay: ReviewOverlay | None = None) -> int:
+async def _run_view(
+    bwrap: str, spec: ViewSpec, box: cgroups.Confinement, overlay: review_mount.Overlay | None = None
+) -> int:
+    """Run the view; ``overlay``: a branch's, to be mounted by the view's first process (an unprivileged launcher's)."""
     syscalls = _seccomp_filter(spec.privileged)
     info_read, info_write = os.pipe()
     spec = dataclasses.replace(spec, info_fd=info_write, seccomp_fd=syscalls)
     args = bwrap_args(bwrap, spec)
-    if overlay is not None:  # the same bwrap, started by the helper that mounts the overlay over the zone's fd
-        args = overlay.command(spec.own_fd, args)
     passed = (info_write, spec.agents_fd, spec.own_fd, spec.meta_fd, syscalls)
+    report_read, report_write = os.pipe() if overlay is not None else (-1, -1)  # why the overlay's mount failed
     try:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:
         # --die-with-parent is the kernel's parent-death signal, sent when the *thread* that forked exits, and
         # trio retires idle worker threads after 10 s, which killed every view that ran longer.
         env = dict(os.environ) if spec.home is None else {**os.environ, "HOME": spec.home}
+        mount = None
+        if overlay is not None:
+            mount = overlay.in_namespace_of_its_own(spec.own_fd, report_write, box.process_limit())
         with _terminal_signals_ignored(env):
-            process = subprocess.Popen(box.command(args), pass_fds=(*passed, *box.pass_fds), env=env)
+            process = subprocess.Popen(box.command(args), pass_fds=(*passed, *box.pass_fds), env=env, preexec_fn=mount)
         box.start(process.pid)  # in its cgroups, with its limits, before bwrap runs
+    except subprocess.SubprocessError:  # raised for the overlay's mount alone, which wrote why it failed
+        os.close(info_read)
+        assert overlay is not None
+        raise overlay.reported(_pending(report_read)) from None
     except OSError as exc:
         os.close(info_read)
         raise MountError(f"cannot start bubblewrap: {exc.strerror}", exc.errno or errno.EIO) from None
     finally:
-        os.close(info_write)
-        os.close(syscalls)
+        for fd in (info_write, syscalls, report_read, report_write):
+            if fd >= 0:
+                os.close(fd)
     # The receiver outlives the nursery: the forwarding task must be done with it before it closes (a task
     # cancelled while waiting on a closed receiver ends in a RuntimeError, not in its cancellation).
     with trio.open_signal_receiver(*FORWARDED) as signals:
@@ -296,12 +296,6 @@ async def _run_view(bwrap: str, spec: ViewSpec, box: cgroups.Confinement, overla
             nursery.start_soon(_forward, signals, child, process.pid)
             status = await _wait(process)
             nursery.cancel_scope.cancel()
-    if child is None and overlay is not None and status == review_mount.SETUP_FAILED:
-        raise MountError(
-            "the review's overlay could not be mounted (see the message above): it needs overlayfs in a user "
-            "namespace (Linux 5.11) and user.* attributes on the store's filesystem",
-            errno.EPERM,
-        )
     if child is None and status != 0:
         # bwrap makes a user namespace as root too: a limit of 0 (user.max_user_namespaces) or a container's
         # seccomp stops root as well, where the other two switches stop only unprivileged users
@@ -347,6 +341,15 @@ def _seccomp_filter(privileged: bool) -> int:
             errno.ENOSYS,
         )
     return fd
+
+
+def _pending(fd: int) -> bytes:
+    """What a pipe holds now, without waiting for more."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 4096)
+    except BlockingIOError:
+        return b""
 
 
 async def _wait(process: subprocess.Popen[bytes]) -> int:
