@@ -151,8 +151,9 @@ def test_refusals_while_a_review_is_pending_or_its_view_runs(store: Workspace, o
     try:
         poll(lambda: (control / "up").exists() or view.poll() is not None)
         assert view.poll() is None, view.communicate()
-        # while the review view runs: another agent sees the zone as it was, and nothing decides or joins
-        assert _bob_reads(ws, ok).splitlines() == ["old", "notes.md"]
+        # while the review view runs: another agent sees the zone as it was (the review beside it, at @review, as
+        # on the mount), and nothing decides or joins
+        assert _bob_reads(ws, ok).splitlines() == ["old", "@review", "notes.md"]
         for verb in ("accept", "discard"):
             busy = omxfs(verb, str(ws), "alice", "--as", "alice", check=False)
             assert busy.returncode == 1 and "a view of alice is running" in busy.stderr, busy.stderr
