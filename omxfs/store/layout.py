@@ -76,6 +76,9 @@ REVIEW_ACCEPTING = "accepting"
 BRANCH_MARK = "@"
 #: where the overlay is mounted, in the review view's own mount namespace only (an empty directory everywhere else)
 REVIEW_MERGED = "merged"
+#: the overlay's topmost lower layer in a branch's view: one empty directory ``@<sibling>`` per other pending branch
+#: of the zone as the view started, on which the view binds that sibling read-only (``omxfs.view.launch``)
+REVIEW_MARKS = "marks"
 #: a blob's name: the sha256 of its content, in a directory named by the first two hex digits
 BLOB = re.compile(r"[0-9a-f]{64}")
 #: every delivery of each handoff file, kept when a re-delivery replaces it (``store.delivery_history``)

@@ -46,7 +46,7 @@ from omxfs.checkpoints.views import running_views, view_starting
 from omxfs.errors import InvalidInput, MountError
 from omxfs.fuse.mounts import check_fuse, check_pyfuse3, omx_mounts
 from omxfs.limits import Limits, resolve
-from omxfs.store.layout import AGENTS, META_DIR
+from omxfs.store.layout import AGENTS, BRANCH_MARK, META_DIR, REVIEW_MARKS
 from omxfs.store.names import AGENT_NAME, AGENT_RULE
 from omxfs.store.workspace import Workspace
 from omxfs.view import namespaces, review_mount, seccomp
@@ -159,7 +159,7 @@ def run(
         mountpoint = tempfile.mkdtemp(prefix=f"omxfs-view-{agent}-", dir=_runtime_dir())
         stack.callback(_remove_quietly, mountpoint)
         stack.callback(os.close, _start_cleanup(mountpoint))  # once the daemon is unmounted: nothing left to do
-        zone_fd, overlay = own_fd, None
+        zone_fd, overlay, siblings = own_fd, None, []
         if branch is not None:
             # by path (the store's path leads to the store here: see above), mounted on the branch's own empty
             # directory in a mount namespace that only this launcher and its view hold (review_mount.py)
@@ -168,8 +168,15 @@ def run(
                 real / p.relative_to(pending.ws.root)
                 for p in (pending.upper, pending.work, pending.merged, *(b.upper for b in pending.ancestors()))
             )
+            siblings = [BRANCH_MARK + b.branch for b in pending_branches(pending.ws, agent) if b != pending]
+            marks = _sibling_marks(pending.dir / REVIEW_MARKS, siblings)
             layers = review_mount.Overlay(
-                str(real / AGENTS / agent), str(upper), str(work), str(merged), tuple(map(str, middle))
+                str(real / AGENTS / agent),
+                str(upper),
+                str(work),
+                str(merged),
+                tuple(map(str, middle)),
+                None if marks is None else str(real / marks.relative_to(pending.ws.root)),
             )
             if os.geteuid() == 0:  # in the namespace of its own made above: mounted here, the view binds its root
                 zone_fd = layers.mount(own_fd)
@@ -181,7 +188,6 @@ def run(
             agent=agent,
             workspace=store.workspace,
             daemon_mount=mountpoint,
-            agents_fd=agents_fd,
             own_fd=zone_fd,
             meta_fd=meta_fd,
             cwd=start_dir(store.workspace, agent, cwd),
@@ -190,11 +196,26 @@ def run(
             network=network,
             home=_view_home(os.environ.get("HOME"), store.workspace),
             privileged=os.geteuid() == 0,
+            siblings=tuple(siblings),
         )
         try:
             return trio.run(_serve_and_run, bwrap, spec, store, chosen, overlay)
         except BaseExceptionGroup as group:  # a nursery's: the one error inside is the message
             raise _single(group) from None
+
+
+def _sibling_marks(marks: Path, names: Sequence[str]) -> Path | None:
+    """``marks`` made anew with one empty directory per name (a branch's siblings, ``@NAME``), the overlay's topmost
+    lower layer, on which the view binds them; None (and no such layer) where there are none. It lies under the
+    store's ``.omxfs/``, which no view can write."""
+    if os.path.lexists(marks):
+        remove_tree(marks)
+    if not names:
+        return None
+    os.mkdir(marks, 0o700)
+    for name in names:
+        os.mkdir(marks / name, 0o555)
+    return marks
 
 
 def _warn(line: str) -> None:
@@ -264,7 +285,7 @@ async def _run_view(
     info_read, info_write = os.pipe()
     spec = dataclasses.replace(spec, info_fd=info_write, seccomp_fd=syscalls)
     args = bwrap_args(bwrap, spec)
-    passed = (info_write, spec.agents_fd, spec.own_fd, spec.meta_fd, syscalls)
+    passed = (info_write, spec.own_fd, spec.meta_fd, syscalls)
     report_read, report_write = os.pipe() if overlay is not None else (-1, -1)  # why the overlay's mount failed
     try:
         # Started from this (the main) thread, not by trio.lowlevel.open_process, which forks from a worker thread:

@@ -4,12 +4,15 @@ as it was).
 
 Its layers (``omxfs.checkpoints.review``): the zone lowest; a nested branch's middle layers above it (its parent's
 upper layer, that one's parent's..., the topmost first: the kernel honours their whiteouts and opaque directories);
-the branch's upper layer on top, which takes the run's writes. Mounted with ``userxattr`` and ``index=off`` (which a
-user namespace's mount always has) whoever runs the view, so that the upper layer has one format, the one ``omxfs
-diff --branch`` and ``omxfs accept`` read: whiteouts as 0:0 character devices, opaque directories and the overlay's
-bookkeeping as ``user.overlay.*`` attributes (root's mount may record a copied-up file's origin there, bookkeeping
-no reader looks at). The kernel keeps the run's reads and writes native: only the first write of a file of the zone
-copies it up.
+the branch's upper layer on top, which takes the run's writes; and where the zone has other pending branches, a
+topmost lower layer of empty ``@<sibling>`` directories (``REVIEW_MARKS``), on which the view binds each sibling
+read-only, so that nothing is written into the branch to show them.
+
+Mounted with ``userxattr`` and ``index=off`` (which a user namespace's mount always has) whoever runs the view, so
+that the upper layer has one format, the one ``omxfs diff --branch`` and ``omxfs accept`` read: whiteouts as 0:0
+character devices, opaque directories and the overlay's bookkeeping as ``user.overlay.*`` attributes (root's mount
+may record a copied-up file's origin there, bookkeeping no reader looks at). The kernel keeps the run's reads and
+writes native: only the first write of a file of the zone copies it up.
 
 Where it is mounted:
 
@@ -55,9 +58,11 @@ class Overlay:
     work: str
     target: str  # the branch's own empty directory
     middle: tuple[str, ...] = ()  # a nested branch's: its parent's upper layer, that one's parent's... over the zone
+    marks: str | None = None  # the topmost lower layer: the mountpoints of the branch's siblings (``REVIEW_MARKS``)
 
     def options(self) -> bytes:
-        lowers = ":".join(_escape(layer) for layer in (*self.middle, self.lower))
+        marks = () if self.marks is None else (self.marks,)
+        lowers = ":".join(_escape(layer) for layer in (*marks, *self.middle, self.lower))
         upper, work = _escape(self.upper), _escape(self.work)
         return f"lowerdir={lowers},upperdir={upper},workdir={work},userxattr,index=off".encode()
 

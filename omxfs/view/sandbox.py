@@ -21,7 +21,7 @@ What a view holds (order matters: later binds cover earlier ones):
 - the workspace last, so nothing covers it: the view's daemon at WS (the shared zones, and other agents' zones
   read-only with their pending branches at ``agents/<zone>/@<branch>/``, as on the mount), then the agent's own zone
   read-write and ``.omxfs/`` read-only, each bound from a descriptor (``--bind-fd``), so a store hidden under a
-  mount in place is bound all the same.
+  mount in place is bound all the same; in a branch's view, its siblings over its zone, read-only, from the daemon.
 
 No capability survives (``--cap-drop ALL``), no new user namespace can be made inside (``--disable-userns``,
 which would otherwise give back a full capability set over a copy of the view), the command dies with its
@@ -74,8 +74,7 @@ class ViewSpec:
     agent: str
     workspace: str  # the path the workspace shows at (inside the view as outside)
     daemon_mount: str  # where the view's daemon is mounted (outside the view)
-    agents_fd: int  # O_PATH descriptors of the store's agents/, agents/<agent>/ and .omxfs/
-    own_fd: int
+    own_fd: int  # O_PATH descriptors of the agent's zone (a branch's overlay) and of the store's .omxfs/
     meta_fd: int
     cwd: str
     command: Sequence[str]
@@ -86,6 +85,9 @@ class ViewSpec:
     seccomp_fd: int | None = None  # seccomp.py's filter
     privileged: bool = False  # running as root: drop the capabilities bwrap would otherwise keep
     runtime: Sequence[str] = field(default_factory=lambda: runtime_dirs())
+    #: in a branch's view, its siblings' names (``@NAME``): each bound read-only from the view's daemon, on the
+    #: overlay's mountpoint of that name (``REVIEW_MARKS``)
+    siblings: Sequence[str] = ()
 
 
 #: the top-level packages of this project, found beside ``omxfs`` (in site-packages, or in an editable checkout)
@@ -124,6 +126,12 @@ def bwrap_args(bwrap: str, spec: ViewSpec) -> list[str]:
     ws = spec.workspace
     args += ["--bind", spec.daemon_mount, ws]
     args += ["--bind-fd", str(spec.own_fd), f"{ws}/{AGENTS}/{spec.agent}"]
+    for sibling in spec.siblings:
+        args += [
+            "--ro-bind",
+            f"{spec.daemon_mount}/{AGENTS}/{spec.agent}/{sibling}",
+            f"{ws}/{AGENTS}/{spec.agent}/{sibling}",
+        ]
     args += ["--ro-bind-fd", str(spec.meta_fd), f"{ws}/{META_DIR}"]
     args += ["--setenv", VIEW_ENV, spec.agent, "--setenv", AGENT_ENV, spec.agent]
     if spec.info_fd is not None:

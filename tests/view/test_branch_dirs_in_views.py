@@ -81,3 +81,40 @@ def test_a_branch_made_while_a_view_runs_appears_in_it(store: Workspace, tmp_pat
             watching.kill()
             watching.communicate()
     assert watching.returncode == 0 and out == "late\n", (out, err)
+
+
+#: what alice's view of her branch ``third`` runs: her other branches compared and read beside her own overlay
+SIBLINGS = """
+cd "$WS/agents/alice"
+echo third > third.md
+ls -a
+echo ---
+diff -r @first @rival
+echo "diff: $?"
+cat @first/new.md
+echo changed 2> /dev/null > @first/notes.md || echo "write in a sibling refused"
+"""
+
+
+def test_a_branch_run_shows_its_siblings_beside_its_overlay_without_writing_them_into_its_branch(
+    store: Workspace,
+) -> None:
+    ws, zone = store.root, store.root / "agents/alice"
+    (zone / "notes.md").write_text("base\n")
+    for name, work in (("first", "echo first > notes.md; echo new > new.md"), ("rival", "echo rival > notes.md")):
+        made = run_view(ws, "alice", work, "--branch", name)
+        assert made.returncode == 0, made.stderr
+
+    seen = run_view(ws, "alice", SIBLINGS, "--branch", "third", env={**clean_env(), "WS": str(ws)})
+    assert seen.returncode == 0, seen.stderr
+    listing, _, rest = seen.stdout.partition("---\n")
+    names = set(listing.split())
+    assert {"@first", "@rival", "notes.md", "third.md"} <= names and "@third" not in names, listing
+    assert "< first\n---\n> rival" in rest and "Only in @first: new.md" in rest and "diff: 1" in rest, rest
+    assert "new\n" in rest and "write in a sibling refused" in rest, rest
+
+    upper = ws / ".omxfs/branches/alice/third/upper"
+    assert sorted(p.name for p in upper.iterdir()) == ["third.md"]  # the siblings' mountpoints are not the branch's
+    shown = omxfs("diff", str(ws), "alice", "--branch", "third").stdout
+    assert "third.md" in shown and "@first" not in shown and "@rival" not in shown, shown
+    assert (ws / ".omxfs/branches/alice/first/upper/notes.md").read_text() == "first\n"

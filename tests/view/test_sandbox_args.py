@@ -10,7 +10,6 @@ def spec(**changes: object) -> ViewSpec:
         "agent": "alice",
         "workspace": "/tmp/ws",
         "daemon_mount": "/run/user/0/omxfs-view-alice-x",
-        "agents_fd": 5,
         "own_fd": 6,
         "meta_fd": 7,
         "cwd": "/tmp/ws/agents/alice",
