@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omxfs.errors import MountError
+from omxfs.plain_record import PlainRecord
 
 if TYPE_CHECKING:
     import subprocess
@@ -23,12 +23,15 @@ FSTYPE = "fuse.omxfs"
 MOUNTINFO = Path("/proc/self/mountinfo")
 
 
-@dataclass(frozen=True)
-class MountEntry:
-    mountpoint: str
-    fstype: str
-    source: str
-    dev: int  # st_dev of files on the mount
+class MountEntry(PlainRecord):
+    """One line of the mount table."""
+
+    __slots__ = ("dev", "fstype", "mountpoint", "source")
+    FIELDS = ("mountpoint", "fstype", "source", "dev")
+
+    def __init__(self, mountpoint: str, fstype: str, source: str, dev: int) -> None:
+        self.mountpoint, self.fstype, self.source = mountpoint, fstype, source
+        self.dev = dev  # st_dev of files on the mount
 
 
 def _unescape(field: str) -> str:

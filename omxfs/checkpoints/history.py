@@ -40,7 +40,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -93,12 +92,14 @@ def _recall(path: str, st: os.stat_result) -> Manifest | None:
         return known[1]
 
 
-@dataclass(frozen=True)
 class Pruned:
-    manifests: list[int]
-    blobs: int
-    bytes: int
-    bases: list[int]  # older than the newest KEEP, kept: a kept checkpoint is written against it
+    """What a prune removed."""
+
+    __slots__ = ("bases", "blobs", "bytes", "manifests")
+
+    def __init__(self, manifests: list[int], blobs: int, bytes: int, bases: list[int]) -> None:
+        self.manifests, self.blobs, self.bytes = manifests, blobs, bytes
+        self.bases = bases  # older than the newest KEEP, kept: a kept checkpoint is written against it
 
 
 def subtree_end(entries: Sequence[Entry], start: int) -> int:
@@ -139,8 +140,8 @@ def _unlink_outside(parent: Manifest, roots: Collection[str]) -> dict[str, Entry
             held = parent.entry(link)
             if held is None:  # not a manifest this module wrote: left as it is
                 continue
-            found[entry.path] = replace(
-                entry, link="", size=held.size, sha256=held.sha256, data=held.data, xattrs=held.xattrs, ctime_ns=0
+            found[entry.path] = entry.replace(
+                link="", size=held.size, sha256=held.sha256, data=held.data, xattrs=held.xattrs, ctime_ns=0
             )
     return found
 

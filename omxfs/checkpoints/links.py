@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from omxfs.checkpoints.manifest import FILE, Entry, Manifest, within
@@ -42,7 +41,7 @@ def link_across(zone_dir: Path, target: Manifest, rel: str, subtree: Sequence[En
         held = target.entry(first)
         if held is None:  # a manifest this module did not write: the names stay files of their own
             continue
-        wanted = replace(held, link="")
+        wanted = held.replace(link="")
         for other in others:
             if _link_if_same(zone_dir, other, wanted, [_built_path(built, rel, name) for name in inside[first]]):
                 linked += len(inside[first])

@@ -29,7 +29,6 @@ import bisect
 import functools
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from stat import S_IFREG
 from typing import Any
 
@@ -47,6 +46,7 @@ from omxfs.checkpoints.records import (
     zone_path,
 )
 from omxfs.errors import StoreCorrupt
+from omxfs.plain_record import PlainRecord
 
 FORMAT = 1
 #: a checkpoint written as what differs from its base (``Manifest.base``); a reader of format 1 only refuses it
@@ -68,30 +68,70 @@ FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET = "file", "dir", "symlink", "fifo"
 TYPES = (FILE, DIR, SYMLINK, FIFO, CHAR, BLOCK, SOCKET)
 
 
-@dataclass(frozen=True)
-class Entry:
-    path: str  # relative to the zone, "." for its root; a name that is no UTF-8 is kept by surrogate escapes
-    type: str
-    mode: int  # the permission bits with set-ID and sticky (stat.S_IMODE)
-    uid: int
-    gid: int
-    mtime_ns: int
-    atime_ns: int = 0
-    size: int = 0
-    sha256: str = ""  # a regular file's content
-    data: tuple[tuple[int, int], ...] | None = None  # a sparse file's data extents (offset, length); None: no hole
-    target: str = ""  # a symlink's target, as written
-    link: str = ""  # a hard link: the path of the first name of the same file in the zone (which holds the rest)
-    rdev: int = 0  # a device node's number
-    xattrs: tuple[tuple[str, bytes], ...] = ()  # user.* attributes, sorted by name
-    ino: int = 0  # the stat the file was hashed with (see the module docstring)
-    ctime_ns: int = 0
+class Entry(PlainRecord):
+    """One name of the zone. Its attributes live in its ``__dict__`` (no slots), beside what it caches
+    (``json_line``)."""
+
+    FIELDS = (
+        "path",
+        "type",
+        "mode",
+        "uid",
+        "gid",
+        "mtime_ns",
+        "atime_ns",
+        "size",
+        "sha256",
+        "data",
+        "target",
+        "link",
+        "rdev",
+        "xattrs",
+        "ino",
+        "ctime_ns",
+    )
+
+    def __init__(
+        self,
+        path: str,
+        type: str,
+        mode: int,
+        uid: int,
+        gid: int,
+        mtime_ns: int,
+        atime_ns: int = 0,
+        size: int = 0,
+        sha256: str = "",
+        data: tuple[tuple[int, int], ...] | None = None,
+        target: str = "",
+        link: str = "",
+        rdev: int = 0,
+        xattrs: tuple[tuple[str, bytes], ...] = (),
+        ino: int = 0,
+        ctime_ns: int = 0,
+    ) -> None:
+        self.path = path  # relative to the zone, "." for its root; a name that is no UTF-8 is kept by surrogate escapes
+        self.type = type
+        self.mode = mode  # the permission bits with set-ID and sticky (stat.S_IMODE)
+        self.uid = uid
+        self.gid = gid
+        self.mtime_ns = mtime_ns
+        self.atime_ns = atime_ns
+        self.size = size
+        self.sha256 = sha256  # a regular file's content
+        self.data = data  # a sparse file's data extents (offset, length); None: no hole
+        self.target = target  # a symlink's target, as written
+        self.link = link  # a hard link: the path of the first name of the same file in the zone (which holds the rest)
+        self.rdev = rdev  # a device node's number
+        self.xattrs = xattrs  # user.* attributes, sorted by name
+        self.ino = ino  # the stat the file was hashed with (see the module docstring)
+        self.ctime_ns = ctime_ns
 
     @functools.cached_property
     def json_line(self) -> str:
         """The entry as its manifest line: computed once per entry (a checkpoint reuses the unchanged entries of
         its parent, so it encodes only what changed). Kept in the instance, never a field: not compared, not
-        copied by ``dataclasses.replace``."""
+        copied by ``replace``."""
         return _ENCODER.encode(self.to_json())
 
     def same_node(self, other: Entry) -> bool:
@@ -242,9 +282,9 @@ def new_entry(
     ino: int,
     ctime_ns: int,
 ) -> Entry:
-    """``Entry(...)`` with every field given in order, without the frozen dataclass's ``__init__`` (one
-    ``object.__setattr__`` per field): a scan or a manifest load makes thousands of them, and that was their largest
-    cost. The result is an ordinary ``Entry``, equal to the one the constructor makes."""
+    """``Entry(...)`` with every field given in order, its ``__dict__`` filled in one call rather than one
+    assignment per field: a scan or a manifest load makes thousands of them. The result is an ordinary ``Entry``,
+    equal to the one the constructor makes."""
     entry = _new_object(Entry)
     entry.__dict__.update(
         path=path,
@@ -278,23 +318,56 @@ StatCache = dict[str, DirCache]
 _ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
-@dataclass(frozen=True)
-class Manifest:
-    """Checkpoint ``number`` of ``zone``: who made it, when, why, and every entry."""
+class Manifest(PlainRecord):
+    """Checkpoint ``number`` of ``zone``: who made it, when, why, and every entry. What it computes once (its
+    entries by path, its stat cache) it keeps in its ``__dict__``, beside its fields."""
 
-    number: int
-    zone: str
-    time: str  # UTC, ISO 8601
-    message: str
-    by: str  # the acting agent
-    uid: int  # the process's uid that made it
-    parent: int | None  # the checkpoint it was compared with (the zone's latest when it began)
-    entries: tuple[Entry, ...]
-    changed: int = 0  # entries added, changed or removed since ``parent``
-    bytes_added: int = 0  # blob bytes this checkpoint wrote (0 when nothing new)
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. the restore a checkpoint was made before
-    scan: int = SCAN  # how the scan that made it took each directory's stat (``SCAN``)
-    base: int | None = None  # the checkpoint its file is written against (a delta, ``as_delta``); None: whole
+    FIELDS = (
+        "number",
+        "zone",
+        "time",
+        "message",
+        "by",
+        "uid",
+        "parent",
+        "entries",
+        "changed",
+        "bytes_added",
+        "extra",
+        "scan",
+        "base",
+    )
+    __hash__ = None  # type: ignore[assignment]  # its extra is a dict: no hash, as the frozen dataclass it was
+
+    def __init__(
+        self,
+        number: int,
+        zone: str,
+        time: str,
+        message: str,
+        by: str,
+        uid: int,
+        parent: int | None,
+        entries: tuple[Entry, ...],
+        changed: int = 0,
+        bytes_added: int = 0,
+        extra: dict[str, Any] | None = None,
+        scan: int = SCAN,
+        base: int | None = None,
+    ) -> None:
+        self.number = number
+        self.zone = zone
+        self.time = time  # UTC, ISO 8601
+        self.message = message
+        self.by = by  # the acting agent
+        self.uid = uid  # the process's uid that made it
+        self.parent = parent  # the checkpoint it was compared with (the zone's latest when it began)
+        self.entries = entries
+        self.changed = changed  # entries added, changed or removed since ``parent``
+        self.bytes_added = bytes_added  # blob bytes this checkpoint wrote (0 when nothing new)
+        self.extra: dict[str, Any] = {} if extra is None else extra  # e.g. the restore a checkpoint was made before
+        self.scan = scan  # how the scan that made it took each directory's stat (``SCAN``)
+        self.base = base  # the checkpoint its file is written against (a delta, ``as_delta``); None: whole
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -360,7 +433,7 @@ class Manifest:
 
     def numbered(self, number: int) -> Manifest:
         """The same checkpoint as number ``number`` (another writer took this one), written as this one is."""
-        other = replace(self, number=number)
+        other = self.replace(number=number)
         for kept in ("delta", "base_manifest"):
             if kept in self.__dict__:
                 other.__dict__[kept] = self.__dict__[kept]
@@ -412,12 +485,14 @@ def within(path: str, rel: str) -> bool:
     return path == rel or path.startswith(rel + "/")
 
 
-@dataclass(frozen=True)
 class Delta:
     """What a checkpoint written against a base holds (``DELTA_FORMAT``)."""
 
-    changed: tuple[Entry, ...]  # the entries that are not the base's own (changed or added), in walk order
-    removed: tuple[str, ...]  # the base's paths the checkpoint lacks, in walk order
+    __slots__ = ("changed", "removed")
+
+    def __init__(self, changed: tuple[Entry, ...], removed: tuple[str, ...]) -> None:
+        self.changed = changed  # the entries that are not the base's own (changed or added), in walk order
+        self.removed = removed  # the base's paths the checkpoint lacks, in walk order
 
 
 def as_delta(manifest: Manifest, base: Manifest) -> Manifest:
@@ -443,14 +518,14 @@ def as_delta(manifest: Manifest, base: Manifest) -> Manifest:
         removed = tuple(entry.path for entry in base.entries if entry.path not in present)
         if len(changed) + len(removed) > limit:
             return manifest
-    written = replace(manifest, base=base.number)
+    written = manifest.replace(base=base.number)
     written.__dict__.update(delta=Delta(tuple(changed), removed), base_manifest=base)
     return written
 
 
 def whole(manifest: Manifest) -> Manifest:
     """``manifest`` to be written whole."""
-    return manifest if manifest.base is None else replace(manifest, base=None)
+    return manifest if manifest.base is None else manifest.replace(base=None)
 
 
 def apply_delta(base: Sequence[Entry], changed: Sequence[Entry], removed: Collection[str]) -> list[Entry]:

@@ -30,7 +30,7 @@ import bisect
 import errno
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omxfs.checkpoints.build import Builder, Built
@@ -275,7 +275,7 @@ def _rebase(entry: Entry, rel: str, slot: str) -> Entry:
     link = entry.link
     if link:
         link = slot + link[len(rel) :] if within(link, rel) else "/" + link
-    return replace(entry, path=slot + entry.path[len(rel) :], link=link)
+    return entry.replace(path=slot + entry.path[len(rel) :], link=link)
 
 
 def _make_parents(target: Manifest, by_path: Mapping[str, Entry], holder: Held, below: str, parent: str) -> Held:

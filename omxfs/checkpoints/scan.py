@@ -37,7 +37,6 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
 
 from omxfs.checkpoints.blobs import Extents, data_extents, hash_fd
@@ -127,17 +126,19 @@ RACY_NS = 250_000_000
 RACY_WHOLE_SECONDS_NS = 2_000_000_000
 
 
-@dataclass
 class Scan:
     """The result of one walk: the entries, which files had to be read (not taken from the stat cache), each
     directory's listing (what the next scan reuses for a directory whose stat is unchanged), and the stat cache the
     next scan may use (``Manifest.stat_cache``: the files taken from this scan's cache and those it read; a
     directory where nothing changed hands on the very cache it was given)."""
 
-    entries: list[Entry] = field(default_factory=list)
-    read: list[str] = field(default_factory=list)
-    listings: dict[str, Listing] = field(default_factory=dict)
-    caches: StatCache = field(default_factory=dict)
+    __slots__ = ("caches", "entries", "listings", "read")
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.read: list[str] = []
+        self.listings: dict[str, Listing] = {}
+        self.caches: StatCache = {}
 
 
 def scan_zone(
@@ -441,7 +442,7 @@ class _Walker:
             before.st_ctime_ns,
             before.st_size,
         ):
-            entry = replace(entry, ctime_ns=0)  # written while read: never taken from the stat cache
+            entry = entry.replace(ctime_ns=0)  # written while read: never taken from the stat cache
         self.result.entries.append(entry)
         self.result.read.append(path)
 

@@ -21,7 +21,6 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from omxfs.errors import InvalidInput, NotFound, OmxError, OSFailure, from_os_error
@@ -271,15 +270,15 @@ def list_files(root: Path) -> list[PurePosixPath]:
     return found
 
 
-@dataclass(frozen=True)
 class FileWrite:
     """One file of a change written with ``AtomicWriter.write_together``."""
 
-    root: Path
-    relative: PurePosixPath
-    data: bytes
-    mode: int = 0o644
-    sync_dir: bool = True
+    __slots__ = ("data", "mode", "relative", "root", "sync_dir")
+
+    def __init__(
+        self, root: Path, relative: PurePosixPath, data: bytes, mode: int = 0o644, sync_dir: bool = True
+    ) -> None:
+        self.root, self.relative, self.data, self.mode, self.sync_dir = root, relative, data, mode, sync_dir
 
 
 class AtomicWriter:

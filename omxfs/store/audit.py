@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +61,14 @@ def valid(record: Any) -> bool:
     return texts and all(type(record[key]) is int and record[key] >= 0 for key in ("uid", "pid"))
 
 
-@dataclass
 class Trail:
     """The audit records of a store, oldest first, and how many could not be read (a torn line of the old log)."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)  # where each unreadable record is
+    __slots__ = ("records", "unreadable")
+
+    def __init__(self, records: list[dict[str, Any]] | None = None, unreadable: list[str] | None = None) -> None:
+        self.records: list[dict[str, Any]] = [] if records is None else records
+        self.unreadable: list[str] = [] if unreadable is None else unreadable  # where each unreadable record is
 
 
 def record_files(meta: Path) -> list[Path]:

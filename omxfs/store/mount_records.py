@@ -12,11 +12,11 @@ import contextlib
 import errno
 import json
 import os
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from omxfs.errors import InvalidInput, MountError, StoreCorrupt
+from omxfs.plain_record import PlainRecord
 from omxfs.process import pid_alive
 from omxfs.store.layout import MOUNT_RECORDS
 from omxfs.store.names import relative_path
@@ -25,17 +25,19 @@ if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 
 
-@dataclass(frozen=True)
-class MountRecord:
-    pid: int
-    mountpoint: str
-    store: str
-    default_agent: str
-    started: str
-    log: str  # relative to the store
+class MountRecord(PlainRecord):
+    """One live daemon's record; its file is a JSON object of ``FIELDS``, in that order."""
+
+    __slots__ = ("default_agent", "log", "mountpoint", "pid", "started", "store")
+    FIELDS = ("pid", "mountpoint", "store", "default_agent", "started", "log")
+
+    def __init__(self, pid: int, mountpoint: str, store: str, default_agent: str, started: str, log: str) -> None:
+        self.pid, self.mountpoint, self.store = pid, mountpoint, store
+        self.default_agent, self.started = default_agent, started
+        self.log = log  # relative to the store
 
     def to_json(self) -> bytes:
-        return json.dumps(asdict(self), indent=2).encode("utf-8")
+        return json.dumps(dict(zip(self.FIELDS, self.values(), strict=True)), indent=2).encode("utf-8")
 
 
 def record_name(pid: int) -> str:
@@ -48,8 +50,8 @@ def load_record(raw: bytes, where: str) -> MountRecord:
     record names a process ``omxfs umount`` waits for and a store ``omxfs`` opens."""
     try:
         data = json.loads(raw)
-        if type(data) is not dict or set(data) != {f.name for f in fields(MountRecord)}:
-            raise ValueError("not a mount record: it holds " + ", ".join(f.name for f in fields(MountRecord)))
+        if type(data) is not dict or set(data) != set(MountRecord.FIELDS):
+            raise ValueError("not a mount record: it holds " + ", ".join(MountRecord.FIELDS))
         record = MountRecord(**data)
         if type(record.pid) is not int or record.pid < 1:
             raise ValueError(f"pid {record.pid!r} is no positive integer")

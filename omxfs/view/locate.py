@@ -19,27 +19,31 @@ the paths it is given the same way (``check_answers``) before it stats them or s
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from omxfs.errors import MountError
 from omxfs.mount_table import FSTYPE, MountEntry, State, mount_at, mount_table, probe
+from omxfs.plain_record import PlainRecord
 from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.store.mount_records import read_records
 
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-@dataclass(frozen=True)
-class Store:
-    fd: int  # O_PATH descriptor of the store's directory; the caller closes it
-    path: str  # where the store is, for messages
-    workspace: str  # the path the workspace shows at, inside the view as outside
-    covered_at: str | None = None  # a daemon's mount in place over the store (the path of both), if one is
+class Store(PlainRecord):
+    """The store behind a workspace, held open."""
+
+    __slots__ = ("covered_at", "fd", "path", "workspace")
+    FIELDS = ("fd", "path", "workspace", "covered_at")
+
+    def __init__(self, fd: int, path: str, workspace: str, covered_at: str | None = None) -> None:
+        self.fd = fd  # O_PATH descriptor of the store's directory; the caller closes it
+        self.path = path  # where the store is, for messages
+        self.workspace = workspace  # the path the workspace shows at, inside the view as outside
+        self.covered_at = covered_at  # a daemon's mount in place over the store (the path of both), if one is
 
     @property
     def reached(self) -> str:
@@ -104,7 +108,7 @@ def _behind(workspace: str | os.PathLike[str], shown: str, entry: MountEntry) ->
         store = os.path.realpath(record.store)
         covering = mount_at(store)
         if covering is not None and covering.fstype == FSTYPE:  # a mount elsewhere of a store mounted in place
-            return dataclasses.replace(_behind(record.store, store, covering), workspace=shown)
+            return _behind(record.store, store, covering).replace(workspace=shown)
         return Store(_open(record.store), record.store, shown)
     fd = _underneath(record.pid, record.store, entry.dev)
     if fd is None:
