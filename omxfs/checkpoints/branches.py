@@ -7,7 +7,8 @@ its overlay's layers, all under ``.omxfs`` (read-only to every view):
 
 - ``branch.json`` in the branch's directory: when it was made and by whom, from which branch (a *nested* branch,
   ``omxfs run --branch B --from P``: its view's lower layers are P's upper layer over the zone, and an accept applies
-  it into P), and the moment it was last rebased (``Made``);
+  it into P), the moment it was last rebased, and its *base*, the zone's checkpoint it was made (or rebased) on
+  (``Made``): what the zone changed since then is checked against it as accepted siblings are (``zone_change``);
 - ``running`` in it, locked (``flock``) by the launcher for as long as the branch's view runs (``hold_running``):
   a second run of one branch is refused, siblings run side by side, and a killed launcher frees it;
 - ``.omxfs/branches/<zone>/.ended.jsonl``: one line per branch accepted or discarded (``Ended``); an accepted one
@@ -81,6 +82,9 @@ class Made:
     parent: str | None = None
     #: when it was last rebased (``rebased``), else None
     rebased_ns: int | None = None
+    #: the zone's checkpoint as the branch was made or last rebased, what the zone's own change since is judged
+    #: from; None for a nested branch, and for one recorded before branches had a base (only siblings are checked)
+    base: int | None = None
 
     @property
     def base_ns(self) -> int:
@@ -88,10 +92,16 @@ class Made:
         return self.created_ns if self.rebased_ns is None else self.rebased_ns
 
 
-def record_made(branch_dir: Path, by: str, parent: str | None = None) -> None:
-    """``branch.json`` in a branch's new directory (kept if there is one: a run continues the branch)."""
+def is_made(branch_dir: Path) -> bool:
+    """Whether the branch at ``branch_dir`` has its record (``record_made``): a run of it continues it."""
+    return os.path.lexists(branch_dir / BRANCH_RECORD)
+
+
+def record_made(branch_dir: Path, by: str, parent: str | None = None, base: int | None = None) -> None:
+    """``branch.json`` in a branch's new directory (kept if there is one: a run continues the branch); ``base``:
+    the zone's checkpoint as the branch starts (``Made.base``)."""
     now = time.time_ns()
-    record = {"created": utc_now(now / 1e9), "created_ns": now, "by": by, "parent": parent}
+    record = {"created": utc_now(now / 1e9), "created_ns": now, "by": by, "parent": parent, "base": base}
     with contextlib.suppress(FileExistsError):
         _write_new(branch_dir / BRANCH_RECORD, json.dumps(record).encode("utf-8"))
 
@@ -100,25 +110,27 @@ def made(branch_dir: Path) -> Made:
     """When the branch at ``branch_dir`` was made: its record, or its directory's change time without one."""
     data = _read_json(branch_dir / BRANCH_RECORD)
     if isinstance(data, dict) and isinstance(data.get("created_ns"), int) and isinstance(data.get("created"), str):
-        by, parent, rebased = data.get("by"), data.get("parent"), data.get("rebased_ns")
+        by, parent, rebased, base = data.get("by"), data.get("parent"), data.get("rebased_ns"), data.get("base")
         return Made(
             data["created"],
             data["created_ns"],
             by if isinstance(by, str) else None,
             parent if isinstance(parent, str) and NAME.fullmatch(parent) else None,
             rebased if isinstance(rebased, int) else None,
+            base if isinstance(base, int) and not isinstance(base, bool) and base > 0 else None,
         )
     st = os.stat(branch_dir, follow_symlinks=False)
     return Made(utc_now(st.st_ctime), st.st_ctime_ns, None)
 
 
-def record_rebased(branch_dir: Path) -> Made:
+def record_rebased(branch_dir: Path, base: int | None = None) -> Made:
     """The branch's record with its base moved to now (``Made.base_ns``): accepts made before now no longer
-    conflict with it. Replaced whole (a new file renamed over the old), so a crash leaves one or the other."""
+    conflict with it, nor what the zone changed before its checkpoint ``base`` (the zone now; None: a nested
+    branch's, which has none). Replaced whole (a new file renamed over the old), so a crash leaves one or the other."""
     before = made(branch_dir)
     now = time.time_ns()
     record = {"created": before.created, "created_ns": before.created_ns, "by": before.by, "parent": before.parent,
-              "rebased_ns": now}  # fmt: skip
+              "rebased_ns": now, "base": base}  # fmt: skip
     fresh = branch_dir / f".{BRANCH_RECORD}.{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
         os.unlink(fresh)
@@ -319,6 +331,40 @@ def overlap(accepted: Mapping[str, tuple[str, bool] | None], sibling: Mapping[st
             below = path + "/"
             found.update(p if p in mine else path for p in theirs if p.startswith(below))
     return sorted(found)
+
+
+def zone_change(
+    base: Mapping[str, Entry], now: Mapping[str, Entry], change: Mapping[str, Entry | None]
+) -> dict[str, Entry | None]:
+    """What the zone changed from ``base`` (its checkpoint, by path) to ``now`` (it as it is, by path) at the paths
+    ``overlap`` compares with a branch's ``change``: each path of the change and each directory above one, and
+    everything below a path it deleted or made a non-directory. Each such path that differs (anything but the times,
+    as a diff compares) with what it became, None where it is gone: a record for ``change_record``."""
+    looked: set[str] = set()
+    cut: set[str] = set()
+    for path, entry in change.items():
+        looked.add(path)
+        parent = path.rpartition("/")[0]
+        while parent and parent not in looked:
+            looked.add(parent)
+            parent = parent.rpartition("/")[0]
+        if path != "." and (entry is None or entry.type != "dir"):
+            cut.add(path)
+    if cut:  # everything below them, in either state: one pass over the zone's paths
+        for path in (*base, *(p for p in now if p not in base)):
+            parent = path.rpartition("/")[0]
+            while parent and parent not in cut:
+                parent = parent.rpartition("/")[0]
+            if parent:
+                looked.add(path)
+    found: dict[str, Entry | None] = {}
+    for path in looked:
+        before, after = base.get(path), now.get(path)
+        if before is None and after is None:
+            continue
+        if before is None or after is None or before.key() != after.key():
+            found[path] = after
+    return found
 
 
 def conflicts(

@@ -14,11 +14,13 @@ import errno
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from omxfs.checkpoints import Entry
 from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.held import Held, kept_times
+from omxfs.checkpoints.manifest import Manifest
 from omxfs.checkpoints.scan import scan_zone
 from omxfs.errors import PathBlocked, from_os_error
 
@@ -27,10 +29,18 @@ OVERLAY_XATTRS = "user.overlay."
 OPAQUE = "user.overlay.opaque"
 
 
-def layered(zone_dir: Path, uppers: Sequence[Path]) -> tuple[dict[str, Entry], dict[str, Path]]:
+def layered(
+    zone_dir: Path, uppers: Sequence[Path], known: Manifest | None = None
+) -> tuple[dict[str, Entry], dict[str, Path]]:
     """The zone as an overlay of ``uppers`` (the lowest first) over ``zone_dir`` shows it: each entry, and the layer
-    each one that is not the zone's comes from."""
-    merged = {e.path: e for e in scan_zone(zone_dir, None).entries}
+    each one that is not the zone's comes from. ``known``: a checkpoint of the zone, whose entries stand for the
+    files whose stat is still the one it recorded, unread, as a checkpoint's scan takes them; the upper layers are
+    read whole."""
+    if known is None:
+        scan = scan_zone(zone_dir, None)
+    else:
+        scan = scan_zone(zone_dir, known.by_path_view(), listings=known.listings, cached=known.stat_cache)
+    merged = {e.path: e for e in scan.entries}
     source: dict[str, Path] = {}
     for upper in uppers:
         overlay(merged, source, upper)
@@ -51,7 +61,7 @@ def overlay(merged: dict[str, Entry], source: dict[str, Path], upper: Path) -> N
             merged.pop(path, None)
             source.pop(path, None)
             continue
-        merged[path] = entry.replace(xattrs=tuple(x for x in entry.xattrs if not x[0].startswith(OVERLAY_XATTRS)))
+        merged[path] = replace(entry, xattrs=tuple(x for x in entry.xattrs if not x[0].startswith(OVERLAY_XATTRS)))
         source[path] = upper
         mine.add(path)
 

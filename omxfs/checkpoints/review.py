@@ -60,10 +60,11 @@ from omxfs.checkpoints.held import Held
 from omxfs.checkpoints.layers import OPAQUE as OPAQUE  # where the mount's branch directories read them
 from omxfs.checkpoints.layers import OVERLAY_XATTRS as OVERLAY_XATTRS
 from omxfs.checkpoints.layers import apply_to_layer, apply_to_zone, layered, overlay, set_layer_attributes, user_xattrs
+from omxfs.checkpoints.manifest import Manifest
 from omxfs.checkpoints.records import read_accept_marker
 from omxfs.checkpoints.scan import open_unread
 from omxfs.checkpoints.views import views_running
-from omxfs.errors import InvalidInput, NotFound, OSFailure, PathBlocked, from_os_error
+from omxfs.errors import InvalidInput, NotFound, OmxError, OSFailure, PathBlocked, from_os_error
 from omxfs.shell_line import shell_line
 from omxfs.store.atomic import open_dir
 from omxfs.store.layout import (
@@ -110,6 +111,11 @@ class Review:
     @property
     def dir(self) -> Path:
         return self.parent / (self.zone if self.is_review else self.branch)
+
+    @property
+    def what(self) -> str:
+        """How an audit line names it: "review", "branch b1"."""
+        return "review" if self.is_review else f"branch {self.branch}"
 
     @property
     def called(self) -> str:
@@ -205,12 +211,18 @@ class Review:
     def prepare(self, parent: str | None = None) -> None:
         """The overlay's layers, made for a first review run (kept for the next: it continues the same change), made
         from the branch ``parent`` if given (``run_parent``). The upper layer's root starts as the root the view
-        shows (mode, owner, times): the zone's, or the parent's upper layer's."""
+        shows (mode, owner, times): the zone's, or the parent's upper layer's. A new branch of the zone itself
+        records its base, a checkpoint of the zone as it is now (``base_checkpoint``)."""
         self.refuse_if_half_accepted("a new review run")
         self.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with contextlib.suppress(FileExistsError):
             os.mkdir(self.dir, 0o700)
-        branches.record_made(self.dir, self.zone, parent)
+        if not branches.is_made(self.dir):
+            # between accepts, never during one: the base is the zone as an accept left it, and every accept after
+            # the record is one made after the branch (``branches.conflicts``)
+            with branches.no_accept_running(self.ws.meta, self.zone):
+                base = None if parent is not None else base_checkpoint(self.ws, self.zone, f"{self.what} started")
+                branches.record_made(self.dir, self.zone, parent, base)
         below = self.ancestors()
         st = os.stat(below[0].upper if below else self.zone_dir)
         for layer in (self.upper, self.work, self.merged):
@@ -305,6 +317,26 @@ class Review:
         )
 
 
+def base_checkpoint(ws: Workspace, zone: str, message: str, actor: str | None = None) -> int | None:
+    """The number of a checkpoint of the zone as it is now, made by ``actor`` (the zone's owner by default) unless
+    nothing changed since the latest: a branch's base (``branches.Made.base``). None where none can be made (a full
+    disk, a store this user cannot write): the branch then has no base, and only its siblings are checked, as for
+    one made before bases."""
+    history = ZoneHistory(ws, zone)
+    try:
+        made = history.make(actor or zone, message, only_if_changed=True)
+        latest = made or history.latest()
+    except (OmxError, OSError):
+        return None
+    return None if latest is None else latest.number
+
+
+def branch_bases(ws: Workspace, zone: str) -> frozenset[int]:
+    """The checkpoints the zone's pending branches are based on: a prune keeps them, or what the zone changed since
+    could not be told."""
+    return frozenset(b for branch in pending_branches(ws, zone) if (b := branch.made.base) is not None)
+
+
 def lineage(ws: Workspace, zone: str, parent: str | None) -> list[Review]:
     """The pending branch ``parent`` of ``zone`` and the branches it was made from, nearest first (empty for None);
     NotFound if one of them is not pending, InvalidInput for a loop of records."""
@@ -333,28 +365,42 @@ def pending_branches(ws: Workspace, zone: str) -> list[Review]:
 
 def pending_diff(review: Review) -> ZoneDiff:
     """The zone now (``zone``) against the zone as its review run sees it (``review``), like ``omxfs diff``."""
-    return _composed(review)[0]
+    return _composed(review).diff
 
 
-def pending_change(review: Review) -> dict[str, Entry | None]:
-    """Each path the pending change adds, modifies or deletes, with its entry as the review run sees it (None where
-    it deleted it): what ``branches.overlap`` compares."""
-    change, merged = _composed(review)
-    return {path: merged.get(path) for path in (*change.added, *change.modified, *change.deleted)}
+@dataclass(frozen=True)
+class Composed:
+    """A pending branch read from the store: its change against what it is accepted into (the zone, or its parent
+    branch as it is), every entry of that as it is now (``lower``), and every entry as the branch's run sees it."""
+
+    diff: ZoneDiff
+    lower: dict[str, Entry]
+    merged: dict[str, Entry]
+
+    def change(self) -> dict[str, Entry | None]:
+        """Each path the change adds, modifies or deletes, with its entry as the branch has it (None: deleted)."""
+        diff, merged = self.diff, self.merged
+        return {path: merged.get(path) for path in (*diff.added, *diff.modified, *diff.deleted)}
 
 
-def _composed(review: Review) -> tuple[ZoneDiff, dict[str, Entry]]:
-    """The change of ``review`` against what it is accepted into (the zone, or its parent branch as it is), and
-    every entry of the zone as ``review``'s run sees it."""
+def _composed(review: Review) -> Composed:
+    """``review`` composed from the zone and the upper layers, as the kernel's overlay shows it to its run. The zone
+    is read as a checkpoint reads it: a file whose stat is the latest checkpoint's is taken from it unread."""
     review.require_pending()
     below = [branch.upper for branch in reversed(review.ancestors())]
-    lower, lower_from = layered(review.zone_dir, below)
+    lower, lower_from = layered(review.zone_dir, below, _latest(review.ws, review.zone))
     merged, merged_from = dict(lower), dict(lower_from)
     overlay(merged, merged_from, review.upper)
     base = review.made.parent or "zone"
-    return compare(
-        lower, merged, _reader(review, lower_from), _reader(review, merged_from), base, review.branch
-    ), merged
+    diff = compare(lower, merged, _reader(review, lower_from), _reader(review, merged_from), base, review.branch)
+    return Composed(diff, lower, merged)
+
+
+def _latest(ws: Workspace, zone: str) -> Manifest | None:
+    """The zone's latest checkpoint, or None where there is none to read (a store this user cannot read)."""
+    with contextlib.suppress(OmxError, OSError):
+        return ZoneHistory(ws, zone).latest()
+    return None
 
 
 def _reader(review: Review, source: dict[str, Path]) -> Callable[[Entry], bytes]:
@@ -373,8 +419,9 @@ def branches_diff(source: Review, target: Review) -> ZoneDiff:
         raise InvalidInput(f"branches of two zones: {source.zone} and {target.zone}")
     source.require_pending()
     target.require_pending()
-    old, old_from = layered(source.zone_dir, [b.upper for b in reversed([source, *source.ancestors()])])
-    new, new_from = layered(target.zone_dir, [b.upper for b in reversed([target, *target.ancestors()])])
+    known = _latest(source.ws, source.zone)
+    old, old_from = layered(source.zone_dir, [b.upper for b in reversed([source, *source.ancestors()])], known)
+    new, new_from = layered(target.zone_dir, [b.upper for b in reversed([target, *target.ancestors()])], known)
     return compare(old, new, _reader(source, old_from), _reader(target, new_from), source.branch, target.branch)
 
 
@@ -470,13 +517,14 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
         undo = read_accept_marker(marker)
     else:
         review.refuse_if_half_accepted(f"accepting {review.called}")
-        change = pending_change(review)
-        collided = conflicted(review, change)
+        composed = _composed(review)
+        change = composed.change()
+        collided = conflicted(review, composed)
         if collided:
             raise OSFailure(
-                f"{review.called} is conflicted: {_collisions(collided)}. It is kept as it is: see both sides with "
-                f"`{review.line('diff')}`, then take it as it is now with `{review.line('rebase')}` (its accept then "
-                f"overwrites theirs) or drop it with `{review.line('discard')}`",
+                f"{review.called} is conflicted: {_collisions(review, collided)}. It is kept as it is: see both "
+                f"sides with `{review.line('diff')}`, then take it as it is now with `{review.line('rebase')}` (its "
+                f"accept then overwrites theirs) or drop it with `{review.line('discard')}`",
                 errno.EBUSY,
             )
         made = history.make(actor, f"before accepting {review.called}", only_if_changed=True)
@@ -489,7 +537,7 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
         branches.log_ended(review.ws.meta, review.zone, ended)
         _write_marker(marker, {"undo": undo, "by": actor})
     shown = f"{AGENTS}/{review.zone}"
-    what = "review" if review.is_review else f"branch {review.branch}"
+    what = review.what
     if into is not None:
         what += f" into branch {into}"
     try:
@@ -511,19 +559,70 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
     return Accepted(undo, resumed, into)
 
 
-def conflicted(review: Review, change: dict[str, Entry | None] | None = None) -> dict[str, list[str]]:
-    """The branches accepted since ``review`` was made whose changes collide with its own (``change``, else its
-    pending change now), each with the paths: empty if none does."""
-    if change is None:
-        change = pending_change(review)
-    return branches.conflicts(review.ws.meta, review.zone, review.branch, branches.made(review.dir), change)
+def conflicted(review: Review, composed: Composed | None = None) -> dict[str | None, list[str]]:
+    """What the change of ``review`` (``composed``, else as it is now) collides with (``branches.overlap``), each with
+    the paths: each branch accepted into what it goes into since it was made (or rebased), by name; then, under
+    None, what the zone itself changed since the branch's base (a write through a mount, a restore) where no such
+    branch explains it. Empty if nothing does.
+
+    A nested branch has no base (what it goes into is its parent's upper layer, of which no checkpoint is made): it
+    is checked against the branches accepted into its parent only, not against a later run of the parent itself;
+    what the zone changed is checked when the parent is accepted. A branch recorded before branches had bases is
+    checked against its siblings only. A base that is gone (pruned) tells nothing of the zone since: every path of
+    the change counts as changed by the zone (``base_gone``)."""
+    if composed is None:
+        composed = _composed(review)
+    change = composed.change()
+    made = branches.made(review.dir)
+    found: dict[str | None, list[str]] = {}
+    found.update(branches.conflicts(review.ws.meta, review.zone, review.branch, made, change))
+    if made.parent is None and made.base is not None and change:
+        explained = {path for paths in found.values() for path in paths}
+        own = [p for p in _zone_collisions(review, made.base, composed.lower, change) if p not in explained]
+        if own:
+            found[None] = own
+    return found
 
 
-def _collisions(collided: dict[str, list[str]]) -> str:
+def _zone_collisions(review: Review, base: int, now: dict[str, Entry], change: dict[str, Entry | None]) -> list[str]:
+    """The paths of ``change`` that what the zone changed from its checkpoint ``base`` to ``now`` collides with; all
+    of them if ``base`` is gone."""
+    try:
+        before = ZoneHistory(review.ws, review.zone).load(base).by_path_view()
+    except NotFound:
+        return sorted(change)
+    return branches.overlap(branches.change_record(branches.zone_change(before, now, change)), change)
+
+
+def base_gone(review: Review) -> int | None:
+    """The number of the branch's base if that checkpoint is gone (pruned), else None."""
+    base = review.made.base
+    if base is None or base in ZoneHistory(review.ws, review.zone).numbers():
+        return None
+    return base
+
+
+def changed_by(name: str | None) -> str:
+    """Who made a change a branch collides with (a key of ``conflicted``): "branch NAME", or "the zone itself"."""
+    return "the zone itself" if name is None else f"branch {name}"
+
+
+def _collisions(review: Review, collided: dict[str | None, list[str]]) -> str:
     shown = []
     for name, paths in collided.items():
         listed = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
-        shown.append(f"branch {name}, accepted after it was made, changed {listed} too")
+        if name is not None:
+            shown.append(f"branch {name}, accepted after it was made, changed {listed} too")
+            continue
+        since = "rebased" if review.made.rebased_ns is not None else "made"
+        gone = base_gone(review)
+        if gone is not None:
+            shown.append(
+                f"its base, checkpoint {gone} of the zone, is gone (pruned), so what the zone changed since "
+                f"{review.what} was {since} cannot be told: {listed} may have changed"
+            )
+        else:
+            shown.append(f"the zone changed {listed} since {review.what} was {since}")
     return "; ".join(shown)
 
 
@@ -561,16 +660,16 @@ def discard(review: Review, actor: str) -> None:
         _remove_review(review)
     ended = branches.ended_now(review.branch, "discarded", actor, made, {})
     branches.log_ended(review.ws.meta, review.zone, ended)
-    review.ws.audit(actor, "discard review" if review.is_review else f"discard branch {review.branch}",
-                    f"{AGENTS}/{review.zone}")  # fmt: skip
+    review.ws.audit(actor, f"discard {review.what}", f"{AGENTS}/{review.zone}")
 
 
-def rebase(review: Review, actor: str) -> dict[str, list[str]]:
+def rebase(review: Review, actor: str) -> dict[str | None, list[str]]:
     """Judge the pending branch from now on against what it goes into as it is now: accepts made before now no longer
-    conflict with it, and an accept of it applies what ``pending_diff`` shows, overwriting what they changed. Its
-    content does not move (its lower layers are the live zone and its parent's upper layer already). Returns what it
-    was conflicted with (the accepted branch's name, with the paths it will overwrite). Refused while any view of
-    the zone runs or an accept is half done."""
+    conflict with it, nor what the zone changed before now (its base becomes a checkpoint of the zone now), and an
+    accept of it applies what ``pending_diff`` shows, overwriting what they changed. Its content does not move (its
+    lower layers are the live zone and its parent's upper layer already). Returns what it was conflicted with
+    (``conflicted``: the paths it will overwrite). Refused while any view of the zone runs or an accept is half
+    done."""
     ZoneHistory(review.ws, review.zone).check_may_change(actor)
     review.require_pending()
     with branches.accepting_alone(review.ws.meta, review.zone):  # no accept logged between the check and the record
@@ -578,9 +677,11 @@ def rebase(review: Review, actor: str) -> dict[str, list[str]]:
         review.refuse_if_viewed("a rebase")
         review.refuse_if_half_accepted(f"rebasing {review.called}")
         overwritten = conflicted(review)
-        branches.record_rebased(review.dir)
-    what = "review" if review.is_review else f"branch {review.branch}"
-    review.ws.audit(actor, f"rebase {what} on {review.into()}", f"{AGENTS}/{review.zone}")
+        base = None
+        if review.made.parent is None:
+            base = base_checkpoint(review.ws, review.zone, f"{review.what} rebased", actor)
+        branches.record_rebased(review.dir, base)
+    review.ws.audit(actor, f"rebase {review.what} on {review.into()}", f"{AGENTS}/{review.zone}")
     return overwritten
 
 
@@ -638,6 +739,16 @@ def interrupted(ws: Workspace) -> list[Review]:
 # -- a zone's branches, listed -----------------------------------------------------------------------------------
 
 
+def _collision_detail(branch: Review, name: str | None, paths: list[str]) -> str:
+    """What a row of ``omxfs branches`` says of one collision: "with NAME: PATHS", or the zone's own change."""
+    if name is not None:
+        return f"with {name}: {', '.join(paths)}"
+    gone = base_gone(branch)
+    if gone is not None:
+        return f"its base, checkpoint {gone}, is gone (pruned): {', '.join(paths)} may have changed in the zone"
+    return f"the zone changed since: {', '.join(paths)}"
+
+
 @dataclass(frozen=True)
 class BranchState:
     """A row of ``omxfs branches``: a pending branch, or the last one of its name that ended."""
@@ -673,7 +784,7 @@ def branch_states(ws: Workspace, zone: str, *, counted: bool = True) -> list[Bra
         made = branches.made(branch.dir)
         try:
             if counted:
-                change, merged = _composed(branch)
+                composed = _composed(branch)
             else:
                 branch.ancestors()  # NotFound as composing it would be
         except NotFound:  # made from a branch that is gone (removed by hand): nothing to compose it over
@@ -682,14 +793,13 @@ def branch_states(ws: Workspace, zone: str, *, counted: bool = True) -> list[Bra
             continue
         stat_line, collided = "?", {}
         if counted:
+            change = composed.diff
             stat_line = f"+{len(change.added)} ~{len(change.modified)} -{len(change.deleted)}"
-            collided = conflicted(
-                branch, {p: merged.get(p) for p in (*change.added, *change.modified, *change.deleted)}
-            )
+            collided = conflicted(branch, composed)
         details = [f"running (pid {pid})"] if (pid := branches.running_pid(branch.dir)) else []
         if branch.accepting:
             details.append("accept interrupted: accept it again")
-        details += [f"with {name}: {', '.join(paths)}" for name, paths in collided.items()]
+        details += [_collision_detail(branch, name, paths) for name, paths in collided.items()]
         if made.rebased_ns is not None:
             details.append(f"rebased {utc_now(made.rebased_ns / 1e9)}")
         state = "conflicted" if collided else "pending"

@@ -1,10 +1,11 @@
 """A zone's branches side by side (``omxfs run --branch``): what the zone's branches page shows.
 
 Each pending branch comes with its change against the zone now, read as ``omxfs diff --branch`` reads it (the
-checkpoint scan); a conflicted one also with both sides of each path it collides on: what the zone has now, what
-the branch has. A branch's upper layer is written by its agent, so a side is read through descriptors walked from
-the layer's root without following a symlink (``atomic.open_dir``), the file opened ``O_NOFOLLOW`` and without
-moving its atime (an accept keeps the times the run left), and only as much as a page shows.
+checkpoint scan); a conflicted one also with both sides of each path it collides on (a sibling accepted since, or the
+zone itself since the branch's base, changed it too): what the zone has now, what the branch has. A branch's upper
+layer is written by its agent, so a side is read through descriptors walked from the layer's root without following a
+symlink (``atomic.open_dir``), the file opened ``O_NOFOLLOW`` and without moving its atime (an accept keeps the times
+the run left), and only as much as a page shows.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class Sides:
     """A path the branch collides on: the zone's content now beside the branch's."""
 
     path: str
-    accepted: str  # the branch accepted since that changed it
+    why: str  # who changed it since the branch was made: "branch NAME, accepted since", "the zone itself"
     zone: str
     branch: str
 
@@ -97,7 +98,7 @@ def _column(ws: Workspace, zone: str, row: BranchState) -> Column:
         change = pending_diff(review)
         collided = conflicted(review) if row.state == "conflicted" else {}
         sides = [
-            Sides(path, name, _side(review.zone_dir, path, "not in the zone"), _branch_side(review, change, path))
+            Sides(path, _why(name), _side(review.zone_dir, path, "not in the zone"), _branch_side(review, change, path))
             for name, paths in collided.items()
             for path in paths
         ]
@@ -110,6 +111,11 @@ def _column(ws: Workspace, zone: str, row: BranchState) -> Column:
     return replace(
         base, files=files[:FILES], more_files=max(len(files) - FILES, 0), diff=classed(lines, DIFF_LINES), sides=sides
     )
+
+
+def _why(name: str | None) -> str:
+    """Who changed a path a branch collides on since it was made (a key of ``conflicted``)."""
+    return "the zone itself" if name is None else f"branch {name}, accepted since"
 
 
 def _files(change: ZoneDiff) -> list[Changed]:

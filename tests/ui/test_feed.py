@@ -109,11 +109,12 @@ def test_a_poll_returns_each_new_event_once(ws: Workspace) -> None:
 def test_a_review_held_accepted_and_discarded_are_review_events_each_once(ws: Workspace) -> None:
     feed = Feed(ws.root)
     review = Review(ws, "alice")
-    review.prepare()  # what the first review run of alice's zone makes
+    review.prepare()  # what the first review run of alice's zone makes: the review, and its base checkpoint
     (review.upper / "held.md").write_text("held\n")
     held = feed.poll()
     assert [(e.kind, e.agent, e.zone, e.link) for e in held] == [
-        ("review", "alice", "agents/alice", "/checkpoints/alice")
+        ("checkpoint", "alice", "agents/alice", "/checkpoints/alice"),
+        ("review", "alice", "agents/alice", "/checkpoints/alice"),
     ]
     review.prepare()  # a next review run continues the same change: no new event
     (review.upper / "more.md").write_text("more\n")
@@ -122,8 +123,8 @@ def test_a_review_held_accepted_and_discarded_are_review_events_each_once(ws: Wo
     decided = feed.poll()
     assert [(e.kind, e.agent, e.zone) for e in decided if e.kind == "review"] == [("review", "boss", "agents/alice")]
     assert decided[-1].summary.startswith("accept review")
-    review.prepare()  # a new review after the accept: an event again
-    assert _kinds(feed.poll()) == [("review", "alice")]
+    review.prepare()  # a new review after the accept: an event again (and a base: the zone changed)
+    assert _kinds(feed.poll()) == [("checkpoint", "alice"), ("review", "alice")]
     discard(review, "boss")
     assert [e.summary.split(" agents/")[0] for e in feed.poll()] == ["discard review"]
     assert [e.kind for e in feed.events].count("review") == 4
