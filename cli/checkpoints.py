@@ -49,7 +49,6 @@ def store_of(workspace: Path) -> Iterator[Workspace]:
 
 
 def _actor(ws: Workspace, actor: str | None) -> str:
-    from cli.who import who
     from omxfs.view.env import VIEW_ENV
 
     if os.environ.get(VIEW_ENV):
@@ -58,6 +57,8 @@ def _actor(ws: Workspace, actor: str | None) -> str:
         )
     if actor is not None:
         return actor
+    from cli.who import who
+
     name, chosen_by = who(ws.root, ws.config, mounted=False)
     if not ws.config.knows(name):
         raise InvalidInput(

@@ -6,13 +6,16 @@ declared one (``cli.declare``) without click: so this module loads no click.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
+class Lazy:
+    """Where a command is, and its line in ``omxfs --help``."""
 
-class Lazy(NamedTuple):
-    module: str  # the module that defines the command, imported when it runs
-    attribute: str  # the command's name in that module: a click command, or a ``cli.declare.Declared``
-    summary: str  # its line in the group's --help: ``command.get_short_help_str`` with no limit
+    __slots__ = ("attribute", "module", "summary")
+
+    def __init__(self, module: str, attribute: str, summary: str) -> None:
+        self.module = module  # the module that defines the command, imported when it runs
+        self.attribute = attribute  # the command's name in that module: a click command, or a ``cli.declare.Declared``
+        self.summary = summary  # its line in the group's --help: ``command.get_short_help_str`` with no limit
 
 
 # Each command imports what it uses when it runs: `omxfs --help` and a checkpoint load no FUSE, pydantic or web
