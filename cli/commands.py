@@ -46,6 +46,11 @@ COMMANDS = {
         "Serve the shared-workspace tools over MCP (stdio) to Claude Code, Codex, Cursor or any MCP client.",
     ),
     "run": Lazy("cli.view", "run", "Run COMMAND as agent NAME in a view of WORKSPACE made for it."),
+    "status": Lazy(
+        "cli.status",
+        "status",
+        "Show the live mounts; with PATH (a workspace or a mount), what it holds and who serves it.",
+    ),
     # a private zone's history
     "checkpoint": Lazy(
         "cli.checkpoints",

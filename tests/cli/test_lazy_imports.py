@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "cli.mcp",
     "cli.mount_tools",
     "cli.snapshots",
+    "cli.status",
     "cli.ui",
     "cli.view",
 )
@@ -137,7 +138,10 @@ def test_checkpoint_commands_load_only_what_they_use(
     ("args", "own", "not_loaded"),
     [
         pytest.param(
-            ("status", "{ws}"), [], ("omxfs.cgroups", "omxfs.checkpoints.history", "logging", "hashlib"), id="status"
+            ("status", "{ws}"),
+            ["cli.status"],
+            ("omxfs.cgroups", "omxfs.checkpoints.history", "logging", "hashlib"),
+            id="status",
         ),
         pytest.param(
             ("log", "{ws}/collaborative/current/plan.md"),
@@ -173,6 +177,7 @@ RECORDS = ("dataclasses", "inspect", "ast", "tomllib", "omxfs.limits")
         pytest.param(("checkpoints", "{ws}", "bob"), (*CLICK, *RECORDS), id="checkpoints"),
         pytest.param(("diff", "{ws}", "bob"), (*CLICK, "tomllib"), id="diff"),
         pytest.param(("audit", "{ws}"), (*CLICK, *RECORDS), id="audit"),
+        pytest.param(("status", "{ws}"), (*CLICK, "tomllib"), id="status"),
     ],
 )
 def test_the_commands_a_person_types_load_no_click(

@@ -52,6 +52,8 @@ TAKEN = [
     ("branches", "WS", "bob", "--json"),
     ("audit", "WS"),
     ("audit", "WS", "--json"),
+    ("status",),
+    ("status", "WS"),
 ]
 #: command lines it leaves to click (which takes some of them, and refuses the others)
 LEFT = [
@@ -75,6 +77,8 @@ LEFT = [
     ("diff", "WS", "bob", "1", "2", "3"),
     ("restore", "WS", "bob"),
     ("audit", "WS", "--json", "--json=yes"),
+    ("status", "WS", "extra"),
+    ("status", "--json"),
 ]
 
 
@@ -89,7 +93,7 @@ def clicks_parse(name: str, argv: tuple[str, ...]) -> dict[str, object] | None:
 
 
 def test_every_hot_command_is_declared() -> None:
-    assert {"checkpoint", "checkpoints", "diff", "audit"} <= set(DECLARED)
+    assert {"checkpoint", "checkpoints", "diff", "audit", "status"} <= set(DECLARED)
 
 
 @pytest.mark.parametrize("argv", TAKEN, ids=" ".join)
@@ -147,6 +151,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("checkpoint", "{ws}", "--as", "carol"),
         ("checkpoint", "{ws}", "--as", "bob", "--zone", "carol"),
         ("checkpoint", "{ws}/nowhere", "--as", "bob"),
+        ("status", "{ws}"),
+        ("status", "{ws}/nowhere"),
+        ("status",),
         # left to click: help, usage errors, a Usage error of the body
         ("checkpoint", "--help"),
         ("checkpoint", "-h"),
