@@ -25,8 +25,8 @@ from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
-__all__ = ["CODE_PROMPT", "Ask", "code_of", "code_problem", "first_lines", "fixed_code", "held_start"]
-__all__ += ["what_ref_holds", "with_working_code", "working_code"]
+__all__ = ["CODE_PROMPT", "PRINT_LINE", "Ask", "code_of", "code_problem", "first_lines", "fixed_code", "held_start"]
+__all__ += ["what_ref_holds", "with_print_line", "with_working_code", "working_code"]
 
 #: asks the model for a step's code: ``ask(messages, step_id)``, the reply's text (None: the request failed)
 Ask = Callable[[list[dict[str, str]], int], str | None]
@@ -52,9 +52,13 @@ CODE_PROMPT = (
 )
 
 
-def code_problem(code: str, *, must_print: bool = False, copied: Collection[str] = ()) -> str | None:
+def code_problem(
+    code: str, *, must_print: bool = False, copied: Collection[str] = (), given_input: bool = False
+) -> str | None:
     """Why ``code`` cannot work as a step (None: nothing found); ``must_print``: a later step uses what it prints;
-    ``copied``: code of the prompt's examples, which a step of another task only has by copying it.
+    ``copied``: code of the prompt's examples, which a step of another task only has by copying it;
+    ``given_input``: the request said INPUT holds the text to work on, so code that never reads INPUT works on
+    something else (a constant of its own, or the input's text pasted in as code).
     Names are resolved by Python's own symbol tables, so a name bound anywhere at module level (assigned, imported,
     a def, a loop variable) counts as defined."""
     try:
@@ -63,9 +67,12 @@ def code_problem(code: str, *, must_print: bool = False, copied: Collection[str]
     except (SyntaxError, ValueError) as exc:
         return f"it does not compile ({exc})"
     defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
-    undefined = sorted(_globals_read(table) - defined - _GIVEN)
+    read = _globals_read(table)
+    undefined = sorted(read - defined - _GIVEN)
     if undefined:
         return f"it reads {', '.join(undefined)}, which nothing defines"
+    if given_input and "INPUT" not in read:
+        return "it never reads INPUT, which holds the text to work on"
     if any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree)):
         return "it leaves a ... where the work goes"
     if code.strip() in copied:
@@ -109,11 +116,12 @@ def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] =
 #: the code a transforming step is asked to complete: a 0.5B model left to write it whole printed nothing, wrote
 #: files the next step then overwrote, or took INPUT for a file name; given this, it filled in ``result`` right for
 #: counting, sorting, upper-casing and replacing, and the last line prints a list as lines, not as a Python list
-TEMPLATE = """```python
+PRINT_LINE = 'print("\\n".join(map(str, result)) if isinstance(result, list) else result)'
+TEMPLATE = f"""```python
 text = INPUT
 lines = text.splitlines()
 result = ...  # computed from text or lines: a str, a number, or a list of lines
-print("\\n".join(map(str, result)) if isinstance(result, list) else result)
+{PRINT_LINE}
 ```"""
 #: the template where the task speaks of words: without ``words`` the 0.5B model counted a sentence's words as
 #: ``len(lines)``, also when told the count was wrong; with it everywhere, it replaced a word word by word and
@@ -141,7 +149,7 @@ def working_code(plan: Plan, step: Step, task: str, ask: Ask) -> Step | None:
     code without a ``code_problem`` in ``ATTEMPTS`` requests."""
     assert isinstance(step.inputs, PythonInput)
     must_print = _used_later(plan, step)
-    return _asked(step, _request(plan, step, task, must_print), ask, must_print)
+    return _asked(step, _request(plan, step, task, must_print), ask, must_print, _templated(step, must_print))
 
 
 def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Step | None:
@@ -152,7 +160,7 @@ def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Ste
     assert isinstance(step.inputs, PythonInput)
     old = step.inputs.code
     must_print = _used_later(plan, step)
-    fixed = _asked(step, _request(plan, step, task, must_print, failure), ask, must_print)
+    fixed = _asked(step, _request(plan, step, task, must_print, failure), ask, must_print, _templated(step, must_print))
     if fixed is None or " ".join(_code(fixed).split()) == " ".join(old.split()):
         return None
     return fixed
@@ -163,16 +171,22 @@ def _code(step: Step) -> str:
     return step.inputs.code
 
 
-def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: bool) -> Step | None:
+def _templated(step: Step, must_print: bool) -> bool:
+    """Whether the request for ``step``'s code gives it INPUT and the template to complete (``_request``)."""
+    return isinstance(step.inputs, PythonInput) and isinstance(step.inputs.input, Ref) and must_print
+
+
+def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: bool, templated: bool) -> Step | None:
     """``step`` with the code the model gives for ``messages``, asked once more with the problem of code that cannot
-    work; None when no code without a problem came back."""
+    work; None when no code without a problem came back. ``templated``: the request gave INPUT and the template,
+    so the code must read INPUT, and its last line is the template's own (``with_print_line``)."""
     assert isinstance(step.inputs, PythonInput)
     for _attempt in range(ATTEMPTS):
         reply = ask(messages, step.id)
         if reply is None:
             break
-        code = code_of(reply)
-        problem = code_problem(code, must_print=must_print)
+        code = with_print_line(code_of(reply)) if templated else code_of(reply)
+        problem = code_problem(code, must_print=must_print, given_input=templated)
         if problem is None:
             return step.model_copy(update={"inputs": step.inputs.model_copy(update={"code": code})})
         messages = [
@@ -181,6 +195,23 @@ def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: boo
             {"role": "user", "content": f"That code cannot work: {problem}. Reply with the corrected code."},
         ]
     return None
+
+
+def with_print_line(code: str) -> str:
+    """``code`` whose last statement, a print of ``result``, is the template's ``PRINT_LINE``: that line is omx's,
+    the model only fills in ``result``. The 0.5B model wrote it back as ``print("\\n".join(map(str, result)))``,
+    which fails on the number a count makes. Code that does not end so, or does not parse, is left as it is."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return code
+    last = body[-1] if body else None
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _called(last.value) == "print"):
+        return code
+    if not any(isinstance(node, ast.Name) and node.id == "result" for node in ast.walk(last)):
+        return code
+    lines = code.splitlines()
+    return "\n".join([*lines[: last.lineno - 1], PRINT_LINE, *lines[last.end_lineno or last.lineno :]])
 
 
 def _request(plan: Plan, step: Step, task: str, must_print: bool, failure: str | None = None) -> list[dict[str, str]]:

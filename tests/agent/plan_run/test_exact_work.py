@@ -249,7 +249,7 @@ def test_code_that_failed_is_asked_for_again_with_its_error(ws: Path, script: Ca
 
 
 def test_the_same_code_again_leads_to_a_whole_re_plan(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    broken = "print(1 / 0)"
+    broken = "print(len(INPUT) / 0)"  # code that reads its INPUT, or it is asked for again at once
     failing = plan(COUNT, READ_LOG, ("python", {"code": broken, "input": STEP_1}), write("out/n.txt"))
     fixed = plan(COUNT, READ_LOG, ("python", {"code": unfenced("len(lines)"), "input": STEP_1}), write("out/n.txt"))
     script(failing, broken, fixed)
