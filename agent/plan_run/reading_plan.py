@@ -8,7 +8,9 @@ rules agree that the task makes one new text from files it names, omx writes the
 model only for what it makes:
 
 - **prose** from one file: read it, ask the model the task itself (the person's words, ``task_prompt``, in the
-  shape the task gives: ``output_shape``), write the reply to the output;
+  shape the task gives: ``output_shape``), write the reply to the output; prose from the task's own words (an
+  email, a poem: the model lists no input, and the task names no file that is there but its output): the same
+  without the read;
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
   files: a python step that reads them itself and prints the result.
@@ -44,9 +46,11 @@ def plan_from_reading(
     if reading is None or output is None or reading.kind not in ("exact", "prose"):
         return None
     inputs = _inputs(task, workspace, reading, output)
-    if not inputs or len(inputs) > MAX_INPUTS or (reading.kind == "prose" and len(inputs) > 1):
+    if reading.kind == "prose" and not inputs and _from_nothing(task, workspace, reading, output):
+        steps = _prose_from_words(task, output)
+    elif not inputs or len(inputs) > MAX_INPUTS or (reading.kind == "prose" and len(inputs) > 1):
         return None
-    if reading.kind == "prose":
+    elif reading.kind == "prose":
         steps = _prose(task, inputs[0], output)
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
@@ -66,6 +70,13 @@ def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> li
         if os.path.normpath(name) in listed and _plain_file(workspace, name)
         and (os.path.normpath(name) != os.path.normpath(output) or reading.kind == "exact")
     ]  # fmt: skip
+
+
+def _from_nothing(task: str, workspace: Path, reading: TaskReading, output: str) -> bool:
+    """Whether the task makes its text from its own words alone: the model lists no input, and no path the task
+    names but its output is there (a file the model missed would be material the text is made of)."""
+    named = [name for name in named_paths(task) if os.path.normpath(name) != os.path.normpath(output)]
+    return not reading.inputs and not any((workspace / os.path.normpath(name)).exists() for name in named)
 
 
 def _plain_file(workspace: Path, name: str) -> bool:
@@ -91,6 +102,13 @@ def _prose(task: str, source: str, output: str) -> list[Step]:
     asked = LlmStep(id=2, tool="llm", description=f"Write what the task asks, from {source} {BY_OMX}",
                     inputs=LlmInput(prompt=prompt, input=Ref(ref="step:1.output")), produces="text")  # fmt: skip
     return [_read(1, source), asked, _write(3, 2, output)]
+
+
+def _prose_from_words(task: str, output: str) -> list[Step]:
+    """The model asked the task in the person's words, with no material, then write."""
+    asked = LlmStep(id=1, tool="llm", description=f"Write what the task asks {BY_OMX}",
+                    inputs=LlmInput(prompt=task), produces="text")  # fmt: skip
+    return [asked, _write(2, 1, output)]
 
 
 def _exact_from_text(source: str, output: str) -> list[Step]:

@@ -83,6 +83,20 @@ def test_an_exact_result_from_one_file_is_code_asked_for_with_the_files_first_li
     assert "Result: success" in result.output, result.output  # its value came from code run on the input
 
 
+def test_prose_from_the_task_s_own_words_is_asked_without_a_plan_request(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    task = "Write a short note to Ana (under 30 words) saying the tower trip moves to Sunday. Save it as out/note.txt"
+    note = "Hi Ana, the tower trip moves to Sunday. See you then!"
+    model = script(reading("prose", [], ["out/note.txt"]), note)
+    result = omx(task, "--yes")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "note.txt").read_text(encoding="utf-8") == note + "\n"
+    assert model_calls(ws) == ["step"]  # no plan asked: the model wrote the note only
+    assert events(ws, "plan_from_reading") == [{"tools": ["llm", "write_text"]}]
+    assert model.requests[-1]["messages"][-1]["content"] == task  # the person's words, and no material
+
+
 @pytest.mark.parametrize(
     ("task", "read"),
     [
@@ -95,8 +109,12 @@ def test_an_exact_result_from_one_file_is_code_asked_for_with_the_files_first_li
             "Summarise the story in out/s.md",
             reading("prose", ["data/story.txt"], ["out/s.md"]),
         ),
+        (  # the model lists no input, yet the task names a file that is there: material the text may be made of
+            "Write a poem in the mood of data/story.txt to out/poem.txt",
+            reading("prose", [], ["out/poem.txt"]),
+        ),
     ],
-    ids=["files-acted-on", "prose-of-two-files", "input-not-named"],
+    ids=["files-acted-on", "prose-of-two-files", "input-not-named", "a-named-file-not-listed"],
 )
 def test_other_tasks_are_planned_by_the_model(
     ws: Path, script: Callable[..., ScriptedModel], task: str, read: dict[str, Any]
