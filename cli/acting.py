@@ -16,10 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-import click
-
 from cli.who import started_with, who
-from omxfs.errors import OmxError
+from omxfs.errors import OmxError, ZoneDenied
 from omxfs.mount_table import FSTYPE, mount_at
 from omxfs.store.config import Config, parse_config
 from omxfs.store.layout import CONFIG, META_DIR
@@ -39,21 +37,21 @@ def acting_agent(root: Path, agent: str | None) -> str:
     if agent is None:
         name, chosen_by = who(root, config, mounted=mounted)
         if refused or (config is not None and not config.knows(name)):
-            raise click.ClickException(
+            raise ZoneDenied(
                 f"you act as {name!r} ({chosen_by}), which is no agent of this workspace: name one with --as NAME"
             )
         return name
     view = os.environ.get(VIEW_ENV)
     if view and view != agent:
-        raise click.ClickException(f"this process runs in {view}'s view: it cannot act as {agent}")
+        raise ZoneDenied(f"this process runs in {view}'s view: it cannot act as {agent}")
     if config is not None and not config.knows(agent):
-        raise click.ClickException(f"no agent named {agent!r} in this workspace")
+        raise ZoneDenied(f"no agent named {agent!r} in this workspace")
     if mounted and not view and (config is None or config.uids.get(os.getuid()) != agent):
         _check_mount_allows(agent, config)
         if started_with(AGENT_ENV) != agent:
             _start_again_as(agent)
         if refused:  # claimed from the start, and refused all the same
-            raise click.ClickException(
+            raise ZoneDenied(
                 f"the mount at {root} refuses you as {agent!r}: no agent of this workspace has that name, or its uid "
                 "map binds it to another uid"
             )
@@ -85,14 +83,14 @@ def _check_mount_allows(agent: str, config: Config | None) -> None:
     uid = os.getuid()
     mapped = config.uids.get(uid)
     if mapped is not None and mapped != agent:
-        raise click.ClickException(
+        raise ZoneDenied(
             f"the mount takes uid {uid} for {mapped} (the workspace's uid map), whatever it claims: act as {agent} "
             f"from {agent}'s own uid, or on the store directory, or in {agent}'s view (`omxfs run WS --as {agent} "
             "-- omxfs ...`)"
         )
     bound = config.bound_uids(agent)
     if bound and uid not in bound:
-        raise click.ClickException(
+        raise ZoneDenied(
             f"the workspace's uid map binds {agent} to uid {', '.join(map(str, bound))}: through the mount only that "
             f"uid acts as {agent}"
         )
@@ -101,7 +99,7 @@ def _check_mount_allows(agent: str, config: Config | None) -> None:
 def _start_again_as(agent: str) -> None:
     """Start this command again with ``OMX_AGENT=agent`` in the environment it starts with, which a mount reads."""
     if os.path.basename(sys.argv[0]) not in PROGRAMS:
-        raise click.ClickException(
+        raise ZoneDenied(
             f"--as {agent} through a mount starts omxfs again with OMX_AGENT={agent}: run it as the omxfs command, "
             f"or start this process with OMX_AGENT={agent}"
         )

@@ -4,6 +4,9 @@ Each works on the store, found the way ``omxfs fsck`` finds it: WORKSPACE is the
 of an ``omxfs mount`` of it. The acting agent (who makes a checkpoint, restores, prunes) is ``--as NAME``, else
 ``OMX_AGENT``, else the login name, as for the other commands on a store directory; it must be the zone's owner or
 a supervisor.
+
+Each command is declared once (``cli.declare``): ``omxfs`` runs its plain forms without click, and makes the click
+command of it for every other form and for ``--help``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ AS_ACTOR = Option(
     metavar="NAME",
     help="The agent acting: the zone's owner or a supervisor (default: OMX_AGENT, else your login).",
 )
-REVIEW = Option(
+REVIEW_FLAG = Option(
     "--review", name="review", flag=True, help="The review (`omxfs run --review`): the default, --branch review."
 )
 
@@ -370,9 +373,9 @@ restore_command = Declared(
     Argument("paths", metavar="[PATH]...", many=True),
     AS_ACTOR,
 )
-accept_command = Declared("accept", _accept, WORKSPACE, NAME, _branch_option("Apply"), REVIEW, AS_ACTOR)
-discard_command = Declared("discard", _discard, WORKSPACE, NAME, _branch_option("Drop"), REVIEW, AS_ACTOR)
-rebase_command = Declared("rebase", _rebase, WORKSPACE, NAME, _branch_option("Rebase"), REVIEW, AS_ACTOR)
+accept_command = Declared("accept", _accept, WORKSPACE, NAME, _branch_option("Apply"), REVIEW_FLAG, AS_ACTOR)
+discard_command = Declared("discard", _discard, WORKSPACE, NAME, _branch_option("Drop"), REVIEW_FLAG, AS_ACTOR)
+rebase_command = Declared("rebase", _rebase, WORKSPACE, NAME, _branch_option("Rebase"), REVIEW_FLAG, AS_ACTOR)
 branches_command = Declared(
     "branches",
     _branches,

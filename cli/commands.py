@@ -24,7 +24,7 @@ class Lazy:
 COMMANDS = {
     # the conveniences over the mount (SPEC §6)
     "log": Lazy(
-        "cli.mount_tools",
+        "cli.log",
         "log",
         "Show the versions of the collaborative file PATH, oldest first, then every write to it that was refused as "
         "a conflict (each kept under collaborative/.conflicts/<agent>/).",

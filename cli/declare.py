@@ -10,13 +10,14 @@ answers None for anything else, which is then click's to parse and to report, as
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 #: the kinds of value a parameter takes, each read the same by click (``cli.to_click.TYPES``) and by ``parse``:
 #: ``text`` as given, ``path`` a non-empty path taken as written (no stat: it may be a mount that does not answer),
-#: ``count`` a whole number
-KINDS = ("text", "path", "count")
+#: ``file`` a path that is readable if it exists (``click.Path()``, which stats it), ``count`` a whole number
+KINDS = ("text", "path", "file", "count")
 
 
 class Usage(Exception):
@@ -43,9 +44,9 @@ class Argument:
 class Option:
     """An option: ``flags`` as typed (``-m``, ``--message``), ``name`` the body's parameter it sets. A ``flag``
     takes no value (False unless given); a ``multiple`` one gathers every value given, in order; another keeps the
-    last value given, else ``default``."""
+    last value given, else ``default``; ``shown_default`` is what its help says the default is."""
 
-    __slots__ = ("default", "flag", "flags", "help", "kind", "metavar", "multiple", "name")
+    __slots__ = ("default", "flag", "flags", "help", "kind", "metavar", "multiple", "name", "shown_default")
 
     def __init__(
         self,
@@ -57,10 +58,11 @@ class Option:
         flag: bool = False,
         multiple: bool = False,
         default: str | None = None,
+        shown_default: str | None = None,
     ) -> None:
         assert kind in KINDS, kind
         self.flags, self.name, self.help, self.kind, self.metavar = flags, name, help, kind, metavar
-        self.flag, self.multiple, self.default = flag, multiple, default
+        self.flag, self.multiple, self.default, self.shown_default = flag, multiple, default, shown_default
 
 
 class Declared:
@@ -83,6 +85,12 @@ def _value(kind: str, text: str) -> object | None:
         return text
     if kind == "path":
         return Path(text) if text else None
+    if kind == "file":  # as click.Path() takes it: a path that is not there as it is, one that is if readable
+        try:
+            os.stat(text)
+        except OSError:
+            return Path(text) if text else None
+        return Path(text) if os.access(text, os.R_OK) else None
     return int(text) if text.isascii() and text.isdigit() else None
 
 

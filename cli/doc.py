@@ -99,7 +99,8 @@ def create(doc: str, fields: tuple[str, ...], agent: str | None, workspace: Path
     with friendly_errors():  # the rule said plainly, before the mount refuses the name with a bare EINVAL or EACCES
         check_doc_id(doc)
     workspace = workspace or Path(".")
-    me = acting_agent(workspace, agent)
+    with friendly_errors():
+        me = acting_agent(workspace, agent)
     if not (workspace / REALTIME).is_dir():
         raise click.ClickException(f"{workspace} is not an omx workspace (no realtime/ directory)")
     if os.path.ismount(workspace):

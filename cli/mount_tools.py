@@ -1,4 +1,4 @@
-"""``omxfs log PATH``, ``omxfs rollback PATH N``, ``omxfs handoff FILE --to AGENT -m MSG`` (SPEC §6).
+"""``omxfs rollback PATH N``, ``omxfs handoff FILE --to AGENT -m MSG`` (SPEC §6; ``omxfs log PATH``: ``cli.log``).
 
 Conveniences over the mount: they do what any program could, through the mount, so the daemon applies its rules
 and logs them as for everyone else. ``log`` reads the versions' entries and the conflict records; ``rollback``
@@ -14,21 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from cli.errors import friendly_errors
+from cli.log import check_workspace, collaborative_file, store_at
 from cli.params import AS_AGENT, WORKSPACE
 from omxfs.errors import OmxError
 from omxfs.store.layout import (
-    AGENTS,
     COLLABORATIVE,
     CONFIG,
-    CURRENT,
     HANDOFF,
     MESSAGE,
     META_DIR,
@@ -38,7 +36,7 @@ from omxfs.store.layout import (
 )
 
 if TYPE_CHECKING:
-    from omxfs.store.workspace import Workspace
+    pass
 
 _WHY = {
     errno.EBUSY: "conflict: it changed since you read it; the rejected write is kept under collaborative/.conflicts/",
@@ -53,81 +51,6 @@ def _fail(what: str, exc: OSError) -> click.ClickException:
     return click.ClickException(f"cannot {what}: {_WHY.get(code, os.strerror(code))} ({os.strerror(code)})")
 
 
-def collaborative_file(path: Path, workspace: Path | None = None) -> tuple[Path, PurePosixPath]:
-    """The workspace root (a mount or a store directory) and the path below ``collaborative/current/``, from the
-    names alone (``acting_agent`` comes before any stat: a mount answers none to a process it takes for nobody);
-    a relative PATH is taken in ``workspace`` when one is given."""
-    absolute = Path(os.path.abspath(path if workspace is None else workspace / path))
-    for parent in absolute.parents:
-        if parent.name == CURRENT and parent.parent.name == COLLABORATIVE:
-            return parent.parent.parent, PurePosixPath(absolute.relative_to(parent).as_posix())
-    raise click.ClickException(f"{path} is not a file in collaborative/current/ of an omx workspace")
-
-
-def check_workspace(root: Path, path: Path, workspace: Path | None) -> None:
-    """``root``, found from PATH's names, is an omx workspace, and the one ``-w`` names if it names one."""
-    if not (root / HANDOFF).is_dir() or not (root / AGENTS).is_dir():
-        raise click.ClickException(f"{path} is not a file in collaborative/current/ of an omx workspace")
-    if workspace is not None and not os.path.samefile(root, workspace):
-        raise click.ClickException(f"{path} is not a file of the workspace {workspace}")
-
-
-def _store(root: Path) -> Workspace:
-    from omxfs.store.workspace import Workspace
-
-    try:
-        return Workspace(root)
-    except OmxError as exc:
-        raise click.ClickException(exc.message) from None
-
-
-@click.command("log")
-@click.argument("path", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the history as JSON (history.json's format).")
-@AS_AGENT
-@WORKSPACE
-def log(path: Path, as_json: bool, agent: str | None, workspace: Path | None) -> None:
-    """Show the versions of the collaborative file PATH, oldest first, then every write to it that was refused
-    as a conflict (each kept under collaborative/.conflicts/<agent>/)."""
-    from cli.acting import acting_agent, through_a_mount
-    from omxfs.store.printable import escaped
-
-    root, rel = collaborative_file(path, workspace)
-    if agent is not None or through_a_mount(root):  # a mount answers only agents it knows; a store, anyone
-        acting_agent(root, agent)
-    check_workspace(root, path, workspace)
-    ws = _store(root)
-    try:
-        entries = ws.collab.history(str(rel))
-        refused = [(agent, r) for agent in ws.agents() for r in ws.collab.conflicts(agent, str(rel))]
-    except OmxError as exc:
-        raise click.ClickException(f"cannot read the history of {rel}: {exc.message}") from None
-    if not entries:
-        raise click.ClickException(f"collaborative/current/{rel} has no history: it was never written")
-    if as_json:
-        click.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
-        return
-    for e in entries:  # a message is its writer's text: escaped, it can neither start a line nor drive the terminal
-        click.echo(f"v{e.version}  {e.timestamp}  {e.author}  {escaped(e.message)}")
-        if e.provenance and e.provenance.get("run"):
-            click.echo(f"     {provenance_line(dict(e.provenance))}")
-    if refused:
-        click.echo(f"refused writes ({len(refused)}), oldest first:")
-    for agent, r in sorted(refused, key=lambda item: str(item[1].get("timestamp"))):
-        on = f"on v{r.get('your_base')}, v{r.get('current_version')} was current"
-        click.echo(f"  {r.get('timestamp')}  {agent}  {on}  kept at {r.get('kept_at', '?')}")
-
-
-def provenance_line(made_by: dict[str, object]) -> str:
-    """Where a version came from: the omx run's trace, the step and the model request (``omx replay RUN``)."""
-    parts = [f"by omx run {made_by['run']}"]
-    if made_by.get("step"):
-        parts.append(f"step {made_by['step']}")
-    if made_by.get("request"):
-        parts.append(f"request {made_by['request']}")
-    return ", ".join(parts)
-
-
 @click.command("rollback")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.argument("version", type=click.IntRange(min=1))
@@ -138,13 +61,14 @@ def rollback(path: Path, version: int, message: str | None, agent: str | None, w
     """Make a new version of PATH whose content is VERSION's; the history is kept."""
     from cli.acting import acting_agent
 
-    root, rel = collaborative_file(path, workspace)
-    note = message or f"rollback to version {version}"
-    me = acting_agent(root, agent)
-    check_workspace(root, path, workspace)
+    with friendly_errors():
+        root, rel = collaborative_file(path, workspace)
+        note = message or f"rollback to version {version}"
+        me = acting_agent(root, agent)
+        check_workspace(root, path, workspace)
     if not os.path.ismount(root):
         with friendly_errors():
-            entry = _store(root).collab.rollback(me, str(rel), version, message=note)
+            entry = store_at(root).collab.rollback(me, str(rel), version, message=note)
         click.echo(f"{rel}: version {entry.version} has the content of version {version}")
         return
     target = root / "collaborative/current" / rel
@@ -185,7 +109,8 @@ def handoff(
     from omxfs.store.config import parse_config
 
     workspace = workspace or Path(".")
-    me = acting_agent(workspace, agent)
+    with friendly_errors():
+        me = acting_agent(workspace, agent)
     if not (workspace / HANDOFF).is_dir():
         raise click.ClickException(f"{workspace} is not an omx workspace (no handoff/ directory)")
     content = file.read_bytes()
@@ -194,7 +119,7 @@ def handoff(
         raise click.ClickException(f"a handoff goes to another agent: you act as {me} (--as NAME acts as another)")
     if not os.path.ismount(workspace):
         with friendly_errors():
-            _store(workspace).handoff.deliver(me, recipient, filename, content, message)
+            store_at(workspace).handoff.deliver(me, recipient, filename, content, message)
         click.echo(f"delivered handoff/{me}_to_{recipient}/{filename}")
         return
     with contextlib.suppress(OSError, OmxError):  # the config is readable through the mount: say it plainly
@@ -216,4 +141,4 @@ def handoff(
     click.echo(f"delivered handoff/{me}_to_{recipient}/{filename}")
 
 
-COMMANDS: list[click.Command] = [log, rollback, handoff]
+COMMANDS: list[click.Command] = [rollback, handoff]

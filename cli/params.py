@@ -8,6 +8,9 @@ from typing import Any, TypeVar
 
 import click
 
+from cli import shared_options
+from cli.declare import Option
+from cli.shared_options import ACTING_AGENT_HELP as ACTING_AGENT_HELP
 from omxfs.errors import InvalidInput
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,25 +34,35 @@ class UnprobedPath(click.ParamType[Path, Any]):
 #: a workspace, a mountpoint or a path in one
 MOUNT_PATH = UnprobedPath()
 
-#: how the conveniences over a workspace pick the agent they act as (SPEC §3), said the same in each one's --help
-ACTING_AGENT_HELP = (
-    "Act as agent NAME. Without it: through a mount, whom the mount takes you for (its uid map, else OMX_AGENT, "
-    "else the mount's --as); on an unmounted workspace, OMX_AGENT, else your login."
-)
+#: each kind of value of a declared parameter (``cli.declare.KINDS``) as click reads it
+TYPES: dict[str, click.ParamType[Any, Any]] = {
+    "text": click.STRING,
+    "path": MOUNT_PATH,
+    "file": click.Path(path_type=Path),
+    "count": click.INT,
+}
 
-#: ``--as NAME`` of every omxfs command that acts for an agent (``cli.acting`` makes it so)
-AS_AGENT = click.option("--as", "agent", metavar="NAME", help=ACTING_AGENT_HELP)
 
-#: ``-w/--workspace`` of the same commands: a mount point or a workspace directory no daemon serves
-WORKSPACE = click.option(
-    "--workspace",
-    "-w",
-    metavar="DIR",
-    type=MOUNT_PATH,  # unstatted: a mount answers no stat to a process it takes for no agent, before --as acts
-    default=None,
-    show_default="current directory",
-    help="The mount point (or an unmounted workspace directory).",
-)
+def option_args(declared: Option) -> tuple[list[str], dict[str, Any]]:
+    """The arguments of ``click.Option`` (or ``click.option``) for the declared option ``declared``."""
+    extra: dict[str, Any] = {"is_flag": True} if declared.flag else {"type": TYPES[declared.kind]}
+    if declared.default is not None:
+        extra["default"] = declared.default
+    if declared.shown_default is not None:
+        extra["show_default"] = declared.shown_default
+    extra |= {"help": declared.help, "metavar": declared.metavar, "multiple": declared.multiple}
+    return [*declared.flags, declared.name], extra
+
+
+def option(declared: Option) -> Callable[[F], F]:
+    """The click decorator of the declared option ``declared``."""
+    names, extra = option_args(declared)
+    return click.option(*names, **extra)
+
+
+#: ``--as NAME`` and ``-w/--workspace`` of the click commands that act for an agent (``cli.shared_options``)
+AS_AGENT = option(shared_options.AS_AGENT)
+WORKSPACE = option(shared_options.WORKSPACE)
 
 
 def _limit(parse: Callable[[str, str], int]) -> Callable[[click.Context, click.Parameter, str | None], int | None]:

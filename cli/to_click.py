@@ -9,10 +9,7 @@ import click
 
 from cli.declare import Argument, Declared, Usage
 from cli.errors import friendly_errors
-from cli.params import MOUNT_PATH
-
-#: each kind of value (``cli.declare.KINDS``) as click reads it
-TYPES: dict[str, click.ParamType[Any, Any]] = {"text": click.STRING, "path": MOUNT_PATH, "count": click.INT}
+from cli.params import TYPES, option_args
 
 
 def command(declared: Declared) -> click.Command:
@@ -31,14 +28,8 @@ def command(declared: Declared) -> click.Command:
                 )
             )
             continue
-        extra: dict[str, Any] = {"is_flag": True} if param.flag else {"type": TYPES[param.kind]}
-        if param.default is not None:
-            extra["default"] = param.default
-        params.append(
-            click.Option(
-                [*param.flags, param.name], help=param.help, metavar=param.metavar, multiple=param.multiple, **extra
-            )
-        )
+        names, extra = option_args(param)
+        params.append(click.Option(names, **extra))
 
     def callback(**values: Any) -> None:
         try:

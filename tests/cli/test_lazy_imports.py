@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "cli.checkpoints",
     "cli.doc",
     "cli.fsck",
+    "cli.log",
     "cli.mcp",
     "cli.mount_tools",
     "cli.snapshots",
@@ -145,7 +146,7 @@ def test_checkpoint_commands_load_only_what_they_use(
         ),
         pytest.param(
             ("log", "{ws}/collaborative/current/plan.md"),
-            ["cli.mount_tools"],
+            ["cli.log"],
             ("omxfs.checkpoints", "logging", "concurrent.futures", "hashlib"),
             id="log",
         ),
@@ -178,6 +179,7 @@ RECORDS = ("dataclasses", "inspect", "ast", "tomllib", "omxfs.limits")
         pytest.param(("diff", "{ws}", "bob"), (*CLICK, "tomllib"), id="diff"),
         pytest.param(("audit", "{ws}"), (*CLICK, *RECORDS), id="audit"),
         pytest.param(("status", "{ws}"), (*CLICK, "tomllib"), id="status"),
+        pytest.param(("log", "{ws}/collaborative/current/plan.md"), (*CLICK, "tomllib"), id="log"),
     ],
 )
 def test_the_commands_a_person_types_load_no_click(

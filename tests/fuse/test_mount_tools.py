@@ -15,7 +15,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from cli.mount_tools import COMMANDS, handoff, log, rollback
+from cli import log as log_module
+from cli import to_click
+from cli.mount_tools import COMMANDS, handoff, rollback
 from cli.omxfs import main as omxfs
 from cli.params import ACTING_AGENT_HELP
 from omxfs.store import Workspace
@@ -23,7 +25,8 @@ from tests.fuse.conftest import Mount, clean_env
 
 MountFactory = Callable[..., Mount]
 PLAN = "collaborative/current/plan.md"
-GROUP = click.Group("omxfs", commands={c.name or "": c for c in COMMANDS})
+log = to_click.command(log_module.log)  # declared (cli.declare): the click command omxfs makes of it
+GROUP = click.Group("omxfs", commands={c.name or "": c for c in [log, *COMMANDS]})
 
 
 def invoke(command: click.Command, *args: str) -> str:
