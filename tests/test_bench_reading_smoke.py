@@ -21,7 +21,7 @@ def reading(outputs: list[str]) -> dict[str, object]:
 
 @pytest.mark.parametrize(
     ("outputs", "mark", "right"),
-    [(["out/count.txt"], "ok", 1), (["data/a.txt"], "--", 0)],  # the second names the input: omx acts on nothing
+    [(["out/count.txt"], "ok", 1), ([], "--", 0)],  # the second names no output: omx acts on nothing
 )
 def test_a_right_and_a_wrong_reading_are_told_apart(tmp_path: Path, outputs: list[str], mark: str, right: int) -> None:
     replies = tmp_path / "replies.json"
@@ -33,7 +33,7 @@ def test_a_right_and_a_wrong_reading_are_told_apart(tmp_path: Path, outputs: lis
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{mark} count_lines" in done.stdout
     assert f"outputs read right by the model {right}, by the rules 1, acted on right {right}" in done.stdout
-    # exact work needs the one output omx acts on: the wrong reading leaves it none
+    # exact work needs the one output omx acts on: the reading of none leaves it none
     assert f"taken as exact work {right};" in done.stdout
     (row,) = json.loads(saved.read_text(encoding="utf-8"))
     assert row["truth"] == ["out/count.txt"] and row["model"] == outputs and row["exact"] is bool(right)

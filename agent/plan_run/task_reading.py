@@ -8,7 +8,8 @@ task only where both readings agree (``agrees``):
 
 - an **output** is a path the model lists, which the schema lets it pick only among the paths the task names (the
   model reads "save it as out/people.md", which the rules do not), and a file already there only where the rules
-  read it as an output too (a small model lists the file a summary is made of);
+  read it as an output too (a small model lists the file a summary is made of); where the model listed outputs and
+  none of them holds (it listed the inputs), the rules' outputs that are not there yet stand;
 - a **form** of the output from the rules stays only where the model read the same: N bullets where it read
   bullets or N items; just a number, one line, a table, where it read that shape; at most N words where it read
   the same N;
