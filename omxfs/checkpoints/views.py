@@ -37,14 +37,16 @@ def view_recorded(ws: Workspace, agent: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def view_starting(ws: Workspace, agent: str, warn: Callable[[str], None]) -> Iterator[None]:
+def view_starting(ws: Workspace, agent: str, warn: Callable[[str], None], *, checkpoint: bool = True) -> Iterator[None]:
     """What ``omxfs run`` does around a view: a checkpoint of the zone as the view finds it, unless nothing
-    changed since the last, then the view's record for as long as it runs. A store that refuses either (a full disk,
-    a read-only ``.omxfs/``) is told in one line through ``warn``; the view starts all the same."""
+    changed since the last (or ``checkpoint`` is False: a branch's view, which never writes the zone, and whose
+    base checkpoint its branch made), then the view's record for as long as it runs. A store that refuses either (a
+    full disk, a read-only ``.omxfs/``) is told in one line through ``warn``; the view starts all the same."""
     from omxfs.checkpoints.history import ZoneHistory  # history imports nothing of views: no cycle either way
 
     try:
-        ZoneHistory(ws, agent).make(agent, "view started", only_if_changed=True)
+        if checkpoint:
+            ZoneHistory(ws, agent).make(agent, "view started", only_if_changed=True)
     except OmxError as exc:
         warn(f"no checkpoint of {agent}'s zone before this view: {exc.message}")
     except OSError as exc:

@@ -139,7 +139,8 @@ def run(
         # made between accepts of the zone's branches, never during one (an accept after it sees it and waits)
         with branches.no_accept_running(pending.ws.meta, agent):
             pending.refuse_if_half_accepted("a view of the zone")
-            stack.enter_context(view_starting(Workspace(Path(store.reached)), agent, _warn))
+            checkpoint = branch is None  # a branch's view writes no zone; its branch made its base checkpoint
+            stack.enter_context(view_starting(Workspace(Path(store.reached)), agent, _warn, checkpoint=checkpoint))
             if branch is None:  # again, recorded: a branch started meanwhile either sees this view or is seen here
                 pending.refuse_plain_run()
         agents_fd = _open_at(store.fd, AGENTS, store)
