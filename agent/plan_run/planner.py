@@ -33,6 +33,7 @@ from agent.plan_run.output_maker import with_code_for_exact_work, with_model_for
 from agent.plan_run.plan import Plan, validation_summary
 from agent.plan_run.reading_plan import plan_from_reading
 from agent.plan_run.run_schema import RunSchema, run_plan_schema, writable_paths
+from agent.plan_run.self_refs import with_self_refs_mended
 from agent.plan_run.shell_policy import ALLOW_LIST
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_files import with_task_files
@@ -257,7 +258,7 @@ def _extract_json(content: str) -> Any:
 def _validate(content: str | None) -> Plan:
     if not content or not content.strip():
         raise ValueError("the reply is empty")
-    data = _extract_json(content)
+    data = with_self_refs_mended(_extract_json(content))
     try:
         return Plan.model_validate(data)
     except ValidationError as exc:
