@@ -9,6 +9,8 @@ its overlay's layers, all under ``.omxfs`` (read-only to every view):
   ``omxfs run --branch B --from P``: its view's lower layers are P's upper layer over the zone, and an accept applies
   it into P), the moment it was last rebased, and its *base*, the zone's checkpoint it was made (or rebased) on
   (``Made``): what the zone changed since then is checked against it as accepted siblings are (``zone_change``);
+- ``parent-change.json`` beside it, for a nested branch: its parent's change as the branch was made (or rebased), a
+  ``change_record``, what the parent's own change since is judged from (``parent_change``);
 - ``running`` in it, locked (``flock``) by the launcher for as long as the branch's view runs (``hold_running``):
   a second run of one branch is refused, siblings run side by side, and a killed launcher frees it;
 - ``.omxfs/branches/<zone>/.ended.jsonl``: one line per branch accepted or discarded (``Ended``); an accepted one
@@ -26,7 +28,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +42,8 @@ REVIEW = "review"
 #: ``.omxfs/branches/<zone>/<name>/``: every branch but ``review``
 BRANCHES = "branches"
 BRANCH_RECORD = "branch.json"
+#: a nested branch's record of its parent's change as it was made (``record_parent_change``)
+PARENT_RECORD = "parent-change.json"
 BRANCH_RUNNING = "running"
 #: accepted and discarded branches of a zone; a dot first, so no branch is ever named so
 ENDED_LOG = ".ended.jsonl"
@@ -137,6 +141,34 @@ def record_rebased(branch_dir: Path, base: int | None = None) -> Made:
     _write_new(fresh, json.dumps(record).encode("utf-8"))
     os.rename(fresh, branch_dir / BRANCH_RECORD)
     return made(branch_dir)
+
+
+def record_parent_change(branch_dir: Path, change: Mapping[str, tuple[str, bool] | None]) -> None:
+    """A nested branch's record of its parent's change now (a ``change_record``), replacing any: written whole to a
+    new file renamed over the old, so a crash leaves one or the other."""
+    fresh = branch_dir / f".{PARENT_RECORD}.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(fresh)
+    data = {path: list(new) if new else None for path, new in change.items()}
+    _write_new(fresh, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+    os.rename(fresh, branch_dir / PARENT_RECORD)
+
+
+def parent_change_made(branch_dir: Path) -> dict[str, tuple[str, bool] | None] | None:
+    """The parent's change as the nested branch at ``branch_dir`` was made or last rebased
+    (``record_parent_change``); None where there is no record (a branch made before they were kept, or one of the
+    zone) or it cannot be read."""
+    try:
+        fd = os.open(branch_dir / PARENT_RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        raw = f.read()
+    try:
+        data = json.loads(raw)
+        return {str(p): (str(v[0]), bool(v[1])) if v else None for p, v in data.items()}
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
 
 
 # -- a branch's view running ---------------------------------------------------------------------------------------
@@ -248,11 +280,13 @@ def change_record(change: Mapping[str, Entry | None]) -> dict[str, tuple[str, bo
     """What ``overlap`` needs of a change: each path's new entry as a digest of its key (everything a diff compares,
     so that two branches that made a path the same are no conflict) and whether it is a directory; None where it was
     deleted."""
-    return {path: None if entry is None else (_digest(entry), entry.type == "dir") for path, entry in change.items()}
+    return {path: _recorded(entry) for path, entry in change.items()}
 
 
-def _digest(entry: Entry) -> str:
-    return hashlib.sha256(repr(entry.key()).encode("utf-8")).hexdigest()
+def _recorded(entry: Entry | None) -> tuple[str, bool] | None:
+    if entry is None:
+        return None
+    return hashlib.sha256(repr(entry.key()).encode("utf-8")).hexdigest(), entry.type == "dir"
 
 
 def log_ended(meta: Path, zone: str, ended: Ended) -> None:
@@ -337,9 +371,57 @@ def zone_change(
     base: Mapping[str, Entry], now: Mapping[str, Entry], change: Mapping[str, Entry | None]
 ) -> dict[str, Entry | None]:
     """What the zone changed from ``base`` (its checkpoint, by path) to ``now`` (it as it is, by path) at the paths
-    ``overlap`` compares with a branch's ``change``: each path of the change and each directory above one, and
-    everything below a path it deleted or made a non-directory. Each such path that differs (anything but the times,
-    as a diff compares) with what it became, None where it is gone: a record for ``change_record``."""
+    ``overlap`` compares with a branch's ``change`` (``_compared``). Each such path that differs (anything but the
+    times, as a diff compares) with what it became, None where it is gone: a record for ``change_record``."""
+    found: dict[str, Entry | None] = {}
+    for path in _compared(change, (*base, *(p for p in now if p not in base))):
+        before, after = base.get(path), now.get(path)
+        if before is None and after is None:
+            continue
+        if before is None or after is None or before.key() != after.key():
+            found[path] = after
+    return found
+
+
+def parent_change(
+    made_then: Mapping[str, tuple[str, bool] | None],
+    below: Mapping[str, Entry],
+    parent: Mapping[str, Entry],
+    change: Mapping[str, Entry | None],
+) -> dict[str, Entry | None]:
+    """What a nested branch's parent changed since the branch was made, at the paths ``overlap`` compares with the
+    branch's ``change`` (``_compared``): ``made_then`` is the parent's change then (``parent_change_made``),
+    ``below`` what the parent goes into now and ``parent`` the parent as it is now, both by path. A path counts where
+    the parent now has other than ``made_then`` says it made it, and one ``made_then`` does not hold that the parent
+    changes now; each with what it is in the parent now, None where it is gone: a record for ``change_record``."""
+    changed_now = changed(below, parent)
+    found: dict[str, Entry | None] = {}
+    for path in _compared(change, (*made_then, *(p for p in changed_now if p not in made_then))):
+        entry = parent.get(path)
+        if path not in made_then:  # then as below the parent: changed if the parent's own now
+            if path in changed_now:
+                found[path] = entry
+        elif _recorded(entry) != made_then[path]:
+            found[path] = entry
+    return found
+
+
+def changed(before: Mapping[str, Entry], after: Mapping[str, Entry]) -> dict[str, Entry | None]:
+    """Each path whose entry in ``after`` differs from that in ``before`` (anything but the times, as a diff
+    compares), with what it is in ``after``, None where ``after`` has none. An entry that is the very one of
+    ``before`` (a scan's, laid over) is not compared."""
+    found: dict[str, Entry | None] = {}
+    for path, entry in after.items():
+        old = before.get(path)
+        if old is not entry and (old is None or old.key() != entry.key()):
+            found[path] = entry
+    found.update((path, None) for path in before if path not in after)
+    return found
+
+
+def _compared(change: Mapping[str, Entry | None], others: Iterable[str]) -> set[str]:
+    """The paths at which another change can collide with ``change`` (``overlap``): each path of it and each
+    directory above one, and those of ``others`` below a path it deleted or made a non-directory."""
     looked: set[str] = set()
     cut: set[str] = set()
     for path, entry in change.items():
@@ -350,21 +432,14 @@ def zone_change(
             parent = parent.rpartition("/")[0]
         if path != "." and (entry is None or entry.type != "dir"):
             cut.add(path)
-    if cut:  # everything below them, in either state: one pass over the zone's paths
-        for path in (*base, *(p for p in now if p not in base)):
+    if cut:  # everything below them: one pass over the other paths
+        for path in others:
             parent = path.rpartition("/")[0]
             while parent and parent not in cut:
                 parent = parent.rpartition("/")[0]
             if parent:
                 looked.add(path)
-    found: dict[str, Entry | None] = {}
-    for path in looked:
-        before, after = base.get(path), now.get(path)
-        if before is None and after is None:
-            continue
-        if before is None or after is None or before.key() != after.key():
-            found[path] = after
-    return found
+    return looked
 
 
 def conflicts(

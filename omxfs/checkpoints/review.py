@@ -212,7 +212,8 @@ class Review:
         """The overlay's layers, made for a first review run (kept for the next: it continues the same change), made
         from the branch ``parent`` if given (``run_parent``). The upper layer's root starts as the root the view
         shows (mode, owner, times): the zone's, or the parent's upper layer's. A new branch of the zone itself
-        records its base, a checkpoint of the zone as it is now (``base_checkpoint``)."""
+        records its base, a checkpoint of the zone as it is now (``base_checkpoint``); a new nested branch its
+        parent's change as it is now (``branches.record_parent_change``)."""
         self.refuse_if_half_accepted("a new review run")
         self.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with contextlib.suppress(FileExistsError):
@@ -221,7 +222,11 @@ class Review:
             # between accepts, never during one: the base is the zone as an accept left it, and every accept after
             # the record is one made after the branch (``branches.conflicts``)
             with branches.no_accept_running(self.ws.meta, self.zone):
-                base = None if parent is not None else base_checkpoint(self.ws, self.zone, f"{self.what} started")
+                base = None
+                if parent is None:
+                    base = base_checkpoint(self.ws, self.zone, f"{self.what} started")
+                else:  # first: a record without it is one made before they were kept
+                    branches.record_parent_change(self.dir, _change_of(Review(self.ws, self.zone, parent)))
                 branches.record_made(self.dir, self.zone, parent, base)
         below = self.ancestors()
         st = os.stat(below[0].upper if below else self.zone_dir)
@@ -371,11 +376,14 @@ def pending_diff(review: Review) -> ZoneDiff:
 @dataclass(frozen=True)
 class Composed:
     """A pending branch read from the store: its change against what it is accepted into (the zone, or its parent
-    branch as it is), every entry of that as it is now (``lower``), and every entry as the branch's run sees it."""
+    branch as it is), every entry of that as it is now (``lower``), every entry as the branch's run sees it, and,
+    for a nested branch, every entry of what its parent is accepted into (``below``; None for a branch of the
+    zone)."""
 
     diff: ZoneDiff
     lower: dict[str, Entry]
     merged: dict[str, Entry]
+    below: dict[str, Entry] | None = None
 
     def change(self) -> dict[str, Entry | None]:
         """Each path the change adds, modifies or deletes, with its entry as the branch has it (None: deleted)."""
@@ -387,13 +395,35 @@ def _composed(review: Review) -> Composed:
     """``review`` composed from the zone and the upper layers, as the kernel's overlay shows it to its run. The zone
     is read as a checkpoint reads it: a file whose stat is the latest checkpoint's is taken from it unread."""
     review.require_pending()
-    below = [branch.upper for branch in reversed(review.ancestors())]
-    lower, lower_from = layered(review.zone_dir, below, _latest(review.ws, review.zone))
+    lower, lower_from, below = _stacked(review.ws, review.zone, review.ancestors())
     merged, merged_from = dict(lower), dict(lower_from)
     overlay(merged, merged_from, review.upper)
     base = review.made.parent or "zone"
     diff = compare(lower, merged, _reader(review, lower_from), _reader(review, merged_from), base, review.branch)
-    return Composed(diff, lower, merged)
+    return Composed(diff, lower, merged, below)
+
+
+def _stacked(
+    ws: Workspace, zone: str, lineage: list[Review]
+) -> tuple[dict[str, Entry], dict[str, Path], dict[str, Entry] | None]:
+    """The zone with the upper layers of ``lineage`` (nearest first) over it: each entry and the layer of each that is
+    not the zone's, as ``layered`` gives them; and the entries without the nearest's layer (None for no lineage)."""
+    uppers = [branch.upper for branch in reversed(lineage)]
+    entries, source = layered(ws.root / AGENTS / zone, uppers[:-1], _latest(ws, zone))
+    if not uppers:
+        return entries, source, None
+    below = entries
+    entries, source = dict(below), dict(source)
+    overlay(entries, source, uppers[-1])
+    return entries, source, below
+
+
+def _change_of(branch: Review) -> dict[str, tuple[str, bool] | None]:
+    """The pending ``branch``'s change against what it is accepted into, as ``branches.change_record`` gives it: what a
+    branch made from it records (``branches.parent_change``). Its entries only: no file is read to compare."""
+    entries, _, below = _stacked(branch.ws, branch.zone, [branch, *branch.ancestors()])
+    assert below is not None  # a lineage of one at least
+    return branches.change_record(branches.changed(below, entries))
 
 
 def _latest(ws: Workspace, zone: str) -> Manifest | None:
@@ -561,26 +591,36 @@ def _accept(review: Review, actor: str, history: ZoneHistory) -> Accepted:
 
 def conflicted(review: Review, composed: Composed | None = None) -> dict[str | None, list[str]]:
     """What the change of ``review`` (``composed``, else as it is now) collides with (``branches.overlap``), each with
-    the paths: each branch accepted into what it goes into since it was made (or rebased), by name; then, under
-    None, what the zone itself changed since the branch's base (a write through a mount, a restore) where no such
-    branch explains it. Empty if nothing does.
+    the paths: each branch accepted into what it goes into since it was made (or rebased), by name; then what that
+    itself changed since where no such branch explains it: under None the zone's change since the branch's base (a
+    write through a mount, a restore), or, for a nested branch, under its parent's name the parent's change since
+    (a later run of it: ``branches.parent_change``). Empty if nothing does.
 
-    A nested branch has no base (what it goes into is its parent's upper layer, of which no checkpoint is made): it
-    is checked against the branches accepted into its parent only, not against a later run of the parent itself;
-    what the zone changed is checked when the parent is accepted. A branch recorded before branches had bases is
-    checked against its siblings only. A base that is gone (pruned) tells nothing of the zone since: every path of
-    the change counts as changed by the zone (``base_gone``)."""
+    A nested branch has no base (what it goes into is its parent's upper layer, of which no checkpoint is made):
+    what the zone changed is checked when the parent is accepted. A branch recorded before branches had bases, or a
+    nested one before they recorded their parent's change, is checked against its siblings only. A base that is
+    gone (pruned) tells nothing of the zone since: every path of the change counts as changed by the zone
+    (``base_gone``)."""
     if composed is None:
         composed = _composed(review)
     change = composed.change()
     made = branches.made(review.dir)
     found: dict[str | None, list[str]] = {}
     found.update(branches.conflicts(review.ws.meta, review.zone, review.branch, made, change))
-    if made.parent is None and made.base is not None and change:
-        explained = {path for paths in found.values() for path in paths}
+    if not change:
+        return found
+    explained = {path for paths in found.values() for path in paths}
+    if made.parent is None and made.base is not None:
         own = [p for p in _zone_collisions(review, made.base, composed.lower, change) if p not in explained]
         if own:
             found[None] = own
+    elif made.parent is not None and composed.below is not None:
+        then = branches.parent_change_made(review.dir)
+        if then is not None:
+            since = branches.parent_change(then, composed.below, composed.lower, change)
+            own = [p for p in branches.overlap(branches.change_record(since), change) if p not in explained]
+            if own:
+                found.setdefault(made.parent, []).extend(own)
     return found
 
 
@@ -602,19 +642,27 @@ def base_gone(review: Review) -> int | None:
     return base
 
 
-def changed_by(name: str | None) -> str:
-    """Who made a change a branch collides with (a key of ``conflicted``): "branch NAME", or "the zone itself"."""
-    return "the zone itself" if name is None else f"branch {name}"
+def changed_by(review: Review, name: str | None) -> str:
+    """Who made a change ``review`` collides with (a key of ``conflicted``): "the zone itself", "branch P, it is made
+    from" (a nested branch's parent), or "branch NAME, accepted since"."""
+    if name is None:
+        return "the zone itself"
+    return f"branch {name}, it is made from" if name == review.made.parent else f"branch {name}, accepted since"
 
 
 def _collisions(review: Review, collided: dict[str | None, list[str]]) -> str:
     shown = []
+    made = review.made
+    since = "rebased" if made.rebased_ns is not None else "made"
     for name, paths in collided.items():
         listed = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+        if name is not None and name == made.parent:
+            on = "on" if made.rebased_ns is not None else "from"
+            shown.append(f"branch {name} changed {listed} since {review.what} was {since} {on} it")
+            continue
         if name is not None:
             shown.append(f"branch {name}, accepted after it was made, changed {listed} too")
             continue
-        since = "rebased" if review.made.rebased_ns is not None else "made"
         gone = base_gone(review)
         if gone is not None:
             shown.append(
@@ -665,7 +713,8 @@ def discard(review: Review, actor: str) -> None:
 
 def rebase(review: Review, actor: str) -> dict[str | None, list[str]]:
     """Judge the pending branch from now on against what it goes into as it is now: accepts made before now no longer
-    conflict with it, nor what the zone changed before now (its base becomes a checkpoint of the zone now), and an
+    conflict with it, nor what the zone changed before now (its base becomes a checkpoint of the zone now), nor, for a
+    nested branch, what its parent changed before now (its record of the parent's change is the parent's now), and an
     accept of it applies what ``pending_diff`` shows, overwriting what they changed. Its content does not move (its
     lower layers are the live zone and its parent's upper layer already). Returns what it was conflicted with
     (``conflicted``: the paths it will overwrite). Refused while any view of the zone runs or an accept is half
@@ -676,10 +725,15 @@ def rebase(review: Review, actor: str) -> dict[str | None, list[str]]:
         review.require_pending()
         review.refuse_if_viewed("a rebase")
         review.refuse_if_half_accepted(f"rebasing {review.called}")
-        overwritten = conflicted(review)
+        composed = _composed(review)
+        overwritten = conflicted(review, composed)
         base = None
         if review.made.parent is None:
             base = base_checkpoint(review.ws, review.zone, f"{review.what} rebased", actor)
+        elif composed.below is not None:
+            branches.record_parent_change(
+                review.dir, branches.change_record(branches.changed(composed.below, composed.lower))
+            )
         branches.record_rebased(review.dir, base)
     review.ws.audit(actor, f"rebase {review.what} on {review.into()}", f"{AGENTS}/{review.zone}")
     return overwritten
@@ -740,7 +794,10 @@ def interrupted(ws: Workspace) -> list[Review]:
 
 
 def _collision_detail(branch: Review, name: str | None, paths: list[str]) -> str:
-    """What a row of ``omxfs branches`` says of one collision: "with NAME: PATHS", or the zone's own change."""
+    """What a row of ``omxfs branches`` says of one collision: "with NAME: PATHS", or the zone's own change, or a
+    nested branch's parent's."""
+    if name is not None and name == branch.made.parent:
+        return f"branch {name} changed since: {', '.join(paths)}"
     if name is not None:
         return f"with {name}: {', '.join(paths)}"
     gone = base_gone(branch)
