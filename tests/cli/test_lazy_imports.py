@@ -6,8 +6,9 @@ module. A command loads its own module of ``cli/`` and no other's; each reads th
 ``concurrent.futures``, ``queue`` or ``logging`` for its fsync threads, a command that only reads the history no
 fsync threads at all, and a plain diff no branches; ``status``, ``log`` and ``audit``, which only read, no hashlib
 (OpenSSL's); ``status`` and ``log``, which read the store's records, no pydantic either, ``status`` of a workspace
-without views no cgroups, ``log`` no ``logging``. Each runs as a real process, whose ``sys.modules`` is read at its
-exit."""
+without views no cgroups, ``log`` no ``logging``. Through the installed ``omxfs`` (``cli.entry``), the declared
+commands' plain forms load no click at all, and a checkpoint, ``checkpoints`` and ``audit`` no ``dataclasses`` and
+no TOML parser either. Each runs as a real process, whose ``sys.modules`` is read at its exit."""
 
 from __future__ import annotations
 
