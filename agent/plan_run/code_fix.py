@@ -15,7 +15,11 @@ re-plan: its inputs are no longer as they were.
 
 Where a second program asked for apart printed another value than the python step that made the task's value
 (``second_program``), that step's code is asked for again the same way, once, told only that two programs disagree:
-never either value, nor which one omx takes for right (it takes neither).
+never either value, nor which one omx takes for right (it takes neither). Where that step, making the task's exact
+output, printed nothing from a text that holds something (the 0.5B model kept the lines that start with ERROR, in a
+log whose lines start with a date), it is asked for again the same way, once in a run, told that it printed
+nothing; an empty result may be right (no line matches), so it stays whatever the new code prints: the verdict is
+the checks', as for any run.
 """
 
 from __future__ import annotations
@@ -28,16 +32,22 @@ from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.second_program import SECOND_CHECK
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
-from agent.plan_run.tools.inputs import PythonInput, WriteTextInput
+from agent.plan_run.tools.inputs import PythonInput, Ref, WriteTextInput
 from agent.plan_run.value_checks import value_maker
 from agent.record.trace import preview, read_output
 
-__all__ = ["DISAGREED", "CodeAtFault", "code_at_fault", "disagreed_code"]
+__all__ = ["DISAGREED", "EMPTY", "CodeAtFault", "code_at_fault", "disagreed_code", "empty_code"]
 
 #: what the model is told of code whose value a second program did not print
 DISAGREED = (
     "Code written for this step before, and another program written apart for the same task, printed different "
     "results: one of them is wrong. Write this step's code again, with care."
+)
+
+#: what the model is told of code that printed nothing from a text that holds something
+EMPTY = (
+    "Code written for this step before printed nothing, although INPUT holds text: look again at how the lines of "
+    "INPUT are written (see how it begins) and write this step's code again."
 )
 
 
@@ -86,6 +96,26 @@ def disagreed_code(plan: Plan, result: ExecutionResult, expected: TaskExpectatio
         return None
     step = value_maker(plan, expected.output)
     return CodeAtFault(step, DISAGREED) if step is not None and isinstance(step.inputs, PythonInput) else None
+
+
+def empty_code(
+    plan: Plan, result: ExecutionResult, run_dir: Path, expected: TaskExpectations | None
+) -> CodeAtFault | None:
+    """The python step that made the task's exact output, where every step ran, the output holds nothing, and the
+    text the step was given holds something, and the plan can run again (see the module); else None."""
+    if expected is None or not expected.exact or expected.output is None or result.status == "failed":
+        return None
+    step = value_maker(plan, expected.output)
+    given = step.inputs.input if step is not None and isinstance(step.inputs, PythonInput) else None
+    if step is None or not isinstance(given, Ref) or not _runs_again(plan):
+        return None
+    try:
+        written = (expected.workspace / expected.output).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if written.strip() or not read_output(run_dir, given.step_id).strip():
+        return None
+    return CodeAtFault(step, EMPTY)
 
 
 def _runs_again(plan: Plan) -> bool:

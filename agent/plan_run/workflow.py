@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent.model.llm import LLMError, Model
-from agent.plan_run.code_fix import code_at_fault, disagreed_code
+from agent.plan_run.code_fix import code_at_fault, disagreed_code, empty_code
 from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
 from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
@@ -234,7 +234,7 @@ class _Replans:
     made: int = 0
     plans: int = 0
     expected: TaskExpectations | None = None
-    disagreed: bool = False  # the code a second program disagreed with was asked for again: once in a run
+    disagreed: bool = False  # code a second program disagreed with, or that printed nothing, was asked again: once
 
     @property
     def left(self) -> bool:
@@ -456,14 +456,20 @@ def _replan(
 def _fixed_after_disagreement(
     plan: Plan, result: ExecutionResult, ui: UI, recorder: RunRecorder, replans: _Replans
 ) -> Plan | None:
-    """Once in a run, where a second program printed another value than the code that made it, ``plan`` with that
-    code asked for again (``code_fix.disagreed_code``), a re-plan shown and confirmed like any; None otherwise."""
-    fault = disagreed_code(plan, result, replans.expected) if replans.left and not replans.disagreed else None
-    if fault is None or replans.planner is None:
+    """Once in a run, where a second program printed another value than the code that made it, or that code printed
+    nothing from an input that holds something, ``plan`` with that code asked for again (``code_fix.disagreed_code``,
+    ``code_fix.empty_code``), a re-plan shown and confirmed like any; None otherwise."""
+    if not replans.left or replans.disagreed or replans.planner is None:
+        return None
+    fault = disagreed_code(plan, result, replans.expected)
+    what, reason = "two programs written apart printed different values", "values disagree"
+    if fault is None:
+        fault = empty_code(plan, result, recorder.run_dir, replans.expected)
+        what, reason = "the code printed nothing from an input that holds something", "nothing printed"
+    if fault is None:
         return None
     replans.disagreed = True
-    what = "two programs written apart printed different values"
-    _announce(replans, ui, recorder, what, {"reason": "values disagree", "failed_step": None, "error": what,
+    _announce(replans, ui, recorder, what, {"reason": reason, "failed_step": None, "error": what,
                                            "plan": plan.model_dump(mode="json", exclude_none=True)})  # fmt: skip
     fixed = replans.planner.with_fixed_code(plan, replans.task, fault)
     if fixed is None:

@@ -1,6 +1,7 @@
 """What omx does with the code a python step's own request brings back, end to end through the real ``omx`` command
 with a scripted model, the real step sandbox and real files: code given INPUT that never reads it is asked for
-again, and the template's last line, which prints ``result``, stays omx's whatever the model wrote back."""
+again, the template's last line, which prints ``result``, stays omx's whatever the model wrote back, and exact
+code that printed nothing from a text that holds something is asked for again once."""
 
 # ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from agent.model.llm import ScriptedModel
+from agent.plan_run.code_fix import EMPTY
 from agent.plan_run.code_steps import PRINT_LINE, TEMPLATE, code_problem, with_print_line
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
@@ -50,8 +52,10 @@ def test_code_that_never_reads_its_input_is_asked_for_again(ws: Path, script: Ca
     assert (ws / "out" / "shopping.txt").read_text(encoding="utf-8") == "milk\neggs\nbread\n"
     first, again = code_requests(model)  # the same request again, told what was wrong
     assert again[: len(first)] == first
-    assert again[-1]["content"] == "That code cannot work: it never reads INPUT, which holds the text to work on. Reply with the "\
-        "corrected code."  # fmt: skip
+    told = (
+        "That code cannot work: it never reads INPUT, which holds the text to work on. Reply with the corrected code."
+    )
+    assert again[-1]["content"] == told
     calls = [c["purpose"] for c in kinds(trace_of(only_run(ws)), "model") if c["purpose"] != "reading"]
     assert calls == ["code", "code"]
 
@@ -89,3 +93,35 @@ def test_code_that_names_input_only_in_a_function_reads_it() -> None:
     assert code_problem("def f():\n    return INPUT\nprint(f())", given_input=True) is None
     assert code_problem("print('bread')", given_input=True) == "it never reads INPUT, which holds the text to work on"
     assert code_problem("print('bread')") is None  # code that is not given INPUT may read what it likes
+
+
+LOG = "2026-03-04 09:00 INFO start\n2026-03-04 09:01 ERROR disk full\n2026-03-04 09:02 INFO retry\n"
+
+
+def test_exact_code_that_printed_nothing_from_a_text_is_asked_for_again_once(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    (ws / "data" / "log.txt").write_text(LOG, encoding="utf-8")
+    task = "Keep the lines of data/log.txt that contain ERROR, into out/errors.txt"
+    starts = TEMPLATE.replace(TO_FILL, 'result = [line for line in lines if line.startswith("ERROR")]')
+    contains = TEMPLATE.replace(TO_FILL, 'result = [line for line in lines if "ERROR" in line]')
+    model = script(reading(["data/log.txt"], ["out/errors.txt"]), starts, contains)
+    result = omx(task, "--yes", input="y\ny\n")  # the plan, then the plan with the new code: each runs code
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "2026-03-04 09:01 ERROR disk full\n"
+    assert EMPTY in code_requests(model)[-1][-1]["content"]  # told it printed nothing, never what to print
+    fixed = [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == "code_fixed"]
+    assert fixed == [{"step": 2, "failure": EMPTY}]
+
+
+def test_code_that_prints_nothing_again_is_kept(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Nothing may be the right result (no line matches): the new code's output stands, and it is asked once."""
+    (ws / "data" / "log.txt").write_text(LOG, encoding="utf-8")
+    task = "Keep the lines of data/log.txt that contain FATAL, into out/fatal.txt"
+    none = TEMPLATE.replace(TO_FILL, 'result = [line for line in lines if "FATAL" in line]')
+    also_none = TEMPLATE.replace(TO_FILL, 'result = [line for line in lines if line.find("FATAL") >= 0]')
+    model = script(reading(["data/log.txt"], ["out/fatal.txt"]), none, also_none)
+    result = omx(task, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "fatal.txt").read_text(encoding="utf-8").strip() == ""
+    assert len(code_requests(model)) == 2
