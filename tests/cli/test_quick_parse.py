@@ -135,7 +135,7 @@ def fresh(root: Path) -> Path:
         "alice", "plan.md", b"first plan\n", expected_version=0, message="\x1b[31mred\x1b[0m, or not"
     )
     (ws / "agents/bob/notes.txt").write_text("first\n")
-    assert run(ENTRY, "checkpoint", str(ws), "--as", "bob", "-m", "one")[0] == 0
+    assert run(ENTRY, "checkpoint", str(ws), "--as", "bob", "-m", "\x1b[31mone\x1b[0m")[0] == 0
     (ws / "agents/bob/notes.txt").write_text("second\n")
     return ws
 
@@ -203,3 +203,14 @@ def test_a_closed_pipe_ends_it_quietly(ws: Path) -> None:
         finally:
             os.close(write)
         assert (status, said) == (141, "")
+
+
+@pytest.mark.parametrize("message", ["plain", "", "ünïcode 名前", "\x1b[31mred\x1b[0m and \x1b]0;title\x07", "7"])
+@pytest.mark.parametrize("err", [False, True], ids=["stdout", "stderr"])
+def test_echo_writes_what_click_echo_writes(message: str, err: bool) -> None:
+    """The bodies print with ``cli.echo.echo`` on both paths: byte for byte what ``click.echo`` printed, to a pipe
+    (click strips a colour's escape sequence from output that is no terminal)."""
+    program = "import sys; from {} import echo; echo(sys.argv[1], err=sys.argv[2] == 'err')"
+    ours = run(program.format("cli.echo"), message, "err" if err else "out")
+    clicks = run(program.format("click"), message, "err" if err else "out")
+    assert ours == clicks
