@@ -643,11 +643,13 @@ def base_gone(review: Review) -> int | None:
 
 
 def changed_by(review: Review, name: str | None) -> str:
-    """Who made a change ``review`` collides with (a key of ``conflicted``): "the zone itself", "branch P, it is made
-    from" (a nested branch's parent), or "branch NAME, accepted since"."""
+    """Who made a change ``review`` collides with (a key of ``conflicted``): "the zone itself", "branch P, its parent,
+    changed since" (a nested branch's parent), or "branch NAME, accepted since"."""
     if name is None:
         return "the zone itself"
-    return f"branch {name}, it is made from" if name == review.made.parent else f"branch {name}, accepted since"
+    return (
+        f"branch {name}, its parent, changed since" if name == review.made.parent else f"branch {name}, accepted since"
+    )
 
 
 def _collisions(review: Review, collided: dict[str | None, list[str]]) -> str:
