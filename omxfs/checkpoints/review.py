@@ -226,7 +226,9 @@ class Review:
                 if parent is None:
                     base = base_checkpoint(self.ws, self.zone, f"{self.what} started")
                 else:  # first: a record without it is one made before they were kept
-                    branches.record_parent_change(self.dir, _change_of(Review(self.ws, self.zone, parent)))
+                    parent_change = _change_of(Review(self.ws, self.zone, parent))
+                    if parent_change is not None:
+                        branches.record_parent_change(self.dir, parent_change)
                 branches.record_made(self.dir, self.zone, parent, base)
         below = self.ancestors()
         st = os.stat(below[0].upper if below else self.zone_dir)
@@ -418,10 +420,15 @@ def _stacked(
     return entries, source, below
 
 
-def _change_of(branch: Review) -> dict[str, tuple[str, bool] | None]:
+def _change_of(branch: Review) -> dict[str, tuple[str, bool] | None] | None:
     """The pending ``branch``'s change against what it is accepted into, as ``branches.change_record`` gives it: what a
-    branch made from it records (``branches.parent_change``). Its entries only: no file is read to compare."""
-    entries, _, below = _stacked(branch.ws, branch.zone, [branch, *branch.ancestors()])
+    branch made from it records (``branches.parent_change``). Its entries only: no file is read to compare. None
+    where it cannot be read (a layer gone or unreadable): the branch made from it is then checked against its siblings
+    only, as one made before such records."""
+    try:
+        entries, _, below = _stacked(branch.ws, branch.zone, [branch, *branch.ancestors()])
+    except (OmxError, OSError):
+        return None
     assert below is not None  # a lineage of one at least
     return branches.change_record(branches.changed(below, entries))
 
