@@ -14,7 +14,6 @@ import errno
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from omxfs.checkpoints import Entry
@@ -61,7 +60,7 @@ def overlay(merged: dict[str, Entry], source: dict[str, Path], upper: Path) -> N
             merged.pop(path, None)
             source.pop(path, None)
             continue
-        merged[path] = replace(entry, xattrs=tuple(x for x in entry.xattrs if not x[0].startswith(OVERLAY_XATTRS)))
+        merged[path] = entry.replace(xattrs=tuple(x for x in entry.xattrs if not x[0].startswith(OVERLAY_XATTRS)))
         source[path] = upper
         mine.add(path)
 
