@@ -104,11 +104,12 @@ def _checkpoints(workspace: Path, name: str, as_json: bool, prune: int | None, a
     with store_of(workspace) as ws:
         history = ZoneHistory(ws, name)
         if prune is not None:
+            from omxfs.checkpoints.review import branch_bases
             from omxfs.snapshots.record import Snapshots  # with the snapshots' pydantic records: only to prune
 
-            pinned = Snapshots(ws).checkpoints_named(name)
+            pinned = Snapshots(ws).checkpoints_named(name) | branch_bases(ws, name)
             pruned = history.prune(_actor(ws, actor), prune, pinned)
-            kept = f"; kept {len(pinned)} that snapshots name" if pinned else ""
+            kept = f"; kept {len(pinned)} that snapshots or pending branches name" if pinned else ""
             if pruned.bases:
                 shown = ", ".join(map(str, pruned.bases))
                 kept += f"; kept {shown}: newer ones are written as what changed since"
@@ -223,7 +224,8 @@ def _accept(workspace: Path, name: str, branch: str | None, review: bool, actor:
     With --branch BRANCH, the change of that branch (`omxfs run --branch`). A checkpoint of the zone is made first:
     the command prints the restore that undoes the accept. Refused while a view of NAME runs. An accept that was
     killed half-way is finished by running it again. The first branch accepted wins: a sibling that changed a path
-    it changed too is conflicted, kept, and refused (see `omxfs branches`; `omxfs rebase` takes it as it is).
+    it changed too is conflicted, kept, and refused, as is a branch whose paths the zone itself changed since it was
+    made (see `omxfs branches`; `omxfs rebase` takes it as it is).
 
     A branch made from another (`omxfs run --from PARENT`) goes into PARENT, not the zone: accept PARENT then to
     apply both. A branch with pending branches made from it is refused until each is accepted or discarded.
@@ -291,7 +293,8 @@ def _rebase(workspace: Path, name: str, branch: str | None, review: bool, actor:
         into = held.into()
     echo(f"rebased {held.called} on {into} as it is now")
     for accepted, paths in overwritten.items():
-        echo(f"warning: accepting it overwrites what branch {accepted} changed: {', '.join(paths)}", err=True)
+        by = "the zone itself" if accepted is None else f"branch {accepted}"
+        echo(f"warning: accepting it overwrites what {by} changed: {', '.join(paths)}", err=True)
     if overwritten:
         echo(f"  see: {shell_line('omxfs', 'diff', workspace, name, *held.options('diff').split())}", err=True)
 
@@ -300,9 +303,9 @@ def _branches(workspace: Path, name: str, as_json: bool) -> None:
     """List NAME's branches (`omxfs run --branch`, `--review`): pending ones, then the last accepted or discarded.
 
     PARENT is the branch one was made from (`omxfs run --from`) and is accepted into, - for the zone. STATE is
-    pending, conflicted (a branch accepted since changed a path it changed too: it is kept, and accept refuses it
-    until `omxfs rebase`), orphaned (its PARENT is gone: discard it), accepted or discarded; CHANGES counts what a
-    pending one adds (+), modifies (~) and deletes (-), against its PARENT.
+    pending, conflicted (a branch accepted since, or the zone itself, changed a path it changed too: it is kept,
+    and accept refuses it until `omxfs rebase`), orphaned (its PARENT is gone: discard it), accepted or discarded;
+    CHANGES counts what a pending one adds (+), modifies (~) and deletes (-), against its PARENT.
     """
     from omxfs.checkpoints.review import branch_states
     from omxfs.shell_line import shell_line

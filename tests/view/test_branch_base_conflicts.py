@@ -195,3 +195,19 @@ def test_a_branch_whose_base_was_pruned_is_conflicted_until_rebased(store: Works
     omxfs("rebase", str(ws), "alice", "--branch", "mine", "--as", "alice")
     omxfs("accept", str(ws), "alice", "--branch", "mine", "--as", "alice")
     assert (zone / "notes.md").read_text() == "branch\n"
+
+
+def test_omxfs_checkpoints_prune_keeps_the_base_of_a_pending_branch(store: Workspace, ok: Ok) -> None:
+    ws, zone = store.root, store.root / "agents/alice"
+    (zone / "notes.md").write_text("base\n")
+    ok(run_view(ws, "alice", "echo branch > notes.md", "--branch", "mine"))
+    base = made(ws / ".omxfs/branches/alice/mine").base
+    history = ZoneHistory(store, "alice")
+    (zone / "other.md").write_text("other\n")
+    history.make("alice")
+    pruned = omxfs("checkpoints", str(ws), "alice", "--prune", "1", "--as", "alice")
+    assert "that snapshots or pending branches name" in pruned.stderr, pruned.stderr
+    assert base in history.numbers()
+    assert _branches(ws, "alice")["mine"]["state"] == "pending"
+    omxfs("accept", str(ws), "alice", "--branch", "mine", "--as", "alice")
+    assert (zone / "notes.md").read_text() == "branch\n"
