@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from agent.record.runs_dir import RunsError, is_omxfs_store
+from omxfs.view.env import VIEW_ENV
 from omxfs.view.sandbox import SYSTEM_DIRS, inside, runtime_dirs
 
-VIEW_ENV = "OMX_VIEW"
 WORKSPACE_OPTIONS = ("-w", "--workspace")
 SCRIPTED = "scripted:"  # --model scripted:FILE
 

@@ -69,6 +69,7 @@ from omxfs.limits import Limits, resolve
 from omxfs.store.config import parse_config
 from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.view import seccomp
+from omxfs.view.env import VIEW_ENV
 from omxfs.view.sandbox import read_only_dirs
 
 __all__ = ["ProcessResult", "Sandbox", "SandboxError", "SandboxInfo", "SandboxMode", "SandboxUnavailable"]
@@ -99,7 +100,6 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: writable in both mechanisms, and private in both (bwrap's /dev, or the view's): multiprocessing's semaphores
 PRIVATE_DEVICE_DIRS = ("/dev/shm",)
 SANDBOX_TMP = "/tmp"
-VIEW_ENV = "OMX_VIEW"  # omxfs.view.sandbox.VIEW_ENV: set in an agent view
 PR_SET_CHILD_SUBREAPER = 36
 LEFTOVER_ROUNDS = 8  # a killed leftover's own children are adopted in turn: kill until none is left, boundedly
 NO_SANDBOX_HINT = "shell and python steps are refused; rerun with --no-sandbox to run them unconfined"

@@ -78,8 +78,8 @@ from omxfs.store.layout import (
     version_name,
 )
 from omxfs.store.workspace import Workspace
+from omxfs.view.env import VIEW_ENV
 from omxfs.view.locate import store_beneath
-from omxfs.view.sandbox import VIEW_ENV
 
 NO_CHECK = -1
 

@@ -39,7 +39,7 @@ from omxfs.stop_signals import StopSignals
 from omxfs.store.layout import META_DIR
 from omxfs.store.mount_records import read_records
 from omxfs.store.names import AGENT_NAME, AGENT_RULE
-from omxfs.view.sandbox import VIEW_ENV
+from omxfs.view.env import VIEW_ENV
 
 FUSE_DEVICE = Path("/dev/fuse")
 FUSERMOUNT = "fusermount3"

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omxfs.store.layout import AGENTS, META_DIR
+from omxfs.view.env import AGENT_ENV, VIEW_ENV
 
 #: the host's system directories a view shows read-only, when they exist
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
@@ -56,10 +57,7 @@ PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "mtrr", "pressure"
 #: counts of every uid: covered with ``/dev/null``, read-only and ``nodev`` as bwrap binds it, so they cannot even be
 #: opened (EACCES). Keys themselves stay out of reach by the seccomp filter.
 PROC_HIDDEN = ("keys", "key-users")
-#: the environment variable that tells a process it runs in a view, and as whom (informative: the daemon ignores it)
-VIEW_ENV = "OMX_VIEW"
 SCOPE = Path(__file__).with_name("scope.py")
-AGENT_ENV = "OMX_AGENT"
 
 
 @dataclass(frozen=True)
