@@ -17,7 +17,15 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 
 from omxfs.checkpoints import ZoneDiff
-from omxfs.checkpoints.review import BranchState, Review, branch_states, conflicted, pending_branches, pending_diff
+from omxfs.checkpoints.review import (
+    BranchState,
+    Review,
+    branch_states,
+    changed_by,
+    conflicted,
+    pending_branches,
+    pending_diff,
+)
 from omxfs.checkpoints.scan import open_unread
 from omxfs.errors import NotFound, OmxError
 from omxfs.store.atomic import open_dir
@@ -48,7 +56,7 @@ class Sides:
     """A path the branch collides on: the zone's content now beside the branch's."""
 
     path: str
-    why: str  # who changed it since the branch was made: "branch NAME, accepted since", "the zone itself"
+    why: str  # who changed it since the branch was made (``changed_by``): "branch NAME, accepted since", ...
     zone: str
     branch: str
 
@@ -98,7 +106,12 @@ def _column(ws: Workspace, zone: str, row: BranchState) -> Column:
         change = pending_diff(review)
         collided = conflicted(review) if row.state == "conflicted" else {}
         sides = [
-            Sides(path, _why(name), _side(review.zone_dir, path, "not in the zone"), _branch_side(review, change, path))
+            Sides(
+                path,
+                changed_by(review, name),
+                _side(review.zone_dir, path, "not in the zone"),
+                _branch_side(review, change, path),
+            )
             for name, paths in collided.items()
             for path in paths
         ]
@@ -111,11 +124,6 @@ def _column(ws: Workspace, zone: str, row: BranchState) -> Column:
     return replace(
         base, files=files[:FILES], more_files=max(len(files) - FILES, 0), diff=classed(lines, DIFF_LINES), sides=sides
     )
-
-
-def _why(name: str | None) -> str:
-    """Who changed a path a branch collides on since it was made (a key of ``conflicted``)."""
-    return "the zone itself" if name is None else f"branch {name}, accepted since"
 
 
 def _files(change: ZoneDiff) -> list[Changed]:

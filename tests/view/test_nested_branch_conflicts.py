@@ -54,6 +54,7 @@ def test_a_path_the_parent_changed_again_is_refused_kept_and_taken_after_a_rebas
     assert listed["p"]["state"] == "pending"
     column = next(c for c in zone_branches(Workspace(ws), "alice") if c.name == "c")
     assert column.state == "conflicted" and [s.path for s in column.sides] == ["notes.md"]
+    assert [s.why for s in column.sides] == ["branch p, its parent, changed since"]
     mcp_row = next(r for r in listing(Workspace(ws), "alice", None).branches if r.name == "c")
     assert (mcp_row.state, mcp_row.detail) == ("conflicted", "branch p changed since: notes.md")
 
