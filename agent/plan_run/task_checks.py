@@ -311,7 +311,7 @@ class TaskExpectations:
         texts = (task, *(text for name in _named(task) if (text := _read(workspace / name)) is not None))
         inputs = tuple(name for name in _named(task) if name not in outputs and (workspace / name).is_file())
         dirs = _named_dirs(task, workspace)
-        read_exact = reading is not None and reading.kind == "exact"
+        read_exact = reading is not None and reading.kind == "exact" and reading.from_input
         read_inputs = reading.inputs if reading is not None else []
         has_input = bool(inputs or dirs) or any(_there(workspace, path) for path in read_inputs)
         exact = one and read_exact and has_input

@@ -15,8 +15,9 @@ task only where both readings agree (``agrees``):
   the same N;
 - a **value** is asked (success then needs code run on the input: ``agent.plan_run.value_checks``) where either
   reading says so: withholding "success" is never an action on a wrong reading;
-- the work is **exact** (its output made by code: ``TaskExpectations.exact``) where the model read kind "exact"
-  and the task has an input that is there before the run; the rules do not say it.
+- the work is **exact** (its output made by code: ``TaskExpectations.exact``) where the model read kind "exact",
+  with its output made from the input (``from_input``), and the task has an input that is there before the run;
+  the rules do not say it.
 
 What the two readings disagree on is recorded in the trace (``task_reading``). Where the request fails or its reply
 is no reading (a server down, a script without one, a server that takes no JSON schema: unconstrained, a small
@@ -55,14 +56,28 @@ _NAMED_PATH = re.compile(rf"`?(?:{FILE_PATH}|(?:[\w.-]+/)+)")
 
 _SYSTEM = (
     "You read a task given to a file assistant, before anyone plans it. Say which files of the workspace it reads "
-    "(inputs), which files it asks to be written or changed (outputs, with the paths the task gives them), what kind "
-    "of result it asks for, and the shape of the output file. kind: 'exact' when only one output is right (a "
-    "count, a total, an answer found in a file, the input's lines picked, sorted or changed, a format converted); "
-    "'prose' when the output is text written freely (a summary, a reply, a poem); 'command' when the work is done "
-    "to files themselves (moving, renaming, editing in place, deleting) or by running a program. shape: 'number' "
-    "for just a number, 'one_line', 'lines' for one item per line, 'bullets', 'table' (markdown), 'json', 'csv', or "
-    "'free'. count: the number of bullets or lines the task asks for, else null. max_words: the most words the task "
-    "allows, else null. Reply with the JSON object only."
+    "(inputs), which files it asks to be written or changed (outputs, with the paths the task gives them), what "
+    "kind of result it asks for, and the shape of the output file. kind: 'exact' when a program could compute the "
+    "one right output from the input: a count, a total, an answer looked up in the data, the input's lines picked, "
+    "sorted, reversed, numbered, de-duplicated, joined or changed (upper case, a word replaced), items extracted, a "
+    "format converted; a task that names the tool to use (grep, head, wc, python) is 'exact' too. 'prose' only when "
+    "the output is new wording that someone composes: a summary (also one of exactly N bullets), a description, a "
+    "title, an email, a reply. 'command' only when files are moved, renamed, copied or deleted, or edited where "
+    "they are, and no output is computed from an input. shape: 'number' for just a number, 'one_line', 'lines' for "
+    "one item per line, 'bullets', 'table' (markdown), 'json', 'csv', or 'free'. count: the number of bullets or "
+    "lines the task asks for, else null. max_words: the most words the task allows, else null. Reply with the JSON "
+    "object only."
+)
+
+
+#: the field the model writes just before the kind (a constrained server writes the fields in the schema's order):
+#: with ``"from_input": true,`` written first, the 0.5B model read the kind of 29 of the 34 tuning tasks of exact
+#: work right, against 25 without it (the same prompt; 12 with the prompt before it). Its answer is true for nearly
+#: every task with an input, summaries too, so it only vetoes exact work where the model says the output is not
+#: made from the input
+FROM_INPUT = (
+    "true when the output is made of the input's own lines, words or numbers (some of them picked, sorted, counted, "
+    "joined or changed by a rule); false when it is new sentences someone composes (a summary, an email, a title)."
 )
 
 
@@ -73,6 +88,7 @@ class TaskReading(BaseModel):
 
     inputs: list[str] = Field(default_factory=list, description="The workspace files the task reads.")
     outputs: list[str] = Field(default_factory=list, description="The files the task asks to be written or changed.")
+    from_input: bool = Field(default=True, description=FROM_INPUT)
     kind: Kind = Field(description="exact: one right result; prose: text written freely; command: files acted on.")
     shape: Shape = Field(default="free", description="The output file's shape.")
     count: int | None = Field(default=None, ge=0, description="The number of bullets or lines asked for, else null.")

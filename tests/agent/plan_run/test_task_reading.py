@@ -15,7 +15,7 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.task_checks import TaskExpectations
-from agent.plan_run.task_reading import READING_SCHEMA_TITLE, TaskReading, read_task
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE, TaskReading, read_task, reading_schema
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx, only_run, trace_of
 
@@ -128,6 +128,24 @@ def test_a_transformation_is_exact_work_where_the_model_reads_it_so(ws: Path) ->
     assert prose.content == () and not prose.exact and not prose.value_asked
     exact = TaskExpectations.before(task, ws, reading(outputs=["out/fr.txt"], kind="exact"))
     assert exact.exact and exact.value_asked and exact.content == ()
+
+
+def test_exact_work_needs_an_output_the_model_says_is_made_from_the_input(ws: Path) -> None:
+    """The model writes whether the output is made from the input just before the kind: its "false" vetoes its own
+    "exact" (the work then asks no value of code either)."""
+    task = "Write the lines of data/log.txt that contain ERROR to out/errors.txt"
+    composed = TaskExpectations.before(task, ws, reading(outputs=["out/errors.txt"], kind="exact", from_input=False))
+    assert not composed.exact and not composed.value_asked
+    made = TaskExpectations.before(task, ws, reading(outputs=["out/errors.txt"], kind="exact", from_input=True))
+    assert made.exact and made.value_asked
+
+
+def test_the_model_writes_whether_the_output_is_made_from_the_input_just_before_the_kind(ws: Path) -> None:
+    """A constrained server writes the fields in the schema's order: ``"from_input": true,`` written first, the
+    0.5B model read exact work as exact more often."""
+    properties = list(reading_schema(ws, "Sort data/log.txt into out/sorted.txt")["properties"])
+    assert properties.index("from_input") == properties.index("kind") - 1
+    assert "from_input" in reading_schema(ws, "Sort data/log.txt into out/sorted.txt")["required"]
 
 
 @pytest.mark.parametrize(
