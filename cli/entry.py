@@ -1,5 +1,6 @@
-"""The ``omxfs`` program: a declared command (``cli.declare``) typed in its plain form runs without loading click;
-every other command line is ``cli.omxfs.main``'s, the click group, exactly as typed."""
+"""The ``omxfs`` program: a declared command (``cli.declare``) typed in its plain form runs without loading click, and
+``omxfs --help`` is printed from the text click renders for it (``cli.kept_help``); every other command line is
+``cli.omxfs.main``'s, the click group, exactly as typed."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from importlib import import_module
 
 from cli.commands import COMMANDS
 from cli.declare import Declared
+from cli.kept_help import serve
 
 
 def main() -> int | None:
     """Run ``omxfs`` with ``sys.argv``; the exit status."""
+    status = serve("omxfs")
+    if status is not None:
+        return status
     argv = sys.argv[1:]
     if argv and argv[0] in COMMANDS:
         where = COMMANDS[argv[0]]
