@@ -147,6 +147,22 @@ def _branch(ws: Workspace, name: str, branch: str | None, review: bool) -> Revie
     return Review(ws, ws.require_known(name), check_name(branch) if branch is not None else REVIEW)
 
 
+def _not_in_a_branch_view(ws: Workspace, workspace: Path, name: str, *command: str) -> None:
+    """Refused in a view of one of NAME's branches, whose zone is that branch's overlay: a branch is compared with
+    the zone there by no command (the command's line on the host, or the MCP tools, do it)."""
+    from omxfs.shell_line import shell_line
+    from omxfs.view.branch_view import viewed_branch
+    from omxfs.view.env import VIEW_ENV
+
+    if not os.environ.get(VIEW_ENV) or (current := viewed_branch(ws, ws.require_known(name))) is None:
+        return
+    host = shell_line("omxfs", command[0], workspace, name, *command[1:])
+    raise InvalidInput(
+        f"in the view of {name}'s branch {current} the zone is that branch's overlay, so no branch is compared with "
+        f"the zone here: run `{host}` on the host (or list_my_branches over MCP)"
+    )
+
+
 def _diff(
     workspace: Path,
     name: str,
@@ -181,6 +197,7 @@ def _diff(
         else:
             from omxfs.checkpoints.review import branches_diff, pending_diff  # a plain diff loads no branches
 
+            _not_in_a_branch_view(ws, workspace, name, "diff", *(f"--branch={b}" for b in branch_names))
             if len(branch_names) == 2:
                 first, second = (_branch(ws, name, b, False) for b in branch_names)
                 result = branches_diff(first, second)
@@ -311,6 +328,7 @@ def _branches(workspace: Path, name: str, as_json: bool) -> None:
     from omxfs.shell_line import shell_line
 
     with store_of(workspace) as ws:
+        _not_in_a_branch_view(ws, workspace, name, "branches")
         rows = branch_states(ws, ws.require_known(name))
     if as_json:
         echo(json.dumps([row.summary() for row in rows], indent=2))

@@ -26,12 +26,13 @@ MOUNTINFO = Path("/proc/self/mountinfo")
 class MountEntry(PlainRecord):
     """One line of the mount table."""
 
-    __slots__ = ("dev", "fstype", "mountpoint", "source")
-    FIELDS = ("mountpoint", "fstype", "source", "dev")
+    __slots__ = ("dev", "fstype", "mountpoint", "options", "source")
+    FIELDS = ("mountpoint", "fstype", "source", "dev", "options")
 
-    def __init__(self, mountpoint: str, fstype: str, source: str, dev: int) -> None:
+    def __init__(self, mountpoint: str, fstype: str, source: str, dev: int, options: tuple[str, ...] = ()) -> None:
         self.mountpoint, self.fstype, self.source = mountpoint, fstype, source
         self.dev = dev  # st_dev of files on the mount
+        self.options = options  # the filesystem's own (an overlay's ``upperdir=...``), each unescaped
 
 
 def _unescape(field: str) -> str:
@@ -57,6 +58,7 @@ def mount_table(mountinfo: Path = MOUNTINFO) -> list[MountEntry]:
                 after[0] if after else "",
                 after[1] if len(after) > 1 else "",
                 os.makedev(int(major), int(minor or 0)),
+                tuple(_unescape(o) for o in after[2].split(",")) if len(after) > 2 else (),
             )
         )
     return entries

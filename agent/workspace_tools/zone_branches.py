@@ -10,24 +10,19 @@ records alone, and compared on the host.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent.workspace_tools.backend import BranchChanges, BranchForked, BranchInfo, BranchListing
 from agent.workspace_tools.zone_history import diff_text
 from omxfs.checkpoints.branches import check_name
-from omxfs.checkpoints.review import Review, branch_states, branches_diff, lineage, pending_branches, pending_diff
+from omxfs.checkpoints.review import Review, branch_states, branches_diff, lineage, pending_diff
 from omxfs.checkpoints.views import views_running
 from omxfs.errors import AlreadyExists, NotSupported
 from omxfs.mount_table import MOUNTINFO
 from omxfs.shell_line import shell_line
-from omxfs.store.layout import AGENTS
 from omxfs.store.workspace import Workspace
-
-#: the kernel's name of the filesystem a branch's view shows the zone through
-OVERLAY = "overlay"
+from omxfs.view.branch_view import viewed_branch
 
 
 @dataclass(frozen=True)
@@ -38,25 +33,8 @@ class InView:
 
 
 def in_view(ws: Workspace, zone: str, mountinfo: Path = MOUNTINFO) -> InView:
-    """Which view of ``zone`` this process runs in, for a process in one: in a branch's view the zone is an overlay
-    whose upper layer is the branch's (``.omxfs/branches/ZONE/BRANCH/upper``, ``.omxfs/reviews/ZONE/upper``), which
-    the mount table names in the overlay's options."""
-    zone_dir = os.path.realpath(ws.root / AGENTS / zone)
-    options: list[str] = []
-    for line in mountinfo.read_text("utf-8", "surrogateescape").splitlines():
-        mount, _, filesystem = (part.split() for part in line.partition(" - "))
-        if len(mount) > 4 and len(filesystem) > 2 and _unescape(mount[4]) == zone_dir:
-            options = filesystem[2].split(",") if filesystem[0] == OVERLAY else []  # the last one is on top
-    uppers = [_unescape(o.removeprefix("upperdir=")) for o in options if o.startswith("upperdir=")]
-    for branch in pending_branches(ws, zone) if uppers else ():
-        if uppers[0].endswith("/" + branch.upper.relative_to(ws.root).as_posix()):
-            return InView(branch.branch)
-    return InView(None)
-
-
-def _unescape(field: str) -> str:
-    """mountinfo writes space, tab, newline and backslash as ``\\ooo``."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+    """Which view of ``zone`` this process runs in, for a process in one (``viewed_branch``)."""
+    return InView(viewed_branch(ws, zone, mountinfo))
 
 
 def listing(ws: Workspace, zone: str, view: InView | None) -> BranchListing:

@@ -29,6 +29,7 @@ from omxfs.mount_table import FSTYPE, MountEntry, State, mount_at, mount_table, 
 from omxfs.plain_record import PlainRecord
 from omxfs.store.layout import CONFIG, META_DIR
 from omxfs.store.mount_records import read_records
+from omxfs.view.env import VIEW_ENV
 
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -73,9 +74,16 @@ def store_beneath(workspace: str | os.PathLike[str]) -> Store | None:
     check_answers(os.path.abspath(workspace))
     shown = os.path.realpath(workspace)
     entry = mount_at(shown)
-    if entry is None or entry.fstype != FSTYPE:
+    if entry is None or entry.fstype != FSTYPE or _view_workspace(shown):
         return None
     return _behind(workspace, shown, entry)
+
+
+def _view_workspace(shown: str) -> bool:
+    """Whether ``shown`` is the workspace of the view this process runs in (``omxfs run``): its ``.omxfs/`` and the
+    agent's zone are the store's own directories bound over the view's daemon, so the path serves as the store, to
+    read (``.omxfs/`` is read-only there)."""
+    return bool(os.environ.get(VIEW_ENV)) and mount_at(os.path.join(shown, META_DIR)) is not None
 
 
 @contextlib.contextmanager
