@@ -276,7 +276,8 @@ def test_a_prune_keeps_the_checkpoints_snapshots_name(ws: Workspace) -> None:
     (ws.root / "agents/alice/more.txt").write_text("more\n")
     omxfs("checkpoint", str(ws.root), "--as", "alice")
     pruned = omxfs("checkpoints", str(ws.root), "alice", "--prune", "1", "--as", "alice")
-    assert "removed 1 checkpoint(s)" in pruned.stderr and "kept 1 that snapshots or pending branches name" in pruned.stderr
+    assert "removed 1 checkpoint(s)" in pruned.stderr
+    assert "kept 1 that snapshots or pending branches name" in pruned.stderr
     listed = json.loads(omxfs("checkpoints", str(ws.root), "alice", "--json").stdout)
     assert [c["id"] for c in listed] == ["1", "3"]  # the snapshot's and the newest
     assert fsck(ws).clean
