@@ -16,7 +16,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.workspace_tools import failures
-from agent.workspace_tools.backend import FieldChange, HandoffNote, VersionInfo, WorkspaceBackend
+from agent.workspace_tools.backend import (
+    BranchChanges,
+    FieldChange,
+    HandoffNote,
+    VersionInfo,
+    WorkspaceBackend,
+    ZoneChanges,
+)
 from agent.workspace_tools.definitions import ToolDefinition, get_tool_definitions
 from agent.workspace_tools.models import (
     HISTORY_TOOLS_BY_NAME,
@@ -260,16 +267,7 @@ class WorkspaceTools:
         return {"agent_id": self.agent, "count": len(found), "checkpoints": found}
 
     def tool_diff_my_zone(self, args: DiffMyZone) -> Result:
-        changes = self.backend.checkpoint_diff(args.since)
-        return {
-            "agent_id": self.agent,
-            "from": changes.source,
-            "to": changes.target,
-            "added": changes.added,
-            "modified": changes.modified,
-            "deleted": changes.deleted,
-            "diff": changes.text,
-        }
+        return self._changes(self.backend.checkpoint_diff(args.since))
 
     def tool_restore_checkpoint(self, args: RestoreCheckpoint) -> Result:
         done = self.backend.checkpoint_restore(args.checkpoint, args.paths)
@@ -286,7 +284,10 @@ class WorkspaceTools:
         return result
 
     def tool_compare_my_branches(self, args: CompareMyBranches) -> Result:
-        changes = self.backend.branch_compare(args.branch, args.other)
+        return self._changes(self.backend.branch_compare(args.branch, args.other))
+
+    def _changes(self, changes: ZoneChanges | BranchChanges) -> Result:
+        """A diff of the zone's history or of branches, as the tools give it."""
         return {
             "agent_id": self.agent,
             "from": changes.source,
