@@ -68,13 +68,14 @@ from omxfs.ui.arrivals import Arrival, Arrivals
 from omxfs.ui.files import read_part
 from omxfs.ui.held_branches import HeldBranches
 from omxfs.ui.stamps import SETTLE
+from omxfs.ui.view_limits import ViewLimits, what_of
 from omxfs.ui.zones import PrivateZones
 
 #: where omx keeps a run's record in an omxfs workspace: ``agents/<agent>/runs/<ts>/trace.jsonl``
 RUNS = "runs"
 TRACE = "trace.jsonl"
 #: the kinds of event, in the order the filter lists them
-KINDS = ("write", "commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run")
+KINDS = ("write", "commit", "conflict", "delivery", "realtime", "checkpoint", "review", "audit", "run", "limit")
 #: the audit's actions that decide a review or a branch (``omxfs.checkpoints.review``): shown as review events
 BRANCH_ACTIONS = ("accept branch", "discard branch")
 REVIEW_ACTIONS = ("accept review", "discard review", *BRANCH_ACTIONS)
@@ -200,6 +201,7 @@ class Feed:
         self._reviews_stamp = 0  # .omxfs/reviews when last listed
         self._reviews: dict[str, str] = {}  # zone → the key of its pending review's event
         self._branches = HeldBranches(root / META_DIR)
+        self._limits = ViewLimits(root / META_DIR)
         self.marks: dict[str, dict[str, Any]] = {}  # path → the audit record that marked it resolved (``MARK``)
         self.zones = zones or PrivateZones(root / AGENTS)
         self.zones.poll(quiet=True)  # what the zones hold now: learned, the writes from now on are events
@@ -228,6 +230,7 @@ class Feed:
         new += self._review_events()
         new += self._branch_events()
         new += self._zone_events()
+        new += self._limit_events()
         new.sort(key=lambda e: e.epoch)
         return new
 
@@ -412,6 +415,23 @@ class Feed:
                 event = run_event(agent, stamp, raw, f"run:{trace}:{offset}")
                 if event is not None:
                     found.append(event)
+        return found
+
+    def _limit_events(self) -> list[Event]:
+        """Each line of a view's daemon log saying the view reached a limit, once (``view_limits``)."""
+        found = []
+        for log in self._limits.logs():
+            agent, lines = self._limits.of(log)
+            for line in lines:
+                key = f"limit:{log}:{line}"
+                if key in self._seen:
+                    continue
+                self._seen.add(key)
+                when = time.time()
+                with contextlib.suppress(ValueError):
+                    when = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                summary = f"a view of {agent} reached its limit of {what_of(line)} ({log})"
+                found.append(Event(when, "limit", agent, META_DIR, summary, link("/needs"), key))
         return found
 
     def _zone_events(self) -> list[Event]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,24 +24,14 @@ from typing import Any
 from omxfs.checkpoints.review import BranchState, Review, branch_states, pending_branches
 from omxfs.checkpoints.views import running_views
 from omxfs.errors import OmxError
-from omxfs.store.daemon_log import RECORD
-from omxfs.store.layout import LOGS, META_DIR
 from omxfs.store.records import VersionEntry
 from omxfs.store.workspace import Workspace
 from omxfs.ui.feed import epoch_of, link
-from omxfs.ui.files import read_part
-from omxfs.ui.kept import Kept
 from omxfs.ui.lists import Lists
 from omxfs.ui.pages import review_diff
 from omxfs.ui.resolution import record_path, resolution
 from omxfs.ui.run_records import NEEDING, RunRecords
-
-#: what a view's daemon logs when the view reached one of its limits (``omxfs.view.launch``)
-LIMIT_LINE = "the view reached its limit of "
-#: a line near a daemon log's start names the agent the mount (a view's: its agent) serves
-MOUNTING = re.compile(r" INFO mounting .* as (\S+) \(pid \d+\)$", re.MULTILINE)
-#: bytes read of the end of each daemon's log
-LOG_TAIL = 64 * 1024
+from omxfs.ui.view_limits import ViewLimits, what_of
 
 
 @dataclass(frozen=True)
@@ -66,7 +55,7 @@ class Needs:
         self.lists = lists
         self.runs = runs
         self.marks = marks
-        self._logs = Kept(ws.meta, self._read_log)
+        self.limits = ViewLimits(ws.meta)
 
     def conflicts(self) -> list[dict[str, Any]]:
         """Every rejected write, newest first, each with ``resolved``: why it is resolved, or "" (it waits)."""
@@ -189,34 +178,15 @@ class Needs:
 
     def _limits(self) -> list[Need]:
         found = []
-        with contextlib.suppress(OSError):
-            for name in sorted(os.listdir(self.ws.meta / LOGS)):
-                rel = f"{META_DIR}/{LOGS}/{name}"
-                if not (name.startswith("mount-") and name.endswith(".log")) or rel in self.marks:
-                    continue
-                agent, lines = self._limit_lines(name)
-                if not lines:
-                    continue
-                when = 0.0
-                with contextlib.suppress(ValueError):
-                    when = datetime.strptime(lines[-1][:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
-                what = "; ".join(line.split(LIMIT_LINE, 1)[1] for line in lines)
-                title = f"a view of {agent} reached its limit of {what}"
-                found.append(Need("limit", when, agent, title, f"its daemon's log: {rel}", "/team", rel))
+        for rel in self.limits.logs():
+            if rel in self.marks:
+                continue
+            agent, lines = self.limits.of(rel)
+            if not lines:
+                continue
+            when = 0.0
+            with contextlib.suppress(ValueError):
+                when = datetime.strptime(lines[-1][:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            title = f"a view of {agent} reached its limit of {'; '.join(map(what_of, lines))}"
+            found.append(Need("limit", when, agent, title, f"its daemon's log: {rel}", "/team", rel))
         return found
-
-    def _limit_lines(self, name: str) -> tuple[str, list[str]]:
-        """The agent a daemon's log names (near its start: "mounting ... as AGENT (pid N)") and the lines that say
-        its view reached a limit; kept while the log's size and mtime stay."""
-        return self._logs.get(f"{LOGS}/{name}") or ("", [])
-
-    def _read_log(self, rel: str, size: int) -> tuple[str, list[str]]:
-        head, _ = read_part(self.ws.meta, rel, 0, 4096)
-        raw, _ = read_part(self.ws.meta, rel, max(size - LOG_TAIL, 0), LOG_TAIL)
-        named = MOUNTING.search(head.decode("utf-8", "replace"))
-        lines = [
-            line
-            for line in raw.decode("utf-8", "replace").split("\n")
-            if RECORD.match(line) and LIMIT_LINE in line and line.isprintable()
-        ]
-        return named.group(1) if named else "?", lines

@@ -168,14 +168,17 @@ def test_a_failed_omx_run_is_in_needs_with_its_reason(
 def test_a_view_that_reached_a_limit_is_in_needs_until_marked_resolved(
     page: Any, server: Server, team: Workspace
 ) -> None:
-    root = str(team.root)
-    done = run_view(team.root, "bob", 'head -c 2M /dev/zero > "$0/agents/bob/big"', "--max-file-size", "1M",
-                    args=[root])  # fmt: skip
+    assert run_view(team.root, "bob", "true").returncode == 0  # its checkpoint: the next view's start makes none
+    _open_needs(page, server)
+    before = _count(page)
+    done = run_view(team.root, "bob", "head -c 2M /dev/zero > /tmp/big", "--max-file-size", "1M")
     assert "stopped: the view reached its limit of 1 MiB per file" in done.stderr, done.stderr
-    page.goto(f"{server.base}/needs")
     limit = _rows(page, "limit")
+    limit.wait_for(timeout=WAIT)  # live: the page was not loaded again, and the view wrote nothing else to tell
+    assert page.evaluate("window.__stayed") == 1
     assert limit.count() == 1
     assert "a view of bob reached its limit of 1 MiB per file (--max-file-size)" in limit.inner_text()
+    _wait_count(page, before + 1)
     before = _count(page)
     limit.locator("form.resolve button").click()
     page.locator(".done").wait_for()
