@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from agent.view import in_view
+from omxfs.view.env import ATTEMPT_ENV
 
 if TYPE_CHECKING:
     from agent.model.llm import ScriptedModel
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["ATTEMPT_ENV", "Attempt", "exit_status", "first_free", "run_attempts", "scripted_for_attempt", "table"]
 __all__ += ["this_attempt"]
 
-#: which of the command's attempts an omx in a view runs, 1 to N (set by ``run_attempts`` for that omx alone)
-ATTEMPT_ENV = "OMX_ATTEMPT"
 PREFIX = "attempt-"
 NUMBERED = re.compile(rf"{PREFIX}([1-9][0-9]{{0,8}})")
 #: the trace's end statuses, as the table words them

@@ -152,6 +152,7 @@ def _tell_pending(ws: Workspace, workspace: Path, agent: str, branch: str) -> No
     (``review.settle``)."""
     from omxfs.checkpoints.review import RUN_RECORDS, Review, settle
     from omxfs.shell_line import shell_line
+    from omxfs.view.env import ATTEMPT_ENV
 
     review = Review(ws, agent, branch)
     where = f"{agent}'s zone" if review.is_review else f"branch {branch} of {agent}'s zone"
@@ -165,6 +166,8 @@ def _tell_pending(ws: Workspace, workspace: Path, agent: str, branch: str) -> No
         return
     stat = f"{len(pending.added)} added, {len(pending.modified)} modified, {len(pending.deleted)} deleted"
     click.echo(f"omxfs run: held for review in {where}: {stat}", err=True)
+    if os.environ.get(ATTEMPT_ENV):  # one of omx --attempts' runs: its table ends with the commands, once for all
+        return
     named = ("--review",) if review.is_review else ("--branch", branch)
     decided = () if review.is_review else ("--branch", branch)
     click.echo(f"  show:    {shell_line('omxfs', 'diff', workspace, agent, *named)}", err=True)

@@ -5,3 +5,5 @@ sets them and for the commands that read them."""
 VIEW_ENV = "OMX_VIEW"
 #: the agent a process claims to be (SPEC §3): a mount reads it from the environment the process started with
 AGENT_ENV = "OMX_AGENT"
+#: which of ``omx --attempts``' runs a view's command makes (1 to N): set by omx for each ``omxfs run`` it starts
+ATTEMPT_ENV = "OMX_ATTEMPT"

@@ -182,6 +182,7 @@ def test_parallel_attempts_run_at_once_each_line_marked_with_its_attempt(
     for k in (1, 2):
         assert f"[attempt-{k}] Result: " in done.stdout, done.stdout
         assert f"[attempt-{k}] omxfs run: held for review in branch attempt-{k} of bob's zone" in done.stderr
+    assert "  apply:   " not in done.stderr and "  drop:    " not in done.stderr  # the table's commands alone
     assert not (ws.root / "agents/bob/summary.md").exists()
 
 
