@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections import ChainMap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -29,14 +28,19 @@ NOW = "now"
 Reader = Callable[[Entry], bytes]
 
 
-@dataclass
 class ZoneDiff:
-    source: str  # the checkpoint compared from
-    target: str  # the checkpoint compared to, or "now"
-    added: list[str] = field(default_factory=list)
-    modified: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What changed from checkpoint ``source`` to ``target`` (a checkpoint, or ``NOW``): the paths, and per path
+    the details ``to_json`` gives."""
+
+    __slots__ = ("added", "deleted", "details", "modified", "source", "target")
+
+    def __init__(self, source: str, target: str) -> None:
+        self.source = source  # the checkpoint compared from
+        self.target = target  # the checkpoint compared to, or "now"
+        self.added: list[str] = []
+        self.modified: list[str] = []
+        self.deleted: list[str] = []
+        self.details: dict[str, dict[str, Any]] = {}
 
     @property
     def empty(self) -> bool:

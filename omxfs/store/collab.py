@@ -36,7 +36,6 @@ import os
 import stat
 import threading
 import time
-from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,7 @@ from omxfs.errors import (
     OmxError,
     StoreCorrupt,
 )
+from omxfs.plain_record import PlainRecord
 from omxfs.store.atomic import (
     create_exclusive,
     exists,
@@ -97,11 +97,14 @@ MAX_RACES = 64
 VISIBLE_WITHIN = 3.0
 
 
-@dataclass(frozen=True)
-class CollabFile:
-    path: str
-    content: bytes
-    entry: VersionEntry
+class CollabFile(PlainRecord):
+    """A version of a collaborative file: its path, its content and its history entry."""
+
+    __slots__ = ("content", "entry", "path")
+    FIELDS = ("path", "content", "entry")
+
+    def __init__(self, path: str, content: bytes, entry: VersionEntry) -> None:
+        self.path, self.content, self.entry = path, content, entry
 
     @property
     def version(self) -> int:
@@ -113,13 +116,15 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@dataclass(frozen=True)
 class _Parsed:
     """``history.json`` as last read or written here: its bytes, its entries, its ``(ino, size, mtime, ctime)``."""
 
-    raw: bytes
-    entries: tuple[VersionEntry, ...]
-    key: tuple[int, int, int, int] | None = None
+    __slots__ = ("entries", "key", "raw")
+
+    def __init__(
+        self, raw: bytes, entries: tuple[VersionEntry, ...], key: tuple[int, int, int, int] | None = None
+    ) -> None:
+        self.raw, self.entries, self.key = raw, entries, key
 
 
 def _file_key(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -323,7 +328,7 @@ class CollabZone:
             # in .versions/, at most a whole staged one no entry names (fsck removes it once old)
             staged = staged_name(entry.version, os.urandom(8).hex())
             self.ws.writer.write(self.versions_dir, rel / staged, content, mode=0o444, sync_dir=False)
-            record = VersionRecord(**asdict(entry), staged=staged)
+            record = entry.staged_as(staged)
             try:
                 won = create_exclusive(
                     dir_fd,

@@ -19,12 +19,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote
 
 from omxfs.errors import InvalidInput, NotFound, StoreCorrupt
+from omxfs.plain_record import PlainRecord
 from omxfs.store.atomic import create_exclusive, open_dir, read_bytes, sync_dir
 from omxfs.store.layout import BLOB, BLOBS, DELIVERIES, DELIVERY_RECORD, META_DIR, TMP, blob_path
 from omxfs.store.records import HandoffMeta, dump_json, sha256
@@ -33,15 +33,17 @@ from omxfs.store.records import HandoffMeta, dump_json, sha256
 RECENT = 16
 
 
-@dataclass(frozen=True)
-class KeptDelivery:
+class KeptDelivery(PlainRecord):
     """The ``number``-th delivery of a file, as its metadata said when it was delivered."""
 
-    number: int
-    meta: HandoffMeta
-    #: recorded from a delivery's file alone, its metadata missing (a writer killed between the two, or one under
-    #: way on another machine, whose own record then stands for it: ``all``)
-    derived: bool = False
+    __slots__ = ("derived", "meta", "number")
+    FIELDS = ("number", "meta", "derived")
+
+    def __init__(self, number: int, meta: HandoffMeta, derived: bool = False) -> None:
+        self.number, self.meta = number, meta
+        #: recorded from a delivery's file alone, its metadata missing (a writer killed between the two, or one
+        #: under way on another machine, whose own record then stands for it: ``all``)
+        self.derived = derived
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, **self.meta.to_json(), **({"derived": True} if self.derived else {})}

@@ -21,22 +21,23 @@ import os
 import platform
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from omxfs.errors import OSFailure
+from omxfs.plain_record import PlainRecord
 
 _libc = ctypes.CDLL(None, use_errno=True)
 #: setgroups(2)'s system call number, by machine (the os module has no per-thread setgroups)
 _SETGROUPS = {"x86_64": 116, "aarch64": 159, "arm64": 159}.get(platform.machine())
 
 
-@dataclass(frozen=True)
-class FsUser:
+class FsUser(PlainRecord):
     """The filesystem identity of a caller: its uid, gid and supplementary groups."""
 
-    uid: int
-    gid: int
-    groups: tuple[int, ...] = ()
+    __slots__ = ("gid", "groups", "uid")
+    FIELDS = ("uid", "gid", "groups")
+
+    def __init__(self, uid: int, gid: int, groups: tuple[int, ...] = ()) -> None:
+        self.uid, self.gid, self.groups = uid, gid, groups
 
 
 def can_switch() -> bool:

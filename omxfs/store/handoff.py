@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from omxfs.errors import AlreadyExists, InvalidInput, NotFound, OmxError, StoreCorrupt, ZoneDenied
+from omxfs.plain_record import PlainRecord
 from omxfs.store.atomic import FileWrite, exists, list_files, open_dir, read_bytes
 from omxfs.store.delivery_history import DeliveryHistory, KeptDelivery
 from omxfs.store.layout import HANDOFF, META_SUFFIX
@@ -39,10 +39,14 @@ if TYPE_CHECKING:
 MAX_REDELIVERIES = 16
 
 
-@dataclass(frozen=True)
-class Delivery:
-    meta: HandoffMeta
-    content: bytes
+class Delivery(PlainRecord):
+    """A delivered file: its metadata and its content."""
+
+    __slots__ = ("content", "meta")
+    FIELDS = ("meta", "content")
+
+    def __init__(self, meta: HandoffMeta, content: bytes) -> None:
+        self.meta, self.content = meta, content
 
 
 def meta_path(rel: PurePosixPath) -> PurePosixPath:
@@ -149,7 +153,7 @@ class HandoffZone:
                 return self.history.record(box, rel, meta, content, derived=derived)
             # a delivery from another machine replaced the file between the two reads: look again
         # its metadata never caught up (a writer killed mid-way): keep what the file holds, as fsck would derive it
-        derived_meta = replace(meta, sha256=sha256(content), message="")
+        derived_meta = meta.replace(sha256=sha256(content), message="")
         return self.history.record(box, rel, derived_meta, content, derived=True)
 
     def deliveries(self, sender: str, recipient: str, filename: str) -> list[KeptDelivery]:
@@ -190,7 +194,7 @@ class HandoffZone:
         box = PurePosixPath(handoff_dir_name(actor, recipient))
         with self.ws.locks.hold(f"handoff:{box}/{rel}"):
             for _ in range(MAX_REDELIVERIES):
-                meta = replace(self.meta(actor, recipient, str(rel)), message=message)
+                meta = self.meta(actor, recipient, str(rel)).replace(message=message)
                 self.ws.writer.write(self.dir, box / meta_path(rel), dump_json(meta.to_json()))
                 if self._holds(box / rel, meta.sha256):
                     break  # else a delivery replaced the file meanwhile: describe that one

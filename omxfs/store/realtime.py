@@ -20,7 +20,6 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from omxfs.crdt import Document
 from omxfs.errors import AlreadyExists, InvalidInput, ZoneDenied
 from omxfs.store.atomic import exists
 from omxfs.store.layout import CRDT_STATE, REALTIME, STATE_DIR, STATE_SUFFIX
@@ -35,6 +34,7 @@ from omxfs.store.replicas import (
 )
 
 if TYPE_CHECKING:
+    from omxfs.crdt import Document
     from omxfs.store.workspace import Workspace
 
 T = TypeVar("T")
@@ -104,6 +104,8 @@ class RealtimeZone:
 
     def create(self, actor: str, doc_id: str, schema: Mapping[str, str]) -> Document:
         """A new document with a fixed schema; an existing one is never replaced."""
+        from omxfs.crdt import Document  # here, as in ``replicas``: listing documents loads no CRDT code
+
         self.ws.require_actor(actor)
         doc = Document(doc_id, schema)
         if not self.files.create(doc):
@@ -131,6 +133,8 @@ class RealtimeZone:
         differs is refused (``InvalidInput``), and so is one with new operations of another agent (``ZoneDenied``,
         unless ``actor`` is a supervisor); then nothing changes.
         """
+        from omxfs.crdt import Document
+
         remote = decode_state(state, "state") if isinstance(state, str | bytes) else Document.from_json(state)
         if remote.doc_id != doc_id:
             raise InvalidInput(f"state is of document {remote.doc_id!r}, not {doc_id!r}")

@@ -4,24 +4,23 @@ They are the store's public format: a person with ``cat`` and ``jq`` reads them,
 ``provenance`` optionally says what produced a record (for ``omx``: the run id and the step), so a person can
 go from any version or delivery back to the step that wrote it.
 
-Each is a frozen dataclass whose construction checks every field (``InvalidInput`` naming it); ``from_json`` takes
-a record read back, a JSON object with exactly its keys. They are plain classes rather than pydantic models: the
-commands that read them (``omxfs status``, ``log``) would otherwise spend most of their time loading pydantic.
+Each is a ``PlainRecord`` (compared, hashed and shown by its fields, as a frozen dataclass) whose construction
+checks every field (``InvalidInput`` naming it); ``from_json`` takes a record read back, a JSON object with exactly
+its keys. They are plain classes rather than pydantic models or dataclasses: the commands that read them (``omxfs
+status``, ``log``) would otherwise spend most of their time loading pydantic, or ``dataclasses`` and ``inspect``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import MISSING, asdict, dataclass, fields
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self
 
 from omxfs.errors import InvalidInput, StoreCorrupt
+from omxfs.plain_record import PlainRecord
 from omxfs.store.layout import BLOB, HISTORY, STAGED
 from omxfs.store.names import AGENT_NAME, relative_path
 from omxfs.store.stamps import utc_now as utc_now  # its home before stamps.py: importers keep their line
-
-R = TypeVar("R", bound="Record")
 
 
 def sha256(data: bytes) -> str:
@@ -54,49 +53,63 @@ def _provenance(value: object) -> None:
         _text(f"provenance.{key}", text)
 
 
-@dataclass(frozen=True)
-class Record:
-    """A record of the store: its fields checked when made (``check``), and read back from JSON (``from_json``)."""
+class Record(PlainRecord):
+    """A record of the store: its fields checked when made (``check``, called by each class's ``__init__`` once every
+    field is set), and read back from JSON (``from_json``)."""
+
+    __slots__ = ()
 
     #: each field's key in the JSON, where it is not the field's name
     KEYS: ClassVar[dict[str, str]] = {}
-
-    def __post_init__(self) -> None:
-        self.check()
+    #: the fields a JSON object may leave out (they default to None)
+    OPTIONAL: ClassVar[tuple[str, ...]] = ()
 
     def check(self) -> None:
         """Raise ``InvalidInput`` naming the first field that does not fit."""
 
     @classmethod
-    def from_json(cls: type[R], data: object) -> R:
+    def from_json(cls, data: object) -> Self:
         """The record a JSON object holds: exactly its keys (those with a default may be left out), each checked;
         ``InvalidInput`` otherwise."""
         if not isinstance(data, dict):
             raise InvalidInput(f"Input should be an object, not {type(data).__name__}")
-        keys = {cls.KEYS.get(f.name, f.name): f for f in fields(cls)}
+        keys = {cls.KEYS.get(name, name): name for name in cls.FIELDS}
         extra = [key for key in data if key not in keys]
         if extra:
             raise InvalidInput(f"{extra[0]}: Extra inputs are not permitted")
-        missing = [key for key, f in keys.items() if key not in data and f.default is MISSING]
+        missing = [key for key, name in keys.items() if key not in data and name not in cls.OPTIONAL]
         if missing:
             raise InvalidInput(f"{missing[0]}: Field required")
-        return cls(**{keys[key].name: value for key, value in data.items()})
+        return cls(**{keys[key]: value for key, value in data.items()})
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of the record, fields in order, those that are None left out."""
-        return {self.KEYS.get(k, k): v for k, v in asdict(self).items() if v is not None}
+        """The JSON object of the record, fields in order, those that are None left out (a dict copied)."""
+        return {
+            self.KEYS.get(name, name): dict(value) if isinstance(value, dict) else value
+            for name, value in zip(self.FIELDS, self.values(), strict=True)
+            if value is not None
+        }
 
 
-@dataclass(frozen=True)
 class VersionEntry(Record):
     """One line of ``history.json``: a commit of a collaborative file."""
 
-    version: int
-    author: str
-    message: str
-    timestamp: str
-    sha256: str
-    provenance: dict[str, str] | None = None
+    __slots__ = ("author", "message", "provenance", "sha256", "timestamp", "version")
+    FIELDS: ClassVar[tuple[str, ...]] = ("version", "author", "message", "timestamp", "sha256", "provenance")
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("provenance",)
+
+    def __init__(
+        self,
+        version: int,
+        author: str,
+        message: str,
+        timestamp: str,
+        sha256: str,
+        provenance: dict[str, str] | None = None,
+    ) -> None:
+        self.version, self.author, self.message, self.timestamp = version, author, message, timestamp
+        self.sha256, self.provenance = sha256, provenance
+        self.check()
 
     def check(self) -> None:
         if not isinstance(self.version, int) or isinstance(self.version, bool):
@@ -108,14 +121,33 @@ class VersionEntry(Record):
         _text("sha256", self.sha256, BLOB)
         _provenance(self.provenance)
 
+    def staged_as(self, staged: str) -> VersionRecord:
+        """The version's record, its content staged under ``staged``."""
+        provenance = None if self.provenance is None else dict(self.provenance)
+        return VersionRecord(self.version, self.author, self.message, self.timestamp, self.sha256, provenance, staged)
 
-@dataclass(frozen=True)
+
 class VersionRecord(VersionEntry):
     """``v<N>.json``: version N's entry as its commit created it, and the name its content was staged under.
 
     Created once, exclusively (the commit point), never changed; ``history.json`` is the list of their entries."""
 
-    staged: str | None = None  # a name in the file's directory, no path
+    __slots__ = ("staged",)
+    FIELDS: ClassVar[tuple[str, ...]] = (*VersionEntry.FIELDS, "staged")
+    OPTIONAL: ClassVar[tuple[str, ...]] = (*VersionEntry.OPTIONAL, "staged")
+
+    def __init__(
+        self,
+        version: int,
+        author: str,
+        message: str,
+        timestamp: str,
+        sha256: str,
+        provenance: dict[str, str] | None = None,
+        staged: str | None = None,  # a name in the file's directory, no path
+    ) -> None:
+        self.staged = staged  # before the entry's fields: setting them checks the whole record
+        super().__init__(version, author, message, timestamp, sha256, provenance)
 
     def check(self) -> None:
         super().check()
@@ -123,7 +155,7 @@ class VersionRecord(VersionEntry):
             _text("staged", self.staged, STAGED)
 
     def entry(self) -> VersionEntry:
-        return VersionEntry(**{f.name: getattr(self, f.name) for f in fields(VersionEntry)})
+        return VersionEntry(**{name: getattr(self, name) for name in VersionEntry.FIELDS})
 
 
 def load_version_record(raw: bytes, where: str) -> VersionRecord:
@@ -137,19 +169,35 @@ def dump_version_record(record: VersionRecord) -> bytes:
     return json.dumps(record.to_json(), ensure_ascii=False).encode("utf-8") + b"\n"
 
 
-@dataclass(frozen=True)
 class HandoffMeta(Record):
     """``<file>.meta.json`` of a delivery."""
 
+    __slots__ = ("filename", "message", "provenance", "recipient", "sender", "sha256", "timestamp")
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "sender",
+        "recipient",
+        "filename",
+        "timestamp",
+        "message",
+        "sha256",
+        "provenance",
+    )
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("provenance",)
     KEYS: ClassVar[dict[str, str]] = {"sender": "from", "recipient": "to"}
 
-    sender: str
-    recipient: str
-    filename: str  # the path in its handoff directory, normalized (``names.relative_path``)
-    timestamp: str
-    message: str
-    sha256: str
-    provenance: dict[str, str] | None = None
+    def __init__(
+        self,
+        sender: str,
+        recipient: str,
+        filename: str,  # the path in its handoff directory, normalized (``names.relative_path``)
+        timestamp: str,
+        message: str,
+        sha256: str,
+        provenance: dict[str, str] | None = None,
+    ) -> None:
+        self.sender, self.recipient, self.filename = sender, recipient, filename
+        self.timestamp, self.message, self.sha256, self.provenance = timestamp, message, sha256, provenance
+        self.check()
 
     def check(self) -> None:
         _text("from", self.sender, AGENT_NAME)

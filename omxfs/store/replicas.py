@@ -41,13 +41,13 @@ import time
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from omxfs.crdt import Document
 from omxfs.errors import InvalidInput, NotFound, OmxError, StoreCorrupt, from_os_error
 from omxfs.store.atomic import NO_LINK, create_exclusive, open_dir, read_at, sync_dir
 from omxfs.store.layout import STATE_DIR, STATE_SUFFIX, WRITERS
 from omxfs.store.names import check_doc_id
 
 if TYPE_CHECKING:
+    from omxfs.crdt import Document
     from omxfs.store.workspace import Workspace
 
 #: a writer that loaded more other writers' files than this folds them into its own
@@ -102,6 +102,8 @@ def join_state(doc: Document, fields: dict[str, str]) -> bytes:
 
 
 def decode_state(raw: bytes | str, where: str) -> Document:
+    from omxfs.crdt import Document  # here: a workspace without documents (``omxfs status``) loads no CRDT code
+
     try:
         data = json.loads(raw)
     except ValueError as exc:

@@ -17,7 +17,6 @@ import itertools
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from omxfs.errors import NoAttribute, NotEmpty, NotFound, OSFailure, from_os_error, os_errors
@@ -137,18 +136,25 @@ def is_write(flags: int) -> bool:
     return (flags & os.O_ACCMODE) != os.O_RDONLY or bool(flags & os.O_TRUNC)
 
 
-@dataclass(eq=False)
 class OpenFile:
     """A file of the store open for the mount: reads and writes go straight to disk through its descriptor.
 
     ``what`` names it in errors. ``fd`` is -1 once closed. ``opened``: its ``fstat`` when ``StoreTree.open``
     opened it (the check that it is a regular file made it; the mount's open reads it again for the page cache).
+    Two are equal only if they are the same object.
     """
 
-    fd: int
-    what: object
-    memory: bool | None = None  # on tmpfs or ramfs (read on the loop, ``read_cached``); None: not asked yet
-    opened: os.stat_result | None = None
+    def __init__(
+        self,
+        fd: int,
+        what: object,
+        memory: bool | None = None,  # on tmpfs or ramfs (read on the loop, ``read_cached``); None: not asked yet
+        opened: os.stat_result | None = None,
+    ) -> None:
+        self.fd, self.what, self.memory, self.opened = fd, what, memory, opened
+
+    def __repr__(self) -> str:
+        return f"OpenFile(fd={self.fd!r}, what={self.what!r}, memory={self.memory!r}, opened={self.opened!r})"
 
     def pread(self, offset: int, size: int) -> bytes:
         with os_errors(self.what):
