@@ -10,7 +10,6 @@ it must be (a space, ``$``, a quote...): ``shell_line("omxfs", "restore", "my ws
 
 from __future__ import annotations
 
-import shlex
 from os import PathLike
 
 __all__ = ["acting_as", "named", "shell_line"]
@@ -18,6 +17,8 @@ __all__ = ["acting_as", "named", "shell_line"]
 
 def shell_line(*words: str | int | PathLike[str]) -> str:
     """``words`` as one shell command line, each quoted where the shell would otherwise split or expand it."""
+    import shlex  # here: most commands print no command line, and shlex compiles its pattern when imported
+
     return shlex.join(str(word) for word in words)
 
 
