@@ -98,12 +98,13 @@ def mount(
     Requests are made by an agent: the uid map of the workspace config, else the caller's OMX_AGENT,
     else NAME given with --as. The log is WORKSPACE/.omxfs/logs/mount-<pid>.log.
     """
-    import getpass
+    with loading.again():  # a Ctrl-C while they load ends omxfs quietly: nothing is mounted yet
+        import getpass
 
-    from omxfs.errors import OmxError
-    from omxfs.fuse import mounts
-    from omxfs.shell_line import shell_line
-    from omxfs.stop_signals import StopSignals, interrupted
+        from omxfs.errors import OmxError
+        from omxfs.fuse import mounts
+        from omxfs.shell_line import shell_line
+        from omxfs.stop_signals import StopSignals, interrupted
 
     ws_path = os.path.abspath(workspace)
     target = os.path.abspath(mountpoint or workspace)
