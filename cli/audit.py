@@ -1,4 +1,4 @@
-"""``omxfs audit WS [--json]``: the supervisor audit trail, oldest first (SPEC §3; issue 27).
+"""``omxfs audit WS [--json]``: the supervisor audit trail, oldest first (SPEC §3).
 
 Every change a supervisor makes outside their own zone, and every checkpoint of another's zone, restore and
 prune, is a record of its own under ``.omxfs/logs/audit/`` (``omxfs.store.audit``), merged here by time with

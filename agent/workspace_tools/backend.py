@@ -94,7 +94,7 @@ class TextEdit:
 
 @dataclass(frozen=True)
 class CheckpointInfo:
-    """One checkpoint of the agent's own zone (issue 27)."""
+    """One checkpoint of the agent's own zone."""
 
     id: int
     time: str
@@ -255,7 +255,7 @@ class WorkspaceBackend(Protocol):
         """``{"doc_id", "fields", "field_types"}`` with plain values (seed I-2)."""
         ...
 
-    # -- the history of the agent's own zone (issue 27)
+    # -- the history of the agent's own zone
     def checkpoint_make(self, message: str) -> CheckpointInfo:
         """A checkpoint of the agent's zone as it is now."""
         ...

@@ -1,4 +1,4 @@
-"""Tool definitions for LLM APIs, generated from the input models (seed 001 FR-5.1).
+"""Tool definitions for LLM APIs, generated from the input models.
 
 pydantic's JSON schema is made plain here, because providers accept different subsets of JSON Schema: ``$ref``
 into ``$defs`` is inlined, ``title`` noise is dropped, and an optional argument (``X | None = None``) becomes a

@@ -1,4 +1,4 @@
-"""The inputs of the shared-workspace tools (seed 001 FR-5), one pydantic model per tool.
+"""The inputs of the shared-workspace tools, one pydantic model per tool.
 
 These models are the single source of each tool: its name (``tool_name``), its description (the docstring,
 written for the model that calls it), its parameters (the fields, each with a description) and the validation
@@ -372,7 +372,7 @@ class RealtimeGetDocumentSnapshot(RealtimeInput):
     doc_id: DocId
 
 
-# -- the history of your own zone (issue 27) ---------------------------------------------------------------
+# -- the history of your own zone ------------------------------------------------------------------------
 
 
 class HistoryInput(ToolInput):

@@ -255,7 +255,7 @@ class StoreBackend:
 
         return self.ws.realtime.update(self.agent, doc_id, change)
 
-    # -- the history of the agent's own zone (issue 27) ---------------------------------------------------------
+    # -- the history of the agent's own zone ------------------------------------------------------------------
 
     def checkpoint_make(self, message: str) -> CheckpointInfo:
         return zone_history.make(ZoneHistory(self.ws, self.agent), message)

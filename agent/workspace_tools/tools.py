@@ -93,7 +93,7 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
 
 
 class WorkspaceTools:
-    """The tools of seed 001 FR-5 for the agent ``backend.agent``."""
+    """The shared-workspace tools for the agent ``backend.agent``."""
 
     def __init__(self, backend: WorkspaceBackend, *, history: bool = False) -> None:
         """``history``: also the tools on the agent's own checkpoints and branches (``HISTORY_TOOL_INPUTS``)."""
@@ -257,7 +257,7 @@ class WorkspaceTools:
     def tool_realtime_get_document_snapshot(self, args: RealtimeGetDocumentSnapshot) -> Result:
         return {"snapshot": self.backend.realtime_snapshot(args.doc_id)}
 
-    # -- the history of your own zone (issue 27) ----------------------------------------------------------------
+    # -- the history of your own zone -------------------------------------------------------------------------
 
     def tool_make_checkpoint(self, args: MakeCheckpoint) -> Result:
         return {"agent_id": self.agent, **dataclasses.asdict(self.backend.checkpoint_make(args.message))}

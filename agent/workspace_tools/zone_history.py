@@ -1,4 +1,4 @@
-"""The checkpoint tools' work on the acting agent's own zone (issue 27), the same for every backend: a
+"""The checkpoint tools' work on the acting agent's own zone, the same for every backend: a
 ``ZoneHistory`` in, the backend protocol's plain records out."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Acting on the store as the user who asked: the kernel's permission checks for another uid in a private zone.
 
-A private zone is a POSIX filesystem (issue 15): between the uids that reach it, mode bits, ownership, sticky
+A private zone is a POSIX filesystem: between the uids that reach it, mode bits, ownership, sticky
 directories and ``chown`` must behave as on the store's own filesystem. Rather than re-implementing those rules,
 the daemon makes each change with the caller's filesystem identity, so the store's kernel applies them: the
 thread's fsuid, fsgid and supplementary groups are switched for the system calls and switched back after.
