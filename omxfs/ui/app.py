@@ -160,7 +160,8 @@ def build(ws: Workspace, token: str, actor: str | None, shown_as: str) -> Starle
     store beneath a mount in place), which means nothing to them."""
     env = environment()
     feed, lists, records = Feed(ws.root), Lists(ws), RunRecords(ws)
-    state = State(ws, feed, token, actor, lists, records, Needs(ws, lists, records, feed.marks), Refusals(ws))
+    queue = Needs(ws, lists, records, feed.marks, feed.limits)  # the view limits read once, for the feed and it
+    state = State(ws, feed, token, actor, lists, records, queue, Refusals(ws))
 
     def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         """``context`` may hold the page's ``cursor`` (``State.cursor``, taken before its reading), else it is now;

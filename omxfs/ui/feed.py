@@ -201,7 +201,7 @@ class Feed:
         self._reviews_stamp = 0  # .omxfs/reviews when last listed
         self._reviews: dict[str, str] = {}  # zone → the key of its pending review's event
         self._branches = HeldBranches(root / META_DIR)
-        self._limits = ViewLimits(root / META_DIR)
+        self.limits = ViewLimits(root / META_DIR)  # the daemon logs' limit lines, read once for the pages too
         self.marks: dict[str, dict[str, Any]] = {}  # path → the audit record that marked it resolved (``MARK``)
         self.zones = zones or PrivateZones(root / AGENTS)
         self.zones.poll(quiet=True)  # what the zones hold now: learned, the writes from now on are events
@@ -420,8 +420,8 @@ class Feed:
     def _limit_events(self) -> list[Event]:
         """Each line of a view's daemon log saying the view reached a limit, once (``view_limits``)."""
         found = []
-        for log in self._limits.logs():
-            agent, lines = self._limits.of(log)
+        for log in self.limits.logs():
+            agent, lines = self.limits.of(log)
             for line in lines:
                 key = f"limit:{log}:{line}"
                 if key in self._seen:

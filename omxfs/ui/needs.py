@@ -50,12 +50,20 @@ class Needs:
     """The queue of ``ws``, read from the store (through ``lists``' cached conflicts, ``runs``' cached run rows)
     and ``marks`` (path → the audit record that marked it resolved: the feed's)."""
 
-    def __init__(self, ws: Workspace, lists: Lists, runs: RunRecords, marks: Mapping[str, dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        lists: Lists,
+        runs: RunRecords,
+        marks: Mapping[str, dict[str, Any]],
+        limits: ViewLimits | None = None,
+    ) -> None:
+        """``limits``: the daemon logs' limit lines as the feed reads them (by default, read here)."""
         self.ws = ws
         self.lists = lists
         self.runs = runs
         self.marks = marks
-        self.limits = ViewLimits(ws.meta)
+        self.limits = limits or ViewLimits(ws.meta)
 
     def conflicts(self) -> list[dict[str, Any]]:
         """Every rejected write, newest first, each with ``resolved``: why it is resolved, or "" (it waits)."""
