@@ -68,7 +68,7 @@ from omxfs.ui.arrivals import Arrival, Arrivals
 from omxfs.ui.files import read_part
 from omxfs.ui.held_branches import HeldBranches
 from omxfs.ui.stamps import SETTLE
-from omxfs.ui.view_limits import ViewLimits, what_of
+from omxfs.ui.view_limits import ViewLimits, what_of, when_of
 from omxfs.ui.zones import PrivateZones
 
 #: where omx keeps a run's record in an omxfs workspace: ``agents/<agent>/runs/<ts>/trace.jsonl``
@@ -427,9 +427,7 @@ class Feed:
                 if key in self._seen:
                     continue
                 self._seen.add(key)
-                when = time.time()
-                with contextlib.suppress(ValueError):
-                    when = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                when = when_of(line, time.time())
                 summary = f"a view of {agent} reached its limit of {what_of(line)} ({log})"
                 found.append(Event(when, "limit", agent, META_DIR, summary, link("/needs"), key))
         return found

@@ -18,7 +18,6 @@ import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from omxfs.checkpoints.review import BranchState, Review, branch_states, pending_branches
@@ -31,7 +30,7 @@ from omxfs.ui.lists import Lists
 from omxfs.ui.pages import review_diff
 from omxfs.ui.resolution import record_path, resolution
 from omxfs.ui.run_records import NEEDING, RunRecords
-from omxfs.ui.view_limits import ViewLimits, what_of
+from omxfs.ui.view_limits import ViewLimits, what_of, when_of
 
 
 @dataclass(frozen=True)
@@ -192,9 +191,7 @@ class Needs:
             agent, lines = self.limits.of(rel)
             if not lines:
                 continue
-            when = 0.0
-            with contextlib.suppress(ValueError):
-                when = datetime.strptime(lines[-1][:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            when = when_of(lines[-1], 0.0)
             title = f"a view of {agent} reached its limit of {'; '.join(map(what_of, lines))}"
             found.append(Need("limit", when, agent, title, f"its daemon's log: {rel}", "/team", rel))
         return found

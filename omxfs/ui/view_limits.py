@@ -9,6 +9,7 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 from omxfs.store.daemon_log import RECORD
@@ -53,6 +54,14 @@ class ViewLimits:
             if RECORD.match(line) and LIMIT_LINE in line and line.isprintable()
         ]
         return named.group(1) if named else "?", lines
+
+
+def when_of(line: str, fallback: float) -> float:
+    """The Unix time a daemon log's line was written (its ``2026-11-29 14:41:15,879`` start), else ``fallback``."""
+    try:
+        return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    except ValueError:
+        return fallback
 
 
 def what_of(line: str) -> str:
