@@ -16,12 +16,12 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cli.declare import Argument, Declared, Option, Usage
 from cli.echo import echo
 from omxfs.errors import InvalidInput, NotPermitted
 
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
 if TYPE_CHECKING:
     from omxfs.checkpoints.review import Review
     from omxfs.store.workspace import Workspace

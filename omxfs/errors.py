@@ -34,7 +34,10 @@ import errno as _errno
 import os
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class OmxError(Exception):

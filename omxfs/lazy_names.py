@@ -6,7 +6,10 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def name_loader(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:

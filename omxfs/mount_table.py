@@ -11,11 +11,11 @@ import errno
 import os
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from omxfs.errors import MountError
 from omxfs.plain_record import PlainRecord
 
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
 if TYPE_CHECKING:
     import subprocess
 

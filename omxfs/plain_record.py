@@ -8,7 +8,9 @@ field by keyword (``replace`` calls it so). Its instances are not to be changed 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Self
 
 
 class PlainRecord:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
 from omxfs.lazy_names import name_loader
 
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
 if TYPE_CHECKING:
+    from typing import Any
+
     from omxfs.checkpoints.diff import ZoneDiff, diff
     from omxfs.checkpoints.history import Pruned, ZoneHistory
     from omxfs.checkpoints.manifest import Entry, Manifest

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -26,8 +25,13 @@ from omxfs.checkpoints.crashpoints import crash_point
 from omxfs.checkpoints.records import blob_name, is_blob_name
 from omxfs.checkpoints.syscalls import fsync_together, syncfs
 from omxfs.errors import from_os_error
+from omxfs.sha256 import sha256
 from omxfs.store.atomic import NO_LINK
 from omxfs.store.layout import blob_path
+
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
 #: files up to this size are read into memory and hashed before anything is written: an unchanged content (a file
 #: touched, or restored) then costs no write at all
@@ -76,7 +80,7 @@ def _ranges(size: int, extents: Extents | None) -> Iterator[tuple[int, int, bool
         yield at, size - at, False
 
 
-def _hash_zeros(digest: hashlib._Hash, length: int) -> None:
+def _hash_zeros(digest: _Hash, length: int) -> None:
     while length:
         step = min(length, _CHUNK)
         digest.update(_ZEROS[:step])
@@ -85,7 +89,7 @@ def _hash_zeros(digest: hashlib._Hash, length: int) -> None:
 
 def hash_fd(fd: int, size: int, extents: Extents | None) -> str:
     """The sha256 of a file's content as read (holes as zeros)."""
-    digest = hashlib.sha256()
+    digest = sha256(size=size)
     for offset, length, is_data in _ranges(size, extents):
         if not is_data:
             _hash_zeros(digest, length)
@@ -136,7 +140,7 @@ class BlobStore:
             for offset, length in extents if extents is not None else ((0, st.st_size),):
                 chunk = os.pread(fd, length, offset)
                 content[offset : offset + len(chunk)] = chunk
-            digest = hashlib.sha256(content).hexdigest()
+            digest = sha256(content).hexdigest()
             if not self.exists(digest):
                 self._install(digest, lambda out: self._write_memory(out, content, extents))
             return digest, extents

@@ -41,7 +41,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from omxfs.checkpoints.blobs import BlobStore
 from omxfs.checkpoints.manifest import DIR, FILE, SCAN, Entry, Manifest, as_delta, load_manifest, walk_key, whole
@@ -52,6 +51,10 @@ from omxfs.store.atomic import NO_LINK, create_exclusive, exists, read_with_stat
 from omxfs.store.layout import AGENTS, BLOB, BLOBS, CHECKPOINTS, MANIFEST, MANIFESTS, TMP, manifest_name
 from omxfs.store.stamps import utc_now
 from omxfs.store.workspace import Workspace
+
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 #: blobs younger than this are never pruned: a checkpoint being made may have written them, not yet its manifest
 PRUNE_GRACE = 300.0

@@ -30,7 +30,6 @@ import functools
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from stat import S_IFREG
-from typing import Any
 
 from omxfs.checkpoints.records import (
     ID_MAX,
@@ -47,6 +46,10 @@ from omxfs.checkpoints.records import (
 )
 from omxfs.errors import StoreCorrupt
 from omxfs.plain_record import PlainRecord
+
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 #: a checkpoint written as what differs from its base (``Manifest.base``); a reader of format 1 only refuses it

@@ -13,11 +13,14 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
 
 from omxfs.errors import StoreCorrupt
 from omxfs.store.layout import USER_XATTRS
 from omxfs.store.names import AGENT_NAME
+
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 #: a blob's name: the sha256 of its content (``layout.BLOB``), compiled once for the hot paths
 is_blob_name = re.compile(r"[0-9a-f]{64}").fullmatch

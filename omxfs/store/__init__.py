@@ -6,10 +6,9 @@ does not load every zone and the records with it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from omxfs.lazy_names import name_loader
 
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
 if TYPE_CHECKING:
     from omxfs.store.collab import NO_CHECK, CollabFile
     from omxfs.store.handoff import Delivery

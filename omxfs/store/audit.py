@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from omxfs.store.atomic import create_exclusive, sync_dir
 from omxfs.store.layout import AUDIT_DAY, AUDIT_DIR, AUDIT_LOG, AUDIT_RECORD, LOGS, TMP
 from omxfs.store.stamps import utc_now
+
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 #: what every record holds
 FIELDS = ("timestamp", "agent", "uid", "pid", "action", "path")

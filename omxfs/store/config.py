@@ -7,12 +7,13 @@ is small and fixed in shape, so it is written here by hand rather than with anot
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from omxfs.errors import InvalidInput
 from omxfs.store.names import check_agent
 
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
 if TYPE_CHECKING:
+    from typing import Any
+
     from omxfs.limits import Limits
 
 

@@ -13,7 +13,6 @@ import errno
 import json
 import os
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from omxfs.errors import InvalidInput, MountError, StoreCorrupt
 from omxfs.plain_record import PlainRecord
@@ -21,6 +20,7 @@ from omxfs.process import pid_alive
 from omxfs.store.layout import MOUNT_RECORDS
 from omxfs.store.names import relative_path
 
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
 if TYPE_CHECKING:
     from omxfs.store.workspace import Workspace
 

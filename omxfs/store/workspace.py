@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from omxfs.errors import NotFound, ZoneDenied
 from omxfs.shell_line import named, shell_line
@@ -22,13 +21,12 @@ from omxfs.store.config import Config, parse_config, render_config
 from omxfs.store.layout import AGENTS, CONFIG, LOCKS, META_DIR, TMP, ZONE_DIRS
 from omxfs.store.names import AGENT_NAME, check_agent
 
+TYPE_CHECKING = False  # typing's constant: typing itself is not imported at run time
 if TYPE_CHECKING:
     from omxfs.store.collab import CollabZone
     from omxfs.store.handoff import HandoffZone
     from omxfs.store.private import PrivateZone
     from omxfs.store.realtime import RealtimeZone
-
-Z = TypeVar("Z")
 
 #: ``(uid, pid)`` of the process a request of the mount comes from, set by the mount around the naming of its caller
 #: and its work (trio carries it into the worker thread): what the audit log records beside the agent. A new tuple
@@ -60,26 +58,23 @@ def _realtime(ws: Workspace) -> RealtimeZone:
     return RealtimeZone(ws)
 
 
-class _Zone(Generic[Z]):
+class _Zone:
     """A zone of the workspace, made (and its module imported) on first use: a command that needs one zone, or
     none (a checkpoint), does not load the others (the shared zones' records are pydantic models). Made once per
-    workspace, whichever thread asks first: a zone keeps locks and caches. Then it is a plain attribute."""
+    workspace, whichever thread asks first: a zone keeps locks and caches. Then it is a plain attribute. (Its
+    type for a checker is the zone's class, declared in ``Workspace``.)"""
 
-    def __init__(self, make: Callable[[Workspace], Z]) -> None:
+    def __init__(self, make: Callable[[Workspace], object]) -> None:
         self.make = make
 
     def __set_name__(self, owner: type[Workspace], name: str) -> None:
         self.name = name
 
-    @overload
-    def __get__(self, ws: None, owner: Any = None) -> _Zone[Z]: ...
-    @overload
-    def __get__(self, ws: Workspace, owner: Any = None) -> Z: ...
-    def __get__(self, ws: Workspace | None, owner: Any = None) -> Z | _Zone[Z]:
+    def __get__(self, ws: Workspace | None, owner: object = None) -> object:
         if ws is None:  # looked up on the class (introspection, mocks): the descriptor itself
             return self
         with ws._making_zone:
-            made: Z | None = ws.__dict__.get(self.name)
+            made = ws.__dict__.get(self.name)
             if made is None:
                 made = ws.__dict__[self.name] = self.make(ws)
         return made
@@ -88,10 +83,16 @@ class _Zone(Generic[Z]):
 class Workspace:
     """A workspace directory laid out as SPEC §2 says. Create one with ``Workspace.init``."""
 
-    private = _Zone(_private)
-    handoff = _Zone(_handoff)
-    collab = _Zone(_collab)
-    realtime = _Zone(_realtime)
+    if TYPE_CHECKING:  # what each zone is to a checker; at run time a ``_Zone``, made on first use
+        private: PrivateZone
+        handoff: HandoffZone
+        collab: CollabZone
+        realtime: RealtimeZone
+    else:
+        private = _Zone(_private)
+        handoff = _Zone(_handoff)
+        collab = _Zone(_collab)
+        realtime = _Zone(_realtime)
 
     def __init__(self, root: str | os.PathLike[str], shown_as: str | None = None) -> None:
         """``shown_as``: the workspace as the person named it (the path they typed), which the commands that
