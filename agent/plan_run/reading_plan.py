@@ -4,8 +4,8 @@ Asked for a whole plan, the 0.5B model wrote its output over the file it had rea
 and skipped the work, gave a summary's step the instruction "Sum up the data" (the task had said the first line is
 a heading), or put a count in a model's prose. Asked for one narrow thing at a time (the task's reading, one step's
 code, one text) the same model does much better. So where the reading (``agent.plan_run.task_reading``) and omx's
-rules agree that the task makes one new text from files it names, omx writes the plan from that reading and asks the
-model only for what it makes:
+rules agree that the task makes one new text from files it names, or that it acts on files, omx writes the plan from
+that reading and asks the model only for what it makes:
 
 - **prose** from one file: read it, ask the model the task itself (the person's words, ``task_prompt``, in the
   shape the task gives: ``output_shape``), write the reply to the output; prose from the task's own words (an
@@ -13,11 +13,14 @@ model only for what it makes:
   without the read;
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
-  files: a python step that reads them itself and prints the result.
+  files: a python step that reads them itself and prints the result;
+- **files acted on** (kind command): the reading's moves, copies, deletes and folders made, where they agree with the
+  workspace and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``).
 
-Every other task (files acted on, no reading, a reading the rules do not share, several outputs, prose from several
-files, an input that is not a plain file, a shared workspace's zones) is planned by the model as before. The plan is
-shown and confirmed as any other, its steps say that omx planned them, and a failure re-plans as any other.
+Every other task (no reading, a reading the rules do not share, operations that do not hold, several outputs, prose
+from several files, an input that is not a plain file, a shared workspace's zones) is planned by the model as
+before. The plan is shown and confirmed as any other, its steps say that omx planned them, and a failure re-plans as
+any other.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agent.plan_run.file_ops_plan import operations_plan
 from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import TaskReading, named_paths
@@ -42,6 +46,8 @@ def plan_from_reading(
     task: str, workspace: Path, expected: TaskExpectations, reading: TaskReading | None
 ) -> Plan | None:
     """The plan for ``task`` made from ``reading`` (see the module), or None where the model is to plan it."""
+    if reading is not None and reading.kind == "command":  # files acted on: the operations omx agreed to
+        return operations_plan(task, workspace, expected.operations, BY_OMX)
     output = expected.output
     if reading is None or output is None or reading.kind not in ("exact", "prose"):
         return None

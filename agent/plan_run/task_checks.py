@@ -12,7 +12,10 @@ both say (the outputs, each check below); without one (its request failed), the 
   it exists after it, and did not before or changed;
 - with exactly one output file, the **form** the task gives it: ``N bullets`` / ``N bullet points`` (one N in the
   task, or the one in brackets that sums up others: "one bullet each (2 bullets)"), ``just the number`` (also "the
-  sum", "the result"), ``at most N words``, ``one line``, ``a markdown table``.
+  sum", "the result"), ``at most N words``, ``one line``, ``a markdown table``;
+- the **file operations** of a task that acts on files, as the model read them where they hold
+  (``agent.plan_run.file_ops``): each checked on the files after the run (a move's source gone, its target holding
+  what the source held).
 
 A form says nothing of whether the output is right. The rules compute no expected value from the input (a count,
 the input's lines picked or changed): written from the tuning tasks' wording, such rules reached no held-out task
@@ -44,6 +47,7 @@ from agent.plan_run.criteria import (
     markdown_table,
     quoted_texts,
 )
+from agent.plan_run.file_ops import Operation, agreed_operations, operation_checks
 from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
 
@@ -240,6 +244,7 @@ def _agreement(
     content: list[ContentCheck],
     kept: list[ContentCheck],
     exact: bool,
+    operations: tuple[Operation, ...],
 ) -> dict[str, Any]:
     """What the trace says of the two readings: the model's, what omx acts on, and what it left out where they
     differ."""
@@ -247,6 +252,7 @@ def _agreement(
         "model": reading.model_dump(),
         "outputs": sorted(outputs),
         "exact": exact,
+        "operations": [op.record() for op in operations],
         "outputs_of_the_rules_only": sorted(set(rules) - set(outputs)),
         "outputs_of_the_model_only": sorted(set(reading.outputs) - set(outputs)),
         "checks_left_out": [check.criterion for check in content if check not in kept],
@@ -276,6 +282,7 @@ class TaskExpectations:
     dirs: tuple[str, ...] = ()  # the directories the task names that are there before the run
     reading: dict[str, Any] | None = None  # the model's reading and where it and the rules differ (for the trace)
     model_reading: TaskReading | None = None  # the model's reading itself, which omx may plan from (``reading_plan``)
+    operations: tuple[Operation, ...] = ()  # the files the task acts on, as the model read them (``file_ops``)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -315,6 +322,7 @@ class TaskExpectations:
         read_inputs = reading.inputs if reading is not None else []
         has_input = bool(inputs or dirs) or any(_there(workspace, path) for path in read_inputs)
         exact = one and read_exact and has_input
+        operations = agreed_operations(task, workspace, reading)
         return cls(
             workspace,
             outputs,
@@ -326,8 +334,9 @@ class TaskExpectations:
             value_asked=one and (read_exact or bool(_JUST_NUMBER.search(task) or _ASKS_VALUE.search(task))),
             exact=exact,
             dirs=dirs,
-            reading=None if reading is None else _agreement(reading, rules, outputs, content, kept, exact),
+            reading=None if reading is None else _agreement(reading, rules, outputs, content, kept, exact, operations),
             model_reading=reading,
+            operations=operations,
         )
 
     def vet(self, check: CriterionCheck) -> CriterionCheck:
@@ -355,7 +364,8 @@ class TaskExpectations:
         return any(wanted in said.casefold() for said in self.said)
 
     def check(self) -> list[CriterionCheck]:
-        """After the run: each output written by it, and what the task says of its content."""
+        """After the run: each output written by it, what the task says of its content, and each file operation
+        the task asks for (``file_ops``)."""
         checks = [self._written(path, before) for path, before in self.outputs.items()]
         output = next(iter(self.outputs), None)
         for content in self.content:
@@ -363,6 +373,8 @@ class TaskExpectations:
             criterion = f"{content.criterion}{FROM_THE_TASK}"
             check = CriterionCheck(criterion=criterion, status=status, detail=detail, kind="form", source="reading")
             checks.append(check.model_copy(update={"file": output}))
+        for done in operation_checks(self.operations, self.workspace):  # the files acted on, seen on the files
+            checks.append(done.model_copy(update={"criterion": f"{done.criterion}{FROM_THE_TASK}"}))
         return checks
 
     def _written(self, path: str, before: str | None) -> CriterionCheck:

@@ -17,7 +17,10 @@ task only where both readings agree (``agrees``):
   reading says so: withholding "success" is never an action on a wrong reading;
 - the work is **exact** (its output made by code: ``TaskExpectations.exact``) where the model read kind "exact",
   with its output made from the input (``from_input``), and the task has an input that is there before the run;
-  the rules do not say it.
+  the rules do not say it;
+- the **file operations** of a task of kind command (moves, copies, deletes, folders made, each source one of the
+  workspace's paths, which the request lists with their sizes and dates) are acted on only where they are
+  consistent with the workspace and with every path the task names (``agent.plan_run.file_ops``).
 
 What the two readings disagree on is recorded in the trace (``task_reading``). Where the request fails or its reply
 is no reading (a server down, a script without one, a server that takes no JSON schema: unconstrained, a small
@@ -30,6 +33,7 @@ import json
 import os
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,9 +44,11 @@ from agent.model.schema_request import complete_with_schema
 from agent.plan_run.run_schema import workspace_paths
 
 __all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
-__all__ += ["read_task", "reading_schema"]
+__all__ += ["MAX_OPERATIONS", "Action", "FileOperation", "read_task", "reading_schema", "workspace_facts"]
 
 Kind = Literal["exact", "prose", "command"]
+#: what a task of kind command does to a path: a rename is a move
+Action = Literal["move", "copy", "delete", "make_dir"]
 Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
 #: what a check of the rules reads in the task: one shape of its output
 Says = Literal["bullets", "number", "words", "one_line", "table"]
@@ -53,6 +59,10 @@ READING_SCHEMA_TITLE = "TaskReading"
 FILE_PATH = r"(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8}(?![\w/])"
 #: a path a task names: a file, or a directory with its final slash (``data/``, ``src/lib/``)
 _NAMED_PATH = re.compile(rf"`?(?:{FILE_PATH}|(?:[\w.-]+/)+)")
+#: the most file operations a reading lists (a constrained server stops there)
+MAX_OPERATIONS = 20
+#: the most paths of the workspace the request lists with their size and date
+LISTED = 60
 
 _SYSTEM = (
     "You read a task given to a file assistant, before anyone plans it. Say which files of the workspace it reads "
@@ -65,8 +75,12 @@ _SYSTEM = (
     "title, an email, a reply. 'command' only when files are moved, renamed, copied or deleted, or edited where "
     "they are, and no output is computed from an input. shape: 'number' for just a number, 'one_line', 'lines' for "
     "one item per line, 'bullets', 'table' (markdown), 'json', 'csv', or 'free'. count: the number of bullets or "
-    "lines the task asks for, else null. max_words: the most words the task allows, else null. Reply with the JSON "
-    "object only."
+    "lines the task asks for, else null. max_words: the most words the task allows, else null. operations: for kind "
+    "'command' only, each file operation the task asks for, one per file, in order: action 'move' (a rename is a "
+    "move), 'copy', 'delete' or 'make_dir'; source: the file or folder of the workspace acted on ('' for make_dir); "
+    "target: the path it gets, file name included (for make_dir the folder made; '' for delete); [] for any other "
+    "kind. The workspace's files are listed with their size and the date they were last changed. Reply with the "
+    "JSON object only."
 )
 
 
@@ -81,6 +95,16 @@ FROM_INPUT = (
 )
 
 
+class FileOperation(BaseModel):
+    """One file operation a task of kind command asks for, as the model read it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    action: Action = Field(description="move (a rename too), copy, delete or make_dir.")
+    source: str = Field(description="The file or folder of the workspace acted on ('' for make_dir).")
+    target: str = Field(description="The path it gets, file name included; the folder made; '' for delete.")
+
+
 class TaskReading(BaseModel):
     """What the model read in a task; paths as the task writes them, relative to the workspace."""
 
@@ -93,6 +117,9 @@ class TaskReading(BaseModel):
     shape: Shape = Field(default="free", description="The output file's shape.")
     count: int | None = Field(default=None, ge=0, description="The number of bullets or lines asked for, else null.")
     max_words: int | None = Field(default=None, ge=0, description="The most words allowed, else null.")
+    operations: list[FileOperation] = Field(
+        default_factory=list, description="For kind command: the file operations it asks for, in order; else []."
+    )
 
     def lists_output(self, path: str) -> bool:
         return os.path.normpath(path) in {os.path.normpath(p) for p in self.outputs}
@@ -113,20 +140,30 @@ def named_paths(task: str) -> list[str]:
 
 
 def reading_schema(workspace: Path, task: str) -> dict[str, Any]:
-    """The reading's JSON schema for ``task`` in ``workspace``: inputs are the workspace's files and directories
-    (plain strings in a large workspace), outputs the paths the task names, so that a grammar-constrained server
-    can neither read a file that is not there nor write one the task never named."""
+    """The reading's JSON schema for ``task`` in ``workspace``: inputs, and the sources of file operations, are the
+    workspace's files and directories (plain strings in a large workspace), outputs the paths the task names, so
+    that a grammar-constrained server can neither read nor move a file that is not there nor write one the task
+    never named."""
     schema = TaskReading.model_json_schema()
     schema["title"] = READING_SCHEMA_TITLE
     schema["required"] = list(schema["properties"])  # a strict schema names every field
     schema["additionalProperties"] = False
     paths = workspace_paths(workspace)
+    choices: list[str] = []
     if paths is not None:
         files, dirs = paths
         choices = sorted(set(files) | set(dirs))
         if choices:
             schema["properties"]["inputs"]["items"] = {"type": "string", "enum": choices}
     schema["properties"]["inputs"]["maxItems"] = 20
+    defs = schema.pop("$defs")
+    operation = defs.pop(FileOperation.__name__)  # inline, so that its source's choices are this run's
+    schema |= {"$defs": defs} if defs else {}
+    operation["required"] = list(operation["properties"])
+    operation["additionalProperties"] = False
+    if choices:  # a source is one of the workspace's paths ('' for a folder to make)
+        operation["properties"]["source"]["enum"] = ["", *choices]
+    schema["properties"]["operations"] |= {"items": operation, "maxItems": MAX_OPERATIONS}
     named = named_paths(task)
     outputs = schema["properties"]["outputs"]
     if named:
@@ -140,7 +177,9 @@ def read_task(
 ) -> tuple[TaskReading | None, str | None]:
     """The model's reading of ``task`` in ``workspace``, or None and why there is none (the request failed, or its
     reply was no reading); ``on_refused`` hears of a server that takes no JSON schema, as the planner's does."""
-    messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": f"Task: {task}"}]
+    listed = workspace_facts(workspace)
+    asked = f"Task: {task}" + (f"\n\nFiles in the workspace:\n{listed}" if listed else "")
+    messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": asked}]
     try:
         reply = complete_with_schema(
             model, messages, reading_schema(workspace, task), on_refused=on_refused, schema_only=True
@@ -152,3 +191,26 @@ def read_task(
     except (json.JSONDecodeError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
         return None, f"the reply was no reading ({first})"
+
+
+def workspace_facts(workspace: Path, limit: int = LISTED) -> str:
+    """The workspace's first ``limit`` paths, one a line, a file with its size and the day it was last changed
+    (``data/a.txt (120 bytes, changed 2025-11-03)``), a directory with its final slash; and today's date, so that
+    "the largest file" or "older than 30 days" is read from the files as they are. Empty for an empty workspace."""
+    paths = workspace_paths(workspace)
+    if paths is None:
+        return ""
+    files, dirs = paths
+    lines = []
+    for name in sorted([*files, *(f"{d}/" for d in dirs)])[:limit]:
+        try:
+            info = os.lstat(workspace / name)
+        except OSError:
+            continue
+        day = datetime.fromtimestamp(info.st_mtime, UTC).date().isoformat()
+        lines.append(name if name.endswith("/") else f"{name} ({info.st_size} bytes, changed {day})")
+    if not lines:
+        return ""
+    more = len(files) + len(dirs) - limit
+    tail = [f"... and {more} more"] if more > 0 else []
+    return "\n".join([*lines, *tail, f"(today is {datetime.now(UTC).date().isoformat()})"])

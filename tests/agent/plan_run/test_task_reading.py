@@ -7,7 +7,9 @@ where either reads a value. Real files, the real ``omx`` command with a scripted
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,27 @@ def test_the_reading_is_asked_with_a_schema_whose_inputs_are_the_workspaces_file
                                                                "docs/guide.md"]  # fmt: skip
     assert schema["properties"]["outputs"]["items"]["enum"] == ["data/log.txt", "out/errors.txt"]  # the task's
     assert set(schema["required"]) == set(schema["properties"])  # strict: every field named
+
+
+def test_the_request_lists_the_files_with_size_and_date_and_offers_them_as_the_sources_of_operations(
+    ws: Path,
+) -> None:
+    """A task of kind command is read as file operations, each source one of the workspace's paths; "the largest
+    file" or "changed before May" is read from the listing the request gives, each file with its size and date."""
+    changed = datetime(2025, 3, 4, 12, tzinfo=UTC).timestamp()
+    os.utime(ws / "data" / "log.txt", (changed, changed))
+    model = ScriptedModel([marked(kind="command")])
+    read_task(model, "Move the largest file of data/ into old/", ws)
+    (request,) = model.requests
+    asked = request["messages"][-1]["content"]
+    assert f"data/log.txt ({len(LOG)} bytes, changed 2025-03-04)\n" in asked and "\ndocs/\n" in asked
+    assert f"(today is {datetime.now(UTC).date().isoformat()})" in asked
+    operation = request["json_mode"]["properties"]["operations"]["items"]
+    assert operation["properties"]["action"]["enum"] == ["move", "copy", "delete", "make_dir"]
+    assert operation["properties"]["source"]["enum"] == ["", "data", "data/log.txt", "data/users.json", "docs",
+                                                         "docs/guide.md"]  # fmt: skip
+    assert operation["required"] == ["action", "source", "target"] and operation["additionalProperties"] is False
+    assert "$defs" not in request["json_mode"]  # inline: the choices are this run's
 
 
 def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:

@@ -1,0 +1,282 @@
+"""The file operations a task asks for, as the model read them, held against the workspace and the task's words.
+
+The model reads a task of kind command (files moved, renamed, copied, deleted, organised into folders) as a list
+of operations (``task_reading.FileOperation``): an action, a source among the workspace's paths, a target. omx
+acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_operations``):
+
+- each source is there (a make_dir has none), reached through real directories; no source is acted on twice or
+  lies in another one; none is omx's run records;
+- each target is a new path inside the workspace, through real directories, not onto or into its own source nor
+  into another source, and no two share one; a target that is a folder (a final '/', or a directory there) means
+  into it under the source's own name, as ``mv`` reads it;
+- the task's own paths agree: each path it names that is there is a source, holds one or is where a target goes;
+  each it names that is not there is a target, a target's folder or a target's name; each source is a path the
+  task names or lies in a folder it names (where it names no path at all, the choice is the reading's).
+
+After the run each operation is checked on the files themselves (``operation_checks``): a moved source is gone and
+its target holds what the source held before the run, a copy's target holds it and its source is unchanged, a
+deleted path is gone, a folder made is there. Where the task names an operation's paths itself, that check is of
+what the task asked for. Where the model chose them (the largest file, the files of one client, each file of a
+folder), which paths the task means is the model's reading alone: a criterion says so, not checked, and the run is
+done, never a success on that choice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agent.plan_run.criteria import CriterionCheck, CriterionStatus
+from agent.plan_run.task_reading import Action, FileOperation, TaskReading, named_paths
+from agent.plan_run.tools.path_tools import records_path, records_problem
+
+__all__ = ["TOO_LARGE", "Operation", "agreed_operations", "operation_checks", "state"]
+
+#: the state of a tree too large to compare: its operation is not checked
+TOO_LARGE = "too large"
+#: the most entries of a directory, and bytes of its files, read for its state
+MAX_ENTRIES = 2000
+MAX_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation omx acts on; paths relative to the workspace and normalised (``''``: none)."""
+
+    action: Action
+    source: str
+    target: str
+    before: str | None = None  # the source's ``state`` before the run
+    named: bool = False  # the task names its paths itself: its check is of what the task asked for
+
+    @property
+    def text(self) -> str:
+        """What it does, in a few words: ``data/a.txt moved to old/a.txt``."""
+        if self.action == "delete":
+            return f"{self.source} deleted"
+        if self.action == "make_dir":
+            return f"the folder {self.target} made"
+        return f"{self.source} {'moved' if self.action == 'move' else 'copied'} to {self.target}"
+
+    def record(self) -> dict[str, str]:
+        return {"action": self.action, "source": self.source, "target": self.target}
+
+
+def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -> tuple[Operation, ...]:
+    """The operations of ``reading`` omx acts on, each with its source's state now; none where anything contradicts
+    them (see the module) or the reading is of another kind."""
+    if reading is None or reading.kind != "command" or not reading.operations:
+        return ()
+    root = workspace.resolve()
+    asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in reading.operations))
+    operations = [_operation(root, FileOperation(action=a, source=s, target=t)) for a, s, t in asked]
+    agreed = [op for op in operations if op is not None]
+    if len(agreed) != len(operations) or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
+        return ()
+    named = [_normal(path) for path in named_paths(task)]
+    return tuple(replace(op, before=state(root / op.source) if op.source else None, named=_named(op, named))
+                 for op in agreed)  # fmt: skip
+
+
+def _normal(path: str) -> str:
+    """``path`` as a relative, normalised path (``./out//a.txt/`` is ``out/a.txt``); '' where it is none."""
+    cleaned = path.strip().strip("`")
+    if not cleaned or os.path.isabs(cleaned):
+        return ""
+    normal = os.path.normpath(cleaned)
+    return "" if normal == "." or normal == ".." or normal.startswith("../") else normal
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + "/")
+
+
+def _real_dirs(root: Path, path: str) -> bool:
+    """Whether every folder above ``path`` that is there is a directory, no symlink (one not there yet is made)."""
+    parts = path.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        try:
+            mode = os.lstat(root.joinpath(*parts[:n])).st_mode
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        if not stat.S_ISDIR(mode):
+            return False
+    return True
+
+
+def _operation(root: Path, asked: FileOperation) -> Operation | None:
+    """``asked`` as an operation omx may do in ``root``, or None where it cannot be one as it stands."""
+    records = records_path(None)
+    source = "" if asked.action == "make_dir" else _normal(asked.source)
+    target = "" if asked.action == "delete" else _normal(asked.target)
+    if asked.action != "make_dir" and not (source and os.path.lexists(root / source) and _real_dirs(root, source)):
+        return None
+    if asked.action in ("move", "copy") and target:
+        folder = root / target
+        if asked.target.strip().endswith("/") or (folder.is_dir() and not folder.is_symlink()):
+            target = f"{target}/{os.path.basename(source)}"  # into the folder, under its own name
+        if os.path.lexists(root / target) or _within(target, source):
+            return None
+    there = root / target
+    if asked.action == "make_dir" and target and os.path.lexists(there) and (there.is_symlink() or not there.is_dir()):
+        return None  # a folder to make where a file or a link is
+    if asked.action != "delete" and (not target or not _real_dirs(root, target)):
+        return None
+    if any(path and records_problem(path, records) for path in (source, target)):
+        return None
+    return Operation(asked.action, source, target)
+
+
+def _apart(operations: list[Operation]) -> bool:
+    """No path acted on twice: sources differ, none in another, targets differ, none in a source."""
+    sources = [op.source for op in operations if op.source]
+    targets = [op.target for op in operations if op.target]
+    if len(set(sources)) != len(sources) or len(set(targets)) != len(targets):
+        return False
+    nested = any(a != b and _within(a, b) for a in sources for b in sources)
+    return not nested and not any(_within(t, s) for t in targets for s in sources)
+
+
+def _agrees_with_task(task: str, root: Path, operations: list[Operation]) -> bool:
+    """Whether every path the task names is one the operations use, and every source one the task points to."""
+    named = [path for path in (_normal(name) for name in named_paths(task)) if path]
+    sources = [op.source for op in operations if op.source]
+    targets = [op.target for op in operations if op.target]
+    for path in named:
+        if os.path.lexists(root / path):
+            used = any(_within(p, path) for p in [*sources, *targets])
+        else:
+            bare = "/" not in path
+            used = any(_within(t, path) for t in targets) or (
+                bare and any(os.path.basename(p) == path for p in [*sources, *targets])
+            )
+        if not used:
+            return False
+    bare_names = {path for path in named if "/" not in path}
+    return not named or all(
+        any(_within(source, path) for path in named) or os.path.basename(source) in bare_names for source in sources
+    )
+
+
+def _named(op: Operation, named: list[str]) -> bool:
+    """Whether the task names ``op``'s paths itself: each the path it says, or in a folder it says (a target also
+    in its source's folder) under a name it says (a target also under its source's name)."""
+    names = {os.path.basename(path) for path in named}
+
+    def says(path: str, folders: set[str], own_names: set[str]) -> bool:
+        folder, name = os.path.split(path)
+        return path in named or (folder in {*named, *folders} and name in names | own_names)
+
+    if op.action == "make_dir":
+        return op.target in named
+    if not says(op.source, set(), set()):
+        return False
+    own = os.path.split(op.source)
+    return op.action == "delete" or says(op.target, {own[0]}, {own[1]})
+
+
+def state(path: Path) -> str | None:
+    """What is at ``path``, not following a symlink: a digest of a file's bytes or of a directory's whole tree
+    (names, kinds, contents), a link's target; None where nothing is there, ``TOO_LARGE`` past the limits or where
+    a part cannot be read."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return TOO_LARGE
+    digest = hashlib.sha256()
+    try:
+        _Tree(digest.update).feed(path, info)
+    except (_TooLarge, OSError):
+        return TOO_LARGE
+    return f"{_kind(info.st_mode)}:{digest.hexdigest()}"
+
+
+class _TooLarge(Exception):
+    """A tree past ``MAX_ENTRIES`` entries or ``MAX_BYTES`` bytes of files."""
+
+
+def _kind(mode: int) -> str:
+    return "dir" if stat.S_ISDIR(mode) else "link" if stat.S_ISLNK(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+class _Tree:
+    """Feeds what is at a path, and under it, to ``update``, within the limits."""
+
+    def __init__(self, update: Callable[[bytes], object]) -> None:
+        self.update = update
+        self.entries, self.bytes = MAX_ENTRIES, MAX_BYTES
+
+    def feed(self, path: Path, info: os.stat_result) -> None:
+        self.entries -= 1
+        if self.entries < 0:
+            raise _TooLarge
+        kind = _kind(info.st_mode)
+        self.update(kind.encode() + b"\0")
+        if kind == "link":
+            self.update(os.fsencode(os.readlink(path)) + b"\0")
+        elif kind == "file":
+            self.bytes -= info.st_size
+            if self.bytes < 0:
+                raise _TooLarge
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as file:
+                while chunk := file.read(1 << 20):
+                    self.update(chunk)
+            self.update(b"\0")
+        elif kind == "dir":
+            for name in sorted(os.listdir(path)):
+                self.update(os.fsencode(name) + b"\0")
+                self.feed(path / name, os.lstat(path / name))
+            self.update(b"\0\0")
+
+
+def operation_checks(operations: tuple[Operation, ...], workspace: Path) -> list[CriterionCheck]:
+    """After the run: each operation checked on the files (see the module), and, where the model chose paths the
+    task does not name, that choice, not checked."""
+    checks = [_check(op, workspace) for op in operations]
+    chosen = [op.source or op.target for op in operations if not op.named]
+    if chosen:
+        detail = f"the model's reading chose {', '.join(chosen)}; nothing checks which ones the task means"
+        checks.append(CriterionCheck(criterion="the paths acted on are the ones the task means", status="not checked",
+                                     detail=detail, source="reading"))  # fmt: skip
+    return checks
+
+
+def _check(op: Operation, workspace: Path) -> CriterionCheck:
+    status: CriterionStatus
+    if op.action == "make_dir":
+        there = workspace / op.target
+        made = there.is_dir() and not there.is_symlink()
+        status, detail = ("met", "there") if made else ("not met", f"{op.target} is not a folder there")
+    elif op.action == "delete":
+        gone = not os.path.lexists(workspace / op.source)
+        status, detail = ("met", "gone") if gone else ("not met", f"{op.source} is still there")
+    else:
+        status, detail = _put(op, workspace)
+    file = op.target if op.action in ("move", "copy") else None  # what the model is told of, when not met
+    return CriterionCheck(criterion=op.text, status=status, detail=detail, kind="value", source="reading", file=file)
+
+
+def _put(op: Operation, workspace: Path) -> tuple[CriterionStatus, str]:
+    """A move's or a copy's check: its target holds what its source held; a move's source is gone, a copy's kept."""
+    if op.before is None or op.before == TOO_LARGE:
+        return "not checked", f"{op.source} was too large to compare"
+    after = state(workspace / op.target)
+    left = state(workspace / op.source)
+    if after is None:
+        return "not met", f"{op.target} is not there"
+    if after != op.before:
+        return "not met", f"{op.target} does not hold what {op.source} held"
+    if op.action == "move" and left is not None:
+        return "not met", f"{op.source} is still there"
+    if op.action == "copy" and left != op.before:
+        return "not met", f"{op.source} changed"
+    gone = f", and {op.source} is gone" if op.action == "move" else ""
+    return "met", f"{op.target} holds what {op.source} held{gone}"

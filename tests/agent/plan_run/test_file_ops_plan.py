@@ -1,0 +1,202 @@
+"""Files acted on, planned by omx from the model's reading of the task: through the real ``omx`` command with a
+scripted model, on real files. Where the reading's operations hold (every source there, every target a new path
+inside the workspace, the task's own paths used), omx plans them with the path tools and asks the model no plan;
+moves and deletes are HIGH as any others (asked, the number typed, never run by ``--yes`` alone); each operation
+is checked on the files after the run, and a choice of files the task does not name is never a success. Anything
+else is planned by the model as before."""
+
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.model.llm import ScriptedModel
+from agent.plan_run import workflow
+from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE, TaskReading
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
+from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
+
+TODO = "- buy stamps\n- call the garage\n"
+SETTINGS = "[app]\ncolour = blue\n"
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Notes, a settings file, a cache, an inbox of mixed files; beside the workspace, a folder outside it."""
+    root = tmp_path / "ws"
+    files = {
+        "notes/todo.md": TODO,
+        "notes/ideas.md": "a bridge of kites\n",
+        "config/app.ini": SETTINGS,
+        "cache/stale.tmp": "x" * 40,
+        "inbox/letter.txt": "Dear Ana,\n",
+        "inbox/poem.txt": "Rain on tin.\n",
+        "inbox/prices.csv": "item,price\ntea,3\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    (tmp_path / "outside").mkdir()
+    monkeypatch.chdir(root)
+    return root.resolve()
+
+
+def operations(*ops: tuple[str, str, str]) -> list[dict[str, str]]:
+    return [{"action": action, "source": source, "target": target} for action, source, target in ops]
+
+
+def reading(ops: list[dict[str, str]], inputs: list[str] | None = None, outputs: list[str] | None = None) -> Any:
+    read = {"inputs": inputs or [], "outputs": outputs or [], "from_input": False, "kind": "command",
+            "shape": "free", "count": None, "max_words": None, "operations": ops}  # fmt: skip
+    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
+
+
+def model_calls(ws: Path) -> list[str]:
+    return [c["purpose"] for c in kinds(trace_of(only_run(ws)), "model") if c["purpose"] != "reading"]
+
+
+def events(ws: Path, event: str) -> list[dict[str, Any]]:
+    return [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == event]
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file below ``root`` (runs/ aside) and its text."""
+    found = {}
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not (top == str(root) and d == "runs")]
+        found |= {Path(top, n).relative_to(root).as_posix(): Path(top, n).read_text(encoding="utf-8") for n in names}
+    return found
+
+
+def test_a_rename_is_planned_by_omx_as_one_move_and_checked_on_the_files(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    script(reading(operations(("move", "notes/todo.md", "notes/done.md")), ["notes/todo.md"], ["notes/done.md"]))
+    result = omx("Rename notes/todo.md to notes/done.md", input="y\n1\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert "notes/todo.md" not in tree(ws) and tree(ws)["notes/done.md"] == TODO
+    assert model_calls(ws) == []  # no plan asked: omx planned the move from the reading
+    assert events(ws, "plan_from_reading") == [{"tools": ["move"]}]
+    assert "Move notes/todo.md to notes/done.md (planned by omx from the task's reading)" in result.output
+    assert "It moves or deletes 1 path. To run it, type 1" in result.output  # HIGH, asked as any move
+    assert "notes/todo.md moved to notes/done.md (from the task) (notes/done.md holds what notes/todo.md held, " \
+           "and notes/todo.md is gone)" in result.output  # fmt: skip
+    assert "Result: success" in result.output
+    assert run_end(trace_of(only_run(ws)))["status"] == "success"
+
+
+def test_a_move_into_a_new_folder_makes_the_folder_first_and_keeps_the_name(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    script(reading(operations(("move", "notes/ideas.md", "archive/"))))
+    result = omx("Move notes/ideas.md into archive/", input="y\n1\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert tree(ws)["archive/ideas.md"] == "a bridge of kites\n" and "notes/ideas.md" not in tree(ws)
+    assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "move"]}]
+    assert "Result: success" in result.output
+
+
+def test_files_organised_into_folders_by_the_models_choice_are_done_never_a_success(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The task names the folders, not the files: which files it means is the model's reading, which omx does not
+    check; each move is checked, and the run is done, not a success."""
+    ops = operations(("move", "inbox/letter.txt", "inbox/text/letter.txt"), ("move", "inbox/poem.txt", "inbox/text/"),
+                     ("move", "inbox/prices.csv", "inbox/tables/prices.csv"))  # fmt: skip
+    script(reading(ops))
+    task = "Sort inbox/ by type: the text files into inbox/text/ and the spreadsheets into inbox/tables/"
+    result = omx(task, input="y\n3\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert {k: v for k, v in tree(ws).items() if k.startswith("inbox/")} == {
+        "inbox/text/letter.txt": "Dear Ana,\n",
+        "inbox/text/poem.txt": "Rain on tin.\n",
+        "inbox/tables/prices.csv": "item,price\ntea,3\n",
+    }
+    assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "move", "move", "make_dir", "move"]}]
+    assert "[met, omx's reading] inbox/poem.txt moved to inbox/text/poem.txt (from the task)" in result.output
+    assert "[not checked, omx's reading] the paths acted on are the ones the task means (from the task) (the " \
+           "model's reading chose inbox/letter.txt, inbox/poem.txt, inbox/prices.csv; nothing checks which ones the " \
+           "task means)" in result.output  # fmt: skip
+    assert "Result: done, 1 criterion not checked (3 met)" in result.output, result.output
+    assert run_end(trace_of(only_run(ws)))["status"] == "done"
+
+
+def test_a_copy_is_low_risk_and_runs_on_yes(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    script(reading(operations(("copy", "config/app.ini", "backup/app.ini"))))
+    result = omx("Copy config/app.ini to backup/app.ini", "--yes")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert tree(ws)["backup/app.ini"] == SETTINGS == tree(ws)["config/app.ini"]
+    assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "copy"]}]
+    assert "Result: success" in result.output
+
+
+def test_a_delete_is_never_run_by_yes_alone_and_runs_once_its_count_is_typed(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    script(reading(operations(("delete", "cache/stale.tmp", ""))))
+    refused = omx("Delete cache/stale.tmp", "--yes")
+    assert refused.exit_code == workflow.EXIT_DECLINED, refused.output
+    assert "--yes does not answer for HIGH risk plans" in refused.output
+    assert (ws / "cache/stale.tmp").exists() and model_calls(ws) == []
+    for run in (ws / "runs").iterdir():  # one run at a time: the next is read as the only one
+        os.rename(run, ws.parent / run.name)
+    script(reading(operations(("delete", "cache/stale.tmp", ""))))
+    done = omx("Delete cache/stale.tmp", "--yes", input="y\n1\n")
+    assert done.exit_code == workflow.EXIT_OK, done.output
+    assert not (ws / "cache/stale.tmp").exists()
+    assert "Step 1 deletes cache/stale.tmp" in done.output and "Result: success" in done.output
+
+
+@pytest.mark.parametrize(
+    ("task", "ops"),
+    [
+        ("Rename notes/todo.md to notes/done.md", (("move", "notes/gone.md", "notes/done.md"),)),  # no such source
+        ("Move notes/todo.md out of the workspace", (("move", "notes/todo.md", "../outside/todo.md"),)),
+        ("Move notes/todo.md out of the workspace", (("move", "notes/todo.md", "/tmp/todo.md"),)),
+        ("Rename notes/todo.md to notes/done.md", (("move", "notes/ideas.md", "notes/done.md"),)),  # another file
+        ("Rename notes/todo.md to notes/done.md", (("move", "notes/todo.md", "notes/todo.md"),)),  # onto itself
+        ("Rename notes/todo.md to notes/done.md", (("move", "notes/todo.md", "notes/ideas.md"),)),  # over a file
+        ("Move notes/todo.md into archive/", (("move", "notes/todo.md", "old/todo.md"),)),  # not where the task says
+        ("Move notes/todo.md and notes/ideas.md into archive/", (("move", "notes/todo.md", "archive/"),)),  # one left
+    ],
+    ids=[
+        "source-missing",
+        "target-climbs-out",
+        "target-absolute",
+        "other-source",
+        "onto-itself",
+        "over-a-file",
+        "other-target",
+        "a-named-file-left-out",
+    ],
+)
+def test_operations_that_do_not_hold_leave_the_plan_to_the_model(
+    ws: Path, script: Callable[..., ScriptedModel], task: str, ops: tuple[tuple[str, str, str], ...]
+) -> None:
+    before = tree(ws)
+    script(reading(operations(*ops)))  # no plan scripted: the request fails, and says the model was asked for one
+    omx(task, input="y\n1\n")
+    assert "plan" in model_calls(ws) and events(ws, "plan_from_reading") == []
+    (read,) = events(ws, "task_reading")
+    assert read["model"]["operations"] == operations(*ops) and read["operations"] == []  # read, not acted on
+    assert tree(ws) == before
+
+
+def test_a_move_whose_target_lost_the_content_is_not_met(ws: Path) -> None:
+    """The check is of the files themselves: the target must hold what the source held before the run."""
+    task = "Rename notes/todo.md to notes/done.md"
+    read = TaskReading.model_validate(json.loads(reading(operations(("move", "notes/todo.md", "notes/done.md")))
+                                                 ["content"]))  # fmt: skip
+    expected = TaskExpectations.before(task, ws, read)
+    (ws / "notes/done.md").write_text("- buy stamps\n", encoding="utf-8")  # written anew, one line lost
+    (ws / "notes/todo.md").unlink()
+    moved = [c for c in expected.check() if c.criterion.startswith("notes/todo.md moved")]
+    assert [(c.status, c.detail) for c in moved] == [("not met", "notes/done.md does not hold what notes/todo.md held")]
