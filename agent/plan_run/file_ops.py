@@ -7,8 +7,9 @@ acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_o
 - each source is there (a make_dir has none), reached through real directories; no source is acted on twice or
   lies in another one; none is omx's run records;
 - each target is a new path inside the workspace, through real directories, not onto or into its own source nor
-  into another source, and no two share one; a target that is a folder (a final '/', or a directory there) means
-  into it under the source's own name, as ``mv`` reads it;
+  into another source, and no two share one; a target that is a folder (a final '/' in the reading or the task, or
+  a directory there) means into it under the source's own name, as ``mv`` reads it; a folder is not moved or
+  copied to a name with a file extension, nor a file with one to a name without;
 - the task's own paths agree: each path it names that is there is a source, holds one or is where a target goes;
   each it names that is not there is a target, a target's folder or a target's name; each source is a path the
   task names or lies in a folder it names (where it names no path at all, the choice is the reading's).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -36,6 +38,8 @@ from agent.plan_run.tools.path_tools import records_path, records_problem
 
 __all__ = ["TOO_LARGE", "Operation", "agreed_operations", "operation_checks", "state"]
 
+#: a file name with an extension, as the task's paths are read (``task_reading.FILE_PATH``)
+_EXTENSION = re.compile(r"[\w-][\w.-]*\.\w{1,8}")
 #: the state of a tree too large to compare: its operation is not checked
 TOO_LARGE = "too large"
 #: the most entries of a directory, and bytes of its files, read for its state
@@ -73,7 +77,8 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
         return ()
     root = workspace.resolve()
     asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in reading.operations))
-    operations = [_operation(root, FileOperation(action=a, source=s, target=t)) for a, s, t in asked]
+    folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
+    operations = [_operation(root, FileOperation(action=a, source=s, target=t), folders) for a, s, t in asked]
     agreed = [op for op in operations if op is not None]
     if len(agreed) != len(operations) or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
         return ()
@@ -110,8 +115,9 @@ def _real_dirs(root: Path, path: str) -> bool:
     return True
 
 
-def _operation(root: Path, asked: FileOperation) -> Operation | None:
-    """``asked`` as an operation omx may do in ``root``, or None where it cannot be one as it stands."""
+def _operation(root: Path, asked: FileOperation, folders: set[str]) -> Operation | None:
+    """``asked`` as an operation omx may do in ``root``, or None where it cannot be one as it stands; ``folders``:
+    the paths the task writes as folders (a final '/'), where a move or copy goes into."""
     records = records_path(None)
     source = "" if asked.action == "make_dir" else _normal(asked.source)
     target = "" if asked.action == "delete" else _normal(asked.target)
@@ -119,9 +125,9 @@ def _operation(root: Path, asked: FileOperation) -> Operation | None:
         return None
     if asked.action in ("move", "copy") and target:
         folder = root / target
-        if asked.target.strip().endswith("/") or (folder.is_dir() and not folder.is_symlink()):
+        if asked.target.strip().endswith("/") or target in folders or (folder.is_dir() and not folder.is_symlink()):
             target = f"{target}/{os.path.basename(source)}"  # into the folder, under its own name
-        if os.path.lexists(root / target) or _within(target, source):
+        if os.path.lexists(root / target) or _within(target, source) or not _same_kind(root, source, target):
             return None
     there = root / target
     if asked.action == "make_dir" and target and os.path.lexists(there) and (there.is_symlink() or not there.is_dir()):
@@ -131,6 +137,15 @@ def _operation(root: Path, asked: FileOperation) -> Operation | None:
     if any(path and records_problem(path, records) for path in (source, target)):
         return None
     return Operation(asked.action, source, target)
+
+
+def _same_kind(root: Path, source: str, target: str) -> bool:
+    """Whether ``target``'s name reads as what ``source`` is: a folder's with no file extension, a file's with one
+    where the file has one (a folder moved to ``out/list.txt``, or ``a.txt`` to ``archive``, is no such move)."""
+    has_extension = _EXTENSION.fullmatch(os.path.basename(target)) is not None
+    if os.path.isdir(root / source) and not os.path.islink(root / source):
+        return not has_extension
+    return has_extension or _EXTENSION.fullmatch(os.path.basename(source)) is None
 
 
 def _apart(operations: list[Operation]) -> bool:

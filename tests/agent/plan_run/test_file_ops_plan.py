@@ -93,10 +93,11 @@ def test_a_rename_is_planned_by_omx_as_one_move_and_checked_on_the_files(
     assert run_end(trace_of(only_run(ws)))["status"] == "success"
 
 
+@pytest.mark.parametrize("target", ["archive/", "archive"])  # the task writes it as a folder: into it, either way
 def test_a_move_into_a_new_folder_makes_the_folder_first_and_keeps_the_name(
-    ws: Path, script: Callable[..., ScriptedModel]
+    ws: Path, script: Callable[..., ScriptedModel], target: str
 ) -> None:
-    script(reading(operations(("move", "notes/ideas.md", "archive/"))))
+    script(reading(operations(("move", "notes/ideas.md", target))))
     result = omx("Move notes/ideas.md into archive/", input="y\n1\n")
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert tree(ws)["archive/ideas.md"] == "a bridge of kites\n" and "notes/ideas.md" not in tree(ws)
@@ -166,6 +167,7 @@ def test_a_delete_is_never_run_by_yes_alone_and_runs_once_its_count_is_typed(
         ("Rename notes/todo.md to notes/done.md", (("move", "notes/todo.md", "notes/ideas.md"),)),  # over a file
         ("Move notes/todo.md into archive/", (("move", "notes/todo.md", "old/todo.md"),)),  # not where the task says
         ("Move notes/todo.md and notes/ideas.md into archive/", (("move", "notes/todo.md", "archive/"),)),  # one left
+        ("Put the names of the files in notes/ in out/names.txt", (("move", "notes", "out/names.txt"),)),
     ],
     ids=[
         "source-missing",
@@ -176,6 +178,7 @@ def test_a_delete_is_never_run_by_yes_alone_and_runs_once_its_count_is_typed(
         "over-a-file",
         "other-target",
         "a-named-file-left-out",
+        "a-folder-to-a-files-name",
     ],
 )
 def test_operations_that_do_not_hold_leave_the_plan_to_the_model(
