@@ -42,50 +42,65 @@ def test_checkers_tell_right_from_false_success_and_failure(openai_stub: OpenAIS
              {"tool": "write_text", "inputs": written}]  # fmt: skip
     openai_stub.enqueue(content=plan("count", count, ["out/count.txt has just a number"]))
     openai_stub.enqueue(content="print(sum(1 for line in INPUT.splitlines()))")  # a second program that agrees
-    # wrong, and omx says success: omx checks the 2 bullets, not what a summary says (the disk that filled up)
+    # wrong, and omx says done, not success: omx checks the 2 bullets, not what a summary says (the disk that filled
+    # up): its form checked, its content not
     two = "- something happened\n- it was fixed\n"
     openai_stub.enqueue(content=plan("sum", [write("out/incident.md", two)], ["out/incident.md has 2 bullet lines"]))
+    # wrong, and omx says success: code on data/sentence.txt made the number, a second program printed it too, and
+    # both were wrong the same way (off by one)
+    off = {"code": "print(len(INPUT.split()) + 1)", "input": {"ref": "step:1.output"}}
+    out = {"path": "out/words.txt", "content": {"ref": "step:2.output"}}
+    words = [{"tool": "read_text", "inputs": {"path": "data/sentence.txt"}}, {"tool": "python", "inputs": off},
+             {"tool": "write_text", "inputs": out}]  # fmt: skip
+    openai_stub.enqueue(content=plan("words", words, ["out/words.txt has just a number"]))
+    openai_stub.enqueue(content="print(1 + len(INPUT.split()))")  # a second program, as wrong
     # failed: a step reads a file that is not there, in the plan, in the plan asked for again because of it (omx sees
     # the missing file before the run), and in both re-plans
     steps = [{"tool": "read_text", "inputs": {"path": "data/missing.txt"}}, write("out/merged.txt", "x")]
     for _ in range(4):
         openai_stub.enqueue(content=plan("merge", steps, ["out/merged.txt exists"]))
     report = tmp_path / "outcomes.json"
-    tasks = ["--only", "count_lines", "--only", "sum_incident_2", "--only", "merge_two"]
+    tasks = ["--only", "count_lines", "--only", "sum_incident_2", "--only", "count_words", "--only", "merge_two"]
     command = [sys.executable, str(SCRIPT), "--model", "openai/test", "--api-base", openai_stub.base_url, *tasks,
                "--json", str(report)]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     outcomes = {o["name"]: o for o in json.loads(report.read_text(encoding="utf-8"))}
-    right, false_success, failed = outcomes["count_lines"], outcomes["sum_incident_2"], outcomes["merge_two"]
+    right, prose, failed = outcomes["count_lines"], outcomes["sum_incident_2"], outcomes["merge_two"]
+    false_success = outcomes["count_words"]
     # "just the number": a number, checked from the task; it came from code run on data/a.txt, and a second program
     # printed it too: a success
     assert (right["right"], right["status"], right["exit_code"], right["false_success"]) == (True, "success", 0, False)
+    assert (prose["right"], prose["status"], prose["false_success"]) == (False, "done_unverified", False)
+    assert "out/incident.md does not mention 'disk'" in prose["why"]
+    assert "Result: done, form checked, content not checked" in prose["result_line"]
     assert (false_success["right"], false_success["status"], false_success["false_success"]) == (False, "success", True)
-    assert "out/incident.md does not mention 'disk'" in false_success["why"]
     assert (failed["right"], failed["status"], failed["exit_code"]) == (False, "failed", 1)
     assert not failed["false_success"]
     assert failed["why"] == "out/merged.txt was not written"
     counts = {name: (o["plan_requests"], o["replans"], o["invalid_plans"]) for name, o in outcomes.items()}
-    assert counts == {"count_lines": (2, 0, 1), "sum_incident_2": (1, 0, 0), "merge_two": (4, 2, 0)}
+    assert counts == {"count_lines": (2, 0, 1), "sum_incident_2": (1, 0, 0), "count_words": (1, 0, 0),
+                      "merge_two": (4, 2, 0)}  # fmt: skip
     assert all(o["response_format"] == "json_schema" for o in outcomes.values())
     assert {(o["part"], o["scenario"], o["kind"]) for o in outcomes.values()} == {
-        ("tuning", "text", "count"), ("tuning", "summary", "summary"), ("tuning", "text", "merge")
+        ("tuning", "text", "count"), ("tuning", "summary", "summary"), ("tuning", "text", "word_freq"),
+        ("tuning", "text", "merge"),
     }  # fmt: skip
     assert "Result: success" in right["result_line"]
     assert "Result: failed at step 1 of 2, after 2 re-plans" in failed["result_line"]
-    assert "replans 2 invalid 0" in done.stdout.splitlines()[6] and "replans 0 invalid 1" in done.stdout.splitlines()[0]
+    assert "replans 2 invalid 0" in done.stdout.splitlines()[9] and "replans 0 invalid 1" in done.stdout.splitlines()[0]
     assert "Re-plans: 2 in 1 runs (0 of them right); invalid plan replies caught: 1; plan asked as: json_schema" in (
         done.stdout
     )
-    assert "Done right: 1/3 (33 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
+    assert "Done right: 1/4 (25 %)" in done.stdout and "Reported success but wrong: 1" in done.stdout
     held_out = done.stdout.index("Held-out part (drawn before any tuning, never studied to write a rule)")
-    assert held_out < done.stdout.index("Tuning part (the tasks omx's rules may be written from), 3 tasks:")
+    assert held_out < done.stdout.index("Tuning part (the tasks omx's rules may be written from), 4 tasks:")
     assert "the score that counts, 0 tasks:\n  no task of this part was run" in done.stdout
-    assert "All 3 tasks: done right 1/3 (33 %), reported success but wrong 1" in done.stdout
+    assert "All 4 tasks: done right 1/4 (25 %), reported success but wrong 1" in done.stdout
     assert "Right but reported failed (a criterion of the model's own was wrong): 0" in done.stdout
-    assert "FALSE SUCCESS" in done.stdout.splitlines()[3]  # the sum_incident_2 row (each row is three lines)
-    assert len(openai_stub.requests) == 8
+    assert "FALSE SUCCESS" in done.stdout.splitlines()[6]  # the count_words row (each row is three lines)
+    assert "FALSE SUCCESS" not in done.stdout.splitlines()[3]  # sum_incident_2's: wrong, and not said right
+    assert len(openai_stub.requests) == 10
     again = subprocess.run([sys.executable, str(SCRIPT), "--report", str(report)], capture_output=True, text=True,
                            timeout=60, check=True)  # fmt: skip
     assert again.stdout.strip() == done.stdout.strip()  # the table of a saved run, printed again

@@ -4,16 +4,18 @@
   fails the run although a judgement of "met" cannot make one a success: a false "failed" makes the person look at
   a file the detail names; a false "success" is believed, which is the error this module exists to prevent.
 - **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds
-  (not counting the checks of the value's code: code that copies its input made it too), and where the task
-  asks for a value, that value came from code this run ran on its input (``agent.plan_run.value_checks``) and a
-  second program, asked for apart, printed it too (``agent.plan_run.second_program``). Prose
-  of a shape (N bullets, at most N words) asks no value: its shape met is its success.
+  (not counting the checks of the value's code: code that copies its input made it too), the task asks for a
+  value, and that value came from code this run ran on its input (``agent.plan_run.value_checks``) and a second
+  program, asked for apart, printed it too (``agent.plan_run.second_program``).
 - **done_unverified** (exit 0, "done, form checked, value not checked"): every check met, yet the value the task
   asked for (a count, a total, an answer, an exact result) came from no code run on its input, or a second program
   asked for apart did not print it too (``agent.plan_run.second_program``). Two programs that disagree are no
   failure: which of them is wrong is not known. omx's reading of the task (``agent.plan_run.task_checks``) may find
   such a value wrong and ask for another try, but its "met" never makes a success on its own: a reading of the
-  task's words is no verification.
+  task's words is no verification. A run that asks no value (prose: a summary in N bullets, an email of at most N
+  words) is "done, form checked, content not checked" when every check met: each check is of a form (N bullets,
+  at most N words, a quoted text), which many texts meet, right and wrong, and nothing omx can run checks what a
+  text says.
 - **done** (exit 0): nothing failed, and something was not verified: a criterion omx could not check, one only the
   model judged met, or no check of any file's content. The line counts each kind apart.
 
@@ -28,11 +30,14 @@ from typing import Literal
 
 from agent.plan_run.criteria import CriterionCheck
 
-__all__ = ["UNMET_SUGGESTION", "UNVERIFIED_TEXT", "RunStatus", "done_text", "run_status", "unmet_error"]
+__all__ = ["CONTENT_UNCHECKED", "UNMET_SUGGESTION", "UNVERIFIED_TEXT", "RunStatus", "done_text", "run_status"]
+__all__ += ["unmet_error", "unverified_text"]
 
 RunStatus = Literal["success", "done_unverified", "done", "failed"]
 UNMET_SUGGESTION = "look at the produced files, adjust the plan and run it again"
+#: what a done_unverified run's result line says, where the task asked for a value, and where it asked none
 UNVERIFIED_TEXT = "form checked, value not checked"
+CONTENT_UNCHECKED = "form checked, content not checked"
 
 
 def run_status(checks: list[CriterionCheck]) -> RunStatus:
@@ -45,8 +50,14 @@ def run_status(checks: list[CriterionCheck]) -> RunStatus:
         return "done"
     if not any(c.about_content for c in rest):  # that code made the value says nothing of what the file holds
         return "done"
-    # prose of a shape (N bullets, at most N words): the shape met is what success means for it, as docs/omx.md says
-    return "success" if all(c.status == "met" for c in values) else "done_unverified"
+    # no value asked (prose of a shape: N bullets, at most N words): its forms met say nothing of what it says
+    return "success" if values and all(c.status == "met" for c in values) else "done_unverified"
+
+
+def unverified_text(checks: list[CriterionCheck]) -> str:
+    """What a done_unverified run's result line says after "done, ": the value not checked, where the task asked
+    one (the checks of its code are there), else the content."""
+    return UNVERIFIED_TEXT if any(c.source == "code" for c in checks) else CONTENT_UNCHECKED
 
 
 def unmet_error(checks: list[CriterionCheck]) -> str | None:

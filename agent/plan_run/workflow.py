@@ -7,7 +7,8 @@ could not all check is "done" (exit 0), and its result line says how many were n
 (``agent.plan_run.verdict``); the model may judge those first (``agent.plan_run.judge``), labelled as its judgement.
 A run whose checks all met yet whose asked-for value came from no code run on the input is "done, form checked,
 value not checked" (``done_unverified``, exit 0: ``agent.plan_run.value_checks``), and so is one whose value a
-second program, asked for apart, did not print too (``agent.plan_run.second_program``). What every run does before and
+second program, asked for apart, did not print too (``agent.plan_run.second_program``); one that asks no value
+(prose of a shape) is "done, form checked, content not checked", the same status. What every run does before and
 after its work (the workspace, record, sandbox, checkpoint, model and the task's reading; the end entry) is
 ``agent.plan_run.run_frame``'s, shared with ``omx --loop``.
 
@@ -60,7 +61,7 @@ from agent.plan_run.run_frame import (
 from agent.plan_run.second_program import second_checked
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
 from agent.plan_run.tools.base import ToolContext
-from agent.plan_run.verdict import UNVERIFIED_TEXT, done_text
+from agent.plan_run.verdict import done_text, unverified_text
 from agent.record.runs_dir import omxfs_mount_of
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 from agent.sandbox.confine import Sandbox, SandboxMode
@@ -98,8 +99,8 @@ class Options:
 @dataclass
 class Outcome:
     exit_code: int
-    # success, done_unverified (form checked, value not), done (ran, not all checked), failed, refused, declined,
-    # dry_run, planning_failed, error
+    # success, done_unverified (form checked, value or content not), done (ran, not all checked), failed, refused,
+    # declined, dry_run, planning_failed, error
     status: str
     message: str | None = None
     run_dir: Path | None = None
@@ -528,7 +529,7 @@ def summary_text(
     elif result.status == "done":
         lines = [f"Result: done, {done_text(result.criteria)} ({steps}{after})"]
     elif result.status == "done_unverified":
-        lines = [f"Result: done, {UNVERIFIED_TEXT} ({steps}{after})"]
+        lines = [f"Result: done, {unverified_text(result.criteria)} ({steps}{after})"]
     elif result.failed_step is not None:
         lines = [f"Result: failed at step {result.failed_step} of {result.steps_total}{after}: {result.error}"]
     else:

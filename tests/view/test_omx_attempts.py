@@ -38,8 +38,8 @@ def _plan(*steps: dict[str, object], criteria: list[str]) -> str:
     )  # fmt: skip
 
 
-#: attempt 1 meets every check, attempt 2 writes three lines for two, attempt 3 adds a criterion omx cannot check
-#: and a second file
+#: attempt 1 meets every check (forms of prose: done, its content not checked), attempt 2 writes three lines for
+#: two, attempt 3 adds a criterion omx cannot check and a second file
 ATTEMPTS = [
     [_plan(_write("agents/bob/summary.md", "omx plans\nomx runs\n"), criteria=CHECKED)],
     [_plan(_write("agents/bob/summary.md", "omx plans\nomx runs\nomx ends\n"), criteria=CHECKED)],
@@ -104,14 +104,14 @@ def test_three_attempts_are_three_branches_and_the_printed_accept_applies_one(
     branches = [Review(ws, "bob", f"attempt-{k}") for k in (1, 2, 3)]
     assert all(b.pending for b in branches), done.stderr
     ends = [_end(b) for b in branches]  # each its own plan, run and trace, in its own branch
-    assert [e["status"] for e in ends] == ["success", "failed", "done"]
+    assert [e["status"] for e in ends] == ["done_unverified", "failed", "done"]
     assert (branches[0].upper / "summary.md").read_text() == "omx plans\nomx runs\n"
     assert (branches[1].upper / "summary.md").read_text() == "omx plans\nomx runs\nomx ends\n"
     assert (branches[2].upper / "more.md").read_text() == "more\n"
 
     rows = _rows(done.stdout)
     assert rows == {
-        "attempt-1": ["success", _checks(ends[0]), "+1 ~0 -0"],
+        "attempt-1": ["done unverified", _checks(ends[0]), "+1 ~0 -0"],
         "attempt-2": ["failed", _checks(ends[1]), "+1 ~0 -0"],
         "attempt-3": ["done", _checks(ends[2]), "+2 ~0 -0"],
     }, done.stdout
@@ -178,7 +178,7 @@ def test_parallel_attempts_run_at_once_each_line_marked_with_its_attempt(
     done = _omx(tmp_path, replies, "--attempts", "2", "--parallel", "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     rows = _rows(done.stdout)
-    assert [row[::2] for row in rows.values()] == [["success", "+1 ~0 -0"], ["failed", "+1 ~0 -0"]], done.stdout
+    assert [row[::2] for row in rows.values()] == [["done unverified", "+1 ~0 -0"], ["failed", "+1 ~0 -0"]], done.stdout
     for k in (1, 2):
         assert f"[attempt-{k}] Result: " in done.stdout, done.stdout
         assert f"[attempt-{k}] omxfs run: held for review in branch attempt-{k} of bob's zone" in done.stderr

@@ -1,5 +1,6 @@
 """Issue 28's false successes, each run end to end through the real ``omx`` command with a scripted model and real
-files: every one now ends failed or done, never ``Result: success``; a run done right still ends success."""
+files: every one now ends failed or done, never ``Result: success``; a count done right still ends success, and a
+summary whose form is met is done, its content not checked."""
 
 # ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
 
@@ -171,13 +172,19 @@ def test_a_run_done_right_is_a_success(ws: Path, script: Callable[..., ScriptedM
     assert ended(ws) == "success"
 
 
-def test_a_summary_done_right_is_a_success(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+def test_a_summary_whose_form_is_met_is_done_with_its_content_not_checked(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """3 bullets, as asked: a form, which a summary that says something else meets as well; nothing checked what
+    the bullets say, so the run is no success."""
     three = "- release on Friday\n- tests green\n- Ada reviews the UI"
     script(plan([read("data/notes.txt"), ("llm", {"prompt": "3 bullets", "input": STEP_1}), write("out/s.md", STEP_2)],
                 ["out/s.md has 3 bullet lines"]), three)  # fmt: skip
     result = omx("Summarise data/notes.txt in 3 bullet points and write them to out/s.md", "--yes")
     assert result.exit_code == 0, result.output
-    assert result_line(result) == "Result: success (3/3 steps)"
+    assert result_line(result) == "Result: done, form checked, content not checked (3/3 steps)"
+    assert "[met] out/s.md has 3 bullet lines (3 bullet lines)" in result.output
+    assert ended(ws) == "done_unverified"
 
 
 def test_a_file_that_exists_verifies_nothing_it_holds(ws: Path, script: Callable[..., ScriptedModel]) -> None:
