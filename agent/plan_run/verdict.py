@@ -6,7 +6,8 @@
 - **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds
   (not counting the checks of the value's code: code that copies its input made it too), the task asks for a
   value, and that value came from code this run ran on its input (``agent.plan_run.value_checks``) and a second
-  program, asked for apart, printed it too (``agent.plan_run.second_program``).
+  program, asked for apart, printed it too (``agent.plan_run.second_program``); or the task acts on files (moves,
+  copies, deletes) and each operation was checked on the files themselves (``agent.plan_run.file_ops``).
 - **done_unverified** (exit 0, "done, form checked, value not checked"): every check met, yet the value the task
   asked for (a count, a total, an answer, an exact result) came from no code run on its input, or a second program
   asked for apart did not print it too (``agent.plan_run.second_program``). Two programs that disagree are no
@@ -50,8 +51,10 @@ def run_status(checks: list[CriterionCheck]) -> RunStatus:
         return "done"
     if not any(c.about_content for c in rest):  # that code made the value says nothing of what the file holds
         return "done"
-    # no value asked (prose of a shape: N bullets, at most N words): its forms met say nothing of what it says
-    return "success" if values and all(c.status == "met" for c in values) else "done_unverified"
+    # no value asked (prose of a shape: N bullets, at most N words): its forms met say nothing of what it says;
+    # files acted on are checked on the files themselves (``file_ops``): a move's target holds what its source held
+    verified = values or [c for c in rest if c.kind == "value" and c.source == "reading"]
+    return "success" if verified and all(c.status == "met" for c in verified) else "done_unverified"
 
 
 def unverified_text(checks: list[CriterionCheck]) -> str:
