@@ -10,8 +10,10 @@ when every step ran, the task's own checks found its one output wrong, that outp
 whole, and the task wants an exact text (``TaskExpectations.exact``: the model read it as exact work on an input),
 not prose of a shape. The model is told what the task asks and what omx found of the file, never an answer of
 omx's own (``task_checks.told``).
-A plan runs again from its first step, so one that appends, or writes a file it also reads, is left to a whole
-re-plan: its inputs are no longer as they were.
+A plan runs again from its first step, so one that appended, or wrote a file it also reads, before it failed is left
+to a whole re-plan: its inputs are no longer as they were. A write omx refused (an empty output over a file that
+holds text: ``executor``) changed nothing, so the step whose output was empty is at fault, and the plan can run
+again; so can a python step that had no code, told it had none.
 
 Where a second program asked for apart printed another value than the python step that made the task's value
 (``second_program``), that step's code is asked for again the same way, once, told only that two programs disagree:
@@ -28,7 +30,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.plan_run.executor import ExecutionResult
+from agent.plan_run.executor import EMPTY_OVERWRITE, NO_CODE, ExecutionResult
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.second_program import SECOND_CHECK
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
@@ -36,7 +38,7 @@ from agent.plan_run.tools.inputs import PythonInput, Ref, WriteTextInput
 from agent.plan_run.value_checks import value_maker
 from agent.record.trace import preview, read_output
 
-__all__ = ["DISAGREED", "EMPTY", "CodeAtFault", "code_at_fault", "disagreed_code", "empty_code"]
+__all__ = ["DISAGREED", "EMPTY", "NOTHING", "CodeAtFault", "code_at_fault", "disagreed_code", "empty_code"]
 
 #: what the model is told of code whose value a second program did not print
 DISAGREED = (
@@ -49,6 +51,9 @@ EMPTY = (
     "Code written for this step before printed nothing, although INPUT holds text: look again at how the lines of "
     "INPUT are written (see how it begins) and write this step's code again."
 )
+
+#: what the model is told of a step that had no code, or whose code printed nothing where a file held text
+NOTHING = "Code written for this step before printed nothing, or there was none: write this step's code again."
 
 
 @dataclass(frozen=True)
@@ -63,14 +68,23 @@ def code_at_fault(
     plan: Plan, result: ExecutionResult, run_dir: Path, expected: TaskExpectations | None
 ) -> CodeAtFault | None:
     """The python step of ``plan`` whose code made ``result`` fail (see the module), or None."""
-    if not _runs_again(plan):
+    if not _runs_again(plan, result.failed_step):
         return None
     steps = {step.id: step for step in plan.steps}
     if result.failed_step is not None:
         step = steps.get(result.failed_step)
         outcome = next((o for o in result.steps if o.step_id == result.failed_step), None)
-        if step is None or outcome is None or not isinstance(step.inputs, PythonInput):
+        if step is None or outcome is None:
             return None
+        if outcome.error_type == EMPTY_OVERWRITE and isinstance(step.inputs, WriteTextInput):
+            maker = steps.get(step.inputs.content.step_id) if isinstance(step.inputs.content, Ref) else None
+            if maker is None or not isinstance(maker.inputs, PythonInput):
+                return None
+            return CodeAtFault(maker, _nothing(maker, run_dir))
+        if not isinstance(step.inputs, PythonInput):
+            return None
+        if outcome.error_type == NO_CODE:
+            return CodeAtFault(step, NOTHING)
         return CodeAtFault(step, f"Code written for this step before failed: {outcome.error}")
     unmet = [c for c in result.criteria if c.status == "not met" and c.criterion.endswith(FROM_THE_TASK)]
     # the task's output is prose in a shape (at most 20 words, N bullets): code was the wrong tool, not wrong code;
@@ -118,9 +132,17 @@ def empty_code(
     return CodeAtFault(step, EMPTY)
 
 
-def _runs_again(plan: Plan) -> bool:
-    """Whether running ``plan`` again reads what it read the first time: it appends nowhere, and writes no file it
-    reads."""
+def _nothing(step: Step, run_dir: Path) -> str:
+    """What the model is told of ``step``'s code that printed nothing where a file held text: ``EMPTY`` where its
+    INPUT held text, else ``NOTHING``."""
+    given = step.inputs.input if isinstance(step.inputs, PythonInput) else None
+    return EMPTY if isinstance(given, Ref) and read_output(run_dir, given.step_id).strip() else NOTHING
+
+
+def _runs_again(plan: Plan, failed: int | None = None) -> bool:
+    """Whether running ``plan`` again reads what it read the first time: no step that ran (all of them, or those
+    before the ``failed`` one) appended, or wrote a file it reads."""
     read = plan.read_paths()
-    writes = [s.inputs for s in plan.steps if isinstance(s.inputs, WriteTextInput)]
+    ran = [s for s in plan.steps if failed is None or s.id < failed]
+    writes = [s.inputs for s in ran if isinstance(s.inputs, WriteTextInput)]
     return all(w.mode == "overwrite" and os.path.normpath(w.path) not in read for w in writes)

@@ -12,27 +12,36 @@ ask again: what the code does is judged by the sandbox when it runs, and its res
 from __future__ import annotations
 
 import ast
-import builtins
 import os
 import re
 import stat
-import symtable
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from agent.plan_run.code_templates import (
+    MOST_PARSED,
+    PRINT_LINE,
+    TEMPLATE,
+    WORDS_TEMPLATE,
+    Template,
+    files_template,
+    template_for_text,
+    undefined_names,
+    with_print_line,
+    with_template_lines,
+)
 from agent.plan_run.plan import Plan, Step
+from agent.plan_run.task_reading import named_paths
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
-__all__ = ["CODE_PROMPT", "PRINT_LINE", "Ask", "code_of", "code_problem", "first_lines", "fixed_code", "held_start"]
-__all__ += ["what_ref_holds", "with_print_line", "with_working_code", "working_code"]
+__all__ = ["CODE_PROMPT", "PRINT_LINE", "TEMPLATE", "WORDS_TEMPLATE", "Ask", "code_of", "code_problem", "first_lines"]
+__all__ += ["fixed_code", "held_start", "what_ref_holds", "with_print_line", "with_working_code", "working_code"]
 
 #: asks the model for a step's code: ``ask(messages, step_id)``, the reply's text (None: the request failed)
 Ask = Callable[[list[dict[str, str]], int], str | None]
 
-#: the names code may use without defining them: the builtins and the step's input (``tools.python.BOOT``)
-_GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
 #: requests for one step's code: the first, and one with the problem of the code it gave
 ATTEMPTS = 2
 #: the lines of an input the code request shows, so that code is written for the data as it is (its columns,
@@ -62,16 +71,15 @@ def code_problem(
     Names are resolved by Python's own symbol tables, so a name bound anywhere at module level (assigned, imported,
     a def, a loop variable) counts as defined."""
     try:
-        table = symtable.symtable(code, "<step>", "exec")
         tree = ast.parse(code)
+        undefined = undefined_names(code)
     except (SyntaxError, ValueError) as exc:
         return f"it does not compile ({exc})"
-    defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
-    read = _globals_read(table)
-    undefined = sorted(read - defined - _GIVEN)
+    if undefined is None:
+        return "it does not compile"
     if undefined:
-        return f"it reads {', '.join(undefined)}, which nothing defines"
-    if given_input and "INPUT" not in read:
+        return f"it reads {', '.join(sorted(undefined))}, which nothing defines"
+    if given_input and not _reads_input(tree):
         return "it never reads INPUT, which holds the text to work on"
     if any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree)):
         return "it leaves a ... where the work goes"
@@ -85,13 +93,8 @@ def code_problem(
     return None
 
 
-def _globals_read(table: symtable.SymbolTable) -> set[str]:
-    """The module-level names ``table`` and the scopes inside it read."""
-    module = table.get_type() == "module"
-    read = {s.get_name() for s in table.get_symbols() if s.is_referenced() and (module or s.is_global())}
-    for child in table.get_children():
-        read |= _globals_read(child)
-    return read
+def _reads_input(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == "INPUT" for node in ast.walk(tree))
 
 
 def _called(call: ast.Call) -> str:
@@ -113,26 +116,6 @@ def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] =
     return plan.model_copy(update={"steps": steps})
 
 
-#: the code a transforming step is asked to complete: a 0.5B model left to write it whole printed nothing, wrote
-#: files the next step then overwrote, or took INPUT for a file name; given this, it filled in ``result`` right for
-#: counting, sorting, upper-casing and replacing, and the last line prints a list as lines, not as a Python list
-PRINT_LINE = 'print("\\n".join(map(str, result)) if isinstance(result, list) else result)'
-TEMPLATE = f"""```python
-text = INPUT
-lines = text.splitlines()
-result = ...  # computed from text or lines: a str, a number, or a list of lines
-{PRINT_LINE}
-```"""
-#: the template where the task speaks of words: without ``words`` the 0.5B model counted a sentence's words as
-#: ``len(lines)``, also when told the count was wrong; with it everywhere, it replaced a word word by word and
-#: printed one word per line
-WORDS_TEMPLATE = TEMPLATE.replace(
-    "lines = text.splitlines()\nresult = ...  # computed from text or lines:",
-    "lines = text.splitlines()\nwords = text.split()\nresult = ...  # computed from text, lines or words:",
-)
-_WORDS = re.compile(r"\bwords?\b", re.IGNORECASE)
-
-
 def _with_input(plan: Plan, step: Step) -> Step:
     """A python step without an input that follows a step whose output no step uses gets that output as its input:
     the 0.5B model read data/numbers.txt in one step and summed ``numbers`` in the next, which nothing defined."""
@@ -149,7 +132,8 @@ def working_code(plan: Plan, step: Step, task: str, ask: Ask) -> Step | None:
     code without a ``code_problem`` in ``ATTEMPTS`` requests."""
     assert isinstance(step.inputs, PythonInput)
     must_print = _used_later(plan, step)
-    return _asked(step, _request(plan, step, task, must_print), ask, must_print, _templated(step, must_print))
+    template = _template(plan, step, task, must_print)
+    return _asked(step, _request(plan, step, task, must_print, template), ask, must_print, template)
 
 
 def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Step | None:
@@ -160,7 +144,8 @@ def fixed_code(plan: Plan, step: Step, task: str, ask: Ask, failure: str) -> Ste
     assert isinstance(step.inputs, PythonInput)
     old = step.inputs.code
     must_print = _used_later(plan, step)
-    fixed = _asked(step, _request(plan, step, task, must_print, failure), ask, must_print, _templated(step, must_print))
+    template = _template(plan, step, task, must_print)
+    fixed = _asked(step, _request(plan, step, task, must_print, template, failure), ask, must_print, template)
     if fixed is None or " ".join(_code(fixed).split()) == " ".join(old.split()):
         return None
     return fixed
@@ -171,22 +156,47 @@ def _code(step: Step) -> str:
     return step.inputs.code
 
 
-def _templated(step: Step, must_print: bool) -> bool:
-    """Whether the request for ``step``'s code gives it INPUT and the template to complete (``_request``)."""
-    return isinstance(step.inputs, PythonInput) and isinstance(step.inputs.input, Ref) and must_print
+def _template(plan: Plan, step: Step, task: str, must_print: bool) -> Template | None:
+    """The template the request for ``step``'s code gives it to complete (``code_templates``): for its INPUT (the
+    data parsed, where INPUT is a file's text that parses), or for the files the task names that are there, which
+    the code reads itself; None where no later step uses what it prints."""
+    assert isinstance(step.inputs, PythonInput)
+    if not must_print:
+        return None
+    given, workspace = step.inputs.input, Path(plan.workspace_root)
+    if isinstance(given, Ref):
+        path = _read_path(plan, given.step_id)
+        held = held_start(workspace, path, MOST_PARSED + 1) if path is not None else None
+        text = held.decode("utf-8", errors="replace") if held is not None else None
+        return template_for_text(task, path, text)
+    if given is not None:
+        return None
+    written = _written_to(plan, step)
+    there = [name for name in named_paths(task) if held_start(workspace, name, 0) is not None]
+    read = [name for name in there if written is None or os.path.normpath(name) != os.path.normpath(written)]
+    return files_template(read or there) if there else None
 
 
-def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: bool, templated: bool) -> Step | None:
+def _read_path(plan: Plan, step_id: int) -> str | None:
+    """The file a read_text step ``step_id`` reads (None: that step is no read_text)."""
+    source = next((s for s in plan.steps if s.id == step_id), None)
+    return source.inputs.path if source is not None and isinstance(source.inputs, ReadTextInput) else None
+
+
+def _asked(
+    step: Step, messages: list[dict[str, str]], ask: Ask, must_print: bool, template: Template | None
+) -> Step | None:
     """``step`` with the code the model gives for ``messages``, asked once more with the problem of code that cannot
-    work; None when no code without a problem came back. ``templated``: the request gave INPUT and the template,
-    so the code must read INPUT, and its last line is the template's own (``with_print_line``)."""
+    work; None when no code without a problem came back. ``template``: the one the request gave, whose own lines
+    the code gets back (``with_template_lines``); code given INPUT must read it."""
     assert isinstance(step.inputs, PythonInput)
     for _attempt in range(ATTEMPTS):
         reply = ask(messages, step.id)
         if reply is None:
             break
-        code = with_print_line(code_of(reply)) if templated else code_of(reply)
-        problem = code_problem(code, must_print=must_print, given_input=templated)
+        code = with_template_lines(code_of(reply), template) if template is not None else code_of(reply)
+        given_input = template is not None and template.given_input
+        problem = code_problem(code, must_print=must_print, given_input=given_input)
         if problem is None:
             return step.model_copy(update={"inputs": step.inputs.model_copy(update={"code": code})})
         messages = [
@@ -197,40 +207,25 @@ def _asked(step: Step, messages: list[dict[str, str]], ask: Ask, must_print: boo
     return None
 
 
-def with_print_line(code: str) -> str:
-    """``code`` whose last statement, a print of ``result``, is the template's ``PRINT_LINE``: that line is omx's,
-    the model only fills in ``result``. The 0.5B model wrote it back as ``print("\\n".join(map(str, result)))``,
-    which fails on the number a count makes. Code that does not end so, or does not parse, is left as it is."""
-    try:
-        body = ast.parse(code).body
-    except (SyntaxError, ValueError):
-        return code
-    last = body[-1] if body else None
-    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _called(last.value) == "print"):
-        return code
-    if not any(isinstance(node, ast.Name) and node.id == "result" for node in ast.walk(last)):
-        return code
-    lines = code.splitlines()
-    return "\n".join([*lines[: last.lineno - 1], PRINT_LINE, *lines[last.end_lineno or last.lineno :]])
-
-
-def _request(plan: Plan, step: Step, task: str, must_print: bool, failure: str | None = None) -> list[dict[str, str]]:
-    """The request for ``step``'s code; ``failure``: what was wrong with the code it ran before."""
+def _request(
+    plan: Plan, step: Step, task: str, must_print: bool, template: Template | None, failure: str | None = None
+) -> list[dict[str, str]]:
+    """The request for ``step``'s code, with ``template`` to complete; ``failure``: what was wrong with the code it
+    ran before."""
     assert isinstance(step.inputs, PythonInput)
     lines = [f"Task: {task}", f"This step: {_OMX_NOTE.sub('', step.description)}"]
     given, written = step.inputs.input, _written_to(plan, step)
     told = [failure] if failure else []
+    goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
     if isinstance(given, Ref) and must_print:
         holds = f"INPUT holds {what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
-        goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
-        template = WORDS_TEMPLATE if _WORDS.search(task) else TEMPLATE
-        lines += [f"{holds} {goes}", *_sample(plan, given.step_id), *told,
-                  f"Complete this code (replace the ...):\n{template}"]  # fmt: skip
+        lines += [f"{holds} {goes}", *_sample(plan, given.step_id), *told]
     elif must_print:
-        lines += ["The code reads the files it needs itself and prints the result; a later step uses what it prints.",
-                  *told]  # fmt: skip
+        lines += [f"The code reads the files it needs itself and prints the result. {goes}", *told]
     else:
         lines += ["The code reads the files it needs itself and writes the file the task asks for.", *told]
+    if template is not None:
+        lines.append(f"Complete this code (replace the ...):\n{template.text()}")
     return [{"role": "system", "content": CODE_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
 

@@ -2,6 +2,12 @@
 
 The first failure stops the run; the remaining steps are traced as skipped, and the result carries a summary and
 a next step. There is no loop and no step limit to hit: a plan has a fixed number of steps, each run once.
+
+Two steps fail without running (``_refused``): a python step without code (the model gave none that can work: run,
+it would print nothing), and a write of an earlier step's output that is empty over a file that holds text. The
+person confirmed that write before the text was known ("known only when that step has run"); the 0.5B model's empty
+code then wrote nothing over the very list the task asked to add a line to. Losing a person's file to a step that
+made nothing is the worst a run can do, so the file is left as it is and the step fails, saying why.
 """
 
 from __future__ import annotations
@@ -13,12 +19,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent.model.errors import advice
+from agent.plan_run.code_steps import held_start
 from agent.plan_run.criteria import CriterionCheck, check_criteria, planned_outputs
 from agent.plan_run.output_shape import OutputShape, shaped_step
 from agent.plan_run.plan import Plan, Step, WorkspaceStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext, ToolResult
-from agent.plan_run.tools.inputs import LlmInput, Ref, ToolInput, WorkspaceInput, WriteTextInput
+from agent.plan_run.tools.inputs import LlmInput, PythonInput, Ref, ToolInput, WorkspaceInput, WriteTextInput
 from agent.plan_run.tools.llm import llm
 from agent.plan_run.tools.registry import run_tool
 from agent.plan_run.tools.workspace import run_workspace_step
@@ -28,7 +35,10 @@ from agent.record.trace import RecordingModel, RunRecorder, TraceEntry, digest, 
 from agent.sandbox.confine import OUTPUT_LIMIT
 from omxfs.shell_line import acting_as, shell_line
 
-__all__ = ["CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
+__all__ = ["EMPTY_OVERWRITE", "NO_CODE", "CriterionCheck", "ExecutionResult", "Executor", "StepOutcome"]
+
+#: the error types of the steps that fail without running (``_refused``)
+NO_CODE, EMPTY_OVERWRITE = "NoCode", "EmptyOverwrite"
 
 
 class StepOutcome(BaseModel):
@@ -66,6 +76,30 @@ def _resolve(inputs: ToolInput, outputs: dict[int, str]) -> ToolInput:
         return WorkspaceInput.model_validate(resolved)
     update = {name: outputs[value.step_id] for name, value in inputs.__dict__.items() if isinstance(value, Ref)}
     return inputs.model_copy(update=update)
+
+
+def _refused(step: Step, inputs: ToolInput, ctx: ToolContext) -> ToolResult | None:
+    """Why ``step`` (its ``inputs`` resolved) must not run (see the module), or None."""
+    if isinstance(inputs, PythonInput) and not inputs.code.strip():
+        return ToolResult.failure(
+            "the step has no code: the model gave none that can work", "write the step's code", NO_CODE
+        )
+    planned = step.inputs
+    if not (isinstance(planned, WriteTextInput) and isinstance(planned.content, Ref) and planned.mode == "overwrite"):
+        return None
+    assert isinstance(inputs, WriteTextInput) and isinstance(inputs.content, str)
+    held = held_start(ctx.workspace, inputs.path, 4096) if not inputs.content.strip() else None
+    if not held or not held.strip():
+        return None
+    made_by = planned.content.step_id
+    return ToolResult.failure(
+        f"step {made_by}'s output is empty, and {inputs.path} holds text: writing nothing over it would lose that "
+        "text, so it was left as it is",
+        f"step {made_by} made nothing: fix it, then run the plan again",
+        EMPTY_OVERWRITE,
+        path=inputs.path,
+        made_by=made_by,
+    )
 
 
 def _check_output(step: Step, result: ToolResult, ctx: ToolContext) -> ToolResult:
@@ -216,6 +250,8 @@ class Executor:
             if isinstance(step, WorkspaceStep):
                 assert isinstance(inputs, WorkspaceInput)
                 result = run_workspace_step(step, inputs, self.ctx, self.recorder)
+            elif (refused := _refused(step, inputs, self.ctx)) is not None:
+                result = refused
             else:
                 if shape is not None and isinstance(inputs, LlmInput):
                     ran = llm(inputs, self.ctx, shape)

@@ -6,7 +6,8 @@ success and its value came from code (``agent.plan_run.value_checks``), omx asks
 request of its own, worded apart from the first code request and shown neither the first program nor what it
 printed (at temperature 0 the same request gives the same code). It runs as a python step runs (``tools.python``:
 the same sandbox), on the same input: the first program's INPUT, or the files the task names, which it reads itself.
-What it prints is compared with what the output holds, whitespace aside and numbers as numbers (49.75 is 49.750):
+What it prints is compared with what the output holds, whitespace aside and numbers as numbers (49.75 is 49.750),
+JSON as the data it holds (however indented):
 
 - the same: the value is checked, a check ``[met]`` beside the others;
 - another value: the check is not met; which of the two is wrong is not known, so the run is "done, form checked,
@@ -21,10 +22,12 @@ stay possible: a small model errs the same way twice less often than once.
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from agent.model.llm import LLMError
 from agent.plan_run.code_steps import ATTEMPTS, code_of, code_problem, first_lines, held_start, what_ref_holds
@@ -58,8 +61,12 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def same_value(first: str, second: str) -> bool:
-    """Whether two programs printed the same value: the same non-empty lines, each the same words once whitespace is
-    normalised, where numbers compare as numbers (``49.75`` and ``49.750``; integers exactly, decimals to 1e-9)."""
+    """Whether two programs printed the same value: the same JSON data where both printed JSON (an object or an
+    array, however indented), else the same non-empty lines, each the same words once whitespace is normalised,
+    where numbers compare as numbers (``49.75`` and ``49.750``; integers exactly, decimals to 1e-9)."""
+    data_a, data_b = _json(first), _json(second)
+    if data_a is not None and data_b is not None:
+        return data_a == data_b
     lines_a = [line.split() for line in first.splitlines() if line.strip()]
     lines_b = [line.split() for line in second.splitlines() if line.strip()]
     if len(lines_a) != len(lines_b):
@@ -68,6 +75,15 @@ def same_value(first: str, second: str) -> bool:
         len(a) == len(b) and all(_same_word(x, y) for x, y in zip(a, b, strict=True))
         for a, b in zip(lines_a, lines_b, strict=True)
     )
+
+
+def _json(text: str) -> dict[str, Any] | list[Any] | None:
+    """``text`` parsed as a JSON object or array, or None."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict | list) else None
 
 
 def _same_word(a: str, b: str) -> bool:

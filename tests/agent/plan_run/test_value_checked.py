@@ -313,6 +313,9 @@ def test_code_that_reads_its_files_itself_is_checked_by_a_program_that_reads_the
         ("a b\nc", "a\nb c", False),
         ("12345678901234567", "12345678901234568", False),
         ("", "0", False),
+        ('{\n  "a": [1, 2]\n}\n', '{"a":[1,2]}', True),  # JSON as its data, however indented
+        ('{"a": 1}', '{"a": 2}', False),
+        ("[1, 2]", "[2, 1]", False),
     ],
 )
 def test_values_compare_with_whitespace_aside_and_numbers_as_numbers(first: str, second: str, same: bool) -> None:
