@@ -177,6 +177,10 @@ def _template(plan: Plan, step: Step, task: str, must_print: bool) -> Template |
     return files_template(read or there) if there else None
 
 
+def _same(path: str | None, other: str) -> bool:
+    return path is not None and os.path.normpath(path) == os.path.normpath(other)
+
+
 def _read_path(plan: Plan, step_id: int) -> str | None:
     """The file a read_text step ``step_id`` reads (None: that step is no read_text)."""
     source = next((s for s in plan.steps if s.id == step_id), None)
@@ -217,6 +221,8 @@ def _request(
     given, written = step.inputs.input, _written_to(plan, step)
     told = [failure] if failure else []
     goes = f"What the code prints is written to {written}." if written else "A later step uses what it prints."
+    if isinstance(given, Ref) and written is not None and _same(_read_path(plan, given.step_id), written):
+        goes = f"What the code prints replaces {written} whole (INPUT is its text now): print all of its new text."
     if isinstance(given, Ref) and must_print:
         holds = f"INPUT holds {what_ref_holds(plan, given.step_id)} (the text itself, not a file name)."
         lines += [f"{holds} {goes}", *_sample(plan, given.step_id), *told]

@@ -1,15 +1,15 @@
 """A value made by code is checked only when a second program, asked for apart, prints the same.
 
 That code made a task's value from its input proves where the value came from, not that it is right: the 1.5B
-model's code summed the wrong column of a CSV file, printed 0, and the run was a success. So where a run would be a
-success and its value came from code (``agent.plan_run.value_checks``), omx asks the model for a second program by a
+model's code summed the wrong column of a CSV file, printed 0, and the run was a success. So where every check of a
+run is met and its value came from code (``agent.plan_run.value_checks``), omx asks the model for a second program by a
 request of its own, worded apart from the first code request and shown neither the first program nor what it
 printed (at temperature 0 the same request gives the same code). It runs as a python step runs (``tools.python``:
 the same sandbox), on the same input: the first program's INPUT, or the files the task names, which it reads itself.
 What it prints is compared with what the output holds, whitespace aside and numbers as numbers (49.75 is 49.750),
 JSON as the data it holds (however indented):
 
-- the same: the value is checked, a check ``[met]`` beside the others;
+- the same: the value is checked, a check ``[met]`` of what the output holds (also where no other check was);
 - another value: the check is not met; which of the two is wrong is not known, so the run is "done, form checked,
   value not checked" (``agent.plan_run.verdict``), not failed;
 - no value (the request failed, no code that can work came back, it failed when it ran): the check is not checked,
@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -36,10 +37,10 @@ from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext
-from agent.plan_run.tools.inputs import PythonInput, ReadTextInput
+from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref
 from agent.plan_run.tools.python import python
 from agent.plan_run.value_checks import value_maker
-from agent.plan_run.verdict import run_status, unmet_error
+from agent.plan_run.verdict import run_status, unmet_error, value_to_compare
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 
 __all__ = ["SECOND_CHECK", "SECOND_PROMPT", "same_value", "second_checked"]
@@ -151,6 +152,18 @@ def _files(expected: TaskExpectations) -> str:
     return "\n".join(parts)
 
 
+def _in_place(output: str, plan: Plan, maker: Step, expected: TaskExpectations) -> str:
+    """What the request says where the task changes its input in place (the first program's INPUT is the output's
+    text, or the output is a file the task reads): the answer is that file's whole new text. Asked to add a line
+    to a list, the 0.5B model's second program wrote the file."""
+    given = maker.inputs.input if isinstance(maker.inputs, PythonInput) else None
+    source = next((s for s in plan.steps if isinstance(given, Ref) and s.id == given.step_id), None)
+    read = {source.inputs.path} if source is not None and isinstance(source.inputs, ReadTextInput) else set()
+    if os.path.normpath(output) not in {os.path.normpath(path) for path in (*read, *expected.sources)}:
+        return ""
+    return f"\nThe answer is the whole new text of {output}, as the task leaves it: print all of it."
+
+
 def _request(task: str, told: str) -> list[dict[str, str]]:
     question = (
         f"Question: {task}\n{told}\nWrite a program that works out the answer to this question and prints only "
@@ -193,18 +206,19 @@ def second_checked(
     ctx: ToolContext,
     recorder: RunRecorder,
 ) -> ExecutionResult:
-    """``result`` with the check of a second program (see the module) and its status decided again, where the run
-    is a success and the task's value came from code; else ``result`` as it is."""
-    made = [c for c in result.criteria if c.source == "code" and c.status == "met"]
+    """``result`` with the check of a second program (see the module) and its status decided again, where the
+    run awaits only that value to be a success: every check met, and the task's value came from code
+    (``verdict.value_to_compare``); else ``result`` as it is."""
     output, model = expected.output, ctx.model
     maker = value_maker(plan, output) if output is not None else None
-    if result.status != "success" or not made or output is None or maker is None:
+    if result.status == "failed" or not value_to_compare(result.criteria) or output is None or maker is None:
         return result
     if not isinstance(model, RecordingModel):
         return result  # every run of omx "TASK" has a recording model; a caller without one checks nothing more
     first = _held(expected.workspace, output)
     given, told = _given(plan, maker, recorder.run_dir)
-    code, why = _ask(model, _request(task, told or _files(expected)), maker.id) if first is not None else (None, "")
+    told = (told or _files(expected)) + _in_place(output, plan, maker, expected)
+    code, why = _ask(model, _request(task, told), maker.id) if first is not None else (None, "")
     second: str | None = None
     if code is not None:
         timeout = maker.inputs.timeout if isinstance(maker.inputs, PythonInput) else None

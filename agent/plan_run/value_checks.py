@@ -59,7 +59,10 @@ def value_check(plan: Plan, outputs: dict[int, str], expected: TaskExpectations)
     sources = expected.sources
     status, detail = _verdict(_writer(plan, path), steps, outputs, sources, expected.workspace / path)
     criterion = f"{path} holds what this run's code made of {_named(sources)}{CODE_CHECK}"
-    return CriterionCheck(criterion=criterion, status=status, detail=detail, kind="value", source="code")
+    # where the value came from, not what it is: code that copies its input made it too (``verdict``)
+    return CriterionCheck(
+        criterion=criterion, status=status, detail=detail, about_content=False, kind="value", source="code"
+    )
 
 
 def value_maker(plan: Plan, path: str) -> Step | None:

@@ -4,10 +4,9 @@
   fails the run although a judgement of "met" cannot make one a success: a false "failed" makes the person look at
   a file the detail names; a false "success" is believed, which is the error this module exists to prevent.
 - **success**: every criterion was checked by omx itself and met, at least one of them about what a file holds
-  (not counting the checks of the value's code: code that copies its input made it too), the task asks for a
-  value, and that value came from code this run ran on its input (``agent.plan_run.value_checks``) and a second
-  program, asked for apart, printed it too (``agent.plan_run.second_program``); or the task acts on files (moves,
-  copies, deletes) and each operation was checked on the files themselves (``agent.plan_run.file_ops``).
+  (a second program's value is; that code made the value is not: code that copies its input made it too), the
+  task asks for a value, and that value came from code this run ran on its input (``agent.plan_run.value_checks``)
+  and a second program, asked for apart, printed it too (``agent.plan_run.second_program``).
 - **done_unverified** (exit 0, "done, form checked, value not checked"): every check met, yet the value the task
   asked for (a count, a total, an answer, an exact result) came from no code run on its input, or a second program
   asked for apart did not print it too (``agent.plan_run.second_program``). Two programs that disagree are no
@@ -16,7 +15,9 @@
   task's words is no verification. A run that asks no value (prose: a summary in N bullets, an email of at most N
   words) is "done, form checked, content not checked" when every check met: each check is of a form (N bullets,
   at most N words, a quoted text), which many texts meet, right and wrong, and nothing omx can run checks what a
-  text says.
+  text says. Files acted on as omx read the task (``agent.plan_run.file_ops``: moves, copies, deletes, each checked
+  on the files) are "done, operations checked, not that the task asks for them": which operations the task asks
+  for is the model's reading, and the 0.5B model read "sort the lines of A into B" as a move of A to B.
 - **done** (exit 0): nothing failed, and something was not verified: a criterion omx could not check, one only the
   model judged met, or no check of any file's content. The line counts each kind apart.
 
@@ -31,14 +32,15 @@ from typing import Literal
 
 from agent.plan_run.criteria import CriterionCheck
 
-__all__ = ["CONTENT_UNCHECKED", "UNMET_SUGGESTION", "UNVERIFIED_TEXT", "RunStatus", "done_text", "run_status"]
-__all__ += ["unmet_error", "unverified_text"]
+__all__ = ["CONTENT_UNCHECKED", "OPERATIONS_READ", "UNMET_SUGGESTION", "UNVERIFIED_TEXT", "RunStatus", "done_text"]
+__all__ += ["run_status", "unmet_error", "unverified_text", "value_to_compare"]
 
 RunStatus = Literal["success", "done_unverified", "done", "failed"]
 UNMET_SUGGESTION = "look at the produced files, adjust the plan and run it again"
 #: what a done_unverified run's result line says, where the task asked for a value, and where it asked none
 UNVERIFIED_TEXT = "form checked, value not checked"
 CONTENT_UNCHECKED = "form checked, content not checked"
+OPERATIONS_READ = "operations checked, not that the task asks for them"
 
 
 def run_status(checks: list[CriterionCheck]) -> RunStatus:
@@ -49,18 +51,29 @@ def run_status(checks: list[CriterionCheck]) -> RunStatus:
     rest = [c for c in checks if c.source != "code"]
     if not all(c.status == "met" and c.by == "omx" for c in rest):
         return "done"
-    if not any(c.about_content for c in rest):  # that code made the value says nothing of what the file holds
+    # a check of what a file holds: one of the rest, or a second program that printed what the output holds (that
+    # code made the value says where it came from, not what the file holds: code that copies its input made it too)
+    if not any(c.about_content and c.status == "met" for c in checks):
         return "done"
-    # no value asked (prose of a shape: N bullets, at most N words): its forms met say nothing of what it says;
-    # files acted on are checked on the files themselves (``file_ops``): a move's target holds what its source held
-    verified = values or [c for c in rest if c.kind == "value" and c.source == "reading"]
-    return "success" if verified and all(c.status == "met" for c in verified) else "done_unverified"
+    # no value asked: prose's forms met say nothing of what it says; operations checked on the files say nothing of
+    # whether the task asks for them (the model's reading)
+    return "success" if values and all(c.status == "met" for c in values) else "done_unverified"
+
+
+def value_to_compare(checks: list[CriterionCheck]) -> bool:
+    """Whether a run whose every step ran awaits only a second program's value to be a success: every check omx's
+    own and met, among them that code run on the input made the task's value (``second_program``)."""
+    values = [c for c in checks if c.source == "code"]
+    return bool(values) and all(c.status == "met" and c.by == "omx" for c in checks)
 
 
 def unverified_text(checks: list[CriterionCheck]) -> str:
     """What a done_unverified run's result line says after "done, ": the value not checked, where the task asked
-    one (the checks of its code are there), else the content."""
-    return UNVERIFIED_TEXT if any(c.source == "code" for c in checks) else CONTENT_UNCHECKED
+    one (the checks of its code are there); the operations' reading, where it acted on files as omx read the task;
+    else the content."""
+    if any(c.source == "code" for c in checks):
+        return UNVERIFIED_TEXT
+    return OPERATIONS_READ if any(c.kind == "value" and c.source == "reading" for c in checks) else CONTENT_UNCHECKED
 
 
 def unmet_error(checks: list[CriterionCheck]) -> str | None:

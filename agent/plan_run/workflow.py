@@ -462,11 +462,12 @@ def _fixed_after_disagreement(
     ``code_fix.empty_code``), a re-plan shown and confirmed like any; None otherwise."""
     if not replans.left or replans.disagreed or replans.planner is None:
         return None
-    fault = disagreed_code(plan, result, replans.expected)
-    what, reason = "two programs written apart printed different values", "values disagree"
+    # code that printed nothing is told so: that says more than another program's value
+    fault = empty_code(plan, result, recorder.run_dir, replans.expected)
+    what, reason = "the code printed nothing from an input that holds something", "nothing printed"
     if fault is None:
-        fault = empty_code(plan, result, recorder.run_dir, replans.expected)
-        what, reason = "the code printed nothing from an input that holds something", "nothing printed"
+        fault = disagreed_code(plan, result, replans.expected)
+        what, reason = "two programs written apart printed different values", "values disagree"
     if fault is None:
         return None
     replans.disagreed = True

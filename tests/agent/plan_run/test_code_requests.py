@@ -57,7 +57,7 @@ def test_code_that_never_reads_its_input_is_asked_for_again(ws: Path, script: Ca
     )
     assert again[-1]["content"] == told
     calls = [c["purpose"] for c in kinds(trace_of(only_run(ws)), "model") if c["purpose"] != "reading"]
-    assert calls == ["code", "code"]
+    assert calls == ["code", "code", "second_program"]  # the value code made, compared (no reply: not checked)
 
 
 def test_a_count_whose_print_line_the_model_rewrote_prints_the_number(
@@ -105,7 +105,8 @@ def test_exact_code_that_printed_nothing_from_a_text_is_asked_for_again_once(
     task = "Keep the lines of data/log.txt that contain ERROR, into out/errors.txt"
     starts = TEMPLATE.replace(TO_FILL, 'result = [line for line in lines if line.startswith("ERROR")]')
     contains = TEMPLATE.replace(TO_FILL, 'result = [line for line in lines if "ERROR" in line]')
-    model = script(reading(["data/log.txt"], ["out/errors.txt"]), starts, contains)
+    second = "print('\\n'.join(line for line in INPUT.splitlines() if 'ERROR' in line))"
+    model = script(reading(["data/log.txt"], ["out/errors.txt"]), starts, second, contains)
     result = omx(task, "--yes", input="y\ny\n")  # the plan, then the plan with the new code: each runs code
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "2026-03-04 09:01 ERROR disk full\n"

@@ -16,7 +16,7 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_fix import EMPTY, NOTHING
-from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.code_steps import CODE_PROMPT, TEMPLATE
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, trace_of
@@ -61,13 +61,18 @@ def test_a_step_without_code_fails_and_its_code_is_asked_for_again(
 ) -> None:
     """Both requests for the code came back empty: the step has no code, fails without running, and the write
     after it never runs; its code asked for again, the plan runs again and adds the line."""
-    script(in_place(), "", "", RIGHT)
+    model = script(in_place(), "", "", RIGHT)
     result = omx(TASK, "--yes", input="y\ny\n")  # the plan, then the plan with the new code: each runs code
     assert result.exit_code == 0, result.output
     assert fruit(ws) == "apples\nplums\npears\n"
     first = next(s for s in steps(ws) if s["step_id"] == 2)
     assert first["status"] == "failed" and first["error"] == "the step has no code: the model gave none that can work"
     assert fixed(ws) == [{"step": 2, "failure": NOTHING}]
+    # the code and the second program (no reply: not checked) are told the output is the input's whole new text
+    replaces = "What the code prints replaces data/fruit.txt whole (INPUT is its text now): print all of its new text."
+    assert replaces in model.requests[1]["messages"][-1]["content"]
+    second = model.requests[-1]["messages"][-1]["content"]
+    assert "The answer is the whole new text of data/fruit.txt, as the task leaves it: print all of it." in second
 
 
 def test_a_step_that_never_gets_code_leaves_the_file_as_it_was(ws: Path, script: Callable[..., ScriptedModel]) -> None:
@@ -92,7 +97,8 @@ def test_an_empty_output_is_not_written_over_the_file_it_was_made_from(
     assert write["status"] == "failed" and write["error_type"] == "EmptyOverwrite"
     assert "step 2's output is empty, and data/fruit.txt holds text" in write["error"]
     assert fixed(ws) == [{"step": 2, "failure": EMPTY}]
-    assert EMPTY in model.requests[-1]["messages"][-1]["content"]
+    (asked,) = [r for r in model.requests if r["messages"][0]["content"] == CODE_PROMPT][-1:]
+    assert EMPTY in asked["messages"][-1]["content"]
 
 
 def test_any_plan_s_empty_output_is_not_written_over_a_file(ws: Path, script: Callable[..., ScriptedModel]) -> None:

@@ -2,8 +2,8 @@
 scripted model, on real files. Where the reading's operations hold (every source there, every target a new path
 inside the workspace, the task's own paths used), omx plans them with the path tools and asks the model no plan;
 moves and deletes are HIGH as any others (asked, the number typed, never run by ``--yes`` alone); each operation
-is checked on the files after the run, and a choice of files the task does not name is never a success. Anything
-else is planned by the model as before."""
+is checked on the files after the run, and the run is done, never a success: which operations the task asks for
+is the model's reading. Anything else is planned by the model as before."""
 
 # ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
 
@@ -89,8 +89,8 @@ def test_a_rename_is_planned_by_omx_as_one_move_and_checked_on_the_files(
     assert "It moves or deletes 1 path. To run it, type 1" in result.output  # HIGH, asked as any move
     assert "notes/todo.md moved to notes/done.md (from the task) (notes/done.md holds what notes/todo.md held, " \
            "and notes/todo.md is gone)" in result.output  # fmt: skip
-    assert "Result: success" in result.output
-    assert run_end(trace_of(only_run(ws)))["status"] == "success"
+    assert "Result: done, operations checked, not that the task asks for them (1/1 steps)" in result.output
+    assert run_end(trace_of(only_run(ws)))["status"] == "done_unverified"
 
 
 @pytest.mark.parametrize("target", ["archive/", "archive"])  # the task writes it as a folder: into it, either way
@@ -102,7 +102,7 @@ def test_a_move_into_a_new_folder_makes_the_folder_first_and_keeps_the_name(
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert tree(ws)["archive/ideas.md"] == "a bridge of kites\n" and "notes/ideas.md" not in tree(ws)
     assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "move"]}]
-    assert "Result: success" in result.output
+    assert "Result: done, operations checked, not that the task asks for them" in result.output
 
 
 def test_files_organised_into_folders_by_the_models_choice_are_done_never_a_success(
@@ -136,7 +136,7 @@ def test_a_copy_is_low_risk_and_runs_on_yes(ws: Path, script: Callable[..., Scri
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert tree(ws)["backup/app.ini"] == SETTINGS == tree(ws)["config/app.ini"]
     assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "copy"]}]
-    assert "Result: success" in result.output
+    assert "Result: done, operations checked, not that the task asks for them" in result.output
 
 
 def test_a_delete_is_never_run_by_yes_alone_and_runs_once_its_count_is_typed(
@@ -153,7 +153,10 @@ def test_a_delete_is_never_run_by_yes_alone_and_runs_once_its_count_is_typed(
     done = omx("Delete cache/stale.tmp", "--yes", input="y\n1\n")
     assert done.exit_code == workflow.EXIT_OK, done.output
     assert not (ws / "cache/stale.tmp").exists()
-    assert "Step 1 deletes cache/stale.tmp" in done.output and "Result: success" in done.output
+    assert (
+        "Step 1 deletes cache/stale.tmp" in done.output
+        and "Result: done, operations checked, not that the task asks for them" in done.output
+    )
 
 
 @pytest.mark.parametrize(

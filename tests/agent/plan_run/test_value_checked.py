@@ -20,6 +20,7 @@ from click.testing import Result
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_fix import DISAGREED
 from agent.plan_run.second_program import SECOND_PROMPT, same_value
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
@@ -347,3 +348,40 @@ def test_the_model_is_told_the_form_the_task_asks_and_what_the_file_holds(
     assert "- out/words.txt holds just a number: not met (it holds 'ten words')" in said
     assert "18" not in said
     assert result_line(result) == f"{UNVERIFIED} (1/1 steps, after 1 re-plan)"
+
+
+def lines_read_as_exact() -> dict[str, Any]:
+    """The model's reading: exact work on data/notes.txt, one output of lines (a shape the rules check nothing of)."""
+    read = {"inputs": ["data/notes.txt"], "outputs": ["out/top.txt"], "from_input": True, "kind": "exact",
+            "shape": "lines", "count": None, "max_words": None}  # fmt: skip
+    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
+
+
+TOP = "Put the first 2 lines of data/notes.txt into out/top.txt"
+FIRST_TWO = "print('\\n'.join(INPUT.splitlines()[:2]))"
+
+
+def test_an_exact_result_no_form_checks_is_compared_by_a_second_program(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """Lines picked from a file have no form to check: the second program's value is the check of what the file
+    holds. It disagreed with code that kept one line; that code, asked again, kept two, and the second program
+    printed the same: a success."""
+    model = script(lines_read_as_exact(), "result = lines[:1]", FIRST_TWO, "result = lines[:2]", FIRST_TWO)
+    result = omx(TOP, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    first, second = NOTES.splitlines()[:2]
+    assert (ws / "out" / "top.txt").read_text(encoding="utf-8") == f"{first}\n{second}\n"
+    assert DISAGREED in model.requests[3]["messages"][-1]["content"]
+    assert result_line(result) == "Result: success (3/3 steps, after 1 re-plan)", result.output
+    assert "[met] a second program, written apart, printed the same value" in result.output
+
+
+def test_an_exact_result_two_programs_disagree_on_is_done(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    model = script(lines_read_as_exact(), "result = lines[:1]", FIRST_TWO, "result = lines[-1:]", FIRST_TWO)
+    result = omx(TOP, "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert len(model.requests) == 5  # the reading, the code, the second program, the code again, the second again
+    assert result_line(result).startswith("Result: done, only that the output was written is checked"), result.output
+    assert "[not met] a second program, written apart, printed the same value" in result.output
+    assert ended(ws) == "done"
