@@ -64,18 +64,44 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 def same_value(first: str, second: str) -> bool:
     """Whether two programs printed the same value: the same JSON data where both printed JSON (an object or an
     array, however indented), else the same non-empty lines, each the same words once whitespace is normalised,
-    where numbers compare as numbers (``49.75`` and ``49.750``; integers exactly, decimals to 1e-9)."""
+    where numbers compare as numbers (``49.75`` and ``49.750``; integers exactly, decimals to 1e-9), and a Python
+    list printed as such is the lines, or the CSV rows, it holds (``_lines``)."""
     data_a, data_b = _json(first), _json(second)
     if data_a is not None and data_b is not None:
         return data_a == data_b
-    lines_a = [line.split() for line in first.splitlines() if line.strip()]
-    lines_b = [line.split() for line in second.splitlines() if line.strip()]
+    lines_a = [line.split() for line in _lines(first)]
+    lines_b = [line.split() for line in _lines(second)]
     if len(lines_a) != len(lines_b):
         return False
     return all(
         len(a) == len(b) and all(_same_word(x, y) for x, y in zip(a, b, strict=True))
         for a, b in zip(lines_a, lines_b, strict=True)
     )
+
+
+def _lines(text: str) -> list[str]:
+    """The non-empty lines of what a program printed, where a list printed as Python writes it is read as the data it
+    holds: ``['a', 'b']`` whole as the lines a and b, ``['1', 'ann']`` on a line as the CSV row 1,ann. A second
+    program printed the rows it kept as Python lists, the first as CSV, and the two were told apart by that alone."""
+    whole = _literal(text.strip())
+    if isinstance(whole, list | tuple) and whole and not any(isinstance(item, dict) for item in whole):
+        return [_row(item) for item in whole]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return [_row(value) if isinstance(value := _literal(line), list | tuple) else line for line in lines]
+
+
+def _literal(text: str) -> Any:
+    """``text`` read as a Python literal (None: it is none)."""
+    if not text.startswith(("[", "(")):
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _row(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
 def _json(text: str) -> dict[str, Any] | list[Any] | None:

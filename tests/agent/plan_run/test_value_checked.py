@@ -317,6 +317,10 @@ def test_code_that_reads_its_files_itself_is_checked_by_a_program_that_reads_the
         ('{\n  "a": [1, 2]\n}\n', '{"a":[1,2]}', True),  # JSON as its data, however indented
         ('{"a": 1}', '{"a": 2}', False),
         ("[1, 2]", "[2, 1]", False),
+        ("1,ann,open\n3,cy,open\n", "[['1', 'ann', 'open'], ['3', 'cy', 'open']]", True),  # rows, as Python prints
+        ("1,ann,open\n3,cy,open\n", "['1', 'ann', 'open']\n['3', 'cy', 'open']\n", True),  # them, whole or a line
+        ("ada\nbob\n", "['ada', 'bob']", True),
+        ("1,ann,open\n", "['3', 'cy', 'open']", False),
     ],
 )
 def test_values_compare_with_whitespace_aside_and_numbers_as_numbers(first: str, second: str, same: bool) -> None:
