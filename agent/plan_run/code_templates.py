@@ -33,7 +33,8 @@ from typing import Any
 import yaml
 
 __all__ = ["MOST_PARSED", "PRINT_LINE", "TEMPLATE", "WORDS_TEMPLATE", "Template", "data_template", "files_template"]
-__all__ += ["template_for_text", "text_template", "undefined_names", "with_print_line", "with_template_lines"]
+__all__ += ["template_for_text", "text_template", "undefined_names", "with_last_value_printed", "with_print_line"]
+__all__ += ["with_template_lines"]
 
 #: the names code may use without defining them: the builtins and the step's input (``tools.python.BOOT``)
 GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
@@ -242,6 +243,25 @@ def with_print_line(code: str, print_line: str = PRINT_LINE) -> str:
         return code
     lines = code.splitlines()
     return "\n".join([*lines[: last.lineno - 1], print_line, *lines[last.end_lineno or last.lineno :]])
+
+
+def with_last_value_printed(code: str) -> str:
+    """``code`` whose last statement, an expression that is not a print, has its value printed unless it is None,
+    as a REPL shows it: a program asked to print its answer ended in ``count(INPUT)`` and printed nothing. Other
+    code, or code that does not parse, is left as it is."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Expr) or (isinstance(last.value, ast.Call) and _called(last.value) == "print"):
+        return code
+    segment = ast.get_source_segment(code, last.value)
+    if segment is None or isinstance(last.value, ast.Constant):
+        return code
+    lines = code.splitlines()
+    shown = [f"_value = ({segment})", "if _value is not None:", "    print(_value)"]
+    return "\n".join([*lines[: last.lineno - 1], *shown, *lines[last.end_lineno or last.lineno :]])
 
 
 def _sets_result(body: list[ast.stmt]) -> bool:

@@ -32,6 +32,7 @@ from typing import Any
 
 from agent.model.llm import LLMError
 from agent.plan_run.code_steps import ATTEMPTS, code_of, code_problem, first_lines, held_start, what_ref_holds
+from agent.plan_run.code_templates import with_last_value_printed
 from agent.plan_run.criteria import MAX_READ, CriterionCheck, CriterionStatus
 from agent.plan_run.executor import ExecutionResult
 from agent.plan_run.plan import Plan, Step
@@ -210,7 +211,7 @@ def _ask(model: RecordingModel, messages: list[dict[str, str]], step_id: int) ->
                 reply = model.complete(list(messages)).content or ""
             except LLMError as exc:
                 return None, f"the model's request failed ({str(exc).splitlines()[0]})"
-            code = code_of(reply)
+            code = with_last_value_printed(code_of(reply))
             problem = code_problem(code, must_print=True) or _writes(code) or ""
             if not problem:
                 return code, ""

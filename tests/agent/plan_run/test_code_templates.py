@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 
 from agent.model.llm import ScriptedModel
-from agent.plan_run.code_templates import PRINT_LINE, data_template, text_template, with_template_lines
+from agent.plan_run.code_templates import (
+    PRINT_LINE,
+    data_template,
+    text_template,
+    with_last_value_printed,
+    with_template_lines,
+)
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx
@@ -103,3 +109,19 @@ def test_only_data_that_parses_is_given_parsed() -> None:
     assert data_template("data/one.csv", "just one column\nof text\n") is None
     table = data_template("data/t.tsv", "a\tb\n1\t2\n")
     assert table is not None and "delimiter='\\t'" in table.text()
+
+
+@pytest.mark.parametrize(
+    ("code", "made"),
+    [
+        ("n = 3\nlen(INPUT) + n", "n = 3\n_value = (len(INPUT) + n)\nif _value is not None:\n    print(_value)"),
+        ("print(len(INPUT))", "print(len(INPUT))"),  # printed already
+        ("x = len(INPUT)", "x = len(INPUT)"),  # no expression last
+        (
+            "def f():\n    print(1)\nf()",
+            "def f():\n    print(1)\n_value = (f())\nif _value is not None:\n    print(_value)",
+        ),
+    ],
+)
+def test_a_program_s_last_expression_is_printed_as_a_repl_shows_it(code: str, made: str) -> None:
+    assert with_last_value_printed(code) == made

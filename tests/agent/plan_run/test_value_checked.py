@@ -120,6 +120,17 @@ def test_a_count_a_python_step_made_from_the_input_is_a_success(ws: Path, script
     assert ended(ws) == "success"
 
 
+def test_a_second_program_that_ends_in_its_answer_prints_it(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Asked to print its answer, a second program ended in a function call that returns it: its value is printed,
+    as a REPL shows it, and compared."""
+    steps = [read("data/notes.txt"), python("print(len(INPUT.split()))"), write("out/words.txt", STEP_2)]
+    script(plan(steps, ["out/words.txt holds just a number"]), "def count(text):\n    return len(text.split())\n"
+           "count(INPUT)")  # fmt: skip
+    result = omx(WORDS, "--yes", input="y\n")
+    assert result_line(result) == "Result: success (3/3 steps)", result.output
+    assert "[met] a second program, written apart, printed the same value (18)" in result.output
+
+
 FIRST_TOTAL = "import csv, io\nprint(sum(float(r['amount']) for r in csv.DictReader(io.StringIO(INPUT))))"
 TOTAL_PLAN = plan([read("data/sales.csv"), python(FIRST_TOTAL), write("out/total.txt", STEP_2)], [])
 
