@@ -1,7 +1,7 @@
 """The file operations a task asks for, as the model read them, held against the workspace and the task's words.
 
 The model reads a task of kind command (files moved, renamed, copied, deleted, organised into folders) as a list
-of operations (``task_reading.FileOperation``): an action, a source among the workspace's paths, a target. omx
+of operations (``task_reading.read_operations``): an action, a source among the workspace's paths, a target. omx
 acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_operations``):
 
 - each source is there (a make_dir has none), reached through real directories; no source is acted on twice or
@@ -72,7 +72,7 @@ class Operation:
 
 def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -> tuple[Operation, ...]:
     """The operations of ``reading`` omx acts on, each with its source's state now; none where anything contradicts
-    them (see the module) or the reading is of another kind."""
+    them (see the module) or the model read the task as of another kind."""
     if reading is None or reading.kind != "command" or not reading.operations:
         return ()
     root = workspace.resolve()

@@ -14,8 +14,8 @@ that reading and asks the model only for what it makes:
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
   files: a python step that reads them itself and prints the result;
-- **files acted on** (kind command): the reading's moves, copies, deletes and folders made, where they agree with the
-  workspace and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``).
+- **files acted on**: the reading's moves, copies, deletes and folders made, where they agree with the workspace
+  and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``).
 
 Every other task (no reading, a reading the rules do not share, operations that do not hold, several outputs, prose
 from several files, an input that is not a plain file, a shared workspace's zones) is planned by the model as
@@ -46,7 +46,7 @@ def plan_from_reading(
     task: str, workspace: Path, expected: TaskExpectations, reading: TaskReading | None
 ) -> Plan | None:
     """The plan for ``task`` made from ``reading`` (see the module), or None where the model is to plan it."""
-    if reading is not None and reading.kind == "command":  # files acted on: the operations omx agreed to
+    if expected.operations:  # files acted on: the operations of the reading that hold (``file_ops``)
         return operations_plan(task, workspace, expected.operations, BY_OMX)
     output = expected.output
     if reading is None or output is None or reading.kind not in ("exact", "prose"):

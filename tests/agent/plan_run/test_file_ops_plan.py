@@ -20,7 +20,7 @@ import pytest
 from agent.model.llm import ScriptedModel
 from agent.plan_run import workflow
 from agent.plan_run.task_checks import TaskExpectations
-from agent.plan_run.task_reading import READING_SCHEMA_TITLE, TaskReading
+from agent.plan_run.task_reading import OPERATIONS_SCHEMA_TITLE, READING_SCHEMA_TITLE, TaskReading
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
@@ -53,10 +53,15 @@ def operations(*ops: tuple[str, str, str]) -> list[dict[str, str]]:
     return [{"action": action, "source": source, "target": target} for action, source, target in ops]
 
 
-def reading(ops: list[dict[str, str]], inputs: list[str] | None = None, outputs: list[str] | None = None) -> Any:
-    read = {"inputs": inputs or [], "outputs": outputs or [], "from_input": False, "kind": "command",
-            "shape": "free", "count": None, "max_words": None, "operations": ops}  # fmt: skip
-    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
+def reading(
+    ops: list[dict[str, str]], inputs: list[str] | None = None, outputs: list[str] | None = None, kind: str = "command"
+) -> list[dict[str, Any]]:
+    """The model's two answers: its reading of the task, then the operations, asked apart where it read files acted
+    on."""
+    read = {"inputs": inputs or [], "outputs": outputs or [], "from_input": False, "kind": kind,
+            "shape": "free", "count": None, "max_words": None}  # fmt: skip
+    return [{"for": READING_SCHEMA_TITLE, "content": json.dumps(read)},
+            {"for": OPERATIONS_SCHEMA_TITLE, "content": json.dumps({"operations": ops})}]  # fmt: skip
 
 
 def model_calls(ws: Path) -> list[str]:
@@ -79,7 +84,7 @@ def tree(root: Path) -> dict[str, str]:
 def test_a_rename_is_planned_by_omx_as_one_move_and_checked_on_the_files(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    script(reading(operations(("move", "notes/todo.md", "notes/done.md")), ["notes/todo.md"], ["notes/done.md"]))
+    script(*reading(operations(("move", "notes/todo.md", "notes/done.md")), ["notes/todo.md"], ["notes/done.md"]))
     result = omx("Rename notes/todo.md to notes/done.md", input="y\n1\n")
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert "notes/todo.md" not in tree(ws) and tree(ws)["notes/done.md"] == TODO
@@ -97,7 +102,7 @@ def test_a_rename_is_planned_by_omx_as_one_move_and_checked_on_the_files(
 def test_a_move_into_a_new_folder_makes_the_folder_first_and_keeps_the_name(
     ws: Path, script: Callable[..., ScriptedModel], target: str
 ) -> None:
-    script(reading(operations(("move", "notes/ideas.md", target))))
+    script(*reading(operations(("move", "notes/ideas.md", target))))
     result = omx("Move notes/ideas.md into archive/", input="y\n1\n")
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert tree(ws)["archive/ideas.md"] == "a bridge of kites\n" and "notes/ideas.md" not in tree(ws)
@@ -112,7 +117,7 @@ def test_files_organised_into_folders_by_the_models_choice_are_done_never_a_succ
     check; each move is checked, and the run is done, not a success."""
     ops = operations(("move", "inbox/letter.txt", "inbox/text/letter.txt"), ("move", "inbox/poem.txt", "inbox/text/"),
                      ("move", "inbox/prices.csv", "inbox/tables/prices.csv"))  # fmt: skip
-    script(reading(ops))
+    script(*reading(ops))
     task = "Sort inbox/ by type: the text files into inbox/text/ and the spreadsheets into inbox/tables/"
     result = omx(task, input="y\n3\n")
     assert result.exit_code == workflow.EXIT_OK, result.output
@@ -131,7 +136,7 @@ def test_files_organised_into_folders_by_the_models_choice_are_done_never_a_succ
 
 
 def test_a_copy_is_low_risk_and_runs_on_yes(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    script(reading(operations(("copy", "config/app.ini", "backup/app.ini"))))
+    script(*reading(operations(("copy", "config/app.ini", "backup/app.ini"))))
     result = omx("Copy config/app.ini to backup/app.ini", "--yes")
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert tree(ws)["backup/app.ini"] == SETTINGS == tree(ws)["config/app.ini"]
@@ -142,14 +147,14 @@ def test_a_copy_is_low_risk_and_runs_on_yes(ws: Path, script: Callable[..., Scri
 def test_a_delete_is_never_run_by_yes_alone_and_runs_once_its_count_is_typed(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    script(reading(operations(("delete", "cache/stale.tmp", ""))))
+    script(*reading(operations(("delete", "cache/stale.tmp", ""))))
     refused = omx("Delete cache/stale.tmp", "--yes")
     assert refused.exit_code == workflow.EXIT_DECLINED, refused.output
     assert "--yes does not answer for HIGH risk plans" in refused.output
     assert (ws / "cache/stale.tmp").exists() and model_calls(ws) == []
     for run in (ws / "runs").iterdir():  # one run at a time: the next is read as the only one
         os.rename(run, ws.parent / run.name)
-    script(reading(operations(("delete", "cache/stale.tmp", ""))))
+    script(*reading(operations(("delete", "cache/stale.tmp", ""))))
     done = omx("Delete cache/stale.tmp", "--yes", input="y\n1\n")
     assert done.exit_code == workflow.EXIT_OK, done.output
     assert not (ws / "cache/stale.tmp").exists()
@@ -188,7 +193,7 @@ def test_operations_that_do_not_hold_leave_the_plan_to_the_model(
     ws: Path, script: Callable[..., ScriptedModel], task: str, ops: tuple[tuple[str, str, str], ...]
 ) -> None:
     before = tree(ws)
-    script(reading(operations(*ops)))  # no plan scripted: the request fails, and says the model was asked for one
+    script(*reading(operations(*ops)))  # no plan scripted: the request fails, and says the model was asked for one
     omx(task, input="y\n1\n")
     assert "plan" in model_calls(ws) and events(ws, "plan_from_reading") == []
     (read,) = events(ws, "task_reading")
@@ -199,10 +204,25 @@ def test_operations_that_do_not_hold_leave_the_plan_to_the_model(
 def test_a_move_whose_target_lost_the_content_is_not_met(ws: Path) -> None:
     """The check is of the files themselves: the target must hold what the source held before the run."""
     task = "Rename notes/todo.md to notes/done.md"
-    read = TaskReading.model_validate(json.loads(reading(operations(("move", "notes/todo.md", "notes/done.md")))
-                                                 ["content"]))  # fmt: skip
+    ops = operations(("move", "notes/todo.md", "notes/done.md"))
+    read = TaskReading.model_validate({"kind": "command", "operations": ops})
     expected = TaskExpectations.before(task, ws, read)
     (ws / "notes/done.md").write_text("- buy stamps\n", encoding="utf-8")  # written anew, one line lost
     (ws / "notes/todo.md").unlink()
     moved = [c for c in expected.check() if c.criterion.startswith("notes/todo.md moved")]
     assert [(c.status, c.detail) for c in moved] == [("not met", "notes/done.md does not hold what notes/todo.md held")]
+
+
+@pytest.mark.parametrize("kind", ["prose", "exact"])
+def test_a_task_read_as_another_kind_is_asked_no_operations(
+    ws: Path, script: Callable[..., ScriptedModel], kind: str
+) -> None:
+    """Asked whether a task only acts on files, the 0.5B model said yes to summaries and filters too, with a move of
+    the input to the output: operations are asked for, and acted on, only where the reading's kind is command."""
+    task = "Write the open items of notes/todo.md to out/open.md"
+    model = script(*reading(operations(("move", "notes/todo.md", "out/open.md")), kind=kind))
+    omx(task, input="y\n1\n")
+    titles = [r["json_mode"]["title"] for r in model.requests if isinstance(r["json_mode"], dict)]
+    assert OPERATIONS_SCHEMA_TITLE not in titles and (ws / "notes/todo.md").read_text(encoding="utf-8") == TODO
+    assert events(ws, "plan_from_reading") in ([], [{"tools": ["read_text", "llm", "write_text"]}],
+                                               [{"tools": ["read_text", "python", "write_text"]}])  # fmt: skip

@@ -17,7 +17,13 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.task_checks import TaskExpectations
-from agent.plan_run.task_reading import READING_SCHEMA_TITLE, TaskReading, read_task, reading_schema
+from agent.plan_run.task_reading import (
+    OPERATIONS_SCHEMA_TITLE,
+    READING_SCHEMA_TITLE,
+    TaskReading,
+    read_task,
+    reading_schema,
+)
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx, only_run, trace_of
 
@@ -64,25 +70,28 @@ def test_the_reading_is_asked_with_a_schema_whose_inputs_are_the_workspaces_file
     assert set(schema["required"]) == set(schema["properties"])  # strict: every field named
 
 
-def test_the_request_lists_the_files_with_size_and_date_and_offers_them_as_the_sources_of_operations(
-    ws: Path,
-) -> None:
-    """A task of kind command is read as file operations, each source one of the workspace's paths; "the largest
-    file" or "changed before May" is read from the listing the request gives, each file with its size and date."""
+def test_a_command_task_s_operations_are_asked_apart_with_the_files_sizes_and_dates(ws: Path) -> None:
+    """Where the model reads kind command, the operations are asked after the reading, apart (in the reading's own
+    request the 0.5B model read summaries and filters as files acted on). "The largest file" or "changed before
+    May" is read from the listing that request gives, each file with its size and date; each source is one of the
+    workspace's paths."""
     changed = datetime(2025, 3, 4, 12, tzinfo=UTC).timestamp()
     os.utime(ws / "data" / "log.txt", (changed, changed))
-    model = ScriptedModel([marked(kind="command")])
-    read_task(model, "Move the largest file of data/ into old/", ws)
-    (request,) = model.requests
-    asked = request["messages"][-1]["content"]
+    ops = {"operations": [{"action": "move", "source": "data/log.txt", "target": "old/"}]}
+    model = ScriptedModel([marked(kind="command"), {"for": OPERATIONS_SCHEMA_TITLE, "content": json.dumps(ops)}])
+    got, _ = read_task(model, "Move the largest file of data/ into old/", ws)
+    assert got is not None and [op.model_dump() for op in got.operations] == ops["operations"]
+    first, second = model.requests
+    assert "operations" not in first["json_mode"]["properties"] and "bytes" not in first["messages"][-1]["content"]
+    asked = second["messages"][-1]["content"]
     assert f"data/log.txt ({len(LOG)} bytes, changed 2025-03-04)\n" in asked and "\ndocs/\n" in asked
     assert f"(today is {datetime.now(UTC).date().isoformat()})" in asked
-    operation = request["json_mode"]["properties"]["operations"]["items"]
+    operation = second["json_mode"]["properties"]["operations"]["items"]
     assert operation["properties"]["action"]["enum"] == ["move", "copy", "delete", "make_dir"]
     assert operation["properties"]["source"]["enum"] == ["", "data", "data/log.txt", "data/users.json", "docs",
                                                          "docs/guide.md"]  # fmt: skip
     assert operation["required"] == ["action", "source", "target"] and operation["additionalProperties"] is False
-    assert "$defs" not in request["json_mode"]  # inline: the choices are this run's
+    assert "$defs" not in second["json_mode"]  # inline: the choices are this run's
 
 
 def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:
