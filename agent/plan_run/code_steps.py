@@ -168,7 +168,9 @@ def _template(plan: Plan, step: Step, task: str, must_print: bool) -> Template |
         path = _read_path(plan, given.step_id)
         held = held_start(workspace, path, MOST_PARSED + 1) if path is not None else None
         text = held.decode("utf-8", errors="replace") if held is not None else None
-        return template_for_text(task, path, text)
+        template = template_for_text(task, path, text)
+        written = _written_to(plan, step)
+        return template.in_place(written) if written is not None and _same(path, written) else template
     if given is not None:
         return None
     written = _written_to(plan, step)

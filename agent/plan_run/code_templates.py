@@ -27,7 +27,7 @@ import json
 import os
 import re
 import symtable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -53,7 +53,6 @@ _CSV_PRINT = (
     'csv.writer(sys.stdout, lineterminator="\\n").writerows(result) if isinstance(result, list) and '
     f"all(isinstance(r, (list, tuple)) for r in result) else print({_AS_JSON.format(kinds='dict')})"
 )
-_FILL = "result = ...  # computed from {names}: {what}"
 _PLAIN = "a str, a number, or a list of lines"
 _DATA = "data to write as JSON (a dict or a list of dicts)"
 #: the most of a data file omx parses to offer the parsed data (a bigger one gets the text template)
@@ -65,17 +64,34 @@ _OUTPUT_CALLS = frozenset({"print", "write", "writelines", "writerow", "writerow
 
 @dataclass(frozen=True)
 class Template:
-    """The lines of a template: ``head`` defines what the code works on, ``fill`` is the line the model completes,
-    ``print_line`` prints ``result``; ``given_input``: the head reads INPUT, so code must too."""
+    """The lines of a template: ``head`` defines what the code works on (``names``), the model completes the line
+    that computes ``result`` (``what`` it may be), ``print_line`` prints it; ``given_input``: the head reads INPUT,
+    so code must too; ``replaces``: the file INPUT is the text of, which the output replaces whole."""
 
     head: tuple[str, ...]
-    fill: str
+    names: str
+    what: str
     print_line: str
     given_input: bool = True
+    replaces: str | None = None
+
+    @property
+    def fill(self) -> str:
+        """The line the model completes."""
+        if self.replaces is not None:
+            changed = f"the whole new text of {self.replaces} (its lines, changed as the task asks)"
+            return f"result = ...  # {changed}, from {self.names}"
+        return f"result = ...  # computed from {self.names}: {self.what}"
 
     def text(self) -> str:
         """The template as the request shows it, in a fenced block."""
         return "```python\n" + "\n".join([*self.head, self.fill, self.print_line]) + "\n```"
+
+    def in_place(self, path: str) -> Template:
+        """This template for code whose output replaces ``path``, the file INPUT is the text of: ``result`` is that
+        file's whole new text. Told only how to compute it, the 0.5B model set ``result = ['bread']`` for "Append
+        the line 'bread' to data/list.txt", which replaced the list; told this, ``lines + ['bread']``."""
+        return replace(self, replaces=path)
 
 
 def text_template(words: bool = False) -> Template:
@@ -83,7 +99,7 @@ def text_template(words: bool = False) -> Template:
     sentence's words as ``len(lines)`` without ``words``; with it everywhere, it replaced a word word by word."""
     head = ("text = INPUT", "lines = text.splitlines()", *(("words = text.split()",) if words else ()))
     names = "text, lines or words" if words else "text or lines"
-    return Template(head, _FILL.format(names=names, what=_PLAIN), PRINT_LINE)
+    return Template(head, names, _PLAIN, PRINT_LINE)
 
 
 TEMPLATE = text_template().text()
@@ -108,8 +124,7 @@ def data_template(path: str | None, text: str) -> Template | None:
     if parsed is not None:
         module, loads, value = parsed
         head = (f"import {module}", "import json") if module != "json" else ("import json",)
-        fill = _FILL.format(names="data", what=f"{_PLAIN}, or {_DATA}")
-        return Template((*head, f"data = {loads}  # {_shape(value)}"), fill, _JSON_PRINT)
+        return Template((*head, f"data = {loads}  # {_shape(value)}"), "data", f"{_PLAIN}, or {_DATA}", _JSON_PRINT)
     if suffix in (".csv", ".tsv"):
         return _csv_template(text, "\t" if suffix == ".tsv" else ",")
     return None
@@ -144,8 +159,7 @@ def _csv_template(text: str, delimiter: str) -> Template | None:
             f"rows = list(csv.reader(io.StringIO(INPUT){given}))  # rows[0] is the header row: "
             f"{_cut(repr(rows[0]))}; every cell is a str")  # fmt: skip
     rows_as_csv = "a list of rows (lists of cells) to write as CSV"
-    fill = _FILL.format(names="rows", what=f"a str, a number, {rows_as_csv}, or {_DATA}")
-    return Template(head, fill, _CSV_PRINT)
+    return Template(head, "rows", f"a str, a number, {rows_as_csv}, or {_DATA}", _CSV_PRINT)
 
 
 def _shape(value: Any) -> str:
@@ -175,8 +189,7 @@ def files_template(paths: list[str]) -> Template:
         'texts = [open(path, encoding="utf-8").read() for path in paths]',
         "lines = [line for text in texts for line in text.splitlines()]  # the files' lines, file after file",
     )
-    fill = _FILL.format(names="texts (one per path, in that order) or lines", what=_PLAIN)
-    return Template(head, fill, PRINT_LINE, given_input=False)
+    return Template(head, "texts (one per path, in that order) or lines", _PLAIN, PRINT_LINE, given_input=False)
 
 
 def undefined_names(code: str) -> set[str] | None:

@@ -71,6 +71,8 @@ def test_a_step_without_code_fails_and_its_code_is_asked_for_again(
     # the code and the second program (no reply: not checked) are told the output is the input's whole new text
     replaces = "What the code prints replaces data/fruit.txt whole (INPUT is its text now): print all of its new text."
     assert replaces in model.requests[1]["messages"][-1]["content"]
+    fill = "# the whole new text of data/fruit.txt (its lines, changed as the task asks), from text or lines"
+    assert f"result = ...  {fill}" in model.requests[1]["messages"][-1]["content"]
     second = model.requests[-1]["messages"][-1]["content"]
     assert "The answer is the whole new text of data/fruit.txt, as the task leaves it: print all of it." in second
 
