@@ -16,6 +16,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Collection
+from datetime import date
 from pathlib import Path
 
 from agent.plan_run.code_templates import (
@@ -25,11 +26,13 @@ from agent.plan_run.code_templates import (
     WORDS_TEMPLATE,
     Template,
     files_template,
+    folder_template,
     template_for_text,
     undefined_names,
     with_print_line,
     with_template_lines,
 )
+from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_reading import named_paths
 from agent.plan_run.tools.base import ToolFailure
@@ -159,7 +162,8 @@ def _code(step: Step) -> str:
 def _template(plan: Plan, step: Step, task: str, must_print: bool) -> Template | None:
     """The template the request for ``step``'s code gives it to complete (``code_templates``): for its INPUT (the
     data parsed, where INPUT is a file's text that parses), or for the files the task names that are there, which
-    the code reads itself; None where no later step uses what it prints."""
+    the code reads itself, or, where it names none but its output, for the files of a folder it names (given as
+    data); None where no later step uses what it prints."""
     assert isinstance(step.inputs, PythonInput)
     if not must_print:
         return None
@@ -176,7 +180,19 @@ def _template(plan: Plan, step: Step, task: str, must_print: bool) -> Template |
     written = _written_to(plan, step)
     there = [name for name in named_paths(task) if held_start(workspace, name, 0) is not None]
     read = [name for name in there if written is None or os.path.normpath(name) != os.path.normpath(written)]
-    return files_template(read or there) if there else None
+    folder = None if read else _folder_template(workspace, task, written)
+    return folder or (files_template(read or there) if there else None)
+
+
+def _folder_template(workspace: Path, task: str, written: str | None) -> Template | None:
+    """The template that gives the code the files of the first folder the task names that is there
+    (``folder_files``), the folder the output goes to aside; None where there is none."""
+    for name in named_paths(task):
+        inside = written is not None and os.path.normpath(written).startswith(os.path.normpath(name) + "/")
+        listed = folder_files(workspace, name) if name.endswith("/") and not inside else None
+        if listed is not None:
+            return folder_template(name, *listed, date.today().isoformat())
+    return None
 
 
 def _same(path: str | None, other: str) -> bool:

@@ -9,7 +9,8 @@ upper-casing and replacing. The template fits what the step is given:
   comment that says its shape (the keys, the header row), and a print line that writes a dict back as JSON and rows
   back as CSV. Given only the text, the 0.5B model kept the JSON's lines that held a name, brackets and all, and
   "converted" YAML to JSON by printing the YAML;
-- files the code reads itself: their paths and texts.
+- files the code reads itself: their paths and texts;
+- a folder's files (``folder_files``): each one's path, size and date, and today's date, as data.
 
 The head (what the step is given) and the last line (how ``result`` is printed) are omx's: the model fills in
 ``result``. ``with_template_lines`` puts back a head line whose name the code reads and nowhere defines, and makes a
@@ -34,7 +35,7 @@ import yaml
 
 __all__ = ["MOST_PARSED", "PRINT_LINE", "TEMPLATE", "WORDS_TEMPLATE", "Template", "data_template", "files_template"]
 __all__ += ["template_for_text", "text_template", "undefined_names", "with_last_value_printed", "with_print_line"]
-__all__ += ["with_template_lines"]
+__all__ += ["folder_template", "with_template_lines"]
 
 #: the names code may use without defining them: the builtins and the step's input (``tools.python.BOOT``)
 GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
@@ -190,6 +191,22 @@ def files_template(paths: list[str]) -> Template:
         "lines = [line for text in texts for line in text.splitlines()]  # the files' lines, file after file",
     )
     return Template(head, "texts (one per path, in that order) or lines", _PLAIN, PRINT_LINE, given_input=False)
+
+
+def folder_template(folder: str, files: list[dict[str, str | int]], more: bool, today: str) -> Template:
+    """The template for code given the files of ``folder`` as data (``folder_files``; ``more``: there were more than
+    it lists) and ``today`` (``YYYY-MM-DD``): names, sizes and dates need no file read; a file's text, where the
+    task needs it, is read by its path."""
+    listed = "".join(f"\n    {entry!r}," for entry in files)
+    cut = f" (the first {len(files)})" if more else ""
+    head = (
+        f"folder = {folder!r}",
+        f"today = {today!r}  # today's date, YYYY-MM-DD",
+        f"# every file under {folder}{cut}: its path from here (open it by that path), its size in bytes and the date"
+        f" it was last modified (YYYY-MM-DD)\nfiles = [{listed}\n]",
+    )
+    names = "files (a dict for each file: path, size, modified) and today"
+    return Template(head, names, _PLAIN, PRINT_LINE, given_input=False)
 
 
 def undefined_names(code: str) -> set[str] | None:

@@ -13,7 +13,8 @@ that reading and asks the model only for what it makes:
   without the read;
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
-  files: a python step that reads them itself and prints the result;
+  files: a python step that reads them itself and prints the result; from one folder (and no file): a python step
+  given the folder's files as data (each one's path, size and date: ``folder_files``), its printed result written;
 - **files acted on**: the reading's moves, copies, deletes and folders made, where they agree with the workspace
   and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``).
 
@@ -29,6 +30,7 @@ import os
 from pathlib import Path
 
 from agent.plan_run.file_ops_plan import operations_plan
+from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import TaskReading, named_paths
@@ -54,6 +56,8 @@ def plan_from_reading(
     inputs = _inputs(task, workspace, reading, output)
     if reading.kind == "prose" and not inputs and _from_nothing(task, workspace, reading, output):
         steps = _prose_from_words(task, output)
+    elif not inputs and reading.kind == "exact" and (folder := _folder(task, workspace, reading, output)):
+        steps = _exact_from_files([folder], output)
     elif not inputs or len(inputs) > MAX_INPUTS or (reading.kind == "prose" and len(inputs) > 1):
         return None
     elif reading.kind == "prose":
@@ -76,6 +80,21 @@ def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> li
         if os.path.normpath(name) in listed and _plain_file(workspace, name)
         and (os.path.normpath(name) != os.path.normpath(output) or reading.kind == "exact")
     ]  # fmt: skip
+
+
+def _folder(task: str, workspace: Path, reading: TaskReading, output: str) -> str | None:
+    """The one folder the task names that both readings take as its input: named in the task, listed by the model,
+    a directory of the workspace reached through no symlink (``folder_files``), not the folder the output goes
+    to; None where there is no such folder, or more than one."""
+    listed = {os.path.normpath(path) for path in reading.inputs}
+    written = os.path.normpath(output)
+    folders = [
+        name
+        for name in named_paths(task)
+        if name.endswith("/") and os.path.normpath(name) in listed
+        and not written.startswith(os.path.normpath(name) + "/") and folder_files(workspace, name) is not None
+    ]  # fmt: skip
+    return folders[0] if len(folders) == 1 else None
 
 
 def _from_nothing(task: str, workspace: Path, reading: TaskReading, output: str) -> bool:

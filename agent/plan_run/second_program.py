@@ -5,9 +5,10 @@ model's code summed the wrong column of a CSV file, printed 0, and the run was a
 run is met and its value came from code (``agent.plan_run.value_checks``), omx asks the model for a second program by a
 request of its own, worded apart from the first code request and shown neither the first program nor what it
 printed (at temperature 0 the same request gives the same code). It runs as a python step runs (``tools.python``:
-the same sandbox), on the same input: the first program's INPUT, or the files the task names, which it reads itself.
-What it prints is compared with what the output holds, whitespace aside and numbers as numbers (49.75 is 49.750),
-JSON as the data it holds (however indented):
+the same sandbox), on the same input: the first program's INPUT, or the files the task names, which it reads
+itself (a folder's files listed with their sizes and dates, as the first program was given them). What it prints
+is compared with what the output holds, whitespace aside and numbers as numbers (49.75 is 49.750), JSON as the data
+it holds (however indented):
 
 - the same: the value is checked, a check ``[met]`` of what the output holds (also where no other check was);
 - another value: the check is not met; which of the two is wrong is not known, so the run is "done, form checked,
@@ -26,6 +27,7 @@ import json
 import math
 import os
 import re
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from agent.plan_run.code_steps import ATTEMPTS, code_of, code_problem, first_lin
 from agent.plan_run.code_templates import with_last_value_printed
 from agent.plan_run.criteria import MAX_READ, CriterionCheck, CriterionStatus
 from agent.plan_run.executor import ExecutionResult
+from agent.plan_run.folder_files import FolderFiles, folder_files
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.tools.base import ToolContext
@@ -175,8 +178,19 @@ def _files(expected: TaskExpectations) -> str:
     parts = ["The program reads what it needs itself:"]
     for name in expected.sources:
         begins = None if name.endswith("/") else first_lines(expected.workspace, name)
-        parts.append(f"- {name}" + (f", which begins:\n```\n{begins}\n```" if begins else ""))
+        listed = folder_files(expected.workspace, name) if name.endswith("/") else None
+        parts.append(f"- {name}" + (f", which begins:\n```\n{begins}\n```" if begins else _folder(listed)))
     return "\n".join(parts)
+
+
+def _folder(listed: FolderFiles | None) -> str:
+    """What the request says of a folder's files, as the first code was given them (``folder_files``)."""
+    if listed is None:
+        return ""
+    files, more = listed
+    shown = "\n".join(f"{entry['path']}  {entry['size']} bytes  modified {entry['modified']}" for entry in files)
+    cut = f" (the first {len(files)})" if more else ""
+    return f", a folder whose files are{cut}:\n```\n{shown}\n```\nToday is {date.today().isoformat()}."
 
 
 def _in_place(output: str, plan: Plan, maker: Step, expected: TaskExpectations) -> str:

@@ -1,0 +1,51 @@
+"""The files of a workspace folder as a python step's code is given them: each file's path, size and date.
+
+Asked for the names, sizes or dates of a folder's files, code that lists the folder itself is one more thing a small
+model can get wrong; given them as data it only filters, sorts or counts. omx lists the folder itself, recursively,
+files only (no link followed, none listed), each as ``{"path": ..., "size": ..., "modified": ...}``: its path from
+the workspace's root (as the code opens it), its size in bytes and its modification date (``YYYY-MM-DD``, local
+time), folder by folder and by name, at most ``MOST_FILES``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from datetime import date
+from pathlib import Path
+
+__all__ = ["MOST_FILES", "FolderFiles", "folder_files"]
+
+#: the most files of a folder given to code (enough for a person's folder, short enough for a small model's request)
+MOST_FILES = 100
+
+#: a folder's files, each a dict of its path, size and date, and whether there were more than ``MOST_FILES``
+FolderFiles = tuple[list[dict[str, str | int]], bool]
+
+
+def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
+    """The files under ``folder`` (see the module); None where ``folder`` is no directory of the workspace reached
+    through no symlink (missing, a file, a link, outside the workspace)."""
+    root = workspace.resolve()
+    name = os.path.normpath(folder)
+    if os.path.isabs(name) or name == ".." or name.startswith("../"):
+        return None
+    path = root / name
+    if not path.is_dir() or Path(os.path.realpath(path)) != path or not path.is_relative_to(root):
+        return None
+    files: list[dict[str, str | int]] = []
+    for where, dirs, names in os.walk(path):  # links to folders are not walked into
+        dirs.sort()
+        for entry in sorted(names):
+            full = Path(where) / entry
+            try:
+                info = os.lstat(full)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if len(files) == MOST_FILES:
+                return files, True
+            modified = date.fromtimestamp(info.st_mtime).isoformat()
+            files.append({"path": full.relative_to(root).as_posix(), "size": info.st_size, "modified": modified})
+    return files, False
