@@ -202,10 +202,10 @@ def folder_template(folder: str, files: list[dict[str, str | int]], more: bool, 
     head = (
         f"folder = {folder!r}",
         f"today = {today!r}  # today's date, YYYY-MM-DD",
-        f"# every file under {folder}{cut}: its path from here (open it by that path), its size in bytes and the date"
-        f" it was last modified (YYYY-MM-DD)\nfiles = [{listed}\n]",
+        f"# every file under {folder}{cut}: its path from here (open it by that path), its name, its size in bytes and"
+        f" the date it was last modified (YYYY-MM-DD)\nfiles = [{listed}\n]",
     )
-    names = "files (a dict for each file: path, size, modified) and today"
+    names = "files (a dict for each file: path, name, size, modified) and today"
     return Template(head, names, _PLAIN, PRINT_LINE, given_input=False)
 
 

@@ -2,9 +2,9 @@
 
 Asked for the names, sizes or dates of a folder's files, code that lists the folder itself is one more thing a small
 model can get wrong; given them as data it only filters, sorts or counts. omx lists the folder itself, recursively,
-files only (no link followed, none listed), each as ``{"path": ..., "size": ..., "modified": ...}``: its path from
-the workspace's root (as the code opens it), its size in bytes and its modification date (``YYYY-MM-DD``, local
-time), folder by folder and by name, at most ``MOST_FILES``.
+files only (no link followed, none listed), each as ``{"path": ..., "name": ..., "size": ..., "modified": ...}``:
+its path from the workspace's root (as the code opens it), its own name, its size in bytes and its modification date
+(``YYYY-MM-DD``, local time), folder by folder and by name, at most ``MOST_FILES``.
 """
 
 from __future__ import annotations
@@ -47,5 +47,6 @@ def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
             if len(files) == MOST_FILES:
                 return files, True
             modified = date.fromtimestamp(info.st_mtime).isoformat()
-            files.append({"path": full.relative_to(root).as_posix(), "size": info.st_size, "modified": modified})
+            path_from_root = full.relative_to(root).as_posix()
+            files.append({"path": path_from_root, "name": entry, "size": info.st_size, "modified": modified})
     return files, False

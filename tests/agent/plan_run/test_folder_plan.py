@@ -65,8 +65,8 @@ def test_exact_work_from_a_folder_is_code_given_its_files_sizes_and_dates(
     assert model_calls(ws) == ["code", "second_program"]  # no plan asked
     assert events(ws, "plan_from_reading") == [{"tools": ["python", "write_text"]}]
     code_asked, second_asked = (r["messages"][-1]["content"] for r in model.requests[-2:])
-    assert "{'path': 'logs/app.log', 'size': 2048, 'modified': '2025-11-02'}," in code_asked
-    assert "{'path': 'logs/old/a.log', 'size': 10, 'modified': '2024-03-01'}," in code_asked
+    assert "{'path': 'logs/app.log', 'name': 'app.log', 'size': 2048, 'modified': '2025-11-02'}," in code_asked
+    assert "{'path': 'logs/old/a.log', 'name': 'a.log', 'size': 10, 'modified': '2024-03-01'}," in code_asked
     assert f"today = '{datetime.now().date().isoformat()}'" in code_asked
     assert "logs/app.log  2048 bytes  modified 2025-11-02" in second_asked  # the second program is told the same
     assert "Result: success" in result.output, result.output  # code run on the folder, a second program agreed
