@@ -83,24 +83,18 @@ def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> li
 
 
 def _folder(task: str, workspace: Path, reading: TaskReading, output: str) -> str | None:
-    """The one folder the task names that both readings take as its input: named in the task, listed by the model
-    (the folder itself, or paths in it: the schema offers the workspace's files, and the 0.5B model lists a file of
-    the folder rather than the folder), a directory of the workspace reached through no symlink (``folder_files``),
-    not the folder the output goes to; None where there is no such folder, or more than one."""
+    """The one folder the task names that both readings take as its input: named in the task, listed by the model,
+    a directory of the workspace reached through no symlink (``folder_files``), not the folder the output goes
+    to; None where there is no such folder, or more than one."""
     listed = {os.path.normpath(path) for path in reading.inputs}
     written = os.path.normpath(output)
     folders = [
         name
         for name in named_paths(task)
-        if name.endswith("/") and _listed_in(os.path.normpath(name), listed)
+        if name.endswith("/") and os.path.normpath(name) in listed
         and not written.startswith(os.path.normpath(name) + "/") and folder_files(workspace, name) is not None
     ]  # fmt: skip
     return folders[0] if len(folders) == 1 else None
-
-
-def _listed_in(folder: str, listed: set[str]) -> bool:
-    """Whether ``listed`` (normalised paths) names ``folder`` or only paths inside it."""
-    return folder in listed or (bool(listed) and all(path.startswith(folder + "/") for path in listed))
 
 
 def _from_nothing(task: str, workspace: Path, reading: TaskReading, output: str) -> bool:

@@ -96,31 +96,3 @@ def test_a_folder_not_in_the_workspace_is_planned_by_the_model(
     omx(f"Write how many files are in {folder} to out/n.txt", "--yes")
     assert "plan" in model_calls(ws)
     assert events(ws, "plan_from_reading") == []
-
-
-def test_a_reading_that_lists_files_of_the_folder_takes_the_folder(
-    ws: Path, script: Callable[..., ScriptedModel]
-) -> None:
-    """A small model asked for the task's inputs lists a file of the folder the task names rather than the folder
-    (the schema's choices are the workspace's files): that is the folder read as the input all the same."""
-    fill = "result = len(files)"
-    script(
-        exact(["logs/app.log", "logs/app.log"], "out/n.txt"),
-        fill,
-        "import os\nprint(sum(len(f) for _, _, f in os.walk('logs')))",
-    )
-    result = omx("How many files are in logs/? Write just the number to out/n.txt", "--yes", input="y\n")
-    assert result.exit_code == 0, result.output
-    assert (ws / "out" / "n.txt").read_text(encoding="utf-8").strip() == "3"
-    assert model_calls(ws) == ["code", "second_program"]  # no plan asked
-    assert events(ws, "plan_from_reading") == [{"tools": ["python", "write_text"]}]
-
-
-def test_a_reading_that_lists_a_file_elsewhere_too_is_planned_by_the_model(
-    ws: Path, script: Callable[..., ScriptedModel]
-) -> None:
-    (ws / "notes.txt").write_text("a note\n", encoding="utf-8")
-    script(exact(["logs/app.log", "notes.txt"], "out/n.txt"))  # no plan scripted: the model is asked for one
-    omx("How many files are in logs/? Write just the number to out/n.txt", "--yes")
-    assert "plan" in model_calls(ws)
-    assert events(ws, "plan_from_reading") == []
