@@ -90,7 +90,7 @@ class StoreCorrupt(OmxError):
 class Conflict(OmxError):
     """A commit was refused because its base version is not the current one.
 
-    ``info`` is what the refused writer needs to recover (seed 001 FR-3.5): current_version, current_content,
+    ``info`` is what the refused writer needs to recover: current_version, current_content,
     current_author, your_content, your_base and a suggestion. The same record is kept on disk under
     ``collaborative/.conflicts/<agent>/`` so that nothing is lost.
     """

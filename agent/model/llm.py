@@ -440,7 +440,7 @@ def _scripted_from_file(path: str) -> ScriptedModel:
 
 
 class LLM:
-    """Seed 000's ``LLM.call(prompt) -> str``: one user message in, the text out, errors as an "LLM error" string."""
+    """The plain ``LLM.call(prompt) -> str``: one user message in, the text out, errors as an "LLM error" string."""
 
     def __init__(self, model: Model | str, *, api_key: str | None = None, api_base: str | None = None,
                  max_tokens: int | None = None, timeout: float = 60) -> None:  # fmt: skip
