@@ -314,7 +314,7 @@ Scripted = ModelReply | LLMError | str | dict[str, Any]
 #: requests (by their JSON schema's title) a scripted model answers only with a reply marked for them
 #: (``{"for": TITLE, ...}``), else fails as a server would: a script written before omx made such a request still
 #: plays its replies in order
-MARKED_ONLY = frozenset({"TaskReading", "FileOperations"})
+MARKED_ONLY = frozenset({"TaskReading", "FileOperations", "TextOperation"})
 
 
 class ScriptedModel:

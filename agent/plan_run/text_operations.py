@@ -1,0 +1,314 @@
+"""Exact work on one file's text done by an operation the model picks by name, in code omx writes.
+
+Asked to write the code of exact work, the 0.5B model often wrote code that ran and printed the wrong thing (every
+line where the first three were asked, the JSON file's lines where its names were asked). Asked instead to pick one
+of a list of named operations (``first`` with its number, ``json_field`` with its field, ``csv_sum`` with its
+column), with a JSON schema and a few worked examples of tasks of their own, the same model picked the right one for
+most of the benchmark's tuning tasks of that kind: picking a word the task says is what a small model does well,
+and code for the word picked is then exact. So where a python step of exact work is to get its code from one file's
+text (INPUT), omx first asks for an operation (``pick_operation``); where the model picks one (not ``other``, not
+prose, not files acted on) whose arguments fit (a number above 0 where it needs one, a CSV column the file's header
+holds), the step's code is omx's code of that operation (``operation_code``), shown in the plan like any code. That
+it picked the right operation is the model's reading, nothing more: the value is checked as any code's (a second
+program written apart by the model, ``second_program``), and code that fails when it runs is asked of the model
+(``code_fix``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agent.plan_run.code_steps import first_lines
+from agent.plan_run.plan import Plan
+from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref
+
+__all__ = ["EXAMPLES", "OPERATIONS", "SCHEMA_TITLE", "Operation", "operation_code", "operation_request"]
+__all__ += ["Pick", "operation_schema", "picked", "with_operation_code"]
+
+#: asks the model which operation does a task: ``pick(messages)``, the reply's text (None: no reply)
+Pick = Callable[[list[dict[str, str]]], str | None]
+
+#: the title of the request's schema, by which a scripted model tells it from the other requests
+SCHEMA_TITLE = "TextOperation"
+
+#: each operation, and what it does to the input's text (TEXT, NEW_TEXT, NUMBER: its arguments)
+OPERATIONS: dict[str, str] = {
+    "keep_containing": "keep the lines that contain TEXT (several: 'A|B' keeps the lines with A or with B)",
+    "drop_containing": "remove the lines that contain TEXT (several: 'A|B')",
+    "keep_starting": "keep the lines that start with TEXT",
+    "sort": "sort the lines alphabetically, ignoring case",
+    "sort_numeric": "sort the lines by the first number in each, smallest first",
+    "reverse": "reverse the order of the lines",
+    "unique": "remove duplicate lines, keeping the first of each",
+    "first": "keep the first NUMBER lines",
+    "last": "keep the last NUMBER lines",
+    "number_lines": "number the lines '1. ', '2. ', ...",
+    "upper": "the text in upper case",
+    "lower": "the text in lower case",
+    "replace": "replace every TEXT with NEW_TEXT",
+    "count_lines": "the number of lines (with TEXT: of the lines that contain TEXT)",
+    "count_words": "the number of words (with TEXT: how many times the word TEXT occurs)",
+    "sum_numbers": "the sum of all the numbers in the text",
+    "numbers": "each number in the text, one per line, in order",
+    "emails": "each email address in the text, one per line, in order",
+    "urls": "each URL in the text, one per line, in order",
+    "top_words": "the NUMBER most frequent words, ignoring case, as 'word count' lines, most frequent first",
+    "json_field": "the value of field TEXT of each item of a JSON list, one per line",
+    "csv_column": "the values of the CSV column TEXT, one per line",
+    "csv_where": "the CSV rows whose column TEXT is NEW_TEXT, the header row first",
+    "csv_sum": "the sum of the CSV column TEXT",
+    "csv_average": "the average of the CSV column TEXT",
+    "csv_to_table": "the CSV file as a markdown table",
+    "csv_to_json": "the CSV file as a JSON list of objects",
+    "json_to_csv": "a JSON list of objects as CSV",
+    "yaml_to_json": "the YAML file as JSON",
+    "add_first_line": "the text with the line TEXT added at the start",
+    "add_last_line": "the text with the line TEXT added at the end",
+    "write_prose": "new text someone composes: a summary, an email, a title, a description, an answer in words",
+    "file_operations": "files moved, renamed, copied or deleted, or folders made",
+    "other": "none of these",
+}
+#: the picks that are no operation on the text: omx asks the model for code, as without a pick
+NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
+#: the operations that need NUMBER above 0, and those that need TEXT
+NEEDS_NUMBER = frozenset({"first", "last", "top_words"})
+NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
+NEEDS_TEXT |= {"add_first_line", "add_last_line"}
+#: the operations on a CSV file's column named by TEXT
+CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average"})
+
+_SYSTEM = (
+    "You pick the one operation that does a task given to a file assistant, applied to the text of the task's "
+    "input file. Operations:\n"
+    + "\n".join(f"- {name}: {what}" for name, what in OPERATIONS.items())
+    + "\nReply: op, text (TEXT, '' if unused), new_text (NEW_TEXT, '' if unused), number (NUMBER, 0 if unused). "
+    "Reply with the JSON object only."
+)
+#: worked examples of tasks of their own (none shares a file or wording with the benchmark suite), as chat turns
+EXAMPLES: list[tuple[str, dict[str, Any]]] = [
+    ("Copy into out/slow.txt every line of logs/api.log that mentions timeout",
+     {"op": "keep_containing", "text": "timeout", "new_text": "", "number": 0}),
+    ("Describe what inventory/parts.txt is about in two sentences, saved as out/about.txt",
+     {"op": "write_prose", "text": "", "new_text": "", "number": 0}),
+    ("How many lines does notes/todo.md have? Save only the count in out/n.txt",
+     {"op": "count_lines", "text": "", "new_text": "", "number": 0}),
+    ("Put the last 5 lines of build/out.log in out/tail.txt",
+     {"op": "last", "text": "", "new_text": "", "number": 5}),
+    ("Throw away scratch/old_build.tar, it is no longer needed",
+     {"op": "file_operations", "text": "", "new_text": "", "number": 0}),
+    ("Drop the repeated entries of lists/guests.txt and save the list as out/guests.txt",
+     {"op": "unique", "text": "", "new_text": "", "number": 0}),
+    ("What is the total of the price column of shop/items.csv? Only the number, in out/total.txt",
+     {"op": "csv_sum", "text": "price", "new_text": "", "number": 0}),
+    ("Change every 'grey' into 'gray' in docs/style.txt, saved to out/style.txt",
+     {"op": "replace", "text": "grey", "new_text": "gray", "number": 0}),
+]  # fmt: skip
+
+
+class Operation(BaseModel):
+    """The operation the model picked, with its arguments."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    op: str
+    text: str = ""
+    new_text: str = ""
+    number: int = 0
+
+
+def operation_schema() -> dict[str, Any]:
+    """The request's JSON schema: one operation of ``OPERATIONS`` and its three arguments, in that order."""
+    return {
+        "title": SCHEMA_TITLE,
+        "type": "object",
+        "properties": {
+            "op": {"enum": list(OPERATIONS)},
+            "text": {"type": "string"},
+            "new_text": {"type": "string"},
+            "number": {"type": "integer"},
+        },
+        "required": ["op", "text", "new_text", "number"],
+    }
+
+
+def operation_request(task: str) -> list[dict[str, str]]:
+    """The messages that ask which operation does ``task``: the list, the worked examples, the task."""
+    messages = [{"role": "system", "content": _SYSTEM}]
+    for example, answer in EXAMPLES:
+        messages.append({"role": "user", "content": f"Task: {example}"})
+        messages.append({"role": "assistant", "content": json.dumps(answer)})
+    return [*messages, {"role": "user", "content": f"Task: {task}"}]
+
+
+def picked(reply: str, sample: str) -> Operation | None:
+    """The operation in the model's ``reply`` where it is one on the text and its arguments fit ``sample`` (the
+    input's first lines): None for a reply that is no operation, a pick of prose, files or other, a NUMBER or TEXT
+    missing where the operation needs one, a CSV column the header lacks (TEXT "column = value" is read as the
+    column and NEW_TEXT where NEW_TEXT is empty)."""
+    try:
+        operation = Operation.model_validate(json.loads(reply))
+    except (ValueError, ValidationError):
+        return None
+    if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
+        return None
+    if operation.op in NEEDS_NUMBER and operation.number <= 0:
+        return None
+    if operation.op in NEEDS_TEXT and not operation.text:
+        return None
+    if operation.op in CSV_COLUMN:
+        return _with_column(operation, sample)
+    return operation
+
+
+def _with_column(operation: Operation, sample: str) -> Operation | None:
+    """``operation`` with TEXT the CSV header's own spelling of its column; None where the header has no such
+    column."""
+    text, new_text = operation.text, operation.new_text
+    if "=" in text and not new_text:
+        text, new_text = (part.strip() for part in text.split("=", 1))
+    header = next(csv.reader(io.StringIO(sample)), [])
+    column = next((name for name in header if name.strip().lower() == text.strip().lower()), None)
+    if column is None or (operation.op == "csv_where" and not new_text):
+        return None
+    return operation.model_copy(update={"text": column, "new_text": new_text})
+
+
+def with_operation_code(plan: Plan, task: str, output: str, pick: Pick) -> Plan:
+    """``plan`` with the code of its python step that has none yet, is given the text of a file a read_text step
+    reads and writes the task's ``output`` whole, made omx's code of the operation the model picks for ``task``
+    (see the module); the plan as it was where there is no such step or no operation fits."""
+    writers = set(plan.whole_writers(output))
+    for step in plan.steps:
+        inputs = step.inputs
+        if step.id not in writers or not isinstance(inputs, PythonInput) or inputs.code.strip():
+            continue
+        source = _read_source(plan, inputs.input)
+        sample = first_lines(Path(plan.workspace_root), source) if source is not None else None
+        reply = pick(operation_request(task)) if sample is not None else None
+        operation = picked(reply, sample) if reply is not None and sample is not None else None
+        if operation is None:
+            continue
+        note = f" (code by omx for the operation {operation.op!r} the model picked)"
+        code = inputs.model_copy(update={"code": operation_code(operation)})
+        plan = plan.with_step(step.model_copy(update={"inputs": code, "description": step.description + note}))
+    return plan
+
+
+def _read_source(plan: Plan, given: object) -> str | None:
+    """The file the read_text step that ``given`` (a python step's input) refers to reads; None for any other."""
+    if not isinstance(given, Ref):
+        return None
+    source = next((s for s in plan.steps if s.id == given.step_id), None)
+    return source.inputs.path if source is not None and isinstance(source.inputs, ReadTextInput) else None
+
+
+def operation_code(operation: Operation) -> str:
+    """The Python code of ``operation``: it reads the input's text from INPUT and prints the result."""
+    return _CODE[operation.op](operation.text, operation.new_text, operation.number)
+
+
+def _lines(*body: str) -> str:
+    """Code that works on ``lines`` (INPUT's lines) and prints them, one per line."""
+    return "\n".join(["lines = INPUT.splitlines()", *body, "print('\\n'.join(lines))"])
+
+
+def _value(*body: str) -> str:
+    """Code that computes ``value`` and prints it (a whole number without its '.0')."""
+    return "\n".join([*body, "print(int(value) if isinstance(value, float) and value.is_integer() else value)"])
+
+
+def _any_of(text: str) -> str:
+    """A condition on ``line``: it holds one of the '|'-separated parts of ``text``."""
+    parts = [part for part in text.split("|") if part] or [text]
+    return " or ".join(f"{part!r} in line" for part in parts)
+
+
+_ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
+_NUMBER = r"r'\d+(?:\.\d+)?'"
+
+_CODE: dict[str, Callable[[str, str, int], str]] = {
+    "keep_containing": lambda t, n, k: _lines(f"lines = [line for line in lines if {_any_of(t)}]"),
+    "drop_containing": lambda t, n, k: _lines(f"lines = [line for line in lines if not ({_any_of(t)})]"),
+    "keep_starting": lambda t, n, k: _lines(f"lines = [line for line in lines if line.lstrip().startswith({t!r})]"),
+    "sort": lambda t, n, k: _lines("lines = sorted(lines, key=str.lower)"),
+    "sort_numeric": lambda t, n, k: _lines(
+        "import re",
+        f"numbers = [re.search({_NUMBER}, line) for line in lines]",
+        "lines = [line for _, line in sorted(zip(numbers, lines), key=lambda pair: (pair[0] is None, "
+        "float(pair[0].group()) if pair[0] else 0.0))]",
+    ),
+    "reverse": lambda t, n, k: _lines("lines = lines[::-1]"),
+    "unique": lambda t, n, k: _lines("lines = list(dict.fromkeys(lines))"),
+    "first": lambda t, n, k: _lines(f"lines = lines[:{k}]"),
+    "last": lambda t, n, k: _lines(f"lines = lines[-{k}:]"),
+    "number_lines": lambda t, n, k: _lines("lines = [f'{i}. {line}' for i, line in enumerate(lines, 1)]"),
+    "upper": lambda t, n, k: "print(INPUT.upper().rstrip('\\n'))",
+    "lower": lambda t, n, k: "print(INPUT.lower().rstrip('\\n'))",
+    "replace": lambda t, n, k: f"print(INPUT.replace({t!r}, {n!r}).rstrip('\\n'))",
+    "count_lines": lambda t, n, k: (
+        _value(f"value = sum(1 for line in INPUT.splitlines() if {_any_of(t)})")
+        if t
+        else _value("value = len(INPUT.splitlines())")
+    ),
+    "count_words": lambda t, n, k: (
+        _value("import re", f"value = len(re.findall(r'\\b' + re.escape({t.lower()!r}) + r'\\b', INPUT.lower()))")
+        if t
+        else _value("value = len(INPUT.split())")
+    ),
+    "sum_numbers": lambda t, n, k: _value("import re", f"value = sum(float(x) for x in re.findall({_NUMBER}, INPUT))"),
+    "numbers": lambda t, n, k: f"import re\nprint('\\n'.join(re.findall({_NUMBER}, INPUT)))",
+    "emails": lambda t, n, k: "import re\nprint('\\n'.join(re.findall(r'[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+', INPUT)))",
+    "urls": lambda t, n, k: (
+        "import re\nprint('\\n'.join(url.rstrip('.,;:') for url in re.findall(r'https?://[^\\s<>()\"\\']+', INPUT)))"
+    ),
+    "top_words": lambda t, n, k: (
+        "import re\nfrom collections import Counter\n"
+        'counts = Counter(re.findall(r"[a-z0-9\']+", INPUT.lower()))\n'
+        f"print('\\n'.join(f'{{word}} {{count}}' for word, count in counts.most_common({k})))"
+    ),
+    "json_field": lambda t, n, k: (
+        "import json\ndata = json.loads(INPUT)\n"
+        "items = data if isinstance(data, list) else next((v for v in data.values() if isinstance(v, list)), [data])\n"
+        f"print('\\n'.join(str(item[{t!r}]) for item in items if isinstance(item, dict) and {t!r} in item))"
+    ),
+    "csv_column": lambda t, n, k: (
+        f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})\nprint('\\n'.join(row[column] for row in body))"
+    ),
+    "csv_where": lambda t, n, k: (
+        f"import csv, io, sys\n{_ROWS}\ncolumn = header.index({t!r})\n"
+        "out = csv.writer(sys.stdout, lineterminator='\\n')\nout.writerow(header)\n"
+        f"out.writerows(row for row in body if row[column].strip() == {n.strip()!r})"
+    ),
+    "csv_sum": lambda t, n, k: _value(
+        f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})",
+        "value = round(sum(float(row[column]) for row in body if row[column].strip()), 10)",
+    ),
+    "csv_average": lambda t, n, k: _value(
+        f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})",
+        "cells = [float(row[column]) for row in body if row[column].strip()]",
+        "value = round(sum(cells) / len(cells), 10)",
+    ),
+    "csv_to_table": lambda t, n, k: (
+        f"import csv, io\n{_ROWS}\n"
+        "print('| ' + ' | '.join(header) + ' |')\nprint('|' + ' --- |' * len(header))\n"
+        "for row in body:\n    print('| ' + ' | '.join(row) + ' |')"
+    ),
+    "csv_to_json": lambda t, n, k: (
+        "import csv, io, json\nprint(json.dumps(list(csv.DictReader(io.StringIO(INPUT))), indent=2))"
+    ),
+    "json_to_csv": lambda t, n, k: (
+        "import csv, json, sys\ndata = json.loads(INPUT)\n"
+        "out = csv.DictWriter(sys.stdout, fieldnames=list(data[0]), lineterminator='\\n')\nout.writeheader()\n"
+        "out.writerows(data)"
+    ),
+    "yaml_to_json": lambda t, n, k: "import json, yaml\nprint(json.dumps(yaml.safe_load(INPUT), indent=2))",
+    "add_first_line": lambda t, n, k: f"print({t!r})\nprint(INPUT.rstrip('\\n'))",
+    "add_last_line": lambda t, n, k: f"print(INPUT.rstrip('\\n'))\nprint({t!r})",
+}
