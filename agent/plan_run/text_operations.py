@@ -19,7 +19,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent.plan_run.code_steps import first_lines
 from agent.plan_run.plan import Plan
+from agent.plan_run.task_reading import named_paths
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref
 
 __all__ = ["EXAMPLES", "OPERATIONS", "SCHEMA_TITLE", "Operation", "operation_code", "operation_request"]
@@ -93,21 +95,21 @@ _SYSTEM = (
 )
 #: worked examples of tasks of their own (none shares a file or wording with the benchmark suite), as chat turns
 EXAMPLES: list[tuple[str, dict[str, Any]]] = [
-    ("Copy into out/slow.txt every line of logs/api.log that mentions timeout",
+    ("Copy into summary_dir/slow_calls.txt every line of logs/api.log that mentions timeout",
      {"op": "keep_containing", "text": "timeout", "new_text": "", "number": 0}),
-    ("Describe what inventory/parts.txt is about in two sentences, saved as out/about.txt",
+    ("Describe what inventory/parts.txt is about in two sentences, saved as summary_dir/about_parts.txt",
      {"op": "write_prose", "text": "", "new_text": "", "number": 0}),
-    ("How many lines does notes/todo.md have? Save only the count in out/n.txt",
+    ("How many lines does planning/chores.md have? Save only the count in summary_dir/todo_count.txt",
      {"op": "count_lines", "text": "", "new_text": "", "number": 0}),
-    ("Put the last 5 lines of build/out.log in out/tail.txt",
+    ("Put the last 5 lines of build/out.log in summary_dir/build_tail.txt",
      {"op": "last", "text": "", "new_text": "", "number": 5}),
     ("Throw away scratch/old_build.tar, it is no longer needed",
      {"op": "file_operations", "text": "", "new_text": "", "number": 0}),
-    ("Drop the repeated entries of lists/guests.txt and save the list as out/guests.txt",
+    ("Drop the repeated entries of lists/guests.txt and save the list as summary_dir/guest_list.txt",
      {"op": "unique", "text": "", "new_text": "", "number": 0}),
-    ("What is the total of the price column of shop/items.csv? Only the number, in out/total.txt",
+    ("What is the total of the price column of shop/items.csv? Only the number, in summary_dir/shop_total.txt",
      {"op": "csv_sum", "text": "price", "new_text": "", "number": 0}),
-    ("Change every 'grey' into 'gray' in docs/style.txt, saved to out/style.txt",
+    ("Change every 'grey' into 'gray' in docs/style.txt, saved to summary_dir/style_us.txt",
      {"op": "replace", "text": "grey", "new_text": "gray", "number": 0}),
 ]  # fmt: skip
 
@@ -147,17 +149,21 @@ def operation_request(task: str) -> list[dict[str, str]]:
     return [*messages, {"role": "user", "content": f"Task: {task}"}]
 
 
-def picked(reply: str, sample: str) -> Operation | None:
+def picked(reply: str, sample: str, files: Collection[str] = ()) -> Operation | None:
     """The operation in the model's ``reply`` where it is one on the text and its arguments fit ``sample`` (the
     input's first lines): None for a reply that is no operation, a pick of prose, files or other, a NUMBER or TEXT
     missing where the operation needs one, a CSV column the header lacks (TEXT "column = value" is read as the
-    column and NEW_TEXT where NEW_TEXT is empty)."""
+    column and NEW_TEXT where NEW_TEXT is empty). A TEXT that is one of ``files`` (the paths the task names), a
+    file's name, or that name without its extension, is a file the model copied from the task, not text to look for:
+    no TEXT."""
     try:
         operation = Operation.model_validate(json.loads(reply))
     except (ValueError, ValidationError):
         return None
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
+    if _names_a_file(operation.text, files):
+        operation = operation.model_copy(update={"text": ""})
     if operation.op in NEEDS_NUMBER and operation.number <= 0:
         return None
     if operation.op in NEEDS_TEXT and not operation.text:
@@ -165,6 +171,14 @@ def picked(reply: str, sample: str) -> Operation | None:
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample)
     return operation
+
+
+def _names_a_file(text: str, files: Collection[str]) -> bool:
+    """Whether ``text`` is one of ``files``, its name, or its name without the extension."""
+    names = {os.path.normpath(path) for path in files}
+    base = {os.path.basename(name) for name in names}
+    names |= base | {os.path.splitext(name)[0] for name in base}
+    return bool(text.strip()) and os.path.normpath(text.strip()) in names
 
 
 def _with_column(operation: Operation, sample: str) -> Operation | None:
@@ -192,7 +206,7 @@ def with_operation_code(plan: Plan, task: str, output: str, pick: Pick) -> Plan:
         source = _read_source(plan, inputs.input)
         sample = first_lines(Path(plan.workspace_root), source) if source is not None else None
         reply = pick(operation_request(task)) if sample is not None else None
-        operation = picked(reply, sample) if reply is not None and sample is not None else None
+        operation = picked(reply, sample, named_paths(task)) if reply is not None and sample is not None else None
         if operation is None:
             continue
         note = f" (code by omx for the operation {operation.op!r} the model picked)"

@@ -12,6 +12,7 @@ from pathlib import Path
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.plan import plan_json_schema
 from agent.plan_run.planner import EXAMPLES, system_prompt
+from agent.plan_run.text_operations import EXAMPLES as OPERATION_EXAMPLES
 
 SCRIPTS = Path(__file__).resolve().parents[3] / "scripts"
 if str(SCRIPTS) not in sys.path:
@@ -30,10 +31,12 @@ def suite_texts() -> dict[str, str]:
 
 
 def example_texts() -> list[str]:
-    """Everything the prompt shows as an example: the example plans, the criteria examples, the example criteria,
-    and the schema's descriptions (its e.g. paths)."""
+    """Everything a prompt shows as an example: the example plans, the criteria examples, the example criteria,
+    the schema's descriptions (its e.g. paths), and the worked examples of the request for a text operation."""
     criteria_lines = [line for line in CRITERIA_RULES.splitlines() if " -> " in line]
-    return [*(json.dumps(e) for e in EXAMPLES), *criteria_lines, *EXAMPLE_CRITERIA, json.dumps(plan_json_schema())]
+    operations = [task for task, _answer in OPERATION_EXAMPLES]
+    return [*(json.dumps(e) for e in EXAMPLES), *criteria_lines, *EXAMPLE_CRITERIA, json.dumps(plan_json_schema()),
+            *operations]  # fmt: skip
 
 
 def paths(text: str) -> set[str]:

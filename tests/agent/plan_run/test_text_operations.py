@@ -1,0 +1,196 @@
+"""Exact work by an operation the model picks by name: each operation's code run by a real Python process on a
+text, the picks that are no operation or whose arguments do not fit turned away, and, end to end through the real
+``omx`` command with a scripted model, the real step sandbox and real files, a picked operation's code in the plan
+the person sees, its value checked by a second program as any code's, and code asked of the model where no
+operation fits."""
+
+# ruff: noqa: F811  (the ``script`` fixture is imported and requested by name)
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.model.llm import ScriptedModel
+from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE
+from agent.plan_run.text_operations import NOT_TEXT, OPERATIONS, SCHEMA_TITLE, Operation, operation_code, picked
+from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
+from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
+
+LOG = "09:00 INFO start\n09:01 ERROR disk full\n09:02 WARN slow\n09:03 INFO ok\n09:04 ERROR disk full\n"
+TABLE = "name,team,points\nada,red,12\nbob,blue,7.5\ncy,red,3\n"
+PROSE = "Mail ana@example.org or see https://example.org/docs. Order 12 came 3.5 days late, order 7 on time.\n"
+
+
+def run(operation: Operation, text: str) -> str:
+    """What ``operation``'s code prints when a real Python process runs it with INPUT holding ``text``."""
+    code = "import sys\nINPUT = sys.stdin.read()\n" + operation_code(operation)
+    done = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> Operation:
+    return Operation(op=name, text=text, new_text=new_text, number=number)
+
+
+@pytest.mark.parametrize(
+    ("operation", "text", "printed"),
+    [
+        (op("keep_containing", "ERROR|WARN"), LOG, "09:01 ERROR disk full\n09:02 WARN slow\n09:04 ERROR disk full\n"),
+        (op("drop_containing", "INFO"), LOG, "09:01 ERROR disk full\n09:02 WARN slow\n09:04 ERROR disk full\n"),
+        (op("keep_starting", "09:0"), "09:00 a\n 09:01 b\n10:00 c\n", "09:00 a\n 09:01 b\n"),
+        (op("sort"), "pear\nApple\nbanana\n", "Apple\nbanana\npear\n"),
+        (op("sort_numeric"), "b 10\nno number\na 9.5\n", "a 9.5\nb 10\nno number\n"),
+        (op("reverse"), "a\nb\nc\n", "c\nb\na\n"),
+        (op("unique"), "x\ny\nx\nz\ny\n", "x\ny\nz\n"),
+        (op("first", number=2), LOG, "09:00 INFO start\n09:01 ERROR disk full\n"),
+        (op("last", number=2), LOG, "09:03 INFO ok\n09:04 ERROR disk full\n"),
+        (op("number_lines"), "wash\ndry\n", "1. wash\n2. dry\n"),
+        (op("upper"), "Hi there\n", "HI THERE\n"),
+        (op("lower"), "Hi There\n", "hi there\n"),
+        (op("replace", "colour", "color"), "a colour, two colours\n", "a color, two colors\n"),
+        (op("count_lines"), LOG, "5\n"),
+        (op("count_lines", "ERROR"), LOG, "2\n"),
+        (op("count_words"), "one two  three\nfour\n", "4\n"),
+        (op("count_words", "Disk"), LOG, "2\n"),
+        (op("sum_numbers"), "3 apples and 4.5 pears\n", "7.5\n"),
+        (op("numbers"), PROSE, "12\n3.5\n7\n"),
+        (op("emails"), PROSE, "ana@example.org\n"),
+        (op("urls"), PROSE, "https://example.org/docs\n"),
+        (op("top_words", number=2), "the cat and The dog and the end\n", "the 3\nand 2\n"),
+        (op("json_field", "name"), json.dumps([{"name": "ada"}, {"id": 2}, {"name": "cy"}]), "ada\ncy\n"),
+        (op("json_field", "name"), json.dumps({"users": [{"name": "ada"}]}), "ada\n"),
+        (op("csv_column", "team"), TABLE, "red\nblue\nred\n"),
+        (op("csv_where", "team", "red"), TABLE, "name,team,points\nada,red,12\ncy,red,3\n"),
+        (op("csv_sum", "points"), TABLE, "22.5\n"),
+        (op("csv_average", "points"), TABLE, "7.5\n"),
+        (op("csv_to_table"), "a,b\n1,2\n", "| a | b |\n| --- | --- |\n| 1 | 2 |\n"),
+        (op("csv_to_json"), "a,b\n1,2\n", json.dumps([{"a": "1", "b": "2"}], indent=2) + "\n"),
+        (op("json_to_csv"), json.dumps([{"a": 1, "b": "x"}]), "a,b\n1,x\n"),
+        (op("yaml_to_json"), "name: app\nport: 8080\n", json.dumps({"name": "app", "port": 8080}, indent=2) + "\n"),
+        (op("add_first_line", "# Title"), "body\n", "# Title\nbody\n"),
+        (op("add_last_line", "bread"), "milk\neggs\n", "milk\neggs\nbread\n"),
+    ],
+    ids=lambda value: value.op if isinstance(value, Operation) else "",
+)
+def test_each_operation_s_code_prints_its_result(operation: Operation, text: str, printed: str) -> None:
+    assert run(operation, text) == printed
+
+
+def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
+    on_text = set(OPERATIONS) - NOT_TEXT
+    tested = {"keep_containing", "drop_containing", "keep_starting", "sort", "sort_numeric", "reverse", "unique",
+              "first", "last", "number_lines", "upper", "lower", "replace", "count_lines", "count_words",
+              "sum_numbers", "numbers", "emails", "urls", "top_words", "json_field", "csv_column", "csv_where",
+              "csv_sum", "csv_average", "csv_to_table", "csv_to_json", "json_to_csv", "yaml_to_json",
+              "add_first_line", "add_last_line"}  # fmt: skip
+    assert on_text == tested
+
+
+def reply(name: str, text: str = "", new_text: str = "", number: int = 0) -> str:
+    return json.dumps({"op": name, "text": text, "new_text": new_text, "number": number})
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        reply("write_prose"),
+        reply("file_operations"),
+        reply("other"),
+        reply("no_such_operation"),
+        "not json",
+        reply("first"),  # no number
+        reply("keep_containing"),  # no text
+        reply("csv_sum", "price"),  # no such column
+        reply("csv_where", "team"),  # no value to keep
+    ],
+)
+def test_a_pick_that_is_no_operation_or_does_not_fit_gives_none(answer: str) -> None:
+    assert picked(answer, TABLE) is None
+
+
+def test_a_file_the_task_names_given_as_text_is_no_text_to_look_for() -> None:
+    files = ["data/a.txt", "out/n.txt"]
+    assert picked(reply("count_lines", "data/a.txt"), "x", files) == op("count_lines")
+    assert picked(reply("count_lines", "a.txt"), "x", files) == op("count_lines")
+    assert picked(reply("count_lines", "a"), "x", files) == op("count_lines")
+    assert picked(reply("count_lines", "ERROR"), "x", files) == op("count_lines", "ERROR")
+    assert picked(reply("keep_containing", "data/a.txt"), "x", files) is None  # it needs a text
+
+
+def test_a_column_is_taken_as_the_header_spells_it_and_column_equals_value_is_read() -> None:
+    assert picked(reply("csv_sum", "Points"), TABLE) == op("csv_sum", "points")
+    assert picked(reply("csv_where", "team = red"), TABLE) == op("csv_where", "team", "red")
+
+
+# -- end to end ----------------------------------------------------------------------------------------------------
+
+TASK = "Put the lines of data/log.txt that mention ERROR into out/errors.txt"
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "log.txt").write_text(LOG, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path.resolve()
+
+
+def read_exact() -> dict[str, Any]:
+    read = {"inputs": ["data/log.txt"], "outputs": ["out/errors.txt"], "kind": "exact", "shape": "lines",
+            "count": None, "max_words": None}  # fmt: skip
+    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
+
+
+def model_calls(ws: Path) -> list[str]:
+    return [c["purpose"] for c in kinds(trace_of(only_run(ws)), "model") if c["purpose"] != "reading"]
+
+
+def test_a_picked_operation_is_omx_s_code_in_the_plan_and_its_value_is_checked(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    second = "print('\\n'.join(line for line in INPUT.splitlines() if 'ERROR' in line))"
+    model = script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("keep_containing", "ERROR")}, second)
+    result = omx(TASK, "--yes", input="y\n")  # code runs: MEDIUM, asked
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
+    assert "(code by omx for the operation 'keep_containing' the model picked)" in result.output
+    assert "'ERROR' in line" in result.output  # the code itself is in the plan the person confirms
+    assert model_calls(ws) == ["operation", "second_program"]  # no code asked of the model
+    asked = next(r for r in model.requests if r["json_mode"] and r["json_mode"].get("title") == SCHEMA_TITLE)
+    assert asked["messages"][-1]["content"] == f"Task: {TASK}"
+    assert run_end(trace_of(only_run(ws)))["status"] == "success"  # a second program, written apart, agreed
+
+
+def test_a_picked_operation_whose_value_a_second_program_disputes_is_no_success(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    # the model picked the wrong operation (the first 2 lines); a second program written apart printed the errors
+    second = "print('\\n'.join(line for line in INPUT.splitlines() if 'ERROR' in line))"
+    script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("first", number=2)}, second, "print(1)", "")
+    result = omx(TASK, "--yes", input="y\n")
+    assert "[not met] a second program, written apart, printed the same value" in result.output, result.output
+    assert "Result: success" not in result.output
+    assert run_end(trace_of(only_run(ws)))["status"] != "success"
+
+
+def test_a_pick_of_prose_leaves_the_code_to_the_model(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    code = TEMPLATE.replace(
+        "result = ...  # computed from text or lines: a str, a number, or a list of lines",
+        "result = [line for line in lines if 'ERROR' in line]",
+    )
+    second = "print('\\n'.join(line for line in INPUT.splitlines() if 'ERROR' in line))"
+    script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("write_prose")}, code, second)
+    result = omx(TASK, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
+    assert "the model picked" not in result.output
+    assert model_calls(ws) == ["operation", "code", "second_program"]
