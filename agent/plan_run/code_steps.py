@@ -35,12 +35,14 @@ from agent.plan_run.code_templates import (
 from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_reading import named_paths
+from agent.plan_run.text_operations import TextOperation, fitted, operation_code
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
 __all__ = ["CODE_PROMPT", "PRINT_LINE", "TEMPLATE", "WORDS_TEMPLATE", "Ask", "code_of", "code_problem", "first_lines"]
-__all__ += ["fixed_code", "held_start", "what_ref_holds", "with_print_line", "with_working_code", "working_code"]
+__all__ += ["fixed_code", "held_start", "what_ref_holds", "with_operation_code", "with_print_line"]
+__all__ += ["with_working_code", "working_code"]
 
 #: asks the model for a step's code: ``ask(messages, step_id)``, the reply's text (None: the request failed)
 Ask = Callable[[list[dict[str, str]], int], str | None]
@@ -117,6 +119,27 @@ def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] =
             step = working_code(plan, _with_input(plan, step), task, ask) or step
         steps.append(step)
     return plan.model_copy(update={"steps": steps})
+
+
+def with_operation_code(plan: Plan, task: str, output: str, operation: TextOperation) -> Plan:
+    """``plan`` with the code of its python step that has none yet, is given the text of a file a read_text step
+    reads and writes the task's ``output`` whole, made omx's code of ``operation`` (the one the model picked for
+    ``task``: ``text_operations``) where it fits that file; the plan as it was where there is no such step or it
+    does not fit."""
+    writers = set(plan.whole_writers(output))
+    for step in plan.steps:
+        inputs = step.inputs
+        if step.id not in writers or not isinstance(inputs, PythonInput) or inputs.code.strip():
+            continue
+        source = _read_path(plan, inputs.input.step_id) if isinstance(inputs.input, Ref) else None
+        sample = first_lines(Path(plan.workspace_root), source) if source is not None else None
+        fit = fitted(operation, sample, named_paths(task)) if sample is not None else None
+        if fit is None:
+            continue
+        note = f" (code by omx for the operation {fit.op!r} the model picked)"
+        code = inputs.model_copy(update={"code": operation_code(fit)})
+        plan = plan.with_step(step.model_copy(update={"inputs": code, "description": step.description + note}))
+    return plan
 
 
 def _with_input(plan: Plan, step: Step) -> Step:

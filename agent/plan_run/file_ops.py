@@ -72,8 +72,8 @@ class Operation:
 
 def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -> tuple[Operation, ...]:
     """The operations of ``reading`` omx acts on, each with its source's state now; none where anything contradicts
-    them (see the module) or the model read the task as of another kind."""
-    if reading is None or reading.kind != "command" or not reading.operations:
+    them (see the module) or the model read the task as one that does not act on files."""
+    if reading is None or not reading.acts_on_files or not reading.operations:
         return ()
     root = workspace.resolve()
     asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in reading.operations))

@@ -24,7 +24,7 @@ from agent.model.errors import advice
 from agent.model.llm import LLMError, Model, ModelReply
 from agent.model.schema_request import SCHEMA_REFUSED, complete_with_schema
 from agent.plan_run.code_fix import CodeAtFault
-from agent.plan_run.code_steps import Ask, fixed_code, with_working_code
+from agent.plan_run.code_steps import Ask, fixed_code, with_operation_code, with_working_code
 from agent.plan_run.completion import completed, unwritten
 from agent.plan_run.criteria_prompt import CRITERIA_RULES, EXAMPLE_CRITERIA
 from agent.plan_run.feasibility import infeasible
@@ -39,7 +39,6 @@ from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_files import with_task_files
 from agent.plan_run.task_prompt import with_task_words
 from agent.plan_run.task_reading import named_paths
-from agent.plan_run.text_operations import Pick, operation_schema, with_operation_code
 from agent.plan_run.tools.inputs import TOOL_INPUTS, WriteTextInput
 from agent.record.trace import RecordingModel, RunEntry
 
@@ -364,30 +363,12 @@ class Planner:
         ask = self._code_request()
         if expected is not None:
             plan = completed(plan, list(expected.outputs))
-            if expected.exact and expected.output is not None:
-                plan = with_operation_code(plan, task, expected.output, self._operation_request())
+            picked = expected.model_reading.operation if expected.model_reading is not None else None
+            if expected.exact and expected.output is not None and picked is not None:
+                plan = with_operation_code(plan, task, expected.output, picked)
             plan = with_model_for_prose(with_code_for_exact_work(plan, task, expected, ask), task, expected)
             plan = with_task_words(plan, task, expected)
         return with_working_code(plan, task, ask, EXAMPLE_CODE)
-
-    def _operation_request(self) -> Pick:
-        """Asks the model which operation does a task (``text_operations``), with its schema only; traced as
-        ``operation``. A server that takes no schema, or a failed request, gives no operation."""
-
-        def pick(messages: list[dict[str, str]]) -> str | None:
-            recording = self.model if isinstance(self.model, RecordingModel) else None
-            before = (recording.purpose, recording.step_id) if recording else None
-            if recording:
-                recording.purpose, recording.step_id = "operation", None
-            try:
-                return complete_with_schema(self.model, messages, operation_schema(), schema_only=True).content
-            except LLMError:
-                return None
-            finally:
-                if recording and before:
-                    recording.purpose, recording.step_id = before
-
-        return pick
 
     def _code_request(self) -> Ask:
         """Asks the model for one step's code; the requests are traced as ``code`` with their step's id."""

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 from agent.plan_run.run_schema import workspace_paths
+from agent.plan_run.text_operations import FROM_LINES, TextOperation, ask_operation
 
 __all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
 __all__ += ["MAX_OPERATIONS", "OPERATIONS_SCHEMA_TITLE", "Action", "FileOperation", "FileOperations"]
@@ -125,8 +126,14 @@ class TaskReading(BaseModel):
     shape: Shape = Field(default="free", description="The output file's shape.")
     count: int | None = Field(default=None, ge=0, description="The number of bullets or lines asked for, else null.")
     max_words: int | None = Field(default=None, ge=0, description="The most words allowed, else null.")
-    # asked apart, where the kind is command (``read_operations``): not in the reading's own schema
+    # asked apart, after the reading (``read_task``): not in the reading's own schema
+    operation: TextOperation | None = Field(default=None, description="The operation picked (text_operations).")
     operations: list[FileOperation] = Field(default_factory=list, description="The file operations, in order.")
+
+    @property
+    def acts_on_files(self) -> bool:
+        """Whether the task acts on files: read as kind command, or the operation picked is files acted on."""
+        return self.kind == "command" or (self.operation is not None and self.operation.op == "file_operations")
 
     def lists_output(self, path: str) -> bool:
         return os.path.normpath(path) in {os.path.normpath(p) for p in self.outputs}
@@ -161,6 +168,7 @@ def reading_schema(workspace: Path, task: str) -> dict[str, Any]:
     schema = TaskReading.model_json_schema()
     schema["title"] = READING_SCHEMA_TITLE
     del schema["properties"]["operations"]  # asked apart (``operations_schema``)
+    del schema["properties"]["operation"]  # asked apart (``text_operations``)
     schema.pop("$defs", None)
     schema["required"] = list(schema["properties"])  # a strict schema names every field
     schema["additionalProperties"] = False
@@ -213,10 +221,16 @@ def read_task(
     except (json.JSONDecodeError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
         return None, f"the reply was no reading ({first})"
-    if reading.kind == "command":
+    operation = ask_operation(model, task, on_refused=on_refused)
+    reading = reading.model_copy(update={"operation": operation})
+    if reading.kind == "prose" and operation is not None and operation.op in FROM_LINES:
+        reading = reading.model_copy(update={"kind": "exact"})  # the input's lines, picked or changed by a rule
+    if reading.acts_on_files:
         acted = read_operations(model, task, workspace, on_refused=on_refused)
         if acted is not None:
-            reading = reading.model_copy(update={"operations": acted.operations})
+            # where only the pick says files are acted on, nothing is deleted on that word alone
+            read = [o for o in acted.operations if reading.kind == "command" or o.action != "delete"]
+            reading = reading.model_copy(update={"operations": read})
     return reading, None
 
 

@@ -5,13 +5,20 @@ line where the first three were asked, the JSON file's lines where its names wer
 of a list of named operations (``first`` with its number, ``json_field`` with its field, ``csv_sum`` with its
 column), with a JSON schema and a few worked examples of tasks of their own, the same model picked the right one for
 most of the benchmark's tuning tasks of that kind: picking a word the task says is what a small model does well,
-and code for the word picked is then exact. So where a python step of exact work is to get its code from one file's
-text (INPUT), omx first asks for an operation (``pick_operation``); where the model picks one (not ``other``, not
-prose, not files acted on) whose arguments fit (a number above 0 where it needs one, a CSV column the file's header
-holds), the step's code is omx's code of that operation (``operation_code``), shown in the plan like any code. That
-it picked the right operation is the model's reading, nothing more: the value is checked as any code's (a second
-program written apart by the model, ``second_program``), and code that fails when it runs is asked of the model
-(``code_fix``).
+and code for the word picked is then exact. The pick is part of the task's reading (``task_reading.read_task``):
+
+- where a python step of exact work gets its code from one file's text (INPUT) and the pick is an operation on the
+  text whose arguments fit the file (``fitted``: a number above 0 where it needs one, a CSV column the header
+  holds), the step's code is omx's code of that operation (``operation_code``), shown in the plan like any code
+  (``code_steps.with_operation_code``); otherwise the code is asked of the model, as without a pick;
+- a pick of an operation on the input's own lines (``FROM_LINES``: sort, reverse, the first N, a filter, ...)
+  where the reading said prose makes the task exact work: the 0.5B model read sorts, reversals and first lines as
+  prose, and a model then wrote them from memory;
+- a pick of ``file_operations`` has the task's file operations asked for, as a reading of kind command does.
+
+That the model picked the right operation is its reading, nothing more: the value is checked as any code's (a
+second program written apart by the model, ``second_program``), and code that fails when it runs is asked of the
+model (``code_fix``).
 """
 
 from __future__ import annotations
@@ -21,21 +28,15 @@ import io
 import json
 import os
 from collections.abc import Callable, Collection
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agent.plan_run.code_steps import first_lines
-from agent.plan_run.plan import Plan
-from agent.plan_run.task_reading import named_paths
-from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref
+from agent.model.llm import LLMError, Model
+from agent.model.schema_request import complete_with_schema
 
-__all__ = ["EXAMPLES", "OPERATIONS", "SCHEMA_TITLE", "Operation", "operation_code", "operation_request"]
-__all__ += ["Pick", "operation_schema", "picked", "with_operation_code"]
-
-#: asks the model which operation does a task: ``pick(messages)``, the reply's text (None: no reply)
-Pick = Callable[[list[dict[str, str]]], str | None]
+__all__ = ["EXAMPLES", "FROM_LINES", "OPERATIONS", "SCHEMA_TITLE", "TextOperation", "ask_operation", "fitted"]
+__all__ += ["operation_code", "operation_request", "operation_schema"]
 
 #: the title of the request's schema, by which a scripted model tells it from the other requests
 SCHEMA_TITLE = "TextOperation"
@@ -83,6 +84,10 @@ NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
 NEEDS_NUMBER = frozenset({"first", "last", "top_words"})
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
 NEEDS_TEXT |= {"add_first_line", "add_last_line"}
+#: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
+#: not a value computed from them (a count, a sum): a pick of one where the reading said prose is taken as exact work
+FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - {"count_lines", "count_words", "sum_numbers", "top_words"}
+FROM_LINES -= {"csv_sum", "csv_average"}
 #: the operations on a CSV file's column named by TEXT
 CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average"})
 
@@ -114,7 +119,7 @@ EXAMPLES: list[tuple[str, dict[str, Any]]] = [
 ]  # fmt: skip
 
 
-class Operation(BaseModel):
+class TextOperation(BaseModel):
     """The operation the model picked, with its arguments."""
 
     model_config = ConfigDict(extra="ignore")
@@ -149,17 +154,26 @@ def operation_request(task: str) -> list[dict[str, str]]:
     return [*messages, {"role": "user", "content": f"Task: {task}"}]
 
 
-def picked(reply: str, sample: str, files: Collection[str] = ()) -> Operation | None:
-    """The operation in the model's ``reply`` where it is one on the text and its arguments fit ``sample`` (the
-    input's first lines): None for a reply that is no operation, a pick of prose, files or other, a NUMBER or TEXT
-    missing where the operation needs one, a CSV column the header lacks (TEXT "column = value" is read as the
-    column and NEW_TEXT where NEW_TEXT is empty). A TEXT that is one of ``files`` (the paths the task names), a
-    file's name, or that name without its extension, is a file the model copied from the task, not text to look for:
-    no TEXT."""
+def ask_operation(model: Model, task: str, *, on_refused: Callable[[str], None] | None = None) -> TextOperation | None:
+    """The operation ``model`` picks for ``task`` (``write_prose``, ``file_operations`` and ``other`` included),
+    asked with its schema only; None where the server takes no schema, the request failed, or the reply is none of
+    ``OPERATIONS``."""
     try:
-        operation = Operation.model_validate(json.loads(reply))
-    except (ValueError, ValidationError):
+        reply = complete_with_schema(
+            model, operation_request(task), operation_schema(), on_refused=on_refused, schema_only=True
+        )
+        operation = TextOperation.model_validate(json.loads(reply.content or ""))
+    except (LLMError, ValueError, ValidationError):
         return None
+    return operation if operation.op in OPERATIONS else None
+
+
+def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -> TextOperation | None:
+    """``operation`` where it is one on the text and its arguments fit ``sample`` (the input's first lines): None
+    for a pick of prose, files or other, a NUMBER or TEXT missing where the operation needs one, a CSV column the
+    header lacks (TEXT "column = value" is read as the column and NEW_TEXT where NEW_TEXT is empty). A TEXT that is
+    one of ``files`` (the paths the task names), a file's name, or that name without its extension, is a file the
+    model copied from the task, not text to look for: no TEXT."""
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if _names_a_file(operation.text, files):
@@ -181,7 +195,7 @@ def _names_a_file(text: str, files: Collection[str]) -> bool:
     return bool(text.strip()) and os.path.normpath(text.strip()) in names
 
 
-def _with_column(operation: Operation, sample: str) -> Operation | None:
+def _with_column(operation: TextOperation, sample: str) -> TextOperation | None:
     """``operation`` with TEXT the CSV header's own spelling of its column; None where the header has no such
     column."""
     text, new_text = operation.text, operation.new_text
@@ -194,36 +208,7 @@ def _with_column(operation: Operation, sample: str) -> Operation | None:
     return operation.model_copy(update={"text": column, "new_text": new_text})
 
 
-def with_operation_code(plan: Plan, task: str, output: str, pick: Pick) -> Plan:
-    """``plan`` with the code of its python step that has none yet, is given the text of a file a read_text step
-    reads and writes the task's ``output`` whole, made omx's code of the operation the model picks for ``task``
-    (see the module); the plan as it was where there is no such step or no operation fits."""
-    writers = set(plan.whole_writers(output))
-    for step in plan.steps:
-        inputs = step.inputs
-        if step.id not in writers or not isinstance(inputs, PythonInput) or inputs.code.strip():
-            continue
-        source = _read_source(plan, inputs.input)
-        sample = first_lines(Path(plan.workspace_root), source) if source is not None else None
-        reply = pick(operation_request(task)) if sample is not None else None
-        operation = picked(reply, sample, named_paths(task)) if reply is not None and sample is not None else None
-        if operation is None:
-            continue
-        note = f" (code by omx for the operation {operation.op!r} the model picked)"
-        code = inputs.model_copy(update={"code": operation_code(operation)})
-        plan = plan.with_step(step.model_copy(update={"inputs": code, "description": step.description + note}))
-    return plan
-
-
-def _read_source(plan: Plan, given: object) -> str | None:
-    """The file the read_text step that ``given`` (a python step's input) refers to reads; None for any other."""
-    if not isinstance(given, Ref):
-        return None
-    source = next((s for s in plan.steps if s.id == given.step_id), None)
-    return source.inputs.path if source is not None and isinstance(source.inputs, ReadTextInput) else None
-
-
-def operation_code(operation: Operation) -> str:
+def operation_code(operation: TextOperation) -> str:
     """The Python code of ``operation``: it reads the input's text from INPUT and prints the result."""
     return _CODE[operation.op](operation.text, operation.new_text, operation.number)
 

@@ -21,6 +21,7 @@ from agent.model.llm import ScriptedModel
 from agent.plan_run import workflow
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import OPERATIONS_SCHEMA_TITLE, READING_SCHEMA_TITLE, TaskReading
+from agent.plan_run.text_operations import SCHEMA_TITLE as TEXT_OPERATION
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
@@ -218,7 +219,8 @@ def test_a_task_read_as_another_kind_is_asked_no_operations(
     ws: Path, script: Callable[..., ScriptedModel], kind: str
 ) -> None:
     """Asked whether a task only acts on files, the 0.5B model said yes to summaries and filters too, with a move of
-    the input to the output: operations are asked for, and acted on, only where the reading's kind is command."""
+    the input to the output: operations are asked for, and acted on, only where the reading's kind is command (or
+    the operation it picked is files acted on, below)."""
     task = "Write the open items of notes/todo.md to out/open.md"
     model = script(*reading(operations(("move", "notes/todo.md", "out/open.md")), kind=kind))
     omx(task, input="y\n1\n")
@@ -226,3 +228,30 @@ def test_a_task_read_as_another_kind_is_asked_no_operations(
     assert OPERATIONS_SCHEMA_TITLE not in titles and (ws / "notes/todo.md").read_text(encoding="utf-8") == TODO
     assert events(ws, "plan_from_reading") in ([], [{"tools": ["read_text", "llm", "write_text"]}],
                                                [{"tools": ["read_text", "python", "write_text"]}])  # fmt: skip
+
+
+def picks(op: str) -> dict[str, str]:
+    """The model's pick of an operation (``text_operations``), scripted."""
+    return {"for": TEXT_OPERATION, "content": json.dumps({"op": op, "text": "", "new_text": "", "number": 0})}
+
+
+def test_a_pick_of_files_acted_on_has_the_operations_asked_where_the_kind_read_was_another(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model read the kind of 1 of 54 tasks as command, and picked ``file_operations`` for the renames and
+    the organising among them: that pick has the operations asked for, as the kind command does."""
+    ops = operations(("move", "notes/todo.md", "notes/done.md"))
+    script(*reading(ops, ["notes/todo.md"], ["notes/done.md"], kind="prose"), picks("file_operations"))
+    result = omx("Rename notes/todo.md to notes/done.md", input="y\n1\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert "notes/todo.md" not in tree(ws) and tree(ws)["notes/done.md"] == TODO
+    assert events(ws, "plan_from_reading") == [{"tools": ["move"]}]
+
+
+def test_on_the_pick_alone_nothing_is_deleted(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """A delete is taken from a reading of kind command only: read as another kind, the model's delete is not
+    planned even where its count is typed (the model is asked for a plan instead, and gives none here)."""
+    ops = operations(("delete", "cache/stale.tmp", ""))
+    script(*reading(ops, ["cache/stale.tmp"], [], kind="exact"), picks("file_operations"))
+    omx("Delete cache/stale.tmp", input="y\n1\n")
+    assert "cache/stale.tmp" in tree(ws) and events(ws, "plan_from_reading") == []

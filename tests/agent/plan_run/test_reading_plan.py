@@ -77,7 +77,7 @@ def test_an_exact_result_from_one_file_is_code_asked_for_with_the_files_first_li
     result = omx(task, "--yes", input="y\n")  # code runs: MEDIUM, asked
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "total.txt").read_text(encoding="utf-8").strip() == "49.75"
-    assert model_calls(ws) == ["operation", "code", "second_program"]  # no operation scripted: code asked for
+    assert model_calls(ws) == ["code", "second_program"]
     asked = model.requests[-2]["messages"][-1]["content"]
     assert f"data/sales.csv begins:\n```\n{SALES.strip()}\n```" in asked
     assert "Result: success" in result.output, result.output  # its value came from code run on the input

@@ -20,7 +20,7 @@ import pytest
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
-from agent.plan_run.text_operations import NOT_TEXT, OPERATIONS, SCHEMA_TITLE, Operation, operation_code, picked
+from agent.plan_run.text_operations import NOT_TEXT, OPERATIONS, SCHEMA_TITLE, TextOperation, fitted, operation_code
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
@@ -29,7 +29,7 @@ TABLE = "name,team,points\nada,red,12\nbob,blue,7.5\ncy,red,3\n"
 PROSE = "Mail ana@example.org or see https://example.org/docs. Order 12 came 3.5 days late, order 7 on time.\n"
 
 
-def run(operation: Operation, text: str) -> str:
+def run(operation: TextOperation, text: str) -> str:
     """What ``operation``'s code prints when a real Python process runs it with INPUT holding ``text``."""
     code = "import sys\nINPUT = sys.stdin.read()\n" + operation_code(operation)
     done = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, text=True, timeout=30)
@@ -37,8 +37,8 @@ def run(operation: Operation, text: str) -> str:
     return done.stdout
 
 
-def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> Operation:
-    return Operation(op=name, text=text, new_text=new_text, number=number)
+def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOperation:
+    return TextOperation(op=name, text=text, new_text=new_text, number=number)
 
 
 @pytest.mark.parametrize(
@@ -79,9 +79,9 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> Operat
         (op("add_first_line", "# Title"), "body\n", "# Title\nbody\n"),
         (op("add_last_line", "bread"), "milk\neggs\n", "milk\neggs\nbread\n"),
     ],
-    ids=lambda value: value.op if isinstance(value, Operation) else "",
+    ids=lambda value: value.op if isinstance(value, TextOperation) else "",
 )
-def test_each_operation_s_code_prints_its_result(operation: Operation, text: str, printed: str) -> None:
+def test_each_operation_s_code_prints_its_result(operation: TextOperation, text: str, printed: str) -> None:
     assert run(operation, text) == printed
 
 
@@ -99,6 +99,11 @@ def reply(name: str, text: str = "", new_text: str = "", number: int = 0) -> str
     return json.dumps({"op": name, "text": text, "new_text": new_text, "number": number})
 
 
+def picked(answer: str, sample: str, files: list[str] | None = None) -> TextOperation | None:
+    """The operation of the model's ``answer``, fitted to ``sample``."""
+    return fitted(TextOperation.model_validate_json(answer), sample, files or [])
+
+
 @pytest.mark.parametrize(
     "answer",
     [
@@ -106,7 +111,6 @@ def reply(name: str, text: str = "", new_text: str = "", number: int = 0) -> str
         reply("file_operations"),
         reply("other"),
         reply("no_such_operation"),
-        "not json",
         reply("first"),  # no number
         reply("keep_containing"),  # no text
         reply("csv_sum", "price"),  # no such column
@@ -144,8 +148,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path.resolve()
 
 
-def read_exact() -> dict[str, Any]:
-    read = {"inputs": ["data/log.txt"], "outputs": ["out/errors.txt"], "kind": "exact", "shape": "lines",
+def read_exact(kind: str = "exact") -> dict[str, Any]:
+    read = {"inputs": ["data/log.txt"], "outputs": ["out/errors.txt"], "kind": kind, "shape": "lines",
             "count": None, "max_words": None}  # fmt: skip
     return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
 
@@ -164,7 +168,7 @@ def test_a_picked_operation_is_omx_s_code_in_the_plan_and_its_value_is_checked(
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
     assert "(code by omx for the operation 'keep_containing' the model picked)" in result.output
     assert "'ERROR' in line" in result.output  # the code itself is in the plan the person confirms
-    assert model_calls(ws) == ["operation", "second_program"]  # no code asked of the model
+    assert model_calls(ws) == ["second_program"]  # no plan, no code asked of the model (the pick is the reading's)
     asked = next(r for r in model.requests if r["json_mode"] and r["json_mode"].get("title") == SCHEMA_TITLE)
     assert asked["messages"][-1]["content"] == f"Task: {TASK}"
     assert run_end(trace_of(only_run(ws)))["status"] == "success"  # a second program, written apart, agreed
@@ -193,4 +197,30 @@ def test_a_pick_of_prose_leaves_the_code_to_the_model(ws: Path, script: Callable
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
     assert "the model picked" not in result.output
-    assert model_calls(ws) == ["operation", "code", "second_program"]
+    assert model_calls(ws) == ["code", "second_program"]
+
+
+def test_a_pick_of_an_operation_on_the_lines_makes_a_task_read_as_prose_exact_work(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model read sorts, reversals and first lines as prose, which a model then wrote from memory."""
+    task = "Put the lines of data/log.txt in reverse order into out/errors.txt"
+    second = "print('\\n'.join(reversed(INPUT.splitlines())))"
+    script(read_exact("prose"), {"for": SCHEMA_TITLE, "content": reply("reverse")}, second)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8").splitlines() == LOG.splitlines()[::-1]
+    assert "(code by omx for the operation 'reverse' the model picked)" in result.output
+    assert model_calls(ws) == ["second_program"]  # no llm step wrote it
+
+
+def test_a_pick_of_a_value_leaves_a_task_read_as_prose_to_a_model(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The same model picked ``sum_numbers`` for "Summarise ...": a value computed is no sign of exact work."""
+    task = "Summarise data/log.txt in one line into out/errors.txt"
+    script(read_exact("prose"), {"for": SCHEMA_TITLE, "content": reply("sum_numbers")}, "The disk filled up twice.")
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "The disk filled up twice.\n"
+    assert model_calls(ws) == ["step"]  # the model wrote it, in an llm step
