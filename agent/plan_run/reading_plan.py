@@ -34,6 +34,7 @@ from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import TaskReading, named_paths
+from agent.plan_run.text_operations import ON_FOLDER
 from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, WriteTextInput
 
 __all__ = ["BY_OMX", "MAX_INPUTS", "plan_from_reading"]
@@ -83,15 +84,17 @@ def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> li
 
 
 def _folder(task: str, workspace: Path, reading: TaskReading, output: str) -> str | None:
-    """The one folder the task names that both readings take as its input: named in the task, listed by the model,
-    a directory of the workspace reached through no symlink (``folder_files``), not the folder the output goes
-    to; None where there is no such folder, or more than one."""
+    """The one folder the task names that both readings take as its input: named in the task, listed by the model
+    (or any the task names, where the operation it picked is one on a folder's files: the 0.5B model lists a file
+    of the folder, not the folder), a directory of the workspace reached through no symlink (``folder_files``),
+    not the folder the output goes to; None where there is no such folder, or more than one."""
+    on_folder = reading.operation is not None and reading.operation.op in ON_FOLDER
     listed = {os.path.normpath(path) for path in reading.inputs}
     written = os.path.normpath(output)
     folders = [
         name
         for name in named_paths(task)
-        if name.endswith("/") and os.path.normpath(name) in listed
+        if name.endswith("/") and (on_folder or os.path.normpath(name) in listed)
         and not written.startswith(os.path.normpath(name) + "/") and folder_files(workspace, name) is not None
     ]  # fmt: skip
     return folders[0] if len(folders) == 1 else None

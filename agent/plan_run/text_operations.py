@@ -28,6 +28,7 @@ import io
 import json
 import os
 from collections.abc import Callable, Collection
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -35,8 +36,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
-__all__ = ["EXAMPLES", "FROM_LINES", "OPERATIONS", "SCHEMA_TITLE", "TextOperation", "ask_operation", "fitted"]
-__all__ += ["operation_code", "operation_request", "operation_schema"]
+__all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "OPERATIONS", "SCHEMA_TITLE", "TextOperation", "ask_operation"]
+__all__ += ["fitted", "operation_code", "operation_request", "operation_schema"]
 
 #: the title of the request's schema, by which a scripted model tells it from the other requests
 SCHEMA_TITLE = "TextOperation"
@@ -74,26 +75,33 @@ OPERATIONS: dict[str, str] = {
     "yaml_to_json": "the YAML file as JSON",
     "add_first_line": "the text with the line TEXT added at the start",
     "add_last_line": "the text with the line TEXT added at the end",
+    "list_files": "the names of the files in the folder (TEXT: only those matching a pattern such as '*.py'), one "
+    "per line, in name order",
+    "count_files": "the number of files in the folder (TEXT: only those matching a pattern such as '*.py')",
+    "largest_files": "the names of the NUMBER largest files in the folder, largest first, one per line",
+    "files_changed_before": "the names of the files in the folder last changed before the date TEXT (YYYY-MM-DD)",
     "write_prose": "new text someone composes: a summary, an email, a title, a description, an answer in words",
     "file_operations": "files moved, renamed, copied or deleted, or folders made",
     "other": "none of these",
 }
 #: the picks that are no operation on the text: omx asks the model for code, as without a pick
 NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
+#: the operations on a folder's files (``files``: each one's path, name, size and date, given as data)
+ON_FOLDER = frozenset({"list_files", "count_files", "largest_files", "files_changed_before"})
 #: the operations that need NUMBER above 0, and those that need TEXT
-NEEDS_NUMBER = frozenset({"first", "last", "top_words"})
+NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files"})
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
-NEEDS_TEXT |= {"add_first_line", "add_last_line"}
+NEEDS_TEXT |= {"add_first_line", "add_last_line", "files_changed_before"}
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
 #: not a value computed from them (a count, a sum): a pick of one where the reading said prose is taken as exact work
-FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - {"count_lines", "count_words", "sum_numbers", "top_words"}
+FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - {"count_lines", "count_words", "sum_numbers", "top_words"}
 FROM_LINES -= {"csv_sum", "csv_average"}
 #: the operations on a CSV file's column named by TEXT
 CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average"})
 
 _SYSTEM = (
     "You pick the one operation that does a task given to a file assistant, applied to the text of the task's "
-    "input file. Operations:\n"
+    "input file, or to the files of the folder it names. Operations:\n"
     + "\n".join(f"- {name}: {what}" for name, what in OPERATIONS.items())
     + "\nReply: op, text (TEXT, '' if unused), new_text (NEW_TEXT, '' if unused), number (NUMBER, 0 if unused). "
     "Reply with the JSON object only."
@@ -116,6 +124,8 @@ EXAMPLES: list[tuple[str, dict[str, Any]]] = [
      {"op": "csv_sum", "text": "price", "new_text": "", "number": 0}),
     ("Change every 'grey' into 'gray' in docs/style.txt, saved to summary_dir/style_us.txt",
      {"op": "replace", "text": "grey", "new_text": "gray", "number": 0}),
+    ("Which markdown files are there in wiki/? Names only, one a line, in summary_dir/pages.txt",
+     {"op": "list_files", "text": "*.md", "new_text": "", "number": 0}),
 ]  # fmt: skip
 
 
@@ -184,7 +194,22 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -
         return None
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample)
+    if operation.op == "files_changed_before":
+        return _with_date(operation)
     return operation
+
+
+def _with_date(operation: TextOperation) -> TextOperation | None:
+    """``operation`` with TEXT the date it names as YYYY-MM-DD (``2026-01-01``, ``1 January 2026``, ``January 1,
+    2026``); None where TEXT is no such date."""
+    text = " ".join(operation.text.replace(",", " ").split())
+    for form in ("%Y-%m-%d", "%d %B %Y", "%B %d %Y", "%d %b %Y", "%b %d %Y", "%Y/%m/%d"):
+        try:
+            day = datetime.strptime(text, form).date()
+        except ValueError:
+            continue
+        return operation.model_copy(update={"text": day.isoformat()})
+    return None
 
 
 def _names_a_file(text: str, files: Collection[str]) -> bool:
@@ -209,7 +234,8 @@ def _with_column(operation: TextOperation, sample: str) -> TextOperation | None:
 
 
 def operation_code(operation: TextOperation) -> str:
-    """The Python code of ``operation``: it reads the input's text from INPUT and prints the result."""
+    """The Python code of ``operation``: it reads the input's text from INPUT (an operation ``ON_FOLDER``: the
+    folder's files from ``files``, which the code is given before it) and prints the result."""
     return _CODE[operation.op](operation.text, operation.new_text, operation.number)
 
 
@@ -308,6 +334,20 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "out.writerows(data)"
     ),
     "yaml_to_json": lambda t, n, k: "import json, yaml\nprint(json.dumps(yaml.safe_load(INPUT), indent=2))",
+    "list_files": lambda t, n, k: (
+        f"from fnmatch import fnmatch\nnames = [f['name'] for f in files if fnmatch(f['name'], {t or '*'!r})]\n"
+        "print('\\n'.join(sorted(names)))"
+    ),
+    "count_files": lambda t, n, k: (
+        f"from fnmatch import fnmatch\nprint(sum(1 for f in files if fnmatch(f['name'], {t or '*'!r})))"
+    ),
+    "largest_files": lambda t, n, k: (
+        f"biggest = sorted(files, key=lambda f: (-f['size'], f['name']))[:{k}]\n"
+        "print('\\n'.join(f['name'] for f in biggest))"
+    ),
+    "files_changed_before": lambda t, n, k: (
+        f"print('\\n'.join(sorted(f['name'] for f in files if f['modified'] < {t!r})))"
+    ),
     "add_first_line": lambda t, n, k: f"print({t!r})\nprint(INPUT.rstrip('\\n'))",
     "add_last_line": lambda t, n, k: f"print(INPUT.rstrip('\\n'))\nprint({t!r})",
 }

@@ -9,9 +9,11 @@ operation fits."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,18 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.code_templates import folder_template
+from agent.plan_run.folder_files import folder_files
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
-from agent.plan_run.text_operations import NOT_TEXT, OPERATIONS, SCHEMA_TITLE, TextOperation, fitted, operation_code
+from agent.plan_run.text_operations import (
+    NOT_TEXT,
+    ON_FOLDER,
+    OPERATIONS,
+    SCHEMA_TITLE,
+    TextOperation,
+    fitted,
+    operation_code,
+)
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
@@ -85,8 +97,54 @@ def test_each_operation_s_code_prints_its_result(operation: TextOperation, text:
     assert run(operation, text) == printed
 
 
+@pytest.fixture
+def media(tmp_path: Path) -> Path:
+    """A folder of four files of known sizes and dates (one in a subfolder)."""
+    sizes = {"b.mp3": 300, "a.png": 40, "c.mp3": 300, "old/z.png": 900}
+    days = {"b.mp3": "2025-06-01", "a.png": "2026-02-01", "c.mp3": "2026-03-01", "old/z.png": "2025-12-31"}
+    for name, size in sizes.items():
+        path = tmp_path / "ws" / "media" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * size)
+        stamp = datetime.fromisoformat(days[name] + "T12:00:00").timestamp()
+        os.utime(path, (stamp, stamp))
+    return tmp_path / "ws"
+
+
+@pytest.mark.parametrize(
+    ("operation", "printed"),
+    [
+        (op("list_files"), "a.png\nb.mp3\nc.mp3\nz.png\n"),
+        (op("list_files", "*.mp3"), "b.mp3\nc.mp3\n"),
+        (op("count_files", "*.png"), "2\n"),
+        (op("largest_files", number=2), "z.png\nb.mp3\n"),  # ties by name
+        (op("files_changed_before", "2026-01-01"), "b.mp3\nz.png\n"),
+    ],
+    ids=lambda value: value.op if isinstance(value, TextOperation) else "",
+)
+def test_each_operation_on_a_folder_prints_its_result_from_the_folder_s_files(
+    media: Path, operation: TextOperation, printed: str
+) -> None:
+    listed = folder_files(media, "media/")
+    assert listed is not None
+    head = "\n".join(folder_template("media/", *listed, "2026-11-29").head)
+    done = subprocess.run([sys.executable, "-c", head + "\n" + operation_code(operation)], cwd=media,
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == printed
+
+
+@pytest.mark.parametrize("said", ["2026-01-01", "1 January 2026", "January 1, 2026", "2026/01/01"])
+def test_a_date_is_read_in_the_forms_people_write_it(said: str) -> None:
+    assert picked(reply("files_changed_before", said), "") == op("files_changed_before", "2026-01-01")
+
+
+def test_a_date_that_is_none_does_not_fit() -> None:
+    assert picked(reply("files_changed_before", "last year"), "") is None
+
+
 def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
-    on_text = set(OPERATIONS) - NOT_TEXT
+    on_text = set(OPERATIONS) - NOT_TEXT - ON_FOLDER
     tested = {"keep_containing", "drop_containing", "keep_starting", "sort", "sort_numeric", "reverse", "unique",
               "first", "last", "number_lines", "upper", "lower", "replace", "count_lines", "count_words",
               "sum_numbers", "numbers", "emails", "urls", "top_words", "json_field", "csv_column", "csv_where",
@@ -224,3 +282,26 @@ def test_a_pick_of_a_value_leaves_a_task_read_as_prose_to_a_model(
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "The disk filled up twice.\n"
     assert model_calls(ws) == ["step"]  # the model wrote it, in an llm step
+
+
+def test_a_pick_on_a_folder_s_files_plans_code_given_the_folder_the_task_names(
+    media: Path, monkeypatch: pytest.MonkeyPatch, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model lists a file of the folder as the input, not the folder: the pick says the work is on a
+    folder's files, and the task names one folder that is there."""
+    monkeypatch.chdir(media)
+    task = "Put the name of the biggest file in media/ into out/big.txt"
+    read = {"inputs": ["media/a.png"], "outputs": ["out/big.txt"], "kind": "exact", "shape": "one_line",
+            "count": None, "max_words": None}  # fmt: skip
+    second = (  # it lists the folder itself
+        "import os\nsizes = {n: os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk('media') for n in ns}\n"
+        "print(max(sorted(sizes), key=sizes.get))"
+    )
+    script({"for": READING_SCHEMA_TITLE, "content": json.dumps(read)},
+           {"for": SCHEMA_TITLE, "content": reply("largest_files", number=1)}, second)  # fmt: skip
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (media / "out" / "big.txt").read_text(encoding="utf-8") == "z.png\n"
+    assert "(code by omx for the operation 'largest_files' the model picked)" in result.output
+    assert model_calls(media) == ["second_program"]
+    assert run_end(trace_of(only_run(media)))["status"] == "success"
