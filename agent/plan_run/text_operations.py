@@ -124,8 +124,8 @@ EXAMPLES: list[tuple[str, dict[str, Any]]] = [
      {"op": "csv_sum", "text": "price", "new_text": "", "number": 0}),
     ("Change every 'grey' into 'gray' in docs/style.txt, saved to summary_dir/style_us.txt",
      {"op": "replace", "text": "grey", "new_text": "gray", "number": 0}),
-    ("Which markdown files are there in wiki/? Names only, one a line, in summary_dir/pages.txt",
-     {"op": "list_files", "text": "*.md", "new_text": "", "number": 0}),
+    ("What files are kept in wiki/? Their names only, one a line, in summary_dir/pages.txt",
+     {"op": "list_files", "text": "", "new_text": "", "number": 0}),
 ]  # fmt: skip
 
 
@@ -183,7 +183,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -
     for a pick of prose, files or other, a NUMBER or TEXT missing where the operation needs one, a CSV column the
     header lacks (TEXT "column = value" is read as the column and NEW_TEXT where NEW_TEXT is empty). A TEXT that is
     one of ``files`` (the paths the task names), a file's name, or that name without its extension, is a file the
-    model copied from the task, not text to look for: no TEXT."""
+    model copied from the task, not text to look for: no TEXT; a pattern of file names is one of names, its folder
+    left out."""
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if _names_a_file(operation.text, files):
@@ -196,6 +197,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -
         return _with_column(operation, sample)
     if operation.op == "files_changed_before":
         return _with_date(operation)
+    if operation.op in ("list_files", "count_files"):  # a pattern of names: 'src/*.py' is '*.py' of the folder
+        return operation.model_copy(update={"text": os.path.basename(operation.text.strip().rstrip("/"))})
     return operation
 
 

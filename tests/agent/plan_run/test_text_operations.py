@@ -139,6 +139,10 @@ def test_a_date_is_read_in_the_forms_people_write_it(said: str) -> None:
     assert picked(reply("files_changed_before", said), "") == op("files_changed_before", "2026-01-01")
 
 
+def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
+    assert picked(reply("count_files", "src/*.py"), "") == op("count_files", "*.py")
+
+
 def test_a_date_that_is_none_does_not_fit() -> None:
     assert picked(reply("files_changed_before", "last year"), "") is None
 
