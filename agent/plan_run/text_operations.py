@@ -106,27 +106,6 @@ _SYSTEM = (
     + "\nReply: op, text (TEXT, '' if unused), new_text (NEW_TEXT, '' if unused), number (NUMBER, 0 if unused). "
     "Reply with the JSON object only."
 )
-#: worked examples of tasks of their own (none shares a file or wording with the benchmark suite), as chat turns
-EXAMPLES: list[tuple[str, dict[str, Any]]] = [
-    ("Copy into summary_dir/slow_calls.txt every line of logs/api.log that mentions timeout",
-     {"op": "keep_containing", "text": "timeout", "new_text": "", "number": 0}),
-    ("Describe what inventory/parts.txt is about in two sentences, saved as summary_dir/about_parts.txt",
-     {"op": "write_prose", "text": "", "new_text": "", "number": 0}),
-    ("How many lines does planning/chores.md have? Save only the count in summary_dir/todo_count.txt",
-     {"op": "count_lines", "text": "", "new_text": "", "number": 0}),
-    ("Put the last 5 lines of build/out.log in summary_dir/build_tail.txt",
-     {"op": "last", "text": "", "new_text": "", "number": 5}),
-    ("Throw away scratch/old_build.tar, it is no longer needed",
-     {"op": "file_operations", "text": "", "new_text": "", "number": 0}),
-    ("Drop the repeated entries of lists/guests.txt and save the list as summary_dir/guest_list.txt",
-     {"op": "unique", "text": "", "new_text": "", "number": 0}),
-    ("What is the total of the price column of shop/items.csv? Only the number, in summary_dir/shop_total.txt",
-     {"op": "csv_sum", "text": "price", "new_text": "", "number": 0}),
-    ("Change every 'grey' into 'gray' in docs/style.txt, saved to summary_dir/style_us.txt",
-     {"op": "replace", "text": "grey", "new_text": "gray", "number": 0}),
-    ("What files are kept in wiki/? Their names only, one a line, in summary_dir/pages.txt",
-     {"op": "list_files", "text": "", "new_text": "", "number": 0}),
-]  # fmt: skip
 
 
 class TextOperation(BaseModel):
@@ -138,6 +117,29 @@ class TextOperation(BaseModel):
     text: str = ""
     new_text: str = ""
     number: int = 0
+
+
+#: worked examples of tasks of their own (none shares a file or wording with the benchmark suite), as chat turns
+EXAMPLES: list[tuple[str, TextOperation]] = [
+    ("Copy into summary_dir/slow_calls.txt every line of logs/api.log that mentions timeout",
+     TextOperation(op="keep_containing", text="timeout")),
+    ("Describe what inventory/parts.txt is about in two sentences, saved as summary_dir/about_parts.txt",
+     TextOperation(op="write_prose")),
+    ("How many lines does planning/chores.md have? Save only the count in summary_dir/todo_count.txt",
+     TextOperation(op="count_lines")),
+    ("Put the last 5 lines of build/out.log in summary_dir/build_tail.txt",
+     TextOperation(op="last", number=5)),
+    ("Throw away scratch/old_build.tar, it is no longer needed",
+     TextOperation(op="file_operations")),
+    ("Drop the repeated entries of lists/guests.txt and save the list as summary_dir/guest_list.txt",
+     TextOperation(op="unique")),
+    ("What is the total of the price column of shop/items.csv? Only the number, in summary_dir/shop_total.txt",
+     TextOperation(op="csv_sum", text="price")),
+    ("Change every 'grey' into 'gray' in docs/style.txt, saved to summary_dir/style_us.txt",
+     TextOperation(op="replace", text="grey", new_text="gray")),
+    ("What files are kept in wiki/? Their names only, one a line, in summary_dir/pages.txt",
+     TextOperation(op="list_files")),
+]  # fmt: skip
 
 
 def operation_schema() -> dict[str, Any]:
@@ -160,7 +162,7 @@ def operation_request(task: str) -> list[dict[str, str]]:
     messages = [{"role": "system", "content": _SYSTEM}]
     for example, answer in EXAMPLES:
         messages.append({"role": "user", "content": f"Task: {example}"})
-        messages.append({"role": "assistant", "content": json.dumps(answer)})
+        messages.append({"role": "assistant", "content": json.dumps(answer.model_dump())})
     return [*messages, {"role": "user", "content": f"Task: {task}"}]
 
 
