@@ -18,6 +18,11 @@ task only where both readings agree (``agrees``):
 - the work is **exact** (its output made by code: ``TaskExpectations.exact``) where the model read kind "exact",
   with its output made from the input (``from_input``), and the task has an input that is there before the run;
   the rules do not say it;
+- the **operation** the model picks by name (``text_operations``: sort, the first N lines, a CSV column's sum,
+  the largest files of a folder, ..., or prose, files acted on, other), asked apart: exact work from one file or
+  folder gets omx's code of it; a pick on the input's own lines makes a task read as prose exact work (the 0.5B
+  model read sorts and first lines as prose); a pick of files acted on has the file operations asked, as the kind
+  command does, but no delete is taken on the pick alone;
 - the **file operations** of a task of kind command (moves, copies, deletes, folders made), asked apart
   (``read_operations``: each source one of the workspace's paths, which that request lists with their sizes and
   dates), are acted on only where they are consistent with the workspace and with every path the task names

@@ -9,12 +9,15 @@ and code for the word picked is then exact. The pick is part of the task's readi
 
 - where a python step of exact work gets its code from one file's text (INPUT) and the pick is an operation on the
   text whose arguments fit the file (``fitted``: a number above 0 where it needs one, a CSV column the header
-  holds), the step's code is omx's code of that operation (``operation_code``), shown in the plan like any code
-  (``code_steps.with_operation_code``); otherwise the code is asked of the model, as without a pick;
+  holds, a date that is one), or from the files of the one folder the task names and the pick is an operation on
+  a folder's files (``ON_FOLDER``), the step's code is omx's code of that operation (``operation_code``), shown in
+  the plan like any code (``code_steps.with_operation_code``); otherwise the code is asked of the model, as
+  without a pick;
 - a pick of an operation on the input's own lines (``FROM_LINES``: sort, reverse, the first N, a filter, ...)
   where the reading said prose makes the task exact work: the 0.5B model read sorts, reversals and first lines as
   prose, and a model then wrote them from memory;
-- a pick of ``file_operations`` has the task's file operations asked for, as a reading of kind command does.
+- a pick of ``file_operations`` has the task's file operations asked for, as a reading of kind command does (no
+  delete is taken on the pick alone).
 
 That the model picked the right operation is its reading, nothing more: the value is checked as any code's (a
 second program written apart by the model, ``second_program``), and code that fails when it runs is asked of the
