@@ -62,10 +62,10 @@ OPERATIONS: dict[str, str] = {
     "replace": "replace every TEXT with NEW_TEXT",
     "count_lines": "the number of lines (with TEXT: of the lines that contain TEXT)",
     "count_words": "the number of words (with TEXT: how many times the word TEXT occurs)",
-    "sum_numbers": "the sum of all the numbers in the text",
-    "numbers": "each number in the text, one per line, in order",
-    "emails": "each email address in the text, one per line, in order",
-    "urls": "each URL in the text, one per line, in order",
+    "add_up_numbers": "the sum of all the numbers in the text",
+    "extract_numbers": "each number in the text, one per line, in order",
+    "extract_emails": "each email address in the text, one per line, in order",
+    "extract_urls": "each URL in the text, one per line, in order",
     "top_words": "the NUMBER most frequent words, ignoring case, as 'word count' lines, most frequent first",
     "json_field": "the value of field TEXT of each item of a JSON list, one per line",
     "csv_column": "the values of the CSV column TEXT, one per line",
@@ -97,7 +97,9 @@ NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "
 NEEDS_TEXT |= {"add_first_line", "add_last_line", "files_changed_before"}
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
 #: not a value computed from them (a count, a sum): a pick of one where the reading said prose is taken as exact work
-FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - {"count_lines", "count_words", "sum_numbers", "top_words"}
+FROM_LINES = (
+    frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - {"count_lines", "count_words", "add_up_numbers", "top_words"}
+)
 FROM_LINES -= {"csv_sum", "csv_average"}
 #: the operations on a CSV file's column named by TEXT
 CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average"})
@@ -295,10 +297,14 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         if t
         else _value("value = len(INPUT.split())")
     ),
-    "sum_numbers": lambda t, n, k: _value("import re", f"value = sum(float(x) for x in re.findall({_NUMBER}, INPUT))"),
-    "numbers": lambda t, n, k: f"import re\nprint('\\n'.join(re.findall({_NUMBER}, INPUT)))",
-    "emails": lambda t, n, k: "import re\nprint('\\n'.join(re.findall(r'[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+', INPUT)))",
-    "urls": lambda t, n, k: (
+    "add_up_numbers": lambda t, n, k: _value(
+        "import re", f"value = sum(float(x) for x in re.findall({_NUMBER}, INPUT))"
+    ),
+    "extract_numbers": lambda t, n, k: f"import re\nprint('\\n'.join(re.findall({_NUMBER}, INPUT)))",
+    "extract_emails": lambda t, n, k: (
+        "import re\nprint('\\n'.join(re.findall(r'[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+', INPUT)))"
+    ),
+    "extract_urls": lambda t, n, k: (
         "import re\nprint('\\n'.join(url.rstrip('.,;:') for url in re.findall(r'https?://[^\\s<>()\"\\']+', INPUT)))"
     ),
     "top_words": lambda t, n, k: (

@@ -73,10 +73,10 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("count_lines", "ERROR"), LOG, "2\n"),
         (op("count_words"), "one two  three\nfour\n", "4\n"),
         (op("count_words", "Disk"), LOG, "2\n"),
-        (op("sum_numbers"), "3 apples and 4.5 pears\n", "7.5\n"),
-        (op("numbers"), PROSE, "12\n3.5\n7\n"),
-        (op("emails"), PROSE, "ana@example.org\n"),
-        (op("urls"), PROSE, "https://example.org/docs\n"),
+        (op("add_up_numbers"), "3 apples and 4.5 pears\n", "7.5\n"),
+        (op("extract_numbers"), PROSE, "12\n3.5\n7\n"),
+        (op("extract_emails"), PROSE, "ana@example.org\n"),
+        (op("extract_urls"), PROSE, "https://example.org/docs\n"),
         (op("top_words", number=2), "the cat and The dog and the end\n", "the 3\nand 2\n"),
         (op("json_field", "name"), json.dumps([{"name": "ada"}, {"id": 2}, {"name": "cy"}]), "ada\ncy\n"),
         (op("json_field", "name"), json.dumps({"users": [{"name": "ada"}]}), "ada\n"),
@@ -149,11 +149,39 @@ def test_a_date_that_is_none_does_not_fit() -> None:
 
 def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
     on_text = set(OPERATIONS) - NOT_TEXT - ON_FOLDER
-    tested = {"keep_containing", "drop_containing", "keep_starting", "sort", "sort_numeric", "reverse", "unique",
-              "first", "last", "number_lines", "upper", "lower", "replace", "count_lines", "count_words",
-              "sum_numbers", "numbers", "emails", "urls", "top_words", "json_field", "csv_column", "csv_where",
-              "csv_sum", "csv_average", "csv_to_table", "csv_to_json", "json_to_csv", "yaml_to_json",
-              "add_first_line", "add_last_line"}  # fmt: skip
+    tested = {
+        "keep_containing",
+        "drop_containing",
+        "keep_starting",
+        "sort",
+        "sort_numeric",
+        "reverse",
+        "unique",
+        "first",
+        "last",
+        "number_lines",
+        "upper",
+        "lower",
+        "replace",
+        "count_lines",
+        "count_words",
+        "add_up_numbers",
+        "extract_numbers",
+        "extract_emails",
+        "extract_urls",
+        "top_words",
+        "json_field",
+        "csv_column",
+        "csv_where",
+        "csv_sum",
+        "csv_average",
+        "csv_to_table",
+        "csv_to_json",
+        "json_to_csv",
+        "yaml_to_json",
+        "add_first_line",
+        "add_last_line",
+    }
     assert on_text == tested
 
 
@@ -279,9 +307,10 @@ def test_a_pick_of_an_operation_on_the_lines_makes_a_task_read_as_prose_exact_wo
 def test_a_pick_of_a_value_leaves_a_task_read_as_prose_to_a_model(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    """The same model picked ``sum_numbers`` for "Summarise ...": a value computed is no sign of exact work."""
+    """The same model picked ``sum_numbers`` (now ``add_up_numbers``) for "Summarise ...": a value computed is no
+    sign of exact work."""
     task = "Summarise data/log.txt in one line into out/errors.txt"
-    script(read_exact("prose"), {"for": SCHEMA_TITLE, "content": reply("sum_numbers")}, "The disk filled up twice.")
+    script(read_exact("prose"), {"for": SCHEMA_TITLE, "content": reply("add_up_numbers")}, "The disk filled up twice.")
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "The disk filled up twice.\n"
