@@ -246,10 +246,13 @@ def second_checked(
     expected: TaskExpectations,
     ctx: ToolContext,
     recorder: RunRecorder,
+    disputed: bool = False,
 ) -> ExecutionResult:
     """``result`` with the check of a second program (see the module) and its status decided again, where the
     run awaits only that value to be a success: every check met, and the task's value came from code
-    (``verdict.value_to_compare``); else ``result`` as it is."""
+    (``verdict.value_to_compare``); else ``result`` as it is. ``disputed``: two programs written apart printed
+    different values earlier in this run, so two that agree now do not settle the value (the 0.5B model's new code
+    and a new second program agreed on a merge in the wrong order): the check is not checked, never met."""
     output, model = expected.output, ctx.model
     maker = value_maker(plan, output) if output is not None else None
     if result.status == "failed" or not value_to_compare(result.criteria) or output is None or maker is None:
@@ -273,6 +276,8 @@ def second_checked(
         else:
             second = ran.output
     status, detail = _compared(output, first, second, why)
+    if disputed and status == "met":
+        status, detail = "not checked", f"{detail}; but two programs printed different values earlier in this run"
     recorder.record(
         RunEntry(
             event="second_program",

@@ -236,6 +236,7 @@ class _Replans:
     plans: int = 0
     expected: TaskExpectations | None = None
     disagreed: bool = False  # code a second program disagreed with, or that printed nothing, was asked again: once
+    disputed: bool = False  # two programs written apart printed different values: no later agreement settles it
 
     @property
     def left(self) -> bool:
@@ -377,7 +378,7 @@ def _decide_and_run(
             plan, from_step=options.from_step, earlier=earlier, expected=expected
         )
         if task is not None and expected is not None:  # a value made by code: a second program must print it too
-            result = second_checked(result, plan, task, expected, ctx, recorder)
+            result = second_checked(result, plan, task, expected, ctx, recorder, replans.disputed)
         if options.judge and model is not None:
             result = judged(result, task, workspace, model)
         again = _replan(plan, result, workspace, ui, recorder, replans) if _may_replan(result, replans) else None
@@ -468,6 +469,7 @@ def _fixed_after_disagreement(
     if fault is None:
         fault = disagreed_code(plan, result, replans.expected)
         what, reason = "two programs written apart printed different values", "values disagree"
+        replans.disputed = fault is not None
     if fault is None:
         return None
     replans.disagreed = True

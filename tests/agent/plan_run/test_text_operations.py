@@ -276,6 +276,24 @@ def test_a_picked_operation_whose_value_a_second_program_disputes_is_no_success(
     assert run_end(trace_of(only_run(ws)))["status"] != "success"
 
 
+def test_programs_that_agree_after_two_disagreed_in_the_same_run_do_not_make_a_success(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """Two programs written apart by the same small model can share a mistake: where two disagreed in a run, the new
+    code and a new second program agreeing does not settle the value (the run is done, the value not checked)."""
+    errors = "print('\\n'.join(line for line in INPUT.splitlines() if 'ERROR' in line))"
+    fixed = TEMPLATE.replace(
+        "result = ...  # computed from text or lines: a str, a number, or a list of lines",
+        "result = [line for line in lines if 'ERROR' in line]",
+    )
+    script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("first", number=2)}, errors, fixed, errors)
+    result = omx(TASK, "--yes", input="y\ny\n")
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
+    assert "Two programs written apart printed different values" in result.output, result.output
+    assert "but two programs printed different values earlier in this run" in result.output
+    assert "Result: success" not in result.output and run_end(trace_of(only_run(ws)))["status"] != "success"
+
+
 def test_a_pick_of_prose_leaves_the_code_to_the_model(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     code = TEMPLATE.replace(
         "result = ...  # computed from text or lines: a str, a number, or a list of lines",
