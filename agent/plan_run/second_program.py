@@ -251,8 +251,8 @@ def second_checked(
     """``result`` with the check of a second program (see the module) and its status decided again, where the
     run awaits only that value to be a success: every check met, and the task's value came from code
     (``verdict.value_to_compare``); else ``result`` as it is. ``disputed``: two programs written apart printed
-    different values earlier in this run, so two that agree now do not settle the value (the 0.5B model's new code
-    and a new second program agreed on a merge in the wrong order): the check is not checked, never met."""
+    different values earlier in this run, so two that agree now do not settle the value (programs by the same model
+    can share a mistake): the check is not checked, never met."""
     output, model = expected.output, ctx.model
     maker = value_maker(plan, output) if output is not None else None
     if result.status == "failed" or not value_to_compare(result.criteria) or output is None or maker is None:

@@ -226,7 +226,8 @@ def read_task(
     except (json.JSONDecodeError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
         return None, f"the reply was no reading ({first})"
-    operation = ask_operation(model, task, on_refused=on_refused)
+    # a task read as files acted on has no use for a pick: nothing of it is planned from one
+    operation = None if reading.kind == "command" else ask_operation(model, task, on_refused=on_refused)
     reading = reading.model_copy(update={"operation": operation})
     if reading.kind == "prose" and operation is not None and operation.op in FROM_LINES:
         reading = reading.model_copy(update={"kind": "exact"})  # the input's lines, picked or changed by a rule

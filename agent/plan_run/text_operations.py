@@ -96,11 +96,9 @@ NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files"})
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
 NEEDS_TEXT |= {"add_first_line", "add_last_line", "files_changed_before"}
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
-#: not a value computed from them (a count, a sum): a pick of one where the reading said prose is taken as exact work
-FROM_LINES = (
-    frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - {"count_lines", "count_words", "add_up_numbers", "top_words"}
-)
-FROM_LINES -= {"csv_sum", "csv_average"}
+#: not a value computed from them (``VALUES``): a pick of one where the reading said prose is taken as exact work
+VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
+FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations on a CSV file's column named by TEXT
 CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average"})
 
