@@ -19,10 +19,11 @@ task only where both readings agree (``agrees``):
   with its output made from the input (``from_input``), and the task has an input that is there before the run;
   the rules do not say it;
 - the **operation** the model picks by name (``text_operations``: sort, the first N lines, a CSV column's sum,
-  the largest files of a folder, ..., or prose, files acted on, other), asked apart: exact work from one file or
-  folder gets omx's code of it; a pick on the input's own lines makes a task read as prose exact work (the 0.5B
-  model read sorts and first lines as prose); a pick of files acted on has the file operations asked, as the kind
-  command does, but no delete is taken on the pick alone;
+  the largest files of a folder, ..., or prose, files acted on, other), asked apart among those the files the task
+  names can take (``offered_operations``): exact work from one file or folder gets omx's code of it; a pick on the
+  input's own lines makes a task read as prose exact work, and any pick on a text one read as a command (the 0.5B
+  model read sorts and first lines as prose, "use head" and edits in place as files acted on); a pick of files acted
+  on has the file operations asked, as the kind command does, but no delete is taken on the pick alone;
 - the **file operations** of a task of kind command (moves, copies, deletes, folders made), asked apart
   (``read_operations``: each source one of the workspace's paths, which that request lists with their sizes and
   dates), are acted on only where they are consistent with the workspace and with every path the task names
@@ -48,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 from agent.plan_run.run_schema import workspace_paths
-from agent.plan_run.text_operations import FROM_LINES, TextOperation, ask_operation
+from agent.plan_run.text_operations import FROM_LINES, ON_TEXT, TextOperation, ask_operation, offered_operations
 
 __all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
 __all__ += ["MAX_OPERATIONS", "OPERATIONS_SCHEMA_TITLE", "Action", "FileOperation", "FileOperations"]
@@ -226,11 +227,11 @@ def read_task(
     except (json.JSONDecodeError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
         return None, f"the reply was no reading ({first})"
-    # a task read as files acted on has no use for a pick: nothing of it is planned from one
-    operation = None if reading.kind == "command" else ask_operation(model, task, on_refused=on_refused)
+    offered = offered_operations(workspace, named_paths(task))
+    operation = ask_operation(model, task, offered, on_refused=on_refused)
     reading = reading.model_copy(update={"operation": operation})
-    if reading.kind == "prose" and operation is not None and operation.op in FROM_LINES:
-        reading = reading.model_copy(update={"kind": "exact"})  # the input's lines, picked or changed by a rule
+    if operation is not None and _made_exact(reading.kind, operation.op):
+        reading = reading.model_copy(update={"kind": "exact"})
     if reading.acts_on_files:
         acted = read_operations(model, task, workspace, on_refused=on_refused)
         if acted is not None:
@@ -238,6 +239,16 @@ def read_task(
             read = [o for o in acted.operations if reading.kind == "command" or o.action != "delete"]
             reading = reading.model_copy(update={"operations": read})
     return reading, None
+
+
+def _made_exact(kind: Kind, op: str) -> bool:
+    """Whether a reading of ``kind`` is exact work for the pick ``op``: prose where the pick is one on the input's
+    own lines (a rule picks or changes them: the 0.5B model read sorts and first lines as prose), a command where
+    the pick is any operation on a text (the model read "use head to get the first 2 lines" and edits in place as
+    files acted on, and then copied the file whole)."""
+    if kind == "prose":
+        return op in FROM_LINES
+    return kind == "command" and op in ON_TEXT
 
 
 def read_operations(

@@ -32,6 +32,7 @@ import json
 import os
 from collections.abc import Callable, Collection
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -39,8 +40,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
-__all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "OPERATIONS", "SCHEMA_TITLE", "TextOperation", "ask_operation"]
-__all__ += ["fitted", "operation_code", "operation_request", "operation_schema"]
+__all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
+__all__ += ["ask_operation"]
+__all__ += ["fitted", "offered_operations", "operation_code", "operation_request", "operation_schema"]
 
 #: the title of the request's schema, by which a scripted model tells it from the other requests
 SCHEMA_TITLE = "TextOperation"
@@ -59,7 +61,7 @@ OPERATIONS: dict[str, str] = {
     "number_lines": "number the lines '1. ', '2. ', ...",
     "upper": "the text in upper case",
     "lower": "the text in lower case",
-    "replace": "replace every TEXT with NEW_TEXT",
+    "replace": "replace every TEXT with NEW_TEXT (several: 'a|b' with 'x|y' replaces a with x and b with y)",
     "count_lines": "the number of lines (with TEXT: of the lines that contain TEXT)",
     "count_words": "the number of words (with TEXT: how many times the word TEXT occurs)",
     "add_up_numbers": "the sum of all the numbers in the text",
@@ -83,6 +85,8 @@ OPERATIONS: dict[str, str] = {
     "count_files": "the number of files in the folder (TEXT: only those matching a pattern such as '*.py')",
     "largest_files": "the names of the NUMBER largest files in the folder, largest first, one per line",
     "files_changed_before": "the names of the files in the folder last changed before the date TEXT (YYYY-MM-DD)",
+    "join_files": "the texts of the files in the folder one after the other, in name order (TEXT: only those "
+    "matching a pattern such as '*.txt')",
     "write_prose": "new text someone composes: a summary, an email, a title, a description, an answer in words",
     "file_operations": "files moved, renamed, copied or deleted, or folders made",
     "other": "none of these",
@@ -90,7 +94,7 @@ OPERATIONS: dict[str, str] = {
 #: the picks that are no operation on the text: omx asks the model for code, as without a pick
 NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
 #: the operations on a folder's files (``files``: each one's path, name, size and date, given as data)
-ON_FOLDER = frozenset({"list_files", "count_files", "largest_files", "files_changed_before"})
+ON_FOLDER = frozenset({"list_files", "count_files", "largest_files", "files_changed_before", "join_files"})
 #: the operations that need NUMBER above 0, and those that need TEXT
 NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files"})
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
@@ -99,16 +103,21 @@ NEEDS_TEXT |= {"add_first_line", "add_last_line", "files_changed_before"}
 #: not a value computed from them (``VALUES``): a pick of one where the reading said prose is taken as exact work
 VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
+#: the operations on a text, whether they pick its lines or compute a value
+ON_TEXT = FROM_LINES | VALUES
 #: the operations on a CSV file's column named by TEXT
 CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average"})
 
-_SYSTEM = (
-    "You pick the one operation that does a task given to a file assistant, applied to the text of the task's "
-    "input file, or to the files of the folder it names. Operations:\n"
-    + "\n".join(f"- {name}: {what}" for name, what in OPERATIONS.items())
-    + "\nReply: op, text (TEXT, '' if unused), new_text (NEW_TEXT, '' if unused), number (NUMBER, 0 if unused). "
-    "Reply with the JSON object only."
-)
+
+def _system(offered: Collection[str]) -> str:
+    """The request's instructions: the operations ``offered``, each with what it does."""
+    return (
+        "You pick the one operation that does a task given to a file assistant, applied to the text of the task's "
+        "input file, or to the files of the folder it names. Operations:\n"
+        + "\n".join(f"- {name}: {OPERATIONS[name]}" for name in offered)
+        + "\nReply: op, text (TEXT, '' if unused), new_text (NEW_TEXT, '' if unused), number (NUMBER, 0 if unused). "
+        "Reply with the JSON object only."
+    )
 
 
 class TextOperation(BaseModel):
@@ -145,13 +154,60 @@ EXAMPLES: list[tuple[str, TextOperation]] = [
 ]  # fmt: skip
 
 
-def operation_schema() -> dict[str, Any]:
-    """The request's JSON schema: one operation of ``OPERATIONS`` and its three arguments, in that order."""
+def offered_operations(workspace: Path, named: Collection[str]) -> list[str]:
+    """The operations a task that names the paths ``named`` can be done by in ``workspace``, in ``OPERATIONS``'
+    order: those on a text where it names a plain file that is there (those on a CSV file, a JSON list or a YAML
+    file only where one is that: its extension, or its first lines read as one), those on a folder's files where it
+    names a directory that is there, and always prose, files acted on and other. Asked to pick among every
+    operation, the 0.5B model counted "the files" with TODO in a file's lines; the choices of a grammar-constrained
+    reply are the ones that can be."""
+    root = workspace.resolve()
+    there = [root / os.path.normpath(path) for path in named if not os.path.isabs(path)]
+    texts = [path for path in there if path.is_file() and not path.is_symlink()]
+    has_folder = any(path.is_dir() and not path.is_symlink() for path in there)
+    forms = {_form(path) for path in texts}
+    offered = [
+        op
+        for op in OPERATIONS
+        if op in NOT_TEXT
+        or (op in ON_FOLDER and has_folder)
+        or (op not in ON_FOLDER and texts and _FORM_OF.get(op, "text") in forms | {"text"})
+    ]
+    return offered
+
+
+#: the operations that need their input in one form (every other one takes any text)
+_FORM_OF = {op: "csv" for op in ("csv_column", "csv_where", "csv_sum", "csv_average", "csv_to_table", "csv_to_json")}
+_FORM_OF |= {"json_field": "json", "json_to_csv": "json", "yaml_to_json": "yaml"}
+
+
+def _form(path: Path) -> str:
+    """The form of the file at ``path``: csv, json or yaml by its extension, else by its first lines (a JSON
+    document's opening bracket, a header and a row with as many commas), else text."""
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return "csv"
+    if suffix == ".json":
+        return "json"
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    try:
+        with path.open(encoding="utf-8", errors="replace") as file:
+            head = [file.readline() for _ in range(2)]
+    except OSError:
+        return "text"
+    if head[0].lstrip().startswith(("[", "{")):
+        return "json"
+    return "csv" if head[0].count(",") > 0 and head[0].count(",") == head[1].count(",") else "text"
+
+
+def operation_schema(offered: Collection[str] = tuple(OPERATIONS)) -> dict[str, Any]:
+    """The request's JSON schema: one operation of ``offered`` and its three arguments, in that order."""
     return {
         "title": SCHEMA_TITLE,
         "type": "object",
         "properties": {
-            "op": {"enum": list(OPERATIONS)},
+            "op": {"enum": list(offered)},
             "text": {"type": "string"},
             "new_text": {"type": "string"},
             "number": {"type": "integer"},
@@ -160,27 +216,31 @@ def operation_schema() -> dict[str, Any]:
     }
 
 
-def operation_request(task: str) -> list[dict[str, str]]:
-    """The messages that ask which operation does ``task``: the list, the worked examples, the task."""
-    messages = [{"role": "system", "content": _SYSTEM}]
+def operation_request(task: str, offered: Collection[str] = tuple(OPERATIONS)) -> list[dict[str, str]]:
+    """The messages that ask which operation of ``offered`` does ``task``: the list, the worked examples of those
+    operations, the task."""
+    messages = [{"role": "system", "content": _system(offered)}]
     for example, answer in EXAMPLES:
-        messages.append({"role": "user", "content": f"Task: {example}"})
-        messages.append({"role": "assistant", "content": json.dumps(answer.model_dump())})
+        if answer.op in offered:
+            messages.append({"role": "user", "content": f"Task: {example}"})
+            messages.append({"role": "assistant", "content": json.dumps(answer.model_dump())})
     return [*messages, {"role": "user", "content": f"Task: {task}"}]
 
 
-def ask_operation(model: Model, task: str, *, on_refused: Callable[[str], None] | None = None) -> TextOperation | None:
-    """The operation ``model`` picks for ``task`` (``write_prose``, ``file_operations`` and ``other`` included),
-    asked with its schema only; None where the server takes no schema, the request failed, or the reply is none of
-    ``OPERATIONS``."""
+def ask_operation(
+    model: Model, task: str, offered: Collection[str], *, on_refused: Callable[[str], None] | None = None
+) -> TextOperation | None:
+    """The operation ``model`` picks for ``task`` among those ``offered`` (``offered_operations``), asked with its
+    schema only; None where the server takes no schema, the request failed, or the reply is none of them."""
     try:
         reply = complete_with_schema(
-            model, operation_request(task), operation_schema(), on_refused=on_refused, schema_only=True
-        )
+            model, operation_request(task, offered), operation_schema(offered), on_refused=on_refused,
+            schema_only=True,
+        )  # fmt: skip
         operation = TextOperation.model_validate(json.loads(reply.content or ""))
     except (LLMError, ValueError, ValidationError):
         return None
-    return operation if operation.op in OPERATIONS else None
+    return operation if operation.op in offered else None
 
 
 def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -> TextOperation | None:
@@ -202,7 +262,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -
         return _with_column(operation, sample)
     if operation.op == "files_changed_before":
         return _with_date(operation)
-    if operation.op in ("list_files", "count_files"):  # a pattern of names: 'src/*.py' is '*.py' of the folder
+    if operation.op in ("list_files", "count_files", "join_files"):  # a pattern: 'src/*.py' is '*.py' of the folder
         return operation.model_copy(update={"text": os.path.basename(operation.text.strip().rstrip("/"))})
     return operation
 
@@ -263,6 +323,13 @@ def _any_of(text: str) -> str:
     return " or ".join(f"{part!r} in line" for part in parts)
 
 
+def _pairs(text: str, new_text: str) -> list[tuple[str, str]]:
+    """What ``replace`` replaces: each '|'-separated part of ``text`` with the part of ``new_text`` in its place,
+    where both have as many parts; else ``text`` whole with ``new_text`` whole."""
+    old, new = text.split("|"), new_text.split("|")
+    return list(zip(old, new, strict=True)) if len(old) == len(new) > 1 and all(old) else [(text, new_text)]
+
+
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
 
@@ -284,7 +351,9 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     "number_lines": lambda t, n, k: _lines("lines = [f'{i}. {line}' for i, line in enumerate(lines, 1)]"),
     "upper": lambda t, n, k: "print(INPUT.upper().rstrip('\\n'))",
     "lower": lambda t, n, k: "print(INPUT.lower().rstrip('\\n'))",
-    "replace": lambda t, n, k: f"print(INPUT.replace({t!r}, {n!r}).rstrip('\\n'))",
+    "replace": lambda t, n, k: "\n".join(
+        ["text = INPUT", *(f"text = text.replace({a!r}, {b!r})" for a, b in _pairs(t, n)), "print(text.rstrip('\\n'))"]
+    ),
     "count_lines": lambda t, n, k: (
         _value(f"value = sum(1 for line in INPUT.splitlines() if {_any_of(t)})")
         if t
@@ -359,6 +428,11 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     ),
     "files_changed_before": lambda t, n, k: (
         f"print('\\n'.join(sorted(f['name'] for f in files if f['modified'] < {t!r})))"
+    ),
+    "join_files": lambda t, n, k: (
+        f"from fnmatch import fnmatch\nchosen = sorted((f for f in files if fnmatch(f['name'], {t or '*'!r})), "
+        "key=lambda f: f['path'])\nprint('\\n'.join(open(f['path'], encoding='utf-8').read().rstrip('\\n') "
+        "for f in chosen))"
     ),
     "add_first_line": lambda t, n, k: f"print({t!r})\nprint(INPUT.rstrip('\\n'))",
     "add_last_line": lambda t, n, k: f"print(INPUT.rstrip('\\n'))\nprint({t!r})",

@@ -25,12 +25,14 @@ from agent.plan_run.code_templates import folder_template
 from agent.plan_run.folder_files import folder_files
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from agent.plan_run.text_operations import (
+    FROM_LINES,
     NOT_TEXT,
     ON_FOLDER,
     OPERATIONS,
     SCHEMA_TITLE,
     TextOperation,
     fitted,
+    offered_operations,
     operation_code,
 )
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
@@ -69,6 +71,8 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("upper"), "Hi there\n", "HI THERE\n"),
         (op("lower"), "Hi There\n", "hi there\n"),
         (op("replace", "colour", "color"), "a colour, two colours\n", "a color, two colors\n"),
+        (op("replace", "teh|recieve", "the|receive"), "teh box will recieve\n", "the box will receive\n"),
+        (op("replace", "a|b", "x"), "a|b and a\n", "x and a\n"),  # parts that do not pair: the whole text
         (op("count_lines"), LOG, "5\n"),
         (op("count_lines", "ERROR"), LOG, "2\n"),
         (op("count_words"), "one two  three\nfour\n", "4\n"),
@@ -119,6 +123,7 @@ def media(tmp_path: Path) -> Path:
         (op("count_files", "*.png"), "2\n"),
         (op("largest_files", number=2), "z.png\nb.mp3\n"),  # ties by name
         (op("files_changed_before", "2026-01-01"), "b.mp3\nz.png\n"),
+        (op("join_files", "*.png"), "x" * 40 + "\n" + "x" * 900 + "\n"),  # by path: media/a.png, media/old/z.png
     ],
     ids=lambda value: value.op if isinstance(value, TextOperation) else "",
 )
@@ -223,6 +228,29 @@ def test_a_file_the_task_names_given_as_text_is_no_text_to_look_for() -> None:
 def test_a_column_is_taken_as_the_header_spells_it_and_column_equals_value_is_read() -> None:
     assert picked(reply("csv_sum", "Points"), TABLE) == op("csv_sum", "points")
     assert picked(reply("csv_where", "team = red"), TABLE) == op("csv_where", "team", "red")
+
+
+def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_path: Path) -> None:
+    (tmp_path / "media").mkdir()
+    files = {"log.txt": LOG, "t.csv": TABLE, "u.json": "[]", "c.yaml": "a: 1\n", "plain": TABLE, "listed": "[1]\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(tmp_path / "t.csv")
+
+    def offered(*named: str) -> set[str]:
+        return set(offered_operations(tmp_path, named))
+
+    assert offered() == offered("out/new.txt", "gone/") == offered("link.csv") == set(NOT_TEXT)
+    text_only = set(NOT_TEXT) | FROM_LINES | {"count_lines", "count_words", "add_up_numbers", "top_words"}
+    text_only -= {"csv_column", "csv_where", "csv_to_table", "csv_to_json", "json_field", "json_to_csv"}
+    text_only -= {"yaml_to_json"}
+    assert offered("log.txt", "out/x.txt") == text_only | set()  # no CSV, JSON, YAML or folder operation
+    assert {"csv_sum", "csv_where", "csv_to_table"} <= offered("t.csv") and "json_field" not in offered("t.csv")
+    assert {"csv_sum", "csv_to_json"} <= offered("plain")  # a header and rows: CSV by its lines
+    assert {"json_field", "json_to_csv"} <= offered("u.json") and {"json_field"} <= offered("listed")
+    assert "yaml_to_json" in offered("c.yaml") and "csv_sum" not in offered("c.yaml")
+    assert offered("media/") == set(NOT_TEXT) | ON_FOLDER
+    assert offered("media/", "log.txt") == text_only | ON_FOLDER
 
 
 # -- end to end ----------------------------------------------------------------------------------------------------
@@ -357,3 +385,20 @@ def test_a_pick_on_a_folder_s_files_plans_code_given_the_folder_the_task_names(
     assert "(code by omx for the operation 'largest_files' the model picked)" in result.output
     assert model_calls(media) == (["second_program"] if from_input else [])  # a value is checked where asked
     assert (run_end(trace_of(only_run(media)))["status"] == "success") is from_input
+
+
+def test_a_pick_of_an_operation_on_a_text_makes_a_task_read_as_files_acted_on_exact_work(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model read "use head to get the first 2 lines" as files acted on, and then copied the file whole."""
+    task = "Use head to get the first 2 lines of data/log.txt and write them to out/errors.txt"
+    second = "print('\\n'.join(INPUT.splitlines()[:2]))"
+    model = script(read_exact("command"), {"for": SCHEMA_TITLE, "content": reply("first", number=2)}, second)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8").splitlines() == LOG.splitlines()[:2]
+    assert "(code by omx for the operation 'first' the model picked)" in result.output
+    assert model_calls(ws) == ["second_program"]  # no file operations asked, no plan
+    asked = next(r for r in model.requests if r["json_mode"] and r["json_mode"].get("title") == SCHEMA_TITLE)
+    offered = set(asked["json_mode"]["properties"]["op"]["enum"])
+    assert "first" in offered and not offered & (ON_FOLDER | {"csv_sum", "json_field"})  # what data/log.txt can take
