@@ -16,7 +16,10 @@ that reading and asks the model only for what it makes:
   files: a python step that reads them itself and prints the result; from one folder (and no file): a python step
   given the folder's files as data (each one's path, size and date: ``folder_files``), its printed result written;
 - **files acted on**: the reading's moves, copies, deletes and folders made, where they agree with the workspace
-  and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``).
+  and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``);
+- **each file of a folder edited in place** by the operation the model picked (a line added, a word replaced, the
+  lines sorted), where the task names that one folder and no output: omx's code of it run on each file's text, the
+  file written over (``each_file_plan``).
 
 Every other task (no reading, a reading the rules do not share, operations that do not hold, several outputs, prose
 from several files, an input that is not a plain file, a shared workspace's zones) is planned by the model as
@@ -29,6 +32,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agent.plan_run.each_file_plan import each_file_plan
 from agent.plan_run.file_ops_plan import operations_plan
 from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
@@ -51,6 +55,8 @@ def plan_from_reading(
     """The plan for ``task`` made from ``reading`` (see the module), or None where the model is to plan it."""
     if expected.operations:  # files acted on: the operations of the reading that hold (``file_ops``)
         return operations_plan(task, workspace, expected.operations, BY_OMX)
+    if each := each_file_plan(task, workspace, expected, reading, BY_OMX):  # each file of a folder, in place
+        return each
     output = expected.output
     if reading is None or output is None or reading.kind not in ("exact", "prose"):
         return None

@@ -1,0 +1,167 @@
+"""The plan omx writes itself for one operation on the text of each file of a folder, in place.
+
+"Add the line 'Reviewed: yes' at the top of every .md file in docs/", "Replace 'colour' with 'color' in all files
+under notes/", "Lower-case each file in names/": a small model cannot plan several reads, edits and writes, and the
+task names no output file. Where the model's reading (``task_reading``) picked an operation that edits a text
+(``IN_PLACE``: a filter, a sort, a replacement, a line added, a change of case, ...), the task names exactly one
+folder and no other file or folder (paths in the operation's own quoted texts aside), that folder is a directory of
+the workspace (``folder_files``: recursive, no link followed), and the task has no output of its own, omx plans the
+work itself, for each regular file of the folder the task's file pattern takes (``extensions``: "*.md", "every .txt
+file"; no pattern: every file, hidden ones aside):
+
+- each file read (``read_text``), then a python step given its text as INPUT whose code is omx's for the operation
+  (``text_operations.operation_code``), the operation fitted to that file's first lines (``fitted``);
+- then each file written over (``write_text``, overwrite) with that step's output; no file is written before every
+  file's new text is made, so code that fails leaves every file as it was. An empty output is never written over a
+  file that holds text (``executor``): that write fails, and the files written before it stay changed.
+
+There is no such plan (None: the model plans, as before) where the pick is none of ``IN_PLACE``, the folder is the
+workspace itself or omx's records, it has more than ``MOST_EACH`` such files (or none), or the operation does not fit
+one of them (its TEXT missing, a CSV column a file lacks), or one is empty, not UTF-8 text, or too large to be read
+and printed whole. The plan is shown and confirmed as any other (its python steps and overwrites make it MEDIUM at
+least: ``risk``); its steps say omx planned them and whose code they run. Nothing checks that the task asks for that
+operation (the model's pick): the run is "done", never "success" (``verdict``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Collection
+from pathlib import Path
+
+from agent.plan_run.code_steps import first_lines
+from agent.plan_run.folder_files import folder_files
+from agent.plan_run.plan import Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
+from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_reading import TaskReading, named_paths
+from agent.plan_run.text_operations import FROM_LINES, TextOperation, fitted, operation_code
+from agent.plan_run.tools.files import READ_LIMIT
+from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, WriteTextInput
+from agent.plan_run.tools.path_tools import records_path, records_problem
+from agent.sandbox.confine import OUTPUT_LIMIT
+
+__all__ = ["IN_PLACE", "MOST_EACH", "each_file_plan", "extensions"]
+
+#: the most files such a plan edits (three steps each); a larger folder is the model's to plan
+MOST_EACH = 20
+#: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
+#: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
+#: would leave only that in it, where the person most likely wanted it apart
+IN_PLACE = FROM_LINES & frozenset(
+    {
+        "keep_containing",
+        "drop_containing",
+        "keep_starting",
+        "sort",
+        "sort_numeric",
+        "reverse",
+        "unique",
+        "first",
+        "last",
+        "number_lines",
+        "upper",
+        "lower",
+        "replace",
+        "csv_where",
+        "add_first_line",
+        "add_last_line",
+    }
+)
+
+_EXT = r"\.[A-Za-z0-9]{1,8}"
+#: a pattern of names by extension: ``*.md``, ``notes/*.txt``
+_GLOB = re.compile(rf"\*({_EXT})(?![\w.])")
+#: extensions before "file(s)": ``.txt files``, ``every .py file``, ``the .md and .txt files``
+_BEFORE_FILES = re.compile(rf"(?<![\w.*/])({_EXT}(?:\s*(?:,|\band\b|\bor\b)\s*{_EXT})*)\s+files?\b", re.IGNORECASE)
+#: the quotes around a text of the operation, as a task writes them
+_QUOTES = (("'", "'"), ('"', '"'), ("`", "`"), ("\u2018", "\u2019"), ("\u201c", "\u201d"))
+
+
+def extensions(task: str) -> frozenset[str]:
+    """The file extensions the task's pattern of files names, lower case with their dot (``{".md"}`` for "every
+    .md file" or "*.md"); empty where it names none (every file)."""
+    found = {match.group(1) for match in _GLOB.finditer(task)}
+    for match in _BEFORE_FILES.finditer(task):
+        found |= set(re.findall(_EXT, match.group(1)))
+    return frozenset(ext.lower() for ext in found)
+
+
+def each_file_plan(
+    task: str, workspace: Path, expected: TaskExpectations, reading: TaskReading | None, by: str
+) -> Plan | None:
+    """The plan that applies the operation the model picked to each file of the folder the task names, in place
+    (see the module), each step's description saying ``by`` (who planned it); None where the model is to plan the
+    task."""
+    operation = reading.operation if reading is not None else None
+    if operation is None or operation.op not in IN_PLACE or expected.operations:
+        return None
+    rest = _unquoted(task, operation)  # the task without the operation's own texts ('See docs/' is no folder)
+    folders = [name for name in named_paths(rest) if name.endswith("/")]
+    if len(folders) != len(named_paths(rest)) or len(folders) != 1:
+        return None  # another file or folder named: an input or an output the model is to plan for
+    folder = folders[0]
+    if any(os.path.normpath(path) != os.path.normpath(folder) for path in expected.outputs):
+        return None
+    files = _files(workspace, folder, extensions(rest))
+    if not files:
+        return None
+    named = named_paths(task)
+    fits: list[TextOperation] = []
+    for path in files:
+        sample = first_lines(workspace, path)
+        fit = fitted(operation, sample, named) if sample is not None else None
+        if fit is None or fit.op not in IN_PLACE:
+            return None
+        fits.append(fit)
+    made = [step for n, path in enumerate(files) for step in _made(2 * n + 1, path, fits[n], by)]
+    written = [_written(2 * len(files) + n + 1, 2 * n + 2, path, by) for n, path in enumerate(files)]
+    steps = [*made, *written]
+    return Plan(version=1, goal=task, risk_level=RiskLevel.MEDIUM, workspace_root=str(workspace), steps=steps)
+
+
+def _unquoted(task: str, operation: TextOperation) -> str:
+    """``task`` with the operation's texts left out where it quotes them."""
+    for text in (operation.text, operation.new_text):
+        for left, right in _QUOTES if text else ():
+            task = task.replace(f"{left}{text}{right}", " ")
+    return task
+
+
+def _files(workspace: Path, folder: str, wanted: Collection[str]) -> list[str]:
+    """The folder's regular files that the pattern takes (``wanted``: their extensions; none: all), hidden ones
+    aside, each small enough to be read and printed whole; empty where the folder is the workspace or omx's
+    records, is no directory of the workspace, or has none or more than ``MOST_EACH`` such files, or one too large."""
+    if os.path.normpath(folder) == "." or records_problem(folder, records_path(None)) is not None:
+        return []
+    listed = folder_files(workspace, folder)
+    if listed is None or listed[1]:
+        return []
+    base = os.path.normpath(folder)
+    taken = [
+        entry
+        for entry in listed[0]
+        if not any(part.startswith(".") for part in Path(os.path.relpath(str(entry["path"]), base)).parts)
+        and (not wanted or os.path.splitext(str(entry["name"]))[1].lower() in wanted)
+    ]  # fmt: skip
+    if len(taken) > MOST_EACH or any(int(entry["size"]) >= min(READ_LIMIT, OUTPUT_LIMIT) for entry in taken):
+        return []
+    return [str(entry["path"]) for entry in taken]
+
+
+def _made(read_id: int, path: str, operation: TextOperation, by: str) -> list[Step]:
+    """Read ``path``; omx's code of ``operation`` given its text as INPUT."""
+    read = ReadTextStep(id=read_id, tool="read_text", description=f"Read {path} {by}",
+                        inputs=ReadTextInput(path=path), produces=path)  # fmt: skip
+    code = PythonInput(code=operation_code(operation), input=Ref(ref=f"step:{read_id}.output"))
+    note = f"(code by omx for the operation {operation.op!r} the model picked)"
+    made = PythonStep(id=read_id + 1, tool="python", description=f"Make the new text of {path} {by} {note}",
+                      inputs=code, produces=f"the new text of {path}")  # fmt: skip
+    return [read, made]
+
+
+def _written(step_id: int, made_by: int, path: str, by: str) -> Step:
+    """``path`` written over with step ``made_by``'s output."""
+    inputs = WriteTextInput(path=path, content=Ref(ref=f"step:{made_by}.output"), mode="overwrite")
+    return WriteTextStep(id=step_id, tool="write_text", description=f"Write the new text over {path} {by}",
+                         inputs=inputs, produces=path)  # fmt: skip
