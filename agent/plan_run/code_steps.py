@@ -32,10 +32,10 @@ from agent.plan_run.code_templates import (
     with_print_line,
     with_template_lines,
 )
-from agent.plan_run.folder_files import folder_files
+from agent.plan_run.folder_files import extensions, folder_files
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_reading import named_paths
-from agent.plan_run.text_operations import ON_FOLDER, TextOperation, fitted, operation_code
+from agent.plan_run.text_operations import ON_FOLDER, PATTERNED, TextOperation, fitted, operation_code
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
@@ -121,19 +121,19 @@ def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] =
     return plan.model_copy(update={"steps": steps})
 
 
-def with_operation_code(plan: Plan, task: str, output: str, operation: TextOperation) -> Plan:
+def with_operation_code(plan: Plan, task: str, output: str, operation: TextOperation, *, counted: bool) -> Plan:
     """``plan`` with the code of its python step that has none yet and writes the task's ``output`` whole made omx's
     code of ``operation`` (the one the model picked for ``task``: ``text_operations``) where it fits: an operation
     on a text, for a step given the text of a file a read_text step reads; an operation on a folder's files, for a
     step given nothing, where the task names a folder that is there (its files given to the code as data, as the
-    code request's template gives them). The plan as it was where there is no such step or the operation does not
-    fit."""
+    code request's template gives them). ``counted``: the task asks how many, and a filter of lines prints how
+    many it keeps. The plan as it was where there is no such step or the operation does not fit."""
     writers = set(plan.whole_writers(output))
     for step in plan.steps:
         inputs = step.inputs
         if step.id not in writers or not isinstance(inputs, PythonInput) or inputs.code.strip():
             continue
-        code = _operation_code(plan, inputs, task, output, operation)
+        code = _operation_code(plan, inputs, task, output, operation, counted)
         if code is None:
             continue
         note = f" (code by omx for the operation {operation.op!r} the model picked)"
@@ -142,17 +142,28 @@ def with_operation_code(plan: Plan, task: str, output: str, operation: TextOpera
     return plan
 
 
-def _operation_code(plan: Plan, inputs: PythonInput, task: str, output: str, operation: TextOperation) -> str | None:
+def _operation_code(
+    plan: Plan, inputs: PythonInput, task: str, output: str, operation: TextOperation, counted: bool
+) -> str | None:
     """The code of ``operation`` for a python step with ``inputs`` (see ``with_operation_code``), or None."""
     workspace = Path(plan.workspace_root)
     if operation.op in ON_FOLDER:
         template = _folder_template(workspace, task, output) if inputs.input is None else None
-        fit = fitted(operation, "", named_paths(task)) if template is not None else None
+        fit = fitted(_with_pattern(operation, task), "", named_paths(task)) if template is not None else None
         return "\n".join([*template.head, operation_code(fit)]) if template is not None and fit is not None else None
     source = _read_path(plan, inputs.input.step_id) if isinstance(inputs.input, Ref) else None
     sample = first_lines(workspace, source) if source is not None else None
     fit = fitted(operation, sample, named_paths(task)) if sample is not None else None
-    return operation_code(fit) if fit is not None else None
+    return operation_code(fit, counted=counted) if fit is not None else None
+
+
+def _with_pattern(operation: TextOperation, task: str) -> TextOperation:
+    """An operation on some of a folder's files picked without their pattern, given the one the task names by
+    extension ("the .txt files": '*.txt'); the 0.5B model left it out, and the folder's notes were joined in."""
+    wanted = extensions(task)
+    if operation.op not in PATTERNED or operation.text or not wanted:
+        return operation
+    return operation.model_copy(update={"text": "|".join(f"*{ext}" for ext in sorted(wanted))})
 
 
 def _with_input(plan: Plan, step: Step) -> Step:

@@ -26,65 +26,26 @@ operation (the model's pick): the run is "done", never "success" (``verdict``).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Collection
 from pathlib import Path
 
 from agent.plan_run.code_steps import first_lines
-from agent.plan_run.folder_files import folder_files
+from agent.plan_run.folder_files import extensions, folder_files
 from agent.plan_run.plan import Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import TaskReading, named_paths
-from agent.plan_run.text_operations import FROM_LINES, TextOperation, fitted, operation_code
+from agent.plan_run.text_operations import IN_PLACE, TextOperation, fitted, operation_code
 from agent.plan_run.tools.files import READ_LIMIT
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, WriteTextInput
 from agent.plan_run.tools.path_tools import records_path, records_problem
 from agent.sandbox.confine import OUTPUT_LIMIT
 
-__all__ = ["IN_PLACE", "MOST_EACH", "each_file_plan", "extensions"]
+__all__ = ["MOST_EACH", "each_file_plan"]
 
 #: the most files such a plan edits (three steps each); a larger folder is the model's to plan
 MOST_EACH = 20
-#: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
-#: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
-#: would leave only that in it, where the person most likely wanted it apart
-IN_PLACE = FROM_LINES & frozenset(
-    {
-        "keep_containing",
-        "drop_containing",
-        "keep_starting",
-        "sort",
-        "sort_numeric",
-        "reverse",
-        "unique",
-        "first",
-        "last",
-        "number_lines",
-        "upper",
-        "lower",
-        "replace",
-        "csv_where",
-        "add_first_line",
-        "add_last_line",
-    }
-)
-
-_EXT = r"\.[A-Za-z0-9]{1,8}"
-#: a pattern of names by extension: ``*.md``, ``notes/*.txt``
-_GLOB = re.compile(rf"\*({_EXT})(?![\w.])")
-#: extensions before "file(s)": ``.txt files``, ``every .py file``, ``the .md and .txt files``
-_BEFORE_FILES = re.compile(rf"(?<![\w.*/])({_EXT}(?:\s*(?:,|\band\b|\bor\b)\s*{_EXT})*)\s+files?\b", re.IGNORECASE)
 #: the quotes around a text of the operation, as a task writes them
 _QUOTES = (("'", "'"), ('"', '"'), ("`", "`"), ("\u2018", "\u2019"), ("\u201c", "\u201d"))
-
-
-def extensions(task: str) -> frozenset[str]:
-    """The file extensions the task's pattern of files names, lower case with their dot (``{".md"}`` for "every
-    .md file" or "*.md"); empty where it names none (every file)."""
-    found = {match.group(1) for match in _GLOB.finditer(task)}
-    for match in _BEFORE_FILES.finditer(task):
-        found |= set(re.findall(_EXT, match.group(1)))
-    return frozenset(ext.lower() for ext in found)
 
 
 def each_file_plan(

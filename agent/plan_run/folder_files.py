@@ -4,23 +4,31 @@ Asked for the names, sizes or dates of a folder's files, code that lists the fol
 model can get wrong; given them as data it only filters, sorts or counts. omx lists the folder itself, recursively,
 files only (no link followed, none listed), each as ``{"path": ..., "name": ..., "size": ..., "modified": ...}``:
 its path from the workspace's root (as the code opens it), its own name, its size in bytes and its modification date
-(``YYYY-MM-DD``, local time), folder by folder and by name, at most ``MOST_FILES``.
+(``YYYY-MM-DD``, local time), folder by folder and by name, at most ``MOST_FILES``. Which of them a task means,
+where it names them by extension ("every .md file", "*.txt"), ``extensions`` reads from its words.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from datetime import date
 from pathlib import Path
 
-__all__ = ["MOST_FILES", "FolderFiles", "folder_files"]
+__all__ = ["MOST_FILES", "FolderFiles", "extensions", "folder_files"]
 
 #: the most files of a folder given to code (enough for a person's folder, short enough for a small model's request)
 MOST_FILES = 100
 
 #: a folder's files, each a dict of its path, size and date, and whether there were more than ``MOST_FILES``
 FolderFiles = tuple[list[dict[str, str | int]], bool]
+
+_EXT = r"\.[A-Za-z0-9]{1,8}"
+#: a pattern of names by extension: ``*.md``, ``notes/*.txt``
+_GLOB = re.compile(rf"\*({_EXT})(?![\w.])")
+#: extensions before "file(s)": ``.txt files``, ``every .py file``, ``the .md and .txt files``
+_BEFORE_FILES = re.compile(rf"(?<![\w.*/])({_EXT}(?:\s*(?:,|\band\b|\bor\b)\s*{_EXT})*)\s+files?\b", re.IGNORECASE)
 
 
 def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
@@ -50,3 +58,12 @@ def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
             path_from_root = full.relative_to(root).as_posix()
             files.append({"path": path_from_root, "name": entry, "size": info.st_size, "modified": modified})
     return files, False
+
+
+def extensions(task: str) -> frozenset[str]:
+    """The file extensions the task's pattern of files names, lower case with their dot (``{".md"}`` for "every
+    .md file" or "*.md"); empty where it names none (every file)."""
+    found = {match.group(1) for match in _GLOB.finditer(task)}
+    for match in _BEFORE_FILES.finditer(task):
+        found |= set(re.findall(_EXT, match.group(1)))
+    return frozenset(ext.lower() for ext in found)

@@ -71,6 +71,8 @@ _ASKS_VALUE = re.compile(
     r"\bhow\s+many\b|\bthe\s+answer\b|\bwhat\s+is\s+the\s+(?:total|sum|average|mean|count|number|product)\b",
     re.IGNORECASE,
 )
+#: a task that counts: how many, count ..., the number of ...
+_COUNT = re.compile(r"\bhow\s+many\b|\bcount\b|\bthe\s+number\s+of\b", re.IGNORECASE)
 _TOTAL_BULLETS = re.compile(rf"\(\s*{_NUMBER}\s+bullet(?:s|\s+points?)\s*(?:in\s+all\s*)?\)", re.IGNORECASE)
 _NAMED = re.compile(rf"`?{_PATH}")
 
@@ -278,6 +280,7 @@ class TaskExpectations:
     said: tuple[str, ...] = ()  # the task's words and its files' text before the run: where a quoted text may be from
     inputs: tuple[str, ...] = ()  # the files the task names that are there before the run, its outputs aside
     value_asked: bool = False  # the one output is a value (a count, a total, an answer, an exact result), not prose
+    count_asked: bool = False  # the task asks how many, or just the number, count or total: lines picked are counted
     exact: bool = False  # the one output is one exact text, computed from an input (see the class)
     dirs: tuple[str, ...] = ()  # the directories the task names that are there before the run
     reading: dict[str, Any] | None = None  # the model's reading and where it and the rules differ (for the trace)
@@ -332,6 +335,7 @@ class TaskExpectations:
             said=texts,
             inputs=inputs,
             value_asked=one and (read_exact or bool(_JUST_NUMBER.search(task) or _ASKS_VALUE.search(task))),
+            count_asked=one and bool(_JUST_NUMBER.search(task) or _COUNT.search(task)),
             exact=exact,
             dirs=dirs,
             reading=None if reading is None else _agreement(reading, rules, outputs, content, kept, exact, operations),

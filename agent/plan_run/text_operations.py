@@ -41,7 +41,7 @@ from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
 __all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
-__all__ += ["ask_operation"]
+__all__ += ["FILTERS", "IN_PLACE", "PATTERNED", "ask_operation"]
 __all__ += ["fitted", "offered_operations", "operation_code", "operation_request", "operation_schema"]
 
 #: the title of the request's schema, by which a scripted model tells it from the other requests
@@ -80,8 +80,8 @@ OPERATIONS: dict[str, str] = {
     "yaml_to_json": "the YAML file as JSON",
     "add_first_line": "the text with the line TEXT added at the start",
     "add_last_line": "the text with the line TEXT added at the end",
-    "list_files": "the names of the files in the folder (TEXT: only those matching a pattern such as '*.py'), one "
-    "per line, in name order",
+    "list_files": "the names of the files in the folder (TEXT: only those matching a pattern such as '*.py', "
+    "several: '*.py|*.md'), one per line, in name order",
     "count_files": "the number of files in the folder (TEXT: only those matching a pattern such as '*.py')",
     "largest_files": "the names of the NUMBER largest files in the folder, largest first, one per line",
     "files_changed_before": "the names of the files in the folder last changed before the date TEXT (YYYY-MM-DD)",
@@ -95,6 +95,8 @@ OPERATIONS: dict[str, str] = {
 NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
 #: the operations on a folder's files (``files``: each one's path, name, size and date, given as data)
 ON_FOLDER = frozenset({"list_files", "count_files", "largest_files", "files_changed_before", "join_files"})
+#: the operations on those of a folder's files whose names match TEXT, a pattern
+PATTERNED = frozenset({"list_files", "count_files", "join_files"})
 #: the operations that need NUMBER above 0, and those that need TEXT
 NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files"})
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
@@ -103,6 +105,32 @@ NEEDS_TEXT |= {"add_first_line", "add_last_line", "files_changed_before"}
 #: not a value computed from them (``VALUES``): a pick of one where the reading said prose is taken as exact work
 VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
+#: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
+#: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
+#: would leave only that in it, where the person most likely wanted it apart
+IN_PLACE = FROM_LINES & frozenset(
+    {
+        "keep_containing",
+        "drop_containing",
+        "keep_starting",
+        "sort",
+        "sort_numeric",
+        "reverse",
+        "unique",
+        "first",
+        "last",
+        "number_lines",
+        "upper",
+        "lower",
+        "replace",
+        "csv_where",
+        "add_first_line",
+        "add_last_line",
+    }
+)
+
+#: the operations that keep some of the input's lines (what a task counts, where it asks how many)
+FILTERS = frozenset({"keep_containing", "drop_containing", "keep_starting"})
 #: the operations on a text, whether they pick its lines or compute a value
 ON_TEXT = FROM_LINES | VALUES
 #: the operations on a CSV file's column named by TEXT
@@ -170,7 +198,7 @@ def offered_operations(workspace: Path, named: Collection[str]) -> list[str]:
         op
         for op in OPERATIONS
         if op in NOT_TEXT
-        or (op in ON_FOLDER and has_folder)
+        or (op in ON_FOLDER | IN_PLACE and has_folder)
         or (op not in ON_FOLDER and texts and _FORM_OF.get(op, "text") in forms | {"text"})
     ]
     return offered
@@ -262,8 +290,9 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -
         return _with_column(operation, sample)
     if operation.op == "files_changed_before":
         return _with_date(operation)
-    if operation.op in ("list_files", "count_files", "join_files"):  # a pattern: 'src/*.py' is '*.py' of the folder
-        return operation.model_copy(update={"text": os.path.basename(operation.text.strip().rstrip("/"))})
+    if operation.op in PATTERNED:  # a pattern: 'src/*.py' is '*.py' of the folder
+        names = (os.path.basename(part.strip().rstrip("/")) for part in operation.text.split("|"))
+        return operation.model_copy(update={"text": "|".join(name for name in names if name)})
     return operation
 
 
@@ -301,15 +330,22 @@ def _with_column(operation: TextOperation, sample: str) -> TextOperation | None:
     return operation.model_copy(update={"text": column, "new_text": new_text})
 
 
-def operation_code(operation: TextOperation) -> str:
+def operation_code(operation: TextOperation, *, counted: bool = False) -> str:
     """The Python code of ``operation``: it reads the input's text from INPUT (an operation ``ON_FOLDER``: the
-    folder's files from ``files``, which the code is given before it) and prints the result."""
-    return _CODE[operation.op](operation.text, operation.new_text, operation.number)
+    folder's files from ``files``, which the code is given before it) and prints the result; ``counted`` (where the
+    task asks how many): a filter of lines (``FILTERS``) prints how many lines it keeps, not the lines."""
+    code = _CODE[operation.op](operation.text, operation.new_text, operation.number)
+    if counted and operation.op in FILTERS:
+        return code.replace(_PRINT_LINES, "print(len(lines))")
+    return code
+
+
+_PRINT_LINES = "print('\\n'.join(lines))"
 
 
 def _lines(*body: str) -> str:
     """Code that works on ``lines`` (INPUT's lines) and prints them, one per line."""
-    return "\n".join(["lines = INPUT.splitlines()", *body, "print('\\n'.join(lines))"])
+    return "\n".join(["lines = INPUT.splitlines()", *body, _PRINT_LINES])
 
 
 def _value(*body: str) -> str:
@@ -329,6 +365,12 @@ def _pairs(text: str, new_text: str) -> list[tuple[str, str]]:
     old, new = text.split("|"), new_text.split("|")
     return list(zip(old, new, strict=True)) if len(old) == len(new) > 1 and all(old) else [(text, new_text)]
 
+
+#: code that keeps ``chosen``, the folder's files whose name matches a '|'-separated pattern ({} : every file)
+_CHOSEN = (
+    "from fnmatch import fnmatch\npatterns = {0!r}.split('|') if {0!r} else ['*']\n"
+    "chosen = [f for f in files if any(fnmatch(f['name'], pattern) for pattern in patterns)]"
+)
 
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
@@ -415,13 +457,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "out.writerows(data)"
     ),
     "yaml_to_json": lambda t, n, k: "import json, yaml\nprint(json.dumps(yaml.safe_load(INPUT), indent=2))",
-    "list_files": lambda t, n, k: (
-        f"from fnmatch import fnmatch\nnames = [f['name'] for f in files if fnmatch(f['name'], {t or '*'!r})]\n"
-        "print('\\n'.join(sorted(names)))"
-    ),
-    "count_files": lambda t, n, k: (
-        f"from fnmatch import fnmatch\nprint(sum(1 for f in files if fnmatch(f['name'], {t or '*'!r})))"
-    ),
+    "list_files": lambda t, n, k: f"{_CHOSEN.format(t)}\nprint('\\n'.join(sorted(f['name'] for f in chosen)))",
+    "count_files": lambda t, n, k: f"{_CHOSEN.format(t)}\nprint(len(chosen))",
     "largest_files": lambda t, n, k: (
         f"biggest = sorted(files, key=lambda f: (-f['size'], f['name']))[:{k}]\n"
         "print('\\n'.join(f['name'] for f in biggest))"
@@ -430,9 +467,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         f"print('\\n'.join(sorted(f['name'] for f in files if f['modified'] < {t!r})))"
     ),
     "join_files": lambda t, n, k: (
-        f"from fnmatch import fnmatch\nchosen = sorted((f for f in files if fnmatch(f['name'], {t or '*'!r})), "
-        "key=lambda f: f['path'])\nprint('\\n'.join(open(f['path'], encoding='utf-8').read().rstrip('\\n') "
-        "for f in chosen))"
+        f"{_CHOSEN.format(t)}\nchosen.sort(key=lambda f: f['path'])\n"
+        "print('\\n'.join(open(f['path'], encoding='utf-8').read().rstrip('\\n') for f in chosen))"
     ),
     "add_first_line": lambda t, n, k: f"print({t!r})\nprint(INPUT.rstrip('\\n'))",
     "add_last_line": lambda t, n, k: f"print(INPUT.rstrip('\\n'))\nprint({t!r})",

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from agent.model.llm import ScriptedModel
-from agent.plan_run.each_file_plan import MOST_EACH, each_file_plan, extensions
+from agent.plan_run.each_file_plan import MOST_EACH, each_file_plan
+from agent.plan_run.folder_files import extensions
 from agent.plan_run.plan import Plan, RiskLevel
 from agent.plan_run.reading_plan import BY_OMX, plan_from_reading
 from agent.plan_run.risk import assess
@@ -183,15 +184,6 @@ def text(ws: Path, name: str) -> str:
     return (ws / name).read_text(encoding="utf-8")
 
 
-#: the model is offered the operations on a text only where the task names a plain file that is there
-#: (``text_operations.offered_operations``), never for a task that names only a folder: the pick these runs script is
-#: dropped, and the model plans. Strict: they pass, and fail as XPASS, once a folder the task names offers them too
-OFFERED_FOR_A_FOLDER = pytest.mark.xfail(
-    reason="offered_operations offers no operation on a text where the task names only a folder", strict=True
-)
-
-
-@OFFERED_FOR_A_FOLDER
 def test_a_line_is_added_at_the_top_of_each_txt_file_and_the_run_is_done_not_a_success(
     notes: Path, script: Callable[..., ScriptedModel]
 ) -> None:
@@ -209,7 +201,6 @@ def test_a_line_is_added_at_the_top_of_each_txt_file_and_the_run_is_done_not_a_s
     assert run_end(trace_of(only_run(notes)))["status"] == "done"  # nothing checked what the files hold
 
 
-@OFFERED_FOR_A_FOLDER
 def test_a_word_is_replaced_in_each_file_of_the_folder(notes: Path, script: Callable[..., ScriptedModel]) -> None:
     script(read_as(), pick("replace", "colour", "color"))
     result = omx("Replace 'colour' with 'color' in all files under notes/", "--yes", input="y\n")
@@ -222,7 +213,6 @@ def test_a_word_is_replaced_in_each_file_of_the_folder(notes: Path, script: Call
     assert run_end(trace_of(only_run(notes)))["status"] != "success"
 
 
-@OFFERED_FOR_A_FOLDER
 def test_an_empty_output_is_not_written_over_a_file_that_holds_text(
     notes: Path, script: Callable[..., ScriptedModel]
 ) -> None:

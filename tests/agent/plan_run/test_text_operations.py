@@ -26,6 +26,7 @@ from agent.plan_run.folder_files import folder_files
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from agent.plan_run.text_operations import (
     FROM_LINES,
+    IN_PLACE,
     NOT_TEXT,
     ON_FOLDER,
     OPERATIONS,
@@ -249,8 +250,8 @@ def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_
     assert {"csv_sum", "csv_to_json"} <= offered("plain")  # a header and rows: CSV by its lines
     assert {"json_field", "json_to_csv"} <= offered("u.json") and {"json_field"} <= offered("listed")
     assert "yaml_to_json" in offered("c.yaml") and "csv_sum" not in offered("c.yaml")
-    assert offered("media/") == set(NOT_TEXT) | ON_FOLDER
-    assert offered("media/", "log.txt") == text_only | ON_FOLDER
+    assert offered("media/") == set(NOT_TEXT) | ON_FOLDER | IN_PLACE  # each file of a folder edited in place
+    assert offered("media/", "log.txt") == text_only | ON_FOLDER | IN_PLACE
 
 
 # -- end to end ----------------------------------------------------------------------------------------------------
@@ -402,3 +403,37 @@ def test_a_pick_of_an_operation_on_a_text_makes_a_task_read_as_files_acted_on_ex
     asked = next(r for r in model.requests if r["json_mode"] and r["json_mode"].get("title") == SCHEMA_TITLE)
     offered = set(asked["json_mode"]["properties"]["op"]["enum"])
     assert "first" in offered and not offered & (ON_FOLDER | {"csv_sum", "json_field"})  # what data/log.txt can take
+
+
+def test_files_of_a_folder_picked_without_a_pattern_are_those_the_task_names_by_extension(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model picked ``join_files`` with no pattern for "the .txt files": the folder's notes were joined in."""
+    for name, body in {"b.txt": "two\n", "a.txt": "one\n", "notes.md": "not a part\n"}.items():
+        (tmp_path / "parts" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "parts" / name).write_text(body, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    read = {"inputs": ["parts/a.txt"], "outputs": ["out/all.txt"], "from_input": False, "kind": "exact",
+            "shape": "lines", "count": None, "max_words": None}  # fmt: skip
+    script(
+        {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)},
+        {"for": SCHEMA_TITLE, "content": reply("join_files")},
+    )
+    result = omx("Join the .txt files in parts/ into out/all.txt, in name order", "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "all.txt").read_text(encoding="utf-8") == "one\ntwo\n"
+    plan = next(e for e in trace_of(only_run(tmp_path)) if e.get("event") == "plan")["data"]["plan"]
+    assert "patterns = '*.txt'.split('|')" in plan["steps"][0]["inputs"]["code"]  # in the plan the person confirms
+
+
+def test_lines_a_filter_keeps_are_counted_where_the_task_asks_how_many(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model picked the filter, not the count, for "count the lines ... that start with 'import'"."""
+    task = "Count the lines of data/log.txt that mention ERROR and write just the number to out/errors.txt"
+    second = "print(sum('ERROR' in line for line in INPUT.splitlines()))"
+    script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("keep_containing", "ERROR")}, second)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "2\n"
+    assert run(op("keep_starting", "09:0"), LOG) == LOG  # a filter's lines where the task does not count them
