@@ -179,6 +179,22 @@ EXAMPLES: list[tuple[str, TextOperation]] = [
      TextOperation(op="replace", text="grey", new_text="gray")),
     ("What files are kept in wiki/? Their names only, one a line, in summary_dir/pages.txt",
      TextOperation(op="list_files")),
+    ("Write each line of journal/days.txt that has the word rain into summary_dir/rainy.txt",
+     TextOperation(op="keep_containing", text="rain")),
+    ("With head, show only the opening 3 lines of chores/week.txt in summary_dir/top.txt",
+     TextOperation(op="first", number=3)),
+    ("How many lines of service/run.log say WARN? Just that count, in summary_dir/warns.txt",
+     TextOperation(op="count_lines", text="WARN")),
+    ("Lines of firmware/main.c beginning with '#include' go to summary_dir/includes.txt",
+     TextOperation(op="keep_starting", text="#include")),
+    ("summary_dir/north.csv must have only the leads of crm/leads.csv whose region is north, header included",
+     TextOperation(op="csv_where", text="region", new_text="north")),
+    ("Put 'Draft' as the first line of every .md file in wiki/",
+     TextOperation(op="add_first_line", text="Draft")),
+    ("In drafts/, turn 'cancelled' into 'canceled' and 'travelled' into 'traveled'",
+     TextOperation(op="replace", text="cancelled|travelled", new_text="canceled|traveled")),
+    ("Combine the .log files of nightly/ into summary_dir/all.log, sorted by name",
+     TextOperation(op="join_files", text="*.log")),
 ]  # fmt: skip
 
 
