@@ -153,7 +153,7 @@ def _operation_code(
         return "\n".join([*template.head, operation_code(fit)]) if template is not None and fit is not None else None
     source = _read_path(plan, inputs.input.step_id) if isinstance(inputs.input, Ref) else None
     sample = first_lines(workspace, source) if source is not None else None
-    fit = fitted(operation, sample, named_paths(task)) if sample is not None else None
+    fit = fitted(operation, sample, named_paths(task), task) if sample is not None else None
     return operation_code(fit, counted=counted) if fit is not None else None
 
 

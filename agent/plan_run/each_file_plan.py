@@ -71,7 +71,7 @@ def each_file_plan(
     fits: list[TextOperation] = []
     for path in files:
         sample = first_lines(workspace, path)
-        fit = fitted(operation, sample, named) if sample is not None else None
+        fit = fitted(operation, sample, named, task) if sample is not None else None
         if fit is None or fit.op not in IN_PLACE:
             return None
         fits.append(fit)

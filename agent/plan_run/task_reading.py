@@ -49,7 +49,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 from agent.plan_run.run_schema import workspace_paths
-from agent.plan_run.text_operations import FROM_LINES, ON_TEXT, TextOperation, ask_operation, offered_operations
+from agent.plan_run.text_operations import (
+    FROM_LINES,
+    ON_FOLDER,
+    ON_TEXT,
+    TextOperation,
+    ask_operation,
+    offered_operations,
+)
 
 __all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
 __all__ += ["MAX_OPERATIONS", "OPERATIONS_SCHEMA_TITLE", "Action", "FileOperation", "FileOperations"]
@@ -138,8 +145,13 @@ class TaskReading(BaseModel):
 
     @property
     def acts_on_files(self) -> bool:
-        """Whether the task acts on files: read as kind command, or the operation picked is files acted on."""
-        return self.kind == "command" or (self.operation is not None and self.operation.op == "file_operations")
+        """Whether the task acts on files: read as kind command, the operation picked is files acted on, or it is
+        one that makes a text of a folder's files where every output listed is a folder (there is no file to write
+        that text to: the 0.5B model picked a listing of the files to be sorted into folders)."""
+        if self.kind == "command" or self.operation is None:
+            return self.kind == "command"
+        into_folders = bool(self.outputs) and all(path.endswith("/") for path in self.outputs)
+        return self.operation.op == "file_operations" or (self.operation.op in ON_FOLDER and into_folders)
 
     def lists_output(self, path: str) -> bool:
         return os.path.normpath(path) in {os.path.normpath(p) for p in self.outputs}

@@ -30,6 +30,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Collection
 from datetime import datetime
 from pathlib import Path
@@ -287,13 +288,14 @@ def ask_operation(
     return operation if operation.op in offered else None
 
 
-def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -> TextOperation | None:
+def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), task: str = "") -> TextOperation | None:
     """``operation`` where it is one on the text and its arguments fit ``sample`` (the input's first lines): None
     for a pick of prose, files or other, a NUMBER or TEXT missing where the operation needs one, a CSV column the
     header lacks (TEXT "column = value" is read as the column and NEW_TEXT where NEW_TEXT is empty). A TEXT that is
     one of ``files`` (the paths the task names), a file's name, or that name without its extension, is a file the
     model copied from the task, not text to look for: no TEXT; a pattern of file names is one of names, its folder
-    left out."""
+    left out. A CSV column picked whole where ``task`` names one value of that column (its rows in ``sample``) is
+    the rows with that value: the 0.5B model picked the column for "the rows whose status is shipped"."""
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if _names_a_file(operation.text, files):
@@ -303,7 +305,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = ()) -
     if operation.op in NEEDS_TEXT and not operation.text:
         return None
     if operation.op in CSV_COLUMN:
-        return _with_column(operation, sample)
+        return _with_column(operation, sample, task)
     if operation.op == "files_changed_before":
         return _with_date(operation)
     if operation.op in PATTERNED:  # a pattern: 'src/*.py' is '*.py' of the folder
@@ -333,17 +335,34 @@ def _names_a_file(text: str, files: Collection[str]) -> bool:
     return bool(text.strip()) and os.path.normpath(text.strip()) in names
 
 
-def _with_column(operation: TextOperation, sample: str) -> TextOperation | None:
-    """``operation`` with TEXT the CSV header's own spelling of its column; None where the header has no such
-    column."""
-    text, new_text = operation.text, operation.new_text
+def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperation | None:
+    """``operation`` with TEXT the CSV header's own spelling of its column (a whole column is the rows where it
+    holds the one value of it that ``task`` names, see ``fitted``); None where the header has no such column."""
+    text, new_text, op = operation.text, operation.new_text, operation.op
     if "=" in text and not new_text:
         text, new_text = (part.strip() for part in text.split("=", 1))
-    header = next(csv.reader(io.StringIO(sample)), [])
+    rows = list(csv.reader(io.StringIO(sample)))
+    header = rows[0] if rows else []
     column = next((name for name in header if name.strip().lower() == text.strip().lower()), None)
-    if column is None or (operation.op == "csv_where" and not new_text):
+    if column is None:
         return None
-    return operation.model_copy(update={"text": column, "new_text": new_text})
+    if op == "csv_column" or (op == "csv_where" and new_text not in _values(rows, header.index(column))):
+        named = [value for value in _values(rows, header.index(column)) if _says(task, value)]
+        if len(named) == 1:
+            op, new_text = "csv_where", named[0]
+    if op == "csv_where" and not new_text:
+        return None
+    return operation.model_copy(update={"op": op, "text": column, "new_text": new_text})
+
+
+def _values(rows: list[list[str]], column: int) -> list[str]:
+    """The distinct values of ``column`` in the rows after the header, as written (stripped)."""
+    return list(dict.fromkeys(row[column].strip() for row in rows[1:] if len(row) > column and row[column].strip()))
+
+
+def _says(task: str, value: str) -> bool:
+    """Whether ``task`` says ``value`` as a whole word or words (case aside)."""
+    return bool(re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", task, re.IGNORECASE))
 
 
 def operation_code(operation: TextOperation, *, counted: bool = False) -> str:

@@ -255,3 +255,22 @@ def test_on_the_pick_alone_nothing_is_deleted(ws: Path, script: Callable[..., Sc
     script(*reading(ops, ["cache/stale.tmp"], [], kind="exact"), picks("file_operations"))
     omx("Delete cache/stale.tmp", input="y\n1\n")
     assert "cache/stale.tmp" in tree(ws) and events(ws, "plan_from_reading") == []
+
+
+@pytest.mark.parametrize("outputs", [["inbox/text/"], ["inbox/text/", "out/list.txt"]])
+def test_a_pick_of_a_folder_s_listing_with_only_folders_to_write_has_the_operations_asked(
+    ws: Path, script: Callable[..., ScriptedModel], outputs: list[str]
+) -> None:
+    """The 0.5B model read "files whose names ... go in docs/x/" as exact work and picked a listing of the files: a
+    text made of a folder's files with no file to write it to is files acted on; with a file to write it, it is not."""
+    ops = operations(("move", "inbox/letter.txt", "inbox/text/"), ("move", "inbox/poem.txt", "inbox/text/"))
+    model = script(*reading(ops, ["inbox/"], outputs, kind="exact"), picks("list_files"))
+    omx("Move the .txt files of inbox/ into inbox/text/" + (", listed in out/list.txt" if len(outputs) > 1 else ""),
+        input="y\n2\n")  # fmt: skip
+    titles = [r["json_mode"]["title"] for r in model.requests if isinstance(r["json_mode"], dict)]
+    if len(outputs) > 1:
+        assert OPERATIONS_SCHEMA_TITLE not in titles and "inbox/letter.txt" in tree(ws)
+        return
+    assert OPERATIONS_SCHEMA_TITLE in titles
+    assert tree(ws)["inbox/text/letter.txt"] == "Dear Ana,\n" and tree(ws)["inbox/text/poem.txt"] == "Rain on tin.\n"
+    assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "move", "move"]}]

@@ -231,6 +231,19 @@ def test_a_column_is_taken_as_the_header_spells_it_and_column_equals_value_is_re
     assert picked(reply("csv_where", "team = red"), TABLE) == op("csv_where", "team", "red")
 
 
+def test_a_whole_column_picked_where_the_task_names_one_of_its_values_is_the_rows_with_that_value() -> None:
+    def fit(answer: str, task: str) -> TextOperation | None:
+        return fitted(TextOperation.model_validate_json(answer), TABLE, ["data/t.csv"], task)
+
+    rows = "Keep the rows of data/t.csv whose team is Red"
+    assert fit(reply("csv_column", "team", "t.csv"), rows) == op("csv_where", "team", "red")
+    assert fit(reply("csv_where", "team", "team"), rows) == op("csv_where", "team", "red")  # no value of it
+    assert fit(reply("csv_where", "team", "blue"), rows) == op("csv_where", "team", "blue")  # a value: the model's
+    assert fit(reply("csv_column", "team"), "The team column of data/t.csv") == op("csv_column", "team")
+    assert fit(reply("csv_column", "team"), "The red and blue teams of data/t.csv") == op("csv_column", "team")
+    assert fit(reply("csv_column", "team"), "The team column, reddish ones") == op("csv_column", "team")
+
+
 def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_path: Path) -> None:
     (tmp_path / "media").mkdir()
     files = {"log.txt": LOG, "t.csv": TABLE, "u.json": "[]", "c.yaml": "a: 1\n", "plain": TABLE, "listed": "[1]\n"}
