@@ -747,7 +747,11 @@ def remove_run_dir(run_dir: Path) -> None:
     if left:
         log(f"NOT removing {run_dir}: still mounted: {', '.join(map(str, left))}")
     else:
-        shutil.rmtree(run_dir, ignore_errors=True)
+        for _ in range(3):  # a file a dying process wrote while the tree was removed: removed by the next pass
+            shutil.rmtree(run_dir, ignore_errors=True)
+            if not run_dir.exists():
+                return
+            time.sleep(0.2)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -100,6 +100,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -316,15 +317,30 @@ def run_part(
 
 def end_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM to the script's process group (``omxfs run`` forwards it into the view), SIGKILL if that is not
-    enough; the shell is reaped when this returns."""
+    enough; when this returns the shell is reaped and no process of its group is left (a tar or git that outlived
+    the shell would write into the run directory while it is removed)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=GRACE_S)
-    except subprocess.TimeoutExpired:
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=GRACE_S)  # the shell reaped: no zombie of it keeps the group
+    if not _group_gone(proc.pid, GRACE_S):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc.wait()
+    _group_gone(proc.pid, GRACE_S)
+
+
+def _group_gone(group: int, seconds: float) -> bool:
+    """Whether process group ``group`` has no process left, waiting up to ``seconds`` for that."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def run_round(
