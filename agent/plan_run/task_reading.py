@@ -17,7 +17,8 @@ task only where both readings agree (``agrees``):
   reading says so: withholding "success" is never an action on a wrong reading;
 - the work is **exact** (its output made by code: ``TaskExpectations.exact``) where the model read kind "exact",
   with its output made from the input (``from_input``), and the task has an input that is there before the run;
-  the rules do not say it;
+  the rules do not say it; a task that limits its output's words is prose, whatever kind the model read (a pick on
+  the input's lines aside);
 - the **operation** the model picks by name (``text_operations``: sort, the first N lines, a CSV column's sum,
   the largest files of a folder, ..., or prose, files acted on, other), asked apart among those the files the task
   names can take (``offered_operations``): exact work from one file or folder gets omx's code of it; a pick on the
@@ -241,9 +242,7 @@ def read_task(
         return None, f"the reply was no reading ({first})"
     offered = offered_operations(workspace, named_paths(task))
     operation = ask_operation(model, task, offered, on_refused=on_refused)
-    reading = reading.model_copy(update={"operation": operation})
-    if operation is not None and _made_exact(reading.kind, operation.op):
-        reading = reading.model_copy(update={"kind": "exact"})
+    reading = reading.model_copy(update={"operation": operation, "kind": _kind_for(reading.kind, task, operation)})
     if reading.acts_on_files:
         acted = read_operations(model, task, workspace, on_refused=on_refused)
         if acted is not None:
@@ -251,6 +250,26 @@ def read_task(
             read = [o for o in acted.operations if reading.kind == "command" or o.action != "delete"]
             reading = reading.model_copy(update={"operations": read})
     return reading, None
+
+
+#: a limit on the output's words ("at most 20 words", "in under fifteen words"): a limit on prose, never on a value
+_WORD_LIMIT = re.compile(
+    r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|under|fewer\s+than|less\s+than|up\s+to|within)\s+"
+    r"(?:\d+|[a-z]+(?:-[a-z]+)?)\s+words\b",
+    re.IGNORECASE,
+)
+
+
+def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
+    """The kind of work ``task`` is, from the kind the model read and the operation it picked: exact work where the
+    pick makes it so (``_made_exact``); prose where the model read exact work but the task limits the output's words
+    and the pick is none on the input's lines (the 0.5B model read "the most important decision ... in at most 20
+    words" as exact work, and code copied the input)."""
+    if operation is not None and _made_exact(kind, operation.op):
+        return "exact"
+    if kind == "exact" and _WORD_LIMIT.search(task) and (operation is None or operation.op not in FROM_LINES):
+        return "prose"
+    return kind
 
 
 def _made_exact(kind: Kind, op: str) -> bool:

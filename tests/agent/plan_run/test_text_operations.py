@@ -450,3 +450,17 @@ def test_lines_a_filter_keeps_are_counted_where_the_task_asks_how_many(
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "2\n"
     assert run(op("keep_starting", "09:0"), LOG) == LOG  # a filter's lines where the task does not count them
+
+
+@pytest.mark.parametrize("limit", ["in at most 12 words", "in no more than twelve words", "in under 12 words"])
+def test_a_task_that_limits_its_words_is_prose_whatever_kind_was_read(
+    ws: Path, script: Callable[..., ScriptedModel], limit: str
+) -> None:
+    """The 0.5B model read "the most important decision ... as one line (at most 20 words)" as exact work, picked a
+    value that did not fit, and code copied the input whole: a limit on words is a limit on prose."""
+    task = f"Write the main problem in data/log.txt {limit} into out/errors.txt"
+    script(read_exact("exact"), {"for": SCHEMA_TITLE, "content": reply("top_words", "problem")}, "The disk is full.")
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "The disk is full.\n"
+    assert model_calls(ws) == ["step"]  # a model wrote it, in an llm step: no code
