@@ -78,13 +78,16 @@ def plan_from_reading(
 
 
 def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> list[str]:
-    """The files the task names that both readings take as its inputs: named in the task, listed by the model, and
-    plain files of the workspace now (the output too, where the task changes it in place)."""
+    """The files the task names that both readings take as its inputs: named in the task, listed by the model (or,
+    for prose where it listed none but read the output as made from an input, any: the 0.5B model listed no input
+    for "a summary of data/README.md"), and plain files of the workspace now (the output too, where the task
+    changes it in place)."""
     listed = {os.path.normpath(path) for path in reading.inputs}
+    unlisted = not listed and reading.from_input and reading.kind == "prose"
     return [
         name
         for name in named_paths(task)
-        if os.path.normpath(name) in listed and _plain_file(workspace, name)
+        if (os.path.normpath(name) in listed or unlisted) and _plain_file(workspace, name)
         and (os.path.normpath(name) != os.path.normpath(output) or reading.kind == "exact")
     ]  # fmt: skip
 

@@ -23,8 +23,9 @@ task only where both readings agree (``agrees``):
   the largest files of a folder, ..., or prose, files acted on, other), asked apart among those the files the task
   names can take (``offered_operations``): exact work from one file or folder gets omx's code of it; a pick on the
   input's own lines makes a task read as prose exact work, and any pick on a text one read as a command (the 0.5B
-  model read sorts and first lines as prose, "use head" and edits in place as files acted on); a pick of files acted
-  on has the file operations asked, as the kind command does, but no delete is taken on the pick alone;
+  model read sorts and first lines as prose, "use head" and edits in place as files acted on); a pick of prose makes
+  a task read as a command prose (an email to write was read as a command); a pick of files acted on has the file
+  operations asked, as the kind command does, but no delete is taken on the pick alone;
 - the **file operations** of a task of kind command (moves, copies, deletes, folders made), asked apart
   (``read_operations``: each source one of the workspace's paths, which that request lists with their sizes and
   dates), are acted on only where they are consistent with the workspace and with every path the task names
@@ -262,11 +263,14 @@ _WORD_LIMIT = re.compile(
 
 def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
     """The kind of work ``task`` is, from the kind the model read and the operation it picked: exact work where the
-    pick makes it so (``_made_exact``); prose where the model read exact work but the task limits the output's words
-    and the pick is none on the input's lines (the 0.5B model read "the most important decision ... in at most 20
-    words" as exact work, and code copied the input)."""
+    pick makes it so (``_made_exact``); prose where the model read files acted on and picked prose (it read "write
+    a short email ... save it as out/email.txt" as a command, and planned a read of the email it was to write), or
+    read exact work where the task limits the output's words and the pick is none on the input's lines (it read
+    "the most important decision ... in at most 20 words" as exact work, and code copied the input)."""
     if operation is not None and _made_exact(kind, operation.op):
         return "exact"
+    if kind == "command" and operation is not None and operation.op == "write_prose":
+        return "prose"
     if kind == "exact" and _WORD_LIMIT.search(task) and (operation is None or operation.op not in FROM_LINES):
         return "prose"
     return kind

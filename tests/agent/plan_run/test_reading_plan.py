@@ -35,8 +35,11 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path.resolve()
 
 
-def reading(kind: str, inputs: list[str], outputs: list[str], shape: str = "free") -> dict[str, Any]:
-    read = {"inputs": inputs, "outputs": outputs, "kind": kind, "shape": shape, "count": None, "max_words": None}
+def reading(
+    kind: str, inputs: list[str], outputs: list[str], shape: str = "free", from_input: bool = True
+) -> dict[str, Any]:
+    read = {"inputs": inputs, "outputs": outputs, "kind": kind, "shape": shape, "count": None, "max_words": None,
+            "from_input": from_input}  # fmt: skip
     return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
 
 
@@ -109,9 +112,10 @@ def test_prose_from_the_task_s_own_words_is_asked_without_a_plan_request(
             "Summarise the story in out/s.md",
             reading("prose", ["data/story.txt"], ["out/s.md"]),
         ),
-        (  # the model lists no input, yet the task names a file that is there: material the text may be made of
+        (  # the model lists no input and reads the text as made of none, yet the task names a file that is there:
+            # material the text may be made of
             "Write a poem in the mood of data/story.txt to out/poem.txt",
-            reading("prose", [], ["out/poem.txt"]),
+            reading("prose", [], ["out/poem.txt"], from_input=False),
         ),
     ],
     ids=["files-acted-on", "prose-of-two-files", "input-not-named", "a-named-file-not-listed"],
@@ -123,6 +127,19 @@ def test_other_tasks_are_planned_by_the_model(
     omx(task, "--yes")
     assert "plan" in model_calls(ws)
     assert events(ws, "plan_from_reading") == []
+
+
+def test_prose_made_from_an_input_the_model_did_not_list_is_made_from_the_file_the_task_names(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model listed no input for "a summary of data/README.md" and read it as made from an input."""
+    task = "Write a poem in the mood of data/story.txt to out/poem.txt"
+    model = script(reading("prose", [], ["out/poem.txt"]), "A radio hums; the tower waits.")
+    result = omx(task, "--yes")
+    assert result.exit_code == 0, result.output
+    assert events(ws, "plan_from_reading") == [{"tools": ["read_text", "llm", "write_text"]}]
+    assert STORY in model.requests[-1]["messages"][-1]["content"]  # the model wrote it from the story
+    assert (ws / "out" / "poem.txt").read_text(encoding="utf-8") == "A radio hums; the tower waits.\n"
 
 
 def test_an_input_reached_through_a_symlink_is_planned_by_the_model(
@@ -163,7 +180,8 @@ def test_a_model_step_that_writes_the_output_is_asked_the_task_in_the_persons_wo
             },
         ],
     }
-    model = script(reading("prose", [], ["out/s.md"]), json.dumps(plan), "# Story\nA radio. A tower.")
+    read = reading("prose", [], ["out/s.md"], from_input=False)  # no input listed or read: the model plans
+    model = script(read, json.dumps(plan), "# Story\nA radio. A tower.")
     result = omx(task, "--yes")
     assert result.exit_code == 0, result.output
     assert model_calls(ws) == ["plan", "step"]

@@ -464,3 +464,19 @@ def test_a_task_that_limits_its_words_is_prose_whatever_kind_was_read(
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "The disk is full.\n"
     assert model_calls(ws) == ["step"]  # a model wrote it, in an llm step: no code
+
+
+def test_a_pick_of_prose_makes_a_task_read_as_files_acted_on_prose(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model read "write a short email ... save it as out/email.txt" as a command, and planned a read of the
+    email it was to write."""
+    read = {"inputs": [], "outputs": ["out/note.txt"], "from_input": False, "kind": "command", "shape": "free",
+            "count": None, "max_words": None}  # fmt: skip
+    note = "Kim, the parts arrive Monday."
+    pick = {"for": SCHEMA_TITLE, "content": reply("write_prose")}
+    script({"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}, pick, note)
+    result = omx("Write a two-line note to Kim saying the parts arrive Monday. Save it as out/note.txt", "--yes")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "note.txt").read_text(encoding="utf-8") == note + "\n"
+    assert model_calls(ws) == ["step"]  # omx planned it from the reading: no plan asked, no file operations
