@@ -75,6 +75,10 @@ OPERATIONS: dict[str, str] = {
     "csv_where": "the CSV rows whose column TEXT is NEW_TEXT, the header row first",
     "csv_sum": "the sum of the CSV column TEXT",
     "csv_average": "the average of the CSV column TEXT",
+    "csv_largest": "the value of the CSV column NEW_TEXT ('': the first column) in the row whose column TEXT is the "
+    "largest number",
+    "csv_smallest": "the value of the CSV column NEW_TEXT ('': the first column) in the row whose column TEXT is the "
+    "smallest number",
     "csv_to_table": "the CSV file as a markdown table",
     "csv_to_json": "the CSV file as a JSON list of objects",
     "json_to_csv": "a JSON list of objects as CSV",
@@ -105,6 +109,7 @@ NEEDS_TEXT |= {"add_first_line", "add_last_line", "files_changed_before"}
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
 #: not a value computed from them (``VALUES``): a pick of one where the reading said prose is taken as exact work
 VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
+VALUES |= {"csv_largest", "csv_smallest"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
@@ -135,7 +140,9 @@ FILTERS = frozenset({"keep_containing", "drop_containing", "keep_starting"})
 #: the operations on a text, whether they pick its lines or compute a value
 ON_TEXT = FROM_LINES | VALUES
 #: the operations on a CSV file's column named by TEXT
-CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average"})
+CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average", "csv_largest", "csv_smallest"})
+#: the operations that answer with another column of the row they find (NEW_TEXT: that column)
+CSV_ROW = frozenset({"csv_largest", "csv_smallest"})
 
 
 def _system(offered: Collection[str]) -> str:
@@ -196,6 +203,8 @@ EXAMPLES: list[tuple[str, TextOperation]] = [
      TextOperation(op="replace", text="cancelled|travelled", new_text="canceled|traveled")),
     ("Combine the .log files of nightly/ into summary_dir/all.log, sorted by name",
      TextOperation(op="join_files", text="*.log")),
+    ("Which city in weather/temps.csv was warmest (the high column)? Just the city, in summary_dir/warm.txt",
+     TextOperation(op="csv_largest", text="high", new_text="city")),
 ]  # fmt: skip
 
 
@@ -222,7 +231,7 @@ def offered_operations(workspace: Path, named: Collection[str]) -> list[str]:
 
 
 #: the operations that need their input in one form (every other one takes any text)
-_FORM_OF = {op: "csv" for op in ("csv_column", "csv_where", "csv_sum", "csv_average", "csv_to_table", "csv_to_json")}
+_FORM_OF = {op: "csv" for op in CSV_COLUMN | {"csv_to_table", "csv_to_json"}}
 _FORM_OF |= {"json_field": "json", "json_to_csv": "json", "yaml_to_json": "yaml"}
 
 
@@ -352,6 +361,8 @@ def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperat
             op, new_text = "csv_where", named[0]
     if op == "csv_where" and not new_text:
         return None
+    if op in CSV_ROW:  # the answer's column as the header spells it, the first where none is named
+        new_text = next((name for name in header if name.strip().lower() == new_text.strip().lower()), header[0])
     return operation.model_copy(update={"op": op, "text": column, "new_text": new_text})
 
 
@@ -406,6 +417,17 @@ _CHOSEN = (
     "from fnmatch import fnmatch\npatterns = {0!r}.split('|') if {0!r} else ['*']\n"
     "chosen = [f for f in files if any(fnmatch(f['name'], pattern) for pattern in patterns)]"
 )
+
+
+def _row_value(column: str, answer: str, pick: str) -> str:
+    """Code that prints ``answer``'s value in the row whose ``column`` holds the number ``pick`` (max, min) finds."""
+    return (
+        f"import csv, io\n{_ROWS}\ncolumn, answer = header.index({column!r}), header.index({answer!r})\n"
+        "numbers = []\nfor row in body:\n    try:\n        numbers.append((float(row[column]), row))\n"
+        "    except (ValueError, IndexError):\n        pass\n"
+        f"print({pick}(numbers, key=lambda pair: pair[0])[1][answer])"
+    )
+
 
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
@@ -478,6 +500,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "cells = [float(row[column]) for row in body if row[column].strip()]",
         "value = round(sum(cells) / len(cells), 10)",
     ),
+    "csv_largest": lambda t, n, k: _row_value(t, n, "max"),
+    "csv_smallest": lambda t, n, k: _row_value(t, n, "min"),
     "csv_to_table": lambda t, n, k: (
         f"import csv, io\n{_ROWS}\n"
         "print('| ' + ' | '.join(header) + ' |')\nprint('|' + ' --- |' * len(header))\n"

@@ -89,6 +89,8 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_where", "team", "red"), TABLE, "name,team,points\nada,red,12\ncy,red,3\n"),
         (op("csv_sum", "points"), TABLE, "22.5\n"),
         (op("csv_average", "points"), TABLE, "7.5\n"),
+        (op("csv_largest", "points", "name"), TABLE, "ada\n"),
+        (op("csv_smallest", "points", "team"), TABLE + "dee,blue,n/a\n", "red\n"),  # a cell that is no number aside
         (op("csv_to_table"), "a,b\n1,2\n", "| a | b |\n| --- | --- |\n| 1 | 2 |\n"),
         (op("csv_to_json"), "a,b\n1,2\n", json.dumps([{"a": "1", "b": "2"}], indent=2) + "\n"),
         (op("json_to_csv"), json.dumps([{"a": 1, "b": "x"}]), "a,b\n1,x\n"),
@@ -181,6 +183,8 @@ def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
         "csv_where",
         "csv_sum",
         "csv_average",
+        "csv_largest",
+        "csv_smallest",
         "csv_to_table",
         "csv_to_json",
         "json_to_csv",
@@ -229,6 +233,12 @@ def test_a_file_the_task_names_given_as_text_is_no_text_to_look_for() -> None:
 def test_a_column_is_taken_as_the_header_spells_it_and_column_equals_value_is_read() -> None:
     assert picked(reply("csv_sum", "Points"), TABLE) == op("csv_sum", "points")
     assert picked(reply("csv_where", "team = red"), TABLE) == op("csv_where", "team", "red")
+
+
+def test_the_answer_of_a_row_found_by_a_column_is_a_column_of_the_header_or_the_first() -> None:
+    assert picked(reply("csv_largest", "Points", "NAME"), TABLE) == op("csv_largest", "points", "name")
+    assert picked(reply("csv_smallest", "points", "winner"), TABLE) == op("csv_smallest", "points", "name")
+    assert picked(reply("csv_smallest", "speed", "name"), TABLE) is None  # no such column
 
 
 def test_a_whole_column_picked_where_the_task_names_one_of_its_values_is_the_rows_with_that_value() -> None:
