@@ -27,6 +27,8 @@ __all__ = ["OutputShape", "shape_of", "shaped_step"]
 #: (no space allowed) for 800 s under the one-line title's schema, until the server's own cap failed the request.
 #: A pattern says the bound where there is one: llama.cpp's grammar reads a string's pattern and then no maxLength
 MAX_LINE, MAX_WORD = 400, 40
+#: the most words of a limit asked as one line of words; a text allowed more is asked as prose (and checked)
+MOST_LINE_WORDS = 30
 
 
 @dataclass(frozen=True)
@@ -134,9 +136,9 @@ def shape_of(*, bullets: int | None, number: bool, max_words: int | None, one_li
         return _bullets(bullets)
     if number:
         return _number()
-    if max_words or one_line:
+    if one_line or (max_words and max_words <= MOST_LINE_WORDS):
         return _line(max_words)
-    return None
+    return None  # a longer text (an email of at most 80 words) is not one line: its limit is checked, not asked
 
 
 def shaped_step(plan: Plan, output: str) -> int | None:

@@ -63,7 +63,12 @@ _NUMBER = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _BULLETS = re.compile(rf"\b{_NUMBER}\s+bullet(?:s|\s+points?|ed\s+lines?)?\b", re.IGNORECASE)
 _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|total)\b", re.IGNORECASE)
-_AT_MOST_WORDS = re.compile(rf"\bat\s+most\s+{_NUMBER}\s+words\b", re.IGNORECASE)
+#: a limit on the output's words; "under N words" allows N - 1
+_AT_MOST_WORDS = re.compile(
+    rf"\b(?:(?P<below>under|fewer\s+than|less\s+than)|at\s+most|no\s+more\s+than|not\s+more\s+than|up\s+to)\s+"
+    rf"{_NUMBER}\s+words\b",
+    re.IGNORECASE,
+)
 _ONE_LINE = re.compile(r"\b(?:as\s+one|a\s+one-line|a\s+single)\s+line\b|\bone-line\b", re.IGNORECASE)
 _TABLE = re.compile(r"\bmarkdown\s+table\b", re.IGNORECASE)
 # a question whose answer is the output: a value, not prose of a shape
@@ -104,6 +109,14 @@ class ContentCheck:
 
 def _number(word: str) -> int:
     return _WORDS[word.lower()] if word.lower() in _WORDS else int(word)
+
+
+def _word_limit(task: str) -> int | None:
+    """The most words the task allows its output ("at most 20 words": 20, "under 80 words": 79), or None."""
+    words = _AT_MOST_WORDS.search(task)
+    if words is None:
+        return None
+    return _number(words.group(2)) - (1 if words.group("below") else 0)
 
 
 def _numbers_in(criterion: str) -> list[int]:
@@ -179,8 +192,7 @@ def _table(text: str) -> Verdict:
 def _shape(task: str, reading: TaskReading | None) -> OutputShape | None:
     """The shape the task gives its one output, read as the checks below read it (with the model's ``reading``:
     each part of it the model read too)."""
-    words = _AT_MOST_WORDS.search(task)
-    bullets, max_words = _bullet_count(task), _number(words.group(1)) if words else None
+    bullets, max_words = _bullet_count(task), _word_limit(task)
     number, one_line = _JUST_NUMBER.search(task) is not None, _ONE_LINE.search(task) is not None
     if reading is not None:
         bullets = bullets if bullets is not None and agree("bullets", bullets, reading) else None
@@ -196,8 +208,7 @@ def _content_checks(task: str, path: str) -> list[ContentCheck]:
         checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), "bullets", bullets))
     if _JUST_NUMBER.search(task):
         checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, "number"))
-    if words := _AT_MOST_WORDS.search(task):
-        limit = _number(words.group(1))
+    if (limit := _word_limit(task)) is not None:
         checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), "words", limit))
     if _ONE_LINE.search(task):
         checks.append(ContentCheck(f"{path} has 1 line", _one_line, "one_line"))

@@ -171,8 +171,9 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
     """Whether the model's ``reading`` says what a check of the rules reads in the task (``number``: its N)."""
     if says == "bullets":  # the shape, or the number of items
         return (reading.shape == "bullets" and reading.count in (None, number)) or reading.count == number
-    if says == "words":  # the same N: a small model puts "at most 30 words" in count as often as in max_words
-        return number is not None and number in (reading.max_words, reading.count)
+    if says == "words":  # the same N (a small model puts "at most 30 words" in count as often as in max_words), or
+        # none: a limit of words the task writes out is not misread, and the 0.5B model left "under 80 words" out
+        return number is not None and (number in (reading.max_words, reading.count) or reading.max_words is None)
     return reading.shape == says
 
 

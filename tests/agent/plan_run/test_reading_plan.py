@@ -97,7 +97,8 @@ def test_prose_from_the_task_s_own_words_is_asked_without_a_plan_request(
     assert (ws / "out" / "note.txt").read_text(encoding="utf-8") == note + "\n"
     assert model_calls(ws) == ["step"]  # no plan asked: the model wrote the note only
     assert events(ws, "plan_from_reading") == [{"tools": ["llm", "write_text"]}]
-    assert model.requests[-1]["messages"][-1]["content"] == task  # the person's words, and no material
+    asked = model.requests[-1]["messages"][-1]["content"]
+    assert asked.startswith(task) and "---" not in asked  # the person's words (then the shape), and no material
 
 
 @pytest.mark.parametrize(

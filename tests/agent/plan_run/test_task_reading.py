@@ -201,18 +201,36 @@ def test_n_bullets_are_checked_where_the_model_read_the_same(ws: Path, shape: st
 
 
 @pytest.mark.parametrize(
-    ("max_words", "count", "kept"), [(30, None, True), (None, 30, True), (20, None, False), (None, None, False)]
+    ("max_words", "count", "kept"), [(30, None, True), (None, 30, True), (20, None, False), (None, None, True)]
 )
 def test_at_most_n_words_is_checked_where_the_model_read_the_same_n(
     ws: Path, max_words: int | None, count: int | None, kept: bool
 ) -> None:
     """The model read the N of "at most 30 words": as the most words, or as a count (a small model puts it there as
-    often); a different N, or none, is a different reading, and nothing is acted on."""
+    often), or read no limit (the 0.5B model left "under 80 words" out: a limit written in the task is not misread);
+    a different N is a different reading, and nothing is acted on."""
     task = "Summarise docs/guide.md in at most 30 words into out/guide.txt"
     read = reading(outputs=["out/guide.txt"], kind="prose", max_words=max_words, count=count)
     expected = TaskExpectations.before(task, ws, read)
     assert bool([check for check in expected.content if "at most 30 words" in check.criterion]) is kept
     assert (expected.shape is not None) is kept
+
+
+@pytest.mark.parametrize(
+    ("said", "limit"),
+    [("at most 30", 30), ("no more than 30", 30), ("up to 30", 30), ("under 30", 29), ("fewer than ten", 9)],
+)
+def test_a_limit_of_words_is_read_as_people_write_it(ws: Path, said: str, limit: int) -> None:
+    task = f"Summarise docs/guide.md in {said} words into out/guide.txt"
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/guide.txt"], kind="prose"))
+    assert [check.criterion for check in expected.content] == [f"out/guide.txt has at most {limit} words"]
+
+
+def test_a_text_allowed_more_words_than_a_line_is_checked_not_asked_as_one_line(ws: Path) -> None:
+    task = "Write an email to Kim (under 80 words) about the move. Save it as out/mail.txt"
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/mail.txt"], kind="prose"))
+    assert [check.criterion for check in expected.content] == ["out/mail.txt has at most 79 words"]
+    assert expected.shape is None
 
 
 def test_a_value_is_asked_where_either_reading_says_so(ws: Path) -> None:
