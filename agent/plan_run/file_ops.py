@@ -10,6 +10,7 @@ acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_o
   into another source, and no two share one; a target that is a folder (a final '/' in the reading or the task, or
   a directory there) means into it under the source's own name, as ``mv`` reads it; a folder is not moved or
   copied to a name with a file extension, nor a file with one to a name without;
+- where the task names the new folders, no other is made or moved into: the other operations are dropped;
 - the task's own paths agree: each path it names that is there is a source, holds one or is where a target goes;
   each it names that is not there is a target, a target's folder or a target's name; each source is a path the
   task names or lies in a folder it names (where it names no path at all, the choice is the reading's).
@@ -79,12 +80,31 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
     asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in reading.operations))
     folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
     operations = [_operation(root, FileOperation(action=a, source=s, target=t), folders) for a, s, t in asked]
-    agreed = [op for op in operations if op is not None]
-    if len(agreed) != len(operations) or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
+    if any(op is None for op in operations):
+        return ()
+    agreed = _into_new_folders_named(task, root, [op for op in operations if op is not None])
+    if not agreed or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
         return ()
     named = [_normal(path) for path in named_paths(task)]
     return tuple(replace(op, before=state(root / op.source) if op.source else None, named=_named(op, named))
                  for op in agreed)  # fmt: skip
+
+
+def _into_new_folders_named(task: str, root: Path, operations: list[Operation]) -> list[Operation]:
+    """``operations`` without those that make, or move or copy into, a new folder the task does not name, where it
+    names the new folders itself ("acme_ files go in docs/acme/, the globex_ ones in docs/globex/. Leave everything
+    else where it is": the 0.5B model also moved docs/readme.txt into a docs/readme/ of its own); where the task
+    names no new folder, the folders are the reading's choice."""
+    named = [path for path in (_normal(name) for name in named_paths(task)) if path]
+    new = [path for path in named if not os.path.lexists(root / path) and not _EXTENSION.fullmatch(path.split("/")[-1])]
+    if not new:
+        return operations
+
+    def said(folder: str) -> bool:
+        return not folder or os.path.lexists(root / folder) or any(_within(folder, path) for path in new)
+
+    return [op for op in operations
+            if said(op.target if op.action == "make_dir" else os.path.dirname(op.target))]  # fmt: skip
 
 
 def _normal(path: str) -> str:

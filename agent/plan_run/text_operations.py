@@ -487,9 +487,9 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})\nprint('\\n'.join(row[column] for row in body))"
     ),
     "csv_where": lambda t, n, k: (
-        f"import csv, io, sys\n{_ROWS}\ncolumn = header.index({t!r})\n"
-        "out = csv.writer(sys.stdout, lineterminator='\\n')\nout.writerow(header)\n"
-        f"out.writerows(row for row in body if row[column].strip() == {n.strip()!r})"
+        f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})\n"
+        "text = io.StringIO()\nout = csv.writer(text, lineterminator='\\n')\nout.writerow(header)\n"
+        f"out.writerows(row for row in body if row[column].strip() == {n.strip()!r})\nprint(text.getvalue(), end='')"
     ),
     "csv_sum": lambda t, n, k: _value(
         f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})",
@@ -511,9 +511,9 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "import csv, io, json\nprint(json.dumps(list(csv.DictReader(io.StringIO(INPUT))), indent=2))"
     ),
     "json_to_csv": lambda t, n, k: (
-        "import csv, json, sys\ndata = json.loads(INPUT)\n"
-        "out = csv.DictWriter(sys.stdout, fieldnames=list(data[0]), lineterminator='\\n')\nout.writeheader()\n"
-        "out.writerows(data)"
+        "import csv, io, json\ndata = json.loads(INPUT)\ntext = io.StringIO()\n"
+        "out = csv.DictWriter(text, fieldnames=list(data[0]), lineterminator='\\n')\nout.writeheader()\n"
+        "out.writerows(data)\nprint(text.getvalue(), end='')"
     ),
     "yaml_to_json": lambda t, n, k: "import json, yaml\nprint(json.dumps(yaml.safe_load(INPUT), indent=2))",
     "list_files": lambda t, n, k: f"{_CHOSEN.format(t)}\nprint('\\n'.join(sorted(f['name'] for f in chosen)))",

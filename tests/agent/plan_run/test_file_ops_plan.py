@@ -274,3 +274,18 @@ def test_a_pick_of_a_folder_s_listing_with_only_folders_to_write_has_the_operati
     assert OPERATIONS_SCHEMA_TITLE in titles
     assert tree(ws)["inbox/text/letter.txt"] == "Dear Ana,\n" and tree(ws)["inbox/text/poem.txt"] == "Rain on tin.\n"
     assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "move", "move"]}]
+
+
+def test_where_the_task_names_the_new_folders_no_other_is_made_or_moved_into(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model moved the two clients' files as asked, and the folder's readme into a folder of its own too."""
+    ops = operations(("make_dir", "", "inbox/text"), ("move", "inbox/letter.txt", "inbox/text/"),
+                     ("move", "inbox/poem.txt", "inbox/text/"), ("make_dir", "", "inbox/prices"),
+                     ("move", "inbox/prices.csv", "inbox/prices/"))  # fmt: skip
+    script(*reading(ops))
+    result = omx("Put the .txt files of inbox/ in inbox/text/ and leave the rest where it is", input="y\n2\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert {k for k in tree(ws) if k.startswith("inbox/")} == {"inbox/text/letter.txt", "inbox/text/poem.txt",
+                                                                "inbox/prices.csv"}  # fmt: skip
+    assert not (ws / "inbox" / "prices").exists()

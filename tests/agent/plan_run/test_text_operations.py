@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agent.model.llm import ScriptedModel
-from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.code_steps import TEMPLATE, code_problem
 from agent.plan_run.code_templates import folder_template
 from agent.plan_run.folder_files import folder_files
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
@@ -193,6 +193,17 @@ def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
         "add_last_line",
     }
     assert on_text == tested
+
+
+@pytest.mark.parametrize("name", sorted(set(OPERATIONS) - NOT_TEXT))
+def test_no_operation_s_code_is_turned_away_as_code_that_cannot_work(name: str) -> None:
+    """omx's code for csv_where wrote through csv.writer and printed nothing: the step's code was taken for one that
+    cannot work, and asked of the model instead."""
+    code = operation_code(op(name, "x", "y", 2))
+    if name in ON_FOLDER:
+        assert code_problem("files = []\n" + code, must_print=True) is None
+    else:
+        assert code_problem(code, must_print=True, given_input=True) is None
 
 
 def reply(name: str, text: str = "", new_text: str = "", number: int = 0) -> str:
