@@ -35,7 +35,7 @@ from agent.plan_run.code_templates import (
 from agent.plan_run.folder_files import extensions, folder_files
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_reading import named_paths
-from agent.plan_run.text_operations import ON_FOLDER, PATTERNED, TextOperation, fitted, operation_code
+from agent.plan_run.text_operations import IN_PLACE, ON_FOLDER, PATTERNED, TextOperation, fitted, operation_code
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
@@ -127,7 +127,9 @@ def with_operation_code(plan: Plan, task: str, output: str, operation: TextOpera
     on a text, for a step given the text of a file a read_text step reads; an operation on a folder's files, for a
     step given nothing, where the task names a folder that is there (its files given to the code as data, as the
     code request's template gives them). ``counted``: the task asks how many, and a filter of lines prints how
-    many it keeps. The plan as it was where there is no such step or the operation does not fit."""
+    many it keeps. The plan as it was where there is no such step, the operation does not fit, or the output is the
+    file the text is read from and the operation is no edit of it (``IN_PLACE``: a count written over a list is the
+    list lost)."""
     writers = set(plan.whole_writers(output))
     for step in plan.steps:
         inputs = step.inputs
@@ -154,7 +156,13 @@ def _operation_code(
     source = _read_path(plan, inputs.input.step_id) if isinstance(inputs.input, Ref) else None
     sample = first_lines(workspace, source) if source is not None else None
     fit = fitted(operation, sample, named_paths(task), task) if sample is not None else None
-    return operation_code(fit, counted=counted) if fit is not None else None
+    if fit is None or (source is not None and _same_path(source, output) and fit.op not in IN_PLACE):
+        return None  # a value, or text drawn out of the file, written over the file it was made of is data lost
+    return operation_code(fit, counted=counted)
+
+
+def _same_path(one: str, other: str) -> bool:
+    return os.path.normpath(one) == os.path.normpath(other)
 
 
 def _with_pattern(operation: TextOperation, task: str) -> TextOperation:

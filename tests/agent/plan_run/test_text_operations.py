@@ -501,3 +501,22 @@ def test_a_pick_of_prose_makes_a_task_read_as_files_acted_on_prose(
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "note.txt").read_text(encoding="utf-8") == note + "\n"
     assert model_calls(ws) == ["step"]  # omx planned it from the reading: no plan asked, no file operations
+
+
+def test_a_value_picked_for_a_file_changed_in_place_is_not_written_over_it(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model picked a count for "add the line 'bread' to data/list.txt": omx's code of it would have written
+    '0' over the list. An operation that is no edit of the text is not the code of a file changed in place."""
+    read = {"inputs": ["data/log.txt"], "outputs": ["data/log.txt"], "kind": "exact", "shape": "lines",
+            "count": None, "max_words": None}  # fmt: skip
+    code = TEMPLATE.replace(
+        "result = ...  # computed from text or lines: a str, a number, or a list of lines", "result = lines + ['done']"
+    )
+    second = "print(INPUT.rstrip(chr(10)) + chr(10) + 'done')"
+    pick = {"for": SCHEMA_TITLE, "content": reply("count_words", "done")}
+    script({"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}, pick, code, second)
+    result = omx("Append the line 'done' to data/log.txt", "--yes", input="y\ny\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "data" / "log.txt").read_text(encoding="utf-8") == LOG + "done\n"
+    assert "the model picked" not in result.output and model_calls(ws) == ["code", "second_program"]
