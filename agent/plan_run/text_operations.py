@@ -205,6 +205,10 @@ EXAMPLES: list[tuple[str, TextOperation]] = [
      TextOperation(op="join_files", text="*.log")),
     ("Which city in weather/temps.csv was warmest (the high column)? Just the city, in summary_dir/warm.txt",
      TextOperation(op="csv_largest", text="high", new_text="city")),
+    ("Turn stock/levels.csv into a markdown table saved as summary_dir/levels.md",
+     TextOperation(op="csv_to_table")),
+    ("List the id of every entry in feeds/items.json, one per line, in summary_dir/ids.txt",
+     TextOperation(op="json_field", text="id")),
 ]  # fmt: skip
 
 
