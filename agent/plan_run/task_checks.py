@@ -50,6 +50,7 @@ from agent.plan_run.criteria import (
 from agent.plan_run.file_ops import Operation, agreed_operations, operation_checks
 from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
+from agent.plan_run.text_operations import unsaid_arguments
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "told"]
 
@@ -379,8 +380,11 @@ class TaskExpectations:
         return any(wanted in said.casefold() for said in self.said)
 
     def check(self) -> list[CriterionCheck]:
-        """After the run: each output written by it, what the task says of its content, and each file operation
-        the task asks for (``file_ops``)."""
+        """After the run: each output written by it, what the task says of its content, each file operation the
+        task asks for (``file_ops``), and, where the operation the model picked has a text the task does not say
+        (``text_operations.unsaid_arguments``: a word to keep lines by that the model inferred from the task's
+        meaning), that the pick is what the task means, not checked: never a success on a meaning only the model
+        read."""
         checks = [self._written(path, before) for path, before in self.outputs.items()]
         output = next(iter(self.outputs), None)
         for content in self.content:
@@ -390,6 +394,13 @@ class TaskExpectations:
             checks.append(check.model_copy(update={"file": output}))
         for done in operation_checks(self.operations, self.workspace):  # the files acted on, seen on the files
             checks.append(done.model_copy(update={"criterion": f"{done.criterion}{FROM_THE_TASK}"}))
+        picked = self.model_reading.operation if self.model_reading is not None else None
+        if picked is not None and self.said and (unsaid := unsaid_arguments(picked, self.said[0])):
+            detail = (f"the model picked {picked.op} with {', '.join(map(repr, unsaid))}, which the task does not say; "
+                      "a second program reads the task as the model does, so nothing checks that it is what the task "
+                      "means")  # fmt: skip
+            checks.append(CriterionCheck(criterion=f"the operation picked is the one the task means{FROM_THE_TASK}",
+                                         status="not checked", detail=detail, source="reading"))  # fmt: skip
         return checks
 
     def _written(self, path: str, before: str | None) -> CriterionCheck:

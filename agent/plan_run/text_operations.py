@@ -43,7 +43,14 @@ from agent.model.schema_request import complete_with_schema
 
 __all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
 __all__ += ["FILTERS", "IN_PLACE", "PATTERNED", "ask_operation"]
-__all__ += ["fitted", "offered_operations", "operation_code", "operation_request", "operation_schema"]
+__all__ += [
+    "fitted",
+    "offered_operations",
+    "operation_code",
+    "operation_request",
+    "operation_schema",
+    "unsaid_arguments",
+]
 
 #: the title of the request's schema, by which a scripted model tells it from the other requests
 SCHEMA_TITLE = "TextOperation"
@@ -378,6 +385,25 @@ def _values(rows: list[list[str]], column: int) -> list[str]:
 def _says(task: str, value: str) -> bool:
     """Whether ``task`` says ``value`` as a whole word or words (case aside)."""
     return bool(re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", task, re.IGNORECASE))
+
+
+#: a path or file name in a task's words (``out/errors.txt``, ``notes.md``)
+_PATH_LIKE = re.compile(r"\S*/\S*|\S+\.\w{1,8}\b")
+#: the operations whose NEW_TEXT is an argument (elsewhere the model fills it with anything)
+_USES_NEW_TEXT = frozenset({"replace", "csv_where", "csv_largest", "csv_smallest"})
+
+
+def unsaid_arguments(operation: TextOperation, task: str) -> list[str]:
+    """The texts the model gave ``operation`` (a word to look for, a replacement, a CSV column or value) that
+    ``task`` does not say (case and spacing aside), each part of a '|'-separated one apart: what the model inferred
+    the task means, which no second program can check (it reads the task the same way). None for an operation
+    that is no operation on a text."""
+    if operation.op not in ON_TEXT:
+        return []
+    words = " ".join(_PATH_LIKE.sub(" ", task).split())  # out/errors.txt does not say "error"
+    texts = [operation.text, operation.new_text if operation.op in _USES_NEW_TEXT else ""]
+    parts = [part for text in texts for part in text.split("|") if part.strip()]
+    return [part for part in parts if not _says(words, " ".join(part.split()))]
 
 
 def operation_code(operation: TextOperation, *, counted: bool = False) -> str:

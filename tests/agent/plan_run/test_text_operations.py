@@ -35,6 +35,7 @@ from agent.plan_run.text_operations import (
     fitted,
     offered_operations,
     operation_code,
+    unsaid_arguments,
 )
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
@@ -250,6 +251,17 @@ def test_the_answer_of_a_row_found_by_a_column_is_a_column_of_the_header_or_the_
     assert picked(reply("csv_largest", "Points", "NAME"), TABLE) == op("csv_largest", "points", "name")
     assert picked(reply("csv_smallest", "points", "winner"), TABLE) == op("csv_smallest", "points", "name")
     assert picked(reply("csv_smallest", "speed", "name"), TABLE) is None  # no such column
+
+
+def test_the_texts_of_a_pick_the_task_does_not_say_are_the_model_s_inference() -> None:
+    task = "Keep the lines of data/log.txt that mention Disk  Full or WARN, and change 'colour' to 'color'"
+    assert unsaid_arguments(op("keep_containing", "disk full|WARN"), task) == []  # case and spacing aside
+    assert unsaid_arguments(op("keep_containing", "ERROR|WARN"), task) == ["ERROR"]
+    assert unsaid_arguments(op("replace", "colour", "colour"), task) == []
+    assert unsaid_arguments(op("replace", "colour", "hue"), task) == ["hue"]
+    assert unsaid_arguments(op("first", "anything", "x", 2), task) == ["anything"]
+    assert unsaid_arguments(op("keep_containing", "x", "not used"), "a task with x") == []  # NEW_TEXT unused
+    assert unsaid_arguments(op("list_files", "*.py"), task) == unsaid_arguments(op("write_prose", "z"), task) == []
 
 
 def test_a_whole_column_picked_where_the_task_names_one_of_its_values_is_the_rows_with_that_value() -> None:
@@ -520,3 +532,19 @@ def test_a_value_picked_for_a_file_changed_in_place_is_not_written_over_it(
     assert result.exit_code == 0, result.output
     assert (ws / "data" / "log.txt").read_text(encoding="utf-8") == LOG + "done\n"
     assert "the model picked" not in result.output and model_calls(ws) == ["code", "second_program"]
+
+
+def test_a_pick_whose_text_the_task_does_not_say_is_done_never_a_success(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """A second program reads the task as the model does: where the model inferred which lines the task means (a
+    word the task never says), two programs agreeing checks the code, not the meaning."""
+    task = "Put the lines of data/log.txt that report a problem into out/errors.txt"
+    second = "print('\\n'.join(line for line in INPUT.splitlines() if 'ERROR' in line))"
+    script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("keep_containing", "ERROR")}, second)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
+    assert "[not checked, omx's reading] the operation picked is the one the task means (from the task) (the model " \
+           "picked keep_containing with 'ERROR', which the task does not say" in result.output  # fmt: skip
+    assert "Result: success" not in result.output and run_end(trace_of(only_run(ws)))["status"] == "done"
