@@ -70,7 +70,7 @@ other), ``floor_vs_passthrough_ll`` (pyfuse3_floor / passthrough_ll: the binding
 (write_close_4k and stat for every target but passthrough_ll_cached), ``targets``, ``floor``, ``kernel_limits``
 (``seq_read_warm_page_cache_vs_native``: passthrough_ll_cached's seq_read_warm / native's, what the kernel's FUSE
 page-cache read path costs over native; ``omx_seq_read_warm_vs_page_cache_limit``: omx's / passthrough_ll_cached's,
-what omx adds to it; each ``null`` when either side did not run), ``requests`` (issue 16: the omx daemon's
+what omx adds to it; each ``null`` when either side did not run), ``requests`` (the omx daemon's
 requests by operation for each workload and latency, read from the mount root's xattr ``user.omx.requests`` when
 each figure is recorded, so the few untimed steps before a workload are included), ``options`` (how each daemon
 ran), ``params`` (``targets``: the ``--only`` targets; passthrough_ll_cached goes with passthrough_ll) and
@@ -164,7 +164,7 @@ class Results:
     )
     unavailable: dict[str, str] = field(default_factory=dict)
     wrong: list[str] = field(default_factory=list)
-    #: the omx daemon's requests by operation, per workload and latency (issue 16)
+    #: the omx daemon's requests by operation, per workload and latency
     requests: dict[str, dict[str, int]] = field(default_factory=dict)
     #: the omx mount root while omx runs: its counts are read at each record of an omx figure
     counter: Path | None = None

@@ -14,10 +14,10 @@ under the same machine load:
   ``security.capability`` before every write among them;
 - ``omx``: the private zone ``agents/bench/`` of a fresh workspace mounted with ``omxfs mount WS MNT --as bench``;
 - ``view``: ``agents/bench/`` of a fresh (unmounted) workspace seen from inside ``omxfs run WS --as bench --
-  bash -c SCRIPT``, where it is the store's own directory bound into the view (issue 14); the interpreter's
+  bash -c SCRIPT``, where it is the store's own directory bound into the view; the interpreter's
   prefix is added with ``--ro-bind`` when it lies outside ``/usr`` (pyenv). Where ``omxfs run --help`` fails (an
   older tree), one line says the view is skipped and the rest runs;
-- ``review``: the same view started with ``--review`` (issue 27): ``agents/bench/`` is a kernel overlay whose
+- ``review``: the same view started with ``--review``: ``agents/bench/`` is a kernel overlay whose
   upper layer, under the store's ``.omxfs/reviews/bench/``, holds the run's changes apart; each round's script
   continues the same pending change, discarded (``omxfs discard``) at the end, untimed. Skipped, in one line,
   where ``omxfs run`` has no ``--review``.
@@ -66,11 +66,11 @@ Output: progress on stderr; a table of seconds (workload x target), the ratios o
 stdout, then ONE JSON line: ``seconds`` ({workload: {target: s}}), ``ratio_vs_native``, ``ratio_vs_passthrough_ll``,
 ``ratio_vs_pyfuse3_floor``, ``ratio_vs_pyfuse3_floor_xattr`` ({target: {workload: ratio}}),
 ``median_round_ratio_vs_native`` (the same shape; ``null`` for a workload timed in fewer than two rounds),
-``samples`` ({workload: {target: [s, one a round]}}), ``goals`` (issue 14: the view within 1.1x of native on every
-workload; issue 27: the review view within 1.1x of native on every workload; issue 16: omx within 1.5x of
+``samples`` ({workload: {target: [s, one a round]}}), ``goals`` (the view within 1.1x of native on every
+workload; the review view within 1.1x of native on every workload; omx within 1.5x of
 passthrough_ll, and within 1.2x of pyfuse3_floor where the floor itself is over 1.5x passthrough_ll; ``null``
 when a side did not run), ``requests`` ({target: {workload: {operation: count}}}
-of the last round, for omx, whose daemon counts its requests (issue 16): the script reads the mount root's xattr
+of the last round, for omx, whose daemon counts its requests: the script reads the mount root's xattr
 ``user.omx.requests`` with ``getfattr`` right outside each timed command, so a count may include a request of
 ``getfattr`` itself; ``null`` for the other targets; also printed as a table after the ratios), ``daemon_cpu``
 ({workload: {target: CPU seconds}}: the user and system time of each FUSE daemon during the command, every thread,

@@ -1,4 +1,4 @@
-"""The shape the task gives its output, asked of the llm step that writes it (issue 28).
+"""The shape the task gives its output, asked of the llm step that writes it.
 
 The 0.5B model's llm steps wrote 4-7 bullets when the task said 2, 3 or 5, a sentence around "just the number",
 and several lines where the task said one line of at most N words; omx's checks (``agent.plan_run.task_checks``)
