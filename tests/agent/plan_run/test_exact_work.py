@@ -1,4 +1,4 @@
-"""What omx does where the 0.5B model's plans failed the same way through every re-plan (issue 28), end to end
+"""What omx does where the 0.5B model's plans failed the same way through every re-plan, end to end
 through the real ``omx`` command with a scripted model, the real step sandbox and real files: exact work planned as
 an llm step is done by a python step whose code is asked for on its own; a read of a directory is a listing; after a
 run, the code of the python step at fault is asked for again with what came of it, before a whole new plan. Exact
