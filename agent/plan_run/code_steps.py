@@ -35,7 +35,15 @@ from agent.plan_run.code_templates import (
 from agent.plan_run.folder_files import extensions, folder_files
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_reading import named_paths
-from agent.plan_run.text_operations import IN_PLACE, ON_FOLDER, PATTERNED, TextOperation, fitted, operation_code
+from agent.plan_run.text_operations import (
+    IN_PLACE,
+    ON_FOLDER,
+    PATTERNED,
+    TextOperation,
+    fitted,
+    operation_code,
+    operation_note,
+)
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
@@ -138,7 +146,7 @@ def with_operation_code(plan: Plan, task: str, output: str, operation: TextOpera
         code = _operation_code(plan, inputs, task, output, operation, counted)
         if code is None:
             continue
-        note = f" (code by omx for the operation {operation.op!r} the model picked)"
+        note = f" {operation_note(operation)}"
         given = inputs.model_copy(update={"code": code})
         plan = plan.with_step(step.model_copy(update={"inputs": given, "description": step.description + note}))
     return plan

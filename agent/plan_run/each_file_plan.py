@@ -34,7 +34,7 @@ from agent.plan_run.folder_files import extensions, folder_files
 from agent.plan_run.plan import Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import TaskReading, named_paths
-from agent.plan_run.text_operations import IN_PLACE, TextOperation, fitted, operation_code
+from agent.plan_run.text_operations import IN_PLACE, TextOperation, fitted, operation_code, operation_note
 from agent.plan_run.tools.files import READ_LIMIT
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, WriteTextInput
 from agent.plan_run.tools.path_tools import records_path, records_problem
@@ -115,8 +115,8 @@ def _made(read_id: int, path: str, operation: TextOperation, by: str) -> list[St
     read = ReadTextStep(id=read_id, tool="read_text", description=f"Read {path} {by}",
                         inputs=ReadTextInput(path=path), produces=path)  # fmt: skip
     code = PythonInput(code=operation_code(operation), input=Ref(ref=f"step:{read_id}.output"))
-    note = f"(code by omx for the operation {operation.op!r} the model picked)"
-    made = PythonStep(id=read_id + 1, tool="python", description=f"Make the new text of {path} {by} {note}",
+    made = PythonStep(id=read_id + 1, tool="python",
+                      description=f"Make the new text of {path} {by} {operation_note(operation)}",
                       inputs=code, produces=f"the new text of {path}")  # fmt: skip
     return [read, made]
 

@@ -47,6 +47,7 @@ __all__ += [
     "fitted",
     "offered_operations",
     "operation_code",
+    "operation_note",
     "operation_request",
     "operation_schema",
     "unsaid_arguments",
@@ -231,14 +232,13 @@ def offered_operations(workspace: Path, named: Collection[str]) -> list[str]:
     texts = [path for path in there if path.is_file() and not path.is_symlink()]
     has_folder = any(path.is_dir() and not path.is_symlink() for path in there)
     forms = {_form(path) for path in texts}
-    offered = [
+    return [
         op
         for op in OPERATIONS
         if op in NOT_TEXT
         or (op in ON_FOLDER | IN_PLACE and has_folder)
         or (op not in ON_FOLDER and texts and _FORM_OF.get(op, "text") in forms | {"text"})
     ]
-    return offered
 
 
 #: the operations that need their input in one form (every other one takes any text)
@@ -404,6 +404,11 @@ def unsaid_arguments(operation: TextOperation, task: str) -> list[str]:
     texts = [operation.text, operation.new_text if operation.op in _USES_NEW_TEXT else ""]
     parts = [part for text in texts for part in text.split("|") if part.strip()]
     return [part for part in parts if not _says(words, " ".join(part.split()))]
+
+
+def operation_note(operation: TextOperation) -> str:
+    """What a step whose code is omx's code of ``operation`` says of it, for the person who confirms the plan."""
+    return f"(code by omx for the operation {operation.op!r} the model picked)"
 
 
 def operation_code(operation: TextOperation, *, counted: bool = False) -> str:
