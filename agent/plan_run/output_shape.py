@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agent.plan_run.list_form import ListForm, Style, first_sentence
 from agent.plan_run.plan import Plan
 from agent.plan_run.tools.inputs import LlmInput
 
@@ -29,6 +30,8 @@ __all__ = ["OutputShape", "shape_of", "shaped_step"]
 MAX_LINE, MAX_WORD = 400, 40
 #: the most words of a limit asked as one line of words; a text allowed more is asked as prose (and checked)
 MOST_LINE_WORDS = 30
+#: the most items a list asked for with no count may hold ("then bullet points")
+MOST_ITEMS = 8
 
 
 @dataclass(frozen=True)
@@ -78,17 +81,31 @@ def _first_line(text: str) -> str | None:
     return None
 
 
-def _bullets(count: int) -> OutputShape:
+def _items(form: ListForm) -> OutputShape:
+    """The form's items as an array of strings (exactly its count; 2 to ``MOST_ITEMS`` where it says none), rendered
+    as bullets, numbered lines, plain lines, or sentences one after the other."""
+    name = {"bullets": "bullets", "sentences": "sentences"}.get(form.style, "items")
+
     def render(data: dict[str, Any]) -> str | None:
-        items = data.get("bullets")
+        items = data.get(name)
         if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
             return None
-        lines = [_one_line(item).lstrip("-*• ").strip() for item in items]
-        return "\n".join(f"- {line}" for line in lines if line) or None
+        texts = [text for item in items if (text := _one_line(item).lstrip("-*•# ").strip())]
+        if form.style == "sentences":
+            sentences = [first_sentence(text) for text in texts]
+            return " ".join(text if text[-1] in ".!?" else f"{text}." for text in sentences) or None
+        return "\n".join(f"{_mark(form.style, i)}{text}" for i, text in enumerate(texts, 1)) or None
 
-    bullet = {"type": "string", "minLength": 1, "maxLength": MAX_LINE}
-    strings = {"type": "array", "items": bullet, "minItems": count, "maxItems": count}
-    return OutputShape(f"exactly {count} bullet points", _object("Bullets", "bullets", strings), render)
+    item = {"type": "string", "minLength": 1, "maxLength": MAX_LINE}
+    low, high = (form.count, form.count) if form.count is not None else (2, MOST_ITEMS)
+    strings = {"type": "array", "items": item, "minItems": low, "maxItems": high}
+    kind = {"bullets": "bullet points", "numbered": "numbered items", "lines": "lines", "sentences": "sentences"}
+    said = f"exactly {form.count}" if form.count is not None else f"{low} to {high}"
+    return OutputShape(f"{said} {kind[form.style]}", _object(name.title(), name, strings), render)
+
+
+def _mark(style: Style, index: int) -> str:
+    return {"bullets": "- ", "numbered": f"{index}. "}.get(style, "")
 
 
 def _number() -> OutputShape:
@@ -130,15 +147,72 @@ def _line(max_words: int | None) -> OutputShape:
                        render_words, words_of_prose)  # fmt: skip
 
 
-def shape_of(*, bullets: int | None, number: bool, max_words: int | None, one_line: bool) -> OutputShape | None:
+def _within_words(max_words: int) -> OutputShape:
+    """A text of at most ``max_words`` words (an email, a paragraph), asked as one string whose pattern ends it after
+    the last word allowed; rendered cut after its last whole sentence, where the limit cut one off."""
+
+    def render(data: dict[str, Any]) -> str | None:
+        value = data.get("text")
+        return _within(value, max_words) if isinstance(value, str) else None
+
+    def of_prose(reply: str) -> str | None:
+        return _within(reply, max_words)
+
+    word = f"[^\\s]{{1,{MAX_WORD}}}"
+    text = {"type": "string", "pattern": f"^{word}(\\s{{1,2}}{word}){{0,{max_words - 1}}}$"}
+    return OutputShape(f"a text of at most {max_words} words", _object("Text", "text", text), render, of_prose)
+
+
+def _within(text: str, max_words: int) -> str | None:
+    """``text`` as written where it has at most ``max_words`` words; else its first ``max_words`` words, without the
+    sentence the limit cut off where a whole one comes before it."""
+    words = text.split()
+    if len(words) <= max_words:
+        return text.strip() or None
+    cut = " ".join(words[:max_words])
+    end = max(cut.rfind(mark) for mark in ".!?")
+    return cut[: end + 1] if end > 0 else cut
+
+
+def _headed(shape: OutputShape | None, line: str) -> OutputShape:
+    """``shape`` (a free text where None) rendered after ``line``, the line the task says the output starts with."""
+    inner = shape or OutputShape("a text", _object("Text", "text", {"type": "string", "minLength": 1}),
+                                 lambda data: _text(data.get("text")), lambda reply: reply.strip() or None)  # fmt: skip
+
+    def after_line(body: str | None) -> str | None:
+        if body is None:
+            return None
+        rest = body.strip().splitlines()
+        while rest and rest[0].strip().lstrip("-*• ") in (line, line.lstrip("# ")):  # the model wrote it too
+            rest = rest[1:]
+        return "\n".join([line, *rest])
+
+    cut = inner.from_prose
+    return OutputShape(f"{inner.what}, after the line {line!r}", inner.schema,
+                       lambda data: after_line(inner.render(data)),
+                       None if cut is None else lambda reply: after_line(cut(reply)))  # fmt: skip
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def shape_of(
+    *, items: ListForm | None, number: bool, max_words: int | None, one_line: bool, first_line: str | None = None
+) -> OutputShape | None:
     """The shape of what the task says of its output (``agent.plan_run.task_checks`` reads the task), or None."""
-    if bullets:
-        return _bullets(bullets)
-    if number:
-        return _number()
-    if one_line or (max_words and max_words <= MOST_LINE_WORDS):
-        return _line(max_words)
-    return None  # a longer text (an email of at most 80 words) is not one line: its limit is checked, not asked
+    shape: OutputShape | None
+    if items is not None:
+        shape = _items(items)
+    elif number:
+        shape = _number()
+    elif one_line or (max_words and max_words <= MOST_LINE_WORDS):
+        shape = _line(max_words)
+    elif max_words:
+        shape = _within_words(max_words)
+    else:
+        shape = None
+    return _headed(shape, first_line) if first_line and not number else shape
 
 
 def shaped_step(plan: Plan, output: str) -> int | None:

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from agent.plan_run.criteria import (
-    BULLET_MARKS,
     MAX_READ,
     CriterionCheck,
     CriterionStatus,
@@ -48,6 +47,7 @@ from agent.plan_run.criteria import (
     quoted_texts,
 )
 from agent.plan_run.file_ops import Operation, agreed_operations, operation_checks
+from agent.plan_run.list_form import ListForm, first_line, list_form
 from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
 from agent.plan_run.text_operations import unsaid_arguments
@@ -62,7 +62,6 @@ _AFTER_TO = re.compile(rf"\b(?:to|into)\s+(?:the\s+file\s+)?`?{_PATH}")
 _AFTER_IN = re.compile(rf"\bin\s+`?{_PATH}")
 _NUMBER = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-_BULLETS = re.compile(rf"\b{_NUMBER}\s+bullet(?:s|\s+points?|ed\s+lines?)?\b", re.IGNORECASE)
 _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|total)\b", re.IGNORECASE)
 #: a limit on the output's words; "under N words" allows N - 1
 _AT_MOST_WORDS = re.compile(
@@ -79,7 +78,6 @@ _ASKS_VALUE = re.compile(
 )
 #: a task that counts: how many, count ..., the number of ...
 _COUNT = re.compile(r"\bhow\s+many\b|\bcount\b|\bthe\s+number\s+of\b", re.IGNORECASE)
-_TOTAL_BULLETS = re.compile(rf"\(\s*{_NUMBER}\s+bullet(?:s|\s+points?)\s*(?:in\s+all\s*)?\)", re.IGNORECASE)
 _NAMED = re.compile(rf"`?{_PATH}")
 
 Verdict = tuple[CriterionStatus, str]
@@ -172,10 +170,18 @@ def _at_most_words(limit: int) -> Callable[[str], Verdict]:
     return judge
 
 
-def _bullets(wanted: int) -> Callable[[str], Verdict]:
+def _listed(form: ListForm) -> Callable[[str], Verdict]:
     def judge(text: str) -> Verdict:
-        count = sum(1 for line in text.splitlines() if line.lstrip().startswith(BULLET_MARKS))
-        return ("met" if count == wanted else "not met"), f"{count} bullet line{'s' if count != 1 else ''}"
+        count = form.counted(text)
+        return ("met" if form.met_by(count) else "not met"), form.found(count)
+
+    return judge
+
+
+def _starts_with(line: str) -> Callable[[str], Verdict]:
+    def judge(text: str) -> Verdict:
+        first = next((held.strip() for held in text.splitlines() if held.strip()), "")
+        return ("met" if first == line.strip() else "not met"), f"its first line is {_shown(first)}"
 
     return judge
 
@@ -193,20 +199,26 @@ def _table(text: str) -> Verdict:
 def _shape(task: str, reading: TaskReading | None) -> OutputShape | None:
     """The shape the task gives its one output, read as the checks below read it (with the model's ``reading``:
     each part of it the model read too)."""
-    bullets, max_words = _bullet_count(task), _word_limit(task)
+    items, max_words = list_form(task), _word_limit(task)
     number, one_line = _JUST_NUMBER.search(task) is not None, _ONE_LINE.search(task) is not None
     if reading is not None:
-        bullets = bullets if bullets is not None and agree("bullets", bullets, reading) else None
+        items = items if items is not None and agree(_says(items), items.count, reading) else None
         max_words = max_words if max_words is not None and agree("words", max_words, reading) else None
         number, one_line = number and agree("number", None, reading), one_line and agree("one_line", None, reading)
-    return shape_of(bullets=bullets, number=number, max_words=max_words, one_line=one_line)
+    return shape_of(items=items, number=number, max_words=max_words, one_line=one_line, first_line=first_line(task))
+
+
+def _says(form: ListForm) -> Says:
+    return "sentences" if form.style == "sentences" else "bullets"
 
 
 def _content_checks(task: str, path: str) -> list[ContentCheck]:
     """The forms ``task`` gives its one output ``path``."""
     checks: list[ContentCheck] = []
-    if (bullets := _bullet_count(task)) is not None:
-        checks.append(ContentCheck(f"{path} has {bullets} bullet lines", _bullets(bullets), "bullets", bullets))
+    if (line := first_line(task)) is not None:
+        checks.append(ContentCheck(f"{path} starts with the line {line!r}", _starts_with(line), "first_line"))
+    if (form := list_form(task)) is not None:
+        checks.append(ContentCheck(form.criterion(path), _listed(form), _says(form), form.count))
     if _JUST_NUMBER.search(task):
         checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, "number"))
     if (limit := _word_limit(task)) is not None:
@@ -226,16 +238,6 @@ def _named(task: str) -> list[str]:
 def _named_dirs(task: str, workspace: Path) -> tuple[str, ...]:
     """The directories the task names (with their final slash: ``data/``) that are there before the run."""
     return tuple(path for path in named_paths(task) if path.endswith("/") and (workspace / path).is_dir())
-
-
-def _bullet_count(task: str) -> int | None:
-    """The number of bullets the task asks for: its one count, or the one in brackets that sums up the others
-    ("one bullet point each (2 bullets)"); None where it gives two and neither is the total."""
-    said = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
-    if len(said) == 1:
-        return said.pop()
-    total = {_number(m.group(1)) for m in _TOTAL_BULLETS.finditer(task)}
-    return total.pop() if len(said) > 1 and len(total) == 1 else None
 
 
 def _rules_outputs(task: str, workspace: Path) -> dict[str, str | None]:
@@ -381,10 +383,10 @@ class TaskExpectations:
 
     def check(self) -> list[CriterionCheck]:
         """After the run: each output written by it, what the task says of its content, each file operation the
-        task asks for (``file_ops``), and, where the operation the model picked has a text the task does not say
-        (``text_operations.unsaid_arguments``: a word to keep lines by that the model inferred from the task's
-        meaning), that the pick is what the task means, not checked: never a success on a meaning only the model
-        read."""
+        task asks for (``file_ops``), and, where the operation the model picked and omx acted on has a text the task
+        does not say (``text_operations.unsaid_arguments``: a word to keep lines by that the model inferred from
+        the task's meaning), that the pick is what the task means, not checked: never a success on a meaning only
+        the model read."""
         checks = [self._written(path, before) for path, before in self.outputs.items()]
         output = next(iter(self.outputs), None)
         for content in self.content:
@@ -394,7 +396,9 @@ class TaskExpectations:
             checks.append(check.model_copy(update={"file": output}))
         for done in operation_checks(self.operations, self.workspace):  # the files acted on, seen on the files
             checks.append(done.model_copy(update={"criterion": f"{done.criterion}{FROM_THE_TASK}"}))
-        picked = self.model_reading.operation if self.model_reading is not None else None
+        reading = self.model_reading
+        # a pick acted on: prose is written by a model whatever the pick (``task_reading``)
+        picked = reading.operation if reading is not None and reading.kind != "prose" else None
         if picked is not None and self.said and (unsaid := unsaid_arguments(picked, self.said[0])):
             detail = (f"the model picked {picked.op} with {', '.join(map(repr, unsaid))}, which the task does not say; "
                       "a second program reads the task as the model does, so nothing checks that it is what the task "

@@ -69,7 +69,7 @@ Kind = Literal["exact", "prose", "command"]
 Action = Literal["move", "copy", "delete", "make_dir"]
 Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
 #: what a check of the rules reads in the task: one shape of its output
-Says = Literal["bullets", "number", "words", "one_line", "table"]
+Says = Literal["bullets", "sentences", "number", "words", "one_line", "table", "first_line"]
 
 #: the title of the reading's schema, by which a scripted model tells its request from the plan's
 READING_SCHEMA_TITLE = "TaskReading"
@@ -169,8 +169,14 @@ class FileOperations(BaseModel):
 
 def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
     """Whether the model's ``reading`` says what a check of the rules reads in the task (``number``: its N)."""
+    if says == "bullets" and number is None:  # a list of no said length: any reading of lines
+        return reading.shape in ("bullets", "lines", "free")
     if says == "bullets":  # the shape, or the number of items
         return (reading.shape == "bullets" and reading.count in (None, number)) or reading.count == number
+    if says == "sentences":  # no other number of them, or one line for one sentence
+        return reading.count in (None, number) or (number == 1 and reading.shape == "one_line")
+    if says == "first_line":  # a line the task quotes: its own words, not a reading
+        return True
     if says == "words":  # the same N (a small model puts "at most 30 words" in count as often as in max_words), or
         # none: a limit of words the task writes out is not misread, and the 0.5B model left "under 80 words" out
         return number is not None and (number in (reading.max_words, reading.count) or reading.max_words is None)
@@ -262,12 +268,32 @@ _WORD_LIMIT = re.compile(
 )
 
 
+#: words that ask for wording someone composes: a summary, its key points, a description, an email, a title
+_COMPOSED = re.compile(
+    r"\b(?:summar(?:i[sz]e[sd]?|i[sz]ing)|sum\s+(?:it\s+|them\s+)?up|tl;?dr|gist|(?:key|main)\s+points?|takeaways?|"
+    r"keywords?\s+(?:for|of|from)|describe[sd]?|describing|explain(?:s|ed|ing)?|(?:summary|summaries|overview|description)\s+of|"
+    r"(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:summary|overview|description|email|e-mail|letter|reply|haiku|poem|"
+    r"limerick|title|headline|tagline|slogan|caption|announcement|paragraph|tweet))\b",
+    re.IGNORECASE,
+)
+#: the picks a task that asks for composed wording may still be: files acted on, a line or a word put in
+_NOT_COMPOSED = frozenset({"file_operations", "add_first_line", "add_last_line", "replace"})
+
+
 def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
-    """The kind of work ``task`` is, from the kind the model read and the operation it picked: exact work where the
-    pick makes it so (``_made_exact``); prose where the model read files acted on and picked prose (it read "write
-    a short email ... save it as out/email.txt" as a command, and planned a read of the email it was to write), or
-    read exact work where the task limits the output's words and the pick is none on the input's lines (it read
-    "the most important decision ... in at most 20 words" as exact work, and code copied the input)."""
+    """The kind of work ``task`` is, from the kind the model read and the operation it picked:
+
+    - prose where the task asks for wording someone composes (a summary, its key points, a description, an email, a
+      title: the 0.5B model read "the three key points of ..." as exact work and picked a word count, and "a
+      numbered list of 4 takeaways" as the input's lines numbered), unless the pick is files acted on or a given
+      text put in, or the model read a command and picked nothing;
+    - exact work where the pick makes it so (``_made_exact``);
+    - prose where the model read files acted on and picked prose (it read "write a short email ... save it as
+      out/email.txt" as a command, and planned a read of the email it was to write), or read exact work where the
+      task limits the output's words and the pick is none on the input's lines (it read "the most important
+      decision ... in at most 20 words" as exact work, and code copied the input)."""
+    if _COMPOSED.search(task) and (operation is None or operation.op not in _NOT_COMPOSED):
+        return "prose" if kind != "command" or operation is not None else kind
     if operation is not None and _made_exact(kind, operation.op):
         return "exact"
     if kind == "command" and operation is not None and operation.op == "write_prose":

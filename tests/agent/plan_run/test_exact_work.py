@@ -18,6 +18,7 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE, WORDS_TEMPLATE
+from agent.plan_run.list_form import ListForm
 from agent.plan_run.output_shape import MAX_LINE, MAX_WORD, shape_of
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
@@ -317,14 +318,18 @@ def test_a_plan_that_changes_its_own_input_gets_a_whole_re_plan(ws: Path, script
 
 def test_a_shaped_reply_cannot_run_on() -> None:
     """Without a bound the 0.5B model wrote one endless word under the one-line title's schema."""
-    words = shape_of(bullets=None, number=False, max_words=12, one_line=True)
-    line = shape_of(bullets=None, number=False, max_words=None, one_line=True)
-    bullets = shape_of(bullets=3, number=False, max_words=None, one_line=False)
-    assert words is not None and line is not None and bullets is not None
+    words = shape_of(items=None, number=False, max_words=12, one_line=True)
+    line = shape_of(items=None, number=False, max_words=None, one_line=True)
+    bullets = shape_of(items=ListForm(3, "bullets"), number=False, max_words=None, one_line=False)
+    text_of = shape_of(items=None, number=False, max_words=80, one_line=False)
+    assert words is not None and line is not None and bullets is not None and text_of is not None
     word = words.schema["properties"]["words"]["items"]["pattern"]
     assert re.fullmatch(word, "w" * MAX_WORD) and not re.fullmatch(word, "w" * (MAX_WORD + 1))
     text = line.schema["properties"]["text"]["pattern"]
     assert re.fullmatch(text, "x" * MAX_LINE) and not re.fullmatch(text, "x" * (MAX_LINE + 1))
     assert bullets.schema["properties"]["bullets"]["items"]["maxLength"] == MAX_LINE
+    many = text_of.schema["properties"]["text"]["pattern"]  # a text of at most 80 words: each word bounded too
+    assert re.fullmatch(many, " ".join(["w"] * 80)) and not re.fullmatch(many, " ".join(["w"] * 81))
+    assert not re.fullmatch(many, "w" * (MAX_WORD + 1))
     # a server that let the array run on past maxItems (llama.cpp did, to 20 words for 12): the items allowed
     assert words.render({"words": [f"w{i}" for i in range(20)]}) == " ".join(f"w{i}" for i in range(12))

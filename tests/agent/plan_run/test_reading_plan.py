@@ -63,7 +63,8 @@ def test_prose_from_one_file_is_asked_in_the_persons_words_without_a_plan_reques
     assert model_calls(ws) == ["step"]  # no plan asked: the model wrote the text only
     assert events(ws, "plan_from_reading") == [{"tools": ["read_text", "llm", "write_text"]}]
     asked = model.requests[-1]["messages"][-1]["content"]
-    assert asked == f"{task}\n\n---\n{STORY}"  # the task itself, in the person's words, and the story
+    # the task itself, in the person's words, the shape it says (two sentences), and the story
+    assert asked.startswith(f"{task}\nReply with one JSON object") and asked.endswith(f"\n\n---\n{STORY}")
     assert "planned by omx from the task's reading" in result.output  # the person sees who planned it
 
 
@@ -187,5 +188,6 @@ def test_a_model_step_that_writes_the_output_is_asked_the_task_in_the_persons_wo
     assert result.exit_code == 0, result.output
     assert model_calls(ws) == ["plan", "step"]
     asked = model.requests[-1]["messages"][-1]["content"]
-    assert asked == f"{task}\n\n---\n{STORY}"
+    assert asked.startswith(f"{task}\nReply with one JSON object") and asked.endswith(f"\n\n---\n{STORY}")
+    assert "exactly 2 sentences, after the line '# Story'" in asked  # the shape the task says, asked
     assert f"prompt: {task}" in result.output  # the person confirms the plan with the prompt it runs

@@ -313,9 +313,9 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path.resolve()
 
 
-def read_exact(kind: str = "exact") -> dict[str, Any]:
+def read_exact(kind: str = "exact", count: int | None = None) -> dict[str, Any]:
     read = {"inputs": ["data/log.txt"], "outputs": ["out/errors.txt"], "kind": kind, "shape": "lines",
-            "count": None, "max_words": None}  # fmt: skip
+            "count": count, "max_words": None}  # fmt: skip
     return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
 
 
@@ -497,6 +497,38 @@ def test_a_task_that_limits_its_words_is_prose_whatever_kind_was_read(
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "The disk is full.\n"
     assert model_calls(ws) == ["step"]  # a model wrote it, in an llm step: no code
+
+
+@pytest.mark.parametrize(
+    ("said", "pick", "written"),
+    [
+        ("Give me the three key points of data/log.txt in out/errors.txt", reply("count_words", "data", number=3),
+         "- disk full\n- retry\n- slow\n"),
+        ("Write a numbered list of 3 takeaways from data/log.txt to out/errors.txt", reply("number_lines"),
+         "1. disk full\n2. retry\n3. slow\n"),
+        ("Summarise data/log.txt in three sentences, saved as out/errors.txt", reply("first", number=3),
+         "disk full. retry. slow.\n"),
+    ],
+)  # fmt: skip
+def test_a_task_that_asks_for_composed_wording_is_prose_whatever_kind_was_read(
+    ws: Path, script: Callable[..., ScriptedModel], said: str, pick: str, written: str
+) -> None:
+    """The 0.5B model read "the three key points of ..." as exact work and picked a word count (code wrote "0"), and
+    "a numbered list of 4 takeaways" as the input's lines numbered: key points, takeaways and a summary are wording
+    someone composes, written by a model in an llm step asked for that many items."""
+    model = script(
+        read_exact("exact", 3),
+        {"for": SCHEMA_TITLE, "content": pick},
+        '{"items": ["disk full", "retry", '
+        '"slow"], "bullets": ["disk full", "retry", "slow"], "sentences": ["disk full", "retry", "slow"]}',
+    )
+    result = omx(said, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == written
+    assert model_calls(ws) == ["step"]  # a model wrote it, in an llm step: no code
+    asked = model.requests[-1]["json_mode"]
+    assert asked and next(iter(asked["properties"].values()))["minItems"] == 3  # asked for three items
+    assert "Result: done, form checked, content not checked" in result.output
 
 
 def test_a_pick_of_prose_makes_a_task_read_as_files_acted_on_prose(
