@@ -214,9 +214,13 @@ def reading_schema(workspace: Path, task: str) -> dict[str, Any]:
     return schema
 
 
-def operations_schema(workspace: Path) -> dict[str, Any]:
-    """The JSON schema of a task's file operations in ``workspace``: each source one of its files and directories
-    ('' for a folder to make; plain strings in a large workspace), at most ``MAX_OPERATIONS`` of them."""
+def operations_schema(workspace: Path, task: str = "") -> dict[str, Any]:
+    """The JSON schema of a task's file operations in ``workspace``: each source one of the paths ``task`` names
+    that are there and what the folders among them hold, or, where it names none that is there, any of the
+    workspace's files and directories ('' for a folder to make; plain strings in a large workspace); at most as many
+    operations as there are sources and new folders named (``MAX_OPERATIONS`` in all). Offered every path of the
+    workspace, the 0.5B model moved the files of logs/ where the task said "Move build.log and test.log into a new
+    folder called logs/old_builds/", and listed twenty copies into "config/settings.ini.bak", one of each file."""
     schema = FileOperations.model_json_schema()
     schema["title"] = OPERATIONS_SCHEMA_TITLE
     schema["required"] = list(schema["properties"])
@@ -224,10 +228,16 @@ def operations_schema(workspace: Path) -> dict[str, Any]:
     operation = schema.pop("$defs").pop(FileOperation.__name__)  # inline: its source's choices are this run's
     operation["required"] = list(operation["properties"])
     operation["additionalProperties"] = False
+    most = MAX_OPERATIONS
     paths = workspace_paths(workspace)
     if paths is not None and (choices := sorted(set(paths[0]) | set(paths[1]))):
-        operation["properties"]["source"]["enum"] = ["", *choices]
-    schema["properties"]["operations"] |= {"items": operation, "maxItems": MAX_OPERATIONS}
+        named = [os.path.normpath(path) for path in named_paths(task)]
+        there = [path for path in named if path in set(choices)]
+        sources = [c for c in choices if any(c == path or c.startswith(f"{path}/") for path in there)] or choices
+        operation["properties"]["source"]["enum"] = ["", *sources]
+        new = [path for path in named if not (workspace / path).exists()]
+        most = min(MAX_OPERATIONS, len(sources) + len(new)) if there else most
+    schema["properties"]["operations"] |= {"items": operation, "maxItems": most}
     return schema
 
 
@@ -325,7 +335,7 @@ def read_operations(
     asked = f"Task: {task}" + (f"\n\nFiles in the workspace:\n{listed}" if listed else "")
     messages = [{"role": "system", "content": _OPERATIONS_SYSTEM}, {"role": "user", "content": asked}]
     try:
-        reply = complete_with_schema(model, messages, operations_schema(workspace), on_refused=on_refused,
+        reply = complete_with_schema(model, messages, operations_schema(workspace, task), on_refused=on_refused,
                                      schema_only=True)  # fmt: skip
         return FileOperations.model_validate(json.loads(reply.content or ""))
     except (LLMError, json.JSONDecodeError, ValidationError):

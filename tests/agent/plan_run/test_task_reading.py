@@ -18,9 +18,11 @@ import pytest
 from agent.model.llm import ScriptedModel
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import (
+    MAX_OPERATIONS,
     OPERATIONS_SCHEMA_TITLE,
     READING_SCHEMA_TITLE,
     TaskReading,
+    operations_schema,
     read_task,
     reading_schema,
 )
@@ -88,10 +90,31 @@ def test_a_command_task_s_operations_are_asked_apart_with_the_files_sizes_and_da
     assert f"(today is {datetime.now(UTC).date().isoformat()})" in asked
     operation = second["json_mode"]["properties"]["operations"]["items"]
     assert operation["properties"]["action"]["enum"] == ["move", "copy", "delete", "make_dir"]
-    assert operation["properties"]["source"]["enum"] == ["", "data", "data/log.txt", "data/users.json", "docs",
-                                                         "docs/guide.md"]  # fmt: skip
+    # the sources: the folder the task names and what it holds (docs/ is listed, not offered)
+    assert operation["properties"]["source"]["enum"] == ["", "data", "data/log.txt", "data/users.json"]
+    assert second["json_mode"]["properties"]["operations"]["maxItems"] == 4  # 3 sources, 1 new folder
     assert operation["required"] == ["action", "source", "target"] and operation["additionalProperties"] is False
     assert "$defs" not in second["json_mode"]  # inline: the choices are this run's
+
+
+@pytest.mark.parametrize(
+    ("task", "sources", "most"),
+    [
+        ("Move data/log.txt and docs/guide.md into a new folder called old/",
+         ["", "data/log.txt", "docs/guide.md"], 3),
+        ("Make a copy of docs/guide.md called docs/guide.md.bak", ["", "docs/guide.md"], 2),
+        ("Delete every empty file", ["", "data", "data/log.txt", "data/users.json", "docs", "docs/guide.md"],
+         MAX_OPERATIONS),  # no path named: any of the workspace's
+    ],
+)  # fmt: skip
+def test_the_operations_act_on_the_paths_the_task_names_where_it_names_some(
+    ws: Path, task: str, sources: list[str], most: int
+) -> None:
+    """Offered every path, the 0.5B model moved the files of another folder than the two the task named, and listed
+    twenty copies into one backup, one of each file of the workspace."""
+    schema = operations_schema(ws, task)
+    assert schema["properties"]["operations"]["items"]["properties"]["source"]["enum"] == sources
+    assert schema["properties"]["operations"]["maxItems"] == most
 
 
 def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:
