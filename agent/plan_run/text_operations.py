@@ -63,6 +63,8 @@ OPERATIONS: dict[str, str] = {
     "keep_starting": "keep the lines that start with TEXT",
     "sort": "sort the lines alphabetically, ignoring case",
     "sort_numeric": "sort the lines by the first number in each, smallest first",
+    "sort_numeric_desc": "sort the lines by the first number in each, largest first",
+    "sort_desc": "sort the lines in reverse alphabetical order (Z to A), ignoring case",
     "reverse": "reverse the order of the lines",
     "unique": "remove duplicate lines, keeping the first of each",
     "first": "keep the first NUMBER lines",
@@ -83,6 +85,7 @@ OPERATIONS: dict[str, str] = {
     "csv_where": "the CSV rows whose column TEXT is NEW_TEXT, the header row first",
     "csv_sum": "the sum of the CSV column TEXT",
     "csv_average": "the average of the CSV column TEXT",
+    "csv_count_rows": "the number of rows of the CSV file, the header row not counted",
     "csv_largest": "the value of the CSV column NEW_TEXT ('': the first column) in the row whose column TEXT is the "
     "largest number",
     "csv_smallest": "the value of the CSV column NEW_TEXT ('': the first column) in the row whose column TEXT is the "
@@ -98,6 +101,9 @@ OPERATIONS: dict[str, str] = {
     "count_files": "the number of files in the folder (TEXT: only those matching a pattern such as '*.py')",
     "largest_files": "the names of the NUMBER largest files in the folder, largest first, one per line",
     "files_changed_before": "the names of the files in the folder last changed before the date TEXT (YYYY-MM-DD)",
+    "files_changed_after": "the names of the files in the folder last changed after the date TEXT (YYYY-MM-DD)",
+    "files_larger_than": "the names of the files in the folder larger than the size TEXT ('1 KB', '2 MB', '500 bytes')",
+    "files_smaller_than": "the names of the files in the folder smaller than the size TEXT ('1 KB', '500 bytes')",
     "join_files": "the texts of the files in the folder one after the other, in name order (TEXT: only those "
     "matching a pattern such as '*.txt')",
     "write_prose": "new text someone composes: a summary, an email, a title, a description, an answer in words",
@@ -108,16 +114,20 @@ OPERATIONS: dict[str, str] = {
 NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
 #: the operations on a folder's files (``files``: each one's path, name, size and date, given as data)
 ON_FOLDER = frozenset({"list_files", "count_files", "largest_files", "files_changed_before", "join_files"})
+ON_FOLDER |= {"files_changed_after", "files_larger_than", "files_smaller_than"}
+#: the operations on a folder's files whose TEXT is a date, or a size
+DATED = frozenset({"files_changed_before", "files_changed_after"})
+SIZED = frozenset({"files_larger_than", "files_smaller_than"})
 #: the operations on those of a folder's files whose names match TEXT, a pattern
 PATTERNED = frozenset({"list_files", "count_files", "join_files"})
 #: the operations that need NUMBER above 0, and those that need TEXT
 NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files"})
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
-NEEDS_TEXT |= {"add_first_line", "add_last_line", "files_changed_before"}
+NEEDS_TEXT |= {"add_first_line", "add_last_line"} | DATED | SIZED
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
 #: not a value computed from them (``VALUES``): a pick of one where the reading said prose is taken as exact work
 VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
-VALUES |= {"csv_largest", "csv_smallest"}
+VALUES |= {"csv_largest", "csv_smallest", "csv_count_rows"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
@@ -129,6 +139,8 @@ IN_PLACE = FROM_LINES & frozenset(
         "keep_starting",
         "sort",
         "sort_numeric",
+        "sort_numeric_desc",
+        "sort_desc",
         "reverse",
         "unique",
         "first",
@@ -217,6 +229,12 @@ EXAMPLES: list[tuple[str, TextOperation]] = [
      TextOperation(op="csv_to_table")),
     ("List the id of every entry in feeds/items.json, one per line, in summary_dir/ids.txt",
      TextOperation(op="json_field", text="id")),
+    ("Order the lines of stats/visits.txt by their number, biggest first, into summary_dir/busiest.txt",
+     TextOperation(op="sort_numeric_desc")),
+    ("How many entries, below the header, does crm/leads.csv hold? Only the number, in summary_dir/lead_count.txt",
+     TextOperation(op="csv_count_rows")),
+    ("Which files in media/ are over 2 MB? Their names, one a line, in summary_dir/heavy.txt",
+     TextOperation(op="files_larger_than", text="2 MB")),
 ]  # fmt: skip
 
 
@@ -242,7 +260,7 @@ def offered_operations(workspace: Path, named: Collection[str]) -> list[str]:
 
 
 #: the operations that need their input in one form (every other one takes any text)
-_FORM_OF = {op: "csv" for op in CSV_COLUMN | {"csv_to_table", "csv_to_json"}}
+_FORM_OF = {op: "csv" for op in CSV_COLUMN | {"csv_to_table", "csv_to_json", "csv_count_rows"}}
 _FORM_OF |= {"json_field": "json", "json_to_csv": "json", "yaml_to_json": "yaml"}
 
 
@@ -326,8 +344,10 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         return None
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
-    if operation.op == "files_changed_before":
+    if operation.op in DATED:
         return _with_date(operation)
+    if operation.op in SIZED:
+        return _with_size(operation)
     if operation.op in PATTERNED:  # a pattern: 'src/*.py' is '*.py' of the folder
         names = (os.path.basename(part.strip().rstrip("/")) for part in operation.text.split("|"))
         return operation.model_copy(update={"text": "|".join(name for name in names if name)})
@@ -345,6 +365,24 @@ def _with_date(operation: TextOperation) -> TextOperation | None:
             continue
         return operation.model_copy(update={"text": day.isoformat()})
     return None
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(bytes?|b|kb|kib|k|mb|mib|m|gb|gib|g)?", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2}
+_UNITS |= {"mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+
+
+def _with_size(operation: TextOperation) -> TextOperation | None:
+    """``operation`` with TEXT the size it names in bytes (``1 KB``: 1024, ``2MB``, ``500 bytes``); None where TEXT
+    is no size."""
+    size = _bytes(operation.text)
+    return None if size is None else operation.model_copy(update={"text": str(size)})
+
+
+def _bytes(text: str) -> int | None:
+    """The size ``text`` names in bytes, or None."""
+    size = _SIZE.fullmatch(text.strip())
+    return None if size is None else int(float(size[1]) * _UNITS[(size[2] or "").lower()])
 
 
 def _names_a_file(text: str, files: Collection[str]) -> bool:
@@ -478,6 +516,13 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "lines = [line for _, line in sorted(zip(numbers, lines), key=lambda pair: (pair[0] is None, "
         "float(pair[0].group()) if pair[0] else 0.0))]",
     ),
+    "sort_numeric_desc": lambda t, n, k: _lines(
+        "import re",
+        f"numbers = [re.search({_NUMBER}, line) for line in lines]",
+        "lines = [line for _, line in sorted(zip(numbers, lines), key=lambda pair: (pair[0] is None, "
+        "-float(pair[0].group()) if pair[0] else 0.0))]",
+    ),
+    "sort_desc": lambda t, n, k: _lines("lines = sorted(lines, key=str.lower, reverse=True)"),
     "reverse": lambda t, n, k: _lines("lines = lines[::-1]"),
     "unique": lambda t, n, k: _lines("lines = list(dict.fromkeys(lines))"),
     "first": lambda t, n, k: _lines(f"lines = lines[:{k}]"),
@@ -535,6 +580,7 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "cells = [float(row[column]) for row in body if row[column].strip()]",
         "value = round(sum(cells) / len(cells), 10)",
     ),
+    "csv_count_rows": lambda t, n, k: f"import csv, io\n{_ROWS}\nprint(len(body))",
     "csv_largest": lambda t, n, k: _row_value(t, n, "max"),
     "csv_smallest": lambda t, n, k: _row_value(t, n, "min"),
     "csv_to_table": lambda t, n, k: (
@@ -559,6 +605,15 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     ),
     "files_changed_before": lambda t, n, k: (
         f"print('\\n'.join(sorted(f['name'] for f in files if f['modified'] < {t!r})))"
+    ),
+    "files_changed_after": lambda t, n, k: (
+        f"print('\\n'.join(sorted(f['name'] for f in files if f['modified'] > {t!r})))"
+    ),
+    "files_larger_than": lambda t, n, k: (
+        f"print('\\n'.join(sorted(f['name'] for f in files if f['size'] > {_bytes(t) or 0})))"
+    ),
+    "files_smaller_than": lambda t, n, k: (
+        f"print('\\n'.join(sorted(f['name'] for f in files if f['size'] < {_bytes(t) or 0})))"
     ),
     "join_files": lambda t, n, k: (
         f"{_CHOSEN.format(t)}\nchosen.sort(key=lambda f: f['path'])\n"

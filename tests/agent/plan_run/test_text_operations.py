@@ -65,6 +65,8 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("keep_starting", "09:0"), "09:00 a\n 09:01 b\n10:00 c\n", "09:00 a\n 09:01 b\n"),
         (op("sort"), "pear\nApple\nbanana\n", "Apple\nbanana\npear\n"),
         (op("sort_numeric"), "b 10\nno number\na 9.5\n", "a 9.5\nb 10\nno number\n"),
+        (op("sort_numeric_desc"), "b 10\nno number\na 9.5\nc 12\n", "c 12\nb 10\na 9.5\nno number\n"),
+        (op("sort_desc"), "pear\nApple\nbanana\n", "pear\nbanana\nApple\n"),
         (op("reverse"), "a\nb\nc\n", "c\nb\na\n"),
         (op("unique"), "x\ny\nx\nz\ny\n", "x\ny\nz\n"),
         (op("first", number=2), LOG, "09:00 INFO start\n09:01 ERROR disk full\n"),
@@ -90,6 +92,7 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_where", "team", "red"), TABLE, "name,team,points\nada,red,12\ncy,red,3\n"),
         (op("csv_sum", "points"), TABLE, "22.5\n"),
         (op("csv_average", "points"), TABLE, "7.5\n"),
+        (op("csv_count_rows"), TABLE + "\n", "3\n"),  # the header and an empty last line not counted
         (op("csv_largest", "points", "name"), TABLE, "ada\n"),
         (op("csv_smallest", "points", "team"), TABLE + "dee,blue,n/a\n", "red\n"),  # a cell that is no number aside
         (op("csv_to_table"), "a,b\n1,2\n", "| a | b |\n| --- | --- |\n| 1 | 2 |\n"),
@@ -127,6 +130,9 @@ def media(tmp_path: Path) -> Path:
         (op("count_files", "*.png"), "2\n"),
         (op("largest_files", number=2), "z.png\nb.mp3\n"),  # ties by name
         (op("files_changed_before", "2026-01-01"), "b.mp3\nz.png\n"),
+        (op("files_changed_after", "2026-02-01"), "c.mp3\n"),  # after the day, not on it
+        (op("files_larger_than", "300"), "z.png\n"),
+        (op("files_smaller_than", "301"), "a.png\nb.mp3\nc.mp3\n"),
         (op("join_files", "*.png"), "x" * 40 + "\n" + "x" * 900 + "\n"),  # by path: media/a.png, media/old/z.png
     ],
     ids=lambda value: value.op if isinstance(value, TextOperation) else "",
@@ -146,6 +152,15 @@ def test_each_operation_on_a_folder_prints_its_result_from_the_folder_s_files(
 @pytest.mark.parametrize("said", ["2026-01-01", "1 January 2026", "January 1, 2026", "2026/01/01"])
 def test_a_date_is_read_in_the_forms_people_write_it(said: str) -> None:
     assert picked(reply("files_changed_before", said), "") == op("files_changed_before", "2026-01-01")
+    assert picked(reply("files_changed_after", said), "") == op("files_changed_after", "2026-01-01")
+
+
+@pytest.mark.parametrize(
+    ("said", "size"), [("1 KB", 1024), ("2MB", 2 * 1024**2), ("500 bytes", 500), ("1.5k", 1536), ("300", 300)]
+)
+def test_a_size_is_read_in_the_forms_people_write_it(said: str, size: int) -> None:
+    assert picked(reply("files_larger_than", said), "") == op("files_larger_than", str(size))
+    assert picked(reply("files_smaller_than", "big"), "") is None  # no size: no fit
 
 
 def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
@@ -164,6 +179,8 @@ def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
         "keep_starting",
         "sort",
         "sort_numeric",
+        "sort_numeric_desc",
+        "sort_desc",
         "reverse",
         "unique",
         "first",
@@ -184,6 +201,7 @@ def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
         "csv_where",
         "csv_sum",
         "csv_average",
+        "csv_count_rows",
         "csv_largest",
         "csv_smallest",
         "csv_to_table",
