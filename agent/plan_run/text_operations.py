@@ -333,7 +333,9 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     one of ``files`` (the paths the task names), a file's name, or that name without its extension, is a file the
     model copied from the task, not text to look for: no TEXT; a pattern of file names is one of names, its folder
     left out. A CSV column picked whole where ``task`` names one value of that column (its rows in ``sample``) is
-    the rows with that value: the 0.5B model picked the column for "the rows whose status is shipped"."""
+    the rows with that value: the 0.5B model picked the column for "the rows whose status is shipped". A sort picked
+    where ``task`` asks for the largest first, descending or Z to A is that sort the other way round: the same model
+    picked the sort by number, smallest first, for "highest first"."""
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if _names_a_file(operation.text, files):
@@ -342,6 +344,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         return None
     if operation.op in NEEDS_TEXT and not operation.text:
         return None
+    if operation.op in _DESCENDING and _DOWNWARD.search(task):
+        operation = operation.model_copy(update={"op": _DESCENDING[operation.op]})
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
     if operation.op in DATED:
@@ -352,6 +356,16 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         names = (os.path.basename(part.strip().rstrip("/")) for part in operation.text.split("|"))
         return operation.model_copy(update={"text": "|".join(name for name in names if name)})
     return operation
+
+
+#: a sort the task asks the other way round: largest or last first
+_DOWNWARD = re.compile(
+    r"\b(?:highest|largest|biggest|greatest|most|best|z)[\s-]+(?:first|to\s+(?:lowest|smallest|least|a))\b|"
+    r"\b(?:descending|decreasing|reverse\s+alphabetical)\b",
+    re.IGNORECASE,
+)
+#: each sort, and its other way round
+_DESCENDING = {"sort_numeric": "sort_numeric_desc", "sort": "sort_desc"}
 
 
 def _with_date(operation: TextOperation) -> TextOperation | None:

@@ -163,6 +163,25 @@ def test_a_size_is_read_in_the_forms_people_write_it(said: str, size: int) -> No
     assert picked(reply("files_smaller_than", "big"), "") is None  # no size: no fit
 
 
+@pytest.mark.parametrize(
+    ("task", "picked_op", "sorted_as"),
+    [
+        ("Sort data/s.txt by the number in each line, highest first, into out/r.txt", "sort_numeric",
+         "sort_numeric_desc"),
+        ("Order the names in data/s.txt in descending order into out/r.txt", "sort", "sort_desc"),
+        ("Sort data/s.txt from Z to A into out/r.txt", "sort", "sort_desc"),
+        ("Sort data/s.txt by the number in each line, lowest first, into out/r.txt", "sort_numeric", "sort_numeric"),
+        ("Sort data/s.txt alphabetically into out/r.txt", "sort", "sort"),
+    ],
+)  # fmt: skip
+def test_a_sort_picked_one_way_where_the_task_asks_the_other_is_that_sort_the_other_way(
+    task: str, picked_op: str, sorted_as: str
+) -> None:
+    """The 0.5B model picked the sort by number, smallest first, for "highest first"."""
+    fit = fitted(TextOperation.model_validate_json(reply(picked_op)), "b 2\na 1\n", [], task)
+    assert fit is not None and fit.op == sorted_as
+
+
 def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
     assert picked(reply("count_files", "src/*.py"), "") == op("count_files", "*.py")
 
