@@ -7,8 +7,9 @@ acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_o
 - each source is there (a make_dir has none), reached through real directories; no source is acted on twice or
   lies in another one; none is omx's run records;
 - each target is a new path inside the workspace, through real directories, not onto or into its own source nor
-  into another source, and no two share one; a target that is a folder (a final '/' in the reading or the task, or
-  a directory there) means into it under the source's own name, as ``mv`` reads it; a folder is not moved or
+  into another source, and no two share one; a target that is a directory there means into it under the source's
+  own name, as ``mv`` reads it, and so does one written as a folder (a final '/' in the reading or the task) for a
+  file; a folder given a path that is not there is renamed to it, as ``mv`` does; a folder is not moved or
   copied to a name with a file extension, nor a file with one to a name without;
 - where the task names the new folders, no other is made or moved into: the other operations are dropped;
 - the task's own paths agree: each path it names that is there is a source, holds one or is where a target goes;
@@ -144,9 +145,10 @@ def _operation(root: Path, asked: FileOperation, folders: set[str]) -> Operation
     if asked.action != "make_dir" and not (source and os.path.lexists(root / source) and _real_dirs(root, source)):
         return None
     if asked.action in ("move", "copy") and target:
-        folder = root / target
-        if asked.target.strip().endswith("/") or target in folders or (folder.is_dir() and not folder.is_symlink()):
-            target = f"{target}/{os.path.basename(source)}"  # into the folder, under its own name
+        folder, written_as_folder = root / target, asked.target.strip().endswith("/") or target in folders
+        # into the folder, under its own name; a folder given a new path is renamed to it, as ``mv`` does
+        if (folder.is_dir() and not folder.is_symlink()) or (written_as_folder and not _is_dir(root / source)):
+            target = f"{target}/{os.path.basename(source)}"
         if os.path.lexists(root / target) or _within(target, source) or not _same_kind(root, source, target):
             return None
     there = root / target
@@ -157,6 +159,10 @@ def _operation(root: Path, asked: FileOperation, folders: set[str]) -> Operation
     if any(path and records_problem(path, records) for path in (source, target)):
         return None
     return Operation(asked.action, source, target)
+
+
+def _is_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 def _same_kind(root: Path, source: str, target: str) -> bool:

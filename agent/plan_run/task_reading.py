@@ -236,9 +236,46 @@ def operations_schema(workspace: Path, task: str = "") -> dict[str, Any]:
         sources = [c for c in choices if any(c == path or c.startswith(f"{path}/") for path in there)] or choices
         operation["properties"]["source"]["enum"] = ["", *sources]
         new = [path for path in named if not (workspace / path).exists()]
-        most = min(MAX_OPERATIONS, len(sources) + len(new)) if there else most
+        if there:
+            most = min(MAX_OPERATIONS, len(sources) + len(new))
+            if targets := _targets(workspace, named, sources):
+                operation["properties"]["target"]["enum"] = targets
     schema["properties"]["operations"] |= {"items": operation, "maxItems": most}
     return schema
+
+
+#: the most targets a schema lists (more: any path)
+MAX_TARGETS = 200
+
+
+def _targets(workspace: Path, named: list[str], sources: list[str]) -> list[str] | None:
+    """The paths an operation may give a source where the task names its paths: '' (a delete), each new path it
+    names, each folder it names (into it; one there only where a source lies outside it) and each source's name in
+    one, and a new file name it gives without a folder beside each source ("Rename data/draft.txt to final.txt");
+    None where that is more than ``MAX_TARGETS``. A path there already is no target but such a folder: the 0.5B
+    model renamed photos/ "to" photos/p1.jpg, and then to photos/."""
+    folders = [
+        path
+        for path in named
+        # a folder there is a target where something outside it is a source: photos/ is none of its own files'
+        if ((workspace / path).is_dir() and any(not f"{s}/".startswith(f"{path}/") for s in sources if s))
+        or (not os.path.lexists(workspace / path) and not _has_extension(path))
+    ]
+    bare = [path for path in named if "/" not in path and _has_extension(path) and not (workspace / path).exists()]
+    targets = {path for path in named if not (workspace / path).exists() or path in folders}
+    targets |= {
+        f"{folder}/{os.path.basename(source)}"
+        for folder in folders
+        for source in sources
+        if not f"{folder}/".startswith(f"{source}/")  # not into itself
+    }
+    targets |= {os.path.join(os.path.dirname(source), name) for name in bare for source in sources}
+    kept = sorted(t for t in targets if t in folders or not os.path.lexists(workspace / t))
+    return None if len(kept) > MAX_TARGETS else ["", *kept]
+
+
+def _has_extension(path: str) -> bool:
+    return re.fullmatch(FILE_PATH, os.path.basename(path)) is not None
 
 
 def read_task(

@@ -111,6 +111,25 @@ def test_a_move_into_a_new_folder_makes_the_folder_first_and_keeps_the_name(
     assert "Result: done, operations checked, not that the task asks for them" in result.output
 
 
+@pytest.mark.parametrize("target", ["letters/", "letters"])
+def test_a_folder_given_a_new_path_is_renamed_to_it_as_mv_does(
+    ws: Path, script: Callable[..., ScriptedModel], target: str
+) -> None:
+    """ "Rename the folder inbox/ to letters/": the folder's files end up in letters/, not in letters/inbox/."""
+    script(*reading(operations(("move", "inbox", target))))
+    result = omx("Rename the folder inbox/ to letters/", input="y\n1\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert tree(ws)["letters/letter.txt"] == "Dear Ana,\n" and not (ws / "inbox").exists()
+    assert events(ws, "plan_from_reading") == [{"tools": ["move"]}]
+
+
+def test_a_folder_moved_to_a_folder_that_is_there_goes_into_it(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    script(*reading(operations(("move", "inbox", "notes/"))))
+    result = omx("Move the folder inbox/ into notes/", input="y\n1\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert tree(ws)["notes/inbox/letter.txt"] == "Dear Ana,\n" and not (ws / "inbox").exists()
+
+
 def test_files_organised_into_folders_by_the_models_choice_are_done_never_a_success(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:

@@ -98,22 +98,27 @@ def test_a_command_task_s_operations_are_asked_apart_with_the_files_sizes_and_da
 
 
 @pytest.mark.parametrize(
-    ("task", "sources", "most"),
+    ("task", "sources", "targets", "most"),
     [
         ("Move data/log.txt and docs/guide.md into a new folder called old/",
-         ["", "data/log.txt", "docs/guide.md"], 3),
-        ("Make a copy of docs/guide.md called docs/guide.md.bak", ["", "docs/guide.md"], 2),
-        ("Delete every empty file", ["", "data", "data/log.txt", "data/users.json", "docs", "docs/guide.md"],
-         MAX_OPERATIONS),  # no path named: any of the workspace's
+         ["", "data/log.txt", "docs/guide.md"], ["", "old", "old/guide.md", "old/log.txt"], 3),
+        ("Make a copy of docs/guide.md called docs/guide.md.bak", ["", "docs/guide.md"], ["", "docs/guide.md.bak"], 2),
+        ("Rename data/log.txt to old.txt", ["", "data/log.txt"], ["", "data/old.txt", "old.txt"], 2),
+        ("Rename the folder docs/ to manuals/", ["", "docs", "docs/guide.md"],
+         ["", "manuals", "manuals/docs", "manuals/guide.md"], 3),  # never docs/guide.md (there), nor docs/
+        ("Delete every empty file", ["", "data", "data/log.txt", "data/users.json", "docs", "docs/guide.md"], None,
+         MAX_OPERATIONS),  # no path named: any of the workspace's, any target
     ],
 )  # fmt: skip
 def test_the_operations_act_on_the_paths_the_task_names_where_it_names_some(
-    ws: Path, task: str, sources: list[str], most: int
+    ws: Path, task: str, sources: list[str], targets: list[str] | None, most: int
 ) -> None:
-    """Offered every path, the 0.5B model moved the files of another folder than the two the task named, and listed
-    twenty copies into one backup, one of each file of the workspace."""
+    """Offered every path, the 0.5B model moved the files of another folder than the two the task named, listed
+    twenty copies into one backup, one of each file of the workspace, and renamed photos/ "to" photos/p1.jpg."""
     schema = operations_schema(ws, task)
-    assert schema["properties"]["operations"]["items"]["properties"]["source"]["enum"] == sources
+    operation = schema["properties"]["operations"]["items"]["properties"]
+    assert operation["source"]["enum"] == sources
+    assert operation["target"].get("enum") == targets
     assert schema["properties"]["operations"]["maxItems"] == most
 
 
