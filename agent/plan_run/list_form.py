@@ -16,6 +16,7 @@ from typing import Literal
 from agent.plan_run.criteria import BULLET_MARKS
 
 __all__ = ["ListForm", "Style", "count_items", "count_sentences", "first_line", "first_sentence", "list_form"]
+__all__ += ["sentences_of"]
 
 #: how the items are written: "- " bullets, "1. " numbers, plain lines, or sentences one after the other
 Style = Literal["bullets", "numbered", "lines", "sentences"]
@@ -55,7 +56,7 @@ _FIRST_LINE = (
 )
 _MARKED = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _NUMBERED_LINE = re.compile(r"^\s*\d{1,3}[.)]\s+\S")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=\S)")
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,15 @@ def count_items(text: str) -> int:
     return marked or len(lines)
 
 
+def sentences_of(text: str) -> list[str]:
+    """The sentences of ``text``: pieces ending in '.', '!' or '?' (the last one whatever it ends in)."""
+    return [piece for piece in _SENTENCE_END.split(text.strip()) if piece.strip()]
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of ``text`` (all of it where it has one)."""
-    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+    return next(iter(sentences_of(text)), text.strip())
 
 
 def count_sentences(text: str) -> int:
-    """The sentences of ``text``: pieces ending in '.', '!' or '?' (the last one whatever it ends in)."""
-    return len([piece for piece in _SENTENCE_END.split(text.strip()) if piece.strip()]) if text.strip() else 0
+    return len(sentences_of(text))

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.plan_run.list_form import ListForm, Style, first_sentence
+from agent.plan_run.list_form import ListForm, Style, first_sentence, sentences_of
 from agent.plan_run.plan import Plan
 from agent.plan_run.tools.inputs import LlmInput
 
-__all__ = ["OutputShape", "shape_of", "shaped_step"]
+__all__ = ["OutputShape", "shape_of", "shaped_step", "shortened"]
 
 #: the longest bullet or line, and word, a shaped reply may hold: without a bound, the 0.5B model wrote one "word"
 #: (no space allowed) for 800 s under the one-line title's schema, until the server's own cap failed the request.
@@ -40,7 +40,7 @@ class OutputShape:
     reply of that schema into the output's text (None: the reply does not hold the shape)."""
 
     what: str
-    schema: dict[str, Any]
+    schema: dict[str, Any] | None  # None: asked in prose, the reply fitted by ``from_prose``
     render: Callable[[Any], str | None]
     #: a reply in prose instead of the object, made the shape where that is only a cut (one line, at most N words):
     #: the shape a schema would have held it to, for a server that answered without it
@@ -148,30 +148,27 @@ def _line(max_words: int | None) -> OutputShape:
 
 
 def _within_words(max_words: int) -> OutputShape:
-    """A text of at most ``max_words`` words (an email, a paragraph), asked as one string whose pattern ends it after
-    the last word allowed; rendered cut after its last whole sentence, where the limit cut one off."""
-
-    def render(data: dict[str, Any]) -> str | None:
-        value = data.get("text")
-        return _within(value, max_words) if isinstance(value, str) else None
-
-    def of_prose(reply: str) -> str | None:
-        return _within(reply, max_words)
-
-    word = f"[^\\s]{{1,{MAX_WORD}}}"
-    text = {"type": "string", "pattern": f"^{word}(\\s{{1,2}}{word}){{0,{max_words - 1}}}$"}
-    return OutputShape(f"a text of at most {max_words} words", _object("Text", "text", text), render, of_prose)
+    """A text of at most ``max_words`` words (an email, a paragraph), asked in prose and shortened to the limit by
+    whole sentences, its lines kept (``shortened``). Asked for one string whose pattern ended after the last word
+    allowed, the 0.5B model wrote an email as one line; asked for an array of lines, it wrote one line twenty times."""
+    return OutputShape(f"a text of at most {max_words} words", None, lambda data: None,
+                       lambda reply: shortened(reply, max_words))  # fmt: skip
 
 
-def _within(text: str, max_words: int) -> str | None:
-    """``text`` as written where it has at most ``max_words`` words; else its first ``max_words`` words, without the
-    sentence the limit cut off where a whole one comes before it."""
-    words = text.split()
-    if len(words) <= max_words:
-        return text.strip() or None
-    cut = " ".join(words[:max_words])
-    end = max(cut.rfind(mark) for mark in ".!?")
-    return cut[: end + 1] if end > 0 else cut
+def shortened(text: str, max_words: int) -> str | None:
+    """``text`` within ``max_words`` words: as written where it is; else without the last sentences of its longest
+    lines, one at a time (a greeting and a sign-off, lines of their own, are kept); where no line has a sentence to
+    spare, its first ``max_words`` words up to the last whole sentence among them."""
+    lines = text.strip().splitlines()
+    while sum(len(line.split()) for line in lines) > max_words:
+        longest = max(range(len(lines)), key=lambda i: len(lines[i].split()))
+        sentences = sentences_of(lines[longest])
+        if len(sentences) < 2:
+            cut = " ".join(text.split()[:max_words])
+            end = max(cut.rfind(mark) for mark in ".!?")
+            return cut[: end + 1] if end > 0 else cut
+        lines[longest] = " ".join(sentences[:-1])
+    return "\n".join(lines) or None
 
 
 def _headed(shape: OutputShape | None, line: str) -> OutputShape:

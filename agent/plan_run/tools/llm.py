@@ -2,7 +2,8 @@
 
 With a ``shape`` (``agent.plan_run.output_shape``: the task said "3 bullets", "just the number", "one line"), the
 reply is asked as a JSON object of the shape's schema and rendered as the text the task asked for; a reply that is
-not that object (a server that took neither the schema nor JSON mode) is kept as the model wrote it.
+not that object (a server that took neither the schema nor JSON mode) is kept as the model wrote it. A shape with no
+schema (a text of at most N words) is asked in prose and the reply fitted to it.
 """
 
 from __future__ import annotations
@@ -34,12 +35,12 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
     assert isinstance(inputs.prompt, str) and not hasattr(inputs.input, "ref"), "references are resolved first"
     if ctx.model is None:
         return ToolResult.failure("no model is configured for llm steps", "pass --model (or set OMX_MODEL)", "NoModel")
-    prompt = inputs.prompt if shape is None else f"{inputs.prompt}\n{shape.instruction()}"
+    prompt = inputs.prompt if shape is None or shape.schema is None else f"{inputs.prompt}\n{shape.instruction()}"
     content = prompt if inputs.input is None else f"{prompt}\n\n---\n{inputs.input}"
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
     asked_plainly = False
     try:
-        if shape is None:
+        if shape is None or shape.schema is None:
             reply = ctx.model.complete(messages)
         else:
             try:
@@ -73,7 +74,13 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
 
 def _shaped(text: str, shape: OutputShape) -> tuple[str, str]:
     """The reply rendered in the task's shape, and what the trace says of it; the reply as written if it is not
-    the shape's JSON object (the task's checks judge it then, as any other output)."""
+    the shape's JSON object (the task's checks judge it then, as any other output); a shape asked in prose (no
+    schema) is fitted from the reply."""
+    if shape.schema is None:
+        fitted = shape.from_prose(text) if shape.from_prose else None
+        if fitted is None or fitted == text:
+            return text, f"{shape.what}, asked in prose: the reply is kept as written"
+        return fitted, f"{shape.what}, asked in prose: the reply was fitted to it"
     rendered = shape.text(text)
     cut = shape.from_prose(text) if rendered is None and shape.from_prose else None
     if cut:

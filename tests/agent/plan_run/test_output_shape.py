@@ -73,6 +73,20 @@ def test_the_step_that_writes_the_output_is_asked_for_the_task_s_shape(
     assert "(JSON schema), rendered as text" in step["details"]["shape"]
 
 
+def test_a_text_of_more_words_than_a_line_is_asked_in_prose_and_shortened_by_whole_sentences(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    body = " ".join(f"Point {i} of the notes is here." for i in range(8))  # 56 words
+    model = script(plan("out/summary.md"), f"Notes\n\n{body}\n\nThat is all.")
+    result = omx("Summarise data/notes.txt in at most 40 words into out/summary.md", "--yes", "--replans", "0")
+    assert result.exit_code == 0, result.output
+    written = (ws / "out" / "summary.md").read_text(encoding="utf-8")
+    assert len(written.split()) <= 40 and written.startswith("Notes\n\nPoint 0") and written.endswith("all.\n")
+    assert model.requests[1]["json_mode"] is False  # asked in prose
+    (step,) = [s for s in kinds(trace_of(only_run(ws)), "step") if s["tool"] == "llm"]
+    assert step["details"]["shape"] == "a text of at most 40 words, asked in prose: the reply was fitted to it"
+
+
 def test_a_reply_the_server_cannot_read_as_the_schema_is_asked_for_again_without_it(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
