@@ -335,7 +335,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     left out. A CSV column picked whole where ``task`` names one value of that column (its rows in ``sample``) is
     the rows with that value: the 0.5B model picked the column for "the rows whose status is shipped". A sort picked
     where ``task`` asks for the largest first, descending or Z to A is that sort the other way round: the same model
-    picked the sort by number, smallest first, for "highest first"."""
+    picked the sort by number, smallest first, for "highest first". A replacement of one pair the task quotes, where
+    it quotes more, is all of them (``_with_every_pair``)."""
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if _names_a_file(operation.text, files):
@@ -346,6 +347,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         return None
     if operation.op in _DESCENDING and _DOWNWARD.search(task):
         operation = operation.model_copy(update={"op": _DESCENDING[operation.op]})
+    if operation.op == "replace":
+        operation = _with_every_pair(operation, task)
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
     if operation.op in DATED:
@@ -366,6 +369,24 @@ _DOWNWARD = re.compile(
 )
 #: each sort, and its other way round
 _DESCENDING = {"sort_numeric": "sort_numeric_desc", "sort": "sort_desc"}
+
+
+#: a replacement the task quotes: 'colour' with 'color', "a" to "b", 'x' -> 'y'
+_QUOTED_PAIR = re.compile(
+    r"""(?P<q>['"])(?P<old>[^'"\n]+)(?P=q)\s+(?:with|to|into|by|for|->|→)\s+(?P<r>['"])(?P<new>[^'"\n]*)(?P=r)"""
+)
+
+
+def _with_every_pair(operation: TextOperation, task: str) -> TextOperation:
+    """A replacement picked as one of the pairs ``task`` quotes, where it quotes more: all of them ('a|b' with
+    'x|y'). The 0.5B model picked 'colour' with 'color' for "Replace 'colour' with 'color' and 'favourite' with
+    'favorite'"."""
+    pairs = list(dict.fromkeys((m["old"], m["new"]) for m in _QUOTED_PAIR.finditer(task)))
+    picked = list(zip(operation.text.split("|"), operation.new_text.split("|"), strict=False))
+    if len(pairs) < 2 or not picked or not set(picked) <= set(pairs) or any("|" in a + b for a, b in pairs):
+        return operation
+    olds, news = "|".join(a for a, _ in pairs), "|".join(b for _, b in pairs)
+    return operation.model_copy(update={"text": olds, "new_text": news})
 
 
 def _with_date(operation: TextOperation) -> TextOperation | None:

@@ -248,9 +248,9 @@ def reply(name: str, text: str = "", new_text: str = "", number: int = 0) -> str
     return json.dumps({"op": name, "text": text, "new_text": new_text, "number": number})
 
 
-def picked(answer: str, sample: str, files: list[str] | None = None) -> TextOperation | None:
-    """The operation of the model's ``answer``, fitted to ``sample``."""
-    return fitted(TextOperation.model_validate_json(answer), sample, files or [])
+def picked(answer: str, sample: str, files: list[str] | None = None, task: str = "") -> TextOperation | None:
+    """The operation of the model's ``answer``, fitted to ``sample`` (and to ``task``)."""
+    return fitted(TextOperation.model_validate_json(answer), sample, files or [], task)
 
 
 @pytest.mark.parametrize(
@@ -268,6 +268,25 @@ def picked(answer: str, sample: str, files: list[str] | None = None) -> TextOper
 )
 def test_a_pick_that_is_no_operation_or_does_not_fit_gives_none(answer: str) -> None:
     assert picked(answer, TABLE) is None
+
+
+@pytest.mark.parametrize(
+    ("task", "answer", "text", "new_text"),
+    [
+        ("Replace 'colour' with 'color' and 'favourite' with 'favorite' in a.txt, saving to b.txt",
+         reply("replace", "colour", "color"), "colour|favourite", "color|favorite"),
+        ('Change "teh" to "the", "recieve" to "receive" in notes/', reply("replace", "recieve", "receive"),
+         "teh|recieve", "the|receive"),
+        ("Replace 'colour' with 'color' in a.txt, saving to b.txt", reply("replace", "colour", "color"), "colour",
+         "color"),  # one pair quoted: as picked
+        ("Replace 'a' with 'b' and 'c' with 'd' in x.txt", reply("replace", "e", "f"), "e", "f"),  # not one quoted
+    ],
+)  # fmt: skip
+def test_a_replacement_of_one_pair_the_task_quotes_is_all_the_pairs_it_quotes(
+    task: str, answer: str, text: str, new_text: str
+) -> None:
+    """The 0.5B model picked 'colour' with 'color' for a task that quoted two replacements."""
+    assert picked(answer, "", task=task) == op("replace", text, new_text)
 
 
 def test_a_file_the_task_names_given_as_text_is_no_text_to_look_for() -> None:
