@@ -335,8 +335,9 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     left out. A CSV column picked whole where ``task`` names one value of that column (its rows in ``sample``) is
     the rows with that value: the 0.5B model picked the column for "the rows whose status is shipped". A sort picked
     where ``task`` asks for the largest first, descending or Z to A is that sort the other way round: the same model
-    picked the sort by number, smallest first, for "highest first". A replacement of one pair the task quotes, where
-    it quotes more, is all of them (``_with_every_pair``)."""
+    picked the sort by number, smallest first, for "highest first"; a sort by number picked for lines that hold no
+    number (in ``sample``) is the sort by letters: it picked one for "alphabetically, ignoring case". A replacement
+    of one pair the task quotes, where it quotes more, is all of them (``_with_every_pair``)."""
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if _names_a_file(operation.text, files):
@@ -345,6 +346,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         return None
     if operation.op in NEEDS_TEXT and not operation.text:
         return None
+    if operation.op in _BY_NUMBER and sample.strip() and not re.search(r"\d", sample):
+        operation = operation.model_copy(update={"op": _BY_NUMBER[operation.op]})
     if operation.op in _DESCENDING and _DOWNWARD.search(task):
         operation = operation.model_copy(update={"op": _DESCENDING[operation.op]})
     if operation.op == "replace":
@@ -369,6 +372,8 @@ _DOWNWARD = re.compile(
 )
 #: each sort, and its other way round
 _DESCENDING = {"sort_numeric": "sort_numeric_desc", "sort": "sort_desc"}
+#: each sort by number, and the sort by letters the same way round
+_BY_NUMBER = {"sort_numeric": "sort", "sort_numeric_desc": "sort_desc"}
 
 
 #: a replacement the task quotes: 'colour' with 'color', "a" to "b", 'x' -> 'y'

@@ -182,6 +182,23 @@ def test_a_sort_picked_one_way_where_the_task_asks_the_other_is_that_sort_the_ot
     assert fit is not None and fit.op == sorted_as
 
 
+@pytest.mark.parametrize(
+    ("picked_op", "sample", "sorted_as"),
+    [
+        ("sort_numeric", "Zoe\nadam\nMia\n", "sort"),
+        ("sort_numeric_desc", "Zoe\nadam\nMia\n", "sort_desc"),
+        ("sort_numeric", "b 2\na 10\n", "sort_numeric"),  # numbers there: as picked
+        ("sort_numeric", "", "sort_numeric"),  # nothing to look at: as picked
+    ],
+)
+def test_a_sort_by_number_picked_for_lines_that_hold_none_is_the_sort_by_letters(
+    picked_op: str, sample: str, sorted_as: str
+) -> None:
+    """The 0.5B model picked the sort by number for "Sort the lines ... alphabetically, ignoring case"."""
+    fit = fitted(TextOperation.model_validate_json(reply(picked_op)), sample, [], "Sort the names into out/s.txt")
+    assert fit is not None and fit.op == sorted_as
+
+
 def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
     assert picked(reply("count_files", "src/*.py"), "") == op("count_files", "*.py")
 
