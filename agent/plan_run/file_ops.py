@@ -28,20 +28,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.plan_run.criteria import CriterionCheck, CriterionStatus
-from agent.plan_run.task_reading import Action, FileOperation, TaskReading, named_paths
+from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, named_paths
 from agent.plan_run.tools.path_tools import records_path, records_problem
 
 __all__ = ["TOO_LARGE", "Operation", "agreed_operations", "operation_checks", "state"]
 
-#: a file name with an extension, as the task's paths are read (``task_reading.FILE_PATH``)
-_EXTENSION = re.compile(r"[\w-][\w.-]*\.\w{1,8}")
 #: the state of a tree too large to compare: its operation is not checked
 TOO_LARGE = "too large"
 #: the most entries of a directory, and bytes of its files, read for its state
@@ -97,7 +94,7 @@ def _into_new_folders_named(task: str, root: Path, operations: list[Operation]) 
     else where it is": the 0.5B model also moved docs/readme.txt into a docs/readme/ of its own); where the task
     names no new folder, the folders are the reading's choice."""
     named = [path for path in (_normal(name) for name in named_paths(task)) if path]
-    new = [path for path in named if not os.path.lexists(root / path) and not _EXTENSION.fullmatch(path.split("/")[-1])]
+    new = [path for path in named if not os.path.lexists(root / path) and not has_extension(path)]
     if not new:
         return operations
 
@@ -147,12 +144,12 @@ def _operation(root: Path, asked: FileOperation, folders: set[str]) -> Operation
     if asked.action in ("move", "copy") and target:
         folder, written_as_folder = root / target, asked.target.strip().endswith("/") or target in folders
         # into the folder, under its own name; a folder given a new path is renamed to it, as ``mv`` does
-        if (folder.is_dir() and not folder.is_symlink()) or (written_as_folder and not _is_dir(root / source)):
+        if _is_dir(folder) or (written_as_folder and not _is_dir(root / source)):
             target = f"{target}/{os.path.basename(source)}"
         if os.path.lexists(root / target) or _within(target, source) or not _same_kind(root, source, target):
             return None
     there = root / target
-    if asked.action == "make_dir" and target and os.path.lexists(there) and (there.is_symlink() or not there.is_dir()):
+    if asked.action == "make_dir" and target and os.path.lexists(there) and not _is_dir(there):
         return None  # a folder to make where a file or a link is
     if asked.action != "delete" and (not target or not _real_dirs(root, target)):
         return None
@@ -168,10 +165,10 @@ def _is_dir(path: Path) -> bool:
 def _same_kind(root: Path, source: str, target: str) -> bool:
     """Whether ``target``'s name reads as what ``source`` is: a folder's with no file extension, a file's with one
     where the file has one (a folder moved to ``out/list.txt``, or ``a.txt`` to ``archive``, is no such move)."""
-    has_extension = _EXTENSION.fullmatch(os.path.basename(target)) is not None
-    if os.path.isdir(root / source) and not os.path.islink(root / source):
-        return not has_extension
-    return has_extension or _EXTENSION.fullmatch(os.path.basename(source)) is None
+    named_as_file = has_extension(target)
+    if _is_dir(root / source):
+        return not named_as_file
+    return named_as_file or not has_extension(source)
 
 
 def _apart(operations: list[Operation]) -> bool:
@@ -294,7 +291,7 @@ def _check(op: Operation, workspace: Path) -> CriterionCheck:
     status: CriterionStatus
     if op.action == "make_dir":
         there = workspace / op.target
-        made = there.is_dir() and not there.is_symlink()
+        made = _is_dir(there)
         status, detail = ("met", "there") if made else ("not met", f"{op.target} is not a folder there")
     elif op.action == "delete":
         gone = not os.path.lexists(workspace / op.source)

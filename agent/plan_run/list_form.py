@@ -16,13 +16,17 @@ from typing import Literal
 from agent.plan_run.criteria import BULLET_MARKS
 
 __all__ = ["ListForm", "Style", "count_items", "count_sentences", "first_line", "first_sentence", "list_form"]
-__all__ += ["sentences_of"]
+__all__ += ["NUMBER", "NUMBER_WORDS", "said_number", "sentences_of"]
 
 #: how the items are written: "- " bullets, "1. " numbers, plain lines, or sentences one after the other
 Style = Literal["bullets", "numbered", "lines", "sentences"]
 
-_NUMBER = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+single|single)"
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+#: the numbers a task writes out, and a number as it writes one (digits or a word)
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+NUMBER_WORDS |= {"ten": 10}
+NUMBER = rf"(\d+|{'|'.join(NUMBER_WORDS)})"
+#: a count of items: a number, or "a single" one
+_NUMBER = rf"(\d+|{'|'.join(NUMBER_WORDS)}|a\s+single|single)"
 #: words between the number and what is counted: "3 short key points", "2 main takeaways"
 _QUALIFIERS = (
     r"(?:(?:key|main|short|brief|concise|important|most\s+important|biggest|major|top|clear|separate|quick|simple|"
@@ -96,9 +100,10 @@ class ListForm:
         return count >= 1 if self.count is None else count == self.count
 
 
-def _number(word: str) -> int:
+def said_number(word: str) -> int:
+    """The number ``word`` writes: digits, a number word ("three"), or "a single" (1)."""
     said = " ".join(word.lower().split())
-    return 1 if said in ("a single", "single") else _WORDS[said] if said in _WORDS else int(said)
+    return 1 if said in ("a single", "single") else NUMBER_WORDS[said] if said in NUMBER_WORDS else int(said)
 
 
 def _one(found: set[int]) -> int | None:
@@ -109,15 +114,15 @@ def list_form(task: str) -> ListForm | None:
     """The list ``task`` asks its output to be (see the module), or None where it says none, or two counts of the
     same thing and neither is the total ("one bullet each (2 bullets)": 2)."""
     numbered = _NUMBERED.search(task) is not None
-    bullets = {_number(m.group(1)) for m in _BULLETS.finditer(task)}
+    bullets = {said_number(m.group(1)) for m in _BULLETS.finditer(task)}
     if bullets:
-        total = {_number(m.group(1)) for m in _TOTAL_BULLETS.finditer(task)}
+        total = {said_number(m.group(1)) for m in _TOTAL_BULLETS.finditer(task)}
         count = _one(bullets) if len(bullets) == 1 else _one(total)
         return None if count is None else ListForm(count, "numbered" if numbered else "bullets", said_bullets=True)
-    if (items := {_number(m.group(1)) for m in _ITEMS.finditer(task)}) and (count := _one(items)):
+    if (items := {said_number(m.group(1)) for m in _ITEMS.finditer(task)}) and (count := _one(items)):
         style: Style = "numbered" if numbered else "lines" if _ONE_PER_LINE.search(task) else "bullets"
         return ListForm(count, style)
-    if sentences := {_number(m.group(1)) for m in _SENTENCES.finditer(task)}:
+    if sentences := {said_number(m.group(1)) for m in _SENTENCES.finditer(task)}:
         count = _one(sentences)
         return None if count is None else ListForm(count, "sentences")
     if _SOME_BULLETS.search(task):

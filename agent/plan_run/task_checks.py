@@ -47,7 +47,8 @@ from agent.plan_run.criteria import (
     quoted_texts,
 )
 from agent.plan_run.file_ops import Operation, agreed_operations, operation_checks
-from agent.plan_run.list_form import ListForm, first_line, list_form
+from agent.plan_run.list_form import NUMBER as _NUMBER
+from agent.plan_run.list_form import ListForm, first_line, list_form, said_number
 from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
 from agent.plan_run.text_operations import unsaid_arguments
@@ -60,8 +61,6 @@ FROM_THE_TASK = " (from the task)"
 _PATH = rf"(?P<path>{FILE_PATH})"
 _AFTER_TO = re.compile(rf"\b(?:to|into)\s+(?:the\s+file\s+)?`?{_PATH}")
 _AFTER_IN = re.compile(rf"\bin\s+`?{_PATH}")
-_NUMBER = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|total)\b", re.IGNORECASE)
 #: a limit on the output's words; "under N words" allows N - 1
 _AT_MOST_WORDS = re.compile(
@@ -106,22 +105,18 @@ class ContentCheck:
         return self.judge(target.read_text(encoding="utf-8", errors="replace"))
 
 
-def _number(word: str) -> int:
-    return _WORDS[word.lower()] if word.lower() in _WORDS else int(word)
-
-
 def _word_limit(task: str) -> int | None:
     """The most words the task allows its output ("at most 20 words": 20, "under 80 words": 79), or None."""
     words = _AT_MOST_WORDS.search(task)
     if words is None:
         return None
-    return _number(words.group(2)) - (1 if words.group("below") else 0)
+    return said_number(words.group(2)) - (1 if words.group("below") else 0)
 
 
 def _numbers_in(criterion: str) -> list[int]:
     """The numbers a criterion counts or compares, leaving out those inside a file name (``out/v2.txt``)."""
     text = re.sub(r"\S*[/.]\S*", " ", criterion)  # paths and file names
-    return [_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", text, re.IGNORECASE)]
+    return [said_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", text, re.IGNORECASE)]
 
 
 def _state(path: Path) -> str | None:
@@ -330,7 +325,7 @@ class TaskExpectations:
         one = len(outputs) == 1
         content = _content_checks(task, next(iter(outputs))) if one else []
         kept = content if reading is None else [check for check in content if check.agrees_with(reading)]
-        said = {_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}
+        said = {said_number(m.group(1)) for m in re.finditer(rf"(?<![\w.]){_NUMBER}(?![\w.])", task, re.IGNORECASE)}
         shape = _shape(task, reading) if one else None
         texts = (task, *(text for name in _named(task) if (text := _read(workspace / name)) is not None))
         inputs = tuple(name for name in _named(task) if name not in outputs and (workspace / name).is_file())

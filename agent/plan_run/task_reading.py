@@ -62,7 +62,7 @@ from agent.plan_run.text_operations import (
 
 __all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
 __all__ += ["MAX_OPERATIONS", "OPERATIONS_SCHEMA_TITLE", "Action", "FileOperation", "FileOperations"]
-__all__ += ["operations_schema", "read_operations", "read_task", "reading_schema", "workspace_facts"]
+__all__ += ["has_extension", "operations_schema", "read_operations", "read_task", "reading_schema", "workspace_facts"]
 
 Kind = Literal["exact", "prose", "command"]
 #: what a task of kind command does to a path: a rename is a move
@@ -231,8 +231,8 @@ def operations_schema(workspace: Path, task: str = "") -> dict[str, Any]:
     most = MAX_OPERATIONS
     paths = workspace_paths(workspace)
     if paths is not None and (choices := sorted(set(paths[0]) | set(paths[1]))):
-        named = [os.path.normpath(path) for path in named_paths(task)]
-        there = [path for path in named if path in set(choices)]
+        named, offered = [os.path.normpath(path) for path in named_paths(task)], set(choices)
+        there = [path for path in named if path in offered]
         sources = [c for c in choices if any(c == path or c.startswith(f"{path}/") for path in there)] or choices
         operation["properties"]["source"]["enum"] = ["", *sources]
         new = [path for path in named if not (workspace / path).exists()]
@@ -259,9 +259,9 @@ def _targets(workspace: Path, named: list[str], sources: list[str]) -> list[str]
         for path in named
         # a folder there is a target where something outside it is a source: photos/ is none of its own files'
         if ((workspace / path).is_dir() and any(not f"{s}/".startswith(f"{path}/") for s in sources if s))
-        or (not os.path.lexists(workspace / path) and not _has_extension(path))
+        or (not os.path.lexists(workspace / path) and not has_extension(path))
     ]
-    bare = [path for path in named if "/" not in path and _has_extension(path) and not (workspace / path).exists()]
+    bare = [path for path in named if "/" not in path and has_extension(path) and not (workspace / path).exists()]
     targets = {path for path in named if not (workspace / path).exists() or path in folders}
     targets |= {
         f"{folder}/{os.path.basename(source)}"
@@ -274,7 +274,8 @@ def _targets(workspace: Path, named: list[str], sources: list[str]) -> list[str]
     return None if len(kept) > MAX_TARGETS else ["", *kept]
 
 
-def _has_extension(path: str) -> bool:
+def has_extension(path: str) -> bool:
+    """Whether the last name of ``path`` has a file extension, as the task's files are read (``FILE_PATH``)."""
     return re.fullmatch(FILE_PATH, os.path.basename(path)) is not None
 
 
