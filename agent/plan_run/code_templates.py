@@ -277,13 +277,21 @@ def with_print_line(code: str, print_line: str = PRINT_LINE) -> str:
 
 def with_last_value_printed(code: str) -> str:
     """``code`` whose last statement, an expression that is not a print, has its value printed unless it is None,
-    as a REPL shows it: a program asked to print its answer ended in ``count(INPUT)`` and printed nothing. Other
-    code, or code that does not parse, is left as it is."""
+    as a REPL shows it: a program asked to print its answer ended in ``count(INPUT)`` and printed nothing. Code
+    that prints and writes nothing and ends by assigning one name (``count = text.count('sea')``) has that name's
+    value printed after it the same way. Other code, or code that does not parse, is left as it is."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return code
     last = tree.body[-1] if tree.body else None
+    calls = {_called(node) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    if isinstance(last, ast.Assign | ast.AnnAssign) and not calls & _OUTPUT_CALLS:
+        targets = _targets(last)
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            name = targets[0].id
+            return f"{code.rstrip()}\nif {name} is not None:\n    print({name})"
+        return code
     if not isinstance(last, ast.Expr) or (isinstance(last.value, ast.Call) and _called(last.value) == "print"):
         return code
     segment = ast.get_source_segment(code, last.value)

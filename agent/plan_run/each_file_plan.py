@@ -1,13 +1,16 @@
-"""The plan omx writes itself for one operation on the text of each file of a folder, in place.
+"""The plan omx writes itself for one operation on the text of each file of a folder, or of each file a task names,
+in place.
 
 "Add the line 'Reviewed: yes' at the top of every .md file in docs/", "Replace 'colour' with 'color' in all files
-under notes/", "Lower-case each file in names/": a small model cannot plan several reads, edits and writes, and the
-task names no output file. Where the model's reading (``task_reading``) picked an operation that edits a text
-(``IN_PLACE``: a filter, a sort, a replacement, a line added, a change of case, ...), the task names exactly one
-folder and no other file or folder (paths in the operation's own quoted texts aside), that folder is a directory of
-the workspace (``folder_files``: recursive, no link followed), and the task has no output of its own, omx plans the
-work itself, for each regular file of the folder the task's file pattern takes (``extensions``: "*.md", "every .txt
-file"; no pattern: every file, hidden ones aside):
+under notes/", "Lower-case each file in names/", "Rename the function calc_total to compute_total in app/util.py and
+app/main.py": a small model cannot plan several reads, edits and writes (the 0.5B model's plans for the last referred
+to their own step's output), and the task names no output file. Where the model's reading (``task_reading``) picked
+an operation that edits a text (``IN_PLACE``: a filter, a sort, a replacement, a line added, a change of case, ...),
+the task has no output of its own, and it names (paths in the operation's own quoted texts aside) either exactly one
+folder and no other file or folder, that folder a directory of the workspace (``folder_files``: recursive, no link
+followed), or two or more files and no folder, each a regular file of the workspace reached through no link, omx
+plans the work itself, for each of those files, or each regular file of the folder the task's file pattern takes
+(``extensions``: "*.md", "every .txt file"; no pattern: every file, hidden ones aside):
 
 - each file read (``read_text``), then a python step given its text as INPUT whose code is omx's for the operation
   (``text_operations.operation_code``), the operation fitted to that file's first lines (``fitted``);
@@ -32,7 +35,7 @@ from pathlib import Path
 from agent.plan_run.code_steps import first_lines
 from agent.plan_run.folder_files import extensions, folder_files
 from agent.plan_run.plan import Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
-from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_checks import TaskExpectations, rules_outputs
 from agent.plan_run.task_reading import TaskReading, named_paths
 from agent.plan_run.text_operations import IN_PLACE, TextOperation, fitted, operation_code, operation_note
 from agent.plan_run.tools.files import READ_LIMIT
@@ -55,17 +58,23 @@ def each_file_plan(
     (see the module), each step's description saying ``by`` (who planned it); None where the model is to plan the
     task."""
     operation = reading.operation if reading is not None else None
-    if operation is None or operation.op not in IN_PLACE or expected.operations:
+    if reading is None or operation is None or operation.op not in IN_PLACE or expected.operations:
         return None
     rest = _unquoted(task, operation)  # the task without the operation's own texts ('See docs/' is no folder)
-    folders = [name for name in named_paths(rest) if name.endswith("/")]
-    if len(folders) != len(named_paths(rest)) or len(folders) != 1:
+    named_here = named_paths(rest)
+    folders = [name for name in named_here if name.endswith("/")]
+    if not folders:  # each file written over, so each is an output: a task that writes some of them reads others
+        files = _named_files(workspace, named_here)
+        outputs = (expected.outputs, rules_outputs(task, workspace), reading.outputs)
+        read_as_outputs = [{os.path.normpath(path) for path in listed} for listed in outputs]
+        if any(listed and listed != {os.path.normpath(path) for path in files} for listed in read_as_outputs):
+            return None
+    elif len(folders) != len(named_here) or len(folders) != 1:
         return None  # another file or folder named: an input or an output the model is to plan for
-    folder = folders[0]
-    if any(os.path.normpath(path) != os.path.normpath(folder) for path in expected.outputs):
-        return None
-    files = _files(workspace, folder, extensions(rest))
-    if not files:
+    else:
+        files = _files(workspace, folders[0], extensions(rest))
+    edited = {os.path.normpath(path) for path in (*folders, *files)}
+    if not files or any(os.path.normpath(path) not in edited for path in expected.outputs):
         return None
     named = named_paths(task)
     fits: list[TextOperation] = []
@@ -108,6 +117,23 @@ def _files(workspace: Path, folder: str, wanted: Collection[str]) -> list[str]:
     if len(taken) > MOST_EACH or any(int(entry["size"]) >= min(READ_LIMIT, OUTPUT_LIMIT) for entry in taken):
         return []
     return [str(entry["path"]) for entry in taken]
+
+
+def _named_files(workspace: Path, named: list[str]) -> list[str]:
+    """The files of ``named`` (two or more, no folder among them) where each is a regular file of the workspace
+    reached through no link, not in omx's records, small enough to be read and printed whole; else none."""
+    root = workspace.resolve()
+    paths = [root / os.path.normpath(name) for name in named]
+    if not 2 <= len(named) <= MOST_EACH or any(os.path.isabs(name) or name.endswith("/") for name in named):
+        return []
+    for name, path in zip(named, paths, strict=True):
+        if Path(os.path.realpath(path)) != path or not path.is_file() or not path.is_relative_to(root):
+            return []
+        if records_problem(name, records_path(None)) is not None:
+            return []
+        if path.stat().st_size >= min(READ_LIMIT, OUTPUT_LIMIT):
+            return []
+    return list(named)
 
 
 def _made(read_id: int, path: str, operation: TextOperation, by: str) -> list[Step]:

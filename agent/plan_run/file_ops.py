@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.plan_run.criteria import CriterionCheck, CriterionStatus
-from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, named_paths
+from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, kind_named, named_paths
 from agent.plan_run.tools.path_tools import records_path, records_problem
 
 __all__ = ["TOO_LARGE", "Operation", "agreed_operations", "operation_checks", "state"]
@@ -81,6 +81,7 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
     if any(op is None for op in operations):
         return ()
     agreed = _into_new_folders_named(task, root, [op for op in operations if op is not None])
+    agreed = _of_the_kind_named(task, agreed)
     if not agreed or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
         return ()
     named = [_normal(path) for path in named_paths(task)]
@@ -103,6 +104,13 @@ def _into_new_folders_named(task: str, root: Path, operations: list[Operation]) 
 
     return [op for op in operations
             if said(op.target if op.action == "make_dir" else os.path.dirname(op.target))]  # fmt: skip
+
+
+def _of_the_kind_named(task: str, operations: list[Operation]) -> list[Operation]:
+    """``operations`` without those on a path that is not of the kind of file the task names by its extension
+    ("Delete the .tmp files in tmp/": not tmp/keep.txt, nor tmp/ itself), unless it is a file the task names."""
+    named = {_normal(name) for name in named_paths(task) if not name.endswith("/")}
+    return [op for op in operations if not op.source or op.source in named or kind_named(task, op.source)]
 
 
 def _normal(path: str) -> str:

@@ -53,7 +53,7 @@ from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
 from agent.plan_run.text_operations import unsaid_arguments
 
-__all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "told"]
+__all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "rules_outputs", "told"]
 
 #: the label of a check omx derived from the task's own words, beside the plan's criteria
 FROM_THE_TASK = " (from the task)"
@@ -235,7 +235,7 @@ def _named_dirs(task: str, workspace: Path) -> tuple[str, ...]:
     return tuple(path for path in named_paths(task) if path.endswith("/") and (workspace / path).is_dir())
 
 
-def _rules_outputs(task: str, workspace: Path) -> dict[str, str | None]:
+def rules_outputs(task: str, workspace: Path) -> dict[str, str | None]:
     """The outputs the rules read: a path after "to"/"into", or after "in" where it is not there yet; each with its
     sha256 before the run (None: not there)."""
     outputs: dict[str, str | None] = {}
@@ -310,7 +310,7 @@ class TaskExpectations:
     def before(cls, task: str, workspace: Path, reading: TaskReading | None = None) -> TaskExpectations:
         """Read ``task`` before the run, while the files it names are as they were; with the model's ``reading``
         of it, act only on what both readings say (``agent.plan_run.task_reading``)."""
-        rules = _rules_outputs(task, workspace)
+        rules = rules_outputs(task, workspace)
         if reading is None:
             outputs = rules
         else:

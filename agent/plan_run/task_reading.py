@@ -50,10 +50,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
+from agent.plan_run.folder_files import extensions
 from agent.plan_run.run_schema import workspace_paths
 from agent.plan_run.text_operations import (
     FROM_LINES,
-    ON_FOLDER,
     ON_TEXT,
     TextOperation,
     ask_operation,
@@ -62,7 +62,8 @@ from agent.plan_run.text_operations import (
 
 __all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
 __all__ += ["MAX_OPERATIONS", "OPERATIONS_SCHEMA_TITLE", "Action", "FileOperation", "FileOperations"]
-__all__ += ["has_extension", "operations_schema", "read_operations", "read_task", "reading_schema", "workspace_facts"]
+__all__ += ["has_extension", "kind_named", "operations_schema", "read_operations", "read_task", "reading_schema"]
+__all__ += ["workspace_facts"]
 
 Kind = Literal["exact", "prose", "command"]
 #: what a task of kind command does to a path: a rename is a move
@@ -148,12 +149,13 @@ class TaskReading(BaseModel):
     @property
     def acts_on_files(self) -> bool:
         """Whether the task acts on files: read as kind command, the operation picked is files acted on, or it is
-        one that makes a text of a folder's files where every output listed is a folder (there is no file to write
-        that text to: the 0.5B model picked a listing of the files to be sorted into folders)."""
+        one that makes a text where every output listed is a folder (there is no file to write that text to: the
+        0.5B model picked a listing of the files to be sorted into folders, and a sort for "Sort the files in
+        inbox/ into folders by type")."""
         if self.kind == "command" or self.operation is None:
             return self.kind == "command"
         into_folders = bool(self.outputs) and all(path.endswith("/") for path in self.outputs)
-        return self.operation.op == "file_operations" or (self.operation.op in ON_FOLDER and into_folders)
+        return self.operation.op == "file_operations" or (self.operation.op != "write_prose" and into_folders)
 
     def lists_output(self, path: str) -> bool:
         return os.path.normpath(path) in {os.path.normpath(p) for p in self.outputs}
@@ -233,9 +235,13 @@ def operations_schema(workspace: Path, task: str = "") -> dict[str, Any]:
     if paths is not None and (choices := sorted(set(paths[0]) | set(paths[1]))):
         named, offered = [os.path.normpath(path) for path in named_paths(task)], set(choices)
         there = [path for path in named if path in offered]
-        sources = [c for c in choices if any(c == path or c.startswith(f"{path}/") for path in there)] or choices
-        operation["properties"]["source"]["enum"] = ["", *sources]
         new = [path for path in named if not (workspace / path).exists()]
+        sources = [c for c in choices if any(c == path or c.startswith(f"{path}/") for path in there)] or choices
+        # of the kind of file the task names ("the .tmp files in tmp/"), or a file it names itself
+        sources = [c for c in sources if kind_named(task, c) or (c in named and (workspace / c).is_file())] or sources
+        # a folder a new path the task names lies in is where files go ("into inbox/pdf/"), not what moves
+        sources = [c for c in sources if not (c in there and any(path.startswith(f"{c}/") for path in new))]
+        operation["properties"]["source"]["enum"] = ["", *sources]
         if there:
             most = min(MAX_OPERATIONS, len(sources) + len(new))
             if targets := _targets(workspace, named, sources):
@@ -274,6 +280,14 @@ def _targets(workspace: Path, named: list[str], sources: list[str]) -> list[str]
     return None if len(kept) > MAX_TARGETS else ["", *kept]
 
 
+def kind_named(task: str, path: str) -> bool:
+    """Whether ``path`` is of a kind of file ``task`` names by its extension ("the .tmp files", "*.jpg"), or the task
+    names none. Offered every file of tmp/ for "Delete the .tmp files in tmp/", the 0.5B model deleted tmp/keep.txt
+    too."""
+    wanted = extensions(task)
+    return not wanted or os.path.splitext(path)[1].lower() in wanted
+
+
 def has_extension(path: str) -> bool:
     """Whether the last name of ``path`` has a file extension, as the task's files are read (``FILE_PATH``)."""
     return re.fullmatch(FILE_PATH, os.path.basename(path)) is not None
@@ -302,12 +316,20 @@ def read_task(
     if reading.acts_on_files:
         acted = read_operations(model, task, workspace, on_refused=on_refused)
         if acted is not None:
-            # where only the pick says files are acted on, nothing is deleted on that word alone
-            read = [o for o in acted.operations if reading.kind == "command" or o.action != "delete"]
+            # where only the pick says files are acted on, a delete is taken where the task's words say one too
+            deletes = reading.kind == "command" or _SAYS_DELETE.search(task) is not None
+            read = [o for o in acted.operations if deletes or o.action != "delete"]
             reading = reading.model_copy(update={"operations": read})
     return reading, None
 
 
+#: a task's own words for removing files ("Delete the .tmp files in tmp/", "get rid of", "remove the old logs"): a
+#: delete read where the model did not read the kind command is taken only where the task says one
+_SAYS_DELETE = re.compile(
+    r"\b(?:delete[sd]?|deleting|erase[sd]?|erasing|throw\s+(?:away|out)|get\s+rid\s+of|rm|"
+    r"remov(?:e[sd]?|ing)\s+(?:[\w.*-]+\s+){0,3}(?:files?|folders?|director(?:y|ies)))\b",
+    re.IGNORECASE,
+)
 #: a limit on the output's words ("at most 20 words", "in under fifteen words"): a limit on prose, never on a value
 _WORD_LIMIT = re.compile(
     r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|under|fewer\s+than|less\s+than|up\s+to|within)\s+"

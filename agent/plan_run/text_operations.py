@@ -76,6 +76,8 @@ OPERATIONS: dict[str, str] = {
     "count_lines": "the number of lines (with TEXT: of the lines that contain TEXT)",
     "count_words": "the number of words (with TEXT: how many times the word TEXT occurs)",
     "add_up_numbers": "the sum of all the numbers in the text",
+    "largest_number": "the largest number in the text",
+    "smallest_number": "the smallest number in the text",
     "extract_numbers": "each number in the text, one per line, in order",
     "extract_emails": "each email address in the text, one per line, in order",
     "extract_urls": "each URL in the text, one per line, in order",
@@ -127,6 +129,7 @@ NEEDS_TEXT |= {"add_first_line", "add_last_line"} | DATED | SIZED
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
 #: not a value computed from them (``VALUES``): a pick of one where the reading said prose is taken as exact work
 VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
+VALUES |= {"largest_number", "smallest_number"}
 VALUES |= {"csv_largest", "csv_smallest", "csv_count_rows"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
@@ -235,6 +238,8 @@ EXAMPLES: list[tuple[str, TextOperation]] = [
      TextOperation(op="csv_count_rows")),
     ("Which files in media/ are over 2 MB? Their names, one a line, in summary_dir/heavy.txt",
      TextOperation(op="files_larger_than", text="2 MB")),
+    ("Find the lowest reading in sensors/levels.txt and note just it in summary_dir/low.txt",
+     TextOperation(op="smallest_number")),
 ]  # fmt: skip
 
 
@@ -335,13 +340,17 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     left out. A CSV column picked whole where ``task`` names one value of that column (its rows in ``sample``) is
     the rows with that value: the 0.5B model picked the column for "the rows whose status is shipped". A sort picked
     where ``task`` asks for the largest first, descending or Z to A is that sort the other way round: the same model
-    picked the sort by number, smallest first, for "highest first"; a sort by number picked for lines that hold no
+    picked the sort by number, smallest first, for "highest first"; the largest picked where the task asks only for
+    the smallest, or the other way round, is the other end (it picked the smallest for "What is the highest number
+    in data/temps.txt?"); a sort by number picked for lines that hold no
     number (in ``sample``) is the sort by letters: it picked one for "alphabetically, ignoring case". A replacement
     of one pair the task quotes, where it quotes more, is all of them (``_with_every_pair``)."""
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
-    if _names_a_file(operation.text, files):
+    if _names_a_file(operation.text, files) and not _looked_for(operation.text, task, sample):
         operation = operation.model_copy(update={"text": ""})
+    if operation.op in _IN_A_TABLE and (header := _csv_header(sample)) is not None:
+        operation = _in_a_table(operation, header, task)
     if operation.op in NEEDS_NUMBER and operation.number <= 0:
         return None
     if operation.op in NEEDS_TEXT and not operation.text:
@@ -350,6 +359,12 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = operation.model_copy(update={"op": _BY_NUMBER[operation.op]})
     if operation.op in _DESCENDING and _DOWNWARD.search(task):
         operation = operation.model_copy(update={"op": _DESCENDING[operation.op]})
+    if (
+        operation.op in _OTHER_END
+        and _ASKS[_OTHER_END[operation.op]].search(task)
+        and not _ASKS[operation.op].search(task)
+    ):
+        operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
     if operation.op == "replace":
         operation = _with_every_pair(operation, task)
     if operation.op in CSV_COLUMN:
@@ -370,6 +385,15 @@ _DOWNWARD = re.compile(
     r"\b(?:descending|decreasing|reverse\s+alphabetical)\b",
     re.IGNORECASE,
 )
+#: the words that ask for the largest of something, and those that ask for the smallest
+_MOST = re.compile(r"\b(?:highest|largest|biggest|greatest|maximum|max|most|warmest|hottest|heaviest|longest|"
+                   r"tallest|richest)\b", re.IGNORECASE)  # fmt: skip
+_LEAST = re.compile(r"\b(?:lowest|smallest|least|minimum|min|fewest|coldest|coolest|lightest|shortest|cheapest)\b",
+                    re.IGNORECASE)  # fmt: skip
+#: each pick of the largest or the smallest, and the other end; which words ask for it
+_OTHER_END = {"largest_number": "smallest_number", "smallest_number": "largest_number", "csv_largest": "csv_smallest",
+              "csv_smallest": "csv_largest"}  # fmt: skip
+_ASKS = {"largest_number": _MOST, "csv_largest": _MOST, "smallest_number": _LEAST, "csv_smallest": _LEAST}
 #: each sort, and its other way round
 _DESCENDING = {"sort_numeric": "sort_numeric_desc", "sort": "sort_desc"}
 #: each sort by number, and the sort by letters the same way round
@@ -423,6 +447,41 @@ def _bytes(text: str) -> int | None:
     """The size ``text`` names in bytes, or None."""
     size = _SIZE.fullmatch(text.strip())
     return None if size is None else int(float(size[1]) * _UNITS[(size[2] or "").lower()])
+
+
+#: the operations on any text that a CSV file's own asks for where the input is one: the numbers of a column the
+#: task names added up are that column's sum; its lines counted, where the task does not say lines, its rows
+_IN_A_TABLE = frozenset({"add_up_numbers", "count_lines"})
+
+
+def _in_a_table(operation: TextOperation, header: list[str], task: str) -> TextOperation:
+    """``operation`` (one of ``_IN_A_TABLE``) as the CSV operation it means on a table whose first row is
+    ``header``: the 0.5B model picked the sum of every number in the text, TEXT 'qty', for "Add up the qty column
+    of shop/orders.csv" (the ids and prices summed too), and the count of lines for "Count the orders in
+    shop/orders.csv (one per row after the header)" (the header counted too)."""
+    column = next((name for name in header if name.strip().lower() == operation.text.strip().lower()), None)
+    if operation.op == "add_up_numbers" and column is not None:
+        return operation.model_copy(update={"op": "csv_sum", "text": column})
+    if operation.op == "count_lines" and not operation.text and not re.search(r"\blines?\b", task, re.IGNORECASE):
+        return operation.model_copy(update={"op": "csv_count_rows"})
+    return operation
+
+
+def _csv_header(sample: str) -> list[str] | None:
+    """The header of ``sample`` where it reads as a CSV table (a first row of two or more names, and a second row
+    of as many cells), else None."""
+    rows = [row for row in csv.reader(io.StringIO(sample)) if row][:2]
+    if len(rows) < 2 or len(rows[0]) < 2 or len(rows[0]) != len(rows[1]):
+        return None
+    return rows[0]
+
+
+def _looked_for(text: str, task: str, sample: str) -> bool:
+    """Whether ``text``, which names a file, is also a text the task looks for: the task says it outside its paths
+    and the input's first lines (``sample``) hold it ("How many times does 'sea' appear in essay/draft.txt? Save
+    the count to out/sea.txt")."""
+    words = " ".join(_PATH_LIKE.sub(" ", task).split())
+    return _says(words, text.strip()) and text.strip().lower() in sample.lower()
 
 
 def _names_a_file(text: str, files: Collection[str]) -> bool:
@@ -544,6 +603,8 @@ def _row_value(column: str, answer: str, pick: str) -> str:
 
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
+#: a number with its sign, where the largest or smallest is asked (-3 is smaller than 2)
+_SIGNED = r"r'(?:(?<![\w.])-)?\d+(?:\.\d+)?'"
 
 _CODE: dict[str, Callable[[str, str, int], str]] = {
     "keep_containing": lambda t, n, k: _lines(f"lines = [line for line in lines if {_any_of(t)}]"),
@@ -587,6 +648,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "import re", f"value = sum(float(x) for x in re.findall({_NUMBER}, INPUT))"
     ),
     "extract_numbers": lambda t, n, k: f"import re\nprint('\\n'.join(re.findall({_NUMBER}, INPUT)))",
+    "largest_number": lambda t, n, k: f"import re\nprint(max(re.findall({_SIGNED}, INPUT), key=float))",
+    "smallest_number": lambda t, n, k: f"import re\nprint(min(re.findall({_SIGNED}, INPUT), key=float))",
     "extract_emails": lambda t, n, k: (
         "import re\nprint('\\n'.join(re.findall(r'[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+', INPUT)))"
     ),

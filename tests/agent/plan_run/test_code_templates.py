@@ -116,7 +116,11 @@ def test_only_data_that_parses_is_given_parsed() -> None:
     [
         ("n = 3\nlen(INPUT) + n", "n = 3\n_value = (len(INPUT) + n)\nif _value is not None:\n    print(_value)"),
         ("print(len(INPUT))", "print(len(INPUT))"),  # printed already
-        ("x = len(INPUT)", "x = len(INPUT)"),  # no expression last
+        ("x = len(INPUT)", "x = len(INPUT)\nif x is not None:\n    print(x)"),  # a name assigned last, nothing printed
+        ("x: int = len(INPUT)", "x: int = len(INPUT)\nif x is not None:\n    print(x)"),
+        ("print(1)\nx = 2", "print(1)\nx = 2"),  # something printed: as it is
+        ("a, b = 1, 2", "a, b = 1, 2"),  # not one name
+        ("x = 1\nx += 1", "x = 1\nx += 1"),  # no assignment last
         (
             "def f():\n    print(1)\nf()",
             "def f():\n    print(1)\n_value = (f())\nif _value is not None:\n    print(_value)",

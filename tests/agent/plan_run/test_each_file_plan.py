@@ -154,6 +154,38 @@ def test_no_plan_for_a_file_that_is_empty_or_not_text_or_a_folder_of_too_many_fi
     assert planned(task, notes, op("upper")) is None
 
 
+def test_each_file_the_task_names_is_changed_in_place(notes: Path) -> None:
+    """The 0.5B model's own plans for "Rename the function calc_total to compute_total in app/util.py and
+    app/main.py" referred to their own step's output, three times over."""
+    task = "Replace 'colour' with 'color' in notes/a.txt and notes/c.md"
+    plan = planned(task, notes, op("replace", "colour", "color"))
+    assert plan is not None
+    assert [step.tool for step in plan.steps] == ["read_text", "python"] * 2 + ["write_text"] * 2
+    writes = [step.inputs.path for step in plan.steps if isinstance(step.inputs, WriteTextInput)]
+    assert writes == ["notes/a.txt", "notes/c.md"]
+
+
+@pytest.mark.parametrize(
+    ("task", "outputs"),
+    [
+        ("Replace 'colour' with 'color' in notes/a.txt", []),  # one file: the plan of one input and its output
+        ("Replace 'colour' with 'color' in notes/a.txt and gone.txt", []),  # a file that is not there
+        ("Replace 'colour' with 'color' in notes/a.txt and notes/", []),  # a folder too
+        ("Copy the lines of notes/a.txt that hold 'colour' into notes/c.md", []),  # the rules read one output
+        ("Keep the lines of notes/a.txt with 'colour', notes/c.md gets them", ["notes/c.md"]),  # the model read one
+        ("Replace 'colour' with 'color' in notes/a.txt and link.txt", []),  # a link
+    ],
+)
+def test_no_plan_where_the_files_named_are_not_each_changed_in_place(
+    notes: Path, task: str, outputs: list[str]
+) -> None:
+    (notes / "link.txt").symlink_to(notes / "other.txt")
+    operation = op("keep_containing", "colour") if "lines" in task else op("replace", "colour", "color")
+    reading = TaskReading.model_validate({"inputs": [], "outputs": outputs, "kind": "exact", "operation": operation})
+    expected = TaskExpectations.before(task, notes, reading)
+    assert each_file_plan(task, notes, expected, reading, BY_OMX) is None
+
+
 def test_no_plan_where_the_task_names_an_output_file(notes: Path) -> None:
     task = "Upper-case every .txt file in notes/ and save them together to out/all.txt"
     reading = TaskReading(inputs=[], outputs=["out/all.txt"], kind="exact", operation=op("upper"))
@@ -225,6 +257,23 @@ def test_an_empty_output_is_not_written_over_a_file_that_holds_text(
     assert text(notes, "notes/b.txt") == "bread\n"  # not emptied
     assert "holds text: writing nothing over it would lose that text" in result.output
     assert run_end(trace_of(only_run(notes)))["status"] != "success"
+
+
+def test_a_function_is_renamed_in_each_file_the_task_names(tmp_path: Path, script: Callable[..., ScriptedModel],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    files = {"app/util.py": "def calc_total(xs):\n    return sum(xs)\n",
+             "app/main.py": "from util import calc_total\n\nprint(calc_total([3]))\n"}  # fmt: skip
+    for name, body in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    script(read_as(), pick("replace", "calc_total", "compute_total"))
+    result = omx("Rename the function calc_total to compute_total in app/util.py and app/main.py", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert text(tmp_path, "app/util.py") == "def compute_total(xs):\n    return sum(xs)\n"
+    assert text(tmp_path, "app/main.py") == "from util import compute_total\n\nprint(compute_total([3]))\n"
+    assert model_calls(tmp_path) == []
+    assert run_end(trace_of(only_run(tmp_path)))["status"] == "done"
 
 
 @pytest.mark.parametrize(

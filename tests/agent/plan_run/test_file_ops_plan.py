@@ -267,23 +267,52 @@ def test_a_pick_of_files_acted_on_has_the_operations_asked_where_the_kind_read_w
     assert events(ws, "plan_from_reading") == [{"tools": ["move"]}]
 
 
-def test_on_the_pick_alone_nothing_is_deleted(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """A delete is taken from a reading of kind command only: read as another kind, the model's delete is not
-    planned even where its count is typed (the model is asked for a plan instead, and gives none here)."""
+@pytest.mark.parametrize(
+    ("task", "deleted"),
+    [
+        ("Put cache/stale.tmp away", False),
+        ("Delete cache/stale.tmp", True),
+        ("Get rid of the .tmp files in cache/", True),
+        ("Remove the stale .tmp files from cache/", True),
+        ("Remove the duplicate lines of cache/stale.tmp", False),  # lines, not files
+    ],
+)
+def test_on_the_pick_alone_a_delete_is_taken_only_where_the_task_says_one(
+    ws: Path, script: Callable[..., ScriptedModel], task: str, deleted: bool
+) -> None:
+    """Read as another kind than command, the model's delete is planned only where the task's own words say one
+    (the 0.5B model read "Delete the .tmp files in tmp/" as exact work, picked files acted on, and a plan of its own
+    ran rm, refused); elsewhere it is not planned even where its count is typed (the model is asked for a plan
+    instead, and gives none here)."""
     ops = operations(("delete", "cache/stale.tmp", ""))
     script(*reading(ops, ["cache/stale.tmp"], [], kind="exact"), picks("file_operations"))
-    omx("Delete cache/stale.tmp", input="y\n1\n")
-    assert "cache/stale.tmp" in tree(ws) and events(ws, "plan_from_reading") == []
+    omx(task, input="y\n1\n")
+    assert ("cache/stale.tmp" not in tree(ws)) is deleted
+    assert events(ws, "plan_from_reading") == ([{"tools": ["delete"]}] if deleted else [])
 
 
-@pytest.mark.parametrize("outputs", [["inbox/text/"], ["inbox/text/", "out/list.txt"]])
-def test_a_pick_of_a_folder_s_listing_with_only_folders_to_write_has_the_operations_asked(
-    ws: Path, script: Callable[..., ScriptedModel], outputs: list[str]
+def test_a_path_not_of_the_kind_of_file_the_task_names_is_not_acted_on(
+    ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    """The 0.5B model read "files whose names ... go in docs/x/" as exact work and picked a listing of the files: a
-    text made of a folder's files with no file to write it to is files acted on; with a file to write it, it is not."""
+    """The 0.5B model deleted tmp/keep.txt too for "Delete the .tmp files in tmp/"."""
+    (ws / "cache/keep.txt").write_text("keep\n", encoding="utf-8")
+    script(*reading(operations(("delete", "cache/stale.tmp", ""), ("delete", "cache/keep.txt", ""))))
+    result = omx("Delete the .tmp files in cache/", input="y\n1\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert "cache/stale.tmp" not in tree(ws) and tree(ws)["cache/keep.txt"] == "keep\n"
+    assert events(ws, "plan_from_reading") == [{"tools": ["delete"]}]
+
+
+@pytest.mark.parametrize("pick", ["list_files", "sort"])
+@pytest.mark.parametrize("outputs", [["inbox/text/"], ["inbox/text/", "out/list.txt"]])
+def test_a_pick_of_a_text_with_only_folders_to_write_has_the_operations_asked(
+    ws: Path, script: Callable[..., ScriptedModel], outputs: list[str], pick: str
+) -> None:
+    """The 0.5B model read "files whose names ... go in docs/x/" as exact work and picked a listing of the files, and
+    a sort for "Sort the files in inbox/ into folders by type": a text with no file to write it to is files acted
+    on; with a file to write it, it is not."""
     ops = operations(("move", "inbox/letter.txt", "inbox/text/"), ("move", "inbox/poem.txt", "inbox/text/"))
-    model = script(*reading(ops, ["inbox/"], outputs, kind="exact"), picks("list_files"))
+    model = script(*reading(ops, ["inbox/"], outputs, kind="exact"), picks(pick))
     omx("Move the .txt files of inbox/ into inbox/text/" + (", listed in out/list.txt" if len(outputs) > 1 else ""),
         input="y\n2\n")  # fmt: skip
     titles = [r["json_mode"]["title"] for r in model.requests if isinstance(r["json_mode"], dict)]

@@ -108,13 +108,18 @@ def test_a_command_task_s_operations_are_asked_apart_with_the_files_sizes_and_da
          ["", "manuals", "manuals/docs", "manuals/guide.md"], 3),  # never docs/guide.md (there), nor docs/
         ("Delete every empty file", ["", "data", "data/log.txt", "data/users.json", "docs", "docs/guide.md"], None,
          MAX_OPERATIONS),  # no path named: any of the workspace's, any target
+        ("Delete the .json files in data/", ["", "data/users.json"], [""], 1),  # of the kind named only
+        ("Sort the files in docs/ into docs/text/ and docs/tables/", ["", "docs/guide.md"],
+         ["", "docs/tables", "docs/tables/guide.md", "docs/text", "docs/text/guide.md"], 3),  # docs/: where they go
     ],
 )  # fmt: skip
 def test_the_operations_act_on_the_paths_the_task_names_where_it_names_some(
     ws: Path, task: str, sources: list[str], targets: list[str] | None, most: int
 ) -> None:
     """Offered every path, the 0.5B model moved the files of another folder than the two the task named, listed
-    twenty copies into one backup, one of each file of the workspace, and renamed photos/ "to" photos/p1.jpg."""
+    twenty copies into one backup, one of each file of the workspace, and renamed photos/ "to" photos/p1.jpg; it
+    deleted tmp/keep.txt for "Delete the .tmp files in tmp/", and moved inbox/ into inbox/pdf/ for "Sort the files
+    in inbox/ into folders by type: PDFs into inbox/pdf/ ..."."""
     schema = operations_schema(ws, task)
     operation = schema["properties"]["operations"]["items"]["properties"]
     assert operation["source"]["enum"] == sources

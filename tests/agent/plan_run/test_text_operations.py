@@ -83,6 +83,9 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("count_words", "Disk"), LOG, "2\n"),
         (op("add_up_numbers"), "3 apples and 4.5 pears\n", "7.5\n"),
         (op("extract_numbers"), PROSE, "12\n3.5\n7\n"),
+        (op("largest_number"), "12.5\n-3\n7\n22.25 on 2026-01-05\n", "2026\n"),
+        (op("largest_number"), "12.5\n-3\n7\n22.25\n", "22.25\n"),  # as written
+        (op("smallest_number"), "12.5\n-3\n7\nrun 2026-01-05\n", "-3\n"),  # a date's dashes are no signs
         (op("extract_emails"), PROSE, "ana@example.org\n"),
         (op("extract_urls"), PROSE, "https://example.org/docs\n"),
         (op("top_words", number=2), "the cat and The dog and the end\n", "the 3\nand 2\n"),
@@ -199,6 +202,26 @@ def test_a_sort_by_number_picked_for_lines_that_hold_none_is_the_sort_by_letters
     assert fit is not None and fit.op == sorted_as
 
 
+@pytest.mark.parametrize(
+    ("task", "picked_op", "found_as"),
+    [
+        ("What is the highest number in data/t.txt? Write it to out/m.txt", "smallest_number", "largest_number"),
+        ("Find the lowest value in data/t.txt, into out/m.txt", "largest_number", "smallest_number"),
+        ("Which city of data/t.csv is the coldest (the low column)? Into out/c.txt", "csv_largest", "csv_smallest"),
+        ("Who scored most in data/t.csv? Into out/w.txt", "csv_smallest", "csv_largest"),
+        ("The highest and the lowest number of data/t.txt, into out/m.txt", "smallest_number", "smallest_number"),
+        ("The fastest lap in data/t.csv, into out/f.txt", "csv_smallest", "csv_smallest"),  # no word says which end
+    ],
+)  # fmt: skip
+def test_the_largest_picked_where_the_task_asks_the_smallest_is_the_smallest(
+    task: str, picked_op: str, found_as: str
+) -> None:
+    """The 0.5B model picked the smallest number for "What is the highest number in data/temps.txt?"."""
+    answer = reply(picked_op, "low" if picked_op.startswith("csv") else "", "city" if "csv" in picked_op else "")
+    fit = picked(answer, "city,low\nOslo,-3\nRome,9\n" if "csv" in picked_op else "12\n-3\n", [], task)
+    assert fit is not None and fit.op == found_as
+
+
 def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
     assert picked(reply("count_files", "src/*.py"), "") == op("count_files", "*.py")
 
@@ -228,6 +251,8 @@ def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
         "count_lines",
         "count_words",
         "add_up_numbers",
+        "largest_number",
+        "smallest_number",
         "extract_numbers",
         "extract_emails",
         "extract_urls",
@@ -315,6 +340,44 @@ def test_a_file_the_task_names_given_as_text_is_no_text_to_look_for() -> None:
     assert picked(reply("keep_containing", "data/a.txt"), "x", files) is None  # it needs a text
 
 
+def test_a_word_looked_for_that_names_a_file_too_is_still_looked_for() -> None:
+    """The 0.5B model's TEXT 'sea' for "How many times does the word 'sea' appear in essay/draft.txt? Save the count
+    to out/sea.txt" was taken for the output's name, and every word counted."""
+    files = ["essay/draft.txt", "out/sea.txt"]
+    task = "How many times does the word 'sea' appear in essay/draft.txt? Save the count to out/sea.txt"
+    assert picked(reply("count_words", "sea"), "The sea is wide.", files, task) == op("count_words", "sea")
+    # said only in a path, or not in the input: a file's name
+    assert picked(reply("count_words", "sea"), "The sea is wide.", files, "Count the words of essay/draft.txt into "
+                  "out/sea.txt") == op("count_words")  # fmt: skip
+    assert picked(reply("count_lines", "orders"), "a\nb\n", ["data/orders.txt"], "Count the orders in "
+                  "data/orders.txt") == op("count_lines")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("task", "answer", "fit"),
+    [
+        ("Add up the qty column of shop/orders.csv into out/q.txt", reply("add_up_numbers", "qty"),
+         op("csv_sum", "qty")),
+        ("Count the orders in shop/orders.csv (one per row after the header) into out/n.txt", reply("count_lines"),
+         op("csv_count_rows")),
+        ("How many lines does shop/orders.csv have? Into out/n.txt", reply("count_lines"), op("count_lines")),
+        ("Count the lamp orders in shop/orders.csv into out/n.txt", reply("count_lines", "lamp"),
+         op("count_lines", "lamp")),  # a text looked for: the lines that hold it
+        ("Add up the numbers of shop/orders.csv into out/q.txt", reply("add_up_numbers"), op("add_up_numbers")),
+    ],
+)  # fmt: skip
+def test_a_sum_or_a_count_of_lines_picked_on_a_table_is_the_table_s_own(
+    task: str, answer: str, fit: TextOperation
+) -> None:
+    """The 0.5B model summed every number of a CSV file for "Add up the qty column", and counted its header as an
+    order."""
+    table = "id,item,qty\n1,lamp,2\n2,desk,1\n"
+    assert picked(answer, table, ["shop/orders.csv"], task) == fit
+    assert picked(answer, "lamp 2\ndesk 1\n", ["shop/orders.csv"], task) == op(  # no table: as picked
+        *json.loads(answer).values()
+    )
+
+
 def test_a_column_is_taken_as_the_header_spells_it_and_column_equals_value_is_read() -> None:
     assert picked(reply("csv_sum", "Points"), TABLE) == op("csv_sum", "points")
     assert picked(reply("csv_where", "team = red"), TABLE) == op("csv_where", "team", "red")
@@ -362,6 +425,7 @@ def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_
 
     assert offered() == offered("out/new.txt", "gone/") == offered("link.csv") == set(NOT_TEXT)
     text_only = set(NOT_TEXT) | FROM_LINES | {"count_lines", "count_words", "add_up_numbers", "top_words"}
+    text_only |= {"largest_number", "smallest_number"}
     text_only -= {"csv_column", "csv_where", "csv_to_table", "csv_to_json", "json_field", "json_to_csv"}
     text_only -= {"yaml_to_json"}
     assert offered("log.txt", "out/x.txt") == text_only | set()  # no CSV, JSON, YAML or folder operation
