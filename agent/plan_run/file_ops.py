@@ -102,8 +102,12 @@ def _into_new_folders_named(task: str, root: Path, operations: list[Operation]) 
     def said(folder: str) -> bool:
         return not folder or os.path.lexists(root / folder) or any(_within(folder, path) for path in new)
 
-    return [op for op in operations
-            if said(op.target if op.action == "make_dir" else os.path.dirname(op.target))]  # fmt: skip
+    # a folder copied or moved to a new path the task names ("Copy drafts/ to backup/drafts/") is said too
+    return [
+        op
+        for op in operations
+        if op.target in new or said(op.target if op.action == "make_dir" else os.path.dirname(op.target))
+    ]
 
 
 def _of_the_kind_named(task: str, operations: list[Operation]) -> list[Operation]:

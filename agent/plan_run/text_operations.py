@@ -366,7 +366,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     ):
         operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
     if operation.op == "replace":
-        operation = _with_every_pair(operation, task)
+        operation = _as_a_line_added(_with_every_pair(operation, task), sample, task)
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
     if operation.op in DATED:
@@ -416,6 +416,27 @@ def _with_every_pair(operation: TextOperation, task: str) -> TextOperation:
         return operation
     olds, news = "|".join(a for a, _ in pairs), "|".join(b for _, b in pairs)
     return operation.model_copy(update={"text": olds, "new_text": news})
+
+
+#: where a task puts a line: at the start of the text, or at its end
+_AT_START = re.compile(r"\b(?:prepend|at\s+the\s+(?:top|start|beginning)|(?:as\s+)?(?:the\s+)?first\s+line)\b",
+                       re.IGNORECASE)  # fmt: skip
+_AT_END = re.compile(r"\b(?:append|at\s+the\s+(?:end|bottom)|(?:as\s+)?(?:the\s+)?last\s+line)\b", re.IGNORECASE)
+
+
+def _as_a_line_added(operation: TextOperation, sample: str, task: str) -> TextOperation:
+    """A replacement that changes nothing (its TEXT is not in the input's first lines, ``sample``, or is its own
+    NEW_TEXT) where ``task`` puts a line at the start or the end of the text, and at only one of them: that line
+    added there. The 0.5B model picked a replacement of 'MIT licensed.' with itself for "Append the line 'MIT
+    licensed.' to README.md", and of a header line with nothing for "Insert '# SPDX...' as the first line of each
+    Python file"."""
+    line = operation.new_text or operation.text
+    if not sample.strip() or (operation.text in sample and operation.text != operation.new_text) or "|" in line:
+        return operation
+    start, end = _AT_START.search(task), _AT_END.search(task)
+    if bool(start) == bool(end) or not _says(task, line.strip()):
+        return operation
+    return TextOperation(op="add_first_line" if start else "add_last_line", text=line.strip())
 
 
 def _with_date(operation: TextOperation) -> TextOperation | None:

@@ -123,6 +123,17 @@ def test_a_folder_given_a_new_path_is_renamed_to_it_as_mv_does(
     assert events(ws, "plan_from_reading") == [{"tools": ["move"]}]
 
 
+def test_a_folder_copied_to_a_new_path_the_task_names_is_copied_there(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The operation was dropped as one into a new folder the task does not name (backup/ is not named)."""
+    script(*reading(operations(("copy", "notes", "backup/notes"))))
+    result = omx("Copy the whole notes/ folder to backup/notes/", "--yes")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert tree(ws)["backup/notes/todo.md"] == TODO == tree(ws)["notes/todo.md"]
+    assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "copy"]}]
+
+
 def test_a_folder_moved_to_a_folder_that_is_there_goes_into_it(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     script(*reading(operations(("move", "inbox", "notes/"))))
     result = omx("Move the folder inbox/ into notes/", input="y\n1\n")

@@ -331,6 +331,27 @@ def test_a_replacement_of_one_pair_the_task_quotes_is_all_the_pairs_it_quotes(
     assert picked(answer, "", task=task) == op("replace", text, new_text)
 
 
+@pytest.mark.parametrize(
+    ("task", "answer", "fit"),
+    [
+        ("Append the line 'MIT licensed.' to README.md", reply("replace", "MIT licensed.", "MIT licensed."),
+         op("add_last_line", "MIT licensed.")),
+        ("Insert '# SPDX: MIT' as the first line of each Python file in src/", reply("replace", "# SPDX: MIT"),
+         op("add_first_line", "# SPDX: MIT")),
+        ("Put 'Draft' at the top of notes/a.txt", reply("replace", "x", "Draft"), op("add_first_line", "Draft")),
+        ("Replace 'tea' with 'coffee' in notes/a.txt", reply("replace", "tea", "coffee"),
+         op("replace", "tea", "coffee")),  # a replacement that changes something
+        ("Append 'tea' at the end of the first line of notes/a.txt", reply("replace", "x", "tea"),
+         op("replace", "x", "tea")),  # both ends said: as picked
+        ("Put 'Draft' at the top of notes/a.txt", reply("replace", "x", "Final"), op("replace", "x", "Final")),
+    ],
+)  # fmt: skip
+def test_a_replacement_that_changes_nothing_where_the_task_puts_a_line_at_one_end_is_that_line_added(
+    task: str, answer: str, fit: TextOperation
+) -> None:
+    assert picked(answer, "tea for two\n", [], task) == fit
+
+
 def test_a_file_the_task_names_given_as_text_is_no_text_to_look_for() -> None:
     files = ["data/a.txt", "out/n.txt"]
     assert picked(reply("count_lines", "data/a.txt"), "x", files) == op("count_lines")
