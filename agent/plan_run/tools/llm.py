@@ -3,7 +3,9 @@
 With a ``shape`` (``agent.plan_run.output_shape``: the task said "3 bullets", "just the number", "one line"), the
 reply is asked as a JSON object of the shape's schema and rendered as the text the task asked for; a reply that is
 not that object (a server that took neither the schema nor JSON mode) is kept as the model wrote it. A shape with no
-schema (a text of at most N words) is asked in prose and the reply fitted to it.
+schema (a text of at most N words) is asked in prose and the reply fitted to it. A reply that repeats the text the
+step was given, whole or most of it (the 0.5B model's "title" of a report was the report), is asked for once more,
+told so; the second reply is kept where it does not repeat it too, and the trace says which.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ SYSTEM = (
     "text only."
 )
 FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
+#: what the model is told of a reply that repeats the text it was given, when asked once more
+ECHOED = "That reply repeats the text you were given. Do what the instruction asks with it, and reply with that only."
+#: the shortest text given whose repetition is taken for an echo (a short text may well be its own answer)
+ECHO_MIN = 40
 
 
 def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) -> ToolResult:
@@ -54,10 +60,19 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
     except LLMError as exc:
         return ToolResult.failure(str(exc), "the model call failed, not the plan", "LLMError", kind=exc.kind,
                                   attempts=exc.attempts, retries=exc.retries)  # fmt: skip
-    text = (reply.content or "").strip()
-    fenced = FENCE.match(text)
-    text = fenced.group(1).strip() if fenced else text
+    text = _unfenced(reply.content)
     details: dict[str, Any] = {"request_id": reply.request_id, "model": reply.model}
+    if inputs.input and _echoes(text, inputs.input):
+        again = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": ECHOED}]
+        try:
+            second = ctx.model.complete(again)
+        except LLMError:
+            second = None
+        if second is not None and (fresh := _unfenced(second.content)) and not _echoes(fresh, inputs.input):
+            text, reply = fresh, second
+            details |= {"request_id": reply.request_id, "echo": "the first reply repeated the text given; asked again"}
+        else:
+            details["echo"] = "the reply repeats the text given, also when asked again"
     if shape is not None:
         text, details["shape"] = _shaped(text, shape)
         if asked_plainly:
@@ -70,6 +85,22 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
             request_id=reply.request_id,
         )
     return ToolResult(ok=True, output=text + "\n", details=details)
+
+
+def _unfenced(content: str | None) -> str:
+    """A reply's text, without the code fences around it."""
+    text = (content or "").strip()
+    fenced = FENCE.match(text)
+    return fenced.group(1).strip() if fenced else text
+
+
+def _echoes(reply: str, given: str) -> bool:
+    """Whether ``reply`` repeats the text the step was ``given`` (of 40 characters or more) whole, or is most of it
+    (whitespace and case aside): asked for a title of a report, the 0.5B model replied with the report."""
+    said, text = " ".join(reply.lower().split()), " ".join(given.lower().split())
+    if len(text) < ECHO_MIN:
+        return False
+    return text in said or (len(said) >= 0.8 * len(text) and said in text)
 
 
 def _shaped(text: str, shape: OutputShape) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from agent.plan_run.task_reading import (
     read_task,
     reading_schema,
 )
+from agent.plan_run.text_operations import SCHEMA_TITLE as TEXT_OPERATION
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx, only_run, trace_of
 
@@ -125,6 +126,22 @@ def test_the_operations_act_on_the_paths_the_task_names_where_it_names_some(
     assert operation["source"]["enum"] == sources
     assert operation["target"].get("enum") == targets
     assert schema["properties"]["operations"]["maxItems"] == most
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"),
+    [
+        ("What is the main risk named in docs/guide.md? Answer in one sentence in out/risk.txt", "prose"),
+        ("Explain docs/guide.md in two short sentences, into out/e.txt", "prose"),
+        ("How many lines does docs/guide.md have? Into out/n.txt", "exact"),
+    ],
+)
+def test_a_task_that_limits_its_sentences_is_composed_wording(ws: Path, task: str, kind: str) -> None:
+    """The 0.5B model read "What is the main risk ...? Answer in one sentence" as exact work, and code copied the
+    input."""
+    pick = {"for": TEXT_OPERATION, "content": json.dumps({"op": "top_words", "text": "x", "new_text": "", "number": 0})}
+    got, _ = read_task(ScriptedModel([marked(kind="exact"), pick]), task, ws)
+    assert got is not None and got.kind == kind
 
 
 def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:

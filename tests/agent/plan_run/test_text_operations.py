@@ -399,6 +399,16 @@ def test_a_sum_or_a_count_of_lines_picked_on_a_table_is_the_table_s_own(
     )
 
 
+def test_a_column_op_with_no_column_of_the_header_takes_the_one_the_task_says() -> None:
+    """The 0.5B model gave no column for "Compute the average age in data/people.csv"."""
+    people = "name,city,age\nAna,Porto,31\nBen,Lyon,45\n"
+    task = "Compute the average age in data/people.csv and save it to out/age.txt"
+    assert picked(reply("csv_average"), people, [], task) == op("csv_average", "age")
+    assert picked(reply("csv_average", "years"), people, [], task) == op("csv_average", "age")
+    assert picked(reply("csv_average"), people, [], "The average age per city of data/people.csv") is None  # two
+    assert picked(reply("csv_average"), people, [], "The average of data/people.csv") is None  # none said
+
+
 def test_a_column_is_taken_as_the_header_spells_it_and_column_equals_value_is_read() -> None:
     assert picked(reply("csv_sum", "Points"), TABLE) == op("csv_sum", "points")
     assert picked(reply("csv_where", "team = red"), TABLE) == op("csv_where", "team", "red")

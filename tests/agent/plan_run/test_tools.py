@@ -232,6 +232,30 @@ def test_llm_sends_prompt_and_input_and_returns_the_text(ctx: ToolContext) -> No
     assert sent == "Summarise in 3 bullets\n\n---\nalpha beta gamma"
 
 
+REPORT = "Quarterly report. Revenue grew 12% to 4.2 million euros. The Berlin office opened in March.\n"
+
+
+@pytest.mark.parametrize(
+    ("replies", "output", "asked"),
+    [
+        ([REPORT, "Q3: growth and Berlin"], "Q3: growth and Berlin\n", 2),  # the text repeated: asked once more
+        ([REPORT.upper(), REPORT], REPORT.upper(), 2),  # repeated twice (case aside): the first kept, said so
+        (["Revenue grew 12% to 4.2 million euros."], "Revenue grew 12% to 4.2 million euros.\n", 1),  # a part
+    ],
+)
+def test_a_reply_that_repeats_the_text_given_is_asked_for_once_more(
+    ctx: ToolContext, replies: list[str], output: str, asked: int
+) -> None:
+    """Asked for a title of a report, the 0.5B model replied with the report."""
+    model = ScriptedModel(replies)
+    ctx.model = model
+    result = run_tool(LlmInput(prompt="Suggest a title for it", input=REPORT), ctx)
+    assert result.ok and result.output == output and len(model.requests) == asked
+    if asked == 2:
+        assert "repeats the text you were given" in model.requests[1]["messages"][-1]["content"]
+        assert "repeated the text given" in result.details["echo"] or "also when asked" in result.details["echo"]
+
+
 def test_llm_failures_are_structured(ctx: ToolContext) -> None:
     ctx.model = ScriptedModel(["   "])
     assert run_tool(LlmInput(prompt="p"), ctx).error_type == "EmptyReply"
