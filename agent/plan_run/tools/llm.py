@@ -5,7 +5,9 @@ reply is asked as a JSON object of the shape's schema and rendered as the text t
 not that object (a server that took neither the schema nor JSON mode) is kept as the model wrote it. A shape with no
 schema (a text of at most N words) is asked in prose and the reply fitted to it. A reply that repeats the text the
 step was given, whole or most of it (the 0.5B model's "title" of a report was the report), is asked for once more,
-told so; the second reply is kept where it does not repeat it too, and the trace says which.
+the text first and the instruction after it, without the step's instructions (told that its reply repeated the
+text, or asked with the text last, the same model repeated it again); the second reply is kept where it does not
+repeat it too, and the trace says which.
 """
 
 from __future__ import annotations
@@ -31,8 +33,6 @@ SYSTEM = (
     "text only."
 )
 FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
-#: what the model is told of a reply that repeats the text it was given, when asked once more
-ECHOED = "That reply repeats the text you were given. Do what the instruction asks with it, and reply with that only."
 #: the shortest text given whose repetition is taken for an echo (a short text may well be its own answer)
 ECHO_MIN = 40
 
@@ -63,9 +63,8 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
     text = _unfenced(reply.content)
     details: dict[str, Any] = {"request_id": reply.request_id, "model": reply.model}
     if inputs.input and _echoes(text, inputs.input):
-        again = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": ECHOED}]
-        try:
-            second = ctx.model.complete(again)
+        try:  # the text first, the instruction last, no instructions of the step's: the 0.5B model then answered
+            second = ctx.model.complete([{"role": "user", "content": f"{inputs.input}\n\n{prompt}"}])
         except LLMError:
             second = None
         if second is not None and (fresh := _unfenced(second.content)) and not _echoes(fresh, inputs.input):
