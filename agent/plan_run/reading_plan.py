@@ -7,10 +7,10 @@ code, one text) the same model does much better. So where the reading (``agent.p
 rules agree that the task makes one new text from files it names, or that it acts on files, omx writes the plan from
 that reading and asks the model only for what it makes:
 
-- **prose** from one file: read it, ask the model the task itself (the person's words, ``task_prompt``, in the
-  shape the task gives: ``output_shape``), write the reply to the output; prose from the task's own words (an
-  email, a poem: the model lists no input, and the task names no file that is there but its output): the same
-  without the read;
+- **prose** from one file: read it, ask the model the task itself (the person's words but where the output goes,
+  ``task_prompt``, in the shape the task gives: ``output_shape``), write the reply to the output; prose from the
+  task's own words (an email, a poem: the model lists no input, and the task names no file that is there but its
+  output): the same without the read;
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
   files: a python step that reads them itself and prints the result; from one folder (and no file): a python step
@@ -37,6 +37,7 @@ from agent.plan_run.file_ops_plan import operations_plan
 from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
+from agent.plan_run.task_prompt import task_words
 from agent.plan_run.task_reading import TaskReading, named_paths
 from agent.plan_run.text_operations import ON_FOLDER
 from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, WriteTextInput
@@ -135,7 +136,7 @@ def _write(step_id: int, made_by: int, output: str) -> Step:
 
 def _prose(task: str, source: str, output: str) -> list[Step]:
     """Read, the model asked the task in the person's words, write."""
-    prompt = task  # the person's words (``task_prompt``)
+    prompt = task_words(task, output)  # the person's words, where the output goes aside (``task_prompt``)
     asked = LlmStep(id=2, tool="llm", description=f"Write what the task asks, from {source} {BY_OMX}",
                     inputs=LlmInput(prompt=prompt, input=Ref(ref="step:1.output")), produces="text")  # fmt: skip
     return [_read(1, source), asked, _write(3, 2, output)]
@@ -144,7 +145,7 @@ def _prose(task: str, source: str, output: str) -> list[Step]:
 def _prose_from_words(task: str, output: str) -> list[Step]:
     """The model asked the task in the person's words, with no material, then write."""
     asked = LlmStep(id=1, tool="llm", description=f"Write what the task asks {BY_OMX}",
-                    inputs=LlmInput(prompt=task), produces="text")  # fmt: skip
+                    inputs=LlmInput(prompt=task_words(task, output)), produces="text")  # fmt: skip
     return [asked, _write(2, 1, output)]
 
 

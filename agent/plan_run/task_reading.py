@@ -80,6 +80,11 @@ OPERATIONS_SCHEMA_TITLE = "FileOperations"
 FILE_PATH = r"(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8}(?![\w/])"
 #: a path a task names: a file, or a directory with its final slash (``data/``, ``src/lib/``)
 _NAMED_PATH = re.compile(rf"`?(?:{FILE_PATH}|(?:[\w.-]+/)+)")
+#: a folder a task names without its final slash, after the word folder or directory ("a folder named media/videos")
+_FOLDER_NAMED = re.compile(
+    r"\b(?:folder|directory|dir)\s+(?:(?:named|called)\s+)?`?(?P<path>(?:[\w.-]+/)+[\w-]+)(?![\w/]|\.\w)",
+    re.IGNORECASE,
+)
 #: the most file operations a reading lists (a constrained server stops there)
 MAX_OPERATIONS = 20
 #: the most paths of the workspace the request lists with their size and date
@@ -186,8 +191,11 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
 
 
 def named_paths(task: str) -> list[str]:
-    """Every path the task names, in order, once: files (``out/a.txt``) and directories with their final slash."""
-    return list(dict.fromkeys(m.group(0).strip("`") for m in _NAMED_PATH.finditer(task)))
+    """Every path the task names, in order, once: files (``out/a.txt``) and directories with their final slash, also
+    where the task writes one without it after the word folder or directory ("a folder named media/videos")."""
+    found = {m.start() + m.group(0).startswith("`"): m.group(0).strip("`") for m in _NAMED_PATH.finditer(task)}
+    found |= {m.start("path"): f"{m.group('path')}/" for m in _FOLDER_NAMED.finditer(task)}
+    return list(dict.fromkeys(found[start] for start in sorted(found)))
 
 
 def reading_schema(workspace: Path, task: str) -> dict[str, Any]:

@@ -274,7 +274,7 @@ def test_prose_planned_as_code_is_given_to_a_model(ws: Path, script: Callable[..
     assert result.exit_code == 0, result.output
     assert "2. [llm] " + PROSE + " (llm by omx: the task wants prose of a shape" in result.output
     assert model_calls(ws) == [("plan", None), ("step", 2)]
-    assert PROSE in model.requests[1]["messages"][-1]["content"]
+    assert PROSE.removesuffix(" into out/one.txt") + "\n" in model.requests[1]["messages"][-1]["content"]
     assert (ws / "out" / "one.txt").read_text(encoding="utf-8") == "WARN slow disk\n"
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.task_prompt import task_words
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, trace_of
@@ -51,6 +52,27 @@ def events(ws: Path, event: str) -> list[dict[str, Any]]:
     return [e["data"] for e in trace_of(only_run(ws)) if e["kind"] == "run" and e["event"] == event]
 
 
+@pytest.mark.parametrize(
+    ("task", "words"),
+    [
+        ("Suggest a title for reports/q3.txt and put it in out/t.txt", "Suggest a title for reports/q3.txt"),
+        ("By when must the engineers be hired, according to notes/m.txt? Answer in out/t.txt",
+         "By when must the engineers be hired, according to notes/m.txt?"),
+        ("Write a reply to mail/c.txt offering a refund, saved as out/t.txt",
+         "Write a reply to mail/c.txt offering a refund"),
+        ("Summarise notes/m.txt in 3 bullets into `out/t.txt`", "Summarise notes/m.txt in 3 bullets"),
+        ("Write a haiku about the sea to out/t.txt. Keep it gentle.", "Write a haiku about the sea. Keep it gentle."),
+        ("out/t.txt should be a summary of notes/m.txt", "out/t.txt should be a summary of notes/m.txt"),  # no "in/to"
+        ("Write it to out/t.txt", "Write it to out/t.txt"),  # too little left
+        ("Copy out/t.txt.bak to out/t.txt.old", "Copy out/t.txt.bak to out/t.txt.old"),  # another path
+    ],
+)  # fmt: skip
+def test_the_words_that_say_where_the_output_goes_are_left_out_of_the_model_s_step(task: str, words: str) -> None:
+    """Asked "By when must the engineers be hired? Answer in out/when.txt", the 0.5B model answered "out/when.txt";
+    asked for a title "and put it in out/title.txt", it wrote the report back."""
+    assert task_words(task, "out/t.txt") == words
+
+
 def test_prose_from_one_file_is_asked_in_the_persons_words_without_a_plan_request(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
@@ -63,8 +85,9 @@ def test_prose_from_one_file_is_asked_in_the_persons_words_without_a_plan_reques
     assert model_calls(ws) == ["step"]  # no plan asked: the model wrote the text only
     assert events(ws, "plan_from_reading") == [{"tools": ["read_text", "llm", "write_text"]}]
     asked = model.requests[-1]["messages"][-1]["content"]
-    # the task itself, in the person's words, the shape it says (two sentences), and the story
-    assert asked.startswith(f"{task}\nReply with one JSON object") and asked.endswith(f"\n\n---\n{STORY}")
+    # the task itself, in the person's words but where the output goes, the shape it says (two sentences), the story
+    words = "Write a two-sentence blurb of data/story.txt that starts with 'Listen:'"
+    assert asked.startswith(f"{words}\nReply with one JSON object") and asked.endswith(f"\n\n---\n{STORY}")
     assert "planned by omx from the task's reading" in result.output  # the person sees who planned it
 
 
@@ -99,7 +122,9 @@ def test_prose_from_the_task_s_own_words_is_asked_without_a_plan_request(
     assert model_calls(ws) == ["step"]  # no plan asked: the model wrote the note only
     assert events(ws, "plan_from_reading") == [{"tools": ["llm", "write_text"]}]
     asked = model.requests[-1]["messages"][-1]["content"]
-    assert asked.startswith(task) and "---" not in asked  # the person's words (then the shape), and no material
+    words = "Write a short note to Ana (under 30 words) saying the tower trip moves to Sunday."
+    assert asked.startswith(words) and "---" not in asked  # the person's words (then the shape), and no material
+    assert "out/note.txt" not in asked  # where the note goes is the write step's
 
 
 @pytest.mark.parametrize(
@@ -188,6 +213,7 @@ def test_a_model_step_that_writes_the_output_is_asked_the_task_in_the_persons_wo
     assert result.exit_code == 0, result.output
     assert model_calls(ws) == ["plan", "step"]
     asked = model.requests[-1]["messages"][-1]["content"]
-    assert asked.startswith(f"{task}\nReply with one JSON object") and asked.endswith(f"\n\n---\n{STORY}")
+    words = "Write a summary of data/story.txt: the first line is '# Story', then 2 sentences"
+    assert asked.startswith(f"{words}\nReply with one JSON object") and asked.endswith(f"\n\n---\n{STORY}")
     assert "exactly 2 sentences, after the line '# Story'" in asked  # the shape the task says, asked
-    assert f"prompt: {task}" in result.output  # the person confirms the plan with the prompt it runs
+    assert f"prompt: {words}\n" in result.output  # the person confirms the plan with the prompt it runs

@@ -22,6 +22,7 @@ from agent.plan_run.task_reading import (
     OPERATIONS_SCHEMA_TITLE,
     READING_SCHEMA_TITLE,
     TaskReading,
+    named_paths,
     operations_schema,
     read_task,
     reading_schema,
@@ -110,6 +111,8 @@ def test_a_command_task_s_operations_are_asked_apart_with_the_files_sizes_and_da
         ("Delete every empty file", ["", "data", "data/log.txt", "data/users.json", "docs", "docs/guide.md"], None,
          MAX_OPERATIONS),  # no path named: any of the workspace's, any target
         ("Delete the .json files in data/", ["", "data/users.json"], [""], 1),  # of the kind named only
+        ("Create a folder named media/videos and move docs/guide.md into it", ["", "docs/guide.md"],
+         ["", "media/videos", "media/videos/guide.md"], 2),  # a folder named without its slash
         ("Sort the files in docs/ into docs/text/ and docs/tables/", ["", "docs/guide.md"],
          ["", "docs/tables", "docs/tables/guide.md", "docs/text", "docs/text/guide.md"], 3),  # docs/: where they go
     ],
@@ -142,6 +145,20 @@ def test_a_task_that_limits_its_sentences_is_composed_wording(ws: Path, task: st
     pick = {"for": TEXT_OPERATION, "content": json.dumps({"op": "top_words", "text": "x", "new_text": "", "number": 0})}
     got, _ = read_task(ScriptedModel([marked(kind="exact"), pick]), task, ws)
     assert got is not None and got.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("task", "named"),
+    [
+        ("Create a folder named media/videos and move photos/clip.mp4 into it", ["media/videos/", "photos/clip.mp4"]),
+        ("Put it in the directory `backup/old`.", ["backup/old/"]),
+        ("Move build.log into a new folder called logs/old_builds/", ["build.log", "logs/old_builds/"]),
+        ("Copy media/videos into archive/", ["media/", "archive/"]),  # no word folder: only what has its slash
+    ],
+)
+def test_a_folder_is_named_also_without_its_slash_after_the_word_folder(task: str, named: list[str]) -> None:
+    """ "a folder named media/videos" was read as media/, and the 0.5B model's operations moved the file into it."""
+    assert named_paths(task) == named
 
 
 def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:
