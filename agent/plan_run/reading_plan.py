@@ -13,8 +13,10 @@ that reading and asks the model only for what it makes:
   output): the same without the read;
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
-  files: a python step that reads them itself and prints the result; from one folder (and no file): a python step
-  given the folder's files as data (each one's path, size and date: ``folder_files``), its printed result written;
+  files: a python step that reads them itself and prints the result (omx's code, the files one after the other in
+  the order the task names them, where the task merges, combines, concatenates or joins them); from one folder
+  (and no file): a python step given the folder's files as data (each one's path, size and date:
+  ``folder_files``), its printed result written;
 - **files acted on**: the reading's moves, copies, deletes and folders made, where they agree with the workspace
   and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``);
 - **each file of a folder edited in place** by the operation the model picked (a line added, a word replaced, the
@@ -30,6 +32,7 @@ any other.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from agent.plan_run.each_file_plan import each_file_plan
@@ -72,6 +75,8 @@ def plan_from_reading(
         steps = _prose(task, inputs[0], output)
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
+    elif _JOINED.search(task):
+        steps = _joined(inputs, output)
     else:
         steps = _exact_from_files(inputs, output)
     risk = RiskLevel.MEDIUM if reading.kind == "exact" or (workspace / output).exists() else RiskLevel.LOW
@@ -154,6 +159,24 @@ def _exact_from_text(source: str, output: str) -> list[Step]:
     code = PythonStep(id=2, tool="python", description=f"Compute what the task asks from {source} {BY_OMX}",
                       inputs=PythonInput(code="", input=Ref(ref="step:1.output")), produces="result")  # fmt: skip
     return [_read(1, source), code, _write(3, 2, output)]
+
+
+#: a task that joins files into one: "merge", "combine", "concatenate", "join", "put together", "glue"
+_JOINED = re.compile(r"\b(?:merg(?:e[sd]?|ing)|combin(?:e[sd]?|ing)|concatenat(?:e[sd]?|ing)|join(?:s|ed|ing)?|"
+                     r"put\s+together|glue[sd]?)\b", re.IGNORECASE)  # fmt: skip
+
+
+def _joined(sources: list[str], output: str) -> list[Step]:
+    """omx's code that prints the files one after the other, in the order the task names them, and the write: the
+    0.5B model's code for "Merge notes/a.md and notes/b.md into a single file out/all.md" failed, and for "Combine
+    data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'."""
+    code = (f"paths = {sources!r}\n"
+            "print('\\n'.join(open(path, encoding='utf-8').read().rstrip('\\n') for path in paths))")  # fmt: skip
+    named = ", ".join(sources)
+    joined = PythonStep(id=1, tool="python",
+                        description=f"Join {named}, in that order {BY_OMX} (code by omx: one file after the other)",
+                        inputs=PythonInput(code=code), produces="result")  # fmt: skip
+    return [joined, _write(2, 1, output)]
 
 
 def _exact_from_files(sources: list[str], output: str) -> list[Step]:

@@ -32,7 +32,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Collection
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -353,7 +353,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = _in_a_table(operation, header, task)
     if operation.op in NEEDS_NUMBER and operation.number <= 0:
         return None
-    if operation.op in NEEDS_TEXT and not operation.text:
+    if operation.op in NEEDS_TEXT - DATED and not operation.text:  # a date may be the task's (``_with_date``)
         return None
     if operation.op in _BY_NUMBER and sample.strip() and not re.search(r"\d", sample):
         operation = operation.model_copy(update={"op": _BY_NUMBER[operation.op]})
@@ -370,7 +370,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
     if operation.op in DATED:
-        return _with_date(operation)
+        return _with_date(operation, task)
     if operation.op in SIZED:
         return _with_size(operation)
     if operation.op in PATTERNED:  # a pattern: 'src/*.py' is '*.py' of the folder
@@ -439,17 +439,44 @@ def _as_a_line_added(operation: TextOperation, sample: str, task: str) -> TextOp
     return TextOperation(op="add_first_line" if start else "add_last_line", text=line.strip())
 
 
-def _with_date(operation: TextOperation) -> TextOperation | None:
+def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None:
     """``operation`` with TEXT the date it names as YYYY-MM-DD (``2026-01-01``, ``1 January 2026``, ``January 1,
-    2026``); None where TEXT is no such date."""
-    text = " ".join(operation.text.replace(",", " ").split())
+    2026``), or the day a span before today names (``30 days``, ``a year ago``, ``last week``: today less 30, 365
+    or 7 days); where TEXT is none of those, the one such span ``task`` says ("not modified for more than a year");
+    None where there is no date."""
+    day = _date(operation.text)
+    if day is None:
+        spans = {found for match in _SPAN.finditer(task) if (found := _date(match.group(0))) is not None}
+        day = spans.pop() if len(spans) == 1 else None
+    return None if day is None else operation.model_copy(update={"text": day.isoformat()})
+
+
+#: a span of time before today, as people write it: "30 days", "a year ago", "two weeks", "last month"
+_SPAN = re.compile(
+    r"\b(?:(?P<n>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+|(?P<last>last|past)\s+)"
+    r"(?P<unit>day|week|month|year)s?\b(?:\s+ago)?|\byesterday\b",
+    re.IGNORECASE,
+)
+_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+_COUNTS |= {"nine": 9, "ten": 10, "twelve": 12}
+
+
+def _date(text: str) -> date | None:
+    """The day ``text`` names (see ``_with_date``), or None."""
+    text = " ".join(text.replace(",", " ").split())
     for form in ("%Y-%m-%d", "%d %B %Y", "%B %d %Y", "%d %b %Y", "%b %d %Y", "%Y/%m/%d"):
         try:
-            day = datetime.strptime(text, form).date()
+            return datetime.strptime(text, form).date()
         except ValueError:
             continue
-        return operation.model_copy(update={"text": day.isoformat()})
-    return None
+    span = _SPAN.fullmatch(text)
+    if span is None:
+        return None
+    if span.group("unit") is None:  # yesterday
+        return date.today() - timedelta(days=1)
+    count = 1 if span.group("last") else int(n) if (n := span.group("n").lower()).isdigit() else _COUNTS[n]
+    return date.today() - timedelta(days=count * _DAYS[span.group("unit").lower()])
 
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(bytes?|b|kb|kib|k|mb|mib|m|gb|gib|g)?", re.IGNORECASE)

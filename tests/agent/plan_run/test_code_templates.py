@@ -83,7 +83,7 @@ def test_csv_is_given_as_rows_and_rows_are_printed_as_csv(ws: Path, script: Call
 
 def test_files_the_code_reads_itself_are_given_by_their_paths(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     model = script(exact(["data/a.txt", "data/b.txt"], "out/ab.txt"), "result = lines")
-    result = omx("Join data/a.txt and then data/b.txt into out/ab.txt", "--yes", input="y\n")
+    result = omx("Write the lines of data/a.txt, then those of data/b.txt, into out/ab.txt", "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "ab.txt").read_text(encoding="utf-8") == "x\ny\nz\n"
     assert "paths = ['data/a.txt', 'data/b.txt']" in code_request(model)

@@ -110,6 +110,25 @@ def test_an_exact_result_from_one_file_is_code_asked_for_with_the_files_first_li
     assert "Result: success" in result.output, result.output  # its value came from code run on the input
 
 
+@pytest.mark.parametrize("verb", ["Merge", "Combine", "Concatenate", "Join"])
+def test_files_a_task_joins_are_joined_by_omx_s_code_in_the_order_it_names_them(
+    ws: Path, script: Callable[..., ScriptedModel], verb: str
+) -> None:
+    """The 0.5B model's code for "Merge notes/a.md and notes/b.md into a single file out/all.md" failed, and for
+    "Combine data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'."""
+    (ws / "data" / "notes.txt").write_text("A note.\n", encoding="utf-8")
+    task = f"{verb} data/notes.txt and data/story.txt into out/both.txt"
+    second = "for name in ('data/notes.txt', 'data/story.txt'):\n    print(open(name).read().rstrip())"
+    model = script(reading("exact", ["data/notes.txt", "data/story.txt"], ["out/both.txt"]), second)
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "both.txt").read_text(encoding="utf-8") == "A note.\n" + STORY
+    assert model_calls(ws) == ["second_program"]  # no code asked of the model
+    assert "(code by omx: one file after the other)" in result.output
+    assert "Result: success" in result.output, result.output  # a second program printed the same
+    assert len(model.requests) >= 2
+
+
 def test_prose_from_the_task_s_own_words_is_asked_without_a_plan_request(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:

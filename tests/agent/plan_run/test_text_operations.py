@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -226,8 +226,25 @@ def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
     assert picked(reply("count_files", "src/*.py"), "") == op("count_files", "*.py")
 
 
+@pytest.mark.parametrize(
+    ("text", "task", "days"),
+    [
+        ("30 days", "", 30),
+        ("a year ago", "", 365),
+        ("last week", "", 7),
+        ("two months", "", 60),
+        ("yesterday", "", 1),
+        ("", "List the files in docs/ not modified for more than a year", 365),  # the task's span
+        ("old", "Which files of docs/ changed in the last 7 days?", 7),
+    ],
+)
+def test_a_span_before_today_is_the_day_it_names(text: str, task: str, days: int) -> None:
+    fit = picked(reply("files_changed_before", text), "", task=task)
+    assert fit == op("files_changed_before", (date.today() - timedelta(days=days)).isoformat())
+
+
 def test_a_date_that_is_none_does_not_fit() -> None:
-    assert picked(reply("files_changed_before", "last year"), "") is None
+    assert picked(reply("files_changed_before", "the old ones"), "") is None
 
 
 def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
