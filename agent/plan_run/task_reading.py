@@ -54,6 +54,7 @@ from agent.plan_run.folder_files import extensions
 from agent.plan_run.run_schema import workspace_paths
 from agent.plan_run.text_operations import (
     FROM_LINES,
+    ON_FOLDER,
     ON_TEXT,
     TextOperation,
     ask_operation,
@@ -384,11 +385,12 @@ def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
 
 def _made_exact(kind: Kind, op: str) -> bool:
     """Whether a reading of ``kind`` is exact work for the pick ``op``: prose where the pick is one on the input's
-    own lines (a rule picks or changes them: the 0.5B model read sorts and first lines as prose), a command where
+    own lines (a rule picks or changes them: the 0.5B model read sorts and first lines as prose) or on a folder's
+    files (it read "Which files in docs/ were changed after 2020-01-01?" as prose), a command where
     the pick is any operation on a text (the model read "use head to get the first 2 lines" and edits in place as
     files acted on, and then copied the file whole)."""
-    if kind == "prose":
-        return op in FROM_LINES
+    if kind == "prose":  # a folder's files listed, counted or picked are no prose either
+        return op in FROM_LINES or op in ON_FOLDER
     return kind == "command" and op in ON_TEXT
 
 

@@ -96,6 +96,7 @@ OPERATIONS: dict[str, str] = {
     "csv_to_json": "the CSV file as a JSON list of objects",
     "json_to_csv": "a JSON list of objects as CSV",
     "yaml_to_json": "the YAML file as JSON",
+    "json_to_yaml": "the JSON file as YAML",
     "add_first_line": "the text with the line TEXT added at the start",
     "add_last_line": "the text with the line TEXT added at the end",
     "list_files": "the names of the files in the folder (TEXT: only those matching a pattern such as '*.py', "
@@ -266,7 +267,7 @@ def offered_operations(workspace: Path, named: Collection[str]) -> list[str]:
 
 #: the operations that need their input in one form (every other one takes any text)
 _FORM_OF = {op: "csv" for op in CSV_COLUMN | {"csv_to_table", "csv_to_json", "csv_count_rows"}}
-_FORM_OF |= {"json_field": "json", "json_to_csv": "json", "yaml_to_json": "yaml"}
+_FORM_OF |= {"json_field": "json", "json_to_csv": "json", "yaml_to_json": "yaml", "json_to_yaml": "json"}
 
 
 def _form(path: Path) -> str:
@@ -334,7 +335,9 @@ def ask_operation(
 def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), task: str = "") -> TextOperation | None:
     """``operation`` where it is one on the text and its arguments fit ``sample`` (the input's first lines): None
     for a pick of prose, files or other, a NUMBER or TEXT missing where the operation needs one, a CSV column the
-    header lacks (TEXT "column = value" is read as the column and NEW_TEXT where NEW_TEXT is empty). A TEXT that is
+    header lacks (TEXT "column = value" is read as the column and NEW_TEXT where NEW_TEXT is empty). Where ``task``
+    converts a file, any pick but prose or files acted on is the conversion from the input's form to the form of the
+    output's extension, where there is one (``_converted``). A TEXT that is
     one of ``files`` (the paths the task names), a file's name, or that name without its extension, is a file the
     model copied from the task, not text to look for: no TEXT; a pattern of file names is one of names, its folder
     left out. A CSV column picked whole where ``task`` names one value of that column (its rows in ``sample``) is
@@ -345,6 +348,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     in data/temps.txt?"); a sort by number picked for lines that hold no
     number (in ``sample``) is the sort by letters: it picked one for "alphabetically, ignoring case". A replacement
     of one pair the task quotes, where it quotes more, is all of them (``_with_every_pair``)."""
+    if _CONVERTS.search(task) and operation.op not in {*_CONVERSIONS.values(), "write_prose", "file_operations"}:
+        operation = _converted(operation, sample, files)
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if _names_a_file(operation.text, files) and not _looked_for(operation.text, task, sample):
@@ -495,6 +500,38 @@ def _bytes(text: str) -> int | None:
     """The size ``text`` names in bytes, or None."""
     size = _SIZE.fullmatch(text.strip())
     return None if size is None else int(float(size[1]) * _UNITS[(size[2] or "").lower()])
+
+
+#: a task that converts a file into another form
+_CONVERTS = re.compile(r"\b(?:convert|turn|transform|export|rewrite|reformat)\w*\b", re.IGNORECASE)
+#: each conversion, by the input's form and the output's extension
+_CONVERSIONS = {("csv", ".json"): "csv_to_json", ("csv", ".md"): "csv_to_table", ("json", ".csv"): "json_to_csv",
+                ("yaml", ".json"): "yaml_to_json", ("json", ".yaml"): "json_to_yaml",
+                ("json", ".yml"): "json_to_yaml"}  # fmt: skip
+
+
+def _converted(operation: TextOperation, sample: str, files: Collection[str]) -> TextOperation:
+    """The conversion from the input's form (``sample``: its first lines, read as CSV, JSON or YAML) to the form of
+    the last path the task names with another extension, where there is one; else ``operation``. The 0.5B model
+    picked a CSV column that is not there for "Convert data/pets.csv to JSON in out/pets.json", and a JSON field for
+    "Turn config/app.json into YAML at out/app.yaml"."""
+    form = _text_form(sample)
+    for path in reversed(list(files)):
+        op = _CONVERSIONS.get((form, os.path.splitext(path)[1].lower()))
+        if op is not None:
+            return TextOperation(op=op)
+    return operation
+
+
+def _text_form(sample: str) -> str:
+    """csv, json or yaml as ``sample`` reads (a table, an opening bracket, "key: value" or "- item" lines), else
+    text."""
+    head = sample.lstrip()
+    if head.startswith(("[", "{")):
+        return "json"
+    if _csv_header(sample) is not None:
+        return "csv"
+    return "yaml" if re.match(r"(?:-\s+)?[\w-]+:(?:\s|$)", head) else "text"
 
 
 #: the operations on any text that a CSV file's own asks for where the input is one: the numbers of a column the
@@ -753,6 +790,9 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "out.writerows(data)\nprint(text.getvalue(), end='')"
     ),
     "yaml_to_json": lambda t, n, k: "import json, yaml\nprint(json.dumps(yaml.safe_load(INPUT), indent=2))",
+    "json_to_yaml": lambda t, n, k: (
+        "import json, yaml\nprint(yaml.safe_dump(json.loads(INPUT), sort_keys=False, allow_unicode=True).rstrip())"
+    ),
     "list_files": lambda t, n, k: f"{_CHOSEN.format(t)}\nprint('\\n'.join(sorted(f['name'] for f in chosen)))",
     "count_files": lambda t, n, k: f"{_CHOSEN.format(t)}\nprint(len(chosen))",
     "largest_files": lambda t, n, k: (

@@ -161,6 +161,15 @@ def test_a_folder_is_named_also_without_its_slash_after_the_word_folder(task: st
     assert named_paths(task) == named
 
 
+def test_a_pick_on_a_folder_s_files_makes_a_task_read_as_prose_exact_work(ws: Path) -> None:
+    """The 0.5B model read "Which files in docs/ were changed after 2020-01-01? ..." as prose."""
+    task = "Which files in docs/ were changed after 2020-01-01? List their names in out/recent.txt"
+    answer = {"op": "files_changed_after", "text": "2020-01-01", "new_text": "", "number": 0}
+    pick = {"for": TEXT_OPERATION, "content": json.dumps(answer)}
+    got, _ = read_task(ScriptedModel([marked(kind="prose"), pick]), task, ws)
+    assert got is not None and got.kind == "exact"
+
+
 def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:
     model = ScriptedModel([marked()])
     read_task(model, "Write a haiku about rain", ws)

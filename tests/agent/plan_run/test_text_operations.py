@@ -23,7 +23,7 @@ from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE, code_problem
 from agent.plan_run.code_templates import folder_template
 from agent.plan_run.folder_files import folder_files
-from agent.plan_run.task_reading import READING_SCHEMA_TITLE
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE, named_paths
 from agent.plan_run.text_operations import (
     FROM_LINES,
     IN_PLACE,
@@ -102,6 +102,7 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_to_json"), "a,b\n1,2\n", json.dumps([{"a": "1", "b": "2"}], indent=2) + "\n"),
         (op("json_to_csv"), json.dumps([{"a": 1, "b": "x"}]), "a,b\n1,x\n"),
         (op("yaml_to_json"), "name: app\nport: 8080\n", json.dumps({"name": "app", "port": 8080}, indent=2) + "\n"),
+        (op("json_to_yaml"), json.dumps({"name": "app", "port": 8080}), "name: app\nport: 8080\n"),
         (op("add_first_line", "# Title"), "body\n", "# Title\nbody\n"),
         (op("add_last_line", "bread"), "milk\neggs\n", "milk\neggs\nbread\n"),
     ],
@@ -286,6 +287,7 @@ def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
         "csv_to_json",
         "json_to_csv",
         "yaml_to_json",
+        "json_to_yaml",
         "add_first_line",
         "add_last_line",
     }
@@ -416,6 +418,29 @@ def test_a_sum_or_a_count_of_lines_picked_on_a_table_is_the_table_s_own(
     )
 
 
+@pytest.mark.parametrize(
+    ("task", "sample", "answer", "fit"),
+    [
+        ("Convert data/pets.csv to JSON in out/pets.json", "name,age\nRex,4\n", reply("csv_column", "pet_name"),
+         op("csv_to_json")),
+        ("Turn config/app.json into YAML at out/app.yaml", '{"port": 8080}', reply("json_field", "config"),
+         op("json_to_yaml")),
+        ("Convert data/t.yaml to out/t.json", "name: app\nport: 1\n", reply("other"), op("yaml_to_json")),
+        ("Turn data/t.json into a CSV file, out/t.csv", '[{"a": 1}]', reply("json_field", "a"), op("json_to_csv")),
+        ("Convert data/pets.csv into a table in out/pets.md", "name,age\nRex,4\n", reply("csv_where", "age", "4"),
+         op("csv_to_table")),
+        ("Put the names of data/u.json into out/n.csv", '[{"name": "a"}]', reply("json_field", "name"),
+         op("json_field", "name")),  # no conversion said: as picked
+    ],
+)  # fmt: skip
+def test_a_conversion_the_task_asks_is_the_one_from_the_input_s_form_to_the_output_s(
+    task: str, sample: str, answer: str, fit: TextOperation
+) -> None:
+    """The 0.5B model picked a CSV column that is not there for "Convert data/pets.csv to JSON in out/pets.json", and
+    a JSON field for "Turn config/app.json into YAML at out/app.yaml"."""
+    assert picked(answer, sample, named_paths(task), task) == fit
+
+
 def test_a_column_op_with_no_column_of_the_header_takes_the_one_the_task_says() -> None:
     """The 0.5B model gave no column for "Compute the average age in data/people.csv"."""
     people = "name,city,age\nAna,Porto,31\nBen,Lyon,45\n"
@@ -475,7 +500,7 @@ def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_
     text_only = set(NOT_TEXT) | FROM_LINES | {"count_lines", "count_words", "add_up_numbers", "top_words"}
     text_only |= {"largest_number", "smallest_number"}
     text_only -= {"csv_column", "csv_where", "csv_to_table", "csv_to_json", "json_field", "json_to_csv"}
-    text_only -= {"yaml_to_json"}
+    text_only -= {"yaml_to_json", "json_to_yaml"}
     assert offered("log.txt", "out/x.txt") == text_only | set()  # no CSV, JSON, YAML or folder operation
     assert {"csv_sum", "csv_where", "csv_to_table"} <= offered("t.csv") and "json_field" not in offered("t.csv")
     assert {"csv_sum", "csv_to_json"} <= offered("plain")  # a header and rows: CSV by its lines
