@@ -14,7 +14,8 @@ that reading and asks the model only for what it makes:
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
   files: a python step that reads them itself and prints the result (omx's code, the files one after the other in
-  the order the task names them, where the task merges, combines, concatenates or joins them); from one folder
+  the order the task names them, where the task merges, combines, concatenates or joins them and says no order:
+  never a success, the order is omx's reading); from one folder
   (and no file): a python step given the folder's files as data (each one's path, size and date:
   ``folder_files``), its printed result written;
 - **files acted on**: the reading's moves, copies, deletes and folders made, where they agree with the workspace
@@ -45,7 +46,7 @@ from agent.plan_run.task_reading import TaskReading, named_paths
 from agent.plan_run.text_operations import ON_FOLDER
 from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, WriteTextInput
 
-__all__ = ["BY_OMX", "MAX_INPUTS", "plan_from_reading"]
+__all__ = ["BY_OMX", "JOIN_ORDER", "MAX_INPUTS", "plan_from_reading"]
 
 #: what each step of such a plan says of who planned it, for the person who confirms it
 BY_OMX = "(planned by omx from the task's reading)"
@@ -75,12 +76,15 @@ def plan_from_reading(
         steps = _prose(task, inputs[0], output)
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
-    elif _JOINED.search(task):
+    elif _JOINED.search(task) and not _ORDER.search(task):
         steps = _joined(inputs, output)
     else:
         steps = _exact_from_files(inputs, output)
     risk = RiskLevel.MEDIUM if reading.kind == "exact" or (workspace / output).exists() else RiskLevel.LOW
-    return Plan(version=1, goal=task, risk_level=risk, workspace_root=str(workspace), steps=steps)
+    # the order of files joined is omx's reading of the task: a second program that reads it so too checks nothing
+    criteria = [JOIN_ORDER] if steps and steps[0].description.endswith(_JOIN_NOTE) else []
+    return Plan(version=1, goal=task, risk_level=risk, workspace_root=str(workspace), steps=steps,
+                success_criteria=criteria)  # fmt: skip
 
 
 def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> list[str]:
@@ -161,6 +165,11 @@ def _exact_from_text(source: str, output: str) -> list[Step]:
     return [_read(1, source), code, _write(3, 2, output)]
 
 
+#: a task that says in which order things go ("b first, then a", "in reverse order", "after"): omx does not join
+_ORDER = re.compile(r"\b(?:first|then|after|before|followed|order(?:ed)?|reversed?|last|finally)\b", re.IGNORECASE)
+#: what a joined plan's criterion says, never checked by omx: the order is its reading of the task
+JOIN_ORDER = "the files are joined in the order the task means (omx joined them in the order it names them)"
+_JOIN_NOTE = "(code by omx: one file after the other)"
 #: a task that joins files into one: "merge", "combine", "concatenate", "join", "put together", "glue"
 _JOINED = re.compile(r"\b(?:merg(?:e[sd]?|ing)|combin(?:e[sd]?|ing)|concatenat(?:e[sd]?|ing)|join(?:s|ed|ing)?|"
                      r"put\s+together|glue[sd]?)\b", re.IGNORECASE)  # fmt: skip
@@ -169,12 +178,14 @@ _JOINED = re.compile(r"\b(?:merg(?:e[sd]?|ing)|combin(?:e[sd]?|ing)|concatenat(?
 def _joined(sources: list[str], output: str) -> list[Step]:
     """omx's code that prints the files one after the other, in the order the task names them, and the write: the
     0.5B model's code for "Merge notes/a.md and notes/b.md into a single file out/all.md" failed, and for "Combine
-    data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'."""
+    data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'. Only where the task
+    says no order (``_ORDER``): a task that asked b first, then a was joined a then b, and a second program that
+    read it so too made that a success; and never a success (``JOIN_ORDER``, not checked)."""
     code = (f"paths = {sources!r}\n"
             "print('\\n'.join(open(path, encoding='utf-8').read().rstrip('\\n') for path in paths))")  # fmt: skip
     named = ", ".join(sources)
     joined = PythonStep(id=1, tool="python",
-                        description=f"Join {named}, in that order {BY_OMX} (code by omx: one file after the other)",
+                        description=f"Join {named}, in that order {BY_OMX} {_JOIN_NOTE}",
                         inputs=PythonInput(code=code), produces="result")  # fmt: skip
     return [joined, _write(2, 1, output)]
 

@@ -16,6 +16,7 @@ import pytest
 
 from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE
+from agent.plan_run.reading_plan import JOIN_ORDER
 from agent.plan_run.task_prompt import task_words
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
@@ -123,10 +124,25 @@ def test_files_a_task_joins_are_joined_by_omx_s_code_in_the_order_it_names_them(
     result = omx(task, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "both.txt").read_text(encoding="utf-8") == "A note.\n" + STORY
-    assert model_calls(ws) == ["second_program"]  # no code asked of the model
+    assert "code" not in model_calls(ws) and "plan" not in model_calls(ws)  # no code or plan asked of the model
     assert "(code by omx: one file after the other)" in result.output
-    assert "Result: success" in result.output, result.output  # a second program printed the same
+    # the order is omx's reading: never checked, so never a success
+    assert JOIN_ORDER in result.output and "Result: success" not in result.output, result.output
     assert len(model.requests) >= 2
+
+
+@pytest.mark.parametrize("order", ["(story first, then notes)", "in reverse order", "notes after story"])
+def test_files_joined_in_an_order_the_task_says_are_left_to_the_model_s_code(
+    ws: Path, script: Callable[..., ScriptedModel], order: str
+) -> None:
+    """Joined in the order named, "Merge data/a.txt and data/b.txt ... (b first, then a)" was a then b, and a second
+    program that read it so too made that a success."""
+    (ws / "data" / "notes.txt").write_text("A note.\n", encoding="utf-8")
+    task = f"Merge data/notes.txt and data/story.txt into out/both.txt {order}"
+    script(reading("exact", ["data/notes.txt", "data/story.txt"], ["out/both.txt"]), "print(1)", "print(1)")
+    result = omx(task, "--yes", input="y\n")
+    assert "(code by omx: one file after the other)" not in result.output
+    assert model_calls(ws)[0] == "code"  # the model's code, asked with the files' paths
 
 
 def test_prose_from_the_task_s_own_words_is_asked_without_a_plan_request(
