@@ -66,6 +66,7 @@ def plan_from_reading(
     if reading is None or output is None or reading.kind not in ("exact", "prose"):
         return None
     inputs = _inputs(task, workspace, reading, output)
+    criteria: list[str] = []
     if reading.kind == "prose" and not inputs and _from_nothing(task, workspace, reading, output):
         steps = _prose_from_words(task, output)
     elif not inputs and reading.kind == "exact" and (folder := _folder(task, workspace, reading, output)):
@@ -77,12 +78,11 @@ def plan_from_reading(
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
     elif _JOINED.search(task) and not _ORDER.search(task):
-        steps = _joined(inputs, output)
+        steps, criteria = _joined(inputs, output), [JOIN_ORDER]
     else:
         steps = _exact_from_files(inputs, output)
     risk = RiskLevel.MEDIUM if reading.kind == "exact" or (workspace / output).exists() else RiskLevel.LOW
     # the order of files joined is omx's reading of the task: a second program that reads it so too checks nothing
-    criteria = [JOIN_ORDER] if steps and steps[0].description.endswith(_JOIN_NOTE) else []
     return Plan(version=1, goal=task, risk_level=risk, workspace_root=str(workspace), steps=steps,
                 success_criteria=criteria)  # fmt: skip
 
