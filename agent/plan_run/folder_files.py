@@ -29,6 +29,24 @@ _EXT = r"\.[A-Za-z0-9]{1,8}"
 _GLOB = re.compile(rf"\*({_EXT})(?![\w.])")
 #: extensions before "file(s)": ``.txt files``, ``every .py file``, ``the .md and .txt files``
 _BEFORE_FILES = re.compile(rf"(?<![\w.*/])({_EXT}(?:\s*(?:,|\band\b|\bor\b)\s*{_EXT})*)\s+files?\b", re.IGNORECASE)
+#: the extensions people name a kind of file by, as a word ("the PDF files", "all PDFs", "log files")
+_KNOWN_EXTENSIONS = frozenset(
+    {"pdf", "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "tif", "tiff", "heic", "csv", "tsv", "json", "yaml",
+     "yml", "xml", "html", "htm", "txt", "md", "rst", "log", "py", "js", "ts", "sh", "c", "cpp", "java", "go", "rs",
+     "rb", "php", "sql", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "zip", "tar", "gz", "tgz", "mp3",
+     "mp4", "wav", "flac", "mov", "avi", "mkv", "ini", "toml", "cfg", "conf", "bak", "tmp"}
+)  # fmt: skip
+#: the names of formats and languages spelled out, and their extensions
+_FORMAT_NAMES = {"python": (".py",), "markdown": (".md",), "javascript": (".js",), "typescript": (".ts",),
+                 "yaml": (".yaml", ".yml"), "yml": (".yaml", ".yml"), "jpeg": (".jpg", ".jpeg"),
+                 "jpg": (".jpg", ".jpeg"), "tiff": (".tif", ".tiff"), "html": (".html", ".htm")}  # fmt: skip
+_FORMAT = r"[A-Za-z][A-Za-z0-9]{0,9}"
+#: formats named as words before a kind of file, or as a plural: "the PDF files", "CSV and JSON files", "all PDFs",
+#: "Python scripts", "JPEG images"
+_FORMAT_WORDS = re.compile(
+    rf"(?<![\w./*-])({_FORMAT}(?:\s*(?:,|\band\b|\bor\b)\s*{_FORMAT})*)"
+    r"(?:\s+(?:files?|images?|documents?|scripts?|sources?|photos?|pictures?)\b|(?<=[A-Z])s\b)"
+)
 
 
 def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
@@ -62,8 +80,14 @@ def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
 
 def extensions(task: str) -> frozenset[str]:
     """The file extensions the task's pattern of files names, lower case with their dot (``{".md"}`` for "every
-    .md file" or "*.md"); empty where it names none (every file)."""
+    .md file" or "*.md", ``{".pdf"}`` for "the PDF files" or "all PDFs", ``{".py"}`` for "Python files"); empty
+    where it names none (every file)."""
     found = {match.group(1) for match in _GLOB.finditer(task)}
     for match in _BEFORE_FILES.finditer(task):
         found |= set(re.findall(_EXT, match.group(1)))
+    for match in _FORMAT_WORDS.finditer(task):
+        for word in re.findall(_FORMAT, match.group(1)):
+            name = word.lower()
+            if name in _FORMAT_NAMES or name in _KNOWN_EXTENSIONS:
+                found |= set(_FORMAT_NAMES.get(name, (f".{name}",)))
     return frozenset(ext.lower() for ext in found)

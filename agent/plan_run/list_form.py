@@ -41,6 +41,18 @@ _BULLETS = re.compile(rf"\b{_NUMBER}[\s-]+{_QUALIFIERS}bullet(?:s|\s+points?|ed\
 _TOTAL_BULLETS = re.compile(rf"\(\s*{_NUMBER}\s+bullet(?:s|\s+points?)\s*(?:in\s+all\s*)?\)", re.IGNORECASE)
 _ITEMS = re.compile(rf"\b{_NUMBER}[\s-]+{_QUALIFIERS}(?:{_ITEM_NOUNS})\b", re.IGNORECASE)
 _SENTENCES = re.compile(rf"\b{_NUMBER}[\s-]+{_QUALIFIERS}sentences?\b", re.IGNORECASE)
+#: composed wording of a said number of lines: "a two-line slogan", "a 4 line poem" (not "the first 2 lines of")
+_LINES_OF = re.compile(
+    rf"\b{_NUMBER}[\s-]+line\s+(?:[\w-]+\s+){{0,2}}?(?:slogans?|taglines?|mottos?|poems?|verses?|rhymes?|songs?|"
+    r"summar(?:y|ies)|descriptions?|notes?|messages?|bios?|greetings?|intros?|introductions?|replies|reply|answers?|"
+    r"stor(?:y|ies)|jokes?|toasts?|blurbs?|pitch(?:es)?|abstracts?|captions?|titles?)\b",
+    re.IGNORECASE,
+)
+#: a poem of a fixed form, one of them ("a haiku about rain", "an autumn haiku"), and its number of lines
+_POEM = re.compile(
+    r"\b(?:a|an|one)\s+(?:[\w-]+\s+){0,2}?(haiku|limerick|couplet|quatrain|tercet|sonnet)\b", re.IGNORECASE
+)
+_POEM_LINES = {"haiku": 3, "limerick": 5, "couplet": 2, "quatrain": 4, "tercet": 3, "sonnet": 14}
 #: bullets asked for with no number: "then bullet points", "as a bulleted list", "in bullets"
 _SOME_BULLETS = re.compile(r"\bbullet(?:s|\s+points?|ed\s+(?:list|lines?|points?))\b", re.IGNORECASE)
 _NUMBERED = re.compile(r"\bnumbered\b", re.IGNORECASE)
@@ -66,11 +78,14 @@ _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=\S)")
 @dataclass(frozen=True)
 class ListForm:
     """``count`` items (None: a list of no said length), written as ``style`` says; ``said_bullets``: the task says
-    bullets (a check counts bullet marks only), not points, takeaways or keywords (any list marks, or lines)."""
+    bullets (a check counts bullet marks only), not points, takeaways or keywords (any list marks, or lines);
+    ``said_lines``: the task says its number of lines ("a two-line slogan") or names a poem of fixed form (a haiku:
+    3 lines)."""
 
     count: int | None
     style: Style
     said_bullets: bool = False
+    said_lines: bool = False
 
     def criterion(self, path: str) -> str:
         """The check of this form in words, about the output ``path``."""
@@ -125,6 +140,10 @@ def list_form(task: str) -> ListForm | None:
     if sentences := {said_number(m.group(1)) for m in _SENTENCES.finditer(task)}:
         count = _one(sentences)
         return None if count is None else ListForm(count, "sentences")
+    lines = {n for m in _LINES_OF.finditer(task) if (n := said_number(m.group(1))) > 1}  # one line: a line's check
+    if lines := lines | {_POEM_LINES[m.group(1).lower()] for m in _POEM.finditer(task)}:
+        count = _one(lines)
+        return None if count is None else ListForm(count, "lines", said_lines=True)
     if _SOME_BULLETS.search(task):
         return ListForm(None, "bullets", said_bullets=True)
     return None

@@ -204,7 +204,7 @@ def _shape(task: str, reading: TaskReading | None) -> OutputShape | None:
 
 
 def _says(form: ListForm) -> Says:
-    return "sentences" if form.style == "sentences" else "bullets"
+    return "sentences" if form.style == "sentences" else "lines" if form.said_lines else "bullets"
 
 
 def _content_checks(task: str, path: str) -> list[ContentCheck]:

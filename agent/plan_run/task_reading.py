@@ -54,6 +54,7 @@ from agent.plan_run.folder_files import extensions
 from agent.plan_run.run_schema import workspace_paths
 from agent.plan_run.text_operations import (
     FROM_LINES,
+    LOOKUPS,
     ON_FOLDER,
     ON_TEXT,
     TextOperation,
@@ -71,7 +72,7 @@ Kind = Literal["exact", "prose", "command"]
 Action = Literal["move", "copy", "delete", "make_dir"]
 Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
 #: what a check of the rules reads in the task: one shape of its output
-Says = Literal["bullets", "sentences", "number", "words", "one_line", "table", "first_line"]
+Says = Literal["bullets", "sentences", "lines", "number", "words", "one_line", "table", "first_line"]
 
 #: the title of the reading's schema, by which a scripted model tells its request from the plan's
 READING_SCHEMA_TITLE = "TaskReading"
@@ -183,7 +184,7 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
         return (reading.shape == "bullets" and reading.count in (None, number)) or reading.count == number
     if says == "sentences":  # no other number of them, or one line for one sentence
         return reading.count in (None, number) or (number == 1 and reading.shape == "one_line")
-    if says == "first_line":  # a line the task quotes: its own words, not a reading
+    if says in ("first_line", "lines"):  # a line the task quotes, lines it counts or a poem's form: its own words
         return True
     if says == "words":  # the same N (a small model puts "at most 30 words" in count as often as in max_words), or
         # none: a limit of words the task writes out is not misread, and the 0.5B model left "under 80 words" out
@@ -386,11 +387,13 @@ def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
 def _made_exact(kind: Kind, op: str) -> bool:
     """Whether a reading of ``kind`` is exact work for the pick ``op``: prose where the pick is one on the input's
     own lines (a rule picks or changes them: the 0.5B model read sorts and first lines as prose) or on a folder's
-    files (it read "Which files in docs/ were changed after 2020-01-01?" as prose), a command where
+    files (it read "Which files in docs/ were changed after 2020-01-01?" as prose) or a value looked up in a table or
+    a document (``LOOKUPS``: a question whose answer is there, such as "Who scored highest in data/s.csv?"), a
+    command where
     the pick is any operation on a text (the model read "use head to get the first 2 lines" and edits in place as
     files acted on, and then copied the file whole)."""
     if kind == "prose":  # a folder's files listed, counted or picked are no prose either
-        return op in FROM_LINES or op in ON_FOLDER
+        return op in FROM_LINES or op in ON_FOLDER or op in LOOKUPS
     return kind == "command" and op in ON_TEXT
 
 

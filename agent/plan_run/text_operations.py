@@ -42,7 +42,7 @@ from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
 __all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
-__all__ += ["FILTERS", "IN_PLACE", "PATTERNED", "ask_operation"]
+__all__ += ["FILTERS", "IN_PLACE", "LOOKUPS", "PATTERNED", "ask_operation"]
 __all__ += [
     "fitted",
     "offered_operations",
@@ -92,6 +92,8 @@ OPERATIONS: dict[str, str] = {
     "largest number",
     "csv_smallest": "the value of the CSV column NEW_TEXT ('': the first column) in the row whose column TEXT is the "
     "smallest number",
+    "csv_lookup": "the value of the CSV column NEW_TEXT in the row that holds TEXT (a name, an id)",
+    "json_value": "the value of the key TEXT of a JSON or YAML file (a key inside another: 'outer.inner')",
     "csv_to_table": "the CSV file as a markdown table",
     "csv_to_json": "the CSV file as a JSON list of objects",
     "json_to_csv": "a JSON list of objects as CSV",
@@ -103,6 +105,8 @@ OPERATIONS: dict[str, str] = {
     "several: '*.py|*.md'), one per line, in name order",
     "count_files": "the number of files in the folder (TEXT: only those matching a pattern such as '*.py')",
     "largest_files": "the names of the NUMBER largest files in the folder, largest first, one per line",
+    "newest_files": "the names of the NUMBER most recently changed files in the folder, newest first, one per line",
+    "oldest_files": "the names of the NUMBER least recently changed files in the folder, oldest first, one per line",
     "files_changed_before": "the names of the files in the folder last changed before the date TEXT (YYYY-MM-DD)",
     "files_changed_after": "the names of the files in the folder last changed after the date TEXT (YYYY-MM-DD)",
     "files_larger_than": "the names of the files in the folder larger than the size TEXT ('1 KB', '2 MB', '500 bytes')",
@@ -117,21 +121,21 @@ OPERATIONS: dict[str, str] = {
 NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
 #: the operations on a folder's files (``files``: each one's path, name, size and date, given as data)
 ON_FOLDER = frozenset({"list_files", "count_files", "largest_files", "files_changed_before", "join_files"})
-ON_FOLDER |= {"files_changed_after", "files_larger_than", "files_smaller_than"}
+ON_FOLDER |= {"files_changed_after", "files_larger_than", "files_smaller_than", "newest_files", "oldest_files"}
 #: the operations on a folder's files whose TEXT is a date, or a size
 DATED = frozenset({"files_changed_before", "files_changed_after"})
 SIZED = frozenset({"files_larger_than", "files_smaller_than"})
 #: the operations on those of a folder's files whose names match TEXT, a pattern
 PATTERNED = frozenset({"list_files", "count_files", "join_files"})
 #: the operations that need NUMBER above 0, and those that need TEXT
-NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files"})
-NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field"})
+NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files", "newest_files", "oldest_files"})
+NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field", "json_value"})
 NEEDS_TEXT |= {"add_first_line", "add_last_line"} | DATED | SIZED
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
 #: not a value computed from them (``VALUES``): a pick of one where the reading said prose is taken as exact work
 VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
 VALUES |= {"largest_number", "smallest_number"}
-VALUES |= {"csv_largest", "csv_smallest", "csv_count_rows"}
+VALUES |= {"csv_largest", "csv_smallest", "csv_count_rows", "csv_lookup", "json_value"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
@@ -167,6 +171,8 @@ ON_TEXT = FROM_LINES | VALUES
 CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average", "csv_largest", "csv_smallest"})
 #: the operations that answer with another column of the row they find (NEW_TEXT: that column)
 CSV_ROW = frozenset({"csv_largest", "csv_smallest"})
+#: the operations that look one value up in a table or a document: the answer to a question about a file
+LOOKUPS = CSV_ROW | {"csv_lookup", "json_value"}
 
 
 def _system(offered: Collection[str]) -> str:
@@ -229,6 +235,10 @@ EXAMPLES: list[tuple[str, TextOperation]] = [
      TextOperation(op="join_files", text="*.log")),
     ("Which city in weather/temps.csv was warmest (the high column)? Just the city, in summary_dir/warm.txt",
      TextOperation(op="csv_largest", text="high", new_text="city")),
+    ("What is Lena's phone number in contacts/book.csv? Only the number, in summary_dir/lena.txt",
+     TextOperation(op="csv_lookup", text="Lena", new_text="phone")),
+    ("Which timeout does deploy/site.yaml set for the database? Just it, in summary_dir/db_timeout.txt",
+     TextOperation(op="json_value", text="database.timeout")),
     ("Turn stock/levels.csv into a markdown table saved as summary_dir/levels.md",
      TextOperation(op="csv_to_table")),
     ("List the id of every entry in feeds/items.json, one per line, in summary_dir/ids.txt",
@@ -261,13 +271,14 @@ def offered_operations(workspace: Path, named: Collection[str]) -> list[str]:
         for op in OPERATIONS
         if op in NOT_TEXT
         or (op in ON_FOLDER | IN_PLACE and has_folder)
-        or (op not in ON_FOLDER and texts and _FORM_OF.get(op, "text") in forms | {"text"})
+        or (op not in ON_FOLDER and texts and _FORM_OF.get(op, {"text"}) & (forms | {"text"}))
     ]
 
 
 #: the operations that need their input in one form (every other one takes any text)
-_FORM_OF = {op: "csv" for op in CSV_COLUMN | {"csv_to_table", "csv_to_json", "csv_count_rows"}}
-_FORM_OF |= {"json_field": "json", "json_to_csv": "json", "yaml_to_json": "yaml", "json_to_yaml": "json"}
+_FORM_OF = {op: {"csv"} for op in CSV_COLUMN | {"csv_to_table", "csv_to_json", "csv_count_rows", "csv_lookup"}}
+_FORM_OF |= {"json_field": {"json"}, "json_to_csv": {"json"}, "yaml_to_json": {"yaml"}, "json_to_yaml": {"json"}}
+_FORM_OF |= {"json_value": {"json", "yaml"}}
 
 
 def _form(path: Path) -> str:
@@ -356,6 +367,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = operation.model_copy(update={"text": ""})
     if operation.op in _IN_A_TABLE and (header := _csv_header(sample)) is not None:
         operation = _in_a_table(operation, header, task)
+    if operation.op in _FILES_RANKED and operation.number <= 0 and re.search(r"\bfile\b(?!s)", task):
+        operation = operation.model_copy(update={"number": 1})  # "the newest file": one
     if operation.op in NEEDS_NUMBER and operation.number <= 0:
         return None
     if operation.op in NEEDS_TEXT - DATED and not operation.text:  # a date may be the task's (``_with_date``)
@@ -372,8 +385,12 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
     if operation.op == "replace":
         operation = _as_a_line_added(_with_every_pair(operation, task), sample, task)
+    if operation.op in _COUNTING and task and not _ASKS_A_COUNT.search(task):
+        return None
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
+    if operation.op == "csv_lookup":
+        return _with_key_and_column(operation, sample, task)
     if operation.op in DATED:
         return _with_date(operation, task)
     if operation.op in SIZED:
@@ -384,6 +401,14 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     return operation
 
 
+#: the operations that rank a folder's files and keep the first NUMBER of them
+_FILES_RANKED = frozenset({"largest_files", "newest_files", "oldest_files"})
+#: the operations that count, and the words that ask for a count: a count picked where none is asked is no pick
+#: (the 0.5B model counted lines for "How old is Ben according to data/people.csv?")
+_COUNTING = frozenset({"count_lines", "count_words", "count_files", "csv_count_rows"})
+_ASKS_A_COUNT = re.compile(
+    r"\bhow\s+(?:many|often)\b|\bcount|\bnumber\s+of\b|\btally\b|\btotal\s+(?:lines|words|rows|files)\b", re.IGNORECASE
+)
 #: a sort the task asks the other way round: largest or last first
 _DOWNWARD = re.compile(
     r"\b(?:highest|largest|biggest|greatest|most|best|z)[\s-]+(?:first|to\s+(?:lowest|smallest|least|a))\b|"
@@ -604,6 +629,47 @@ def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperat
     return operation.model_copy(update={"op": op, "text": column, "new_text": new_text})
 
 
+def _with_key_and_column(operation: TextOperation, sample: str, task: str) -> TextOperation | None:
+    """A lookup (``csv_lookup``) with NEW_TEXT the header's own spelling of the column it answers with (where the
+    header has no such column, the one column ``task`` says) and TEXT the value its row holds: one the task says
+    (the row may lie below ``sample``, the input's first lines), else the one cell of ``sample`` the task says.
+    With no row named, where the task asks for the largest or the smallest of something, the row that holds it
+    (``csv_largest``, ``csv_smallest``): the 0.5B model picked a lookup for "Who has the highest score in
+    data/scores.csv?". None where the column or the row is missing."""
+    rows = list(csv.reader(io.StringIO(sample)))
+    header = rows[0] if rows else []
+    words = _PATH_LIKE.sub(" ", task)
+    answer = next((name for name in header if name.strip().lower() == operation.new_text.strip().lower()), None)
+    said = [name for name in header if name.strip() and _says(words, name.strip())]
+    key = operation.text.strip()
+    if not key or not _says(words, key):
+        cells = {cell.strip() for row in rows[1:] for cell in row if cell.strip() and _says(words, cell.strip())}
+        key = cells.pop() if len(cells) == 1 else ""
+    most, least = _MOST.search(words), _LEAST.search(words)
+    if not key and bool(most) != bool(least):  # "Who has the highest score?": the row of the largest score
+        measured = [name for name in said if name != answer and _measured(words, name.strip(), most or least)]
+        others = [name for name in said if name not in measured]
+        if len(measured) == 1:
+            answer = answer or (others[0] if len(others) == 1 else "")
+            end = "csv_largest" if most else "csv_smallest"
+            return _with_column(TextOperation(op=end, text=measured[0], new_text=answer), sample, task)
+    column = answer if answer is not None or len(said) != 1 else said[0]
+    if column is None or not key:
+        return None
+    return operation.model_copy(update={"text": key, "new_text": column})
+
+
+def _measured(words: str, column: str, superlative: re.Match[str] | None) -> bool:
+    """Whether ``words`` measure by ``column``: it follows their word for the most or the least ("the highest
+    score", "the largest total amount") or they say it is the column ("the minutes column", "by age")."""
+    after = words[superlative.end() :] if superlative is not None else ""
+    name = re.escape(column)
+    return bool(
+        re.match(rf"\s+(?:[\w-]+\s+){{0,2}}?{name}\b", after, re.IGNORECASE)
+        or re.search(rf"\bthe\s+{name}\s+column\b|\bby\s+{name}\b", words, re.IGNORECASE)
+    )
+
+
 def _values(rows: list[list[str]], column: int) -> list[str]:
     """The distinct values of ``column`` in the rows after the header, as written (stripped)."""
     return list(dict.fromkeys(row[column].strip() for row in rows[1:] if len(row) > column and row[column].strip()))
@@ -617,7 +683,7 @@ def _says(task: str, value: str) -> bool:
 #: a path or file name in a task's words (``out/errors.txt``, ``notes.md``)
 _PATH_LIKE = re.compile(r"\S*/\S*|\S+\.\w{1,8}\b")
 #: the operations whose NEW_TEXT is an argument (elsewhere the model fills it with anything)
-_USES_NEW_TEXT = frozenset({"replace", "csv_where", "csv_largest", "csv_smallest"})
+_USES_NEW_TEXT = frozenset({"replace", "csv_where", "csv_largest", "csv_smallest", "csv_lookup"})
 
 
 def unsaid_arguments(operation: TextOperation, task: str) -> list[str]:
@@ -691,6 +757,29 @@ def _row_value(column: str, answer: str, pick: str) -> str:
     )
 
 
+#: code that prints the value of the key KEY of a JSON or YAML document ('a.b': b inside a; a key not found on
+#: that path is the one key of its last name at any depth), a mapping, list or truth value as JSON
+_KEY_VALUE = """import json, yaml
+data, wanted = yaml.safe_load(INPUT), KEY
+def found(node, name):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if str(key).lower() == name.lower():
+                yield value
+            yield from found(value, name)
+    elif isinstance(node, list):
+        for value in node:
+            yield from found(value, name)
+try:
+    value = data
+    for key in wanted.split('.'):
+        value = value[int(key)] if isinstance(value, list) else value[key]
+except (KeyError, IndexError, TypeError, ValueError):
+    values = list(found(data, wanted.split('.')[-1]))
+    if len(values) != 1:
+        raise SystemExit(f'{len(values)} keys named {wanted!r}')
+    value = values[0]
+print(json.dumps(value) if value is None or isinstance(value, (dict, list, bool)) else value)"""
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
 #: a number with its sign, where the largest or smallest is asked (-3 is smaller than 2)
@@ -776,6 +865,11 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     "csv_count_rows": lambda t, n, k: f"import csv, io\n{_ROWS}\nprint(len(body))",
     "csv_largest": lambda t, n, k: _row_value(t, n, "max"),
     "csv_smallest": lambda t, n, k: _row_value(t, n, "min"),
+    "csv_lookup": lambda t, n, k: (
+        f"import csv, io\n{_ROWS}\nanswer = header.index({n!r})\n"
+        f"print(next(row[answer] for row in body if {t.strip().lower()!r} in (cell.strip().lower() for cell in row)))"
+    ),
+    "json_value": lambda t, n, k: _KEY_VALUE.replace("KEY", repr(t)),
     "csv_to_table": lambda t, n, k: (
         f"import csv, io\n{_ROWS}\n"
         "print('| ' + ' | '.join(header) + ' |')\nprint('|' + ' --- |' * len(header))\n"
@@ -798,6 +892,14 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     "largest_files": lambda t, n, k: (
         f"biggest = sorted(files, key=lambda f: (-f['size'], f['name']))[:{k}]\n"
         "print('\\n'.join(f['name'] for f in biggest))"
+    ),
+    "newest_files": lambda t, n, k: (
+        f"import os\nnewest = sorted(files, key=lambda f: os.stat(f['path']).st_mtime, reverse=True)[:{k}]\n"
+        "print('\\n'.join(f['name'] for f in newest))"
+    ),
+    "oldest_files": lambda t, n, k: (
+        f"import os\noldest = sorted(files, key=lambda f: os.stat(f['path']).st_mtime)[:{k}]\n"
+        "print('\\n'.join(f['name'] for f in oldest))"
     ),
     "files_changed_before": lambda t, n, k: (
         f"print('\\n'.join(sorted(f['name'] for f in files if f['modified'] < {t!r})))"

@@ -43,6 +43,13 @@ from tests.e2e.helpers import PLAN_A, kinds, omx, only_run, run_end, trace_of
         ("Lower-case each file in names/", set()),
         ("Add a line to readme.md files", set()),  # a file's name, not a pattern
         ("Sort notes/a.txt", set()),
+        ("Put the PDF files of inbox/ in inbox/pdf/", {".pdf"}),  # a format named as people write it
+        ("Move all PDFs to docs/", {".pdf"}),
+        ("Put the CSV and JSON files in data/", {".csv", ".json"}),
+        ("Sort the Python scripts of tools/", {".py"}),
+        ("Move the JPEG images to photos/", {".jpg", ".jpeg"}),
+        ("Delete the old files in tmp/", set()),  # a word, not a format
+        ("Move the US files to archive/", set()),
     ],
 )
 def test_the_pattern_of_files_is_read_from_the_task(task: str, found: set[str]) -> None:

@@ -41,6 +41,14 @@ NOTES = "The build broke twice.\nThe cache fix landed.\nTwo people joined.\nThe 
         ("Write the 3 most frequent words of data/notes.txt to out/w.txt", None),
         ("Write the first 3 lines of data/notes.txt to out/head.txt", None),
         ("Summarise a in 2 bullets and b in 3 bullets into out/s.md", None),  # two counts, neither the total
+        ("Compose a two-line slogan for a bakery in out/s.txt", ListForm(2, "lines", said_lines=True)),
+        ("Write a 4 line poem about autumn to out/p.txt", ListForm(4, "lines", said_lines=True)),
+        ("Write a haiku about the sea to out/h.txt", ListForm(3, "lines", said_lines=True)),  # a poem's form
+        ("Write a funny limerick about a cat into out/l.txt", ListForm(5, "lines", said_lines=True)),
+        ("Write three haiku about rain to out/h.txt", None),  # poems counted, not lines
+        ("Write a one-line title for data/notes.txt to out/t.txt", None),  # one line: checked as one line
+        ("Remove the 3-line header of data/t.csv", None),  # lines of the input
+        ("Write a sonnet and a haiku to out/p.txt", None),  # two forms
     ],
 )  # fmt: skip
 def test_a_list_is_read_in_the_words_people_ask_for_it(task: str, form: ListForm | None) -> None:
@@ -113,6 +121,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("Write a summary of data/notes.txt to out/p.md: the first line is '# Notes', then bullet points",
          {"bullets": ["# Notes", "build", "release"]}, "# Notes\n- build\n- release",
          ["out/p.md starts with the line '# Notes'", "out/p.md has bullet lines"]),
+        ("Write a haiku about data/notes.txt to out/p.md", {"items": ["Build broke twice", "cache fix", "May"]},
+         "Build broke twice\ncache fix\nMay", ["out/p.md has 3 lines"]),
     ],
 )  # fmt: skip
 def test_a_list_s_shape_is_rendered_in_its_style_and_its_form_checked(
@@ -132,6 +142,15 @@ def test_a_count_the_model_read_otherwise_is_neither_asked_nor_checked(ws: Path)
     task = "Give me the three key points of data/notes.txt in out/p.md"
     expected = TaskExpectations.before(task, ws, reading(outputs=["out/p.md"], count=4))
     assert expected.shape is None and expected.content == ()
+
+
+def test_a_poem_s_lines_are_asked_whatever_count_the_model_read(ws: Path) -> None:
+    """A poem's form is the task's own words: the 0.5B model read no count, or another, for a limerick."""
+    task = "Write a limerick about data/notes.txt to out/p.md"
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/p.md"], count=2))
+    assert expected.shape is not None
+    items = expected.shape.schema["properties"]["items"]
+    assert (items["minItems"], items["maxItems"]) == (5, 5)
 
 
 def test_an_unnumbered_list_is_asked_as_two_to_eight_items(ws: Path) -> None:

@@ -170,6 +170,24 @@ def test_a_pick_on_a_folder_s_files_makes_a_task_read_as_prose_exact_work(ws: Pa
     assert got is not None and got.kind == "exact"
 
 
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        ({"op": "json_value", "text": "name", "new_text": "", "number": 0}, "exact"),
+        ({"op": "json_field", "text": "name", "new_text": "", "number": 0}, "exact"),
+        ({"op": "count_words", "text": "", "new_text": "", "number": 0}, "prose"),  # no count asked: no pick
+        ({"op": "write_prose", "text": "", "new_text": "", "number": 0}, "prose"),
+    ],
+)
+def test_a_value_looked_up_makes_a_question_read_as_prose_exact_work(ws: Path, answer: dict, kind: str) -> None:
+    """A question whose answer a file holds ("What is the name of the first user in data/users.json?") is exact
+    work where the model read prose and picked a lookup."""
+    task = "What is the name of the first user in data/users.json? Only the name, in out/first.txt"
+    pick = {"for": TEXT_OPERATION, "content": json.dumps(answer)}
+    got, _ = read_task(ScriptedModel([marked(kind="prose"), pick]), task, ws)
+    assert got is not None and got.kind == kind
+
+
 def test_a_task_naming_no_path_lets_the_model_name_no_output(ws: Path) -> None:
     model = ScriptedModel([marked()])
     read_task(model, "Write a haiku about rain", ws)

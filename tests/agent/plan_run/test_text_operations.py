@@ -98,6 +98,11 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_count_rows"), TABLE + "\n", "3\n"),  # the header and an empty last line not counted
         (op("csv_largest", "points", "name"), TABLE, "ada\n"),
         (op("csv_smallest", "points", "team"), TABLE + "dee,blue,n/a\n", "red\n"),  # a cell that is no number aside
+        (op("csv_lookup", "BOB", "points"), TABLE, "7.5\n"),  # the row that holds the value, case aside
+        (op("json_value", "port"), json.dumps({"name": "app", "port": 8080}), "8080\n"),
+        (op("json_value", "server.tls"), json.dumps({"server": {"tls": True}}), "true\n"),  # a truth value as JSON
+        (op("json_value", "debug"), "app:\n  log:\n    debug: false\n", "false\n"),  # YAML, the one key of its name
+        (op("json_value", "hosts"), json.dumps({"hosts": ["a", "b"]}), '["a", "b"]\n'),
         (op("csv_to_table"), "a,b\n1,2\n", "| a | b |\n| --- | --- |\n| 1 | 2 |\n"),
         (op("csv_to_json"), "a,b\n1,2\n", json.dumps([{"a": "1", "b": "2"}], indent=2) + "\n"),
         (op("json_to_csv"), json.dumps([{"a": 1, "b": "x"}]), "a,b\n1,x\n"),
@@ -133,6 +138,8 @@ def media(tmp_path: Path) -> Path:
         (op("list_files", "*.mp3"), "b.mp3\nc.mp3\n"),
         (op("count_files", "*.png"), "2\n"),
         (op("largest_files", number=2), "z.png\nb.mp3\n"),  # ties by name
+        (op("newest_files", number=2), "c.mp3\na.png\n"),
+        (op("oldest_files", number=1), "b.mp3\n"),
         (op("files_changed_before", "2026-01-01"), "b.mp3\nz.png\n"),
         (op("files_changed_after", "2026-02-01"), "c.mp3\n"),  # after the day, not on it
         (op("files_larger_than", "300"), "z.png\n"),
@@ -223,6 +230,19 @@ def test_the_largest_picked_where_the_task_asks_the_smallest_is_the_smallest(
     assert fit is not None and fit.op == found_as
 
 
+@pytest.mark.parametrize(
+    ("task", "number"),
+    [
+        ("Which is the most recently changed file in logs/? Its name in out/n.txt", 1),
+        ("Put the name of the largest file in logs/ in out/n.txt", 1),
+        ("List the newest files in logs/ in out/n.txt", None),  # how many is not said
+    ],
+)
+def test_a_ranking_of_files_that_asks_for_one_file_keeps_one(task: str, number: int | None) -> None:
+    fit = picked(reply("newest_files"), "", ["logs/"], task)
+    assert (fit.number if fit is not None else None) == number
+
+
 def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
     assert picked(reply("count_files", "src/*.py"), "") == op("count_files", "*.py")
 
@@ -283,6 +303,8 @@ def test_every_operation_on_the_text_has_code_and_is_tested_above() -> None:
         "csv_count_rows",
         "csv_largest",
         "csv_smallest",
+        "csv_lookup",
+        "json_value",
         "csv_to_table",
         "csv_to_json",
         "json_to_csv",
@@ -506,6 +528,8 @@ def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_
     assert {"csv_sum", "csv_to_json"} <= offered("plain")  # a header and rows: CSV by its lines
     assert {"json_field", "json_to_csv"} <= offered("u.json") and {"json_field"} <= offered("listed")
     assert "yaml_to_json" in offered("c.yaml") and "csv_sum" not in offered("c.yaml")
+    assert "json_value" in offered("c.yaml") & offered("u.json") and "csv_lookup" in offered("t.csv")
+    assert not {"json_value", "csv_lookup"} & offered("log.txt")
     assert offered("media/") == set(NOT_TEXT) | ON_FOLDER | IN_PLACE  # each file of a folder edited in place
     assert offered("media/", "log.txt") == text_only | ON_FOLDER | IN_PLACE
 
@@ -751,7 +775,7 @@ def test_a_pick_of_prose_makes_a_task_read_as_files_acted_on_prose(
     note = "Kim, the parts arrive Monday."
     pick = {"for": SCHEMA_TITLE, "content": reply("write_prose")}
     script({"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}, pick, note)
-    result = omx("Write a two-line note to Kim saying the parts arrive Monday. Save it as out/note.txt", "--yes")
+    result = omx("Write a short note to Kim saying the parts arrive Monday. Save it as out/note.txt", "--yes")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "note.txt").read_text(encoding="utf-8") == note + "\n"
     assert model_calls(ws) == ["step"]  # omx planned it from the reading: no plan asked, no file operations
@@ -790,3 +814,45 @@ def test_a_pick_whose_text_the_task_does_not_say_is_done_never_a_success(
     assert "[not checked, omx's reading] the operation picked is the one the task means (from the task) (the model " \
            "picked keep_containing with 'ERROR', which the task does not say" in result.output  # fmt: skip
     assert "Result: success" not in result.output and run_end(trace_of(only_run(ws)))["status"] == "done"
+
+
+@pytest.mark.parametrize(
+    ("task", "answer", "found"),
+    [
+        ("How old is Ben according to data/p.csv? Just the number in out/b.txt", reply("csv_lookup", "Ben", "Age"),
+         op("csv_lookup", "Ben", "age")),  # the header's spelling
+        ("How old is Ben according to data/p.csv?", reply("csv_lookup", "", "age"), op("csv_lookup", "Ben", "age")),
+        ("What is Ben's city in data/p.csv?", reply("csv_lookup", "Ben", "town"), op("csv_lookup", "Ben", "city")),
+        ("What age has Zoe in data/p.csv?", reply("csv_lookup", "Zoe", "age"), op("csv_lookup", "Zoe", "age")),
+        ("How old is Ben according to data/p.csv?", reply("csv_lookup", "Ben", "old"), None),  # no column
+        ("How old is someone in data/p.csv?", reply("csv_lookup", "", "age"), None),  # no row
+        ("Who has the highest age in data/p.csv?", reply("csv_lookup", "data", "p"),
+         op("csv_largest", "age", "name")),  # no row named: the row of the largest
+        ("Which city has the lowest age in data/p.csv?", reply("csv_lookup", "", "city"),
+         op("csv_smallest", "age", "city")),
+        ("Who has the highest age in data/p.csv? Write the name in out/top.txt", reply("csv_lookup", "data", "p"),
+         op("csv_largest", "age", "name")),  # the column measured is the one after "highest"
+    ],
+)  # fmt: skip
+def test_a_lookup_takes_the_row_the_task_names_and_a_column_the_header_has(
+    task: str, answer: str, found: TextOperation | None
+) -> None:
+    """A row below the input's first lines is looked up where the task names its value (Zoe)."""
+    assert picked(answer, "name,city,age\nAna,Porto,31\nBen,Lyon,45\n", ["data/p.csv"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("task", "counted"),
+    [
+        ("How old is Ben according to data/p.txt? Just the number in out/b.txt", False),
+        ("What is the top score in data/p.txt?", False),
+        ("How many lines does data/p.txt have?", True),
+        ("Count the words of data/p.txt", True),
+        ("Put the number of lines of data/p.txt in out/n.txt", True),
+        ("Word count of data/p.txt, into out/n.txt", True),
+    ],
+)
+def test_a_count_is_taken_only_where_the_task_asks_for_one(task: str, counted: bool) -> None:
+    """The 0.5B model picked a count of lines for "How old is Ben according to data/people.csv?"."""
+    fit = picked(reply("count_lines"), "a b\nc\n", ["data/p.txt"], task)
+    assert (fit == op("count_lines")) is counted
