@@ -159,7 +159,7 @@ def _operation_code(
     workspace = Path(plan.workspace_root)
     if operation.op in ON_FOLDER:
         template = _folder_template(workspace, task, output) if inputs.input is None else None
-        fit = fitted(_with_pattern(operation, task), "", named_paths(task)) if template is not None else None
+        fit = fitted(_with_pattern(operation, task), "", named_paths(task), task) if template is not None else None
         return "\n".join([*template.head, operation_code(fit)]) if template is not None and fit is not None else None
     source = _read_path(plan, inputs.input.step_id) if isinstance(inputs.input, Ref) else None
     sample = first_lines(workspace, source) if source is not None else None

@@ -665,7 +665,7 @@ def _measured(words: str, column: str, superlative: re.Match[str] | None) -> boo
     after = words[superlative.end() :] if superlative is not None else ""
     name = re.escape(column)
     return bool(
-        re.match(rf"\s+(?:[\w-]+\s+){{0,2}}?{name}\b", after, re.IGNORECASE)
+        re.match(rf"\s+(?:[\w-]+\s+)?{name}\b", after, re.IGNORECASE)
         or re.search(rf"\bthe\s+{name}\s+column\b|\bby\s+{name}\b", words, re.IGNORECASE)
     )
 

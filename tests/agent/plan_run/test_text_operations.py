@@ -668,6 +668,23 @@ def test_a_pick_on_a_folder_s_files_plans_code_given_the_folder_the_task_names(
     assert (run_end(trace_of(only_run(media)))["status"] == "success") is from_input
 
 
+def test_a_pick_on_a_folder_s_files_is_fitted_to_the_task_s_words(
+    media: Path, monkeypatch: pytest.MonkeyPatch, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model picked the newest files with no number for "the most recently changed file": the task's
+    words ("file", one) fit it, as they fit an operation on a text."""
+    monkeypatch.chdir(media)
+    task = "Put the name of the most recently changed file in media/ into out/new.txt"
+    read = {"inputs": ["media/"], "outputs": ["out/new.txt"], "from_input": False, "kind": "exact",
+            "shape": "one_line", "count": None, "max_words": None}  # fmt: skip
+    script({"for": READING_SCHEMA_TITLE, "content": json.dumps(read)},
+           {"for": SCHEMA_TITLE, "content": reply("newest_files")})  # fmt: skip
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (media / "out" / "new.txt").read_text(encoding="utf-8") == "c.mp3\n"
+    assert "(code by omx for the operation 'newest_files' the model picked)" in result.output
+
+
 def test_a_pick_of_an_operation_on_a_text_makes_a_task_read_as_files_acted_on_exact_work(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
@@ -832,6 +849,8 @@ def test_a_pick_whose_text_the_task_does_not_say_is_done_never_a_success(
          op("csv_smallest", "age", "city")),
         ("Who has the highest age in data/p.csv? Write the name in out/top.txt", reply("csv_lookup", "data", "p"),
          op("csv_largest", "age", "name")),  # the column measured is the one after "highest"
+        ("Who got the lowest age in data/p.csv? Name only, in out/low.txt", reply("csv_lookup", "data", "p"),
+         op("csv_smallest", "age", "name")),  # not the name two words after it
     ],
 )  # fmt: skip
 def test_a_lookup_takes_the_row_the_task_names_and_a_column_the_header_has(
