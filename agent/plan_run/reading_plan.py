@@ -180,9 +180,14 @@ def _joined(sources: list[str], output: str) -> list[Step]:
     0.5B model's code for "Merge notes/a.md and notes/b.md into a single file out/all.md" failed, and for "Combine
     data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'. Only where the task
     says no order (``_ORDER``): a task that asked b first, then a was joined a then b, and a second program that
-    read it so too made that a success; and never a success (``JOIN_ORDER``, not checked)."""
+    read it so too made that a success; and never a success (``JOIN_ORDER``, not checked). CSV files whose first
+    rows are the same header are joined under it once, as their rows."""
     code = (f"paths = {sources!r}\n"
-            "print('\\n'.join(open(path, encoding='utf-8').read().rstrip('\\n') for path in paths))")  # fmt: skip
+            "texts = [open(path, encoding='utf-8').read().rstrip('\\n') for path in paths]\n"
+            "heads = {text.split('\\n', 1)[0] for text in texts}\n"
+            "if all(path.lower().endswith(('.csv', '.tsv')) for path in paths) and len(heads) == 1:\n"
+            "    texts = texts[:1] + [text.partition('\\n')[2] for text in texts[1:]]  # one header row\n"
+            "print('\\n'.join(text for text in texts if text))")  # fmt: skip
     named = ", ".join(sources)
     joined = PythonStep(id=1, tool="python",
                         description=f"Join {named}, in that order {BY_OMX} {_JOIN_NOTE}",

@@ -131,6 +131,16 @@ def test_files_a_task_joins_are_joined_by_omx_s_code_in_the_order_it_names_them(
     assert len(model.requests) >= 2
 
 
+def test_csv_files_joined_keep_their_header_once(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    (ws / "data" / "june.csv").write_text("day,amount\n1,5\n", encoding="utf-8")
+    (ws / "data" / "july.csv").write_text("day,amount\n2,7\n3,1\n", encoding="utf-8")
+    task = "Combine data/june.csv and data/july.csv into out/summer.csv"
+    script(reading("exact", ["data/june.csv", "data/july.csv"], ["out/summer.csv"]), "print(1)")
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "summer.csv").read_text(encoding="utf-8") == "day,amount\n1,5\n2,7\n3,1\n"
+
+
 @pytest.mark.parametrize("order", ["(story first, then notes)", "in reverse order", "notes after story"])
 def test_files_joined_in_an_order_the_task_says_are_left_to_the_model_s_code(
     ws: Path, script: Callable[..., ScriptedModel], order: str
