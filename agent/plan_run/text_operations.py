@@ -366,7 +366,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     if _names_a_file(operation.text, files) and not _looked_for(operation.text, task, sample):
         operation = operation.model_copy(update={"text": ""})
     if operation.op in _IN_A_TABLE and (header := _csv_header(sample)) is not None:
-        operation = _in_a_table(operation, header, task)
+        operation = _in_a_table(operation, header, task, list(csv.reader(io.StringIO(sample)))[1:])
     if operation.op in _FILES_RANKED and operation.number <= 0 and re.search(r"\bfile\b(?!s)", task):
         operation = operation.model_copy(update={"number": 1})  # "the newest file": one
     if operation.op in NEEDS_NUMBER and operation.number <= 0:
@@ -561,19 +561,27 @@ def _text_form(sample: str) -> str:
 
 #: the operations on any text that a CSV file's own asks for where the input is one: the numbers of a column the
 #: task names added up are that column's sum; its lines counted, where the task does not say lines, its rows
-_IN_A_TABLE = frozenset({"add_up_numbers", "count_lines"})
+_IN_A_TABLE = frozenset({"add_up_numbers", "count_lines", "keep_containing"})
 
 
-def _in_a_table(operation: TextOperation, header: list[str], task: str) -> TextOperation:
+def _in_a_table(operation: TextOperation, header: list[str], task: str, sample_rows: list[list[str]]) -> TextOperation:
     """``operation`` (one of ``_IN_A_TABLE``) as the CSV operation it means on a table whose first row is
-    ``header``: the 0.5B model picked the sum of every number in the text, TEXT 'qty', for "Add up the qty column
-    of shop/orders.csv" (the ids and prices summed too), and the count of lines for "Count the orders in
-    shop/orders.csv (one per row after the header)" (the header counted too)."""
+    ``header`` (``sample_rows``: the rows after it in the input's first lines): the 0.5B model picked the sum of
+    every number in the text, TEXT 'qty', for "Add up the qty column of shop/orders.csv" (the ids and prices summed
+    too), the count of lines for "Count the orders in shop/orders.csv (one per row after the header)" (the header
+    counted too), and the lines that contain 'chair' for "Keep only the chair orders from shop/orders.csv, with the
+    header" (a value of one column: the rows with it, the header first)."""
     column = next((name for name in header if name.strip().lower() == operation.text.strip().lower()), None)
     if operation.op == "add_up_numbers" and column is not None:
         return operation.model_copy(update={"op": "csv_sum", "text": column})
     if operation.op == "count_lines" and not operation.text and not re.search(r"\blines?\b", task, re.IGNORECASE):
         return operation.model_copy(update={"op": "csv_count_rows"})
+    if operation.op == "keep_containing" and "|" not in operation.text and sample_rows:
+        holding = {(header[i], cell.strip()) for row in sample_rows for i, cell in enumerate(row[: len(header)])
+                   if cell.strip().lower() == operation.text.strip().lower()}  # fmt: skip
+        if len(holding) == 1:  # "Keep only the chair orders": the rows whose item is chair, under the header
+            column, value = holding.pop()
+            return TextOperation(op="csv_where", text=column, new_text=value)
     return operation
 
 

@@ -875,3 +875,19 @@ def test_a_count_is_taken_only_where_the_task_asks_for_one(task: str, counted: b
     """The 0.5B model picked a count of lines for "How old is Ben according to data/people.csv?"."""
     fit = picked(reply("count_lines"), "a b\nc\n", ["data/p.txt"], task)
     assert (fit == op("count_lines")) is counted
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("chair", op("csv_where", "item", "chair")),  # a value of one column: its rows, under the header
+        ("Chair", op("csv_where", "item", "chair")),  # as the table spells it
+        ("cha", op("keep_containing", "cha")),  # part of a cell: lines that contain it
+        ("4", op("keep_containing", "4")),  # a value of two columns
+    ],
+)
+def test_lines_kept_that_hold_a_value_of_one_column_of_a_table_are_its_rows(text: str, found: TextOperation) -> None:
+    """The 0.5B model kept the lines that contain 'chair' for "Keep only the chair orders from shop/orders.csv, with
+    the header": the header was lost."""
+    table = "id,item,qty\n1,lamp,2\n4,chair,4\n"
+    assert picked(reply("keep_containing", text), table, ["shop/orders.csv"], "Keep the chair orders") == found
