@@ -70,6 +70,12 @@ _AT_MOST_WORDS = re.compile(
 )
 _ONE_LINE = re.compile(r"\b(?:as\s+one|a\s+one-line|a\s+single)\s+line\b|\bone-line\b", re.IGNORECASE)
 _TABLE = re.compile(r"\bmarkdown\s+table\b", re.IGNORECASE)
+#: one line by what it is: "a title for ...", "a good subject line for ...", "a headline of ..." (one thing asked)
+_A_TITLE = re.compile(
+    r"\b(?:a|an|one)\s+(?:[\w-]+\s+){0,2}?(?:title|headline|subject\s+line|tagline|caption)\s+(?:for|of|to)\b",
+    re.IGNORECASE,
+)
+_MORE_THAN_ONE = re.compile(r"\b(?:and|with|plus|then)\s+(?:a|an|the|some|\d+|two|three|four|five)\b", re.IGNORECASE)
 # a question whose answer is the output: a value, not prose of a shape
 _ASKS_VALUE = re.compile(
     r"\bhow\s+many\b|\bthe\s+answer\b|\bwhat\s+is\s+the\s+(?:total|sum|average|mean|count|number|product)\b",
@@ -200,7 +206,14 @@ def _shape(task: str, reading: TaskReading | None) -> OutputShape | None:
         items = items if items is not None and agree(_says(items), items.count, reading) else None
         max_words = max_words if max_words is not None and agree("words", max_words, reading) else None
         number, one_line = number and agree("number", None, reading), one_line and agree("one_line", None, reading)
+    one_line = one_line or _a_title(task)
     return shape_of(items=items, number=number, max_words=max_words, one_line=one_line, first_line=first_line(task))
+
+
+def _a_title(task: str) -> bool:
+    """Whether ``task`` asks for one title, headline or subject line alone: one line by what it is (the 0.5B model
+    wrote a title of three lines), the task's own words, not a reading."""
+    return bool(_A_TITLE.search(task)) and list_form(task) is None and not _MORE_THAN_ONE.search(task)
 
 
 def _says(form: ListForm) -> Says:
@@ -220,6 +233,8 @@ def _content_checks(task: str, path: str) -> list[ContentCheck]:
         checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), "words", limit))
     if _ONE_LINE.search(task):
         checks.append(ContentCheck(f"{path} has 1 line", _one_line, "one_line"))
+    elif _a_title(task):
+        checks.append(ContentCheck(f"{path} has 1 line", _one_line, "title"))
     if _TABLE.search(task):
         checks.append(ContentCheck(f"{path} is a markdown table", _table, "table"))
     return checks

@@ -72,7 +72,7 @@ Kind = Literal["exact", "prose", "command"]
 Action = Literal["move", "copy", "delete", "make_dir"]
 Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
 #: what a check of the rules reads in the task: one shape of its output
-Says = Literal["bullets", "sentences", "lines", "number", "words", "one_line", "table", "first_line"]
+Says = Literal["bullets", "sentences", "lines", "number", "words", "one_line", "table", "first_line", "title"]
 
 #: the title of the reading's schema, by which a scripted model tells its request from the plan's
 READING_SCHEMA_TITLE = "TaskReading"
@@ -184,7 +184,7 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
         return (reading.shape == "bullets" and reading.count in (None, number)) or reading.count == number
     if says == "sentences":  # no other number of them, or one line for one sentence
         return reading.count in (None, number) or (number == 1 and reading.shape == "one_line")
-    if says in ("first_line", "lines"):  # a line the task quotes, lines it counts or a poem's form: its own words
+    if says in ("first_line", "lines", "title"):  # a line it quotes, lines it counts, a poem's form, a title: its words
         return True
     if says == "words":  # the same N (a small model puts "at most 30 words" in count as often as in max_words), or
         # none: a limit of words the task writes out is not misread, and the 0.5B model left "under 80 words" out
@@ -357,6 +357,12 @@ _COMPOSED = re.compile(
     r"in\s+(?:one|a|a\s+single|two|three|\d)\s+(?:short\s+|full\s+)?sentences?)\b",
     re.IGNORECASE,
 )
+#: a task's words for work on files themselves: moved, copied, renamed, deleted, archived, a folder made
+_SAYS_FILE_WORK = re.compile(
+    r"\b(?:mov(?:e[sd]?|ing)|cop(?:y|ies|ied|ying)|renam(?:e[sd]?|ing)|delet(?:e[sd]?|ing)|remov(?:e[sd]?|ing)|"
+    r"archiv(?:e[sd]?|ing)|organi[sz](?:e[sd]?|ing)|mkdir|(?:make|create)\s+(?:a\s+)?(?:new\s+)?(?:folder|directory))\b",
+    re.IGNORECASE,
+)
 #: the picks a task that asks for composed wording may still be: files acted on, a line or a word put in
 _NOT_COMPOSED = frozenset({"file_operations", "add_first_line", "add_last_line", "replace"})
 
@@ -367,14 +373,16 @@ def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
     - prose where the task asks for wording someone composes (a summary, its key points, a description, an email, a
       title: the 0.5B model read "the three key points of ..." as exact work and picked a word count, and "a
       numbered list of 4 takeaways" as the input's lines numbered), unless the pick is files acted on or a given
-      text put in, or the model read a command and picked nothing;
+      text put in, or the model read a command, picked nothing, and the task says files are moved, copied,
+      renamed, deleted or a folder made (the 0.5B model read "Write a polite reply to the customer in
+      mail/complaint.txt ..., saved as out/reply.txt" as a command, and moved the complaint to out/reply.txt);
     - exact work where the pick makes it so (``_made_exact``);
     - prose where the model read files acted on and picked prose (it read "write a short email ... save it as
       out/email.txt" as a command, and planned a read of the email it was to write), or read exact work where the
       task limits the output's words and the pick is none on the input's lines (it read "the most important
       decision ... in at most 20 words" as exact work, and code copied the input)."""
     if _COMPOSED.search(task) and (operation is None or operation.op not in _NOT_COMPOSED):
-        return "prose" if kind != "command" or operation is not None else kind
+        return "prose" if kind != "command" or operation is not None or not _SAYS_FILE_WORK.search(task) else kind
     if operation is not None and _made_exact(kind, operation.op):
         return "exact"
     if kind == "command" and operation is not None and operation.op == "write_prose":

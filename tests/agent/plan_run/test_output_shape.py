@@ -51,6 +51,8 @@ def plan(output: str, *, content: Any = None, mode: str = "overwrite") -> str:
          ("number", {"type": "number"})),
         ("Write a one-line title (at most 4 words) for data/notes.txt into out/summary.md",
          {"words": ["omx", "plans", "first"]}, "omx plans first\n", ("words", {"maxItems": 4})),
+        ("Suggest a title for data/notes.txt and put it in out/summary.md", {"text": "omx plans first"},
+         "omx plans first\n", ("text", {"type": "string"})),  # a title is one line: the 0.5B model wrote three
     ],
 )  # fmt: skip
 def test_the_step_that_writes_the_output_is_asked_for_the_task_s_shape(

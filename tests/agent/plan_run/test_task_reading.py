@@ -134,6 +134,25 @@ def test_the_operations_act_on_the_paths_the_task_names_where_it_names_some(
 @pytest.mark.parametrize(
     ("task", "kind"),
     [
+        ("Write a polite reply to the customer in data/log.txt offering a refund, saved as out/reply.txt", "prose"),
+        ("Move the summary of the log, data/log.txt, into old/", "command"),  # files moved, whatever they hold
+    ],
+)
+def test_composed_wording_read_as_a_command_with_no_pick_is_prose_unless_the_task_acts_on_files(
+    ws: Path, task: str, kind: str
+) -> None:
+    """The 0.5B model read "Write a polite reply to the customer in mail/complaint.txt ..., saved as out/reply.txt"
+    as a command, picked nothing, and its operations moved the complaint to out/reply.txt."""
+    ops = {"operations": [{"action": "move", "source": "data/log.txt", "target": "out/reply.txt"}]}
+    model = ScriptedModel([marked(kind="command"), {"for": OPERATIONS_SCHEMA_TITLE, "content": json.dumps(ops)}])
+    got, _ = read_task(model, task, ws)
+    assert got is not None and got.kind == kind
+    assert bool(got.operations) is (kind == "command")
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"),
+    [
         ("What is the main risk named in docs/guide.md? Answer in one sentence in out/risk.txt", "prose"),
         ("Explain docs/guide.md in two short sentences, into out/e.txt", "prose"),
         ("How many lines does docs/guide.md have? Into out/n.txt", "exact"),
