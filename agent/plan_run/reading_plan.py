@@ -43,7 +43,7 @@ from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLev
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_prompt import task_words
 from agent.plan_run.task_reading import TaskReading, named_paths
-from agent.plan_run.text_operations import ON_FOLDER
+from agent.plan_run.text_operations import ON_FOLDER, ON_TEXT
 from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, WriteTextInput
 
 __all__ = ["BY_OMX", "JOIN_ORDER", "MAX_INPUTS", "plan_from_reading"]
@@ -89,11 +89,13 @@ def plan_from_reading(
 
 def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> list[str]:
     """The files the task names that both readings take as its inputs: named in the task, listed by the model (or,
-    for prose where it listed none but read the output as made from an input, any: the 0.5B model listed no input
-    for "a summary of data/README.md"), and plain files of the workspace now (the output too, where the task
-    changes it in place)."""
+    where it listed none, any: for prose it read as made from an input, the 0.5B model listed no input for "a
+    summary of data/README.md"; for an operation on a text it picked, offered only where the task names a file
+    that is there, it listed none for "What port does config/dev.json set?" and its plan copied the file), and
+    plain files of the workspace now (the output too, where the task changes it in place)."""
     listed = {os.path.normpath(path) for path in reading.inputs}
-    unlisted = not listed and reading.from_input and reading.kind == "prose"
+    on_text = reading.operation is not None and reading.operation.op in ON_TEXT
+    unlisted = not listed and ((reading.from_input and reading.kind == "prose") or on_text)
     return [
         name
         for name in named_paths(task)

@@ -358,11 +358,15 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     the smallest, or the other way round, is the other end (it picked the smallest for "What is the highest number
     in data/temps.txt?"); a sort by number picked for lines that hold no
     number (in ``sample``) is the sort by letters: it picked one for "alphabetically, ignoring case". A replacement
-    of one pair the task quotes, where it quotes more, is all of them (``_with_every_pair``)."""
+    of one pair the task quotes, where it quotes more, is all of them (``_with_every_pair``). The field of each
+    item of a JSON list, picked for a JSON object, is its key's value (``json_value``): "What port does
+    config/dev.json set?"."""
     if _CONVERTS.search(task) and operation.op not in {*_CONVERSIONS.values(), "write_prose", "file_operations"}:
         operation = _converted(operation, sample, files)
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
+    if operation.op == "json_field" and sample.lstrip().startswith("{") and operation.text:
+        operation = operation.model_copy(update={"op": "json_value"})  # a field of one object: its key's value
     if _names_a_file(operation.text, files) and not _looked_for(operation.text, task, sample):
         operation = operation.model_copy(update={"text": ""})
     if operation.op in _IN_A_TABLE and (header := _csv_header(sample)) is not None:

@@ -891,3 +891,28 @@ def test_lines_kept_that_hold_a_value_of_one_column_of_a_table_are_its_rows(text
     the header": the header was lost."""
     table = "id,item,qty\n1,lamp,2\n4,chair,4\n"
     assert picked(reply("keep_containing", text), table, ["shop/orders.csv"], "Keep the chair orders") == found
+
+
+def test_a_field_of_the_items_of_a_json_list_picked_for_one_object_is_its_key_s_value() -> None:
+    """The 0.5B model picked json_field 'port' for "What port does config/dev.json set?"."""
+    assert picked(reply("json_field", "port"), '{"debug": true, "port": 8000}\n') == op("json_value", "port")
+    assert picked(reply("json_field", "id"), '[{"id": 1}]\n') == op("json_field", "id")
+
+
+def test_a_pick_on_a_text_takes_the_file_the_task_names_where_the_model_listed_no_input(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model listed no input for "What port does config/dev.json set? ...", picked the field 'port', and
+    its own plan copied the file: an operation on a text is offered only where the task names a file that is
+    there, so that file is its input."""
+    (ws / "config").mkdir()
+    (ws / "config" / "dev.json").write_text('{"debug": true, "port": 8000}\n', encoding="utf-8")
+    read = {"inputs": [], "outputs": ["out/port.txt"], "from_input": False, "kind": "exact", "shape": "one_line",
+            "count": None, "max_words": None}  # fmt: skip
+    script({"for": READING_SCHEMA_TITLE, "content": json.dumps(read)},
+           {"for": SCHEMA_TITLE, "content": reply("json_field", "port")})  # fmt: skip
+    result = omx("What port does config/dev.json set? Write just the port to out/port.txt", "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "port.txt").read_text(encoding="utf-8") == "8000\n"
+    assert "(code by omx for the operation 'json_field' the model picked)" in result.output
+    assert model_calls(ws) == []  # no plan or code asked of the model (no value asked to be checked: no input read)
