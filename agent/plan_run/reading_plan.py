@@ -89,13 +89,14 @@ def plan_from_reading(
 
 def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> list[str]:
     """The files the task names that both readings take as its inputs: named in the task, listed by the model (or,
-    where it listed none, any: for prose it read as made from an input, the 0.5B model listed no input for "a
-    summary of data/README.md"; for an operation on a text it picked, offered only where the task names a file
+    where it listed none, any: for prose, the 0.5B model listed no input for "a summary of data/README.md", and
+    none, read as made from none, for "Write a polite reply to the customer in mail/complaint.txt ...", whose own
+    plan then copied the complaint; for an operation on a text it picked, offered only where the task names a file
     that is there, it listed none for "What port does config/dev.json set?" and its plan copied the file), and
     plain files of the workspace now (the output too, where the task changes it in place)."""
     listed = {os.path.normpath(path) for path in reading.inputs}
     on_text = reading.operation is not None and reading.operation.op in ON_TEXT
-    unlisted = not listed and ((reading.from_input and reading.kind == "prose") or on_text)
+    unlisted = not listed and (reading.kind == "prose" or on_text)
     return [
         name
         for name in named_paths(task)

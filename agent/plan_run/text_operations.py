@@ -618,7 +618,9 @@ def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperat
     """``operation`` with TEXT the CSV header's own spelling of its column (a whole column is the rows where it
     holds the one value of it that ``task`` names, see ``fitted``), or, where the header has no such column, the one
     column of it the task says (the 0.5B model gave no column for "Compute the average age in data/people.csv");
-    None where there is none."""
+    None where there is none. A column of no numbers added up or averaged, where the task names one of its
+    values, is the rows with that value: the model picked the sum of the status column for "... only the rows of
+    data/orders.csv whose status is shipped"."""
     text, new_text, op = operation.text, operation.new_text, operation.op
     if "=" in text and not new_text:
         text, new_text = (part.strip() for part in text.split("=", 1))
@@ -630,8 +632,10 @@ def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperat
         column = said[0]
     if column is None:
         return None
-    if op == "csv_column" or (op == "csv_where" and new_text not in _values(rows, header.index(column))):
-        named = [value for value in _values(rows, header.index(column)) if _says(task, value)]
+    values = _values(rows, header.index(column))
+    no_numbers = op in ("csv_sum", "csv_average") and values and not any(_is_number(value) for value in values)
+    if op == "csv_column" or no_numbers or (op == "csv_where" and new_text not in values):
+        named = [value for value in values if _says(task, value)]
         if len(named) == 1:
             op, new_text = "csv_where", named[0]
     if op == "csv_where" and not new_text:
@@ -680,6 +684,14 @@ def _measured(words: str, column: str, superlative: re.Match[str] | None) -> boo
         re.match(rf"\s+(?:[\w-]+\s+)?{name}\b", after, re.IGNORECASE)
         or re.search(rf"\bthe\s+{name}\s+column\b|\bby\s+{name}\b", words, re.IGNORECASE)
     )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _values(rows: list[list[str]], column: int) -> list[str]:

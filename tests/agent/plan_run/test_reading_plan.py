@@ -184,13 +184,8 @@ def test_prose_from_the_task_s_own_words_is_asked_without_a_plan_request(
             "Summarise the story in out/s.md",
             reading("prose", ["data/story.txt"], ["out/s.md"]),
         ),
-        (  # the model lists no input and reads the text as made of none, yet the task names a file that is there:
-            # material the text may be made of
-            "Write a poem in the mood of data/story.txt to out/poem.txt",
-            reading("prose", [], ["out/poem.txt"], from_input=False),
-        ),
     ],
-    ids=["files-acted-on", "prose-of-two-files", "input-not-named", "a-named-file-not-listed"],
+    ids=["files-acted-on", "prose-of-two-files", "input-not-named"],
 )
 def test_other_tasks_are_planned_by_the_model(
     ws: Path, script: Callable[..., ScriptedModel], task: str, read: dict[str, Any]
@@ -201,12 +196,15 @@ def test_other_tasks_are_planned_by_the_model(
     assert events(ws, "plan_from_reading") == []
 
 
+@pytest.mark.parametrize("from_input", [True, False])
 def test_prose_made_from_an_input_the_model_did_not_list_is_made_from_the_file_the_task_names(
-    ws: Path, script: Callable[..., ScriptedModel]
+    ws: Path, script: Callable[..., ScriptedModel], from_input: bool
 ) -> None:
-    """The 0.5B model listed no input for "a summary of data/README.md" and read it as made from an input."""
+    """The 0.5B model listed no input for "a summary of data/README.md" and read it as made from an input; it listed
+    none and read it as made from none for "Write a polite reply to the customer in mail/complaint.txt ...", and
+    its own plan copied the complaint: a file the task names that is there is the text's material."""
     task = "Write a poem in the mood of data/story.txt to out/poem.txt"
-    model = script(reading("prose", [], ["out/poem.txt"]), "A radio hums; the tower waits.")
+    model = script(reading("prose", [], ["out/poem.txt"], from_input=from_input), "A radio hums; the tower waits.")
     result = omx(task, "--yes")
     assert result.exit_code == 0, result.output
     assert events(ws, "plan_from_reading") == [{"tools": ["read_text", "llm", "write_text"]}]
@@ -229,9 +227,9 @@ def test_an_input_reached_through_a_symlink_is_planned_by_the_model(
 def test_a_model_step_that_writes_the_output_is_asked_the_task_in_the_persons_words(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
-    """A plan of the model's (the reading names no input) paraphrases the task for its llm step, and the heading the
+    """A plan of the model's (the task names no input) paraphrases the task for its llm step, and the heading the
     task asks for is lost; the step is asked the task itself."""
-    task = "Write a summary of data/story.txt to out/s.md: the first line is '# Story', then 2 sentences"
+    task = "Write a summary of the story to out/s.md: the first line is '# Story', then 2 sentences"
     plan = {
         "version": 1,
         "goal": task,
@@ -252,13 +250,13 @@ def test_a_model_step_that_writes_the_output_is_asked_the_task_in_the_persons_wo
             },
         ],
     }
-    read = reading("prose", [], ["out/s.md"], from_input=False)  # no input listed or read: the model plans
+    read = reading("prose", ["data/story.txt"], ["out/s.md"])  # an input the task does not name: the model plans
     model = script(read, json.dumps(plan), "# Story\nA radio. A tower.")
     result = omx(task, "--yes")
     assert result.exit_code == 0, result.output
     assert model_calls(ws) == ["plan", "step"]
     asked = model.requests[-1]["messages"][-1]["content"]
-    words = "Write a summary of data/story.txt: the first line is '# Story', then 2 sentences"
+    words = "Write a summary of the story: the first line is '# Story', then 2 sentences"
     assert asked.startswith(f"{words}\nReply with one JSON object") and asked.endswith(f"\n\n---\n{STORY}")
     assert "exactly 2 sentences, after the line '# Story'" in asked  # the shape the task says, asked
     assert f"prompt: {words}\n" in result.output  # the person confirms the plan with the prompt it runs

@@ -916,3 +916,19 @@ def test_a_pick_on_a_text_takes_the_file_the_task_names_where_the_model_listed_n
     assert (ws / "out" / "port.txt").read_text(encoding="utf-8") == "8000\n"
     assert "(code by omx for the operation 'json_field' the model picked)" in result.output
     assert model_calls(ws) == []  # no plan or code asked of the model (no value asked to be checked: no input read)
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [
+        (reply("csv_sum", "status", "orders"), op("csv_where", "status", "shipped")),  # words added up: no sum
+        (reply("csv_average", "status"), op("csv_where", "status", "shipped")),
+        (reply("csv_sum", "total"), op("csv_sum", "total")),  # numbers: as picked
+    ],
+)
+def test_a_column_of_words_added_up_where_the_task_names_one_of_them_is_its_rows(
+    answer: str, found: TextOperation
+) -> None:
+    table = "id,status,total\n1,shipped,3.5\n2,open,4\n"
+    task = "out/s.csv should hold only the rows of data/o.csv whose status is shipped"
+    assert picked(answer, table, ["data/o.csv", "out/s.csv"], task) == found
