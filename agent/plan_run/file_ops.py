@@ -82,6 +82,7 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
         return ()
     agreed = _into_new_folders_named(task, root, [op for op in operations if op is not None])
     agreed = _of_the_kind_named(task, agreed)
+    agreed = _of_the_names_each_folder_gathers(task, agreed)
     if not agreed or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
         return ()
     named = [_normal(path) for path in named_paths(task)]
@@ -115,6 +116,30 @@ def _of_the_kind_named(task: str, operations: list[Operation]) -> list[Operation
     ("Delete the .tmp files in tmp/": not tmp/keep.txt, nor tmp/ itself), unless it is a file the task names."""
     named = {_normal(name) for name in named_paths(task) if not name.endswith("/")}
     return [op for op in operations if not op.source or op.source in named or kind_named(task, op.source)]
+
+
+def _of_the_names_each_folder_gathers(task: str, operations: list[Operation]) -> list[Operation]:
+    """``operations`` without a move or copy of a file the task does not name into a folder whose name the names of
+    the other files moved or copied into it hold, where its own name does not: files sorted into folders by what
+    their names say ("acme_ files go in docs/acme/, the globex_ ones in docs/globex/. Leave everything else where it
+    is": the 0.5B model moved docs/readme.txt into docs/acme/ with the two acme_ files)."""
+    named = {_normal(name) for name in named_paths(task) if not name.endswith("/")}
+    into: dict[str, list[Operation]] = {}
+    for op in operations:
+        if op.action in ("move", "copy") and op.source:
+            into.setdefault(os.path.dirname(op.target), []).append(op)
+
+    def holds(op: Operation, folder: str) -> bool:
+        return os.path.basename(folder).lower() in os.path.basename(op.source).lower()
+
+    strays = {
+        id(op)
+        for folder, gathered in into.items()
+        if os.path.basename(folder) and sum(holds(op, folder) for op in gathered) >= 2
+        for op in gathered
+        if not holds(op, folder) and op.source not in named
+    }
+    return [op for op in operations if id(op) not in strays]
 
 
 def _normal(path: str) -> str:

@@ -391,6 +391,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = _as_a_line_added(_with_every_pair(operation, task), sample, task)
     if operation.op in _COUNTING and task and not _ASKS_A_COUNT.search(task):
         return None
+    if operation.op in _EXTRACTED and task and not _EXTRACTED[operation.op].search(_PATH_LIKE.sub(" ", task)):
+        return None  # the 0.5B model extracted emails for "Write the name of every user in data/users.json"
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
     if operation.op == "csv_lookup":
@@ -405,6 +407,12 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     return operation
 
 
+#: the operations that draw things of one kind out of a text, and the words that ask for that kind
+_EXTRACTED = {
+    "extract_emails": re.compile(r"\be-?mails?\b|\baddress(?:es)?\b", re.IGNORECASE),
+    "extract_urls": re.compile(r"\burls?\b|\blinks?\b|\baddress(?:es)?\b|\bweb\s*sites?\b|\bhttps?\b", re.IGNORECASE),
+    "extract_numbers": re.compile(r"\bnumbers?\b|\bdigits?\b|\bfigures?\b|\bamounts?\b|\bvalues?\b", re.IGNORECASE),
+}
 #: the operations that rank a folder's files and keep the first NUMBER of them
 _FILES_RANKED = frozenset({"largest_files", "newest_files", "oldest_files"})
 #: the operations that count, and the words that ask for a count: a count picked where none is asked is no pick

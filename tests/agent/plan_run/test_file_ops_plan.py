@@ -335,6 +335,30 @@ def test_a_pick_of_a_text_with_only_folders_to_write_has_the_operations_asked(
     assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "move", "move"]}]
 
 
+@pytest.mark.parametrize(
+    ("task", "readme_moved"),
+    [
+        ("The files of docs/ whose names start with acme_ go in docs/acme/. Leave everything else where it is.", False),
+        ("Move docs/acme_1.txt, docs/acme_2.txt and docs/readme.txt into docs/acme/", True),  # named: moved
+    ],
+)
+def test_a_file_whose_name_is_not_what_a_folder_gathers_is_left_where_it_is(
+    ws: Path, script: Callable[..., ScriptedModel], task: str, readme_moved: bool
+) -> None:
+    """The 0.5B model moved docs/readme.txt into docs/acme/ with the two acme_ files."""
+    (ws / "docs").mkdir()
+    for name in ("acme_1.txt", "acme_2.txt", "readme.txt"):
+        (ws / "docs" / name).write_text(name, encoding="utf-8")
+    ops = operations(("move", "docs/acme_1.txt", "docs/acme/"), ("move", "docs/acme_2.txt", "docs/acme/"),
+                     ("move", "docs/readme.txt", "docs/acme/"))  # fmt: skip
+    script(*reading(ops))
+    result = omx(task, input=f"y\n{3 if readme_moved else 2}\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert (ws / "docs" / "acme" / "acme_1.txt").is_file() and (ws / "docs" / "acme" / "acme_2.txt").is_file()
+    assert (ws / "docs" / "acme" / "readme.txt").is_file() is readme_moved
+    assert (ws / "docs" / "readme.txt").is_file() is not readme_moved
+
+
 def test_where_the_task_names_the_new_folders_no_other_is_made_or_moved_into(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:

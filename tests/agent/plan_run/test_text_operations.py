@@ -932,3 +932,19 @@ def test_a_column_of_words_added_up_where_the_task_names_one_of_them_is_its_rows
     table = "id,status,total\n1,shipped,3.5\n2,open,4\n"
     task = "out/s.csv should hold only the rows of data/o.csv whose status is shipped"
     assert picked(answer, table, ["data/o.csv", "out/s.csv"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("task", "answer", "kept"),
+    [
+        ("Write the name of every user in data/u.json to out/n.txt", reply("extract_emails", "user.email"), False),
+        ("Collect the email addresses in data/u.txt into out/e.txt", reply("extract_emails"), True),
+        ("List every link of data/u.txt in out/l.txt", reply("extract_urls"), True),
+        ("Pull the numbers out of data/u.txt into out/n.txt", reply("extract_numbers"), True),
+        ("Put the words of data/numbers.txt in out/w.txt", reply("extract_numbers"), False),  # a path says it only
+    ],
+)
+def test_things_of_a_kind_are_drawn_out_only_where_the_task_asks_for_that_kind(
+    task: str, answer: str, kept: bool
+) -> None:
+    assert (picked(answer, "ada a@b.io https://x.org 3\n", [], task) is not None) is kept
