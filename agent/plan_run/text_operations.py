@@ -398,7 +398,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     if operation.op == "csv_lookup":
         return _with_key_and_column(operation, sample, task)
     if operation.op in DATED:
-        return _with_date(operation, task)
+        return _with_date(_dated_as_said(operation, task), task)
     if operation.op in SIZED:
         return _with_size(operation)
     if operation.op in PATTERNED:  # a pattern: 'src/*.py' is '*.py' of the folder
@@ -479,6 +479,30 @@ def _as_a_line_added(operation: TextOperation, sample: str, task: str) -> TextOp
     if bool(start) == bool(end) or not _says(task, line.strip()):
         return operation
     return TextOperation(op="add_first_line" if start else "add_last_line", text=line.strip())
+
+
+#: the words that ask for files last changed before a day, and those that ask for files changed since one
+_EARLIER = re.compile(
+    r"\b(?:older\s+than|before|not\s+(?:been\s+)?(?:modified|changed|touched|updated|edited)\s+(?:for|in|since)|"
+    r"(?:more|over)\s+than\s+[\w\s]{1,20}?\s+ago|stale)\b",
+    re.IGNORECASE,
+)
+_LATER = re.compile(
+    r"\b(?:newer\s+than|after|since|(?:in|within|during)\s+the\s+(?:last|past)|recently|"
+    r"(?:less|fewer)\s+than\s+[\w\s]{1,20}?\s+ago)\b",
+    re.IGNORECASE,
+)
+
+
+def _dated_as_said(operation: TextOperation, task: str) -> TextOperation:
+    """The files changed before a day where the task's words ask only for those (``_EARLIER``: "older than",
+    "not modified for more than a year"), after it where they ask only for those (``_LATER``: "in the last 7
+    days", "since"): the 0.5B model picked the files changed after a year ago for "List the files in docs/ that
+    have not been modified for more than a year"."""
+    earlier, later = bool(_EARLIER.search(task)), bool(_LATER.search(task))
+    if earlier == later:
+        return operation
+    return operation.model_copy(update={"op": "files_changed_before" if earlier else "files_changed_after"})
 
 
 def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None:

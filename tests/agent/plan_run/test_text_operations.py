@@ -261,7 +261,7 @@ def test_a_pattern_of_names_is_one_of_names_its_folder_left_out() -> None:
 )
 def test_a_span_before_today_is_the_day_it_names(text: str, task: str, days: int) -> None:
     fit = picked(reply("files_changed_before", text), "", task=task)
-    assert fit == op("files_changed_before", (date.today() - timedelta(days=days)).isoformat())
+    assert fit is not None and fit.text == (date.today() - timedelta(days=days)).isoformat()
 
 
 def test_a_date_that_is_none_does_not_fit() -> None:
@@ -948,3 +948,21 @@ def test_things_of_a_kind_are_drawn_out_only_where_the_task_asks_for_that_kind(
     task: str, answer: str, kept: bool
 ) -> None:
     assert (picked(answer, "ada a@b.io https://x.org 3\n", [], task) is not None) is kept
+
+
+@pytest.mark.parametrize(
+    ("task", "picked_op", "found_as"),
+    [
+        ("List the files in docs/ that have not been modified for more than a year", "files_changed_after",
+         "files_changed_before"),
+        ("Which files of docs/ are older than 30 days?", "files_changed_after", "files_changed_before"),
+        ("Which files of docs/ changed in the last 7 days?", "files_changed_before", "files_changed_after"),
+        ("Which files of docs/ changed since 2026-01-01?", "files_changed_before", "files_changed_after"),
+        ("Files of docs/ by 2026-01-01", "files_changed_before", "files_changed_before"),  # no word says: as picked
+    ],
+)  # fmt: skip
+def test_files_changed_before_or_after_a_day_are_those_the_task_s_words_ask_for(
+    task: str, picked_op: str, found_as: str
+) -> None:
+    fit = picked(reply(picked_op, "2026-01-01"), "", ["docs/"], task)
+    assert fit is not None and fit.op == found_as
