@@ -391,7 +391,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = _as_a_line_added(_with_every_pair(operation, task), sample, task)
     if operation.op in _COUNTING and task and not _ASKS_A_COUNT.search(task):
         return None
-    if operation.op in _EXTRACTED and task and not _EXTRACTED[operation.op].search(_PATH_LIKE.sub(" ", task)):
+    if operation.op in _EXTRACTED and task and not _EXTRACTED[operation.op].search(_words(task)):
         return None  # the 0.5B model extracted emails for "Write the name of every user in data/users.json"
     if operation.op in CSV_COLUMN:
         return _with_column(operation, sample, task)
@@ -634,7 +634,7 @@ def _looked_for(text: str, task: str, sample: str) -> bool:
     """Whether ``text``, which names a file, is also a text the task looks for: the task says it outside its paths
     and the input's first lines (``sample``) hold it ("How many times does 'sea' appear in essay/draft.txt? Save
     the count to out/sea.txt")."""
-    words = " ".join(_PATH_LIKE.sub(" ", task).split())
+    words = _words(task)
     return _says(words, text.strip()) and text.strip().lower() in sample.lower()
 
 
@@ -659,7 +659,7 @@ def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperat
     rows = list(csv.reader(io.StringIO(sample)))
     header = rows[0] if rows else []
     column = next((name for name in header if name.strip().lower() == text.strip().lower()), None)
-    said = [name for name in header if name.strip() and _says(_PATH_LIKE.sub(" ", task), name.strip())]
+    said = [name for name in header if name.strip() and _says(_words(task), name.strip())]
     if column is None and len(said) == 1 and op not in CSV_ROW:  # the one column the task says: "the average age"
         column = said[0]
     if column is None:
@@ -686,7 +686,7 @@ def _with_key_and_column(operation: TextOperation, sample: str, task: str) -> Te
     data/scores.csv?". None where the column or the row is missing."""
     rows = list(csv.reader(io.StringIO(sample)))
     header = rows[0] if rows else []
-    words = _PATH_LIKE.sub(" ", task)
+    words = _words(task)
     answer = next((name for name in header if name.strip().lower() == operation.new_text.strip().lower()), None)
     said = [name for name in header if name.strip() and _says(words, name.strip())]
     key = operation.text.strip()
@@ -738,6 +738,13 @@ def _says(task: str, value: str) -> bool:
 
 #: a path or file name in a task's words (``out/errors.txt``, ``notes.md``)
 _PATH_LIKE = re.compile(r"\S*/\S*|\S+\.\w{1,8}\b")
+
+
+def _words(task: str) -> str:
+    """``task``'s words without its paths and file names, spaced once: what it says, not where things are."""
+    return " ".join(_PATH_LIKE.sub(" ", task).split())
+
+
 #: the operations whose NEW_TEXT is an argument (elsewhere the model fills it with anything)
 _USES_NEW_TEXT = frozenset({"replace", "csv_where", "csv_largest", "csv_smallest", "csv_lookup"})
 
@@ -749,7 +756,7 @@ def unsaid_arguments(operation: TextOperation, task: str) -> list[str]:
     that is no operation on a text."""
     if operation.op not in ON_TEXT:
         return []
-    words = " ".join(_PATH_LIKE.sub(" ", task).split())  # out/errors.txt does not say "error"
+    words = _words(task)  # out/errors.txt does not say "error"
     texts = [operation.text, operation.new_text if operation.op in _USES_NEW_TEXT else ""]
     parts = [part for text in texts for part in text.split("|") if part.strip()]
     return [part for part in parts if not _says(words, " ".join(part.split()))]
