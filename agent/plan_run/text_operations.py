@@ -398,7 +398,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     if operation.op == "csv_lookup":
         return _with_key_and_column(operation, sample, task)
     if operation.op in DATED:
-        return _with_date(_dated_as_said(operation, task), task)
+        return _with_date(operation, task)
     if operation.op in SIZED:
         return _with_size(operation)
     if operation.op in PATTERNED:  # a pattern: 'src/*.py' is '*.py' of the folder
@@ -432,10 +432,25 @@ _MOST = re.compile(r"\b(?:highest|largest|biggest|greatest|maximum|max|most|warm
                    r"tallest|richest)\b", re.IGNORECASE)  # fmt: skip
 _LEAST = re.compile(r"\b(?:lowest|smallest|least|minimum|min|fewest|coldest|coolest|lightest|shortest|cheapest)\b",
                     re.IGNORECASE)  # fmt: skip
-#: each pick of the largest or the smallest, and the other end; which words ask for it
+#: the words that ask for files last changed before a day, and those that ask for files changed since one
+_EARLIER = re.compile(
+    r"\b(?:older\s+than|before|not\s+(?:been\s+)?(?:modified|changed|touched|updated|edited)\s+(?:for|in|since)|"
+    r"(?:more|over)\s+than\s+[\w\s]{1,20}?\s+ago|stale)\b",
+    re.IGNORECASE,
+)
+_LATER = re.compile(
+    r"\b(?:newer\s+than|after|since|(?:in|within|during)\s+the\s+(?:last|past)|recently|"
+    r"(?:less|fewer)\s+than\s+[\w\s]{1,20}?\s+ago)\b",
+    re.IGNORECASE,
+)
+#: each pick of the largest or the smallest, or of files changed before or after a day, and the other end; which
+#: words ask for it (the 0.5B model picked the files changed after a year ago for "List the files in docs/ that
+#: have not been modified for more than a year")
 _OTHER_END = {"largest_number": "smallest_number", "smallest_number": "largest_number", "csv_largest": "csv_smallest",
-              "csv_smallest": "csv_largest"}  # fmt: skip
-_ASKS = {"largest_number": _MOST, "csv_largest": _MOST, "smallest_number": _LEAST, "csv_smallest": _LEAST}
+              "csv_smallest": "csv_largest", "files_changed_before": "files_changed_after",
+              "files_changed_after": "files_changed_before"}  # fmt: skip
+_ASKS = {"largest_number": _MOST, "csv_largest": _MOST, "smallest_number": _LEAST, "csv_smallest": _LEAST,
+         "files_changed_before": _EARLIER, "files_changed_after": _LATER}  # fmt: skip
 #: each sort, and its other way round
 _DESCENDING = {"sort_numeric": "sort_numeric_desc", "sort": "sort_desc"}
 #: each sort by number, and the sort by letters the same way round
@@ -479,30 +494,6 @@ def _as_a_line_added(operation: TextOperation, sample: str, task: str) -> TextOp
     if bool(start) == bool(end) or not _says(task, line.strip()):
         return operation
     return TextOperation(op="add_first_line" if start else "add_last_line", text=line.strip())
-
-
-#: the words that ask for files last changed before a day, and those that ask for files changed since one
-_EARLIER = re.compile(
-    r"\b(?:older\s+than|before|not\s+(?:been\s+)?(?:modified|changed|touched|updated|edited)\s+(?:for|in|since)|"
-    r"(?:more|over)\s+than\s+[\w\s]{1,20}?\s+ago|stale)\b",
-    re.IGNORECASE,
-)
-_LATER = re.compile(
-    r"\b(?:newer\s+than|after|since|(?:in|within|during)\s+the\s+(?:last|past)|recently|"
-    r"(?:less|fewer)\s+than\s+[\w\s]{1,20}?\s+ago)\b",
-    re.IGNORECASE,
-)
-
-
-def _dated_as_said(operation: TextOperation, task: str) -> TextOperation:
-    """The files changed before a day where the task's words ask only for those (``_EARLIER``: "older than",
-    "not modified for more than a year"), after it where they ask only for those (``_LATER``: "in the last 7
-    days", "since"): the 0.5B model picked the files changed after a year ago for "List the files in docs/ that
-    have not been modified for more than a year"."""
-    earlier, later = bool(_EARLIER.search(task)), bool(_LATER.search(task))
-    if earlier == later:
-        return operation
-    return operation.model_copy(update={"op": "files_changed_before" if earlier else "files_changed_after"})
 
 
 def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None:
@@ -607,7 +598,7 @@ def _in_a_table(operation: TextOperation, header: list[str], task: str, sample_r
     too), the count of lines for "Count the orders in shop/orders.csv (one per row after the header)" (the header
     counted too), and the lines that contain 'chair' for "Keep only the chair orders from shop/orders.csv, with the
     header" (a value of one column: the rows with it, the header first)."""
-    column = next((name for name in header if name.strip().lower() == operation.text.strip().lower()), None)
+    column = _column_named(header, operation.text)
     if operation.op == "add_up_numbers" and column is not None:
         return operation.model_copy(update={"op": "csv_sum", "text": column})
     if operation.op == "count_lines" and not operation.text and not re.search(r"\blines?\b", task, re.IGNORECASE):
@@ -658,8 +649,7 @@ def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperat
         text, new_text = (part.strip() for part in text.split("=", 1))
     rows = list(csv.reader(io.StringIO(sample)))
     header = rows[0] if rows else []
-    column = next((name for name in header if name.strip().lower() == text.strip().lower()), None)
-    said = [name for name in header if name.strip() and _says(_words(task), name.strip())]
+    column, said = _column_named(header, text), _columns_said(header, _words(task))
     if column is None and len(said) == 1 and op not in CSV_ROW:  # the one column the task says: "the average age"
         column = said[0]
     if column is None:
@@ -673,7 +663,7 @@ def _with_column(operation: TextOperation, sample: str, task: str) -> TextOperat
     if op == "csv_where" and not new_text:
         return None
     if op in CSV_ROW:  # the answer's column as the header spells it, the first where none is named
-        new_text = next((name for name in header if name.strip().lower() == new_text.strip().lower()), header[0])
+        new_text = spelled if (spelled := _column_named(header, new_text)) is not None else header[0]
     return operation.model_copy(update={"op": op, "text": column, "new_text": new_text})
 
 
@@ -687,8 +677,7 @@ def _with_key_and_column(operation: TextOperation, sample: str, task: str) -> Te
     rows = list(csv.reader(io.StringIO(sample)))
     header = rows[0] if rows else []
     words = _words(task)
-    answer = next((name for name in header if name.strip().lower() == operation.new_text.strip().lower()), None)
-    said = [name for name in header if name.strip() and _says(words, name.strip())]
+    answer, said = _column_named(header, operation.new_text), _columns_said(header, words)
     key = operation.text.strip()
     if not key or not _says(words, key):
         cells = {cell.strip() for row in rows[1:] for cell in row if cell.strip() and _says(words, cell.strip())}
@@ -705,6 +694,16 @@ def _with_key_and_column(operation: TextOperation, sample: str, task: str) -> Te
     if column is None or not key:
         return None
     return operation.model_copy(update={"text": key, "new_text": column})
+
+
+def _column_named(header: list[str], text: str) -> str | None:
+    """The column of ``header`` that ``text`` names, as the header spells it (case and outer spaces aside)."""
+    return next((name for name in header if name.strip().lower() == text.strip().lower()), None)
+
+
+def _columns_said(header: list[str], words: str) -> list[str]:
+    """The columns of ``header`` that ``words`` (a task's, without its paths) say, in the header's order."""
+    return [name for name in header if name.strip() and _says(words, name.strip())]
 
 
 def _measured(words: str, column: str, superlative: re.Match[str] | None) -> bool:
