@@ -27,6 +27,7 @@ from agent.plan_run.code_templates import (
     Template,
     files_template,
     folder_template,
+    read_before_set,
     template_for_text,
     undefined_names,
     with_print_line,
@@ -92,6 +93,8 @@ def code_problem(
         return "it does not compile"
     if undefined:
         return f"it reads {', '.join(sorted(undefined))}, which nothing defines"
+    if early := read_before_set(code):
+        return f"it reads {', '.join(sorted(early))} before it sets it"
     if given_input and not _reads_input(tree):
         return "it never reads INPUT, which holds the text to work on"
     if any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree)):

@@ -35,7 +35,7 @@ import yaml
 
 __all__ = ["MOST_PARSED", "PRINT_LINE", "TEMPLATE", "WORDS_TEMPLATE", "Template", "data_template", "files_template"]
 __all__ += ["template_for_text", "text_template", "undefined_names", "with_last_value_printed", "with_print_line"]
-__all__ += ["folder_template", "with_template_lines"]
+__all__ += ["folder_template", "read_before_set", "with_template_lines"]
 
 #: the names code may use without defining them: the builtins and the step's input (``tools.python.BOOT``)
 GIVEN = frozenset(dir(builtins)) | {"INPUT", "__file__", "__name__"}
@@ -219,6 +219,59 @@ def undefined_names(code: str) -> set[str] | None:
         return None
     defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
     return _globals_read(table) - defined - GIVEN
+
+
+def read_before_set(code: str) -> set[str]:
+    """The names a top-level statement of ``code`` reads where no statement before it, nor a template name
+    (``GIVEN``), has set them, though the code sets them later or in that statement: each is a NameError when it
+    runs. The 0.5B model completed a template with ``result = "\\n".join(result) if isinstance(result, list) else
+    result``. Names bound inside a compound statement (a loop, an ``if``, a ``with``) count as set from its first
+    line, so only straight-line misuse is found; code that does not parse gives none."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return set()
+    bound: set[str] = set()
+    early: set[str] = set()
+    for statement in body:
+        simple = not isinstance(statement, _COMPOUND)
+        stored = _stored(statement)
+        if not simple:
+            bound |= stored
+        early |= {name for name in _loaded(statement) if name not in bound and name not in GIVEN}
+        bound |= stored
+    return early & bound
+
+
+#: statements whose own lines may bind a name before another of their lines reads it
+_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef, ast.Match)  # fmt: skip
+#: expressions with a scope of their own: only the first iterable is read where they stand
+_SCOPED = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _loaded(node: ast.AST) -> set[str]:
+    """The names ``node`` reads in its own scope: a comprehension's first iterable, no lambda or function body."""
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) else set()
+    if isinstance(node, _SCOPED):
+        return _loaded(node.generators[0].iter)
+    if isinstance(node, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return set()
+    return set().union(*(_loaded(child) for child in ast.iter_child_nodes(node)))
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """The names ``node`` binds in its own scope (assignments, imports, loop targets, a def's or class's name)."""
+    names: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            names.add(child.id)
+        elif isinstance(child, ast.Import | ast.ImportFrom):
+            names |= {alias.asname or alias.name.split(".")[0] for alias in child.names}
+        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(child.name)
+    return names
 
 
 def _globals_read(table: symtable.SymbolTable) -> set[str]:

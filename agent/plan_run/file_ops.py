@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.plan_run.criteria import CriterionCheck, CriterionStatus
+from agent.plan_run.folder_files import extensions
 from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, kind_named, named_paths
 from agent.plan_run.tools.path_tools import records_path, records_problem
 
@@ -72,16 +74,20 @@ class Operation:
 def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -> tuple[Operation, ...]:
     """The operations of ``reading`` omx acts on, each with its source's state now; none where anything contradicts
     them (see the module) or the model read the task as one that does not act on files."""
-    if reading is None or not reading.acts_on_files or not reading.operations:
+    if reading is None or not reading.acts_on_files:
         return ()
     root = workspace.resolve()
-    asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in reading.operations))
     folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
+    listed = _sorted_by_type(task, root, folders) or reading.operations
+    if not listed:
+        return ()
+    asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in listed))
     operations = [_operation(root, FileOperation(action=a, source=s, target=t), folders) for a, s, t in asked]
     if any(op is None for op in operations):
         return ()
     agreed = _into_new_folders_named(task, root, [op for op in operations if op is not None])
     agreed = _of_the_kind_named(task, agreed)
+    agreed = _with_every_file_of_the_kind(task, root, agreed, folders)
     agreed = _of_the_names_each_folder_gathers(task, agreed)
     if not agreed or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
         return ()
@@ -116,6 +122,82 @@ def _of_the_kind_named(task: str, operations: list[Operation]) -> list[Operation
     ("Delete the .tmp files in tmp/": not tmp/keep.txt, nor tmp/ itself), unless it is a file the task names."""
     named = {_normal(name) for name in named_paths(task) if not name.endswith("/")}
     return [op for op in operations if not op.source or op.source in named or kind_named(task, op.source)]
+
+
+#: files sorted into a folder for each kind: "by type", "by file extension", "a subfolder for each file type"
+_BY_TYPE = re.compile(
+    r"\bby\s+(?:file\s+)?(?:type|extension|format)s?\b|\b(?:for|per)\s+(?:each|every)\s+(?:file\s+)?"
+    r"(?:type|extension|format)\b",
+    re.IGNORECASE,
+)
+
+
+def _sorted_by_type(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
+    """Where the task sorts the files of the one folder it names into a folder for each type (``_BY_TYPE``), a move
+    of each file there with an extension into the folder named by it, in lower case (``inbox/a.PDF`` into
+    ``inbox/pdf/``): the 0.5B model, asked for "a subfolder in it for each file type (pdf, jpg, txt, zip...)",
+    listed the folders to make with the files' own names; none otherwise, or where the task names a path that is not
+    there (it says where the files go). The folder is one the task writes as a folder, or names as one ("my
+    downloads folder"), and is there."""
+    said = {_normal(match.group(1) or match.group(2)) for match in _FOLDER_WORD.finditer(task)}
+    there = [name for name in folders | said if name and _is_dir(root / name)]
+    new = [path for path in named_paths(task) if not os.path.lexists(root / _normal(path))]
+    if not _BY_TYPE.search(task) or len(there) != 1 or new:  # the folders the task names are where files go
+        return []
+    folder = there[0]
+    try:
+        names = sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    return [
+        FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{ext[1:].lower()}/")
+        for name in names
+        if (ext := os.path.splitext(name)[1])
+    ]
+
+
+#: a folder named as one without its final slash: "my downloads folder", "the folder inbox"
+_FOLDER_WORD = re.compile(r"\b([\w.-]+)\s+(?:folder|directory|dir)\b|\b(?:folder|directory)\s+([\w.-]+/?)",
+                          re.IGNORECASE)  # fmt: skip
+
+
+#: words that pick some files of a kind, not all of them: "the largest image", "the 3 newest PDFs", "the first"
+_SOME = re.compile(r"\b(?:\d+|largest|smallest|biggest|newest|oldest|latest|earliest|first|last|one|two|three|"
+                   r"four|five|few|some\s+of)\b", re.IGNORECASE)  # fmt: skip
+#: a kind of file named in the plural: "the pictures", "PDFs", "the .txt files"
+_PLURAL_KIND = re.compile(r"\b(?:files|images|pictures|photos|photographs|pics|documents|scripts|[A-Z]{2,5}s)\b")
+
+
+def _with_every_file_of_the_kind(
+    task: str, root: Path, operations: list[Operation], folders: set[str]
+) -> list[Operation]:
+    """``operations`` with a move (or copy) of every other file of the kind the task names in the plural ("the
+    pictures", "the PDF files") that lies in the one folder they move files of that kind from, to the one folder they
+    move them into: the 0.5B model, asked to move "the pictures mixed in with the other things in stuff/" into
+    images/, listed one of three. Not where the task picks some of them ("the largest", "3 of"), the operations do
+    anything else, or a file cannot be moved there (``_operation``)."""
+    wanted = extensions(task)
+    words = " ".join(word for word in task.split() if word not in named_paths(task))
+    if not wanted or not _PLURAL_KIND.search(words) or _SOME.search(words):
+        return operations
+    acts = [op for op in operations if op.action != "make_dir"]
+    kinds = {(op.action, os.path.dirname(op.source), os.path.dirname(op.target)) for op in acts}
+    if len(kinds) != 1 or not all(os.path.splitext(op.source)[1].lower() in wanted for op in acts):
+        return operations
+    action, folder, into = kinds.pop()
+    if action not in ("move", "copy") or into == folder:  # a rename in place is no gathering
+        return operations
+    taken = {op.source for op in acts}
+    try:
+        names = sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
+    except OSError:
+        return operations
+    more = [
+        _operation(root, FileOperation(action=action, source=path, target=os.path.join(into, name)), folders)
+        for name in names
+        if os.path.splitext(name)[1].lower() in wanted and (path := os.path.join(folder, name)) not in taken
+    ]
+    return [*operations, *(op for op in more if op is not None)]
 
 
 def _of_the_names_each_folder_gathers(task: str, operations: list[Operation]) -> list[Operation]:

@@ -47,6 +47,9 @@ _FORMAT_WORDS = re.compile(
     rf"(?<![\w./*-])({_FORMAT}(?:\s*(?:,|\band\b|\bor\b)\s*{_FORMAT})*)"
     r"(?:\s+(?:files?|images?|documents?|scripts?|sources?|photos?|pictures?)\b|(?<=[A-Z])s\b)"
 )
+#: images named as such, not by a format ("the pictures", "some photos", "images"; not the folder ``images/``)
+_IMAGE_WORDS = re.compile(r"(?<![\w/.-])(?:images?|pictures?|photos?|photographs?|pics)(?![\w/.-])", re.IGNORECASE)
+_IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".tif", ".tiff", ".heic")
 
 
 def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
@@ -80,14 +83,19 @@ def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
 
 def extensions(task: str) -> frozenset[str]:
     """The file extensions the task's pattern of files names, lower case with their dot (``{".md"}`` for "every
-    .md file" or "*.md", ``{".pdf"}`` for "the PDF files" or "all PDFs", ``{".py"}`` for "Python files"); empty
-    where it names none (every file)."""
+    .md file" or "*.md", ``{".pdf"}`` for "the PDF files" or "all PDFs", ``{".py"}`` for "Python files", every
+    image format's for "the pictures" or "photos", where no format names them: "PNG images" are ``{".png"}``);
+    empty where it names none (every file)."""
     found = {match.group(1) for match in _GLOB.finditer(task)}
     for match in _BEFORE_FILES.finditer(task):
         found |= set(re.findall(_EXT, match.group(1)))
+    formats: list[tuple[int, int]] = []  # where a format is named: its images are of that format
     for match in _FORMAT_WORDS.finditer(task):
         for word in re.findall(_FORMAT, match.group(1)):
             name = word.lower()
             if name in _FORMAT_NAMES or name in _KNOWN_EXTENSIONS:
                 found |= set(_FORMAT_NAMES.get(name, (f".{name}",)))
+                formats.append(match.span())
+    if any(not any(start <= m.start() < end for start, end in formats) for m in _IMAGE_WORDS.finditer(task)):
+        found |= set(_IMAGES)
     return frozenset(ext.lower() for ext in found)

@@ -77,7 +77,7 @@ def plan_from_reading(
         steps = _prose(task, inputs[0], output)
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
-    elif _JOINED.search(task) and not _ORDER.search(task):
+    elif _JOINED.search(task) and not _ORDER.search(_AS_NAMED.sub(" ", task)):
         steps, criteria = _joined(inputs, output), [JOIN_ORDER]
     else:
         steps = _exact_from_files(inputs, output)
@@ -168,14 +168,20 @@ def _exact_from_text(source: str, output: str) -> list[Step]:
     return [_read(1, source), code, _write(3, 2, output)]
 
 
-#: a task that says in which order things go ("b first, then a", "in reverse order", "after"): omx does not join
-_ORDER = re.compile(r"\b(?:first|then|after|before|followed|order(?:ed)?|reversed?|last|finally)\b", re.IGNORECASE)
+#: a task that says in which order things go ("b first, then a", "in reverse order", "after", "onto the end of"):
+#: omx does not join
+_ORDER = re.compile(r"\b(?:first|then|after|before|followed|order(?:ed)?|reversed?|last|finally|end|onto)\b",
+                    re.IGNORECASE)  # fmt: skip
+#: words that say the files go in the order the task names them ("in that order", "in the order given")
+_AS_NAMED = re.compile(r"\bin\s+(?:that|this|the\s+(?:same|given|listed|above))\s+order\b|"
+                       r"\bin\s+the\s+order\s+(?:given|listed|named|above|shown)\b", re.IGNORECASE)  # fmt: skip
 #: what a joined plan's criterion says, never checked by omx: the order is its reading of the task
 JOIN_ORDER = "the files are joined in the order the task means (omx joined them in the order it names them)"
 _JOIN_NOTE = "(code by omx: one file after the other)"
-#: a task that joins files into one: "merge", "combine", "concatenate", "join", "put together", "glue"
+#: a task that joins files into one: "merge", "combine", "concatenate", "join", "put together", "glue", "stitch",
+#: "a.csv + b.csv"
 _JOINED = re.compile(r"\b(?:merg(?:e[sd]?|ing)|combin(?:e[sd]?|ing)|concatenat(?:e[sd]?|ing)|join(?:s|ed|ing)?|"
-                     r"put\s+together|glue[sd]?)\b", re.IGNORECASE)  # fmt: skip
+                     r"put\s+together|glue[sd]?|stitch(?:es|ed|ing)?)\b|\w\s*\+\s*[\w./]", re.IGNORECASE)  # fmt: skip
 
 
 def _joined(sources: list[str], output: str) -> list[Step]:

@@ -6,9 +6,10 @@ task says it in a form that can be read without guessing, omx checks it on its o
 readings: the model reads the task too (``agent.plan_run.task_reading``), and with its reading omx keeps only what
 both say (the outputs, each check below); without one (its request failed), the rules' reading alone:
 
-- the **output files**: a path the task names after "to" or "into" (``... write just the number to out/n.txt``,
-  ``Append the line 'bread' to data/list.txt``), or after "in" when it did not exist before the run (``... in
-  out/changes.md``; ``the TODO comments in src/app.py`` names an input). Each must have been written by this run:
+- the **output files**: a path the task names after "to", "into" or an arrow (``... write just the number to
+  out/n.txt``, ``Append the line 'bread' to data/list.txt``, ``last 5 lines of a.log -> out/t.txt``), or after "in"
+  or "as" when it did not exist before the run (``... in out/changes.md``, ``save it as out/s.md``; ``the TODO
+  comments in src/app.py`` names an input). Each must have been written by this run:
   it exists after it, and did not before or changed;
 - with exactly one output file, the **form** the task gives it: ``N bullets`` / ``N bullet points`` (one N in the
   task, or the one in brackets that sums up others: "one bullet each (2 bullets)"), ``just the number`` (also "the
@@ -59,8 +60,8 @@ __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "rules_outputs",
 FROM_THE_TASK = " (from the task)"
 
 _PATH = rf"(?P<path>{FILE_PATH})"
-_AFTER_TO = re.compile(rf"\b(?:to|into)\s+(?:the\s+file\s+)?`?{_PATH}")
-_AFTER_IN = re.compile(rf"\bin\s+`?{_PATH}")
+_AFTER_TO = re.compile(rf"(?:\b(?:to|into)\s+(?:the\s+file\s+)?|(?:->|=>|\u2192)\s*)`?{_PATH}")
+_AFTER_IN = re.compile(rf"\b(?:in|as)\s+`?{_PATH}")
 _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|total)\b", re.IGNORECASE)
 #: a limit on the output's words; "under N words" allows N - 1
 _AT_MOST_WORDS = re.compile(
@@ -251,8 +252,8 @@ def _named_dirs(task: str, workspace: Path) -> tuple[str, ...]:
 
 
 def rules_outputs(task: str, workspace: Path) -> dict[str, str | None]:
-    """The outputs the rules read: a path after "to"/"into", or after "in" where it is not there yet; each with its
-    sha256 before the run (None: not there)."""
+    """The outputs the rules read: a path after "to"/"into"/"->", or after "in"/"as" where it is not there yet; each
+    with its sha256 before the run (None: not there)."""
     outputs: dict[str, str | None] = {}
     for match in _AFTER_TO.finditer(task):
         outputs[match.group("path")] = _state(workspace / match.group("path"))

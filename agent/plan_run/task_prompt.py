@@ -20,11 +20,11 @@ from agent.plan_run.tools.inputs import LlmInput
 
 __all__ = ["task_words", "with_task_words"]
 
-#: the words before an output's path that say where the text goes: ", saved as", "and put it in", "Answer in"
+#: the words before an output's path that say where the text goes: ", saved as", "and put it in", "Answer in", "->"
 _WHERE = (
-    r"(?:,\s*|\s+)(?:and\s+|then\s+)*(?:(?:save[sd]?|saving|write|written|writing|put|store[sd]?|place[sd]?|"
-    r"answer|note|record|output|keep|kept)\s+(?:(?:it|this|that|them|the\s+\w+|just\s+(?:it|the\s+\w+)|"
-    r"only\s+(?:it|the\s+\w+))\s+)?)?(?:in|into|to|as|at|under)\s+(?:the\s+file\s+)?"
+    r"(?:\s*(?:->|=>|\u2192)\s*|(?:,\s*|\s+)(?:and\s+|then\s+)*(?:(?:save[sd]?|saving|write|written|writing|put|"
+    r"store[sd]?|place[sd]?|answer|note|record|output|keep|kept)\s+(?:(?:it|this|that|them|the\s+\w+|"
+    r"just\s+(?:it|the\s+\w+)|only\s+(?:it|the\s+\w+))\s+)?)?(?:in|into|to|as|at|under)\s+(?:the\s+file\s+)?)"
 )
 #: the fewest words a task keeps once where its output goes is left out (fewer: the task is asked whole)
 _FEWEST = 3

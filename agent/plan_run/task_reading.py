@@ -186,6 +186,8 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
         return reading.count in (None, number) or (number == 1 and reading.shape == "one_line")
     if says in ("first_line", "lines", "title"):  # a line it quotes, lines it counts, a poem's form, a title: its words
         return True
+    if says == "one_line":  # or lines, one of them: the 0.5B model read "in a single line" so
+        return reading.shape == "one_line" or (reading.shape in ("lines", "bullets", "free") and reading.count == 1)
     if says == "words":  # the same N (a small model puts "at most 30 words" in count as often as in max_words), or
         # none: a limit of words the task writes out is not misread, and the 0.5B model left "under 80 words" out
         return number is not None and (number in (reading.max_words, reading.count) or reading.max_words is None)
@@ -363,8 +365,10 @@ _SAYS_FILE_WORK = re.compile(
     r"archiv(?:e[sd]?|ing)|organi[sz](?:e[sd]?|ing)|mkdir|(?:make|create)\s+(?:a\s+)?(?:new\s+)?(?:folder|directory))\b",
     re.IGNORECASE,
 )
-#: the picks a task that asks for composed wording may still be: files acted on, a line or a word put in
+#: the picks a task that asks for composed wording may still be: files acted on, a line or a word it quotes put in
 _NOT_COMPOSED = frozenset({"file_operations", "add_first_line", "add_last_line", "replace"})
+#: text a task quotes: 'x', "a line" (not an apostrophe: "Priya's", "I'm")
+_QUOTED = re.compile(r"""(?:^|(?<=[\s(:]))(['"])(?=\S)[^'"\n]*?\S\1(?=[\s.,;:)!?]|$)""")
 
 
 def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
@@ -372,16 +376,16 @@ def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
 
     - prose where the task asks for wording someone composes (a summary, its key points, a description, an email, a
       title: the 0.5B model read "the three key points of ..." as exact work and picked a word count, and "a
-      numbered list of 4 takeaways" as the input's lines numbered), unless the pick is files acted on or a given
-      text put in, or the model read a command, picked nothing, and the task says files are moved, copied,
-      renamed, deleted or a folder made (the 0.5B model read "Write a polite reply to the customer in
+      numbered list of 4 takeaways" as the input's lines numbered), unless the pick is files acted on or a text the
+      task quotes put in (``_puts_in``), or the model read a command, picked nothing, and the task says files are
+      moved, copied, renamed, deleted or a folder made (the 0.5B model read "Write a polite reply to the customer in
       mail/complaint.txt ..., saved as out/reply.txt" as a command, and moved the complaint to out/reply.txt);
     - exact work where the pick makes it so (``_made_exact``);
     - prose where the model read files acted on and picked prose (it read "write a short email ... save it as
       out/email.txt" as a command, and planned a read of the email it was to write), or read exact work where the
       task limits the output's words and the pick is none on the input's lines (it read "the most important
       decision ... in at most 20 words" as exact work, and code copied the input)."""
-    if _COMPOSED.search(task) and (operation is None or operation.op not in _NOT_COMPOSED):
+    if _COMPOSED.search(task) and (operation is None or not _puts_in(operation.op, task)):
         return "prose" if kind != "command" or operation is not None or not _SAYS_FILE_WORK.search(task) else kind
     if operation is not None and _made_exact(kind, operation.op):
         return "exact"
@@ -390,6 +394,13 @@ def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
     if kind == "exact" and _WORD_LIMIT.search(task) and (operation is None or operation.op not in FROM_LINES):
         return "prose"
     return kind
+
+
+def _puts_in(op: str, task: str) -> bool:
+    """Whether the pick ``op`` is work a task that asks for composed wording may still be (``_NOT_COMPOSED``): files
+    acted on, or a line or a word put in where the task quotes one (the 0.5B model picked a first line 'Priya' for
+    "Can you draft a quick email to Priya ...? Save it as out/email_priya.txt")."""
+    return op == "file_operations" or (op in _NOT_COMPOSED and _QUOTED.search(task) is not None)
 
 
 def _made_exact(kind: Kind, op: str) -> bool:

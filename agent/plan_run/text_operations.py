@@ -671,18 +671,19 @@ def _with_key_and_column(operation: TextOperation, sample: str, task: str) -> Te
     """A lookup (``csv_lookup``) with NEW_TEXT the header's own spelling of the column it answers with (where the
     header has no such column, the one column ``task`` says) and TEXT the value its row holds: one the task says
     (the row may lie below ``sample``, the input's first lines), else the one cell of ``sample`` the task says.
-    With no row named, where the task asks for the largest or the smallest of something, the row that holds it
-    (``csv_largest``, ``csv_smallest``): the 0.5B model picked a lookup for "Who has the highest score in
-    data/scores.csv?". None where the column or the row is missing."""
+    With no row named (a word for the most or the least, "highest", names none), where the task asks for the
+    largest or the smallest of something, the row that holds it (``csv_largest``, ``csv_smallest``): the 0.5B model
+    picked a lookup for "Who has the highest score in data/scores.csv?". None where the column or the row is
+    missing."""
     rows = list(csv.reader(io.StringIO(sample)))
     header = rows[0] if rows else []
     words = _words(task)
     answer, said = _column_named(header, operation.new_text), _columns_said(header, words)
     key = operation.text.strip()
-    if not key or not _says(words, key):
+    most, least = _MOST.search(words), _LEAST.search(words)
+    if not key or not _says(words, key) or _MOST.fullmatch(key) or _LEAST.fullmatch(key):  # "highest" is no row
         cells = {cell.strip() for row in rows[1:] for cell in row if cell.strip() and _says(words, cell.strip())}
         key = cells.pop() if len(cells) == 1 else ""
-    most, least = _MOST.search(words), _LEAST.search(words)
     if not key and bool(most) != bool(least):  # "Who has the highest score?": the row of the largest score
         measured = [name for name in said if name != answer and _measured(words, name.strip(), most or least)]
         others = [name for name in said if name not in measured]

@@ -50,6 +50,11 @@ from tests.e2e.helpers import PLAN_A, kinds, omx, only_run, run_end, trace_of
         ("Move the JPEG images to photos/", {".jpg", ".jpeg"}),
         ("Delete the old files in tmp/", set()),  # a word, not a format
         ("Move the US files to archive/", set()),
+        (
+            "Move the pictures of stuff/ to images/",
+            {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".tif", ".tiff", ".heic"},
+        ),  # images as a kind, every format's
+        ("Move the images/ folder to old/", set()),  # a folder's name, no kind
     ],
 )
 def test_the_pattern_of_files_is_read_from_the_task(task: str, found: set[str]) -> None:

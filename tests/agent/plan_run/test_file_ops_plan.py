@@ -372,3 +372,50 @@ def test_where_the_task_names_the_new_folders_no_other_is_made_or_moved_into(
     assert {k for k in tree(ws) if k.startswith("inbox/")} == {"inbox/text/letter.txt", "inbox/text/poem.txt",
                                                                 "inbox/prices.csv"}  # fmt: skip
     assert not (ws / "inbox" / "prices").exists()
+
+
+@pytest.mark.parametrize(
+    ("task", "moved"),
+    [
+        ("there are some pictures mixed in with the other things in inbox/ - move them into a folder images/",
+         ["cat.jpg", "dog.png", "logo.gif"]),
+        ("Move the PNG images of inbox/ to images/", ["dog.png"]),  # a format named: its images only
+        ("Move the largest picture of inbox/ to images/", ["cat.jpg"]),  # some of them picked: the model's choice
+    ],
+)  # fmt: skip
+def test_every_file_of_the_kind_the_task_names_goes_where_the_model_moved_one(
+    ws: Path, script: Callable[..., ScriptedModel], task: str, moved: list[str]
+) -> None:
+    """Asked to move "the pictures mixed in with the other things in stuff/" into images/, the 0.5B model listed one
+    move of three."""
+    for name in ("cat.jpg", "dog.png", "logo.gif"):
+        (ws / "inbox" / name).write_text(name, encoding="utf-8")
+    first = "dog.png" if "PNG" in task else "cat.jpg"
+    script(*reading(operations(("make_dir", "", "images"), ("move", f"inbox/{first}", f"images/{first}"))))
+    result = omx(task, input=f"y\n{len(moved)}\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert sorted(path for path in tree(ws) if path.startswith("images/")) == [f"images/{n}" for n in moved]
+    assert all(tree(ws)[f"images/{name}"] == name for name in moved)
+    assert {"inbox/letter.txt", "inbox/poem.txt", "inbox/prices.csv"} <= set(tree(ws))  # the rest stays
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Sort the files in inbox/ into folders by type",
+        "my inbox folder is a mess. make a subfolder in it for each file type and move every file into its one",
+    ],
+)
+def test_files_sorted_by_type_go_into_a_folder_named_by_their_extension(
+    ws: Path, script: Callable[..., ScriptedModel], task: str
+) -> None:
+    """Asked for "a subfolder in it for each file type (pdf, jpg, txt, zip...)", the 0.5B model listed folders to
+    make named as the files themselves."""
+    (ws / "inbox" / "scan.PDF").write_text("pdf", encoding="utf-8")
+    script(*reading(operations(("make_dir", "", "inbox/letter.txt"), ("make_dir", "", "inbox/poem.txt"))))
+    result = omx(task, input="y\n4\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert {k: v for k, v in tree(ws).items() if k.startswith("inbox/")} == {
+        "inbox/txt/letter.txt": "Dear Ana,\n", "inbox/txt/poem.txt": "Rain on tin.\n",
+        "inbox/csv/prices.csv": "item,price\ntea,3\n", "inbox/pdf/scan.PDF": "pdf"}  # fmt: skip
+    assert "Result: success" not in result.output  # which folders: omx's reading of the task, not checked

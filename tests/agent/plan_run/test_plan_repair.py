@@ -115,6 +115,12 @@ def test_without_an_input_INPUT_is_empty_and_the_step_reads_no_terminal(
         ("for line in INPUT.splitlines(): line = line.upper()", "neither prints nor writes"),
         ("print(", "does not compile"),
         ("text = INPUT\nresult = ...\nprint(result)", "leaves a ..."),
+        # the template's print line copied as the line that sets result
+        (
+            "lines = INPUT.splitlines()\nresult = lines if isinstance(result, list) else result\nprint(result)",
+            "reads result before it sets it",
+        ),
+        ("count = count + len(INPUT)\nprint(count)", "reads count before it sets it"),
     ],
 )
 def test_code_that_cannot_work_is_named_so(code: str, problem: str) -> None:
@@ -129,6 +135,9 @@ def test_code_that_cannot_work_is_named_so(code: str, problem: str) -> None:
         "def upper(s):\n    return s.upper()\nprint(upper(INPUT))",
         "print(len(open('data/a.txt').read().splitlines()))",
         "with open('out/x.txt', 'w') as f:\n    f.write(INPUT)",
+        "total = 0\nfor n in INPUT.split():\n    total += int(n)\nprint(total)",
+        "for line in INPUT.splitlines():\n    last = line\nprint(last)",  # set in the loop, read after it
+        "words = [w for w in INPUT.split() if w]\nf = lambda: later\nlater = 1\nprint(words, f())",
     ],
 )
 def test_code_that_may_work_is_kept(code: str) -> None:

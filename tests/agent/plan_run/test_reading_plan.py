@@ -63,6 +63,8 @@ def events(ws: Path, event: str) -> list[dict[str, Any]]:
          "Write a reply to mail/c.txt offering a refund"),
         ("Summarise notes/m.txt in 3 bullets into `out/t.txt`", "Summarise notes/m.txt in 3 bullets"),
         ("Write a haiku about the sea to out/t.txt. Keep it gentle.", "Write a haiku about the sea. Keep it gentle."),
+        ("sum up notes/m.txt in a single line -> out/t.txt", "sum up notes/m.txt in a single line"),
+        ("Summarise notes/m.txt => out/t.txt, briefly", "Summarise notes/m.txt, briefly"),
         ("out/t.txt should be a summary of notes/m.txt", "out/t.txt should be a summary of notes/m.txt"),  # no "in/to"
         ("Write it to out/t.txt", "Write it to out/t.txt"),  # too little left
         ("Copy out/t.txt.bak to out/t.txt.old", "Copy out/t.txt.bak to out/t.txt.old"),  # another path
@@ -111,14 +113,22 @@ def test_an_exact_result_from_one_file_is_code_asked_for_with_the_files_first_li
     assert "Result: success" in result.output, result.output  # its value came from code run on the input
 
 
-@pytest.mark.parametrize("verb", ["Merge", "Combine", "Concatenate", "Join"])
+@pytest.mark.parametrize(
+    "task",
+    [
+        *(f"{verb} data/notes.txt and data/story.txt into out/both.txt" for verb in ("Merge", "Combine", "Join")),
+        "Concatenate data/notes.txt and data/story.txt into out/both.txt",
+        "stitch data/notes.txt and data/story.txt together (in that order) into out/both.txt",
+        "Merge data/notes.txt and data/story.txt, in the order given, into out/both.txt",
+        "data/notes.txt + data/story.txt -> out/both.txt",
+    ],
+)
 def test_files_a_task_joins_are_joined_by_omx_s_code_in_the_order_it_names_them(
-    ws: Path, script: Callable[..., ScriptedModel], verb: str
+    ws: Path, script: Callable[..., ScriptedModel], task: str
 ) -> None:
     """The 0.5B model's code for "Merge notes/a.md and notes/b.md into a single file out/all.md" failed, and for
     "Combine data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'."""
     (ws / "data" / "notes.txt").write_text("A note.\n", encoding="utf-8")
-    task = f"{verb} data/notes.txt and data/story.txt into out/both.txt"
     second = "for name in ('data/notes.txt', 'data/story.txt'):\n    print(open(name).read().rstrip())"
     model = script(reading("exact", ["data/notes.txt", "data/story.txt"], ["out/both.txt"]), second)
     result = omx(task, "--yes", input="y\n")
@@ -141,7 +151,9 @@ def test_csv_files_joined_keep_their_header_once(ws: Path, script: Callable[...,
     assert (ws / "out" / "summer.csv").read_text(encoding="utf-8") == "day,amount\n1,5\n2,7\n3,1\n"
 
 
-@pytest.mark.parametrize("order", ["(story first, then notes)", "in reverse order", "notes after story"])
+@pytest.mark.parametrize(
+    "order", ["(story first, then notes)", "in reverse order", "notes after story", "onto the end of story"]
+)
 def test_files_joined_in_an_order_the_task_says_are_left_to_the_model_s_code(
     ws: Path, script: Callable[..., ScriptedModel], order: str
 ) -> None:

@@ -58,6 +58,16 @@ def test_a_path_after_in_is_an_output_only_if_it_was_not_there(ws: Path) -> None
     assert list(todo.outputs) == ["out/t.txt"]  # src/app.py is the input
     summary = TaskExpectations.before("Summarise data/a.txt in exactly 2 bullet points in out/s.md", ws)
     assert list(summary.outputs) == ["out/s.md"] and criteria(summary) == ["out/s.md has 2 bullet lines"]
+    saved = TaskExpectations.before("Summarise data/a.txt in 2 bullet points and save it as out/s.md", ws)
+    assert list(saved.outputs) == ["out/s.md"] and criteria(saved) == ["out/s.md has 2 bullet lines"]
+    renamed = TaskExpectations.before("Keep data/a.txt as data/list.txt", ws)
+    assert list(renamed.outputs) == []  # a path that is there after "as" is not made by the run
+
+
+@pytest.mark.parametrize("arrow", ["->", "=>", "\u2192"])
+def test_a_path_after_an_arrow_is_an_output(ws: Path, arrow: str) -> None:
+    expected = TaskExpectations.before(f"sum up data/a.txt in a single line {arrow} out/s.txt", ws)
+    assert list(expected.outputs) == ["out/s.txt"] and criteria(expected) == ["out/s.txt has 1 line"]
 
 
 def test_what_the_task_says_of_the_content_is_checked(ws: Path) -> None:

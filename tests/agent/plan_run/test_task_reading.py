@@ -228,8 +228,8 @@ def test_no_reading_says_why(ws: Path, replies: list[Any], why: str) -> None:
 
 
 def test_an_output_the_rules_miss_is_one_where_the_model_reads_it_and_the_task_names_it(ws: Path) -> None:
-    """ "save it as PATH": the rules read only "to/into/in PATH", and found no output at all."""
-    task = "Put the names from data/users.json, one per line, and save it as out/people.md"
+    """ "PATH should hold ...": the rules read only "to/into/in/as PATH" and arrows, and found no output at all."""
+    task = "out/people.md should hold the names from data/users.json, one per line"
     assert TaskExpectations.before(task, ws).outputs == {}
     expected = TaskExpectations.before(task, ws, reading(inputs=["data/users.json"], outputs=["out/people.md"]))
     assert expected.outputs == {"out/people.md": None}
@@ -378,9 +378,9 @@ def plan_json(*steps: tuple[str, dict[str, Any]]) -> str:
 def test_omx_acts_on_the_output_the_model_read_and_the_trace_shows_both_readings(
     ws: Path, script: Callable[..., ScriptedModel], read: bool
 ) -> None:
-    """End to end: the reading is asked first; "save it as PATH", which the rules do not read, is the task's output
+    """End to end: the reading is asked first; "PATH should hold", which the rules do not read, is the task's output
     once the model reads it: the plan that writes another file is given the task's path, and it is checked."""
-    task = "Put the names from data/users.json, one per line, and save it as out/people.md"
+    task = "out/people.md should hold the names from data/users.json, one per line"
     write = {"path": "out/other.md", "content": "ada\nbob\n"}
     wrong = plan_json(("read_text", {"path": "data/users.json"}), ("write_text", write))
     # a reading that names no input leaves the plan to the model (one that does is omx's: test_reading_plan.py)
@@ -428,3 +428,37 @@ def test_code_that_copies_its_input_makes_no_success_where_only_the_model_read_a
     assert "[met] out/digest.md holds what this run's code made of docs/guide.md" in result.output
     assert "Result: success" not in result.output
     assert "Result: done, only that the output was written is checked" in result.output
+
+
+@pytest.mark.parametrize(
+    ("shape", "count", "kept"),
+    [("one_line", None, True), ("lines", 1, True), ("free", 1, True), ("lines", 2, False), ("lines", None, False)],
+)
+def test_one_line_is_checked_where_the_model_read_one_line_or_a_count_of_one(
+    ws: Path, shape: str, count: int | None, kept: bool
+) -> None:
+    """The 0.5B model read "sum up CHANGELOG.md in a single line" as lines, one of them."""
+    task = "sum up docs/guide.md in a single line -> out/guide.txt"
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/guide.txt"], kind="prose", shape=shape,
+                                                         count=count))  # fmt: skip
+    assert bool([check for check in expected.content if "1 line" in check.criterion]) is kept
+    assert (expected.shape is not None) is kept
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"),
+    [
+        ("Can you draft a quick email to Priya asking her to cover for me? Details in docs/guide.md. Save it as "
+         "out/e.txt", "prose"),  # 'Priya' is said, not quoted: no line to put in
+        ("Add a title line 'Guide' at the top of docs/guide.md", "exact"),  # the line is quoted
+    ],
+)  # fmt: skip
+def test_composed_wording_with_a_line_put_in_is_that_only_where_the_task_quotes_the_line(
+    ws: Path, task: str, kind: str
+) -> None:
+    """The 0.5B model read "Can you draft a quick email to Priya ...? Save it as out/email_priya.txt" as exact work
+    and picked a first line 'Priya'."""
+    pick = {"for": TEXT_OPERATION, "content": json.dumps({"op": "add_first_line", "text": "Priya", "new_text": "",
+                                                          "number": 0})}  # fmt: skip
+    got, _ = read_task(ScriptedModel([marked(kind="exact"), pick]), task, ws)
+    assert got is not None and got.kind == kind

@@ -851,6 +851,8 @@ def test_a_pick_whose_text_the_task_does_not_say_is_done_never_a_success(
          op("csv_largest", "age", "name")),  # the column measured is the one after "highest"
         ("Who got the lowest age in data/p.csv? Name only, in out/low.txt", reply("csv_lookup", "data", "p"),
          op("csv_smallest", "age", "name")),  # not the name two words after it
+        ("who got the highest age in data/p.csv? just write the name", reply("csv_lookup", "highest", "name"),
+         op("csv_largest", "age", "name")),  # the word for the most is no row's value
     ],
 )  # fmt: skip
 def test_a_lookup_takes_the_row_the_task_names_and_a_column_the_header_has(
