@@ -8,9 +8,10 @@ rules agree that the task makes one new text from files it names, or that it act
 that reading and asks the model only for what it makes:
 
 - **prose** from one file: read it, ask the model the task itself (the person's words but where the output goes,
-  ``task_prompt``, in the shape the task gives: ``output_shape``), write the reply to the output; prose from the
-  task's own words (an email, a poem: the model lists no input, and the task names no file that is there but its
-  output): the same without the read;
+  ``task_prompt``, in the shape the task gives: ``output_shape``), write the reply to the output; from several
+  files or one small folder: the same, given the files shown one after the other under their names (a ``head``
+  of them); prose from the task's own words (an email, a poem: the model lists no input, and the task names no
+  file that is there but its output): the same without the read;
 - **an exact result** from one file: read it, a python step whose code is asked for on its own, shown the file's
   first lines (``code_steps``), given the text as INPUT, its printed result written to the output; from two or more
   files: a python step that reads them itself and prints the result (omx's code, the files one after the other in
@@ -25,7 +26,7 @@ that reading and asks the model only for what it makes:
   file written over (``each_file_plan``).
 
 Every other task (no reading, a reading the rules do not share, operations that do not hold, several outputs, prose
-from several files, an input that is not a plain file, a shared workspace's zones) is planned by the model as
+from a large folder, an input that is not a plain file, a shared workspace's zones) is planned by the model as
 before. The plan is shown and confirmed as any other, its steps say that omx planned them, and a failure re-plans as
 any other.
 """
@@ -34,17 +35,18 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 
 from agent.plan_run.each_file_plan import each_file_plan
 from agent.plan_run.file_ops_plan import operations_plan
 from agent.plan_run.folder_files import folder_files
-from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
+from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, ShellStep, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_prompt import task_words
 from agent.plan_run.task_reading import TaskReading, named_paths
 from agent.plan_run.text_operations import ON_FOLDER, ON_TEXT
-from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, WriteTextInput
+from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
 __all__ = ["BY_OMX", "JOIN_ORDER", "MAX_INPUTS", "plan_from_reading"]
 
@@ -66,15 +68,18 @@ def plan_from_reading(
     if reading is None or output is None or reading.kind not in ("exact", "prose"):
         return None
     inputs = _inputs(task, workspace, reading, output)
+    folder = _folder(task, workspace, reading, output) if not inputs else None
     criteria: list[str] = []
     if reading.kind == "prose" and not inputs and _from_nothing(task, workspace, reading, output):
         steps = _prose_from_words(task, output)
-    elif not inputs and reading.kind == "exact" and (folder := _folder(task, workspace, reading, output)):
+    elif folder is not None and reading.kind == "exact":
         steps = _exact_from_files([folder], output)
-    elif not inputs or len(inputs) > MAX_INPUTS or (reading.kind == "prose" and len(inputs) > 1):
+    elif folder is not None and (texts := _texts_in(workspace, folder)):
+        steps = _prose(task, texts[0], output) if len(texts) == 1 else _prose_from_files(task, texts, output)
+    elif not inputs or len(inputs) > MAX_INPUTS:
         return None
     elif reading.kind == "prose":
-        steps = _prose(task, inputs[0], output)
+        steps = _prose(task, inputs[0], output) if len(inputs) == 1 else _prose_from_files(task, inputs, output)
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
     elif _JOINED.search(task) and not _ORDER.search(_AS_NAMED.sub(" ", task)):
@@ -106,20 +111,40 @@ def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> li
 
 
 def _folder(task: str, workspace: Path, reading: TaskReading, output: str) -> str | None:
-    """The one folder the task names that both readings take as its input: named in the task, listed by the model
-    (or any the task names, where the operation it picked is one on a folder's files: the 0.5B model lists a file
-    of the folder, not the folder), a directory of the workspace reached through no symlink (``folder_files``),
-    not the folder the output goes to; None where there is no such folder, or more than one."""
+    """The one folder the task names that both readings take as its input: named in the task (with its final slash,
+    or as a word where the model listed it: "everything in my journal folder"), listed by the model (or any the
+    task names, where the operation it picked is one on a folder's files: the 0.5B model lists a file of the
+    folder, not the folder), a directory of the workspace reached through no symlink (``folder_files``), not the
+    folder the output goes to; None where there is no such folder, or more than one."""
     on_folder = reading.operation is not None and reading.operation.op in ON_FOLDER
     listed = {os.path.normpath(path) for path in reading.inputs}
     written = os.path.normpath(output)
+    words = set(re.findall(r"[\w.-]+", task.lower()))
+    said = [f"{name}/" for name in sorted(listed) if "/" not in name and name.lower() in words]
     folders = [
         name
-        for name in named_paths(task)
+        for name in dict.fromkeys([*named_paths(task), *said])
         if name.endswith("/") and (on_folder or os.path.normpath(name) in listed)
         and not written.startswith(os.path.normpath(name) + "/") and folder_files(workspace, name) is not None
     ]  # fmt: skip
     return folders[0] if len(folders) == 1 else None
+
+
+#: the most files, and bytes in all, of a folder whose texts a model step is given to write prose from
+MAX_PROSE_FILES = 8
+MAX_PROSE_BYTES = 24_000
+
+
+def _texts_in(workspace: Path, folder: str) -> list[str]:
+    """The files of ``folder`` (``folder_files``) a model step is given to write prose from: all of them, where
+    there are at most ``MAX_PROSE_FILES`` of at most ``MAX_PROSE_BYTES`` in all; else none."""
+    listed = folder_files(workspace, folder)
+    if listed is None or listed[1]:
+        return []
+    files = listed[0]
+    if not files or len(files) > MAX_PROSE_FILES or sum(int(f["size"]) for f in files) > MAX_PROSE_BYTES:
+        return []
+    return [str(f["path"]) for f in files]
 
 
 def _from_nothing(task: str, workspace: Path, reading: TaskReading, output: str) -> bool:
@@ -152,6 +177,22 @@ def _prose(task: str, source: str, output: str) -> list[Step]:
     asked = LlmStep(id=2, tool="llm", description=f"Write what the task asks, from {source} {BY_OMX}",
                     inputs=LlmInput(prompt=prompt, input=Ref(ref="step:1.output")), produces="text")  # fmt: skip
     return [_read(1, source), asked, _write(3, 2, output)]
+
+
+def _prose_from_files(task: str, sources: list[str], output: str) -> list[Step]:
+    """The files shown one after the other, each under its name (``head`` of several files heads each with
+    ``==> path <==``, a LOW risk command), the model asked the task in the person's words, write."""
+    shown = ShellStep(id=1, tool="shell", description=f"Show {', '.join(sources)} {BY_OMX}",
+                      inputs=ShellInput(cmd=shlex.join(["head", "-n", str(_ALL_LINES), *sources])),
+                      produces="texts")  # fmt: skip
+    asked = LlmStep(id=2, tool="llm", description=f"Write what the task asks, from {len(sources)} files {BY_OMX}",
+                    inputs=LlmInput(prompt=task_words(task, output), input=Ref(ref="step:1.output")),
+                    produces="text")  # fmt: skip
+    return [shown, asked, _write(3, 2, output)]
+
+
+#: as many lines as ``head`` shows of a file whole (``_texts_in`` keeps the files small)
+_ALL_LINES = 100_000
 
 
 def _prose_from_words(task: str, output: str) -> list[Step]:
