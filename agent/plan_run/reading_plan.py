@@ -98,16 +98,36 @@ def _inputs(task: str, workspace: Path, reading: TaskReading, output: str) -> li
     none, read as made from none, for "Write a polite reply to the customer in mail/complaint.txt ...", whose own
     plan then copied the complaint; for an operation on a text it picked, offered only where the task names a file
     that is there, it listed none for "What port does config/dev.json set?" and its plan copied the file), and
-    plain files of the workspace now (the output too, where the task changes it in place)."""
+    plain files of the workspace now (the output too, where the task changes it in place). A file of the
+    workspace's top folder is named by its name without its extension too, after "the", "my", "our" or "this" ("a
+    two sentence summary of the README": the 0.5B model listed no input, and wrote of a README it had not read)."""
     listed = {os.path.normpath(path) for path in reading.inputs}
     on_text = reading.operation is not None and reading.operation.op in ON_TEXT
     unlisted = not listed and (reading.kind == "prose" or on_text)
     return [
         name
-        for name in named_paths(task)
+        for name in dict.fromkeys([*named_paths(task), *_named_as_words(task, workspace)])
         if (os.path.normpath(name) in listed or unlisted) and _plain_file(workspace, name)
         and (os.path.normpath(name) != os.path.normpath(output) or reading.kind == "exact")
     ]  # fmt: skip
+
+
+#: a word that may name a file by its name without its extension: "the README", "my todo", "this changelog"
+_AS_A_WORD = re.compile(r"\b(?:the|my|our|this)\s+([A-Za-z][\w-]{2,})\b", re.IGNORECASE)
+
+
+def _named_as_words(task: str, workspace: Path) -> list[str]:
+    """The files of the workspace's top folder the task names by their name without its extension (``_AS_A_WORD``),
+    each the only file of that name there."""
+    try:
+        names = [entry.name for entry in os.scandir(workspace) if entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+    by_stem: dict[str, list[str]] = {}
+    for name in names:
+        by_stem.setdefault(os.path.splitext(name)[0].lower(), []).append(name)
+    said = dict.fromkeys(match.group(1).lower() for match in _AS_A_WORD.finditer(task))
+    return [by_stem[word][0] for word in said if len(by_stem.get(word, [])) == 1]
 
 
 def _folder(task: str, workspace: Path, reading: TaskReading, output: str) -> str | None:

@@ -295,3 +295,18 @@ def test_prose_from_several_files_or_a_small_folder_is_asked_of_them_shown_under
     asked = model.requests[-1]["messages"][-1]["content"]
     shown = "==> journal/day1.txt <==\nFlew to Lisbon.\n\n==> journal/day2.txt <==\nGave the talk.\n"
     assert asked.startswith(task_words(task, "out/s.txt")) and asked.endswith(shown)
+
+
+@pytest.mark.parametrize(("task", "read"), [("can u give me a summary of the README? put it in out/t.txt", True),
+                                            ("Write a poem about my readme into out/t.txt", True),
+                                            ("Write a haiku about the sea into out/t.txt", False)])  # fmt: skip
+def test_a_file_of_the_top_folder_named_by_its_name_without_extension_is_the_material(
+    ws: Path, script: Callable[..., ScriptedModel], task: str, read: bool
+) -> None:
+    """Asked for "a two sentence summary of the README", the 0.5B model listed no input and wrote of a README it
+    had not read."""
+    (ws / "README.md").write_text("Tide charts for sailors.\n", encoding="utf-8")
+    script(reading("prose", [], ["out/t.txt"]), "A tool for tide charts.")
+    omx(task, "--yes")  # a haiku of one line fails its check: the plan is what is asserted
+    tools = ["read_text", "llm", "write_text"] if read else ["llm", "write_text"]
+    assert events(ws, "plan_from_reading") == [{"tools": tools}]
