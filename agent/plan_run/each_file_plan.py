@@ -29,6 +29,7 @@ operation (the model's pick): the run is "done", never "success" (``verdict``).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -47,6 +48,12 @@ __all__ = ["MOST_EACH", "each_file_plan"]
 
 #: the most files such a plan edits (three steps each); a larger folder is the model's to plan
 MOST_EACH = 20
+#: a task about the files' names, which no edit of their text does
+_OF_NAMES = re.compile(
+    r"\bfile\s*names?\b|\bnames\s+of\s+(?:the\s+|all\s+|every\s+)?files\b|"
+    r"\brenam\w*\s+(?:the\s+|all\s+(?:the\s+)?|every\s+|each\s+)?files?\b",
+    re.IGNORECASE,
+)
 #: the quotes around a text of the operation, as a task writes them
 _QUOTES = (("'", "'"), ('"', '"'), ("`", "`"), ("\u2018", "\u2019"), ("\u201c", "\u201d"))
 
@@ -59,6 +66,8 @@ def each_file_plan(
     task."""
     operation = reading.operation if reading is not None else None
     if reading is None or operation is None or operation.op not in IN_PLACE or expected.operations:
+        return None
+    if _OF_NAMES.search(task):  # the files' names, not their text: "add old_ to the front of every filename"
         return None
     rest = _unquoted(task, operation)  # the task without the operation's own texts ('See docs/' is no folder)
     named_here = named_paths(rest)

@@ -78,7 +78,7 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
         return ()
     root = workspace.resolve()
     folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
-    listed = _sorted_by_type(task, root, folders) or reading.operations
+    listed = _sorted_by_type(task, root, folders) or _renamed_with_prefix(task, root, folders) or reading.operations
     if not listed:
         return ()
     asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in listed))
@@ -154,6 +154,36 @@ def _sorted_by_type(task: str, root: Path, folders: set[str]) -> list[FileOperat
         for name in names
         if (ext := os.path.splitext(name)[1])
     ]
+
+
+#: a prefix put before the names of a folder's files: "add old_ to the front of every filename", "prefix each file
+#: with 2024-"
+_PREFIX = re.compile(
+    r"\b(?:add|put|prepend|stick)\s+(?P<q>['\"`]?)(?P<prefix>[\w.-]+)(?P=q)\s+(?:to\s+the\s+|at\s+the\s+|in\s+)?"
+    r"(?:front|start|beginning)\s+of\s+(?:every|each|all|the)?\s*(?:the\s+)?(?:files?\s*names?|files?|names?)\b|"
+    r"\bprefix\s+(?:every|each|all|the)?\s*(?:the\s+)?(?:files?\s*names?|files?|names?)\b.*?\bwith\s+"
+    r"(?P<q2>['\"`]?)(?P<prefix2>[\w.-]+?)(?P=q2)(?=[\s.,;:!?]|$)",
+    re.IGNORECASE,
+)
+
+
+def _renamed_with_prefix(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
+    """Where the task puts a prefix before the names of the files of the one folder it names (``_PREFIX``), a move
+    of each of its files to the name with the prefix, in the same folder (those that have it already aside): the
+    0.5B model, asked to "add old_ to the front of every filename in drafts/", listed the moves with no target;
+    none otherwise."""
+    match = _PREFIX.search(task)
+    said = {_normal(m.group(1) or m.group(2)) for m in _FOLDER_WORD.finditer(task)}
+    there = [name for name in folders | said if name and _is_dir(root / name)]
+    if match is None or len(there) != 1:
+        return []
+    prefix, folder = match.group("prefix") or match.group("prefix2"), there[0]
+    try:
+        names = sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{prefix}{name}")
+            for name in names if not name.startswith(prefix)]  # fmt: skip
 
 
 #: a folder named as one without its final slash: "my downloads folder", "the folder inbox"

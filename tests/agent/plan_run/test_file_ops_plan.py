@@ -260,9 +260,9 @@ def test_a_task_read_as_another_kind_is_asked_no_operations(
                                                [{"tools": ["read_text", "python", "write_text"]}])  # fmt: skip
 
 
-def picks(op: str) -> dict[str, str]:
+def picks(op: str, text: str = "") -> dict[str, str]:
     """The model's pick of an operation (``text_operations``), scripted."""
-    return {"for": TEXT_OPERATION, "content": json.dumps({"op": op, "text": "", "new_text": "", "number": 0})}
+    return {"for": TEXT_OPERATION, "content": json.dumps({"op": op, "text": text, "new_text": "", "number": 0})}
 
 
 def test_a_pick_of_files_acted_on_has_the_operations_asked_where_the_kind_read_was_another(
@@ -419,3 +419,29 @@ def test_files_sorted_by_type_go_into_a_folder_named_by_their_extension(
         "inbox/txt/letter.txt": "Dear Ana,\n", "inbox/txt/poem.txt": "Rain on tin.\n",
         "inbox/csv/prices.csv": "item,price\ntea,3\n", "inbox/pdf/scan.PDF": "pdf"}  # fmt: skip
     assert "Result: success" not in result.output  # which folders: omx's reading of the task, not checked
+
+
+@pytest.mark.parametrize(
+    "task", ["add old_ to the front of every filename in notes/", "Prefix every file in notes/ with old_"]
+)
+def test_a_prefix_put_before_the_names_of_a_folder_s_files_renames_each_and_edits_no_text(
+    ws: Path, script: Callable[..., ScriptedModel], task: str
+) -> None:
+    """The 0.5B model listed the moves with no target, and picked a first line 'old_', which omx then put at the
+    top of each file."""
+    ops = operations(("move", "notes/todo.md", ""), ("move", "notes/ideas.md", ""))
+    model = script(*reading(ops, outputs=["notes/"], kind="exact"), picks("add_first_line", "old_"))
+    result = omx(task, input="y\n2\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert {k: v for k, v in tree(ws).items() if k.startswith("notes/")} == {
+        "notes/old_todo.md": TODO, "notes/old_ideas.md": "a bridge of kites\n"}  # fmt: skip
+    assert len(model.requests) == 3  # the reading, the pick, the operations: no plan asked
+
+
+def test_a_task_about_file_names_is_no_edit_of_each_file_s_text(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Read as exact work on no output, "add old_ to the front of every filename in drafts/" had omx put a first
+    line 'old_' in each file of drafts/."""
+    script(*reading([], kind="exact"), picks("add_first_line", "old_"))
+    omx("add old_ to the front of every filename in notes/", input="y\n")  # the model is asked a plan: none scripted
+    assert tree(ws)["notes/todo.md"] == TODO and tree(ws)["notes/ideas.md"] == "a bridge of kites\n"
+    assert events(ws, "plan_from_reading") == []
