@@ -44,7 +44,7 @@ from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, ShellStep, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_prompt import task_words
-from agent.plan_run.task_reading import TaskReading, named_paths
+from agent.plan_run.task_reading import TaskReading, asks_composed, named_paths
 from agent.plan_run.text_operations import ON_FOLDER, ON_TEXT
 from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
@@ -78,15 +78,16 @@ def plan_from_reading(
         steps = _prose(task, texts[0], output) if len(texts) == 1 else _prose_from_files(task, texts, output)
     elif not inputs or len(inputs) > MAX_INPUTS:
         return None
+    elif len(inputs) > 1 and _JOINED.search(task) and not asks_composed(task) and (order := _join_order(task, inputs)):
+        steps, criteria = _joined(order, output), [JOIN_ORDER]  # files joined, whatever kind the model read
     elif reading.kind == "prose":
         steps = _prose(task, inputs[0], output) if len(inputs) == 1 else _prose_from_files(task, inputs, output)
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
-    elif _JOINED.search(task) and not _ORDER.search(_AS_NAMED.sub(" ", task)):
-        steps, criteria = _joined(inputs, output), [JOIN_ORDER]
     else:
         steps = _exact_from_files(inputs, output)
-    risk = RiskLevel.MEDIUM if reading.kind == "exact" or (workspace / output).exists() else RiskLevel.LOW
+    computed = reading.kind == "exact" or any(step.tool == "python" for step in steps)
+    risk = RiskLevel.MEDIUM if computed or (workspace / output).exists() else RiskLevel.LOW
     # the order of files joined is omx's reading of the task: a second program that reads it so too checks nothing
     return Plan(version=1, goal=task, risk_level=risk, workspace_root=str(workspace), steps=steps,
                 success_criteria=criteria)  # fmt: skip
@@ -243,6 +244,43 @@ _JOIN_NOTE = "(code by omx: one file after the other)"
 #: "a.csv + b.csv"
 _JOINED = re.compile(r"\b(?:merg(?:e[sd]?|ing)|combin(?:e[sd]?|ing)|concatenat(?:e[sd]?|ing)|join(?:s|ed|ing)?|"
                      r"put\s+together|glue[sd]?|stitch(?:es|ed|ing)?)\b|\w\s*\+\s*[\w./]", re.IGNORECASE)  # fmt: skip
+
+
+#: words between two files that put the first after the second: "intro.md onto the end of body.md", "a after b"
+_AFTER = re.compile(r"^\s*(?:(?:on)?to\s+the\s+(?:end|bottom)\s+of|at\s+the\s+(?:end|bottom)\s+of|after|below|"
+                    r"under(?:neath)?|following)\s*$", re.IGNORECASE)  # fmt: skip
+#: words between two files that put the first before the second: "a before b", "a on top of b"
+_BEFORE = re.compile(r"^\s*(?:before|above|ahead\s+of|on\s+top\s+of|(?:on)?to\s+the\s+(?:start|top|beginning)\s+"
+                     r"of|at\s+the\s+(?:start|top|beginning)\s+of)\s*$", re.IGNORECASE)  # fmt: skip
+#: "first" said of a file: "b.txt first", "first b.txt"
+_FIRST = r"(?:\s*\([^()]*\))?\s*,?\s*first\b"
+
+
+def _join_order(task: str, sources: list[str]) -> list[str]:
+    """The order in which ``task`` joins ``sources`` (named in that order): as named where it says no order
+    (``_ORDER``) or says "in that order"; reversed for "in reverse order"; for two files, the one said to go
+    "after", "onto the end of", "below" the other last, the one "before", "above", "on top of" it, or said
+    "first" ("home (home.txt) first, then work"), first. Empty where the task says an order omx does not read
+    (the model's code is asked, with the files' paths)."""
+    words = _AS_NAMED.sub(" ", task)
+    if not _ORDER.search(words):
+        return sources
+    if re.search(r"\brevers(?:e|ed)\s+order\b|\bin\s+reverse\b", words, re.IGNORECASE):
+        return sources[::-1]
+    if len(sources) != 2:
+        return []
+    one, two = sources
+    at = [task.find(path) for path in sources]
+    if min(at) < 0:
+        return []
+    between = task[at[0] + len(one) : at[1]] if at[0] < at[1] else task[at[1] + len(two) : at[0]]
+    earlier, later = (one, two) if at[0] < at[1] else (two, one)
+    if _AFTER.match(between):
+        return [later, earlier]
+    if _BEFORE.match(between):
+        return [earlier, later]
+    firsts = [path for path in sources if re.search(re.escape(path) + r"`?\)?" + _FIRST, task, re.IGNORECASE)]
+    return firsts + [path for path in sources if path not in firsts] if len(firsts) == 1 else []
 
 
 def _joined(sources: list[str], output: str) -> list[Step]:

@@ -65,7 +65,7 @@ from agent.plan_run.text_operations import (
 __all__ = ["FILE_PATH", "READING_SCHEMA_TITLE", "Kind", "Says", "Shape", "TaskReading", "agree", "named_paths"]
 __all__ += ["MAX_OPERATIONS", "OPERATIONS_SCHEMA_TITLE", "Action", "FileOperation", "FileOperations"]
 __all__ += ["has_extension", "kind_named", "operations_schema", "read_operations", "read_task", "reading_schema"]
-__all__ += ["workspace_facts"]
+__all__ += ["asks_composed", "workspace_facts"]
 
 Kind = Literal["exact", "prose", "command"]
 #: what a task of kind command does to a path: a rename is a move
@@ -394,6 +394,11 @@ def _kind_for(kind: Kind, task: str, operation: TextOperation | None) -> Kind:
     if kind == "exact" and _WORD_LIMIT.search(task) and (operation is None or operation.op not in FROM_LINES):
         return "prose"
     return kind
+
+
+def asks_composed(task: str) -> bool:
+    """Whether ``task`` asks for wording someone composes (``_COMPOSED``: a summary, key points, an email, ...)."""
+    return _COMPOSED.search(task) is not None
 
 
 def _puts_in(op: str, task: str) -> bool:

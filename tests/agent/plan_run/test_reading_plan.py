@@ -152,7 +152,7 @@ def test_csv_files_joined_keep_their_header_once(ws: Path, script: Callable[...,
 
 
 @pytest.mark.parametrize(
-    "order", ["(story first, then notes)", "in reverse order", "notes after story", "onto the end of story"]
+    "order", ["(story first, then notes)", "notes after story", "onto the end of story", "the last one first"]
 )
 def test_files_joined_in_an_order_the_task_says_are_left_to_the_model_s_code(
     ws: Path, script: Callable[..., ScriptedModel], order: str
@@ -310,3 +310,27 @@ def test_a_file_of_the_top_folder_named_by_its_name_without_extension_is_the_mat
     omx(task, "--yes")  # a haiku of one line fails its check: the plan is what is asserted
     tools = ["read_text", "llm", "write_text"] if read else ["llm", "write_text"]
     assert events(ws, "plan_from_reading") == [{"tools": tools}]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "glue data/notes.txt onto the end of data/story.txt and save the result as out/both.txt",
+        "Merge data/notes.txt and data/story.txt into out/both.txt (data/story.txt first, then data/notes.txt)",
+        "combine the story (data/story.txt) first, then the note (data/notes.txt), into out/both.txt",
+        "Merge data/notes.txt after data/story.txt into out/both.txt",
+        "Concatenate data/notes.txt and data/story.txt in reverse order into out/both.txt",
+    ],
+)
+def test_files_joined_in_an_order_the_task_says_are_joined_by_omx_in_that_order(
+    ws: Path, script: Callable[..., ScriptedModel], task: str
+) -> None:
+    """The 0.5B model read "glue intro.md onto the end of body.md" as prose, and its plan wrote another file."""
+    (ws / "data" / "notes.txt").write_text("A note.\n", encoding="utf-8")
+    kind = "prose" if task.startswith("glue") else "exact"  # files joined whatever kind the model read
+    script(reading(kind, ["data/notes.txt", "data/story.txt"], ["out/both.txt"]), "print(1)")
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "both.txt").read_text(encoding="utf-8") == STORY + "A note.\n"
+    assert "Join data/story.txt, data/notes.txt, in that order" in result.output
+    assert JOIN_ORDER in result.output and "Result: success" not in result.output  # omx's reading: never a success
