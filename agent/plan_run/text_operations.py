@@ -136,6 +136,9 @@ NEEDS_TEXT |= {"add_first_line", "add_last_line"} | DATED | SIZED
 VALUES = frozenset({"count_lines", "count_words", "add_up_numbers", "top_words", "csv_sum", "csv_average"})
 VALUES |= {"largest_number", "smallest_number"}
 VALUES |= {"csv_largest", "csv_smallest", "csv_count_rows", "csv_lookup", "json_value"}
+#: the sorts that also drop duplicate lines: no pick of the model's, what a sort or a dedupe becomes where the task
+#: asks for both ("dedupe it, sort it A-Z"; ``fitted``)
+SORTED_UNIQUE = {"sort": "sort_unique", "sort_desc": "sort_desc_unique"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
@@ -161,7 +164,7 @@ IN_PLACE = FROM_LINES & frozenset(
         "add_first_line",
         "add_last_line",
     }
-)
+) | frozenset(SORTED_UNIQUE.values())
 
 #: the operations that keep some of the input's lines (what a task counts, where it asks how many)
 FILTERS = frozenset({"keep_containing", "drop_containing", "keep_starting"})
@@ -387,6 +390,9 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         and not _ASKS[operation.op].search(task)
     ):
         operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
+    if operation.op in ("unique", *SORTED_UNIQUE) and _DEDUPED.search(task) and _SORTED.search(task):
+        down = operation.op == "sort_desc" or _DOWNWARD.search(task) is not None
+        operation = operation.model_copy(update={"op": SORTED_UNIQUE["sort_desc" if down else "sort"]})
     if operation.op == "replace":
         operation = _as_a_line_added(_with_every_pair(operation, task), sample, task)
     if operation.op in _COUNTING and task and not _ASKS_A_COUNT.search(task):
@@ -451,6 +457,9 @@ _OTHER_END = {"largest_number": "smallest_number", "smallest_number": "largest_n
               "files_changed_after": "files_changed_before"}  # fmt: skip
 _ASKS = {"largest_number": _MOST, "csv_largest": _MOST, "smallest_number": _LEAST, "csv_smallest": _LEAST,
          "files_changed_before": _EARLIER, "files_changed_after": _LATER}  # fmt: skip
+#: the words that ask for duplicate lines dropped, and those that ask for the lines sorted by their letters
+_DEDUPED = re.compile(r"\bde-?dup\w*|\bduplicat\w*|\brepeat(?:s|ed)\b|\bunique\b|\bdistinct\b", re.IGNORECASE)
+_SORTED = re.compile(r"\bsort\w*|\balphabetic\w*|\b[aA]\s*(?:-|to)\s*[zZ]\b|\b[zZ]\s*(?:-|to)\s*[aA]\b", re.IGNORECASE)
 #: each sort, and its other way round
 _DESCENDING = {"sort_numeric": "sort_numeric_desc", "sort": "sort_desc"}
 #: each sort by number, and the sort by letters the same way round
@@ -868,6 +877,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     "sort_desc": lambda t, n, k: _lines("lines = sorted(lines, key=str.lower, reverse=True)"),
     "reverse": lambda t, n, k: _lines("lines = lines[::-1]"),
     "unique": lambda t, n, k: _lines("lines = list(dict.fromkeys(lines))"),
+    "sort_unique": lambda t, n, k: _lines("lines = sorted(dict.fromkeys(lines), key=str.lower)"),
+    "sort_desc_unique": lambda t, n, k: _lines("lines = sorted(dict.fromkeys(lines), key=str.lower, reverse=True)"),
     "first": lambda t, n, k: _lines(f"lines = lines[:{k}]"),
     "last": lambda t, n, k: _lines(f"lines = lines[-{k}:]"),
     "number_lines": lambda t, n, k: _lines("lines = [f'{i}. {line}' for i, line in enumerate(lines, 1)]"),

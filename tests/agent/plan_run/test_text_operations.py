@@ -69,6 +69,8 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("sort_desc"), "pear\nApple\nbanana\n", "pear\nbanana\nApple\n"),
         (op("reverse"), "a\nb\nc\n", "c\nb\na\n"),
         (op("unique"), "x\ny\nx\nz\ny\n", "x\ny\nz\n"),
+        (op("sort_unique"), "pear\nApple\npear\nbanana\n", "Apple\nbanana\npear\n"),
+        (op("sort_desc_unique"), "pear\nApple\npear\nbanana\n", "pear\nbanana\nApple\n"),
         (op("first", number=2), LOG, "09:00 INFO start\n09:01 ERROR disk full\n"),
         (op("last", number=2), LOG, "09:03 INFO ok\n09:04 ERROR disk full\n"),
         (op("number_lines"), "wash\ndry\n", "1. wash\n2. dry\n"),
@@ -530,8 +532,9 @@ def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_
     assert "yaml_to_json" in offered("c.yaml") and "csv_sum" not in offered("c.yaml")
     assert "json_value" in offered("c.yaml") & offered("u.json") and "csv_lookup" in offered("t.csv")
     assert not {"json_value", "csv_lookup"} & offered("log.txt")
-    assert offered("media/") == set(NOT_TEXT) | ON_FOLDER | IN_PLACE  # each file of a folder edited in place
-    assert offered("media/", "log.txt") == text_only | ON_FOLDER | IN_PLACE
+    in_place = IN_PLACE & set(OPERATIONS)  # a sort that drops duplicates is no pick: what a fit makes of one
+    assert offered("media/") == set(NOT_TEXT) | ON_FOLDER | in_place  # each file of a folder edited in place
+    assert offered("media/", "log.txt") == text_only | ON_FOLDER | in_place
 
 
 # -- end to end ----------------------------------------------------------------------------------------------------
@@ -968,3 +971,20 @@ def test_files_changed_before_or_after_a_day_are_those_the_task_s_words_ask_for(
 ) -> None:
     fit = picked(reply(picked_op, "2026-01-01"), "", ["docs/"], task)
     assert fit is not None and fit.op == found_as
+
+
+@pytest.mark.parametrize(
+    ("task", "answer", "found"),
+    [
+        ("groceries.txt has repeats. dedupe it, sort it A-Z, and save as out/g.txt", reply("unique"),
+         op("sort_unique")),
+        ("Sort data/g.txt alphabetically without duplicates into out/g.txt", reply("sort"), op("sort_unique")),
+        ("Remove the duplicate lines of data/g.txt and sort them Z to A into out/g.txt", reply("unique"),
+         op("sort_desc_unique")),
+        ("Remove the duplicate lines of data/g.txt into out/g.txt", reply("unique"), op("unique")),  # no sort asked
+        ("Sort data/g.txt into out/g.txt", reply("sort"), op("sort")),  # no dedupe asked
+    ],
+)  # fmt: skip
+def test_a_sort_and_a_dedupe_asked_together_are_one_operation(task: str, answer: str, found: TextOperation) -> None:
+    """The 0.5B model picked the dedupe alone for "dedupe it, sort it A-Z": the lines came back unsorted."""
+    assert picked(answer, "pear\nApple\npear\n", ["data/g.txt"], task) == found
