@@ -289,12 +289,20 @@ def _joined(sources: list[str], output: str) -> list[Step]:
     data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'. Only where the task
     says no order (``_ORDER``): a task that asked b first, then a was joined a then b, and a second program that
     read it so too made that a success; and never a success (``JOIN_ORDER``, not checked). CSV files whose first
-    rows are the same header are joined under it once, as their rows."""
-    code = (f"paths = {sources!r}\n"
+    rows are the same header are joined under it once, as their rows; JSON files that each hold a list are one list
+    of their items."""
+    code = (f"import json\npaths = {sources!r}\n"
             "texts = [open(path, encoding='utf-8').read().rstrip('\\n') for path in paths]\n"
             "heads = {text.split('\\n', 1)[0] for text in texts}\n"
             "if all(path.lower().endswith(('.csv', '.tsv')) for path in paths) and len(heads) == 1:\n"
             "    texts = texts[:1] + [text.partition('\\n')[2] for text in texts[1:]]  # one header row\n"
+            "if all(path.lower().endswith('.json') for path in paths):\n"
+            "    try:\n"
+            "        lists = [json.loads(text) for text in texts]\n"
+            "    except ValueError:\n"
+            "        lists = []\n"
+            "    if lists and all(isinstance(items, list) for items in lists):  # one list of their items\n"
+            "        texts = [json.dumps([item for items in lists for item in items], indent=2)]\n"
             "print('\\n'.join(text for text in texts if text))")  # fmt: skip
     named = ", ".join(sources)
     joined = PythonStep(id=1, tool="python",

@@ -141,6 +141,17 @@ def test_files_a_task_joins_are_joined_by_omx_s_code_in_the_order_it_names_them(
     assert len(model.requests) >= 2
 
 
+def test_json_lists_joined_are_one_list(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    (ws / "data" / "a.json").write_text('[{"name": "Ana"}]', encoding="utf-8")
+    (ws / "data" / "b.json").write_text('[{"name": "Bo"}, {"name": "Cy"}]\n', encoding="utf-8")
+    task = "Combine data/a.json and data/b.json into out/all.json"
+    script(reading("exact", ["data/a.json", "data/b.json"], ["out/all.json"]), "print(1)")
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    written = json.loads((ws / "out" / "all.json").read_text(encoding="utf-8"))
+    assert written == [{"name": "Ana"}, {"name": "Bo"}, {"name": "Cy"}]
+
+
 def test_csv_files_joined_keep_their_header_once(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     (ws / "data" / "june.csv").write_text("day,amount\n1,5\n", encoding="utf-8")
     (ws / "data" / "july.csv").write_text("day,amount\n2,7\n3,1\n", encoding="utf-8")
