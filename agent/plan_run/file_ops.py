@@ -32,11 +32,13 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 
 from agent.plan_run.criteria import CriterionCheck, CriterionStatus
 from agent.plan_run.folder_files import extensions
 from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, kind_named, named_paths
+from agent.plan_run.text_operations import earlier_day
 from agent.plan_run.tools.path_tools import records_path, records_problem
 
 __all__ = ["TOO_LARGE", "Operation", "agreed_operations", "operation_checks", "state"]
@@ -78,7 +80,8 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
         return ()
     root = workspace.resolve()
     folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
-    listed = _sorted_by_type(task, root, folders) or _renamed_with_prefix(task, root, folders) or reading.operations
+    listed = (_sorted_by_type(task, root, folders) or _renamed_by_rule(task, root, folders)
+              or _older_moved(task, root, folders) or reading.operations)  # fmt: skip
     if not listed:
         return ()
     asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in listed))
@@ -139,19 +142,13 @@ def _sorted_by_type(task: str, root: Path, folders: set[str]) -> list[FileOperat
     listed the folders to make with the files' own names; none otherwise, or where the task names a path that is not
     there (it says where the files go). The folder is one the task writes as a folder, or names as one ("my
     downloads folder"), and is there."""
-    said = {_normal(match.group(1) or match.group(2)) for match in _FOLDER_WORD.finditer(task)}
-    there = [name for name in folders | said if name and _is_dir(root / name)]
     new = [path for path in named_paths(task) if not os.path.lexists(root / _normal(path))]
-    if not _BY_TYPE.search(task) or len(there) != 1 or new:  # the folders the task names are where files go
-        return []
-    folder = there[0]
-    try:
-        names = sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
-    except OSError:
+    folder = _one_folder(task, root, folders)
+    if not _BY_TYPE.search(task) or folder is None or new:  # the folders the task names are where files go
         return []
     return [
         FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{ext[1:].lower()}/")
-        for name in names
+        for name in _files_in(root, folder)
         if (ext := os.path.splitext(name)[1])
     ]
 
@@ -167,23 +164,66 @@ _PREFIX = re.compile(
 )
 
 
-def _renamed_with_prefix(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
-    """Where the task puts a prefix before the names of the files of the one folder it names (``_PREFIX``), a move
-    of each of its files to the name with the prefix, in the same folder (those that have it already aside): the
-    0.5B model, asked to "add old_ to the front of every filename in drafts/", listed the moves with no target;
-    none otherwise."""
+#: names made lower case: "make all the filenames in inbox/ lowercase", "lower-case the file names"
+_LOWER_NAMES = re.compile(
+    r"\b(?:file\s*names?|names\s+of\s+(?:the\s+|all\s+(?:the\s+)?)?files)\b.*\blower[\s-]?case|"
+    r"\blower[\s-]?case\b.*\b(?:file\s*names?|names\s+of\s+(?:the\s+|all\s+(?:the\s+)?)?files)\b",
+    re.IGNORECASE,
+)
+
+
+def _renamed_by_rule(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
+    """Where the task renames the files of the one folder it names by a rule, a move of each of its files to its
+    new name in the same folder (those whose name it leaves as it is aside): a prefix put before each name
+    (``_PREFIX``: the 0.5B model, asked to "add old_ to the front of every filename in drafts/", listed the moves
+    with no target), or the names made lower case (``_LOWER_NAMES``); none otherwise."""
     match = _PREFIX.search(task)
+    if match is not None:
+        prefix = match.group("prefix") or match.group("prefix2")
+        rule: Callable[[str], str] = lambda name: name if name.startswith(prefix) else prefix + name  # noqa: E731
+    elif _LOWER_NAMES.search(task):
+        rule = str.lower
+    else:
+        return []
+    folder = _one_folder(task, root, folders)
+    names = _files_in(root, folder) if folder else []
+    return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{rule(name)}")
+            for name in names if rule(name) != name]  # fmt: skip
+
+
+def _older_moved(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
+    """Where the task moves the files of one folder that are older than a span it says ("Anything in reports/ that
+    hasn't been modified in over a year should go into reports/archive/": ``text_operations.earlier_day``) into one
+    new or other folder it names, a move of each file of the first last changed before that day into the second;
+    none otherwise."""
+    day = earlier_day(task)
+    there = [name for name in folders if name and _is_dir(root / name)]
+    into = [name for name in folders if name and not os.path.lexists(root / name)]
+    if day is None or len(there) != 1 or len(into) != 1:
+        return []
+    folder = there[0]
+    older = [name for name in _files_in(root, folder) if _changed(root / folder / name) < day]
+    return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{into[0]}/") for name in older]
+
+
+def _one_folder(task: str, root: Path, folders: set[str]) -> str | None:
+    """The one folder there that the task writes as a folder, or names as one ("my downloads folder"); else None."""
     said = {_normal(m.group(1) or m.group(2)) for m in _FOLDER_WORD.finditer(task)}
     there = [name for name in folders | said if name and _is_dir(root / name)]
-    if match is None or len(there) != 1:
-        return []
-    prefix, folder = match.group("prefix") or match.group("prefix2"), there[0]
+    return there[0] if len(there) == 1 else None
+
+
+def _files_in(root: Path, folder: str) -> list[str]:
+    """The names of the files right in ``folder`` (no link, no directory), sorted."""
     try:
-        names = sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
+        return sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
     except OSError:
         return []
-    return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{prefix}{name}")
-            for name in names if not name.startswith(prefix)]  # fmt: skip
+
+
+def _changed(path: Path) -> date:
+    """The local day ``path`` was last changed (as ``folder_files`` gives a file's date)."""
+    return date.fromtimestamp(path.lstat().st_mtime)
 
 
 #: a folder named as one without its final slash: "my downloads folder", "the folder inbox"

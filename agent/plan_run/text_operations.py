@@ -42,7 +42,7 @@ from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
 __all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
-__all__ += ["FILTERS", "IN_PLACE", "LOOKUPS", "PATTERNED", "ask_operation"]
+__all__ += ["FILTERS", "IN_PLACE", "LOOKUPS", "PATTERNED", "ask_operation", "earlier_day"]
 __all__ += [
     "fitted",
     "offered_operations",
@@ -440,8 +440,8 @@ _LEAST = re.compile(r"\b(?:lowest|smallest|least|minimum|min|fewest|coldest|cool
                     re.IGNORECASE)  # fmt: skip
 #: the words that ask for files last changed before a day, and those that ask for files changed since one
 _EARLIER = re.compile(
-    r"\b(?:older\s+than|before|not\s+(?:been\s+)?(?:modified|changed|touched|updated|edited)\s+(?:for|in|since)|"
-    r"(?:more|over)\s+than\s+[\w\s]{1,20}?\s+ago|stale)\b",
+    r"(?:\bnot|n't)\s+(?:been\s+)?(?:modified|changed|touched|updated|edited)\s+(?:for|in|since)\b|"
+    r"\b(?:older\s+than|before|(?:more|over)\s+than\s+[\w\s]{1,20}?\s+ago|stale)\b",
     re.IGNORECASE,
 )
 _LATER = re.compile(
@@ -515,6 +515,16 @@ def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None
         spans = {found for match in _SPAN.finditer(task) if (found := _date(match.group(0))) is not None}
         day = spans.pop() if len(spans) == 1 else None
     return None if day is None else operation.model_copy(update={"text": day.isoformat()})
+
+
+def earlier_day(task: str) -> date | None:
+    """The day before which ``task`` asks for files last changed ("older than 30 days", "not modified for more than
+    a year", "hasn't been modified in the last 60 days": today less the span), where it says one such span; else
+    None."""
+    if not _EARLIER.search(task):
+        return None
+    spans = {found for match in _SPAN.finditer(task) if (found := _date(match.group(0))) is not None}
+    return spans.pop() if len(spans) == 1 else None
 
 
 #: a span of time before today, as people write it: "30 days", "a year ago", "two weeks", "last month"

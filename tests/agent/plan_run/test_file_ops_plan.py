@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -445,3 +446,37 @@ def test_a_task_about_file_names_is_no_edit_of_each_file_s_text(ws: Path, script
     omx("add old_ to the front of every filename in notes/", input="y\n")  # the model is asked a plan: none scripted
     assert tree(ws)["notes/todo.md"] == TODO and tree(ws)["notes/ideas.md"] == "a bridge of kites\n"
     assert events(ws, "plan_from_reading") == []
+
+
+def test_the_names_of_a_folder_s_files_made_lower_case_are_each_renamed(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    (ws / "inbox" / "Notes.TXT").write_text("n\n", encoding="utf-8")
+    script(*reading(operations(("move", "inbox/Notes.TXT", "")), outputs=["inbox/"]))
+    result = omx("make all the filenames in inbox/ lowercase", input="y\n1\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert tree(ws)["inbox/notes.txt"] == "n\n" and "inbox/Notes.TXT" not in tree(ws)
+    assert {"inbox/letter.txt", "inbox/poem.txt", "inbox/prices.csv"} <= set(tree(ws))  # lower case already
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Anything in inbox/ that hasn't been modified in over a year should go into inbox/archive/ please",
+        "Move the files of inbox/ older than 30 days to old/",
+    ],
+)
+def test_files_older_than_a_span_the_task_says_are_moved_where_it_says(
+    ws: Path, script: Callable[..., ScriptedModel], task: str
+) -> None:
+    """The 0.5B model listed reads of one file over and over for "Anything in reports/ that hasn't been modified in
+    over a year should go into reports/archive/"."""
+    old = datetime(2020, 5, 1).timestamp()
+    for name in ("letter.txt", "prices.csv"):
+        os.utime(ws / "inbox" / name, (old, old))
+    script(*reading(operations(("move", "inbox/poem.txt", "inbox/poem.txt")), outputs=["inbox/"]))
+    result = omx(task, input="y\n2\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    into = "inbox/archive" if "archive" in task else "old"
+    assert {k for k in tree(ws) if k.startswith(("inbox/", "old/"))} == {
+        f"{into}/letter.txt", f"{into}/prices.csv", "inbox/poem.txt"}  # fmt: skip
