@@ -241,9 +241,10 @@ _AS_NAMED = re.compile(r"\bin\s+(?:that|this|the\s+(?:same|given|listed|above))\
 JOIN_ORDER = "the files are joined in the order the task means (omx joined them in the order it names them)"
 _JOIN_NOTE = "(code by omx: one file after the other)"
 #: a task that joins files into one: "merge", "combine", "concatenate", "join", "put together", "glue", "stitch",
-#: "a.csv + b.csv"
+#: "append", "a.csv + b.csv"
 _JOINED = re.compile(r"\b(?:merg(?:e[sd]?|ing)|combin(?:e[sd]?|ing)|concatenat(?:e[sd]?|ing)|join(?:s|ed|ing)?|"
-                     r"put\s+together|glue[sd]?|stitch(?:es|ed|ing)?)\b|\w\s*\+\s*[\w./]", re.IGNORECASE)  # fmt: skip
+                     r"put\s+together|glue[sd]?|stitch(?:es|ed|ing)?|append(?:s|ed|ing)?)\b|\w\s*\+\s*[\w./]",
+                     re.IGNORECASE)  # fmt: skip
 
 
 #: words between two files that put the first after the second: "intro.md onto the end of body.md", "a after b"
@@ -253,7 +254,7 @@ _AFTER = re.compile(r"^\s*(?:(?:on)?to\s+the\s+(?:end|bottom)\s+of|at\s+the\s+(?
 _BEFORE = re.compile(r"^\s*(?:before|above|ahead\s+of|on\s+top\s+of|(?:on)?to\s+the\s+(?:start|top|beginning)\s+"
                      r"of|at\s+the\s+(?:start|top|beginning)\s+of)\s*$", re.IGNORECASE)  # fmt: skip
 #: "first" said of a file: "b.txt first", "first b.txt"
-_FIRST = r"(?:\s*\([^()]*\))?\s*,?\s*first\b"
+_FIRST = r"`?\)?(?:\s*\([^()]*\))?\s*,?\s*(?:(?:goes|go|comes|come|is|should\s+(?:go|come|be))\s+)?first\b"
 
 
 def _join_order(task: str, sources: list[str]) -> list[str]:
@@ -279,8 +280,17 @@ def _join_order(task: str, sources: list[str]) -> list[str]:
         return [later, earlier]
     if _BEFORE.match(between):
         return [earlier, later]
-    firsts = [path for path in sources if re.search(re.escape(path) + r"`?\)?" + _FIRST, task, re.IGNORECASE)]
+    firsts = [path for path in sources if any(re.search(re.escape(said) + _FIRST, task, re.IGNORECASE)
+                                              for said in _spellings(path))]  # fmt: skip
     return firsts + [path for path in sources if path not in firsts] if len(firsts) == 1 else []
+
+
+def _spellings(path: str) -> list[str]:
+    """How a task may name the file at ``path``: the path, its name, its name without extension, and that with
+    '_' and '-' as spaces ("Part B goes first" for drafts/part_b.txt)."""
+    name = os.path.basename(path)
+    stem = os.path.splitext(name)[0]
+    return list(dict.fromkeys([path, name, stem, re.sub(r"[_-]+", " ", stem)]))
 
 
 def _joined(sources: list[str], output: str) -> list[Step]:

@@ -60,7 +60,10 @@ __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "rules_outputs",
 FROM_THE_TASK = " (from the task)"
 
 _PATH = rf"(?P<path>{FILE_PATH})"
-_AFTER_TO = re.compile(rf"(?:\b(?:to|into)\s+(?:the\s+file\s+)?|(?:->|=>|\u2192)\s*)`?{_PATH}")
+_AFTER_TO = re.compile(
+    rf"(?:\b(?:on)?to\s+(?:the\s+file\s+|the\s+(?:end|bottom|top|start|beginning)\s+of\s+)?|\binto\s+(?:the\s+file\s+)?|"
+    rf"(?:->|=>|\u2192)\s*)`?{_PATH}"
+)
 _AFTER_IN = re.compile(rf"\b(?:in|as)\s+`?{_PATH}")
 _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|total)\b", re.IGNORECASE)
 #: a limit on the output's words; "under N words" allows N - 1

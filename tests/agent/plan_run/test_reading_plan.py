@@ -163,7 +163,7 @@ def test_csv_files_joined_keep_their_header_once(ws: Path, script: Callable[...,
 
 
 @pytest.mark.parametrize(
-    "order", ["(story first, then notes)", "notes after story", "onto the end of story", "the last one first"]
+    "order", ["notes after story", "onto the end of story", "the last one first", "January's rows first"]
 )
 def test_files_joined_in_an_order_the_task_says_are_left_to_the_model_s_code(
     ws: Path, script: Callable[..., ScriptedModel], order: str
@@ -331,6 +331,9 @@ def test_a_file_of_the_top_folder_named_by_its_name_without_extension_is_the_mat
         "combine the story (data/story.txt) first, then the note (data/notes.txt), into out/both.txt",
         "Merge data/notes.txt after data/story.txt into out/both.txt",
         "Concatenate data/notes.txt and data/story.txt in reverse order into out/both.txt",
+        "Can you join data/notes.txt and data/story.txt into out/both.txt? Story goes first, then notes.",
+        "append data/notes.txt to the end of data/story.txt, into out/both.txt",
+        "Merge data/notes.txt and data/story.txt into out/both.txt (story first, then notes)",
     ],
 )
 def test_files_joined_in_an_order_the_task_says_are_joined_by_omx_in_that_order(
@@ -345,3 +348,13 @@ def test_files_joined_in_an_order_the_task_says_are_joined_by_omx_in_that_order(
     assert (ws / "out" / "both.txt").read_text(encoding="utf-8") == STORY + "A note.\n"
     assert "Join data/story.txt, data/notes.txt, in that order" in result.output
     assert JOIN_ORDER in result.output and "Result: success" not in result.output  # omx's reading: never a success
+
+
+def test_a_file_appended_to_another_in_place_is_joined_into_it(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    (ws / "data" / "notes.txt").write_text("A note.\n", encoding="utf-8")
+    task = "append data/notes.txt to the end of data/story.txt (edit story.txt itself, no new file)"
+    script(reading("exact", ["data/notes.txt", "data/story.txt"], ["data/story.txt"]), "print(1)")
+    result = omx(task, "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "data" / "story.txt").read_text(encoding="utf-8") == STORY + "A note.\n"
+    assert (ws / "data" / "notes.txt").read_text(encoding="utf-8") == "A note.\n"
