@@ -37,7 +37,7 @@ from pathlib import Path
 
 from agent.plan_run.criteria import CriterionCheck, CriterionStatus
 from agent.plan_run.folder_files import extensions
-from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, kind_named, named_paths
+from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, named_paths
 from agent.plan_run.text_operations import earlier_day
 from agent.plan_run.tools.path_tools import records_path, records_problem
 
@@ -85,6 +85,7 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
     if not listed:
         return ()
     asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in listed))
+    asked = list(dict.fromkeys(_with_their_own_names(task, asked)))
     operations = [_operation(root, FileOperation(action=a, source=s, target=t), folders) for a, s, t in asked]
     if any(op is None for op in operations):
         return ()
@@ -121,10 +122,16 @@ def _into_new_folders_named(task: str, root: Path, operations: list[Operation]) 
 
 
 def _of_the_kind_named(task: str, operations: list[Operation]) -> list[Operation]:
-    """``operations`` without those on a path that is not of the kind of file the task names by its extension
-    ("Delete the .tmp files in tmp/": not tmp/keep.txt, nor tmp/ itself), unless it is a file the task names."""
+    """``operations`` without those on a path that is not of the kind of file the task names (``_kind_said``: by
+    its extension, "Delete the .tmp files in tmp/": not tmp/keep.txt, nor tmp/ itself; or by a word in the names),
+    unless it is a file the task names."""
     named = {_normal(name) for name in named_paths(task) if not name.endswith("/")}
-    return [op for op in operations if not op.source or op.source in named or kind_named(task, op.source)]
+    of_kind = _kind_said(task)
+    return [
+        op
+        for op in operations
+        if not op.source or op.source in named or of_kind is None or of_kind(os.path.basename(op.source))
+    ]
 
 
 #: files sorted into a folder for each kind: "by type", "by file extension", "a subfolder for each file type"
@@ -236,38 +243,71 @@ _SOME = re.compile(r"\b(?:\d+|largest|smallest|biggest|newest|oldest|latest|earl
                    r"four|five|few|some\s+of)\b", re.IGNORECASE)  # fmt: skip
 #: a kind of file named in the plural: "the pictures", "PDFs", "the .txt files"
 _PLURAL_KIND = re.compile(r"\b(?:files|images|pictures|photos|photographs|pics|documents|scripts|[A-Z]{2,5}s)\b")
+#: a word the names of the files meant hold: "every file that has 'amazon' in its name", "whose names contain acme"
+_NAME_HOLDS = re.compile(
+    r"""['"`]([^'"`\s]+)['"`]\s+in\s+(?:its|their|the)\s+(?:file\s*)?names?\b|"""
+    r"""\bnames?\s+(?:contains?|containing|includes?|including|with|starts?\s+with|starting\s+with)\s+['"`]?([\w.-]+)""",
+    re.IGNORECASE,
+)
+
+
+def _kind_said(task: str) -> Callable[[str], bool] | None:
+    """Whether a file's name is of the kind of file the task names, where it names one: by extension or format
+    (``folder_files.extensions``), or by a word the names hold (``_NAME_HOLDS``); None where it names none."""
+    wanted = extensions(task)
+    held = [word.lower() for match in _NAME_HOLDS.finditer(task) if (word := match.group(1) or match.group(2))]
+    if not wanted and len(held) != 1:
+        return None
+    return lambda name: (os.path.splitext(name)[1].lower() in wanted) if wanted else held[0] in name.lower()
 
 
 def _with_every_file_of_the_kind(
     task: str, root: Path, operations: list[Operation], folders: set[str]
 ) -> list[Operation]:
-    """``operations`` with a move (or copy) of every other file of the kind the task names in the plural ("the
-    pictures", "the PDF files") that lies in the one folder they move files of that kind from, to the one folder they
-    move them into: the 0.5B model, asked to move "the pictures mixed in with the other things in stuff/" into
-    images/, listed one of three. Not where the task picks some of them ("the largest", "3 of"), the operations do
-    anything else, or a file cannot be moved there (``_operation``)."""
-    wanted = extensions(task)
+    """``operations`` with a move (or copy) of every other file of the kind the task names (``_kind_said``; by
+    extension, in the plural: "the pictures", "the PDF files") that lies in a folder they move files of that kind
+    from, or a folder the task names, to the one folder they move them into: the 0.5B model, asked to move "the
+    pictures mixed in with the other things in stuff/" into images/, listed one of three. Not where the task picks
+    some of them ("the largest", "3 of"), the operations do anything else, or a file cannot be moved there
+    (``_operation``)."""
+    of_kind = _kind_said(task)
     words = " ".join(word for word in task.split() if word not in named_paths(task))
-    if not wanted or not _PLURAL_KIND.search(words) or _SOME.search(words):
+    plural = _PLURAL_KIND.search(words) or _NAME_HOLDS.search(task)
+    if of_kind is None or not plural or _SOME.search(_NAME_HOLDS.sub(" ", words)):
         return operations
     acts = [op for op in operations if op.action != "make_dir"]
-    kinds = {(op.action, os.path.dirname(op.source), os.path.dirname(op.target)) for op in acts}
-    if len(kinds) != 1 or not all(os.path.splitext(op.source)[1].lower() in wanted for op in acts):
+    kinds = {(op.action, os.path.dirname(op.target)) for op in acts}
+    if len(kinds) != 1 or not all(of_kind(os.path.basename(op.source)) for op in acts):
         return operations
-    action, folder, into = kinds.pop()
-    if action not in ("move", "copy") or into == folder:  # a rename in place is no gathering
+    action, into = kinds.pop()
+    named = {name for name in folders if name and name != into and _is_dir(root / name)}
+    sources = {os.path.dirname(op.source) for op in acts} | named
+    if action not in ("move", "copy") or into in sources:  # a rename in place is no gathering
         return operations
     taken = {op.source for op in acts}
-    try:
-        names = sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
-    except OSError:
-        return operations
     more = [
         _operation(root, FileOperation(action=action, source=path, target=os.path.join(into, name)), folders)
-        for name in names
-        if os.path.splitext(name)[1].lower() in wanted and (path := os.path.join(folder, name)) not in taken
+        for folder in sorted(sources)
+        for name in _files_in(root, folder)
+        if of_kind(name) and (path := os.path.join(folder, name)) not in taken
     ]
     return [*operations, *(op for op in more if op is not None)]
+
+
+def _with_their_own_names(task: str, asked: list[tuple[Action, str, str]]) -> list[tuple[Action, str, str]]:
+    """The operations ``asked`` (action, source, target) whose moves and copies of a file into another folder keep
+    the file's name (the target made that folder: into it, under its own name), unless the task says the new name:
+    the 0.5B model moved receipts/uber_march.txt to receipts/amazon/amazon_march.txt for "Move every file in
+    receipts/ that has 'amazon' in its name into a new folder, receipts/amazon/"."""
+    said = {os.path.basename(_normal(path)) for path in named_paths(task)}
+    kept = []
+    for action, source, target in asked:
+        folder, name = os.path.split(_normal(target))
+        moved_away = folder and folder != os.path.dirname(_normal(source)) and has_extension(source)
+        if action in ("move", "copy") and moved_away and name != os.path.basename(_normal(source)) and name not in said:
+            target = f"{folder}/"
+        kept.append((action, source, target))
+    return kept
 
 
 def _of_the_names_each_folder_gathers(task: str, operations: list[Operation]) -> list[Operation]:

@@ -480,3 +480,41 @@ def test_files_older_than_a_span_the_task_says_are_moved_where_it_says(
     into = "inbox/archive" if "archive" in task else "old"
     assert {k for k in tree(ws) if k.startswith(("inbox/", "old/"))} == {
         f"{into}/letter.txt", f"{into}/prices.csv", "inbox/poem.txt"}  # fmt: skip
+
+
+def test_files_whose_names_hold_a_word_the_task_quotes_go_together_under_their_own_names(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model moved receipts/uber_march.txt to receipts/amazon/amazon_march.txt for "Move every file in
+    receipts/ that has 'amazon' in its name into a new folder, receipts/amazon/", and left amazon_march.txt."""
+    for name in ("amazon_april.txt", "amazon_march.txt", "uber_march.txt"):
+        (ws / "inbox" / name).write_text(name, encoding="utf-8")
+    ops = operations(("make_dir", "", "inbox/amazon"),
+                     ("move", "inbox/amazon_april.txt", "inbox/amazon/amazon_april.txt"),
+                     ("move", "inbox/uber_march.txt", "inbox/amazon/amazon_march.txt"))  # fmt: skip
+    script(*reading(ops))
+    task = "Move every file in inbox/ that has 'amazon' in its name into a new folder, inbox/amazon/."
+    result = omx(task, input="y\n2\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    moved = {k: v for k, v in tree(ws).items() if k.startswith("inbox/amazon/")}
+    assert moved == {
+        "inbox/amazon/amazon_april.txt": "amazon_april.txt",
+        "inbox/amazon/amazon_march.txt": "amazon_march.txt",
+    }
+    assert tree(ws)["inbox/uber_march.txt"] == "uber_march.txt"
+
+
+def test_files_of_a_kind_scattered_over_the_folders_the_task_names_are_gathered(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    (ws / "app").mkdir()
+    (ws / "app" / "server.log").write_text("s\n", encoding="utf-8")
+    (ws / "app" / "main.py").write_text("m\n", encoding="utf-8")
+    (ws / "worker").mkdir()
+    (ws / "worker" / "jobs.log").write_text("j\n", encoding="utf-8")
+    script(*reading(operations(("move", "app/server.log", "logs/server.log"))))
+    task = "there are .log files scattered around app/ and worker/ - gather them all into a logs/ folder please"
+    result = omx(task, input="y\n2\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert tree(ws)["logs/server.log"] == "s\n" and tree(ws)["logs/jobs.log"] == "j\n"
+    assert tree(ws)["app/main.py"] == "m\n"
