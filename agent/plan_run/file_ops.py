@@ -80,7 +80,7 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
         return ()
     root = workspace.resolve()
     folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
-    listed = (_sorted_by_type(task, root, folders) or _renamed_by_rule(task, root, folders)
+    listed = (_sorted_into_folders(task, root, folders) or _renamed_by_rule(task, root, folders)
               or _older_moved(task, root, folders) or reading.operations)  # fmt: skip
     if not listed:
         return ()
@@ -142,22 +142,36 @@ _BY_TYPE = re.compile(
 )
 
 
-def _sorted_by_type(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
-    """Where the task sorts the files of the one folder it names into a folder for each type (``_BY_TYPE``), a move
-    of each file there with an extension into the folder named by it, in lower case (``inbox/a.PDF`` into
-    ``inbox/pdf/``): the 0.5B model, asked for "a subfolder in it for each file type (pdf, jpg, txt, zip...)",
-    listed the folders to make with the files' own names; none otherwise, or where the task names a path that is not
-    there (it says where the files go). The folder is one the task writes as a folder, or names as one ("my
-    downloads folder"), and is there."""
-    new = [path for path in named_paths(task) if not os.path.lexists(root / _normal(path))]
+#: files sorted into a folder for each year: "by year", "by the year in their name", "a folder per year"
+_BY_YEAR = re.compile(r"\bby\s+(?:the\s+)?year\b|\b(?:for|per)\s+(?:each|every)\s+year\b", re.IGNORECASE)
+#: a year in a file's name: report_2023_q1.txt
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
+def _sorted_into_folders(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
+    """Where the task sorts the files of the one folder it names into a folder for each type (``_BY_TYPE``) or each
+    year (``_BY_YEAR``), a move of each file there into the folder named by its extension in lower case
+    (``inbox/a.PDF`` into ``inbox/pdf/``), or by the year its name holds (``q/report_2023_q1.txt`` into
+    ``q/2023/``; where no name holds one, the year it was last changed): the 0.5B model, asked for "a subfolder
+    in it for each file type (pdf, jpg, txt, zip...)", listed the folders to make with the files' own names. None
+    otherwise, or where the task names a new folder, or a new path outside that folder (it says where files go).
+    The folder is one the task writes as a folder, or names as one ("my downloads folder"), and is there."""
     folder = _one_folder(task, root, folders)
-    if not _BY_TYPE.search(task) or folder is None or new:  # the folders the task names are where files go
+    by_type, by_year = _BY_TYPE.search(task), _BY_YEAR.search(task)
+    if folder is None or not (by_type or by_year):
         return []
-    return [
-        FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{ext[1:].lower()}/")
-        for name in _files_in(root, folder)
-        if (ext := os.path.splitext(name)[1])
-    ]
+    new = [path for path in map(_normal, named_paths(task)) if not os.path.lexists(root / path)]
+    if any(not _within(path, folder) or not has_extension(path) for path in new):  # the task says where files go
+        return []
+    names = _files_in(root, folder)
+    if by_type:
+        kinds = {name: ext[1:].lower() for name in names if (ext := os.path.splitext(name)[1])}
+    elif any(_YEAR.search(name) for name in names):
+        kinds = {name: year.group() for name in names if (year := _YEAR.search(name))}
+    else:
+        kinds = {name: str(_changed(root / folder / name).year) for name in names}
+    return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{kind}/")
+            for name, kind in kinds.items()]  # fmt: skip
 
 
 #: a prefix put before the names of a folder's files: "add old_ to the front of every filename", "prefix each file

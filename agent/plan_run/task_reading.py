@@ -82,6 +82,8 @@ OPERATIONS_SCHEMA_TITLE = "FileOperations"
 FILE_PATH = r"(?:[\w.-]+/)*[\w-][\w.-]*\.\w{1,8}(?![\w/])"
 #: a path a task names: a file, or a directory with its final slash (``data/``, ``src/lib/``)
 _NAMED_PATH = re.compile(rf"`?(?:{FILE_PATH}|(?:[\w.-]+/)+)")
+#: an abbreviation, not a file: "e.g", "i.e", "a.m"
+_ABBREVIATION = re.compile(r"[A-Za-z]\.[A-Za-z]")
 #: a folder a task names without its final slash, after the word folder or directory ("a folder named media/videos")
 _FOLDER_NAMED = re.compile(
     r"\b(?:folder|directory|dir)\s+(?:(?:named|called)\s+)?`?(?P<path>(?:[\w.-]+/)+[\w-]+)(?![\w/]|\.\w)",
@@ -196,8 +198,10 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
 
 def named_paths(task: str) -> list[str]:
     """Every path the task names, in order, once: files (``out/a.txt``) and directories with their final slash, also
-    where the task writes one without it after the word folder or directory ("a folder named media/videos")."""
-    found = {m.start() + m.group(0).startswith("`"): m.group(0).strip("`") for m in _NAMED_PATH.finditer(task)}
+    where the task writes one without it after the word folder or directory ("a folder named media/videos"); not an
+    abbreviation ("e.g.")."""
+    found = {m.start() + m.group(0).startswith("`"): m.group(0).strip("`") for m in _NAMED_PATH.finditer(task)
+             if not _ABBREVIATION.fullmatch(m.group(0))}  # fmt: skip
     found |= {m.start("path"): f"{m.group('path')}/" for m in _FOLDER_NAMED.finditer(task)}
     return list(dict.fromkeys(found[start] for start in sorted(found)))
 

@@ -518,3 +518,24 @@ def test_files_of_a_kind_scattered_over_the_folders_the_task_names_are_gathered(
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert tree(ws)["logs/server.log"] == "s\n" and tree(ws)["logs/jobs.log"] == "j\n"
     assert tree(ws)["app/main.py"] == "m\n"
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_files_sorted_by_year_go_into_a_folder_for_the_year_their_name_holds_or_they_were_changed(
+    ws: Path, script: Callable[..., ScriptedModel], named: bool
+) -> None:
+    (ws / "q").mkdir()
+    for name, year in (("report_2023_q1.txt", 2023), ("report_2024_q1.txt", 2024)):
+        path = ws / "q" / (name if named else f"{year % 2}.txt")
+        path.write_text(name, encoding="utf-8")
+        stamp = datetime(2021 if named else year, 6, 1).timestamp()
+        os.utime(path, (stamp, stamp))
+    script(*reading(operations(("make_dir", "", "q/report_2023_q1.txt"))))
+    task = "Sort the files in q/ into subfolders by the year in their name, e.g. q/2023/report_2023_q1.txt"
+    result = omx(task if named else "Sort the files in q/ into subfolders by year", input="y\n2\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    found = {k for k in tree(ws) if k.startswith("q/")}
+    if named:
+        assert found == {"q/2023/report_2023_q1.txt", "q/2024/report_2024_q1.txt"}
+    else:
+        assert found == {"q/2023/1.txt", "q/2024/0.txt"}  # no year in the names: the year each was changed

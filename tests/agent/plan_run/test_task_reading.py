@@ -173,6 +173,7 @@ def test_a_task_that_limits_its_sentences_is_composed_wording(ws: Path, task: st
         ("Put it in the directory `backup/old`.", ["backup/old/"]),
         ("Move build.log into a new folder called logs/old_builds/", ["build.log", "logs/old_builds/"]),
         ("Copy media/videos into archive/", ["media/", "archive/"]),  # no word folder: only what has its slash
+        ("Sort q/ by year, e.g. q/2023/a.txt, i.e. by name", ["q/", "q/2023/a.txt"]),  # abbreviations are no files
     ],
 )
 def test_a_folder_is_named_also_without_its_slash_after_the_word_folder(task: str, named: list[str]) -> None:
