@@ -11,6 +11,12 @@ acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_o
   own name, as ``mv`` reads it, and so does one written as a folder (a final '/' in the reading or the task) for a
   file; a folder given a path that is not there is renamed to it, as ``mv`` does; a folder is not moved or
   copied to a name with a file extension, nor a file with one to a name without;
+- where the task states a rule over the files of the one folder it names (sorted into a folder for each type or
+  year, renamed by a prefix or to lower case, those older than a span it says moved into a folder it names), the
+  operations are the rule's, made from the folder's files, not the model's list;
+- a file moved into another folder keeps its name unless the task says the new one; where the task names a kind of
+  file (an extension or format, a word the names hold) and the model moves files of that kind out of a folder, every
+  file of that kind there, and in the folders the task names, goes the same way;
 - where the task names the new folders, no other is made or moved into: the other operations are dropped;
 - the task's own paths agree: each path it names that is there is a source, holds one or is where a target goes;
   each it names that is not there is a target, a target's folder or a target's name; each source is a path the
