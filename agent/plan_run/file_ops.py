@@ -42,7 +42,7 @@ from datetime import date
 from pathlib import Path
 
 from agent.plan_run.criteria import CriterionCheck, CriterionStatus
-from agent.plan_run.folder_files import extensions
+from agent.plan_run.folder_files import extensions, files_in
 from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, named_paths
 from agent.plan_run.text_operations import earlier_day
 from agent.plan_run.tools.path_tools import records_path, records_problem
@@ -169,7 +169,7 @@ def _sorted_into_folders(task: str, root: Path, folders: set[str]) -> list[FileO
     new = [path for path in map(_normal, named_paths(task)) if not os.path.lexists(root / path)]
     if any(not _within(path, folder) or not has_extension(path) for path in new):  # the task says where files go
         return []
-    names = _files_in(root, folder)
+    names = files_in(root, folder)
     if by_type:
         kinds = {name: ext[1:].lower() for name in names if (ext := os.path.splitext(name)[1])}
     elif any(_YEAR.search(name) for name in names):
@@ -213,7 +213,7 @@ def _renamed_by_rule(task: str, root: Path, folders: set[str]) -> list[FileOpera
     else:
         return []
     folder = _one_folder(task, root, folders)
-    names = _files_in(root, folder) if folder else []
+    names = files_in(root, folder) if folder else []
     return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{rule(name)}")
             for name in names if rule(name) != name]  # fmt: skip
 
@@ -229,7 +229,7 @@ def _older_moved(task: str, root: Path, folders: set[str]) -> list[FileOperation
     if day is None or len(there) != 1 or len(into) != 1:
         return []
     folder = there[0]
-    older = [name for name in _files_in(root, folder) if _changed(root / folder / name) < day]
+    older = [name for name in files_in(root, folder) if _changed(root / folder / name) < day]
     return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{into[0]}/") for name in older]
 
 
@@ -238,14 +238,6 @@ def _one_folder(task: str, root: Path, folders: set[str]) -> str | None:
     said = {_normal(m.group(1) or m.group(2)) for m in _FOLDER_WORD.finditer(task)}
     there = [name for name in folders | said if name and _is_dir(root / name)]
     return there[0] if len(there) == 1 else None
-
-
-def _files_in(root: Path, folder: str) -> list[str]:
-    """The names of the files right in ``folder`` (no link, no directory), sorted."""
-    try:
-        return sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
-    except OSError:
-        return []
 
 
 def _changed(path: Path) -> date:
@@ -291,7 +283,8 @@ def _with_every_file_of_the_kind(
     some of them ("the largest", "3 of"), the operations do anything else, or a file cannot be moved there
     (``_operation``)."""
     of_kind = _kind_said(task)
-    words = " ".join(word for word in task.split() if word not in named_paths(task))
+    paths = set(named_paths(task))
+    words = " ".join(word for word in task.split() if word not in paths)
     plural = _PLURAL_KIND.search(words) or _NAME_HOLDS.search(task)
     if of_kind is None or not plural or _SOME.search(_NAME_HOLDS.sub(" ", words)):
         return operations
@@ -308,7 +301,7 @@ def _with_every_file_of_the_kind(
     more = [
         _operation(root, FileOperation(action=action, source=path, target=os.path.join(into, name)), folders)
         for folder in sorted(sources)
-        for name in _files_in(root, folder)
+        for name in files_in(root, folder)
         if of_kind(name) and (path := os.path.join(folder, name)) not in taken
     ]
     return [*operations, *(op for op in more if op is not None)]

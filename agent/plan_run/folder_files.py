@@ -16,7 +16,7 @@ import stat
 from datetime import date
 from pathlib import Path
 
-__all__ = ["MOST_FILES", "FolderFiles", "extensions", "folder_files"]
+__all__ = ["MOST_FILES", "FolderFiles", "extensions", "files_in", "folder_files"]
 
 #: the most files of a folder given to code (enough for a person's folder, short enough for a small model's request)
 MOST_FILES = 100
@@ -79,6 +79,15 @@ def folder_files(workspace: Path, folder: str) -> FolderFiles | None:
             path_from_root = full.relative_to(root).as_posix()
             files.append({"path": path_from_root, "name": entry, "size": info.st_size, "modified": modified})
     return files, False
+
+
+def files_in(root: Path, folder: str) -> list[str]:
+    """The names of the files right in ``folder`` of ``root`` (no link, no directory), sorted; none where it cannot
+    be listed."""
+    try:
+        return sorted(entry.name for entry in os.scandir(root / folder) if entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
 
 
 def extensions(task: str) -> frozenset[str]:

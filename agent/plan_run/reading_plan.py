@@ -40,7 +40,7 @@ from pathlib import Path
 
 from agent.plan_run.each_file_plan import each_file_plan
 from agent.plan_run.file_ops_plan import operations_plan
-from agent.plan_run.folder_files import folder_files
+from agent.plan_run.folder_files import files_in, folder_files
 from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLevel, ShellStep, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_prompt import task_words
@@ -120,12 +120,8 @@ _AS_A_WORD = re.compile(r"\b(?:the|my|our|this)\s+([A-Za-z][\w-]{2,})\b", re.IGN
 def _named_as_words(task: str, workspace: Path) -> list[str]:
     """The files of the workspace's top folder the task names by their name without its extension (``_AS_A_WORD``),
     each the only file of that name there."""
-    try:
-        names = [entry.name for entry in os.scandir(workspace) if entry.is_file(follow_symlinks=False)]
-    except OSError:
-        return []
     by_stem: dict[str, list[str]] = {}
-    for name in names:
+    for name in files_in(workspace, "."):
         by_stem.setdefault(os.path.splitext(name)[0].lower(), []).append(name)
     said = dict.fromkeys(match.group(1).lower() for match in _AS_A_WORD.finditer(task))
     return [by_stem[word][0] for word in said if len(by_stem.get(word, [])) == 1]
@@ -231,7 +227,7 @@ def _exact_from_text(source: str, output: str) -> list[Step]:
 
 
 #: a task that says in which order things go ("b first, then a", "in reverse order", "after", "onto the end of"):
-#: omx does not join
+#: omx joins them in that order only where it reads it (``_join_order``)
 _ORDER = re.compile(r"\b(?:first|then|after|before|followed|order(?:ed)?|reversed?|last|finally|end|onto)\b",
                     re.IGNORECASE)  # fmt: skip
 #: words that say the files go in the order the task names them ("in that order", "in the order given")
@@ -294,11 +290,11 @@ def _spellings(path: str) -> list[str]:
 
 
 def _joined(sources: list[str], output: str) -> list[Step]:
-    """omx's code that prints the files one after the other, in the order the task names them, and the write: the
-    0.5B model's code for "Merge notes/a.md and notes/b.md into a single file out/all.md" failed, and for "Combine
-    data/part1.txt and data/part2.txt into out/full.txt" kept the lines that contain 'part1'. Only where the task
-    says no order (``_ORDER``): a task that asked b first, then a was joined a then b, and a second program that
-    read it so too made that a success; and never a success (``JOIN_ORDER``, not checked). CSV files whose first
+    """omx's code that prints the files one after the other, in the order given (``_join_order``: the order the
+    task names them, or the one it says), and the write: the 0.5B model's code for "Merge notes/a.md and notes/b.md
+    into a single file out/all.md" failed, and for "Combine data/part1.txt and data/part2.txt into out/full.txt"
+    kept the lines that contain 'part1'. Never a success (``JOIN_ORDER``, not checked): a task that asked b first,
+    then a was once joined a then b, and a second program that read it so too made that a success. CSV files whose first
     rows are the same header are joined under it once, as their rows; JSON files that each hold a list are one list
     of their items."""
     code = (f"import json\npaths = {sources!r}\n"

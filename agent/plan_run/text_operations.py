@@ -510,21 +510,21 @@ def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None
     2026``), or the day a span before today names (``30 days``, ``a year ago``, ``last week``: today less 30, 365
     or 7 days); where TEXT is none of those, the one such span ``task`` says ("not modified for more than a year");
     None where there is no date."""
-    day = _date(operation.text)
-    if day is None:
-        spans = {found for match in _SPAN.finditer(task) if (found := _date(match.group(0))) is not None}
-        day = spans.pop() if len(spans) == 1 else None
+    day = _date(operation.text) or _span_said(task)
     return None if day is None else operation.model_copy(update={"text": day.isoformat()})
+
+
+def _span_said(task: str) -> date | None:
+    """The day the one span before today ``task`` says names (``_SPAN``), or None where it says none or several."""
+    spans = {found for match in _SPAN.finditer(task) if (found := _date(match.group(0))) is not None}
+    return spans.pop() if len(spans) == 1 else None
 
 
 def earlier_day(task: str) -> date | None:
     """The day before which ``task`` asks for files last changed ("older than 30 days", "not modified for more than
     a year", "hasn't been modified in the last 60 days": today less the span), where it says one such span; else
     None."""
-    if not _EARLIER.search(task):
-        return None
-    spans = {found for match in _SPAN.finditer(task) if (found := _date(match.group(0))) is not None}
-    return spans.pop() if len(spans) == 1 else None
+    return _span_said(task) if _EARLIER.search(task) else None
 
 
 #: a span of time before today, as people write it: "30 days", "a year ago", "two weeks", "last month"
