@@ -139,37 +139,43 @@ VALUES |= {"csv_largest", "csv_smallest", "csv_count_rows", "csv_lookup", "json_
 #: the sorts that also drop duplicate lines: no pick of the model's, what a sort or a dedupe becomes where the task
 #: asks for both ("dedupe it, sort it A-Z"; ``fitted``)
 SORTED_UNIQUE = {"sort": "sort_unique", "sort_desc": "sort_desc_unique"}
+#: the operations omx fits a pick to and never offers: those sorts, a replacement of names in code (``fitted``)
+FITTED_ONLY = frozenset({*SORTED_UNIQUE.values(), "replace_names"})
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
 #: would leave only that in it, where the person most likely wanted it apart
-IN_PLACE = FROM_LINES & frozenset(
-    {
-        "keep_containing",
-        "drop_containing",
-        "keep_starting",
-        "sort",
-        "sort_numeric",
-        "sort_numeric_desc",
-        "sort_desc",
-        "reverse",
-        "unique",
-        "first",
-        "last",
-        "number_lines",
-        "upper",
-        "lower",
-        "replace",
-        "csv_where",
-        "add_first_line",
-        "add_last_line",
-    }
-) | frozenset(SORTED_UNIQUE.values())
+IN_PLACE = (
+    FROM_LINES
+    & frozenset(
+        {
+            "keep_containing",
+            "drop_containing",
+            "keep_starting",
+            "sort",
+            "sort_numeric",
+            "sort_numeric_desc",
+            "sort_desc",
+            "reverse",
+            "unique",
+            "first",
+            "last",
+            "number_lines",
+            "upper",
+            "lower",
+            "replace",
+            "csv_where",
+            "add_first_line",
+            "add_last_line",
+        }
+    )
+    | FITTED_ONLY
+)
 
 #: the operations that keep some of the input's lines (what a task counts, where it asks how many)
 FILTERS = frozenset({"keep_containing", "drop_containing", "keep_starting"})
 #: the operations on a text, whether they pick its lines or compute a value
-ON_TEXT = FROM_LINES | VALUES
+ON_TEXT = FROM_LINES | VALUES | FITTED_ONLY
 #: the operations on a CSV file's column named by TEXT
 CSV_COLUMN = frozenset({"csv_column", "csv_where", "csv_sum", "csv_average", "csv_largest", "csv_smallest"})
 #: the operations that answer with another column of the row they find (NEW_TEXT: that column)
@@ -394,7 +400,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         down = operation.op == "sort_desc" or _DOWNWARD.search(task) is not None
         operation = operation.model_copy(update={"op": SORTED_UNIQUE["sort_desc" if down else "sort"]})
     if operation.op == "replace":
-        operation = _as_a_line_added(_with_every_pair(operation, task), sample, task)
+        operation = _as_names(_as_a_line_added(_with_every_pair(operation, task), sample, task), task)
     if operation.op in _COUNTING and task and not _ASKS_A_COUNT.search(task):
         return None
     if operation.op in _EXTRACTED and task and not _EXTRACTED[operation.op].search(_words(task)):
@@ -503,6 +509,24 @@ def _as_a_line_added(operation: TextOperation, sample: str, task: str) -> TextOp
     if bool(start) == bool(end) or not _says(task, line.strip()):
         return operation
     return TextOperation(op="add_first_line" if start else "add_last_line", text=line.strip())
+
+
+#: the words that make a replacement one of names in code: a function, a variable, a class renamed
+_NAMES_IN_CODE = re.compile(
+    r"\b(?:functions?|methods?|variables?|class(?:es)?|constants?|identifiers?|symbols?)\b", re.IGNORECASE
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _as_names(operation: TextOperation, task: str) -> TextOperation:
+    """A replacement of names (each TEXT an identifier) where ``task`` renames a function, a variable or a class:
+    each name replaced where it stands whole (``replace_names``), not inside a longer one. Renamed as text,
+    calc_total to compute_total also made calc_total_tax compute_total_tax."""
+    if operation.op != "replace" or not _NAMES_IN_CODE.search(task):
+        return operation
+    if not all(_IDENTIFIER.fullmatch(part) for part in operation.text.split("|")):
+        return operation
+    return operation.model_copy(update={"op": "replace_names"})
 
 
 def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None:
@@ -765,7 +789,7 @@ def _words(task: str) -> str:
 
 
 #: the operations whose NEW_TEXT is an argument (elsewhere the model fills it with anything)
-_USES_NEW_TEXT = frozenset({"replace", "csv_where", "csv_largest", "csv_smallest", "csv_lookup"})
+_USES_NEW_TEXT = frozenset({"replace", "replace_names", "csv_where", "csv_largest", "csv_smallest", "csv_lookup"})
 
 
 def unsaid_arguments(operation: TextOperation, task: str) -> list[str]:
@@ -820,6 +844,11 @@ def _pairs(text: str, new_text: str) -> list[tuple[str, str]]:
     where both have as many parts; else ``text`` whole with ``new_text`` whole."""
     old, new = text.split("|"), new_text.split("|")
     return list(zip(old, new, strict=True)) if len(old) == len(new) > 1 and all(old) else [(text, new_text)]
+
+
+def _whole(name: str) -> str:
+    """The pattern of ``name`` standing whole: no letter, digit or underscore just before or after it."""
+    return rf"(?<!\w){re.escape(name)}(?!\w)"
 
 
 #: code that keeps ``chosen``, the folder's files whose name matches a '|'-separated pattern ({} : every file)
@@ -896,6 +925,14 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     "lower": lambda t, n, k: "print(INPUT.lower().rstrip('\\n'))",
     "replace": lambda t, n, k: "\n".join(
         ["text = INPUT", *(f"text = text.replace({a!r}, {b!r})" for a, b in _pairs(t, n)), "print(text.rstrip('\\n'))"]
+    ),
+    "replace_names": lambda t, n, k: "\n".join(
+        [
+            "import re",
+            "text = INPUT",
+            *(f"text = re.sub({_whole(a)!r}, {b!r}, text)" for a, b in _pairs(t, n)),
+            "print(text.rstrip('\\n'))",
+        ]
     ),
     "count_lines": lambda t, n, k: (
         _value(f"value = sum(1 for line in INPUT.splitlines() if {_any_of(t)})")

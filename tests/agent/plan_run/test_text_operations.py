@@ -79,6 +79,7 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("replace", "colour", "color"), "a colour, two colours\n", "a color, two colors\n"),
         (op("replace", "teh|recieve", "the|receive"), "teh box will recieve\n", "the box will receive\n"),
         (op("replace", "a|b", "x"), "a|b and a\n", "x and a\n"),  # parts that do not pair: the whole text
+        (op("replace_names", "total", "sum"), "total(x) + total_tax(x) + x.total\n", "sum(x) + total_tax(x) + x.sum\n"),
         (op("count_lines"), LOG, "5\n"),
         (op("count_lines", "ERROR"), LOG, "2\n"),
         (op("count_words"), "one two  three\nfour\n", "4\n"),
@@ -988,3 +989,21 @@ def test_files_changed_before_or_after_a_day_are_those_the_task_s_words_ask_for(
 def test_a_sort_and_a_dedupe_asked_together_are_one_operation(task: str, answer: str, found: TextOperation) -> None:
     """The 0.5B model picked the dedupe alone for "dedupe it, sort it A-Z": the lines came back unsorted."""
     assert picked(answer, "pear\nApple\npear\n", ["data/g.txt"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("task", "answer", "found"),
+    [
+        ("Rename the function calc_total to compute_total in src/billing.py", reply("replace", "calc_total",
+         "compute_total"), op("replace_names", "calc_total", "compute_total")),
+        ("rename the variable n to count and the class Box to Crate in a.py", reply("replace", "n|Box", "count|Crate"),
+         op("replace_names", "n|Box", "count|Crate")),
+        ("Replace every 'calc_total' with 'compute_total' in a.txt", reply("replace", "calc_total", "compute_total"),
+         op("replace", "calc_total", "compute_total")),  # no name in code said: the text wherever it stands
+        ("Rename the function in a.py: 'get data' becomes 'fetch'", reply("replace", "get data", "fetch"),
+         op("replace", "get data", "fetch")),  # no identifier
+    ],
+)  # fmt: skip
+def test_a_name_renamed_in_code_is_replaced_where_it_stands_whole(task: str, answer: str, found: TextOperation) -> None:
+    """Renamed as text, calc_total to compute_total also made calc_total_tax compute_total_tax."""
+    assert picked(answer, "def calc_total(items):\n", ["src/billing.py"], task) == found
