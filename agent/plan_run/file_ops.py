@@ -13,7 +13,9 @@ acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_o
   copied to a name with a file extension, nor a file with one to a name without;
 - where the task states a rule over the files of the one folder it names (sorted into a folder for each type or
   year, renamed by a prefix or to lower case, those older than a span it says moved into a folder it names), the
-  operations are the rule's, made from the folder's files, not the model's list;
+  operations are the rule's, made from the folder's files, not the model's list (a new folder the task names as an
+  example of the rule's, "e.g. invoices/2023/", is one of them; a kind of file named where files are sorted by
+  type is one of the types);
 - a file moved into another folder keeps its name unless the task says the new one; where the task names a kind of
   file (an extension or format, a word the names hold) and the model moves files of that kind out of a folder, every
   file of that kind there, and in the folders the task names, goes the same way;
@@ -86,8 +88,9 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
         return ()
     root = workspace.resolve()
     folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
-    listed = (_sorted_into_folders(task, root, folders) or _renamed_by_rule(task, root, folders)
-              or _older_moved(task, root, folders) or reading.operations)  # fmt: skip
+    ruled = (_sorted_into_folders(task, root, folders) or _renamed_by_rule(task, root, folders)
+             or _older_moved(task, root, folders))  # fmt: skip
+    listed = ruled or reading.operations
     if not listed:
         return ()
     asked = list(dict.fromkeys((op.action, op.source.strip(), op.target.strip()) for op in listed))
@@ -95,9 +98,12 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
     operations = [_operation(root, FileOperation(action=a, source=s, target=t), folders) for a, s, t in asked]
     if any(op is None for op in operations):
         return ()
-    agreed = _into_new_folders_named(task, root, [op for op in operations if op is not None])
-    agreed = _of_the_kind_named(task, agreed)
-    agreed = _with_every_file_of_the_kind(task, root, agreed, folders)
+    agreed = [op for op in operations if op is not None]
+    if not ruled:  # a rule's folders are those the task asks for, where it names one of them as an example
+        agreed = _into_new_folders_named(task, root, agreed)
+    if not (ruled and _BY_TYPE.search(task)):  # sorted by type, a kind it names is one of the types, an example
+        agreed = _of_the_kind_named(task, agreed)
+        agreed = _with_every_file_of_the_kind(task, root, agreed, folders)
     agreed = _of_the_names_each_folder_gathers(task, agreed)
     if not agreed or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
         return ()
@@ -140,16 +146,20 @@ def _of_the_kind_named(task: str, operations: list[Operation]) -> list[Operation
     ]
 
 
-#: files sorted into a folder for each kind: "by type", "by file extension", "a subfolder for each file type"
+#: files sorted into a folder for each kind: "by type", "by file extension", "a subfolder per file type", "a
+#: subfolder named after its extension"
 _BY_TYPE = re.compile(
-    r"\bby\s+(?:file\s+)?(?:type|extension|format)s?\b|\b(?:for|per)\s+(?:each|every)\s+(?:file\s+)?"
-    r"(?:type|extension|format)\b",
+    r"\bby\s+(?:file\s+)?(?:type|extension|format)s?\b|\b(?:for|per)\s+(?:each\s+|every\s+)?(?:file\s+)?"
+    r"(?:type|extension|format)\b|\bafter\s+(?:its|their|the)\s+(?:file\s+)?(?:type|extension|format)s?\b",
     re.IGNORECASE,
 )
-
-
-#: files sorted into a folder for each year: "by year", "by the year in their name", "a folder per year"
-_BY_YEAR = re.compile(r"\bby\s+(?:the\s+)?year\b|\b(?:for|per)\s+(?:each|every)\s+year\b", re.IGNORECASE)
+#: files sorted into a folder for each year: "by year", "by the year in their name", "one folder per year", "year
+#: folders"
+_BY_YEAR = re.compile(
+    r"\bby\s+(?:the\s+)?year\b|\b(?:for|per)\s+(?:each\s+|every\s+)?year\b|\bafter\s+(?:its|their|the)\s+year\b|"
+    r"\byear\s+(?:sub)?folders\b",
+    re.IGNORECASE,
+)
 #: a year in a file's name: report_2023_q1.txt
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 
@@ -160,14 +170,12 @@ def _sorted_into_folders(task: str, root: Path, folders: set[str]) -> list[FileO
     (``inbox/a.PDF`` into ``inbox/pdf/``), or by the year its name holds (``q/report_2023_q1.txt`` into
     ``q/2023/``; where no name holds one, the year it was last changed): the 0.5B model, asked for "a subfolder
     in it for each file type (pdf, jpg, txt, zip...)", listed the folders to make with the files' own names. None
-    otherwise, or where the task names a new folder, or a new path outside that folder (it says where files go).
-    The folder is one the task writes as a folder, or names as one ("my downloads folder"), and is there."""
+    otherwise, or where the task names a new path that is not one of those folders (it says where files go: a
+    folder of its own, a path outside that folder), not an example of them ("e.g. invoices/2023/"). The folder is
+    one the task writes as a folder, or names as one ("my downloads folder"), and is there."""
     folder = _one_folder(task, root, folders)
     by_type, by_year = _BY_TYPE.search(task), _BY_YEAR.search(task)
     if folder is None or not (by_type or by_year):
-        return []
-    new = [path for path in map(_normal, named_paths(task)) if not os.path.lexists(root / path)]
-    if any(not _within(path, folder) or not has_extension(path) for path in new):  # the task says where files go
         return []
     names = files_in(root, folder)
     if by_type:
@@ -176,6 +184,10 @@ def _sorted_into_folders(task: str, root: Path, folders: set[str]) -> list[FileO
         kinds = {name: year.group() for name in names if (year := _YEAR.search(name))}
     else:
         kinds = {name: str(_changed(root / folder / name).year) for name in names}
+    made = {f"{folder}/{kind}" for kind in kinds.values()}
+    new = [path for path in map(_normal, named_paths(task)) if not os.path.lexists(root / path)]
+    if any(not _within(path, folder) or not (has_extension(path) or path in made) for path in new):
+        return []
     return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{folder}/{kind}/")
             for name, kind in kinds.items()]  # fmt: skip
 

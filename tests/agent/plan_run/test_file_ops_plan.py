@@ -405,6 +405,7 @@ def test_every_file_of_the_kind_the_task_names_goes_where_the_model_moved_one(
     [
         "Sort the files in inbox/ into folders by type",
         "my inbox folder is a mess. make a subfolder in it for each file type and move every file into its one",
+        "put every file in inbox/ into a subfolder named after its extension (so csv files go in inbox/csv/)",
     ],
 )
 def test_files_sorted_by_type_go_into_a_folder_named_by_their_extension(
@@ -520,9 +521,16 @@ def test_files_of_a_kind_scattered_over_the_folders_the_task_names_are_gathered(
     assert tree(ws)["app/main.py"] == "m\n"
 
 
-@pytest.mark.parametrize("named", [True, False])
+@pytest.mark.parametrize(
+    ("named", "task"),
+    [
+        (True, "Sort the files in q/ into subfolders by the year in their name, e.g. q/2023/report_2023_q1.txt"),
+        (True, "move the files of q/ into one folder per year, like q/2024/"),
+        (False, "Sort the files in q/ into subfolders by year"),
+    ],
+)
 def test_files_sorted_by_year_go_into_a_folder_for_the_year_their_name_holds_or_they_were_changed(
-    ws: Path, script: Callable[..., ScriptedModel], named: bool
+    ws: Path, script: Callable[..., ScriptedModel], named: bool, task: str
 ) -> None:
     (ws / "q").mkdir()
     for name, year in (("report_2023_q1.txt", 2023), ("report_2024_q1.txt", 2024)):
@@ -531,8 +539,7 @@ def test_files_sorted_by_year_go_into_a_folder_for_the_year_their_name_holds_or_
         stamp = datetime(2021 if named else year, 6, 1).timestamp()
         os.utime(path, (stamp, stamp))
     script(*reading(operations(("make_dir", "", "q/report_2023_q1.txt"))))
-    task = "Sort the files in q/ into subfolders by the year in their name, e.g. q/2023/report_2023_q1.txt"
-    result = omx(task if named else "Sort the files in q/ into subfolders by year", input="y\n2\n")
+    result = omx(task, input="y\n2\n")
     assert result.exit_code == workflow.EXIT_OK, result.output
     found = {k for k in tree(ws) if k.startswith("q/")}
     if named:
