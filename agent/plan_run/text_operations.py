@@ -539,16 +539,24 @@ def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None
 
 
 def _span_said(task: str) -> date | None:
-    """The day the one span before today ``task`` says names (``_SPAN``), or None where it says none or several."""
-    spans = {found for match in _SPAN.finditer(task) if (found := _date(match.group(0))) is not None}
-    return spans.pop() if len(spans) == 1 else None
+    """The one day ``task`` names, as a date (``_DAY``: "1 Jan 2023", "2023-01-01") or a span before today
+    (``_SPAN``); None where it names none or several."""
+    said = [match.group(0) for pattern in (_SPAN, _DAY) for match in pattern.finditer(task)]
+    days = {found for text in said if (found := _date(text)) is not None}
+    return days.pop() if len(days) == 1 else None
 
 
 def earlier_day(task: str) -> date | None:
     """The day before which ``task`` asks for files last changed ("older than 30 days", "not modified for more than
-    a year", "hasn't been modified in the last 60 days": today less the span), where it says one such span; else
-    None."""
+    a year", "hasn't been modified in the last 60 days": today less the span; "last modified before 1 Jan 2023"),
+    where it says one such day; else None."""
     return _span_said(task) if _EARLIER.search(task) else None
+
+
+#: a day written as a date: 2023-01-01, 2023/01/01, 1 Jan 2023, 1 January 2023, January 1, 2023
+_DAY = re.compile(
+    r"\b\d{4}[-/]\d{2}[-/]\d{2}\b|\b\d{1,2}\s+[A-Za-z]{3,9}\s+\d{4}\b|\b[A-Za-z]{3,9}\s+\d{1,2},?\s+\d{4}\b"
+)
 
 
 #: a span of time before today, as people write it: "30 days", "a year ago", "two weeks", "last month"

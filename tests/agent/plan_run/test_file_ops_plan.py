@@ -465,6 +465,7 @@ def test_the_names_of_a_folder_s_files_made_lower_case_are_each_renamed(
     [
         "Anything in inbox/ that hasn't been modified in over a year should go into inbox/archive/ please",
         "Move the files of inbox/ older than 30 days to old/",
+        "whatever in inbox/ was last changed before 3 March 2021 goes into old/",
     ],
 )
 def test_files_older_than_a_span_the_task_says_are_moved_where_it_says(
