@@ -139,38 +139,36 @@ VALUES |= {"csv_largest", "csv_smallest", "csv_count_rows", "csv_lookup", "json_
 #: the sorts that also drop duplicate lines: no pick of the model's, what a sort or a dedupe becomes where the task
 #: asks for both ("dedupe it, sort it A-Z"; ``fitted``)
 SORTED_UNIQUE = {"sort": "sort_unique", "sort_desc": "sort_desc_unique"}
-#: the operations omx fits a pick to and never offers: those sorts, a replacement of names in code (``fitted``)
-FITTED_ONLY = frozenset({*SORTED_UNIQUE.values(), "replace_names"})
+#: the operations omx fits a pick to and never offers: those sorts, a replacement of names in code, a count of the
+#: CSV rows with a value (``fitted``)
+FITTED_ONLY = frozenset({*SORTED_UNIQUE.values(), "replace_names", "csv_count_where"})
+VALUES |= {"csv_count_where"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
 #: would leave only that in it, where the person most likely wanted it apart
-IN_PLACE = (
-    FROM_LINES
-    & frozenset(
-        {
-            "keep_containing",
-            "drop_containing",
-            "keep_starting",
-            "sort",
-            "sort_numeric",
-            "sort_numeric_desc",
-            "sort_desc",
-            "reverse",
-            "unique",
-            "first",
-            "last",
-            "number_lines",
-            "upper",
-            "lower",
-            "replace",
-            "csv_where",
-            "add_first_line",
-            "add_last_line",
-        }
-    )
-    | FITTED_ONLY
-)
+IN_PLACE = FROM_LINES & frozenset(
+    {
+        "keep_containing",
+        "drop_containing",
+        "keep_starting",
+        "sort",
+        "sort_numeric",
+        "sort_numeric_desc",
+        "sort_desc",
+        "reverse",
+        "unique",
+        "first",
+        "last",
+        "number_lines",
+        "upper",
+        "lower",
+        "replace",
+        "csv_where",
+        "add_first_line",
+        "add_last_line",
+    }
+) | (FITTED_ONLY - VALUES)
 
 #: the operations that keep some of the input's lines (what a task counts, where it asks how many)
 FILTERS = frozenset({"keep_containing", "drop_containing", "keep_starting"})
@@ -429,7 +427,7 @@ _EXTRACTED = {
 _FILES_RANKED = frozenset({"largest_files", "newest_files", "oldest_files"})
 #: the operations that count, and the words that ask for a count: a count picked where none is asked is no pick
 #: (the 0.5B model counted lines for "How old is Ben according to data/people.csv?")
-_COUNTING = frozenset({"count_lines", "count_words", "count_files", "csv_count_rows"})
+_COUNTING = frozenset({"count_lines", "count_words", "count_files", "csv_count_rows", "csv_count_where"})
 _ASKS_A_COUNT = re.compile(
     r"\bhow\s+(?:many|often)\b|\bcount|\bnumber\s+of\b|\btally\b|\btotal\s+(?:lines|words|rows|files)\b", re.IGNORECASE
 )
@@ -642,25 +640,39 @@ def _text_form(sample: str) -> str:
 _IN_A_TABLE = frozenset({"add_up_numbers", "count_lines", "keep_containing"})
 
 
-def _in_a_table(operation: TextOperation, header: list[str], task: str, sample_rows: list[list[str]]) -> TextOperation:
+def _in_a_table(operation: TextOperation, header: list[str], task: str, rows: list[list[str]]) -> TextOperation:
     """``operation`` (one of ``_IN_A_TABLE``) as the CSV operation it means on a table whose first row is
-    ``header`` (``sample_rows``: the rows after it in the input's first lines): the 0.5B model picked the sum of
+    ``header`` (``rows``: the rows after it in the input's first lines): the 0.5B model picked the sum of
     every number in the text, TEXT 'qty', for "Add up the qty column of shop/orders.csv" (the ids and prices summed
     too), the count of lines for "Count the orders in shop/orders.csv (one per row after the header)" (the header
     counted too), and the lines that contain 'chair' for "Keep only the chair orders from shop/orders.csv, with the
-    header" (a value of one column: the rows with it, the header first)."""
+    header" (a value of one column: the rows with it, the header first). A count of the lines that hold a column's
+    name, with a value as NEW_TEXT, or that hold one column's value, is the count of the rows with that value
+    (``csv_count_where``: the lines with the name counted the header alone)."""
     column = _column_named(header, operation.text)
     if operation.op == "add_up_numbers" and column is not None:
         return operation.model_copy(update={"op": "csv_sum", "text": column})
     if operation.op == "count_lines" and not operation.text and not re.search(r"\blines?\b", task, re.IGNORECASE):
         return operation.model_copy(update={"op": "csv_count_rows"})
-    if operation.op == "keep_containing" and "|" not in operation.text and sample_rows:
-        holding = {(header[i], cell.strip()) for row in sample_rows for i, cell in enumerate(row[: len(header)])
-                   if cell.strip().lower() == operation.text.strip().lower()}  # fmt: skip
-        if len(holding) == 1:  # "Keep only the chair orders": the rows whose item is chair, under the header
-            column, value = holding.pop()
-            return TextOperation(op="csv_where", text=column, new_text=value)
+    if operation.op == "count_lines" and column is not None and operation.new_text.strip():
+        return TextOperation(op="csv_count_where", text=column, new_text=operation.new_text.strip())
+    if operation.op == "count_lines" and "|" not in operation.text and (held := _held(operation.text, header, rows)):
+        return TextOperation(op="csv_count_where", text=held[0], new_text=held[1])
+    if (
+        operation.op == "keep_containing"
+        and "|" not in operation.text
+        and (held := _held(operation.text, header, rows))
+    ):
+        return TextOperation(op="csv_where", text=held[0], new_text=held[1])  # "Keep only the chair orders"
     return operation
+
+
+def _held(value: str, header: list[str], rows: list[list[str]]) -> tuple[str, str] | None:
+    """The column of ``header`` whose cells in ``rows`` are ``value`` (case aside), and the value as the first of
+    them writes it, where that is one column; else None."""
+    cells = {header[i]: cell.strip() for row in reversed(rows) for i, cell in enumerate(row[: len(header)])
+             if value.strip() and cell.strip().lower() == value.strip().lower()}  # fmt: skip
+    return next(iter(cells.items())) if len(cells) == 1 else None
 
 
 def _csv_header(sample: str) -> list[str] | None:
@@ -797,7 +809,9 @@ def _words(task: str) -> str:
 
 
 #: the operations whose NEW_TEXT is an argument (elsewhere the model fills it with anything)
-_USES_NEW_TEXT = frozenset({"replace", "replace_names", "csv_where", "csv_largest", "csv_smallest", "csv_lookup"})
+_USES_NEW_TEXT = frozenset(
+    {"replace", "replace_names", "csv_where", "csv_count_where", "csv_largest", "csv_smallest", "csv_lookup"}
+)
 
 
 def unsaid_arguments(operation: TextOperation, task: str) -> list[str]:
@@ -821,7 +835,10 @@ def operation_note(operation: TextOperation) -> str:
 def operation_code(operation: TextOperation, *, counted: bool = False) -> str:
     """The Python code of ``operation``: it reads the input's text from INPUT (an operation ``ON_FOLDER``: the
     folder's files from ``files``, which the code is given before it) and prints the result; ``counted`` (where the
-    task asks how many): a filter of lines (``FILTERS``) prints how many lines it keeps, not the lines."""
+    task asks how many): a filter of lines (``FILTERS``) prints how many lines it keeps, not the lines, and the
+    CSV rows with a value how many rows there are."""
+    if counted and operation.op == "csv_where":
+        operation = operation.model_copy(update={"op": "csv_count_where"})
     code = _CODE[operation.op](operation.text, operation.new_text, operation.number)
     if counted and operation.op in FILTERS:
         return code.replace(_PRINT_LINES, "print(len(lines))")
@@ -992,6 +1009,10 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "value = round(sum(cells) / len(cells), 10)",
     ),
     "csv_count_rows": lambda t, n, k: f"import csv, io\n{_ROWS}\nprint(len(body))",
+    "csv_count_where": lambda t, n, k: (
+        f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})\n"
+        f"print(sum(1 for row in body if row[column].strip().lower() == {n.strip().lower()!r}))"
+    ),
     "csv_largest": lambda t, n, k: _row_value(t, n, "max"),
     "csv_smallest": lambda t, n, k: _row_value(t, n, "min"),
     "csv_lookup": lambda t, n, k: (

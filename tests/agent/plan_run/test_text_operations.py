@@ -99,6 +99,7 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_sum", "points"), TABLE, "22.5\n"),
         (op("csv_average", "points"), TABLE, "7.5\n"),
         (op("csv_count_rows"), TABLE + "\n", "3\n"),  # the header and an empty last line not counted
+        (op("csv_count_where", "team", "red"), TABLE + "dee,Red,1\n", "3\n"),  # case aside
         (op("csv_largest", "points", "name"), TABLE, "ada\n"),
         (op("csv_smallest", "points", "team"), TABLE + "dee,blue,n/a\n", "red\n"),  # a cell that is no number aside
         (op("csv_lookup", "BOB", "points"), TABLE, "7.5\n"),  # the row that holds the value, case aside
@@ -427,7 +428,9 @@ def test_a_word_looked_for_that_names_a_file_too_is_still_looked_for() -> None:
          op("csv_count_rows")),
         ("How many lines does shop/orders.csv have? Into out/n.txt", reply("count_lines"), op("count_lines")),
         ("Count the lamp orders in shop/orders.csv into out/n.txt", reply("count_lines", "lamp"),
-         op("count_lines", "lamp")),  # a text looked for: the lines that hold it
+         op("csv_count_where", "item", "lamp")),  # a value of one column: the rows that hold it
+        ("Count the a orders in shop/orders.csv into out/n.txt", reply("count_lines", "a"),
+         op("count_lines", "a")),  # a text looked for, no cell's value: the lines that hold it
         ("Add up the numbers of shop/orders.csv into out/q.txt", reply("add_up_numbers"), op("add_up_numbers")),
     ],
 )  # fmt: skip
@@ -1007,3 +1010,29 @@ def test_a_sort_and_a_dedupe_asked_together_are_one_operation(task: str, answer:
 def test_a_name_renamed_in_code_is_replaced_where_it_stands_whole(task: str, answer: str, found: TextOperation) -> None:
     """Renamed as text, calc_total to compute_total also made calc_total_tax compute_total_tax."""
     assert picked(answer, "def calc_total(items):\n", ["src/billing.py"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("answer", "task", "found"),
+    [
+        (reply("count_lines", "team", "red"), "How many players of table.csv are in team red?",
+         op("csv_count_where", "team", "red")),  # the column, and the value as NEW_TEXT
+        (reply("count_lines", "RED"), "how many red players are there in table.csv",
+         op("csv_count_where", "team", "red")),
+        (reply("count_lines", "e"), "How many lines of table.csv hold an e?",
+         op("count_lines", "e")),  # no cell's value
+        (reply("count_lines", "team", "red"), "Show the red players of table.csv", None),  # no count asked
+    ],
+)  # fmt: skip
+def test_a_count_of_the_lines_with_a_value_of_one_column_of_a_table_counts_its_rows(
+    answer: str, task: str, found: TextOperation | None
+) -> None:
+    """The 0.5B model counted the lines that hold a column's name, with the value as NEW_TEXT, for a count of the
+    rows with that value: the header alone was counted."""
+    assert picked(answer, TABLE, ["table.csv"], task) == found
+
+
+def test_the_rows_with_a_value_counted_where_the_task_asks_how_many_print_how_many() -> None:
+    code = "import sys\nINPUT = sys.stdin.read()\n" + operation_code(op("csv_where", "team", "red"), counted=True)
+    done = subprocess.run([sys.executable, "-c", code], input=TABLE, capture_output=True, text=True, check=True)
+    assert done.stdout == "2\n"
