@@ -203,11 +203,11 @@ _PREFIX = re.compile(
 )
 
 
-#: names made lower case: "make all the filenames in inbox/ lowercase", "lower-case the file names"
+#: names made lower case: "make all the filenames in inbox/ lowercase", "lower-case the file names", "rename the
+#: files in recipes/ so their names are lowercase"
+_NAMES_WORD = r"(?:file\s*names?|names\s+of\s+(?:the\s+|all\s+(?:the\s+)?)?files|renam\w*|(?:their|its)\s+names?)"
 _LOWER_NAMES = re.compile(
-    r"\b(?:file\s*names?|names\s+of\s+(?:the\s+|all\s+(?:the\s+)?)?files)\b.*\blower[\s-]?case|"
-    r"\blower[\s-]?case\b.*\b(?:file\s*names?|names\s+of\s+(?:the\s+|all\s+(?:the\s+)?)?files)\b",
-    re.IGNORECASE,
+    rf"\b{_NAMES_WORD}\b.*\blower[\s-]?case|\blower[\s-]?case\b.*\b{_NAMES_WORD}\b", re.IGNORECASE
 )
 
 

@@ -449,12 +449,15 @@ def test_a_task_about_file_names_is_no_edit_of_each_file_s_text(ws: Path, script
     assert events(ws, "plan_from_reading") == []
 
 
+@pytest.mark.parametrize(
+    "task", ["make all the filenames in inbox/ lowercase", "rename the files in inbox/ so their names are lower case"]
+)
 def test_the_names_of_a_folder_s_files_made_lower_case_are_each_renamed(
-    ws: Path, script: Callable[..., ScriptedModel]
+    ws: Path, script: Callable[..., ScriptedModel], task: str
 ) -> None:
     (ws / "inbox" / "Notes.TXT").write_text("n\n", encoding="utf-8")
     script(*reading(operations(("move", "inbox/Notes.TXT", "")), outputs=["inbox/"]))
-    result = omx("make all the filenames in inbox/ lowercase", input="y\n1\n")
+    result = omx(task, input="y\n1\n")
     assert result.exit_code == workflow.EXIT_OK, result.output
     assert tree(ws)["inbox/notes.txt"] == "n\n" and "inbox/Notes.TXT" not in tree(ws)
     assert {"inbox/letter.txt", "inbox/poem.txt", "inbox/prices.csv"} <= set(tree(ws))  # lower case already
