@@ -4,7 +4,8 @@ With a ``shape`` (``agent.plan_run.output_shape``: the task said "3 bullets", "j
 reply is asked as a JSON object of the shape's schema and rendered as the text the task asked for; a reply that is
 not that object (a server that took neither the schema nor JSON mode) is kept as the model wrote it. A shape with no
 schema (a text of at most N words) is asked in prose and the reply fitted to it. A reply that repeats the text the
-step was given, whole or most of it (the 0.5B model's "title" of a report was the report), is asked for once more,
+step was given, whole or most of it (the 0.5B model's "title" of a report was the report), or, where the step asks
+for composed wording (a limerick, an email, a summary), is mostly that text's lines again, is asked for once more,
 the text first and the instruction after it, without the step's instructions (told that its reply repeated the
 text, or asked with the text last, the same model repeated it again); the second reply is kept where it does not
 repeat it too, and the trace says which.
@@ -13,10 +14,12 @@ repeat it too, and the trace says which.
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 from agent.model.llm import LLMError
 from agent.model.schema_request import complete_with_schema
+from agent.plan_run.task_reading import asks_composed
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import LlmInput
 
@@ -35,6 +38,10 @@ SYSTEM = (
 FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
 #: the shortest text given whose repetition is taken for an echo (a short text may well be its own answer)
 ECHO_MIN = 40
+#: the longest text given that a reply is compared with piece by piece (the comparison grows with its square)
+COPY_MAX = 6000
+#: the shortest run of characters taken as copied from the text given, not as words both happen to use
+COPY_RUN = 12
 
 
 def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) -> ToolResult:
@@ -62,7 +69,7 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
                                   attempts=exc.attempts, retries=exc.retries)  # fmt: skip
     text = _unfenced(reply.content)
     details: dict[str, Any] = {"request_id": reply.request_id, "model": reply.model}
-    if inputs.input and _echoes(text, inputs.input):
+    if inputs.input and _echoes(text, inputs.input, composed=asks_composed(prompt)):
         try:  # the text first, the instruction last, no instructions of the step's: the 0.5B model then answered
             second = ctx.model.complete([{"role": "user", "content": f"{inputs.input}\n\n{prompt}"}])
         except LLMError:
@@ -93,13 +100,23 @@ def _unfenced(content: str | None) -> str:
     return fenced.group(1).strip() if fenced else text
 
 
-def _echoes(reply: str, given: str) -> bool:
+def _echoes(reply: str, given: str, *, composed: bool = False) -> bool:
     """Whether ``reply`` repeats the text the step was ``given`` (of 40 characters or more) whole, or is most of it
-    (whitespace and case aside): asked for a title of a report, the 0.5B model replied with the report."""
+    (whitespace and case aside): asked for a title of a report, the 0.5B model replied with the report. Where the
+    step asks for ``composed`` wording, also a reply made mostly of runs of the text (``COPY_RUN`` characters or
+    more) that hold most of it: asked for a limerick about a van, the same model returned the van's description
+    with its first words cut. An extract of a longer text (a summary's sentences picked from it) holds too little
+    of it to be one."""
     said, text = " ".join(reply.lower().split()), " ".join(given.lower().split())
     if len(text) < ECHO_MIN:
         return False
-    return text in said or (len(said) >= 0.8 * len(text) and said in text)
+    if text in said or (len(said) >= 0.8 * len(text) and said in text):
+        return True
+    if not composed or len(text) > COPY_MAX or not said:
+        return False
+    blocks = SequenceMatcher(None, said, text, autojunk=False).get_matching_blocks()
+    copied = sum(block.size for block in blocks if block.size >= COPY_RUN)
+    return copied >= 0.8 * len(said) and copied >= 0.6 * len(text)
 
 
 def _shaped(text: str, shape: OutputShape) -> tuple[str, str]:

@@ -256,6 +256,34 @@ def test_a_reply_that_repeats_the_text_given_is_asked_for_once_more(
         assert "repeated the text given" in result.details["echo"] or "also when asked" in result.details["echo"]
 
 
+VAN = (
+    "Bessie is our delivery van: a white 2009 Ford Transit with 180,000 miles on the clock.\n"
+    "The back door sticks in cold weather and has to be kicked shut.\n"
+    "The radio only picks up one station, which plays 80s hits all day.\n"
+)
+#: the van's lines again, the first words cut and a word changed: no limerick
+VAN_AGAIN = "The white 2009 Ford Transit\n180,000 miles on the clock\n" + VAN.split("\n", 1)[1].replace("all", "each")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "replies", "output", "asked"),
+    [
+        ("Write a limerick about Bessie", [VAN_AGAIN, "Our van Bessie ..."], "Our van Bessie ...\n", 2),
+        ("Fix the typos", [VAN_AGAIN, "Our van Bessie ..."], VAN_AGAIN, 1),  # no composed wording asked: an edit
+        ("Write a summary of it", ["The back door sticks in cold weather and has to be kicked shut."],
+         "The back door sticks in cold weather and has to be kicked shut.\n", 1),  # one line picked: too little of it
+    ],
+)  # fmt: skip
+def test_composed_wording_that_is_mostly_the_text_given_again_is_asked_for_once_more(
+    ctx: ToolContext, prompt: str, replies: list[str], output: str, asked: int
+) -> None:
+    """Asked for a limerick about a van, the 0.5B model returned the van's description with its first words cut."""
+    model = ScriptedModel(replies)
+    ctx.model = model
+    result = run_tool(LlmInput(prompt=prompt, input=VAN), ctx)
+    assert result.ok and result.output == output and len(model.requests) == asked
+
+
 def test_llm_failures_are_structured(ctx: ToolContext) -> None:
     ctx.model = ScriptedModel(["   "])
     assert run_tool(LlmInput(prompt="p"), ctx).error_type == "EmptyReply"
