@@ -142,7 +142,10 @@ SORTED_UNIQUE = {"sort": "sort_unique", "sort_desc": "sort_desc_unique"}
 #: the operations omx fits a pick to and never offers: those sorts, a replacement of names in code, a count of the
 #: CSV rows with a value (``fitted``)
 FITTED_ONLY = frozenset({*SORTED_UNIQUE.values(), "replace_names", "csv_count_where"})
-VALUES |= {"csv_count_where"}
+#: the groups of a CSV table's rows (those with one value of a column, or one day, month or year of a date) whose
+#: rows add up to the most or the least (``fitted``: "which month had the highest total")
+FITTED_ONLY |= {"csv_group_largest", "csv_group_smallest"}
+VALUES |= {"csv_count_where", "csv_group_largest", "csv_group_smallest"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
@@ -370,6 +373,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     config/dev.json set?"."""
     if _CONVERTS.search(task) and operation.op not in {*_CONVERSIONS.values(), "write_prose", "file_operations"}:
         operation = _converted(operation, sample, files)
+    if operation.op not in ("write_prose", "file_operations") and (grouped := _by_group(operation, sample, task)):
+        return grouped
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if operation.op == "json_field" and sample.lstrip().startswith("{") and operation.text:
@@ -760,6 +765,73 @@ def _with_key_and_column(operation: TextOperation, sample: str, task: str) -> Te
     return operation.model_copy(update={"text": key, "new_text": column})
 
 
+#: a question of which group of a table's rows adds up to the most or the least: "which month had the highest
+#: total", "which day had the most sales", "who worked the most hours"
+_WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b|\b(who)\b", re.IGNORECASE)
+_IN_TOTAL = re.compile(
+    r"\b(?:total|in\s+all|altogether|combined|overall|sum|most\s+(?!expensive|recent|common|frequent|popular|in\b|of\b|on\b|at\b|for\b|to\b|by\b)[a-z]+)\b",
+    re.IGNORECASE,
+)
+#: the part of a date (YYYY-MM-DD) a group is: its first 10, 7 or 4 characters
+_DATE_PARTS = {"day": 10, "date": 10, "month": 7, "year": 4}
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _by_group(operation: TextOperation, sample: str, task: str) -> TextOperation | None:
+    """Where ``task`` asks which group of a CSV table's rows (``sample``: its first lines) adds up to the most or
+    the least (``_WHICH``, a word for the most or the least, and one for a total, ``_IN_TOTAL``), that group
+    (``csv_group_largest``, ``csv_group_smallest``): TEXT the column added up (the one the pick or the task names
+    among the columns of numbers, else the only one), NEW_TEXT the column the group is (the one the question's word
+    names; for a day, a month or a year, the one column of dates, with the part after a '|'; for "who", the first
+    column of words). The 0.5B model summed a column for "which month had the highest total in sales.csv?", and its
+    own code took the row with the largest item name. None where anything is missing."""
+    header, words = _csv_header(sample), _words(task)
+    which = _WHICH.search(words)
+    most, least = _MOST.search(words), _LEAST.search(words)
+    if header is None or which is None or bool(most) == bool(least) or not _IN_TOTAL.search(words):
+        return None
+    rows = list(csv.reader(io.StringIO(sample)))[1:]
+    cells = [[row[i].strip() for row in rows if len(row) > i and row[i].strip()] for i in range(len(header))]
+    numbers = [name for name, column in zip(header, cells, strict=True) if column and all(map(_is_number, column))]
+    dates = [name for name, column in zip(header, cells, strict=True) if column and all(map(_ISO_DAY.match, column))]
+    word = (which.group(1) or which.group(2)).lower()
+    group = next((name for name in header if name.strip().lower() in {word, f"{word}s", word.rstrip("s")}), None)
+    if group is None and word in _DATE_PARTS and len(dates) == 1:
+        group = f"{dates[0]}|{word}"
+    if group is None and word == "who":
+        group = next((name for name in header if name not in numbers and name not in dates), None)
+    added = [name for name in numbers if name != group.split("|")[0]] if group else []
+    said = [name for name in added if _says(words, name.strip())]
+    named = _column_named(added, operation.text)
+    value = named or (said[0] if len(said) == 1 else added[0] if len(added) == 1 else None)
+    if group is None or value is None:
+        return None
+    return TextOperation(op="csv_group_largest" if most else "csv_group_smallest", text=value, new_text=group)
+
+
+def _group_code(value: str, group: str, pick: str) -> str:
+    """Code that prints the group ``pick`` (max, min) finds of the totals of ``value`` (see ``_by_group``); a month
+    by its name, with its year where the table spans several."""
+    column, _, part = group.partition("|")
+    key = f"row[group].strip()[:{_DATE_PARTS[part]}]" if part else "row[group].strip()"
+    code = [
+        f"import csv, io\n{_ROWS}",
+        f"value, group = header.index({value!r}), header.index({column!r})",
+        "totals = {}",
+        "for row in body:",
+        "    try:",
+        "        amount = float(row[value])",
+        "    except (ValueError, IndexError):",
+        "        continue",
+        f"    totals[{key}] = totals.get({key}, 0.0) + amount",
+        f"best = {pick}(totals, key=lambda name: totals[name])",
+    ]
+    if part != "month":
+        return "\n".join([*code, "print(best)"])
+    named = "print(datetime.strptime(best, '%Y-%m').strftime('%B' if len({k[:4] for k in totals}) == 1 else '%B %Y'))"
+    return "\n".join(["from datetime import datetime", *code, named])
+
+
 def _column_named(header: list[str], text: str) -> str | None:
     """The column of ``header`` that ``text`` names, as the header spells it (case and outer spaces aside)."""
     return next((name for name in header if name.strip().lower() == text.strip().lower()), None)
@@ -1013,6 +1085,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})\n"
         f"print(sum(1 for row in body if row[column].strip().lower() == {n.strip().lower()!r}))"
     ),
+    "csv_group_largest": lambda t, n, k: _group_code(t, n, "max"),
+    "csv_group_smallest": lambda t, n, k: _group_code(t, n, "min"),
     "csv_largest": lambda t, n, k: _row_value(t, n, "max"),
     "csv_smallest": lambda t, n, k: _row_value(t, n, "min"),
     "csv_lookup": lambda t, n, k: (

@@ -42,6 +42,7 @@ from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
 
 LOG = "09:00 INFO start\n09:01 ERROR disk full\n09:02 WARN slow\n09:03 INFO ok\n09:04 ERROR disk full\n"
 TABLE = "name,team,points\nada,red,12\nbob,blue,7.5\ncy,red,3\n"
+SALES = "day,n\n2024-01-05,10\n2024-01-20,30\n2024-02-02,35\n"
 PROSE = "Mail ana@example.org or see https://example.org/docs. Order 12 came 3.5 days late, order 7 on time.\n"
 
 
@@ -100,6 +101,10 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_average", "points"), TABLE, "7.5\n"),
         (op("csv_count_rows"), TABLE + "\n", "3\n"),  # the header and an empty last line not counted
         (op("csv_count_where", "team", "red"), TABLE + "dee,Red,1\n", "3\n"),  # case aside
+        (op("csv_group_largest", "points", "team"), TABLE, "red\n"),  # 15 against 7.5
+        (op("csv_group_smallest", "n", "day|month"), SALES, "February\n"),  # a month by its name
+        (op("csv_group_largest", "n", "day|year"), SALES + "2025-01-01,1\n", "2024\n"),
+        (op("csv_group_largest", "n", "day|month"), SALES + "2025-01-01,90\n", "January 2025\n"),  # several years
         (op("csv_largest", "points", "name"), TABLE, "ada\n"),
         (op("csv_smallest", "points", "team"), TABLE + "dee,blue,n/a\n", "red\n"),  # a cell that is no number aside
         (op("csv_lookup", "BOB", "points"), TABLE, "7.5\n"),  # the row that holds the value, case aside
@@ -1036,3 +1041,30 @@ def test_the_rows_with_a_value_counted_where_the_task_asks_how_many_print_how_ma
     code = "import sys\nINPUT = sys.stdin.read()\n" + operation_code(op("csv_where", "team", "red"), counted=True)
     done = subprocess.run([sys.executable, "-c", code], input=TABLE, capture_output=True, text=True, check=True)
     assert done.stdout == "2\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "task", "found"),
+    [
+        (reply("csv_sum", "total"), "which month had the highest total in s.csv? just the month name",
+         op("csv_group_largest", "n", "day|month")),
+        (reply("other"), "Looking at s.csv, which date had the most sales?", op("csv_group_largest", "n", "day|date")),
+        (reply("other"), "Looking at s.csv, which day had the most sales?", op("csv_group_largest", "n", "day")),
+        (reply("csv_largest", "n"), "what year had the fewest sales in total? s.csv",
+         op("csv_group_smallest", "n", "day|year")),
+        (reply("csv_largest", "points"), "Which team scored the most points in t.csv?",
+         op("csv_group_largest", "points", "team")),  # a column the word names
+        (reply("csv_largest", "points"), "who scored the most points in t.csv?",
+         op("csv_group_largest", "points", "name")),
+        (reply("csv_largest", "points", "name"), "Who has the highest points in t.csv?",
+         op("csv_largest", "points", "name")),  # no total: the one row
+        (reply("csv_sum", "points"), "What is the total of the points column of t.csv?", op("csv_sum", "points")),
+    ],
+)  # fmt: skip
+def test_which_group_of_rows_adds_up_to_the_most_or_the_least_is_asked_of_the_table(
+    answer: str, task: str, found: TextOperation
+) -> None:
+    """The 0.5B model summed a column for "which month had the highest total in sales.csv?", and its own code
+    took the row with the largest item name."""
+    sample = SALES if "s.csv" in task else TABLE
+    assert picked(answer, sample, ["s.csv", "t.csv"], task) == found
