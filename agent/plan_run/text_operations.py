@@ -966,24 +966,30 @@ def _row_value(column: str, answer: str, pick: str) -> str:
 
 
 #: code that prints the value of the key KEY of a JSON or YAML document ('a.b': b inside a; a key not found on
-#: that path is the one key of its last name at any depth), a mapping, list or truth value as JSON
-_KEY_VALUE = """import json, yaml
+#: that path is the one key of its last name at any depth, else the one key that name is a word of: 'radius' is
+#: radius_km), a mapping, list or truth value as JSON
+_KEY_VALUE = """import json, re, yaml
 data, wanted = yaml.safe_load(INPUT), KEY
-def found(node, name):
+def found(node, same):
     if isinstance(node, dict):
         for key, value in node.items():
-            if str(key).lower() == name.lower():
+            if same(str(key)):
                 yield value
-            yield from found(value, name)
+            yield from found(value, same)
     elif isinstance(node, list):
         for value in node:
-            yield from found(value, name)
+            yield from found(value, same)
+def words(key):
+    return re.sub(r'([a-z])([A-Z])', r'\\1 \\2', key).lower().replace('_', ' ').replace('-', ' ').split()
 try:
     value = data
     for key in wanted.split('.'):
         value = value[int(key)] if isinstance(value, list) else value[key]
 except (KeyError, IndexError, TypeError, ValueError):
-    values = list(found(data, wanted.split('.')[-1]))
+    name = wanted.split('.')[-1].lower()
+    values = list(found(data, lambda key: key.lower() == name))
+    if not values:
+        values = list(found(data, lambda key: name in words(key)))
     if len(values) != 1:
         raise SystemExit(f'{len(values)} keys named {wanted!r}')
     value = values[0]

@@ -112,6 +112,12 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("json_value", "server.tls"), json.dumps({"server": {"tls": True}}), "true\n"),  # a truth value as JSON
         (op("json_value", "debug"), "app:\n  log:\n    debug: false\n", "false\n"),  # YAML, the one key of its name
         (op("json_value", "hosts"), json.dumps({"hosts": ["a", "b"]}), '["a", "b"]\n'),
+        (
+            op("json_value", "conf.delivery.radius"),
+            "delivery:\n  radius_km: 8\n  min_order: 25\n",
+            "8\n",
+        ),  # a word of it
+        (op("json_value", "connections"), json.dumps({"maxConnections": 5, "port": 1}), "5\n"),
         (op("csv_to_table"), "a,b\n1,2\n", "| a | b |\n| --- | --- |\n| 1 | 2 |\n"),
         (op("csv_to_json"), "a,b\n1,2\n", json.dumps([{"a": "1", "b": "2"}], indent=2) + "\n"),
         (op("json_to_csv"), json.dumps([{"a": 1, "b": "x"}]), "a,b\n1,x\n"),
