@@ -145,7 +145,9 @@ FITTED_ONLY = frozenset({*SORTED_UNIQUE.values(), "replace_names", "csv_count_wh
 #: the groups of a CSV table's rows (those with one value of a column, or one day, month or year of a date) whose
 #: rows add up to the most or the least (``fitted``: "which month had the highest total")
 FITTED_ONLY |= {"csv_group_largest", "csv_group_smallest"}
-VALUES |= {"csv_count_where", "csv_group_largest", "csv_group_smallest"}
+#: the earliest and the latest date (YYYY-MM-DD) a text holds (``fitted``: "the earliest date in oven.log")
+FITTED_ONLY |= {"earliest_date", "latest_date"}
+VALUES |= {"csv_count_where", "csv_group_largest", "csv_group_smallest", "earliest_date", "latest_date"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
@@ -375,6 +377,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = _converted(operation, sample, files)
     if operation.op not in ("write_prose", "file_operations") and (grouped := _by_group(operation, sample, task)):
         return grouped
+    if operation.op not in ("write_prose", "file_operations") and (dated := _date_asked(sample, task)):
+        return dated
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if operation.op == "json_field" and sample.lstrip().startswith("{") and operation.text:
@@ -530,6 +534,22 @@ def _as_names(operation: TextOperation, task: str) -> TextOperation:
     if not all(_IDENTIFIER.fullmatch(part) for part in operation.text.split("|")):
         return operation
     return operation.model_copy(update={"op": "replace_names"})
+
+
+#: the words that ask for the earliest or the latest date a text holds
+_EARLIEST = re.compile(r"\b(?:earliest|oldest|first)\s+(?:date|day)\b", re.IGNORECASE)
+_LATEST = re.compile(r"\b(?:latest|newest|most\s+recent|last)\s+(?:date|day)\b", re.IGNORECASE)
+
+
+def _date_asked(sample: str, task: str) -> TextOperation | None:
+    """The earliest or the latest date of the text (``earliest_date``, ``latest_date``) where ``task`` asks for one
+    of them and not the other (``_EARLIEST``, ``_LATEST``), and ``sample``, the input's first lines, holds dates
+    written YYYY-MM-DD; else None. For "find the earliest date in oven.log", the 0.5B model picked the first lines,
+    and its code took the line with the smallest second word."""
+    earliest, latest = _EARLIEST.search(task), _LATEST.search(task)
+    if bool(earliest) == bool(latest) or not _ISO_DAY.search(sample):
+        return None
+    return TextOperation(op="earliest_date" if earliest else "latest_date")
 
 
 def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None:
@@ -996,6 +1016,8 @@ except (KeyError, IndexError, TypeError, ValueError):
 print(json.dumps(value) if value is None or isinstance(value, (dict, list, bool)) else value)"""
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
+#: a date written YYYY-MM-DD, not inside a longer number
+_DAYS_WRITTEN = r"r'(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)'"
 #: a number with its sign, where the largest or smallest is asked (-3 is smaller than 2)
 _SIGNED = r"r'(?:(?<![\w.])-)?\d+(?:\.\d+)?'"
 
@@ -1091,6 +1113,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})\n"
         f"print(sum(1 for row in body if row[column].strip().lower() == {n.strip().lower()!r}))"
     ),
+    "earliest_date": lambda t, n, k: f"import re\nprint(min(re.findall({_DAYS_WRITTEN}, INPUT)))",
+    "latest_date": lambda t, n, k: f"import re\nprint(max(re.findall({_DAYS_WRITTEN}, INPUT)))",
     "csv_group_largest": lambda t, n, k: _group_code(t, n, "max"),
     "csv_group_smallest": lambda t, n, k: _group_code(t, n, "min"),
     "csv_largest": lambda t, n, k: _row_value(t, n, "max"),

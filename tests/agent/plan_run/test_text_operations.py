@@ -102,6 +102,8 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_count_rows"), TABLE + "\n", "3\n"),  # the header and an empty last line not counted
         (op("csv_count_where", "team", "red"), TABLE + "dee,Red,1\n", "3\n"),  # case aside
         (op("csv_group_largest", "points", "team"), TABLE, "red\n"),  # 15 against 7.5
+        (op("earliest_date"), "2024-03-02 on\n2024-02-28 off\nid 12024-01-011\n", "2024-02-28\n"),  # not in a number
+        (op("latest_date"), "2024-03-02 on\n2024-02-28 off\n", "2024-03-02\n"),
         (op("csv_group_smallest", "n", "day|month"), SALES, "February\n"),  # a month by its name
         (op("csv_group_largest", "n", "day|year"), SALES + "2025-01-01,1\n", "2024\n"),
         (op("csv_group_largest", "n", "day|month"), SALES + "2025-01-01,90\n", "January 2025\n"),  # several years
@@ -1074,3 +1076,21 @@ def test_which_group_of_rows_adds_up_to_the_most_or_the_least_is_asked_of_the_ta
     took the row with the largest item name."""
     sample = SALES if "s.csv" in task else TABLE
     assert picked(answer, sample, ["s.csv", "t.csv"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("task", "sample", "found"),
+    [
+        ("find the earliest date in log.txt and write it at out/d.txt", "2024-03-02 on\n2024-02-28 off\n",
+         op("earliest_date")),
+        ("What is the most recent day in log.txt?", "2024-03-02 on\n", op("latest_date")),
+        ("find the earliest date in log.txt", "2 March on\n", op("first", number=1)),  # no date written YYYY-MM-DD
+        ("the first 1 lines of log.txt", "2024-03-02 on\n", op("first", number=1)),  # no date asked
+    ],
+)  # fmt: skip
+def test_the_earliest_or_latest_date_asked_of_a_text_is_its_smallest_or_largest_date(
+    task: str, sample: str, found: TextOperation
+) -> None:
+    """For "find the earliest date in oven.log", the 0.5B model picked the first lines, and its code took the line
+    with the smallest second word."""
+    assert picked(reply("first", number=1), sample, ["log.txt"], task) == found
