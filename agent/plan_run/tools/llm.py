@@ -36,6 +36,9 @@ SYSTEM = (
     "text only."
 )
 FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
+#: a fenced block inside a reply, and a fence line alone
+BLOCK = re.compile(r"^```[\w-]*\n(.*?)\n```[ \t]*$", re.DOTALL | re.MULTILINE)
+FENCE_LINE = re.compile(r"^```[\w-]*[ \t]*$")
 #: the shortest text given whose repetition is taken for an echo (a short text may well be its own answer)
 ECHO_MIN = 40
 #: the longest text given that a reply is compared with piece by piece (the comparison grows with its square)
@@ -94,10 +97,24 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
 
 
 def _unfenced(content: str | None) -> str:
-    """A reply's text, without the code fences around it."""
+    """A reply's text, without the code fences around it: where it is one fenced block, that block; where it
+    announces one ("Below is the updated file:", a line or two ending with a colon) and holds one, that block, with
+    no explanation after it; where it opens or closes a fence it never closes or opens (the 0.5B model ended an
+    edited Python file with a lone fence line), without that line."""
     text = (content or "").strip()
     fenced = FENCE.match(text)
-    return fenced.group(1).strip() if fenced else text
+    if fenced:
+        return fenced.group(1).strip()
+    blocks = BLOCK.findall(text)
+    before = text[: text.find("```")].strip()
+    if len(blocks) == 1 and before.endswith(":") and before.count("\n") < 2:
+        return blocks[0].strip()
+    lines = text.split("\n")
+    if text.count("```") == 1 and FENCE_LINE.match(lines[-1]):
+        return "\n".join(lines[:-1]).strip()
+    if text.count("```") == 1 and FENCE_LINE.match(lines[0]):
+        return "\n".join(lines[1:]).strip()
+    return text
 
 
 def _echoes(reply: str, given: str, *, composed: bool = False) -> bool:

@@ -232,6 +232,25 @@ def test_llm_sends_prompt_and_input_and_returns_the_text(ctx: ToolContext) -> No
     assert sent == "Summarise in 3 bullets\n\n---\nalpha beta gamma"
 
 
+@pytest.mark.parametrize(
+    ("reply", "output"),
+    [
+        ("LIMIT = 20\nprint(LIMIT)\n```\n", "LIMIT = 20\nprint(LIMIT)\n"),  # a fence closed, never opened
+        ("```python\nLIMIT = 20", "LIMIT = 20\n"),  # opened, never closed
+        ("Certainly! Below is the file:\n\n```python\nLIMIT = 20\n```\n\n### Explanation\n- LIMIT is 20",
+         "LIMIT = 20\n"),  # announced: the block, not the explanation after it
+        ("Use it so:\n```\nrun\n```\nthen\n```\nstop\n```", "Use it so:\n```\nrun\n```\nthen\n```\nstop\n```\n"),
+        ("Run `make` first.\n```\nmake\n```\nDone.", "Run `make` first.\n```\nmake\n```\nDone.\n"),  # unannounced
+    ],
+)  # fmt: skip
+def test_the_fences_of_a_reply_are_taken_off_where_they_wrap_its_text(
+    ctx: ToolContext, reply: str, output: str
+) -> None:
+    """The 0.5B model ended an edited Python file with a lone fence line, and the file no longer compiled."""
+    ctx.model = ScriptedModel([reply])
+    assert run_tool(LlmInput(prompt="Set LIMIT to 20"), ctx).output == output
+
+
 REPORT = "Quarterly report. Revenue grew 12% to 4.2 million euros. The Berlin office opened in March.\n"
 
 
