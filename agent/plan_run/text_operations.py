@@ -147,6 +147,8 @@ FITTED_ONLY = frozenset({*SORTED_UNIQUE.values(), "replace_names", "csv_count_wh
 FITTED_ONLY |= {"csv_group_largest", "csv_group_smallest"}
 #: the earliest and the latest date (YYYY-MM-DD) a text holds (``fitted``: "the earliest date in oven.log")
 FITTED_ONLY |= {"earliest_date", "latest_date"}
+#: a CSV table's rows sorted by a column, its header first (``fitted``: a sort of the lines of a table)
+FITTED_ONLY |= {"csv_sort", "csv_sort_desc"}
 VALUES |= {"csv_count_where", "csv_group_largest", "csv_group_smallest", "earliest_date", "latest_date"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
@@ -403,6 +405,10 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         and not _ASKS[operation.op].search(task)
     ):
         operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
+    if operation.op in _ROW_SORTS and (header := _csv_header(sample)) is not None:
+        return _rows_sorted(operation, header, task)
+    if operation.op == "json_to_csv" and not all(_says(_words(task), key) for key in _keys(operation.text)):
+        operation = operation.model_copy(update={"text": ""})  # columns the task does not say: every one
     if operation.op in ("unique", *SORTED_UNIQUE) and _DEDUPED.search(task) and _SORTED.search(task):
         down = operation.op == "sort_desc" or _DOWNWARD.search(task) is not None
         operation = operation.model_copy(update={"op": SORTED_UNIQUE["sort_desc" if down else "sort"]})
@@ -442,7 +448,8 @@ _ASKS_A_COUNT = re.compile(
 )
 #: a sort the task asks the other way round: largest or last first
 _DOWNWARD = re.compile(
-    r"\b(?:highest|largest|biggest|greatest|most|best|z)[\s-]+(?:first|to\s+(?:lowest|smallest|least|a))\b|"
+    r"\b(?:highest|largest|biggest|greatest|most|best|newest|latest|z)[\s-]+(?:[\w-]+\s+)?"
+    r"(?:first|to\s+(?:lowest|smallest|least|a))\b|"
     r"\b(?:descending|decreasing|reverse\s+alphabetical)\b",
     re.IGNORECASE,
 )
@@ -690,6 +697,28 @@ def _in_a_table(operation: TextOperation, header: list[str], task: str, rows: li
     ):
         return TextOperation(op="csv_where", text=held[0], new_text=held[1])  # "Keep only the chair orders"
     return operation
+
+
+#: the sorts of lines that are a sort of a CSV table's rows by a column, and which way each goes
+_ROW_SORTS = {"sort": "csv_sort", "sort_numeric": "csv_sort", "sort_desc": "csv_sort_desc",
+              "sort_numeric_desc": "csv_sort_desc"}  # fmt: skip
+
+
+def _rows_sorted(operation: TextOperation, header: list[str], task: str) -> TextOperation | None:
+    """A sort of the lines of a CSV table (``header``: its first row) as a sort of its rows, under the header, by
+    the column TEXT names, else the one ``task`` says, else the first (``csv_sort``, ``csv_sort_desc``); None where
+    the task says several and TEXT none of them. The 0.5B model picked a sort by number, TEXT 'price', for "sort
+    products.csv by price, most expensive first", and the header went with the rows."""
+    said = _columns_said(header, _words(task))
+    column = _column_named(header, operation.text) or (said[0] if len(said) == 1 else None if said else header[0])
+    if column is None:
+        return None
+    return TextOperation(op=_ROW_SORTS[operation.op], text=column)
+
+
+def _keys(text: str) -> list[str]:
+    """The keys or columns ``text`` lists, split at commas or '|'."""
+    return [key.strip() for key in re.split(r"[,|]", text) if key.strip()]
 
 
 def _held(value: str, header: list[str], rows: list[list[str]]) -> tuple[str, str] | None:
@@ -975,6 +1004,19 @@ _CHOSEN = (
 )
 
 
+def _sorted_rows(column: str, *, reverse: bool) -> str:
+    """Code that prints the CSV table with its rows sorted by ``column`` (numbers by value before words, words
+    case aside), under its header."""
+    return (
+        f"import csv, io\n{_ROWS}\ncolumn = header.index({column!r})\n"
+        "def key(row):\n    cell = row[column].strip() if len(row) > column else ''\n    try:\n"
+        "        return (0, float(cell), '')\n    except ValueError:\n        return (1, 0.0, cell.lower())\n"
+        f"body.sort(key=key, reverse={reverse})\n"
+        "text = io.StringIO()\nout = csv.writer(text, lineterminator='\\n')\nout.writerow(header)\n"
+        "out.writerows(body)\nprint(text.getvalue(), end='')"
+    )
+
+
 def _row_value(column: str, answer: str, pick: str) -> str:
     """Code that prints ``answer``'s value in the row whose ``column`` holds the number ``pick`` (max, min) finds."""
     return (
@@ -1133,10 +1175,15 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "import csv, io, json\nprint(json.dumps(list(csv.DictReader(io.StringIO(INPUT))), indent=2))"
     ),
     "json_to_csv": lambda t, n, k: (
-        "import csv, io, json\ndata = json.loads(INPUT)\ntext = io.StringIO()\n"
-        "out = csv.DictWriter(text, fieldnames=list(data[0]), lineterminator='\\n')\nout.writeheader()\n"
-        "out.writerows(data)\nprint(text.getvalue(), end='')"
+        f"import csv, io, json\ndata = json.loads(INPUT)\nwanted = {_keys(t)!r}\n"
+        "fields = [key for key in wanted if key in data[0]] or list(data[0])\ntext = io.StringIO()\n"
+        "out = csv.DictWriter(text, fieldnames=fields, extrasaction='ignore', lineterminator='\\n')\n"
+        "out.writeheader()\nfor item in data:\n"
+        "    out.writerow({key: json.dumps(value) if isinstance(value, (dict, list)) else value "
+        "for key, value in item.items()})\nprint(text.getvalue(), end='')"
     ),
+    "csv_sort": lambda t, n, k: _sorted_rows(t, reverse=False),
+    "csv_sort_desc": lambda t, n, k: _sorted_rows(t, reverse=True),
     "yaml_to_json": lambda t, n, k: "import json, yaml\nprint(json.dumps(yaml.safe_load(INPUT), indent=2))",
     "json_to_yaml": lambda t, n, k: (
         "import json, yaml\nprint(yaml.safe_dump(json.loads(INPUT), sort_keys=False, allow_unicode=True).rstrip())"

@@ -102,6 +102,10 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_count_rows"), TABLE + "\n", "3\n"),  # the header and an empty last line not counted
         (op("csv_count_where", "team", "red"), TABLE + "dee,Red,1\n", "3\n"),  # case aside
         (op("csv_group_largest", "points", "team"), TABLE, "red\n"),  # 15 against 7.5
+        (op("csv_sort", "points"), TABLE, "name,team,points\ncy,red,3\nbob,blue,7.5\nada,red,12\n"),  # by value
+        (op("csv_sort_desc", "name"), TABLE, "name,team,points\ncy,red,3\nbob,blue,7.5\nada,red,12\n"),
+        (op("json_to_csv", "b|a"), json.dumps([{"a": 1, "b": "x", "c": [1]}]), "b,a\nx,1\n"),  # the columns said
+        (op("json_to_csv"), json.dumps([{"a": 1, "c": [1, 2]}]), 'a,c\n1,"[1, 2]"\n'),  # a list as JSON
         (op("earliest_date"), "2024-03-02 on\n2024-02-28 off\nid 12024-01-011\n", "2024-02-28\n"),  # not in a number
         (op("latest_date"), "2024-03-02 on\n2024-02-28 off\n", "2024-03-02\n"),
         (op("csv_group_smallest", "n", "day|month"), SALES, "February\n"),  # a month by its name
@@ -1094,3 +1098,33 @@ def test_the_earliest_or_latest_date_asked_of_a_text_is_its_smallest_or_largest_
     """For "find the earliest date in oven.log", the 0.5B model picked the first lines, and its code took the line
     with the smallest second word."""
     assert picked(reply("first", number=1), sample, ["log.txt"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("answer", "task", "found"),
+    [
+        (reply("sort_numeric", "points"), "sort t.csv by points, most points first -> out/t.csv",
+         op("csv_sort_desc", "points")),
+        (reply("sort"), "Sort t.csv by team into out/t.csv", op("csv_sort", "team")),  # the column the task says
+        (reply("sort"), "Sort t.csv into out/t.csv", op("csv_sort", "name")),  # none said: the first
+        (reply("sort"), "Sort t.csv by team, then name into out/t.csv", None),  # several: none picked
+    ],
+)  # fmt: skip
+def test_a_sort_of_the_lines_of_a_table_sorts_its_rows_under_its_header(
+    answer: str, task: str, found: TextOperation | None
+) -> None:
+    """The 0.5B model picked a sort by number, TEXT 'price', for "sort products.csv by price, most expensive
+    first", and the header went with the rows."""
+    assert picked(answer, TABLE, ["t.csv"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "task", "kept"),
+    [
+        ("name,city", "convert s.json to a CSV with columns name, city", "name,city"),
+        ("name", "convert s.json to a CSV", ""),  # a column the task does not say: every column
+    ],
+)
+def test_the_columns_of_a_json_list_made_csv_are_those_the_task_says(text: str, task: str, kept: str) -> None:
+    fit = picked(reply("json_to_csv", text), '[{"name": "a", "city": "b", "x": 1}]\n', ["s.json"], task)
+    assert fit == op("json_to_csv", kept)
