@@ -149,7 +149,10 @@ FITTED_ONLY |= {"csv_group_largest", "csv_group_smallest"}
 FITTED_ONLY |= {"earliest_date", "latest_date"}
 #: a CSV table's rows sorted by a column, its header first (``fitted``: a sort of the lines of a table)
 FITTED_ONLY |= {"csv_sort", "csv_sort_desc"}
+#: the phone numbers of a text; every word with its count, most frequent first (``fitted``)
+FITTED_ONLY |= {"extract_phones", "word_counts"}
 VALUES |= {"csv_count_where", "csv_group_largest", "csv_group_smallest", "earliest_date", "latest_date"}
+VALUES |= {"word_counts"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
 #: the operations that edit a file's text, its other lines kept as they are or in another order; not those whose
 #: result is other text (numbers, emails or a column extracted, a CSV made JSON): run over each file in place, they
@@ -416,6 +419,10 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = _as_names(_as_a_line_added(_with_every_pair(operation, task), sample, task), task)
     if operation.op in _COUNTING and task and not _ASKS_A_COUNT.search(task):
         return None
+    if operation.op in {*_EXTRACTED, "other"} and _PHONES.search(_words(task)):
+        return TextOperation(op="extract_phones")  # the 0.5B model extracted every number for the phone numbers
+    if operation.op in ("count_words", "top_words") and _EACH_WORD.search(task):
+        return TextOperation(op="word_counts", new_text=_word_count_form(task))
     if operation.op in _EXTRACTED and task and not _EXTRACTED[operation.op].search(_words(task)):
         return None  # the 0.5B model extracted emails for "Write the name of every user in data/users.json"
     if operation.op in CSV_COLUMN:
@@ -438,6 +445,29 @@ _EXTRACTED = {
     "extract_urls": re.compile(r"\burls?\b|\blinks?\b|\baddress(?:es)?\b|\bweb\s*sites?\b|\bhttps?\b", re.IGNORECASE),
     "extract_numbers": re.compile(r"\bnumbers?\b|\bdigits?\b|\bfigures?\b|\bamounts?\b|\bvalues?\b", re.IGNORECASE),
 }
+#: the words that ask for phone numbers
+_PHONES = re.compile(r"\b(?:phone|telephone|mobile|cell|tel)\s*(?:numbers?|nos?\.?)?\b|\bphones\b", re.IGNORECASE)
+#: the words that ask how often each word occurs (the 0.5B model counted the words for "count how often each word
+#: appears ..., most common first, one 'word: count' per line")
+_EACH_WORD = re.compile(
+    r"\b(?:each|every)\s+(?:single\s+|distinct\s+|unique\s+)?word\b|\bword\s+(?:frequenc\w+|counts)\b|"
+    r"\bfrequency\s+of\s+(?:each|every|the)\s+words?\b",
+    re.IGNORECASE,
+)
+#: a line's form the task shows: 'word: count', "word - count", word,count
+_WORD_COUNT_FORM = re.compile(r"\bword\s*([:=,;|-]|->)\s*count\b", re.IGNORECASE)
+
+
+def _word_count_form(task: str) -> str:
+    """What goes between a word and its count on a line: what the task shows (': ' for 'word: count'), else a
+    space."""
+    shown = _WORD_COUNT_FORM.search(task)
+    if shown is None:
+        return " "
+    mark = shown.group(1)
+    return mark if mark == "," else f"{mark} " if mark in ":;" else f" {mark} "
+
+
 #: the operations that rank a folder's files and keep the first NUMBER of them
 _FILES_RANKED = frozenset({"largest_files", "newest_files", "oldest_files"})
 #: the operations that count, and the words that ask for a count: a count picked where none is asked is no pick
@@ -1154,6 +1184,17 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     "csv_count_where": lambda t, n, k: (
         f"import csv, io\n{_ROWS}\ncolumn = header.index({t!r})\n"
         f"print(sum(1 for row in body if row[column].strip().lower() == {n.strip().lower()!r}))"
+    ),
+    "extract_phones": lambda t, n, k: (
+        "import re\nfound = re.findall(r'(?<![\\w/.-])(?:\\+\\d{1,3}[ -]?)?(?:\\(\\d{2,5}\\)[ -]?)?\\d[\\d -]{4,}\\d"
+        "(?![\\w/-])(?!\\.\\d)', INPUT)\nprint('\\n'.join(number.strip() for number in found "
+        "if 7 <= len(re.sub(r'\\D', '', number)) <= 15 and not re.fullmatch(r'\\d{4}-\\d\\d-\\d\\d', number.strip())))"
+    ),
+    "word_counts": lambda t, n, k: (
+        "import re\nfrom collections import Counter\n"
+        'counts = Counter(re.findall(r"[a-z0-9\']+", INPUT.lower()))\n'
+        f"between = {n or ' '!r}\n"
+        "print('\\n'.join(f'{word}{between}{count}' for word, count in counts.most_common()))"
     ),
     "earliest_date": lambda t, n, k: f"import re\nprint(min(re.findall({_DAYS_WRITTEN}, INPUT)))",
     "latest_date": lambda t, n, k: f"import re\nprint(max(re.findall({_DAYS_WRITTEN}, INPUT)))",

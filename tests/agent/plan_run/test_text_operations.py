@@ -106,6 +106,12 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_sort_desc", "name"), TABLE, "name,team,points\ncy,red,3\nbob,blue,7.5\nada,red,12\n"),
         (op("json_to_csv", "b|a"), json.dumps([{"a": 1, "b": "x", "c": [1]}]), "b,a\nx,1\n"),  # the columns said
         (op("json_to_csv"), json.dumps([{"a": 1, "c": [1, 2]}]), 'a,c\n1,"[1, 2]"\n'),  # a list as JSON
+        (
+            op("extract_phones"),
+            "Call 01884 555210 or +44 7700 900118.\nAccount 448213, 2024-02-14.\n",
+            "01884 555210\n+44 7700 900118\n",
+        ),  # not an account number, nor a date
+        (op("word_counts", new_text=": "), "b a b\nc b a\n", "b: 3\na: 2\nc: 1\n"),
         (op("earliest_date"), "2024-03-02 on\n2024-02-28 off\nid 12024-01-011\n", "2024-02-28\n"),  # not in a number
         (op("latest_date"), "2024-03-02 on\n2024-02-28 off\n", "2024-03-02\n"),
         (op("csv_group_smallest", "n", "day|month"), SALES, "February\n"),  # a month by its name
@@ -1128,3 +1134,23 @@ def test_a_sort_of_the_lines_of_a_table_sorts_its_rows_under_its_header(
 def test_the_columns_of_a_json_list_made_csv_are_those_the_task_says(text: str, task: str, kept: str) -> None:
     fit = picked(reply("json_to_csv", text), '[{"name": "a", "city": "b", "x": 1}]\n', ["s.json"], task)
     assert fit == op("json_to_csv", kept)
+
+
+@pytest.mark.parametrize(
+    ("answer", "task", "found"),
+    [
+        (reply("extract_numbers"), "pull all the phone numbers out of c.txt", op("extract_phones")),
+        (reply("extract_numbers"), "pull all the numbers out of c.txt", op("extract_numbers")),
+        (reply("count_words"), "count how often each word appears in r.txt, one 'word: count' per line",
+         op("word_counts", new_text=": ")),
+        (reply("top_words", number=3), "the word frequencies of r.txt, as word - count lines",
+         op("word_counts", new_text=" - ")),
+        (reply("count_words"), "How many words does r.txt have?", op("count_words")),
+    ],
+)  # fmt: skip
+def test_phone_numbers_and_the_count_of_each_word_are_what_the_task_asks(
+    answer: str, task: str, found: TextOperation
+) -> None:
+    """The 0.5B model extracted every number for "pull all the phone numbers out of contacts.txt", and counted
+    the words for "count how often each word appears in requests.txt, most common first"."""
+    assert picked(answer, "a b 01884 555210\n", ["c.txt", "r.txt"], task) == found
