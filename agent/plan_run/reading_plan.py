@@ -79,7 +79,7 @@ def plan_from_reading(
     elif not inputs or len(inputs) > MAX_INPUTS:
         return None
     elif len(inputs) > 1 and _JOINED.search(task) and not asks_composed(task) and (order := _join_order(task, inputs)):
-        steps, criteria = _joined(order, output), [JOIN_ORDER]  # files joined, whatever kind the model read
+        steps, criteria = _joined(order, output, _between(task)), [JOIN_ORDER]  # whatever kind the model read
     elif reading.kind == "prose":
         steps = _prose(task, inputs[0], output) if len(inputs) == 1 else _prose_from_files(task, inputs, output)
     elif len(inputs) == 1:
@@ -281,6 +281,29 @@ def _join_order(task: str, sources: list[str]) -> list[str]:
     return firsts + [path for path in sources if path not in firsts] if len(firsts) == 1 else []
 
 
+#: a line the task puts between the files joined: "with a line containing just --- between them", "separated by
+#: '***'", "with ==== between each"; and a blank line put there
+_SEPARATOR = re.compile(
+    r"\b(?:with|and|put(?:ting)?|add(?:ing)?|insert(?:ing)?)\s+(?:an?\s+)?(?:(?:separator\s+|divider\s+)?line\s+"
+    r"(?:containing|with|of|saying|that\s+says|reading)\s+(?:just\s+|only\s+)?)?(?:(?P<q>['\"`])(?P<mark>[^'\"`\n]+)(?P=q)|"
+    r"(?P<bare>[^\w\s'\"`]+))\s+(?:line\s+)?(?:in\s+)?between\b|"
+    r"\bseparated\s+by\s+(?:an?\s+)?(?:line\s+(?:of|with|containing)\s+(?:just\s+|only\s+)?)?(?P<q2>['\"`])(?P<mark2>[^'\"`\n]+)(?P=q2)",
+    re.IGNORECASE,
+)
+_BLANK = re.compile(
+    r"\b(?:blank|empty)\s+line\s+(?:in\s+)?between\b|\bseparated\s+by\s+(?:an?\s+)?(?:blank|empty)\s+lines?\b",
+    re.IGNORECASE,
+)
+
+
+def _between(task: str) -> str | None:
+    """The line ``task`` puts between the files joined ('' for a blank line), or None where it says none."""
+    if _BLANK.search(task):
+        return ""
+    said = _SEPARATOR.search(task)
+    return None if said is None else said.group("mark") or said.group("bare") or said.group("mark2")
+
+
 def _spellings(path: str) -> list[str]:
     """How a task may name the file at ``path``: the path, its name, its name without extension, and that with
     '_' and '-' as spaces ("Part B goes first" for drafts/part_b.txt)."""
@@ -289,14 +312,15 @@ def _spellings(path: str) -> list[str]:
     return list(dict.fromkeys([path, name, stem, re.sub(r"[_-]+", " ", stem)]))
 
 
-def _joined(sources: list[str], output: str) -> list[Step]:
+def _joined(sources: list[str], output: str, between: str | None = None) -> list[Step]:
     """omx's code that prints the files one after the other, in the order given (``_join_order``: the order the
     task names them, or the one it says), and the write: the 0.5B model's code for "Merge notes/a.md and notes/b.md
     into a single file out/all.md" failed, and for "Combine data/part1.txt and data/part2.txt into out/full.txt"
     kept the lines that contain 'part1'. Never a success (``JOIN_ORDER``, not checked): a task that asked b first,
     then a was once joined a then b, and a second program that read it so too made that a success. CSV files whose first
     rows are the same header are joined under it once, as their rows; JSON files that each hold a list are one list
-    of their items."""
+    of their items. ``between``: a line put between each file and the next ('' a blank one)."""
+    joiner = "\n" if between is None else f"\n{between}\n"
     code = (f"import json\npaths = {sources!r}\n"
             "texts = [open(path, encoding='utf-8').read().rstrip('\\n') for path in paths]\n"
             "heads = {text.split('\\n', 1)[0] for text in texts}\n"
@@ -309,7 +333,7 @@ def _joined(sources: list[str], output: str) -> list[Step]:
             "        lists = []\n"
             "    if lists and all(isinstance(items, list) for items in lists):  # one list of their items\n"
             "        texts = [json.dumps([item for items in lists for item in items], indent=2)]\n"
-            "print('\\n'.join(text for text in texts if text))")  # fmt: skip
+            f"print({joiner!r}.join(text for text in texts if text))")  # fmt: skip
     named = ", ".join(sources)
     joined = PythonStep(id=1, tool="python",
                         description=f"Join {named}, in that order {BY_OMX} {_JOIN_NOTE}",

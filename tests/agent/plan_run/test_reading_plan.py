@@ -152,6 +152,27 @@ def test_json_lists_joined_are_one_list(ws: Path, script: Callable[..., Scripted
     assert written == [{"name": "Ana"}, {"name": "Bo"}, {"name": "Cy"}]
 
 
+@pytest.mark.parametrize(
+    ("between", "line"),
+    [
+        ("with a line containing just --- between them", "---"),
+        ("separated by '* * *'", "* * *"),
+        ("with ==== in between", "===="),
+        ("with a blank line between them", ""),
+    ],
+)
+def test_files_joined_with_a_line_between_them_have_that_line_between_them(
+    ws: Path, script: Callable[..., ScriptedModel], between: str, line: str
+) -> None:
+    """The 0.5B model picked a last line '---' for "combine morning_shift.txt and afternoon_shift.txt into
+    out/full_day.txt with a line containing just --- between them", and omx joined the two files with none."""
+    (ws / "data" / "notes.txt").write_text("A note.\n", encoding="utf-8")
+    script(reading("exact", ["data/notes.txt", "data/story.txt"], ["out/both.txt"]), "print(1)")
+    result = omx(f"Merge data/notes.txt and data/story.txt into out/both.txt {between}", "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "both.txt").read_text(encoding="utf-8") == f"A note.\n{line}\n{STORY}"
+
+
 def test_csv_files_joined_keep_their_header_once(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     (ws / "data" / "june.csv").write_text("day,amount\n1,5\n", encoding="utf-8")
     (ws / "data" / "july.csv").write_text("day,amount\n2,7\n3,1\n", encoding="utf-8")
