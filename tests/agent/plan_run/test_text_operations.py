@@ -112,6 +112,7 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
             "01884 555210\n+44 7700 900118\n",
         ),  # not an account number, nor a date
         (op("word_counts", new_text=": "), "b a b\nc b a\n", "b: 3\na: 2\nc: 1\n"),
+        (op("csv_count_distinct", "team"), TABLE + "dee, blue ,1\n", "2\n"),  # spaces aside
         (op("earliest_date"), "2024-03-02 on\n2024-02-28 off\nid 12024-01-011\n", "2024-02-28\n"),  # not in a number
         (op("latest_date"), "2024-03-02 on\n2024-02-28 off\n", "2024-03-02\n"),
         (op("csv_group_smallest", "n", "day|month"), SALES, "February\n"),  # a month by its name
@@ -1154,3 +1155,20 @@ def test_phone_numbers_and_the_count_of_each_word_are_what_the_task_asks(
     """The 0.5B model extracted every number for "pull all the phone numbers out of contacts.txt", and counted
     the words for "count how often each word appears in requests.txt, most common first"."""
     assert picked(answer, "a b 01884 555210\n", ["c.txt", "r.txt"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("answer", "task", "found"),
+    [
+        (reply("count_words", "team"), "How many different teams are in t.csv?", op("csv_count_distinct", "team")),
+        (reply("csv_count_rows"), "the number of unique names in t.csv", op("csv_count_distinct", "name")),
+        (reply("csv_count_rows"), "How many rows does t.csv have?", op("csv_count_rows")),  # nothing different asked
+        (reply("csv_count_rows"), "How many different colours are in t.csv?", op("csv_count_rows")),  # no such column
+    ],
+)  # fmt: skip
+def test_a_count_of_the_different_values_of_a_column_counts_each_value_once(
+    answer: str, task: str, found: TextOperation
+) -> None:
+    """The 0.5B model counted the word 'customer' for "How many different customers are there in
+    wholesale_orders.csv?"."""
+    assert picked(answer, TABLE, ["t.csv"], task) == found
