@@ -337,8 +337,11 @@ class TaskExpectations:
             # a file that is there is changed in place only where the rules read it so too: a small model lists
             # the file a summary is made of as its output
             agreed = [name for name in listed if name in rules or not (workspace / name).exists()]
-            if listed and not agreed:  # the model listed only files that are there, and the rules read none
-                # of them as an output (the files a summary is made of): the rules' outputs not there yet stand
+            there = [name for name in reading.outputs if (workspace / name).exists()]
+            if not agreed and (listed or there) and len(there) == len(reading.outputs):
+                # the model listed only files or folders that are there, and the rules read none of them as an
+                # output (the files a summary is made of, the folder of reviews summed up): the rules' outputs not
+                # there yet stand
                 agreed = [name for name in rules if not (workspace / name).exists()]
             outputs = {name: _state(workspace / name) for name in agreed}
         one = len(outputs) == 1

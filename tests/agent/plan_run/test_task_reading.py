@@ -248,12 +248,19 @@ def test_an_output_the_task_never_names_is_not_one(ws: Path) -> None:
 
 def test_a_file_already_there_is_an_output_only_where_the_rules_read_it_so_too(ws: Path) -> None:
     """The 0.5B model listed the file a summary is made of as the summary's output: a check that the run wrote it
-    would fail a right run. Listed so, with no output of its own that holds, it leaves the rules' new file."""
+    would fail a right run; it listed the folder of reviews to sum up. Listed so, with no output of its own that
+    holds, it leaves the rules' new file."""
     task = "Summarise docs/guide.md in 2 bullets into out/guide.md"
     wrong = TaskExpectations.before(task, ws, reading(outputs=["docs/guide.md"], kind="prose"))
     assert wrong.outputs == {"out/guide.md": None}
     on_a_file_there = "Summarise docs/guide.md in 2 bullets in data/log.txt"  # the rules read no file there "in"
     assert TaskExpectations.before(on_a_file_there, ws, reading(outputs=["docs/guide.md"], kind="prose")).outputs == {}
+    folder = "read all the files in docs/ and sum them up in 4 bullets -> out/docs.md"  # a folder that is there
+    assert TaskExpectations.before(folder, ws, reading(outputs=["docs/"], kind="prose")).outputs == {
+        "out/docs.md": None
+    }
+    mixed = "sum up docs/ in 4 bullets -> out/docs.md"  # and an output of the model's that is not there
+    assert TaskExpectations.before(mixed, ws, reading(outputs=["docs/", "out/x.md"], kind="prose")).outputs == {}
     appended = "Append the line 'Step three.' to docs/guide.md"
     both = TaskExpectations.before(appended, ws, reading(outputs=["docs/guide.md"], kind="command"))
     assert list(both.outputs) == ["docs/guide.md"]
