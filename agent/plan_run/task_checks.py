@@ -61,7 +61,8 @@ FROM_THE_TASK = " (from the task)"
 
 _PATH = rf"(?P<path>{FILE_PATH})"
 _AFTER_TO = re.compile(
-    rf"(?:\b(?:on)?to\s+(?:the\s+file\s+|the\s+(?:end|bottom|top|start|beginning)\s+of\s+)?|\binto\s+(?:the\s+file\s+)?|"
+    rf"(?:\b(?:on)?to\s+(?:the\s+file\s+|the\s+(?:very\s+)?(?:end|bottom|top|start|beginning)\s+of\s+)?|"
+    rf"\bat\s+the\s+(?:very\s+)?(?:end|bottom|top|start|beginning)\s+of\s+|\binto\s+(?:the\s+file\s+)?|"
     rf"(?:->|=>|\u2192)\s*)`?{_PATH}"
 )
 _AFTER_IN = re.compile(rf"\b(?:in|as)\s+`?{_PATH}")

@@ -419,6 +419,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     if operation.op in ("unique", *SORTED_UNIQUE) and _DEDUPED.search(task) and _SORTED.search(task):
         down = operation.op == "sort_desc" or _DOWNWARD.search(task) is not None
         operation = operation.model_copy(update={"op": SORTED_UNIQUE["sort_desc" if down else "sort"]})
+    if operation.op in ("add_first_line", "add_last_line"):
+        operation = _as_a_comment(operation, files, task)
     if operation.op == "replace":
         operation = _as_names(_as_a_line_added(_with_every_pair(operation, task), sample, task), task)
     if operation.op in _COUNTING and task and not _ASKS_A_COUNT.search(task):
@@ -557,6 +559,27 @@ def _as_a_line_added(operation: TextOperation, sample: str, task: str) -> TextOp
     if bool(start) == bool(end) or not _says(task, line.strip()):
         return operation
     return TextOperation(op="add_first_line" if start else "add_last_line", text=line.strip())
+
+
+#: the mark that starts a comment line in a file of each extension
+_COMMENT_MARKS = {ext: "#" for ext in (".py", ".sh", ".bash", ".rb", ".pl", ".r", ".yaml", ".yml", ".toml", ".cfg",
+                                       ".conf", ".ini", ".ps1", ".mk")}  # fmt: skip
+_COMMENT_MARKS |= {ext: "//" for ext in (".js", ".ts", ".jsx", ".tsx", ".java", ".c", ".h", ".cc", ".cpp", ".hpp",
+                                         ".cs", ".go", ".rs", ".swift", ".kt", ".scala", ".php")}  # fmt: skip
+_COMMENT_MARKS |= {".sql": "--", ".lua": "--", ".hs": "--"}
+
+
+def _as_a_comment(operation: TextOperation, files: Collection[str], task: str) -> TextOperation:
+    """A line added where ``task`` asks for a comment, in files of code (``files``: the paths it names) that all
+    write comments with one mark: that line as a comment ("# Stock helpers ..." in a Python file), unless it is one
+    already. The line as the task says it would not have been a comment, nor, in Python, code."""
+    marks = {_COMMENT_MARKS.get(os.path.splitext(path)[1].lower()) for path in files if os.path.splitext(path)[1]}
+    if not re.search(r"\bcomment\b", task, re.IGNORECASE) or len(marks) != 1 or None in marks:
+        return operation
+    mark = marks.pop()
+    assert mark is not None
+    line = operation.text.strip()
+    return operation if line.startswith(mark) else operation.model_copy(update={"text": f"{mark} {line}"})
 
 
 #: the words that make a replacement one of names in code: a function, a variable, a class renamed

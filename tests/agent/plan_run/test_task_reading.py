@@ -261,6 +261,8 @@ def test_a_file_already_there_is_an_output_only_where_the_rules_read_it_so_too(w
     }
     mixed = "sum up docs/ in 4 bullets -> out/docs.md"  # and an output of the model's that is not there
     assert TaskExpectations.before(mixed, ws, reading(outputs=["docs/", "out/x.md"], kind="prose")).outputs == {}
+    on_top = "Add a comment at the very top of docs/guide.md that says: Guide"  # in place, where the rules read it
+    assert list(TaskExpectations.before(on_top, ws, reading(outputs=["docs/guide.md"])).outputs) == ["docs/guide.md"]
     appended = "Append the line 'Step three.' to docs/guide.md"
     both = TaskExpectations.before(appended, ws, reading(outputs=["docs/guide.md"], kind="command"))
     assert list(both.outputs) == ["docs/guide.md"]

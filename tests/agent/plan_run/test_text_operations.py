@@ -1172,3 +1172,22 @@ def test_a_count_of_the_different_values_of_a_column_counts_each_value_once(
     """The 0.5B model counted the word 'customer' for "How many different customers are there in
     wholesale_orders.csv?"."""
     assert picked(answer, TABLE, ["t.csv"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("files", "task", "line"),
+    [
+        (["b/stock.py"], "Add a comment at the very top of b/stock.py that says: Stock helpers", "# Stock helpers"),
+        (["web/app.js"], "put a comment 'Stock helpers' at the end of web/app.js", "// Stock helpers"),
+        (["a.py"], "Add the comment '# Stock helpers' at the top of a.py", "# Stock helpers"),  # one already
+        (["notes.txt"], "Add a comment at the top of notes.txt: Stock helpers", "Stock helpers"),  # no code
+        (["a.py", "b.js"], "Add a comment at the top of a.py and b.js: Stock helpers", "Stock helpers"),  # two marks
+        (["a.py"], "Add the line 'Stock helpers' at the top of a.py", "Stock helpers"),  # no comment asked
+    ],
+)  # fmt: skip
+def test_a_line_added_as_a_comment_to_code_is_written_as_one(files: list[str], task: str, line: str) -> None:
+    """For "Add a comment at the very top of bakery/stock.py that says: Stock helpers for Larkspur Bakery", the
+    line as the task says it would have been neither a comment nor Python."""
+    said = "# Stock helpers" if "'# " in task else "Stock helpers"
+    fit = picked(reply("add_first_line", said), "LOW = 1\n", files, task)
+    assert fit == op("add_first_line", line)
