@@ -247,9 +247,13 @@ def _older_moved(task: str, root: Path, folders: set[str]) -> list[FileOperation
 
 def _one_folder(task: str, root: Path, folders: set[str]) -> str | None:
     """The one folder there that the task writes as a folder, or names as one ("my downloads folder"); else None."""
-    said = {_normal(m.group(1) or m.group(2)) for m in _FOLDER_WORD.finditer(task)}
-    there = [name for name in folders | said if name and _is_dir(root / name)]
+    there = [name for name in folders | _folders_said(task) if name and _is_dir(root / name)]
     return there[0] if len(there) == 1 else None
+
+
+def _folders_said(task: str) -> set[str]:
+    """The folders ``task`` names as folders without their slash ("my downloads folder", "the folder inbox")."""
+    return {_normal(m.group(1) or m.group(2)) for m in _FOLDER_WORD.finditer(task)}
 
 
 def _changed(path: Path) -> date:
@@ -451,8 +455,10 @@ def _agrees_with_task(task: str, root: Path, operations: list[Operation]) -> boo
         if not used:
             return False
     bare_names = {path for path in named if "/" not in path}
+    # a folder named as one without its slash ("the inbox folder") is a folder the task points to as well
+    pointed = named + [name for name in _folders_said(task) if _is_dir(root / name)]
     return not named or all(
-        any(_within(source, path) for path in named) or os.path.basename(source) in bare_names for source in sources
+        any(_within(source, path) for path in pointed) or os.path.basename(source) in bare_names for source in sources
     )
 
 

@@ -406,6 +406,7 @@ def test_every_file_of_the_kind_the_task_names_goes_where_the_model_moved_one(
         "Sort the files in inbox/ into folders by type",
         "my inbox folder is a mess. make a subfolder in it for each file type and move every file into its one",
         "put every file in inbox/ into a subfolder named after its extension (so csv files go in inbox/csv/)",
+        "the inbox folder is a mess: each file into a subfolder named after its extension (e.g. inbox/csv/)",
     ],
 )
 def test_files_sorted_by_type_go_into_a_folder_named_by_their_extension(
