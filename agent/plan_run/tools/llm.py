@@ -72,7 +72,8 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
                                   attempts=exc.attempts, retries=exc.retries)  # fmt: skip
     text = _unfenced(reply.content)
     details: dict[str, Any] = {"request_id": reply.request_id, "model": reply.model}
-    if inputs.input and _echoes(text, inputs.input, composed=asks_composed(prompt)):
+    rendered = shape.text(text) if shape is not None and shape.schema is not None else None
+    if inputs.input and _echoes(rendered or text, inputs.input, composed=asks_composed(prompt)):
         try:  # the text first, the instruction last, no instructions of the step's: the 0.5B model then answered
             second = ctx.model.complete([{"role": "user", "content": f"{inputs.input}\n\n{prompt}"}])
         except LLMError:
@@ -120,10 +121,10 @@ def _unfenced(content: str | None) -> str:
 def _echoes(reply: str, given: str, *, composed: bool = False) -> bool:
     """Whether ``reply`` repeats the text the step was ``given`` (of 40 characters or more) whole, or is most of it
     (whitespace and case aside): asked for a title of a report, the 0.5B model replied with the report. Where the
-    step asks for ``composed`` wording, also a reply made mostly of runs of the text (``COPY_RUN`` characters or
-    more) that hold most of it: asked for a limerick about a van, the same model returned the van's description
-    with its first words cut. An extract of a longer text (a summary's sentences picked from it) holds too little
-    of it to be one."""
+    step asks for ``composed`` wording, also a reply (as its shape renders it) made mostly of runs of the text
+    (``COPY_RUN`` characters or more) that hold most of it: asked for a limerick about a van, the same model
+    returned the van's description with its first words cut. An extract of a longer text (a summary's sentences
+    picked from it) holds too little of it to be one."""
     said, text = " ".join(reply.lower().split()), " ".join(given.lower().split())
     if len(text) < ECHO_MIN:
         return False
@@ -133,7 +134,7 @@ def _echoes(reply: str, given: str, *, composed: bool = False) -> bool:
         return False
     blocks = SequenceMatcher(None, said, text, autojunk=False).get_matching_blocks()
     copied = sum(block.size for block in blocks if block.size >= COPY_RUN)
-    return copied >= 0.8 * len(said) and copied >= 0.6 * len(text)
+    return copied >= 0.7 * len(said) and copied >= 0.6 * len(text)
 
 
 def _shaped(text: str, shape: OutputShape) -> tuple[str, str]:

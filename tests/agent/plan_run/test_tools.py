@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -9,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from agent.model.llm import ScriptedModel
+from agent.plan_run.list_form import ListForm
+from agent.plan_run.output_shape import shape_of
 from agent.plan_run.tools.base import ToolContext, ToolResult
 from agent.plan_run.tools.inputs import ListDirInput, LlmInput, PythonInput, ReadTextInput, ShellInput, WriteTextInput
+from agent.plan_run.tools.llm import llm
 from agent.plan_run.tools.registry import TOOLS, run_tool
 from agent.sandbox import confine as sandbox_module
 from agent.sandbox.confine import Sandbox, SandboxUnavailable
@@ -301,6 +305,19 @@ def test_composed_wording_that_is_mostly_the_text_given_again_is_asked_for_once_
     ctx.model = model
     result = run_tool(LlmInput(prompt=prompt, input=VAN), ctx)
     assert result.ok and result.output == output and len(model.requests) == asked
+
+
+def test_composed_lines_of_a_shape_that_are_mostly_the_text_given_again_are_asked_for_once_more(
+    ctx: ToolContext,
+) -> None:
+    """Asked for a limerick of 5 lines (a JSON schema of lines), the 0.5B model returned the van's lines and the
+    first one again."""
+    lines = [*VAN_AGAIN.splitlines(), "The van is a white 2009 Ford Transit"][:5]
+    model = ScriptedModel([json.dumps({"items": lines}), json.dumps({"items": ["a", "b", "c", "d", "e"]})])
+    ctx.model = model
+    shape = shape_of(items=ListForm(5, "lines", said_lines=True), number=False, max_words=None, one_line=False)
+    result = llm(LlmInput(prompt="need a limerick about Bessie", input=VAN), ctx, shape)
+    assert result.ok and result.output == "a\nb\nc\nd\ne\n" and len(model.requests) == 2
 
 
 def test_llm_failures_are_structured(ctx: ToolContext) -> None:
