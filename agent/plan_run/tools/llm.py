@@ -72,13 +72,18 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
                                   attempts=exc.attempts, retries=exc.retries)  # fmt: skip
     text = _unfenced(reply.content)
     details: dict[str, Any] = {"request_id": reply.request_id, "model": reply.model}
-    rendered = shape.text(text) if shape is not None and shape.schema is not None else None
-    if inputs.input and _echoes(rendered or text, inputs.input, composed=asks_composed(prompt)):
+    schema = shape.schema if shape is not None else None
+    rendered = shape.text(text) if shape is not None and schema is not None else None
+    composed = asks_composed(prompt)
+    if inputs.input and _echoes(rendered or text, inputs.input, composed=composed):
+        again = [{"role": "user", "content": f"{inputs.input}\n\n{prompt}"}]
         try:  # the text first, the instruction last, no instructions of the step's: the 0.5B model then answered
-            second = ctx.model.complete([{"role": "user", "content": f"{inputs.input}\n\n{prompt}"}])
+            second = complete_with_schema(ctx.model, again, schema) if schema else ctx.model.complete(again)
         except LLMError:
             second = None
-        if second is not None and (fresh := _unfenced(second.content)) and not _echoes(fresh, inputs.input):
+        fresh = _unfenced(second.content) if second is not None else ""
+        as_shape = shape.text(fresh) if shape is not None and schema is not None else fresh
+        if second is not None and as_shape and not _echoes(as_shape, inputs.input, composed=composed):
             text, reply = fresh, second
             details |= {"request_id": reply.request_id, "echo": "the first reply repeated the text given; asked again"}
         else:
@@ -106,7 +111,7 @@ def _unfenced(content: str | None) -> str:
     fenced = FENCE.match(text)
     if fenced:
         return fenced.group(1).strip()
-    blocks = BLOCK.findall(text)
+    blocks: list[str] = BLOCK.findall(text)
     before = text[: text.find("```")].strip()
     if len(blocks) == 1 and before.endswith(":") and before.count("\n") < 2:
         return blocks[0].strip()

@@ -318,6 +318,12 @@ def test_composed_lines_of_a_shape_that_are_mostly_the_text_given_again_are_aske
     shape = shape_of(items=ListForm(5, "lines", said_lines=True), number=False, max_words=None, one_line=False)
     result = llm(LlmInput(prompt="need a limerick about Bessie", input=VAN), ctx, shape)
     assert result.ok and result.output == "a\nb\nc\nd\ne\n" and len(model.requests) == 2
+    assert model.requests[1]["json_mode"] == shape.schema  # asked again in the shape
+    # asked again, it answered with the schema itself: the first reply is kept, in its shape
+    model = ScriptedModel([json.dumps({"items": lines}), json.dumps(shape.schema)])
+    ctx.model = model
+    result = llm(LlmInput(prompt="need a limerick about Bessie", input=VAN), ctx, shape)
+    assert result.ok and result.output == "\n".join(lines) + "\n" and "also when asked" in result.details["echo"]
 
 
 def test_llm_failures_are_structured(ctx: ToolContext) -> None:
