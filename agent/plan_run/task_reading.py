@@ -358,7 +358,7 @@ _WORD_LIMIT = re.compile(
 _COMPOSED = re.compile(
     r"\b(?:summar(?:i[sz]e[sd]?|i[sz]ing)|sum\s+(?:it\s+|them\s+)?up|tl;?dr|gist|(?:key|main)\s+points?|takeaways?|"
     r"keywords?\s+(?:for|of|from)|describe[sd]?|describing|explain(?:s|ed|ing)?|(?:summary|summaries|overview|description)\s+of|"
-    r"(?:a|an|one)\s+(?:[\w-]+\s+){0,2}(?:summary|overview|description|email|e-mail|letter|reply|haiku|poem|"
+    r"\bone[\s-]+paragraph\b|(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:summary|overview|description|email|e-mail|letter|reply|haiku|poem|"
     r"limerick|title|headline|tagline|slogan|caption|announcement|paragraph|tweet|intro|introduction|blurb|bio|"
     r"story|message|memo|invitation|speech|toast|pitch)|"
     r"in\s+(?:one|a|a\s+single|two|three|\d)\s+(?:short\s+|full\s+)?sentences?)\b",

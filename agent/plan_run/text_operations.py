@@ -413,7 +413,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     ):
         operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
     if operation.op in _ROW_SORTS and (header := _csv_header(sample)) is not None:
-        return _rows_sorted(operation, header, task)
+        return _rows_sorted(operation, header, task, files)
     if operation.op == "json_to_csv" and not all(_says(_words(task), key) for key in _keys(operation.text)):
         operation = operation.model_copy(update={"text": ""})  # columns the task does not say: every one
     if operation.op in ("unique", *SORTED_UNIQUE) and _DEDUPED.search(task) and _SORTED.search(task):
@@ -761,15 +761,21 @@ _ROW_SORTS = {"sort": "csv_sort", "sort_numeric": "csv_sort", "sort_desc": "csv_
               "sort_numeric_desc": "csv_sort_desc"}  # fmt: skip
 
 
-def _rows_sorted(operation: TextOperation, header: list[str], task: str) -> TextOperation | None:
+def _rows_sorted(
+    operation: TextOperation, header: list[str], task: str, files: Collection[str]
+) -> TextOperation | None:
     """A sort of the lines of a CSV table (``header``: its first row) as a sort of its rows, under the header, by
-    the column TEXT names, else the one ``task`` says, else the first (``csv_sort``, ``csv_sort_desc``); None where
-    the task says several and TEXT none of them. The 0.5B model picked a sort by number, TEXT 'price', for "sort
-    products.csv by price, most expensive first", and the header went with the rows."""
+    the column TEXT names, else the one ``task`` says, else, where a file the task names is a .csv one, the first
+    (``csv_sort``, ``csv_sort_desc``); None where the task says several and TEXT none of them; the sort of lines as
+    picked where no column is named and no file is a .csv one (lines such as "Doe, Jane" read as a table too). The
+    0.5B model picked a sort by number, TEXT 'price', for "sort products.csv by price, most expensive first", and the
+    header went with the rows."""
     said = _columns_said(header, _words(task))
-    column = _column_named(header, operation.text) or (said[0] if len(said) == 1 else None if said else header[0])
+    column = _column_named(header, operation.text) or (said[0] if len(said) == 1 else None)
+    if column is None and not said and any(path.lower().endswith((".csv", ".tsv")) for path in files):
+        column = header[0]
     if column is None:
-        return None
+        return None if said else operation
     return TextOperation(op=_ROW_SORTS[operation.op], text=column)
 
 

@@ -1115,6 +1115,7 @@ def test_the_earliest_or_latest_date_asked_of_a_text_is_its_smallest_or_largest_
         (reply("sort"), "Sort t.csv by team into out/t.csv", op("csv_sort", "team")),  # the column the task says
         (reply("sort"), "Sort t.csv into out/t.csv", op("csv_sort", "name")),  # none said: the first
         (reply("sort"), "Sort t.csv by team, then name into out/t.csv", None),  # several: none picked
+        (reply("sort"), "Sort names.txt into out/n.txt", op("sort")),  # lines that read as a table, no .csv file
     ],
 )  # fmt: skip
 def test_a_sort_of_the_lines_of_a_table_sorts_its_rows_under_its_header(
@@ -1122,7 +1123,7 @@ def test_a_sort_of_the_lines_of_a_table_sorts_its_rows_under_its_header(
 ) -> None:
     """The 0.5B model picked a sort by number, TEXT 'price', for "sort products.csv by price, most expensive
     first", and the header went with the rows."""
-    assert picked(answer, TABLE, ["t.csv"], task) == found
+    assert picked(answer, TABLE, [path for path in ("t.csv", "names.txt") if path in task], task) == found
 
 
 @pytest.mark.parametrize(
