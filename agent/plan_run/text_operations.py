@@ -382,12 +382,10 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     config/dev.json set?"."""
     if _CONVERTS.search(task) and operation.op not in {*_CONVERSIONS.values(), "write_prose", "file_operations"}:
         operation = _converted(operation, sample, files)
-    if operation.op not in ("write_prose", "file_operations") and (grouped := _by_group(operation, sample, task)):
-        return grouped
-    if operation.op not in ("write_prose", "file_operations") and (dated := _date_asked(sample, task)):
-        return dated
-    if operation.op not in ("write_prose", "file_operations") and (distinct := _distinct_count(sample, task)):
-        return distinct
+    if operation.op not in ("write_prose", "file_operations"):  # a question the task asks of the text itself
+        asked = _by_group(operation, sample, task) or _date_asked(sample, task) or _distinct_count(sample, task)
+        if asked is not None:
+            return asked
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if operation.op == "json_field" and sample.lstrip().startswith("{") and operation.text:
@@ -573,7 +571,7 @@ def _as_a_comment(operation: TextOperation, files: Collection[str], task: str) -
     """A line added where ``task`` asks for a comment, in files of code (``files``: the paths it names) that all
     write comments with one mark: that line as a comment ("# Stock helpers ..." in a Python file), unless it is one
     already. The line as the task says it would not have been a comment, nor, in Python, code."""
-    marks = {_COMMENT_MARKS.get(os.path.splitext(path)[1].lower()) for path in files if os.path.splitext(path)[1]}
+    marks = {_COMMENT_MARKS.get(ext) for path in files if (ext := os.path.splitext(path)[1].lower())}
     if not re.search(r"\bcomment\b", task, re.IGNORECASE) or len(marks) != 1 or None in marks:
         return operation
     mark = marks.pop()
@@ -621,11 +619,11 @@ def _with_date(operation: TextOperation, task: str = "") -> TextOperation | None
     2026``), or the day a span before today names (``30 days``, ``a year ago``, ``last week``: today less 30, 365
     or 7 days); where TEXT is none of those, the one such span ``task`` says ("not modified for more than a year");
     None where there is no date."""
-    day = _date(operation.text) or _span_said(task)
+    day = _date(operation.text) or _day_said(task)
     return None if day is None else operation.model_copy(update={"text": day.isoformat()})
 
 
-def _span_said(task: str) -> date | None:
+def _day_said(task: str) -> date | None:
     """The one day ``task`` names, as a date (``_DAY``: "1 Jan 2023", "2023-01-01") or a span before today
     (``_SPAN``); None where it names none or several."""
     said = [match.group(0) for pattern in (_SPAN, _DAY) for match in pattern.finditer(task)]
@@ -637,7 +635,7 @@ def earlier_day(task: str) -> date | None:
     """The day before which ``task`` asks for files last changed ("older than 30 days", "not modified for more than
     a year", "hasn't been modified in the last 60 days": today less the span; "last modified before 1 Jan 2023"),
     where it says one such day; else None."""
-    return _span_said(task) if _EARLIER.search(task) else None
+    return _day_said(task) if _EARLIER.search(task) else None
 
 
 #: a day written as a date: 2023-01-01, 2023/01/01, 1 Jan 2023, 1 January 2023, January 1, 2023
