@@ -411,7 +411,10 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     ):
         operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
     if operation.op in _ROW_SORTS and (header := _csv_header(sample)) is not None:
-        return _rows_sorted(operation, header, task, files)
+        rows_sorted = _rows_sorted(operation, header, task, files)
+        if rows_sorted is None:
+            return None
+        operation = rows_sorted
     if operation.op == "json_to_csv" and not all(_says(_words(task), key) for key in _keys(operation.text)):
         operation = operation.model_copy(update={"text": ""})  # columns the task does not say: every one
     if operation.op in ("unique", *SORTED_UNIQUE) and _DEDUPED.search(task) and _SORTED.search(task):

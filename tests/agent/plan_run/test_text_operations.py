@@ -1116,6 +1116,8 @@ def test_the_earliest_or_latest_date_asked_of_a_text_is_its_smallest_or_largest_
         (reply("sort"), "Sort t.csv into out/t.csv", op("csv_sort", "name")),  # none said: the first
         (reply("sort"), "Sort t.csv by team, then name into out/t.csv", None),  # several: none picked
         (reply("sort"), "Sort names.txt into out/n.txt", op("sort")),  # lines that read as a table, no .csv file
+        (reply("sort"), "Sort names.txt A-Z without duplicates into out/n.txt",
+         op("sort_unique")),  # and the other fits of a sort still made
     ],
 )  # fmt: skip
 def test_a_sort_of_the_lines_of_a_table_sorts_its_rows_under_its_header(
