@@ -12,10 +12,11 @@ acts on them (``file_ops_plan``) only where nothing contradicts them (``agreed_o
   file; a folder given a path that is not there is renamed to it, as ``mv`` does; a folder is not moved or
   copied to a name with a file extension, nor a file with one to a name without;
 - where the task states a rule over the files of the one folder it names (sorted into a folder for each type or
-  year, renamed by a prefix or to lower case, those older than a span it says moved into a folder it names), the
-  operations are the rule's, made from the folder's files, not the model's list (a new folder the task names as an
-  example of the rule's, "e.g. invoices/2023/", is one of them; a kind of file named where files are sorted by
-  type is one of the types);
+  year, renamed by a prefix or to lower case, those older than a span it says moved into a folder it names,
+  gathered by how their names start into the folder it says after each start), the operations are the rule's,
+  made from the folder's files, not the model's list, whatever kind of task the model read (a new folder the task
+  names as an example of the rule's, "e.g. invoices/2023/", is one of them; a kind of file named where files are
+  sorted by type is one of the types);
 - a file moved into another folder keeps its name unless the task says the new one; where the task names a kind of
   file (an extension or format, a word the names hold) and the model moves files of that kind out of a folder, every
   file of that kind there, and in the folders the task names, goes the same way;
@@ -84,12 +85,14 @@ class Operation:
 def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -> tuple[Operation, ...]:
     """The operations of ``reading`` omx acts on, each with its source's state now; none where anything contradicts
     them (see the module) or the model read the task as one that does not act on files."""
-    if reading is None or not reading.acts_on_files:
+    if reading is None:
         return ()
     root = workspace.resolve()
     folders = {_normal(name) for name in named_paths(task) if name.endswith("/")}  # the task writes them as folders
     ruled = (_sorted_into_folders(task, root, folders) or _renamed_by_rule(task, root, folders)
-             or _older_moved(task, root, folders))  # fmt: skip
+             or _older_moved(task, root, folders) or _gathered_by_name_start(task, root, folders))  # fmt: skip
+    if not (ruled or reading.acts_on_files):  # a rule the task states over the files there acts on them
+        return ()
     listed = ruled or reading.operations
     if not listed:
         return ()
@@ -101,11 +104,12 @@ def agreed_operations(task: str, workspace: Path, reading: TaskReading | None) -
     agreed = [op for op in operations if op is not None]
     if not ruled:  # a rule's folders are those the task asks for, where it names one of them as an example
         agreed = _into_new_folders_named(task, root, agreed)
-    if not (ruled and _BY_TYPE.search(task)):  # sorted by type, a kind it names is one of the types, an example
+    # sorted by type, a kind it names is one of the types, an example; gathered by how names start, one of those
+    if not (ruled and (_BY_TYPE.search(task) or _NAME_START.search(task))):
         agreed = _of_the_kind_named(task, agreed)
         agreed = _with_every_file_of_the_kind(task, root, agreed, folders)
     agreed = _of_the_names_each_folder_gathers(task, agreed)
-    if not agreed or not _apart(agreed) or not _agrees_with_task(task, root, agreed):
+    if not agreed or not _apart(agreed) or not _agrees_with_task(task, root, agreed, ruled=bool(ruled)):
         return ()
     named = [_normal(path) for path in named_paths(task)]
     return tuple(replace(op, before=state(root / op.source) if op.source else None, named=_named(op, named))
@@ -243,6 +247,46 @@ def _older_moved(task: str, root: Path, folders: set[str]) -> list[FileOperation
     folder = there[0]
     older = [name for name in files_in(root, folder) if _changed(root / folder / name) < day]
     return [FileOperation(action="move", source=f"{folder}/{name}", target=f"{into[0]}/") for name in older]
+
+
+#: how a task says the start of the names of files it gathers: "files whose names start with acme_", "beginning
+#: with 'inv'", "prefixed by draft-", or a start written with its separator ("the cat_ files", "the globex_ ones")
+_NAME_START = re.compile(
+    r"(?:\b(?:start|begin)\w*\s+with|\bprefixed\s+(?:with|by))\s+(?P<q>['\"`]?)(?P<said>[\w.-]+?)(?P=q)(?=[\s,;:]|$)|"
+    r"(?<![\w/.'\"`-])(?P<q2>['\"`]?)(?P<marked>\w[\w.-]*[_-])(?P=q2)\s+(?:files?|ones|documents|invoices|items)\b",
+    re.IGNORECASE,
+)
+#: the folder such files go into, said after their start: "go in docs/acme/", "into records/dogs/"
+_INTO_FOLDER = re.compile(r"\b(?:in|into|to|under)\s+(?:the\s+folder\s+)?`?(?P<folder>[\w.-][\w./-]*/)")
+
+
+def _gathered_by_name_start(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
+    """Where the task gathers files by how their names start ("files whose names start with acme_ go in docs/acme/,
+    the globex_ ones in docs/globex/"), a move of each file of the folder they are in whose name starts so (case
+    aside) into the folder said after that start, before the next start said: the 0.5B model read "Group the
+    invoices in docs/ by client: ..." as a text to write and listed no moves. The folder the files are in is the one
+    the task names as a folder that is there, else the one folder all the new folders lie in, where it is there;
+    none where a start said has no folder after it."""
+    starts = list(_NAME_START.finditer(task))
+    gathered: list[tuple[str, str]] = []
+    for n, match in enumerate(starts):
+        end = starts[n + 1].start() if n + 1 < len(starts) else len(task)
+        said_into = _INTO_FOLDER.search(task, match.end(), end)
+        if said_into is None:
+            return []
+        gathered.append(((match.group("said") or match.group("marked")).lower(), _normal(said_into.group("folder"))))
+    parents = {os.path.dirname(folder) for _, folder in gathered}
+    folder = _one_folder(task, root, folders - {into for _, into in gathered})
+    if folder is None and len(parents) == 1 and _is_dir(root / next(iter(parents))):
+        folder = next(iter(parents))
+    if not gathered or folder is None:
+        return []
+    moves = []
+    for name in files_in(root, folder):
+        into = next((into for start, into in gathered if name.lower().startswith(start)), folder)
+        if into != folder:
+            moves.append(FileOperation(action="move", source=f"{folder}/{name}", target=f"{into}/"))
+    return moves
 
 
 def _one_folder(task: str, root: Path, folders: set[str]) -> str | None:
@@ -439,8 +483,9 @@ def _apart(operations: list[Operation]) -> bool:
     return not nested and not any(_within(t, s) for t in targets for s in sources)
 
 
-def _agrees_with_task(task: str, root: Path, operations: list[Operation]) -> bool:
-    """Whether every path the task names is one the operations use, and every source one the task points to."""
+def _agrees_with_task(task: str, root: Path, operations: list[Operation], *, ruled: bool = False) -> bool:
+    """Whether every path the task names is one the operations use, and every source one the task points to
+    (where the operations are a rule's, their sources are those of the rule: taken as pointed to)."""
     named = [path for path in (_normal(name) for name in named_paths(task)) if path]
     sources = [op.source for op in operations if op.source]
     targets = [op.target for op in operations if op.target]
@@ -457,8 +502,13 @@ def _agrees_with_task(task: str, root: Path, operations: list[Operation]) -> boo
     bare_names = {path for path in named if "/" not in path}
     # a folder named as one without its slash ("the inbox folder") is a folder the task points to as well
     pointed = named + [name for name in _folders_said(task) if _is_dir(root / name)]
-    return not named or all(
-        any(_within(source, path) for path in pointed) or os.path.basename(source) in bare_names for source in sources
+    return (
+        not named
+        or ruled
+        or all(
+            any(_within(source, path) for path in pointed) or os.path.basename(source) in bare_names
+            for source in sources
+        )
     )
 
 

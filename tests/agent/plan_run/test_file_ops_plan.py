@@ -360,6 +360,34 @@ def test_a_file_whose_name_is_not_what_a_folder_gathers_is_left_where_it_is(
     assert (ws / "docs" / "readme.txt").is_file() is not readme_moved
 
 
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Group the notes in inbox/ by kind: files whose names start with acme_ go in inbox/acme/, the globex_ ones "
+        "in inbox/globex/. Leave everything else where it is.",
+        "put the acme_ files in inbox/acme/ and the globex_ files in inbox/globex/",
+        "Move the files of inbox/ beginning with 'ACME' into inbox/acme/ and those starting with globex into "
+        "inbox/globex/",
+    ],
+)
+def test_files_gathered_by_how_their_names_start_go_where_the_task_says_whatever_the_model_read(
+    ws: Path, script: Callable[..., ScriptedModel], task: str
+) -> None:
+    """The 0.5B model read "Group the invoices in docs/ by client: files whose names start with acme_ go in
+    docs/acme/, the globex_ ones in docs/globex/" as a text to write (a pick of CSV rows, an output of its own) and
+    listed no moves: the rule the task states over the files there is planned, each move from the folder's files."""
+    for name in ("acme_1.txt", "ACME_2.txt", "globex_1.txt"):
+        (ws / "inbox" / name).write_text(name, encoding="utf-8")
+    script(*reading([], ["inbox/prices.csv"], ["inbox/invoices.txt"], kind="exact")[:1], picks("csv_where", "item"))
+    result = omx(task, input="y\n3\n")
+    assert result.exit_code == workflow.EXIT_OK, result.output
+    assert {k: v for k, v in tree(ws).items() if k.startswith("inbox/")} == {
+        "inbox/acme/acme_1.txt": "acme_1.txt", "inbox/acme/ACME_2.txt": "ACME_2.txt",
+        "inbox/globex/globex_1.txt": "globex_1.txt", "inbox/letter.txt": "Dear Ana,\n",
+        "inbox/poem.txt": "Rain on tin.\n", "inbox/prices.csv": "item,price\ntea,3\n"}  # fmt: skip
+    assert events(ws, "plan_from_reading") == [{"tools": ["make_dir", "move", "move", "make_dir", "move"]}]
+
+
 def test_where_the_task_names_the_new_folders_no_other_is_made_or_moved_into(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
@@ -443,11 +471,11 @@ def test_a_prefix_put_before_the_names_of_a_folder_s_files_renames_each_and_edit
 
 def test_a_task_about_file_names_is_no_edit_of_each_file_s_text(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     """Read as exact work on no output, "add old_ to the front of every filename in drafts/" had omx put a first
-    line 'old_' in each file of drafts/."""
+    line 'old_' in each file of drafts/: the rule the task states is planned, its renames asked for explicitly."""
     script(*reading([], kind="exact"), picks("add_first_line", "old_"))
-    omx("add old_ to the front of every filename in notes/", input="y\n")  # the model is asked a plan: none scripted
+    omx("add old_ to the front of every filename in notes/", input="y\n")  # the moves' count is not typed
     assert tree(ws)["notes/todo.md"] == TODO and tree(ws)["notes/ideas.md"] == "a bridge of kites\n"
-    assert events(ws, "plan_from_reading") == []
+    assert events(ws, "plan_from_reading") == [{"tools": ["move", "move"]}]
 
 
 @pytest.mark.parametrize(
