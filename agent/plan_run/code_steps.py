@@ -34,6 +34,7 @@ from agent.plan_run.code_templates import (
     with_template_lines,
 )
 from agent.plan_run.folder_files import extensions, folder_files
+from agent.plan_run.operation_fitting import fitted
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_reading import named_paths
 from agent.plan_run.text_operations import (
@@ -41,7 +42,6 @@ from agent.plan_run.text_operations import (
     ON_FOLDER,
     PATTERNED,
     TextOperation,
-    fitted,
     operation_code,
     operation_note,
 )

@@ -35,10 +35,11 @@ from pathlib import Path
 
 from agent.plan_run.code_steps import first_lines
 from agent.plan_run.folder_files import extensions, folder_files
+from agent.plan_run.operation_fitting import fitted
 from agent.plan_run.plan import Plan, PythonStep, ReadTextStep, RiskLevel, Step, WriteTextStep
 from agent.plan_run.task_checks import TaskExpectations, rules_outputs
 from agent.plan_run.task_reading import TaskReading, named_paths
-from agent.plan_run.text_operations import IN_PLACE, TextOperation, fitted, operation_code, operation_note
+from agent.plan_run.text_operations import IN_PLACE, TextOperation, operation_code, operation_note
 from agent.plan_run.tools.files import READ_LIMIT
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, WriteTextInput
 from agent.plan_run.tools.path_tools import records_path, records_problem

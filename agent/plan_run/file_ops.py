@@ -46,8 +46,8 @@ from pathlib import Path
 
 from agent.plan_run.criteria import CriterionCheck, CriterionStatus
 from agent.plan_run.folder_files import extensions, files_in
+from agent.plan_run.operation_fitting import earlier_day
 from agent.plan_run.task_reading import Action, FileOperation, TaskReading, has_extension, named_paths
-from agent.plan_run.text_operations import earlier_day
 from agent.plan_run.tools.path_tools import records_path, records_problem
 
 __all__ = ["TOO_LARGE", "Operation", "agreed_operations", "operation_checks", "state"]
@@ -236,7 +236,7 @@ def _renamed_by_rule(task: str, root: Path, folders: set[str]) -> list[FileOpera
 
 def _older_moved(task: str, root: Path, folders: set[str]) -> list[FileOperation]:
     """Where the task moves the files of one folder that are older than a span it says ("Anything in reports/ that
-    hasn't been modified in over a year should go into reports/archive/": ``text_operations.earlier_day``) into one
+    hasn't been modified in over a year should go into reports/archive/": ``operation_fitting.earlier_day``) into one
     new or other folder it names, a move of each file of the first last changed before that day into the second;
     none otherwise."""
     day = earlier_day(task)

@@ -50,9 +50,9 @@ from agent.plan_run.criteria import (
 from agent.plan_run.file_ops import Operation, agreed_operations, operation_checks
 from agent.plan_run.list_form import NUMBER as _NUMBER
 from agent.plan_run.list_form import ListForm, first_line, list_form, said_number
+from agent.plan_run.operation_fitting import unsaid_arguments
 from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
-from agent.plan_run.text_operations import unsaid_arguments
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "rules_outputs", "told"]
 
@@ -402,7 +402,7 @@ class TaskExpectations:
     def check(self) -> list[CriterionCheck]:
         """After the run: each output written by it, what the task says of its content, each file operation the
         task asks for (``file_ops``), and, where the operation the model picked and omx acted on has a text the task
-        does not say (``text_operations.unsaid_arguments``: a word to keep lines by that the model inferred from
+        does not say (``operation_fitting.unsaid_arguments``: a word to keep lines by that the model inferred from
         the task's meaning), that the pick is what the task means, not checked: never a success on a meaning only
         the model read."""
         checks = [self._written(path, before) for path, before in self.outputs.items()]

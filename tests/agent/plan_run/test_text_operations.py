@@ -23,6 +23,7 @@ from agent.model.llm import ScriptedModel
 from agent.plan_run.code_steps import TEMPLATE, code_problem
 from agent.plan_run.code_templates import folder_template
 from agent.plan_run.folder_files import folder_files
+from agent.plan_run.operation_fitting import fitted, unsaid_arguments
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE, named_paths
 from agent.plan_run.text_operations import (
     FROM_LINES,
@@ -32,10 +33,8 @@ from agent.plan_run.text_operations import (
     OPERATIONS,
     SCHEMA_TITLE,
     TextOperation,
-    fitted,
     offered_operations,
     operation_code,
-    unsaid_arguments,
 )
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, run_end, trace_of
