@@ -154,6 +154,27 @@ def _writes(code: str) -> str | None:
     return None
 
 
+def _reads_output(code: str, output: str) -> str | None:
+    """Why ``code`` would check the output by reading it (a string in it names ``output``, by its path or its file
+    name), or None: a program that prints what the output holds agrees with anything. The 0.5B model's second
+    program, given the input as INPUT, opened the task's output and printed its rows again. A look, not a wall: a
+    path built from parts is not seen (what it prints is still compared with the value)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None  # ``code_problem`` says why it cannot work
+    named = {os.path.normpath(output), os.path.basename(output)}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.strip()
+            and os.path.normpath(node.value.strip().removeprefix("./")) in named
+        ):
+            return f"it reads {output}, the answer it is compared with; work it out from the question's input"
+    return None
+
+
 def _given(plan: Plan, maker: Step, run_dir: Path) -> tuple[str | None, str]:
     """The second program's INPUT (the first's, where it had one: None, where it reads files itself) and what the
     request says of it ("" where it reads the files itself)."""
@@ -213,9 +234,9 @@ def _request(task: str, told: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": SECOND_PROMPT}, {"role": "user", "content": question}]
 
 
-def _ask(model: RecordingModel, messages: list[dict[str, str]], step_id: int) -> tuple[str | None, str]:
-    """The second program's code, asked once more with the problem of code that cannot work or writes a file; None
-    and why when none came back."""
+def _ask(model: RecordingModel, messages: list[dict[str, str]], step_id: int, output: str) -> tuple[str | None, str]:
+    """The second program's code, asked once more with the problem of code that cannot work, writes a file or reads
+    ``output``; None and why when none came back."""
     before = (model.purpose, model.step_id)
     model.purpose, model.step_id = "second_program", step_id
     problem = "no reply"
@@ -226,7 +247,7 @@ def _ask(model: RecordingModel, messages: list[dict[str, str]], step_id: int) ->
             except LLMError as exc:
                 return None, f"the model's request failed ({str(exc).splitlines()[0]})"
             code = with_last_value_printed(code_of(reply))
-            problem = code_problem(code, must_print=True) or _writes(code) or ""
+            problem = code_problem(code, must_print=True) or _writes(code) or _reads_output(code, output) or ""
             if not problem:
                 return code, ""
             messages = [
@@ -262,7 +283,7 @@ def second_checked(
     first = _held(expected.workspace, output)
     given, told = _given(plan, maker, recorder.run_dir)
     told = (told or _files(expected)) + _in_place(output, plan, maker, expected)
-    code, why = _ask(model, _request(task, told), maker.id) if first is not None else (None, "")
+    code, why = _ask(model, _request(task, told), maker.id, output) if first is not None else (None, "")
     second: str | None = None
     if code is not None:
         timeout = maker.inputs.timeout if isinstance(maker.inputs, PythonInput) else None

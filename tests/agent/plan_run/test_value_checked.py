@@ -284,11 +284,26 @@ def test_a_second_program_that_writes_a_file_is_asked_for_again(ws: Path, script
     assert second_programs(ws)[0]["code"] != writes
 
 
+@pytest.mark.parametrize("path", ["out/total.txt", "./out/total.txt", "total.txt"])
+def test_a_second_program_that_reads_the_output_it_is_compared_with_is_asked_for_again(
+    ws: Path, script: Callable[..., ScriptedModel], path: str
+) -> None:
+    """Printing what the output holds agrees with any value: the 0.5B model's second program, given the input as
+    INPUT, opened the task's output and printed its rows again. Asked once more, told why; it never runs."""
+    reads = f"import os\nprint(open(os.path.join('out', 'total.txt')).read() if 0 else open({path!r}).read())"
+    model = script(TOTAL_PLAN, reads, FIRST_TOTAL.replace("INPUT", "open('data/sales.csv').read()"))
+    result = omx(TOTAL, "--yes", input="y\n")
+    assert result_line(result) == "Result: success (3/3 steps)", result.output
+    again = model.requests[-1]["messages"][-1]["content"]
+    assert again.startswith("That program cannot be used: it reads out/total.txt, the answer it is compared with")
+    assert second_programs(ws)[0]["code"] != reads
+
+
 def test_a_second_program_that_changes_the_output_all_the_same_gives_no_value(
     ws: Path, script: Callable[..., ScriptedModel]
 ) -> None:
     """Its look is no wall: what the output holds is compared before and after it ran."""
-    copies = "import shutil\nshutil.copyfile('data/sales.csv', 'out/total.txt')\nprint(49.75)"
+    copies = "import shutil\nshutil.copyfile('data/sales.csv', 'out' + '/total.txt')\nprint(49.75)"
     script(TOTAL_PLAN, copies)
     result = omx(TOTAL, "--yes", input="y\n")
     assert result_line(result) == f"{UNVERIFIED} (3/3 steps)", result.output
