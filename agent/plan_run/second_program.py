@@ -156,13 +156,16 @@ def _writes(code: str) -> str | None:
 
 def _reads_output(code: str, output: str) -> str | None:
     """Why ``code`` would check the output by reading it (a string in it names ``output``, by its path or its file
-    name), or None: a program that prints what the output holds agrees with anything. The 0.5B model's second
-    program, given the input as INPUT, opened the task's output and printed its rows again. A look, not a wall: a
-    path built from parts is not seen (what it prints is still compared with the value)."""
+    name), or None (also where ``output`` is '': a file the task changes in place is its input too): a program
+    that prints what the output holds agrees with anything. The 0.5B model's second program, given the input as
+    INPUT, opened the task's output and printed its rows again. A look, not a wall: a path built from parts is not
+    seen (what it prints is still compared with the value)."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return None  # ``code_problem`` says why it cannot work
+    if not output:
+        return None
     named = {os.path.normpath(output), os.path.basename(output)}
     for node in ast.walk(tree):
         if (
@@ -236,7 +239,7 @@ def _request(task: str, told: str) -> list[dict[str, str]]:
 
 def _ask(model: RecordingModel, messages: list[dict[str, str]], step_id: int, output: str) -> tuple[str | None, str]:
     """The second program's code, asked once more with the problem of code that cannot work, writes a file or reads
-    ``output``; None and why when none came back."""
+    ``output`` (see ``_reads_output``); None and why when none came back."""
     before = (model.purpose, model.step_id)
     model.purpose, model.step_id = "second_program", step_id
     problem = "no reply"
@@ -282,8 +285,10 @@ def second_checked(
         return result  # every run of omx "TASK" has a recording model; a caller without one checks nothing more
     first = _held(expected.workspace, output)
     given, told = _given(plan, maker, recorder.run_dir)
-    told = (told or _files(expected)) + _in_place(output, plan, maker, expected)
-    code, why = _ask(model, _request(task, told), maker.id, output) if first is not None else (None, "")
+    in_place = _in_place(output, plan, maker, expected)  # the output is the input too: it is read
+    told = (told or _files(expected)) + in_place
+    compared_with = "" if in_place else output
+    code, why = _ask(model, _request(task, told), maker.id, compared_with) if first is not None else (None, "")
     second: str | None = None
     if code is not None:
         timeout = maker.inputs.timeout if isinstance(maker.inputs, PythonInput) else None
