@@ -6,8 +6,9 @@ words that ask for a count, for the largest of something and for the smallest.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
-__all__ = ["ASKS_A_COUNT", "LEAST", "MOST", "says", "words_of"]
+__all__ = ["ASKS_A_COUNT", "LEAST", "MOST", "is_superlative", "most_and_least", "says", "words_of"]
 
 #: the words that ask for a count
 ASKS_A_COUNT = re.compile(
@@ -20,6 +21,41 @@ MOST = re.compile(r"\b(?:highest|largest|biggest|greatest|maximum|max|most|warme
                    r"tallest|richest)\b", re.IGNORECASE)  # fmt: skip
 LEAST = re.compile(r"\b(?:lowest|smallest|least|minimum|min|fewest|coldest|coolest|lightest|shortest|cheapest)\b",
                     re.IGNORECASE)  # fmt: skip
+
+
+#: the words that ask for the quickest or the slowest: the least or the most of a time taken, the other way round
+#: for a speed
+_QUICKEST = re.compile(r"\b(?:fastest|quickest|speediest)\b", re.IGNORECASE)
+_SLOWEST = re.compile(r"\bslowest\b", re.IGNORECASE)
+_TIME_TAKEN = re.compile(
+    r"\b(?:times?|durations?|minutes?|mins?|seconds?|secs?|hours?|hrs?|ms|elapsed|took|laps?)\b", re.IGNORECASE
+)
+_SPEED = re.compile(r"\b(?:speeds?|mph|kph|km/?h|velocity|per\s+(?:hour|second|minute)|rate)\b", re.IGNORECASE)
+
+
+def most_and_least(words: str, columns: Collection[str] = ()) -> tuple[re.Match[str] | None, re.Match[str] | None]:
+    """Where ``words`` (a task's, without its paths) ask for the largest of something, the match of the word that
+    asks, and where they ask for the smallest, that one's (``MOST``, ``LEAST``). Where they ask for neither but for
+    the fastest or the slowest, those words are the smallest and the largest of a time taken (the words, or the
+    columns of a table they say, else all its ``columns``, name a time: "Who ran fastest (the minutes column)?"), the
+    largest and the smallest of a speed (they name a speed); neither where they name both or neither."""
+    most, least = MOST.search(words), LEAST.search(words)
+    quick, slow = _QUICKEST.search(words), _SLOWEST.search(words)
+    if most or least or not (quick or slow):
+        return most, least
+    said = [name for name in columns if name.strip() and says(words, name.strip())] or list(columns)
+    spaced, named = words.replace("_", " "), " ".join(said).replace("_", " ")  # speed_kmh: speed, kmh
+    timed, sped = _TIME_TAKEN.search(spaced) or _TIME_TAKEN.search(named), _SPEED.search(spaced) or _SPEED.search(named)
+    if timed and not sped:
+        return slow, quick
+    if sped and not timed:
+        return quick, slow
+    return None, None
+
+
+def is_superlative(text: str) -> bool:
+    """Whether ``text`` is only a word for the most, the least, the fastest or the slowest ("highest")."""
+    return any(pattern.fullmatch(text.strip()) for pattern in (MOST, LEAST, _QUICKEST, _SLOWEST))
 
 
 def says(task: str, value: str) -> bool:

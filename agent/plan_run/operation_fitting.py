@@ -19,7 +19,7 @@ import re
 from collections.abc import Collection
 from datetime import date, datetime, timedelta
 
-from agent.plan_run.fitting_words import ASKS_A_COUNT, LEAST, MOST, says, words_of
+from agent.plan_run.fitting_words import ASKS_A_COUNT, most_and_least, says, words_of
 from agent.plan_run.table_fitting import (
     IN_A_TABLE,
     ISO_DAY,
@@ -95,8 +95,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = operation.model_copy(update={"op": _DESCENDING[operation.op]})
     if (
         operation.op in _OTHER_END
-        and _ASKS[_OTHER_END[operation.op]].search(task)
-        and not _ASKS[operation.op].search(task)
+        and _asks(_OTHER_END[operation.op], task, sample)
+        and not _asks(operation.op, task, sample)
     ):
         operation = operation.model_copy(update={"op": _OTHER_END[operation.op]})
     if operation.op in ROW_SORTS and (header := csv_header(sample)) is not None:
@@ -197,8 +197,20 @@ _LATER = re.compile(
 _OTHER_END = {"largest_number": "smallest_number", "smallest_number": "largest_number", "csv_largest": "csv_smallest",
               "csv_smallest": "csv_largest", "files_changed_before": "files_changed_after",
               "files_changed_after": "files_changed_before"}  # fmt: skip
-_ASKS = {"largest_number": MOST, "csv_largest": MOST, "smallest_number": LEAST, "csv_smallest": LEAST,
-         "files_changed_before": _EARLIER, "files_changed_after": _LATER}  # fmt: skip
+_ASKS = {"files_changed_before": _EARLIER, "files_changed_after": _LATER}
+_LARGEST = frozenset({"largest_number", "csv_largest"})
+
+
+def _asks(op: str, task: str, sample: str) -> bool:
+    """Whether ``task`` asks for what ``op`` (one of ``_OTHER_END``) gives: the largest, the smallest (also as the
+    fastest or the slowest of a time or a speed, read with the columns of ``sample`` where it is a table:
+    ``most_and_least``), a day before or after."""
+    if op in _ASKS:
+        return _ASKS[op].search(task) is not None
+    most, least = most_and_least(words_of(task), csv_header(sample) or [])
+    return (most if op in _LARGEST else least) is not None
+
+
 #: the words that ask for duplicate lines dropped, and those that ask for the lines sorted by their letters
 _DEDUPED = re.compile(r"\bde-?dup\w*|\bduplicat\w*|\brepeat(?:s|ed)\b|\bunique\b|\bdistinct\b", re.IGNORECASE)
 _SORTED = re.compile(r"\bsort\w*|\balphabetic\w*|\b[aA]\s*(?:-|to)\s*[zZ]\b|\b[zZ]\s*(?:-|to)\s*[aA]\b", re.IGNORECASE)

@@ -18,7 +18,7 @@ import io
 import re
 from collections.abc import Collection
 
-from agent.plan_run.fitting_words import ASKS_A_COUNT, LEAST, MOST, says, words_of
+from agent.plan_run.fitting_words import ASKS_A_COUNT, is_superlative, most_and_least, says, words_of
 from agent.plan_run.text_operations import CSV_ROW, DATE_PARTS, TextOperation
 
 __all__ = ["IN_A_TABLE", "ISO_DAY", "ROW_SORTS", "as_rows_sorted", "by_group", "csv_header", "distinct_count"]
@@ -140,8 +140,8 @@ def with_key_and_column(operation: TextOperation, sample: str, task: str) -> Tex
     words = words_of(task)
     answer, said = _column_named(header, operation.new_text), _columns_said(header, words)
     key = operation.text.strip()
-    most, least = MOST.search(words), LEAST.search(words)
-    if not key or not says(words, key) or MOST.fullmatch(key) or LEAST.fullmatch(key):  # "highest" is no row
+    most, least = most_and_least(words, header)
+    if not key or not says(words, key) or is_superlative(key):  # "highest" is no row
         cells = {cell.strip() for row in rows[1:] for cell in row if cell.strip() and says(words, cell.strip())}
         key = cells.pop() if len(cells) == 1 else ""
     if not key and bool(most) != bool(least):  # "Who has the highest score?": the row of the largest score
@@ -179,7 +179,7 @@ def by_group(operation: TextOperation, sample: str, task: str) -> TextOperation 
     own code took the row with the largest item name. None where anything is missing."""
     header, words = csv_header(sample), words_of(task)
     which = _WHICH.search(words)
-    most, least = MOST.search(words), LEAST.search(words)
+    most, least = most_and_least(words, header or [])
     if header is None or which is None or bool(most) == bool(least) or not _IN_TOTAL.search(words):
         return None
     rows = list(csv.reader(io.StringIO(sample)))[1:]

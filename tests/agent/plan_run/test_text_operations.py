@@ -363,6 +363,32 @@ def picked(answer: str, sample: str, files: list[str] | None = None, task: str =
     return fitted(TextOperation.model_validate_json(answer), sample, files or [], task)
 
 
+RESULTS = "name,minutes,speed_kmh\nAlex,31,11.6\nDana,27,13.3\nBo,35,10.3\n"
+
+
+@pytest.mark.parametrize(
+    ("task", "picked_op", "found"),
+    [
+        ("Who ran fastest according to data/r.csv (the minutes column)? The name only in out/w.txt",
+         reply("csv_lookup", "fastest", "name"), op("csv_smallest", "minutes", "name")),
+        ("Who ran fastest according to data/r.csv (the minutes column)? The name only in out/w.txt",
+         reply("csv_largest", "minutes", "name"), op("csv_smallest", "minutes", "name")),
+        ("Who was slowest in data/r.csv, by minutes? The name only in out/w.txt",
+         reply("csv_smallest", "minutes", "name"), op("csv_largest", "minutes", "name")),
+        ("Who was quickest in data/r.csv by speed_kmh? The name only in out/w.txt",
+         reply("csv_smallest", "speed_kmh", "name"), op("csv_largest", "speed_kmh", "name")),
+        ("Who was quickest in data/r.csv? The name only in out/w.txt",  # a speed and a time: no end said
+         reply("csv_smallest", "speed_kmh", "name"), op("csv_smallest", "speed_kmh", "name")),
+    ],
+)  # fmt: skip
+def test_the_fastest_is_the_least_time_taken_and_the_most_speed(
+    task: str, picked_op: str, found: TextOperation
+) -> None:
+    """The 0.5B model wrote no code that works for "Who ran fastest according to data/results.csv (the minutes
+    column)?": no word of the largest or the smallest said which end of the minutes is asked."""
+    assert picked(picked_op, RESULTS, ["data/r.csv", "out/w.txt"], task) == found
+
+
 @pytest.mark.parametrize(
     "answer",
     [
