@@ -79,6 +79,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         return None
     if operation.op == "json_field" and sample.lstrip().startswith("{") and operation.text:
         operation = operation.model_copy(update={"op": "json_value"})  # a field of one object: its key's value
+    if operation.op == "json_value" and (dotted := _dotted_key(operation.text, task)):
+        operation = operation.model_copy(update={"text": dotted})
     if _names_a_file(operation.text, files) and not _looked_for(operation.text, task, sample):
         operation = operation.model_copy(update={"text": ""})
     if operation.op in IN_A_TABLE and (header := csv_header(sample)) is not None:
@@ -133,6 +135,16 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         names = (os.path.basename(part.strip().rstrip("/")) for part in operation.text.split("|"))
         return operation.model_copy(update={"text": "|".join(name for name in names if name)})
     return operation
+
+
+def _dotted_key(key: str, task: str) -> str | None:
+    """The key inside others that ``task`` writes whole and ``key`` ends ("what's reminders.lead_days set to in
+    config/clinic.json?": the 0.5B model picked 'lead_days', which is also the name of out/lead_days.txt), else
+    None; no file name (a word after a '/', or an extension after the last dot, is one)."""
+    if not key.strip() or "." in key:
+        return None
+    found = re.search(rf"(?<![\w./-])((?:[A-Za-z_][\w-]*\.)+{re.escape(key.strip())})(?![\w/-])", task)
+    return found.group(1) if found is not None else None
 
 
 #: the operations that draw things of one kind out of a text, and the words that ask for that kind

@@ -18,7 +18,14 @@ import io
 import re
 from collections.abc import Collection
 
-from agent.plan_run.fitting_words import ASKS_A_COUNT, is_superlative, most_and_least, says, words_of
+from agent.plan_run.fitting_words import (
+    ASKS_A_COUNT,
+    is_superlative,
+    measured_by_meaning,
+    most_and_least,
+    says,
+    words_of,
+)
 from agent.plan_run.text_operations import CSV_ROW, DATE_PARTS, TextOperation
 
 __all__ = ["IN_A_TABLE", "ISO_DAY", "ROW_SORTS", "as_rows_sorted", "by_group", "csv_header", "distinct_count"]
@@ -141,11 +148,14 @@ def with_key_and_column(operation: TextOperation, sample: str, task: str) -> Tex
     answer, said = _column_named(header, operation.new_text), _columns_said(header, words)
     key = operation.text.strip()
     most, least = most_and_least(words, header)
-    if not key or not says(words, key) or is_superlative(key):  # "highest" is no row
+    in_cells = any(cell.strip().lower() == key.lower() for row in rows[1:] for cell in row)
+    named_column = not in_cells and any(name.strip() and says(key, name.strip()) for name in header)
+    if not key or not says(words, key) or is_superlative(key) or named_column:  # "highest", "pet's name": no row
         cells = {cell.strip() for row in rows[1:] for cell in row if cell.strip() and says(words, cell.strip())}
         key = cells.pop() if len(cells) == 1 else ""
     if not key and bool(most) != bool(least):  # "Who has the highest score?": the row of the largest score
         measured = [name for name in said if name != answer and _measured(words, name.strip(), most or least)]
+        measured = measured or [name for name in measured_by_meaning(words, header) if name != answer]
         others = [name for name in said if name not in measured]
         if len(measured) == 1:
             answer = answer or (others[0] if len(others) == 1 else "")

@@ -89,9 +89,9 @@ OPERATIONS: dict[str, str] = {
     "csv_average": "the average of the CSV column TEXT",
     "csv_count_rows": "the number of rows of the CSV file, the header row not counted",
     "csv_largest": "the value of the CSV column NEW_TEXT ('': the first column) in the row whose column TEXT is the "
-    "largest number",
+    "largest number (or latest date)",
     "csv_smallest": "the value of the CSV column NEW_TEXT ('': the first column) in the row whose column TEXT is the "
-    "smallest number",
+    "smallest number (or earliest date)",
     "csv_lookup": "the value of the CSV column NEW_TEXT in the row that holds TEXT (a name, an id)",
     "json_value": "the value of the key TEXT of a JSON or YAML file (a key inside another: 'outer.inner')",
     "csv_to_table": "the CSV file as a markdown table",
@@ -451,10 +451,14 @@ def _sorted_rows(column: str, *, reverse: bool) -> str:
 
 
 def _row_value(column: str, answer: str, pick: str) -> str:
-    """Code that prints ``answer``'s value in the row whose ``column`` holds the number ``pick`` (max, min) finds."""
+    """Code that prints ``answer``'s value in the row whose ``column`` holds the number ``pick`` (max, min) finds,
+    or the date (YYYY-MM-DD), where each of the column's cells is one."""
     return (
-        f"import csv, io\n{_ROWS}\ncolumn, answer = header.index({column!r}), header.index({answer!r})\n"
-        "numbers = []\nfor row in body:\n    try:\n        numbers.append((float(row[column]), row))\n"
+        f"import csv, io, re\n{_ROWS}\ncolumn, answer = header.index({column!r}), header.index({answer!r})\n"
+        "cells = [row[column].strip() for row in body if len(row) > column and row[column].strip()]\n"
+        f"dated = bool(cells) and all(re.fullmatch({_DAYS_WRITTEN}, cell) for cell in cells)\n"
+        "numbers = []\nfor row in body:\n    try:\n"
+        "        numbers.append((row[column].strip() if dated else float(row[column]), row))\n"
         "    except (ValueError, IndexError):\n        pass\n"
         f"print({pick}(numbers, key=lambda pair: pair[0])[1][answer])"
     )

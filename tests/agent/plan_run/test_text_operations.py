@@ -120,6 +120,8 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("csv_largest", "points", "name"), TABLE, "ada\n"),
         (op("csv_smallest", "points", "team"), TABLE + "dee,blue,n/a\n", "red\n"),  # a cell that is no number aside
         (op("csv_lookup", "BOB", "points"), TABLE, "7.5\n"),  # the row that holds the value, case aside
+        (op("csv_largest", "born", "name"), "name,born\nrex,2019-05-02\nbo,2021-01-30\nmo,2020-12-31\n", "bo\n"),
+        (op("csv_smallest", "born", "name"), "name,born\nrex,2019-05-02\nbo,2021-01-30\n", "rex\n"),  # by date
         (op("json_value", "port"), json.dumps({"name": "app", "port": 8080}), "8080\n"),
         (op("json_value", "server.tls"), json.dumps({"server": {"tls": True}}), "true\n"),  # a truth value as JSON
         (op("json_value", "debug"), "app:\n  log:\n    debug: false\n", "false\n"),  # YAML, the one key of its name
@@ -361,6 +363,49 @@ def reply(name: str, text: str = "", new_text: str = "", number: int = 0) -> str
 def picked(answer: str, sample: str, files: list[str] | None = None, task: str = "") -> TextOperation | None:
     """The operation of the model's ``answer``, fitted to ``sample`` (and to ``task``)."""
     return fitted(TextOperation.model_validate_json(answer), sample, files or [], task)
+
+
+PETS = "pet_id,name,date_of_birth,weight_kg,unit_price_gbp\nP1,Rex,2019-05-02,31.5,4.10\nP2,Bo,2021-01-30,4.2,0.35\n"
+
+
+@pytest.mark.parametrize(
+    ("task", "picked_op", "found"),
+    [
+        ("which of our patients is the youngest? birth dates are in data/p.csv. pet's name into out/y.txt",
+         reply("csv_lookup", "pet's name", "out/y.txt"), op("csv_largest", "date_of_birth", "name")),
+        ("Which pet is the oldest (data/p.csv)? Its name in out/y.txt",
+         reply("csv_lookup", "oldest", "name"), op("csv_smallest", "date_of_birth", "name")),
+        ("whats the cheapest med per unit in data/p.csv? just the name in out/c.txt",
+         reply("csv_lookup", "medicines", "cheapest_med"), op("csv_smallest", "unit_price_gbp", "name")),
+        ("the heaviest pet in data/p.csv? its pet_id -> out/h.txt",
+         reply("csv_lookup", "heaviest", "pet_id"), op("csv_largest", "weight_kg", "pet_id")),
+    ],
+)  # fmt: skip
+def test_a_superlative_measures_the_column_its_meaning_names(task: str, picked_op: str, found: TextOperation) -> None:
+    """The 0.5B model picked a lookup of a row named 'medicines' for "whats the cheapest med per unit", and of one
+    named "pet's name" for "which of our patients is the youngest? birth dates are in ...": no column is said
+    after the word, the column it measures is named by what the word means (a price, a birth date, a weight)."""
+    assert picked(picked_op, PETS, ["data/p.csv", "out/y.txt"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("key", "task", "found"),
+    [
+        ("lead_days", "what's reminders.lead_days set to in config/c.json? just the number in out/lead_days.txt",
+         op("json_value", "reminders.lead_days")),
+        ("port", "what port does config/c.json set? into out/port.txt", op("json_value", "port")),
+    ],
+)  # fmt: skip
+def test_a_key_inside_another_the_task_writes_whole_is_the_key_looked_up(
+    key: str, task: str, found: TextOperation
+) -> None:
+    """The 0.5B model picked 'lead_days' for "what's reminders.lead_days set to ...": the name of the output without
+    its extension too, so taken for a file's name, and the code was asked of the model, which printed the whole
+    reminders object."""
+    sample = json.dumps({"reminders": {"lead_days": 3, "vaccine_lead_days": 14}, "port": 80})
+    assert (
+        picked(reply("json_field", key), sample, ["config/c.json", "out/lead_days.txt", "out/port.txt"], task) == found
+    )
 
 
 RESULTS = "name,minutes,speed_kmh\nAlex,31,11.6\nDana,27,13.3\nBo,35,10.3\n"
