@@ -170,6 +170,8 @@ def with_key_and_column(operation: TextOperation, sample: str, task: str) -> Tex
 #: a question of which group of a table's rows adds up to the most or the least: "which month had the highest
 #: total", "which day had the most sales", "who worked the most hours"
 _WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b|\b(who)\b", re.IGNORECASE)
+#: the group with the most rows: "the busiest day"
+_BUSIEST = re.compile(r"\b(busiest|quietest)\s+([a-z]+)\b", re.IGNORECASE)
 _IN_TOTAL = re.compile(
     r"\b(?:total|in\s+all|altogether|combined|overall|sum|most\s+(?!expensive|recent|common|frequent|popular|in\b|of\b|on\b|at\b|for\b|to\b|by\b)[a-z]+)\b",
     re.IGNORECASE,
@@ -186,17 +188,24 @@ def by_group(operation: TextOperation, sample: str, task: str) -> TextOperation 
     among the columns of numbers, else the only one), NEW_TEXT the column the group is (the one the question's word
     names; for a day, a month or a year, the one column of dates, with the part after a '|'; for "who", the first
     column of words). The 0.5B model summed a column for "which month had the highest total in sales.csv?", and its
-    own code took the row with the largest item name. None where anything is missing."""
+    own code took the row with the largest item name. The busiest (quietest) group is the one with the most (fewest)
+    rows (where no column is said), and so is the one with the most of a thing where the table has no column of
+    numbers ("the busiest day", "which vet has the most appointments": TEXT ''). None where anything is missing."""
     header, words = csv_header(sample), words_of(task)
-    which = _WHICH.search(words)
+    which, busiest = _WHICH.search(words), _BUSIEST.search(words)
     most, least = most_and_least(words, header or [])
-    if header is None or which is None or bool(most) == bool(least) or not _IN_TOTAL.search(words):
+    if busiest is not None and not (most or least):
+        most, least = (busiest, None) if busiest.group(1).lower() == "busiest" else (None, busiest)
+    in_total = _IN_TOTAL.search(words)
+    if header is None or (which or busiest) is None or bool(most) == bool(least) or not (in_total or busiest):
         return None
     rows = list(csv.reader(io.StringIO(sample)))[1:]
     cells = [[row[i].strip() for row in rows if len(row) > i and row[i].strip()] for i in range(len(header))]
     numbers = [name for name, column in zip(header, cells, strict=True) if column and all(map(_is_number, column))]
     dates = [name for name, column in zip(header, cells, strict=True) if column and all(map(ISO_DAY.match, column))]
-    word = (which.group(1) or which.group(2)).lower()
+    word = (
+        (which.group(1) or which.group(2)).lower() if which is not None else busiest.group(2).lower() if busiest else ""
+    )
     group = next((name for name in header if name.strip().lower() in {word, f"{word}s", word.rstrip("s")}), None)
     if group is None and word in DATE_PARTS and len(dates) == 1:
         group = f"{dates[0]}|{word}"
@@ -206,6 +215,9 @@ def by_group(operation: TextOperation, sample: str, task: str) -> TextOperation 
     said = [name for name in added if says(words, name.strip())]
     named = _column_named(added, operation.text)
     value = named or (said[0] if len(said) == 1 else added[0] if len(added) == 1 else None)
+    most_of = in_total is not None and in_total.group().lower().startswith("most ")
+    if (busiest and not said) or (value is None and not said and most_of):
+        value = ""  # "the busiest day", "which vet has the most appointments": how many rows each group has
     if group is None or value is None:
         return None
     return TextOperation(op="csv_group_largest" if most else "csv_group_smallest", text=value, new_text=group)

@@ -470,16 +470,17 @@ DATE_PARTS = {"day": 10, "date": 10, "month": 7, "year": 4}
 
 def _group_code(value: str, group: str, pick: str) -> str:
     """Code that prints the group ``pick`` (max, min) finds of the totals of ``value`` (see
-    ``table_fitting.by_group``); a month by its name, with its year where the table spans several."""
+    ``table_fitting.by_group``; '': how many rows each group has); a month by its name, with its year where the
+    table spans several."""
     column, _, part = group.partition("|")
     key = f"row[group].strip()[:{DATE_PARTS[part]}]" if part else "row[group].strip()"
     code = [
         f"import csv, io\n{_ROWS}",
-        f"value, group = header.index({value!r}), header.index({column!r})",
+        f"value, group = {f'header.index({value!r})' if value else None}, header.index({column!r})",
         "totals = {}",
         "for row in body:",
         "    try:",
-        "        amount = float(row[value])",
+        "        amount = float(row[value]) if value is not None else 1.0",
         "    except (ValueError, IndexError):",
         "        continue",
         f"    totals[{key}] = totals.get({key}, 0.0) + amount",

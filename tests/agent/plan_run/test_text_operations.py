@@ -116,6 +116,8 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("latest_date"), "2024-03-02 on\n2024-02-28 off\n", "2024-03-02\n"),
         (op("csv_group_smallest", "n", "day|month"), SALES, "February\n"),  # a month by its name
         (op("csv_group_largest", "n", "day|year"), SALES + "2025-01-01,1\n", "2024\n"),
+        (op("csv_group_largest", "", "team"), TABLE, "red\n"),  # 2 rows against 1
+        (op("csv_group_smallest", "", "team"), TABLE, "blue\n"),
         (op("csv_group_largest", "n", "day|month"), SALES + "2025-01-01,90\n", "January 2025\n"),  # several years
         (op("csv_largest", "points", "name"), TABLE, "ada\n"),
         (op("csv_smallest", "points", "team"), TABLE + "dee,blue,n/a\n", "red\n"),  # a cell that is no number aside
@@ -1148,6 +1150,9 @@ def test_the_rows_with_a_value_counted_where_the_task_asks_how_many_print_how_ma
         (reply("csv_largest", "points", "name"), "Who has the highest points in t.csv?",
          op("csv_largest", "points", "name")),  # no total: the one row
         (reply("csv_sum", "points"), "What is the total of the points column of t.csv?", op("csv_sum", "points")),
+        (reply("csv_largest", "day", "busiest_day"), "busiest day in s.csv (most appointments booked)? the date",
+         op("csv_group_largest", "", "day")),  # how many rows: no column of numbers is said
+        (reply("other"), "the quietest team in t.csv?", op("csv_group_smallest", "", "team")),
     ],
 )  # fmt: skip
 def test_which_group_of_rows_adds_up_to_the_most_or_the_least_is_asked_of_the_table(
@@ -1157,6 +1162,17 @@ def test_which_group_of_rows_adds_up_to_the_most_or_the_least_is_asked_of_the_ta
     took the row with the largest item name."""
     sample = SALES if "s.csv" in task else TABLE
     assert picked(answer, sample, ["s.csv", "t.csv"], task) == found
+
+
+def test_the_group_with_the_most_of_a_thing_no_column_counts_has_the_most_rows() -> None:
+    """The 0.5B model picked the largest date for "busiest day in data/appointments.csv (most appointments
+    booked)?"; a table with a column of numbers has it added up instead ("which month had the most sales")."""
+    visits = "day,pet,vet\n2024-06-10,rex,Dr Patel\n2024-06-11,bo,Dr Reyes\n2024-06-11,mo,Dr Patel\n"
+    task = "which vet has the most appointments in v.csv? -> out/v.txt"
+    assert picked(reply("other"), visits, ["v.csv"], task) == op("csv_group_largest", "", "vet")
+    assert picked(reply("other"), TABLE, ["t.csv"], "which team has the most members in t.csv?") == op(
+        "csv_group_largest", "points", "team"
+    )
 
 
 @pytest.mark.parametrize(
