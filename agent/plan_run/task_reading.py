@@ -360,7 +360,9 @@ _COMPOSED = re.compile(
     r"keywords?\s+(?:for|of|from)|describe[sd]?|describing|explain(?:s|ed|ing)?|(?:summary|summaries|overview|description)\s+of|"
     r"\bone[\s-]+paragraph\b|(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:summary|overview|description|email|e-mail|letter|reply|haiku|poem|"
     r"limerick|title|headline|tagline|slogan|caption|announcement|paragraph|tweet|intro|introduction|blurb|bio|"
-    r"story|message|memo|invitation|speech|toast|pitch)|"
+    r"story|message|memo|invitation|speech|toast|pitch|note|notice|post|card|poster|flyer|advert)|"
+    r"(?:thank[\s-]*you|welcome|birthday|get[\s-]+well|sympathy|condolence)\s+(?:note|card|letter|message|e-?mail)|"
+    r"(?:instagram|facebook|linkedin|twitter|social[\s-]+media|blog)\s+(?:post|caption|update)|"
     r"in\s+(?:one|a|a\s+single|two|three|\d)\s+(?:short\s+|full\s+)?sentences?)\b",
     re.IGNORECASE,
 )

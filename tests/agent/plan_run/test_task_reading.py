@@ -157,12 +157,16 @@ def test_composed_wording_read_as_a_command_with_no_pick_is_prose_unless_the_tas
         ("Explain docs/guide.md in two short sentences, into out/e.txt", "prose"),
         ("one paragraph intro to the club for its web page, from docs/guide.md -> out/intro.md", "prose"),
         ("a short welcome message for new members based on docs/guide.md, in out/m.txt", "prose"),
+        ("thank you note to Ana for her gift, her letter is docs/guide.md. save as out/t.txt", "prose"),
+        ("need a notice for the lobby about the closure, details in docs/guide.md -> out/n.txt", "prose"),
+        ("instagram post for the open day, info in docs/guide.md, 50 words max -> out/p.txt", "prose"),
         ("How many lines does docs/guide.md have? Into out/n.txt", "exact"),
     ],
 )
 def test_a_task_that_asks_for_composed_wording_or_limits_its_sentences_is_prose(ws: Path, task: str, kind: str) -> None:
     """The 0.5B model read "What is the main risk ...? Answer in one sentence" as exact work, and code copied the
-    input; it read "one paragraph intro to the bakery ..." as exact work, and code counted the input's lines."""
+    input; it read "one paragraph intro to the bakery ..." as exact work, and code counted the input's lines; it
+    read a thank-you note as exact work, and code printed the letter's second line, empty."""
     pick = {"for": TEXT_OPERATION, "content": json.dumps({"op": "top_words", "text": "x", "new_text": "", "number": 0})}
     got, _ = read_task(ScriptedModel([marked(kind="exact"), pick]), task, ws)
     assert got is not None and got.kind == kind
