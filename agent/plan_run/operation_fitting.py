@@ -33,6 +33,7 @@ from agent.plan_run.table_fitting import (
     with_key_and_column,
 )
 from agent.plan_run.text_operations import (
+    CHECKBOX,
     CSV_COLUMN,
     DATED,
     NEEDS_NUMBER,
@@ -75,6 +76,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         asked = by_group(operation, sample, task) or _date_asked(sample, task) or distinct_count(sample, task)
         if asked is not None:
             return asked
+        if (ticked := _checklist_items(sample, task)) is not None:
+            return ticked
     if operation.op in NOT_TEXT or operation.op not in OPERATIONS:
         return None
     if operation.op == "json_field" and sample.lstrip().startswith("{") and operation.text:
@@ -135,6 +138,29 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         names = (os.path.basename(part.strip().rstrip("/")) for part in operation.text.split("|"))
         return operation.model_copy(update={"text": "|".join(name for name in names if name)})
     return operation
+
+
+#: the words that ask for a checklist's items left open, and those that ask for the ones ticked off
+_OPEN_ITEMS = re.compile(
+    r"\b(?:open|unchecked|unticked|not\s+(?:yet\s+)?(?:been\s+)?(?:done|ticked|checked|completed|finished|crossed)|"
+    r"undone|outstanding|remaining|left|pending|incomplete|unfinished|still\s+to\s+(?:do|be\s+done))\b",
+    re.IGNORECASE,
+)
+_DONE_ITEMS = re.compile(r"\b(?:done|ticked|checked|completed|finished|crossed\s+off|closed)\b", re.IGNORECASE)
+
+
+def _checklist_items(sample: str, task: str) -> TextOperation | None:
+    """Where ``sample`` (the input's first lines) is a checklist ("- [ ] item", "- [x] item") and ``task`` asks for
+    the items left open or those ticked off, not how many, those lines as they are (``open_items``,
+    ``done_items``); else None. The 0.5B model's code kept the checklist's heading alone for "copy the open items
+    from todo/reception.md into out/reception_open.md, keep the lines as they are", and the whole list for "whats
+    not ticked off yet on todo/stocktake.md?"."""
+    words = words_of(task)
+    if not re.search(rf"(?m)^{CHECKBOX}[ _xX✓✔]\]", sample) or ASKS_A_COUNT.search(words):
+        return None
+    if _OPEN_ITEMS.search(words):
+        return TextOperation(op="open_items")
+    return TextOperation(op="done_items") if _DONE_ITEMS.search(words) else None
 
 
 def _dotted_key(key: str, task: str) -> str | None:

@@ -328,6 +328,10 @@ def read_task(
         return None, f"the reply was no reading ({first})"
     offered = offered_operations(workspace, named_paths(task))
     operation = ask_operation(model, task, offered, on_refused=on_refused)
+    if operation is not None and operation.op == "file_operations" and reading.kind != "command":
+        # files acted on where the model read no command and the task's words say none: no pick of one
+        said = _SAYS_FILE_WORK.search(task) or _SAYS_DELETE.search(task)
+        operation = operation if said else operation.model_copy(update={"op": "other"})
     reading = reading.model_copy(update={"operation": operation, "kind": _kind_for(reading.kind, task, operation)})
     if reading.acts_on_files:
         acted = read_operations(model, task, workspace, on_refused=on_refused)

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
-__all__ = ["EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
+__all__ = ["CHECKBOX", "EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
 __all__ += ["DATE_PARTS", "FILTERS", "IN_PLACE", "LOOKUPS", "PATTERNED", "ask_operation", "keys", "size_in_bytes"]
 __all__ += [
     "offered_operations",
@@ -156,6 +156,9 @@ FITTED_ONLY |= {"extract_phones", "word_counts"}
 #: how many different values a CSV column holds (``operation_fitting.fitted``: "How many different customers are
 #: there in x.csv?")
 FITTED_ONLY |= {"csv_count_distinct"}
+#: the items of a checklist left open ("- [ ] call the vet") and those ticked off ("- [x] ..."), as they are
+#: (``operation_fitting.fitted``: "copy the open items from todo.md", "whats not ticked off yet on stocktake.md?")
+FITTED_ONLY |= {"open_items", "done_items"}
 VALUES |= {"csv_count_where", "csv_group_largest", "csv_group_smallest", "earliest_date", "latest_date"}
 VALUES |= {"word_counts", "csv_count_distinct"}
 FROM_LINES = frozenset(OPERATIONS) - NOT_TEXT - ON_FOLDER - VALUES
@@ -524,6 +527,11 @@ print(json.dumps(value) if value is None or isinstance(value, (dict, list, bool)
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
 #: a date written YYYY-MM-DD, not inside a longer number
+#: the start of a checklist's item, up to its box's mark ("- [", "* [", "1. [", "["), and the item left open or
+#: ticked off, in code
+CHECKBOX = r"\s*(?:[-*+]|\d+[.)])?\s*\["
+_OPEN = f"r'{CHECKBOX}[ _]\\]'"
+_DONE = f"r'{CHECKBOX}[xX✓✔]\\]'"
 _DAYS_WRITTEN = r"r'(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)'"
 #: a number with its sign, where the largest or smallest is asked (-3 is smaller than 2)
 _SIGNED = r"r'(?:(?<![\w.])-)?\d+(?:\.\d+)?'"
@@ -636,6 +644,8 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
         "print('\\n'.join(f'{word}{between}{count}' for word, count in counts.most_common()))"
     ),
     "earliest_date": lambda t, n, k: f"import re\nprint(min(re.findall({_DAYS_WRITTEN}, INPUT)))",
+    "open_items": lambda t, n, k: _lines("import re", f"lines = [line for line in lines if re.match({_OPEN}, line)]"),
+    "done_items": lambda t, n, k: _lines("import re", f"lines = [line for line in lines if re.match({_DONE}, line)]"),
     "latest_date": lambda t, n, k: f"import re\nprint(max(re.findall({_DAYS_WRITTEN}, INPUT)))",
     "csv_group_largest": lambda t, n, k: _group_code(t, n, "max"),
     "csv_group_smallest": lambda t, n, k: _group_code(t, n, "min"),

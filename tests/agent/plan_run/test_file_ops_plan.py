@@ -279,6 +279,18 @@ def test_a_pick_of_files_acted_on_has_the_operations_asked_where_the_kind_read_w
     assert events(ws, "plan_from_reading") == [{"tools": ["move"]}]
 
 
+def test_a_pick_of_files_acted_on_is_no_pick_where_the_task_says_no_file_is_acted_on(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """The 0.5B model read "whats not ticked off yet on todo/stocktake.md? -> out/stocktake_left.txt" as exact work,
+    picked files acted on, listed a move of the checklist to the output, and omx moved it."""
+    ops = operations(("move", "notes/todo.md", "out/left.txt"))
+    script(*reading(ops, ["notes/todo.md"], ["out/left.txt"], kind="exact"), picks("file_operations"))
+    omx("whats not done yet on notes/todo.md? -> out/left.txt", input="y\n1\n")  # no plan is scripted
+    assert tree(ws)["notes/todo.md"] == TODO and "out/left.txt" not in tree(ws)
+    assert events(ws, "plan_from_reading") != [{"tools": ["make_dir", "move"]}]
+
+
 @pytest.mark.parametrize(
     ("task", "deleted"),
     [

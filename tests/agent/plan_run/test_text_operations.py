@@ -116,6 +116,12 @@ def op(name: str, text: str = "", new_text: str = "", number: int = 0) -> TextOp
         (op("latest_date"), "2024-03-02 on\n2024-02-28 off\n", "2024-03-02\n"),
         (op("csv_group_smallest", "n", "day|month"), SALES, "February\n"),  # a month by its name
         (op("csv_group_largest", "n", "day|year"), SALES + "2025-01-01,1\n", "2024\n"),
+        (
+            op("open_items"),
+            "# To do\n- [ ] call\n- [x] pay\n* [ ] post\n1. [X] wash\nnote [ ] x\n",
+            "- [ ] call\n* [ ] post\n",
+        ),
+        (op("done_items"), "# To do\n- [ ] call\n- [x] pay\n* [ ] post\n1. [X] wash\n", "- [x] pay\n1. [X] wash\n"),
         (op("csv_group_largest", "", "team"), TABLE, "red\n"),  # 2 rows against 1
         (op("csv_group_smallest", "", "team"), TABLE, "blue\n"),
         (op("csv_group_largest", "n", "day|month"), SALES + "2025-01-01,90\n", "January 2025\n"),  # several years
@@ -1162,6 +1168,26 @@ def test_which_group_of_rows_adds_up_to_the_most_or_the_least_is_asked_of_the_ta
     took the row with the largest item name."""
     sample = SALES if "s.csv" in task else TABLE
     assert picked(answer, sample, ["s.csv", "t.csv"], task) == found
+
+
+@pytest.mark.parametrize(
+    ("task", "found"),
+    [
+        ("copy the open items from todo/r.md into out/o.md, keep the lines as they are", "open_items"),
+        ("whats not ticked off yet on todo/r.md? -> out/left.txt", "open_items"),
+        ("which jobs in todo/r.md are done? list them in out/done.txt", "done_items"),
+        ("how many items of todo/r.md are still open? -> out/n.txt", None),  # a count: the pick's, if it fits
+    ],
+)
+def test_the_items_of_a_checklist_left_open_or_ticked_off_are_its_lines_with_that_box(
+    task: str, found: str | None
+) -> None:
+    """The 0.5B model's code kept the checklist's heading alone for "copy the open items from todo/reception.md
+    ..., keep the lines as they are", and the whole list for "whats not ticked off yet on todo/stocktake.md?"."""
+    sample = "# Reception\n- [x] order cards\n- [ ] chase INV-2044\n"
+    fit = picked(reply("keep_containing", "open"), sample, ["todo/r.md"], task)
+    assert (fit.op if fit is not None else None) == (found or "keep_containing")
+    assert picked(reply("keep_containing", "open"), "open a\nb\n", ["todo/r.md"], task) != op(found or "x")
 
 
 def test_the_group_with_the_most_of_a_thing_no_column_counts_has_the_most_rows() -> None:
