@@ -105,12 +105,12 @@ def csv_header(sample: str) -> list[str] | None:
 
 def with_column(operation: TextOperation, sample: str, task: str) -> TextOperation | None:
     """``operation`` with TEXT the CSV header's own spelling of its column (a whole column is the rows where it
-    holds the one value of it that ``task`` names, see
-    ``operation_fitting.fitted``), or, where the header has no such column, the one
-    column of it the task says (the 0.5B model gave no column for "Compute the average age in data/people.csv");
-    None where there is none. A column of no numbers added up or averaged, where the task names one of its
-    values, is the rows with that value: the model picked the sum of the status column for "... only the rows of
-    data/orders.csv whose status is shipped"."""
+    holds the one value of it that ``task`` names, see ``operation_fitting.fitted``), or, where the header has no
+    such column, the one column of it the task says (the 0.5B model gave no column for "Compute the average age in
+    data/people.csv"), or, for a sum or an average where it says none, the one column of numbers a word of TEXT or
+    the task names (``_numbers_sharing_a_word``); None where there is none. A column of no numbers added up or
+    averaged, where the task names one of its values, is the rows with that value: the model picked the sum of the
+    status column for "... only the rows of data/orders.csv whose status is shipped"."""
     text, new_text, op = operation.text, operation.new_text, operation.op
     if "=" in text and not new_text:
         text, new_text = (part.strip() for part in text.split("=", 1))
@@ -119,6 +119,8 @@ def with_column(operation: TextOperation, sample: str, task: str) -> TextOperati
     column, said = _column_named(header, text), _columns_said(header, words_of(task))
     if column is None and len(said) == 1 and op not in CSV_ROW:  # the one column the task says: "the average age"
         column = said[0]
+    if column is None and not said and op in ("csv_sum", "csv_average"):  # a word of one: "invoice total"
+        column = _numbers_sharing_a_word(rows, f"{text} {words_of(task)}")
     if column is None:
         return None
     values = _values(rows, header.index(column))
@@ -132,6 +134,22 @@ def with_column(operation: TextOperation, sample: str, task: str) -> TextOperati
     if op in CSV_ROW:  # the answer's column as the header spells it, the first where none is named
         new_text = spelled if (spelled := _column_named(header, new_text)) is not None else header[0]
     return operation.model_copy(update={"op": op, "text": column, "new_text": new_text})
+
+
+def _numbers_sharing_a_word(rows: list[list[str]], words: str) -> str | None:
+    """The one column of numbers of a table (``rows``: the header first) whose name shares a word with ``words``
+    (a name's words are split at '_', '-' and spaces: total_gbp is total and gbp), else None. The 0.5B model picked
+    the average of 'invoice_total' for "average invoice total in data/invoices.csv", whose column is total_gbp."""
+    said = {word.lower() for word in re.findall(r"[A-Za-z]+", words.replace("_", " "))}
+    header = rows[0] if rows else []
+    shared = [
+        name
+        for i, name in enumerate(header)
+        if (values := _values(rows, i))
+        and all(map(_is_number, values))
+        and {part.lower() for part in re.split(r"[\s_-]+", name) if part} & said
+    ]
+    return shared[0] if len(shared) == 1 else None
 
 
 def with_key_and_column(operation: TextOperation, sample: str, task: str) -> TextOperation | None:

@@ -581,6 +581,18 @@ def test_a_column_op_with_no_column_of_the_header_takes_the_one_the_task_says() 
     assert picked(reply("csv_average"), people, [], "The average of data/people.csv") is None  # none said
 
 
+def test_a_sum_or_average_of_no_column_of_the_header_takes_the_one_column_of_numbers_a_word_names() -> None:
+    """The 0.5B model picked the average of 'invoice_total' for "average invoice total in data/invoices.csv, 2
+    decimal places", whose column is total_gbp; its code then failed three times."""
+    invoices = "invoice_no,owner,total_gbp,paid_gbp\nINV-1,Ana,64.50,64.50\nINV-2,Ben,212.00,0\n"
+    task = "average invoice total in data/invoices.csv, 2 decimal places. save it as out/avg.txt"
+    assert picked(reply("csv_average", "invoice_total"), invoices, [], task) == op("csv_average", "total_gbp")
+    assert picked(reply("csv_sum", "amount"), invoices, [], "what was paid in all, data/invoices.csv?") == op(
+        "csv_sum", "paid_gbp"
+    )
+    assert picked(reply("csv_sum", "gbp"), invoices, [], "the sum of data/invoices.csv") is None  # two share it
+
+
 def test_a_column_is_taken_as_the_header_spells_it_and_column_equals_value_is_read() -> None:
     assert picked(reply("csv_sum", "Points"), TABLE) == op("csv_sum", "points")
     assert picked(reply("csv_where", "team = red"), TABLE) == op("csv_where", "team", "red")
