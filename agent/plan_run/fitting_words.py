@@ -1,6 +1,7 @@
 """The words of a task that the fitting of an operation the model picked reads (``operation_fitting``,
-``table_fitting``): the task's words without its paths (``words_of``), whether it says a value (``says``), and the
-words that ask for a count, for the largest of something and for the smallest.
+``table_fitting``): the task's words without its paths (``words_of``), whether it says a value (``says``), the
+words that ask for a count, and those that ask for the largest of something or the smallest, also where the word
+says it by what it means (the fastest, the youngest, the cheapest: ``most_and_least``, ``measured_by_meaning``).
 """
 
 from __future__ import annotations
@@ -59,32 +60,28 @@ def most_and_least(words: str, columns: Collection[str] = ()) -> tuple[re.Match[
     smallest of a birth date, the other way round of an age; neither where they name both or neither."""
     most, least = MOST.search(words), LEAST.search(words)
     quick, slow = _QUICKEST.search(words), _SLOWEST.search(words)
-    if most or least or not (quick or slow or _YOUNGEST.search(words) or _OLDEST.search(words)):
+    young, old = _YOUNGEST.search(words), _OLDEST.search(words)
+    if most or least or not (quick or slow or young or old):
         return most, least
     said = [name for name in columns if name.strip() and says(words, name.strip())] or list(columns)
-    spaced, named = words.replace("_", " "), " ".join(said).replace("_", " ")  # speed_kmh: speed, kmh
-    young, old = _YOUNGEST.search(words), _OLDEST.search(words)
-    if (young or old) and not (quick or slow):  # the latest or the earliest birth date; the least or the most age
+    named = f"{words} {' '.join(said)}".replace("_", " ")  # speed_kmh: speed, kmh
+    if quick or slow:  # the least or the most of a time taken; the most or the least of a speed
+        timed, sped = _TIME_TAKEN.search(named), _SPEED.search(named)
+        return (slow, quick) if timed and not sped else (quick, slow) if sped and not timed else (None, None)
+    born, aged = _BORN.search(named), _AGE.search(named)
+    if not (born or aged):  # the words say neither: the table's columns
         every = " ".join(columns).replace("_", " ")
-        born, aged = (_BORN.search(f"{spaced} {named}"), _AGE.search(f"{spaced} {named}"))
-        if not (born or aged):  # the words say neither: the table's columns
-            born, aged = _BORN.search(every), _AGE.search(every)
-        return (young, old) if born and not aged else (old, young) if aged and not born else (None, None)
-    timed, sped = _TIME_TAKEN.search(spaced) or _TIME_TAKEN.search(named), _SPEED.search(spaced) or _SPEED.search(named)
-    if timed and not sped:
-        return slow, quick
-    if sped and not timed:
-        return quick, slow
-    return None, None
+        born, aged = _BORN.search(every), _AGE.search(every)
+    return (young, old) if born and not aged else (old, young) if aged and not born else (None, None)
 
 
 #: what a word for the most or the least measures, and the words a column that measures it is named by
 _MEANINGS = [
     (re.compile(r"\b(?:cheapest|(?:most|least)\s+expensive|priciest|dearest|costliest)\b", re.IGNORECASE),
      re.compile(r"\b(?:price|prices|cost|costs|fee|fees|charge|amount|gbp|usd|eur)\b", re.IGNORECASE)),
-    (re.compile(r"\b(?:youngest|oldest|eldest)\b", re.IGNORECASE),
+    (re.compile(rf"{_YOUNGEST.pattern}|{_OLDEST.pattern}", re.IGNORECASE),
      re.compile(rf"{_BORN.pattern}|{_AGE.pattern}", re.IGNORECASE)),
-    (re.compile(r"\b(?:fastest|quickest|slowest|speediest)\b", re.IGNORECASE),
+    (re.compile(rf"{_QUICKEST.pattern}|{_SLOWEST.pattern}", re.IGNORECASE),
      re.compile(rf"{_TIME_TAKEN.pattern}|{_SPEED.pattern}", re.IGNORECASE)),
     (re.compile(r"\b(?:heaviest|lightest)\b", re.IGNORECASE),
      re.compile(r"\b(?:weight|kg|kgs|lbs?|grams?)\b", re.IGNORECASE)),
