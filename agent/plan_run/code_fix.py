@@ -17,11 +17,14 @@ again; so can a python step that had no code, told it had none.
 
 Where a second program asked for apart printed another value than the python step that made the task's value
 (``second_program``), that step's code is asked for again the same way, once, told only that two programs disagree:
-never either value, nor which one omx takes for right (it takes neither). Where that step, making the task's exact
-output, printed nothing from a text that holds something (the 0.5B model kept the lines that start with ERROR, in a
-log whose lines start with a date), it is asked for again the same way, once in a run, told that it printed
-nothing; an empty result may be right (no line matches), so it stays whatever the new code prints: the verdict is
-the checks', as for any run.
+never either value, nor which one omx takes for right (it takes neither); not where the step's code is omx's code
+of the operation the model picked (``text_operations.CODE_BY_OMX``), which does what it names: asked again, the
+0.5B model replaced omx's code that kept a checklist's open items, and a CSV filter's rows under its header, by
+code that printed the heading alone, and the rows without the header (the run stays done, its value not checked).
+Where that step, making the task's exact output, printed nothing from a text that holds something (the 0.5B model
+kept the lines that start with ERROR, in a log whose lines start with a date), it is asked for again the same way,
+once in a run, told that it printed nothing; an empty result may be right (no line matches), so it stays whatever
+the new code prints: the verdict is the checks', as for any run.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from agent.plan_run.executor import EMPTY_OVERWRITE, NO_CODE, ExecutionResult
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.second_program import SECOND_CHECK
 from agent.plan_run.task_checks import FROM_THE_TASK, TaskExpectations, told
+from agent.plan_run.text_operations import CODE_BY_OMX
 from agent.plan_run.tools.inputs import PythonInput, Ref, WriteTextInput
 from agent.plan_run.value_checks import value_maker
 from agent.record.trace import preview, read_output
@@ -109,7 +113,9 @@ def disagreed_code(plan: Plan, result: ExecutionResult, expected: TaskExpectatio
     if not any(c.criterion == SECOND_CHECK and c.status == "not met" for c in result.criteria):
         return None
     step = value_maker(plan, expected.output)
-    return CodeAtFault(step, DISAGREED) if step is not None and isinstance(step.inputs, PythonInput) else None
+    if step is None or not isinstance(step.inputs, PythonInput) or CODE_BY_OMX in step.description:
+        return None  # omx's code of the operation picked does what it names: asked again, a model's code replaced it
+    return CodeAtFault(step, DISAGREED)
 
 
 def empty_code(

@@ -45,7 +45,7 @@ from agent.plan_run.plan import LlmStep, Plan, PythonStep, ReadTextStep, RiskLev
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_prompt import task_words
 from agent.plan_run.task_reading import TaskReading, asks_composed, named_paths
-from agent.plan_run.text_operations import ON_FOLDER, ON_TEXT
+from agent.plan_run.text_operations import CODE_BY_OMX, ON_FOLDER, ON_TEXT
 from agent.plan_run.tools.inputs import LlmInput, PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
 
 __all__ = ["BY_OMX", "JOIN_ORDER", "MAX_INPUTS", "plan_from_reading"]
@@ -235,7 +235,7 @@ _AS_NAMED = re.compile(r"\bin\s+(?:that|this|the\s+(?:same|given|listed|above))\
                        r"\bin\s+the\s+order\s+(?:given|listed|named|above|shown)\b", re.IGNORECASE)  # fmt: skip
 #: what a joined plan's criterion says, never checked by omx: the order is its reading of the task
 JOIN_ORDER = "the files are joined in the order the task means (omx joined them in the order it names them)"
-_JOIN_NOTE = "(code by omx: one file after the other)"
+_JOIN_NOTE = f"{CODE_BY_OMX}: one file after the other)"
 #: a task that joins files into one: "merge", "combine", "concatenate", "join", "put together", "glue", "stitch",
 #: "append", "a.csv + b.csv"
 _JOINED = re.compile(r"\b(?:merg(?:e[sd]?|ing)|combin(?:e[sd]?|ing)|concatenat(?:e[sd]?|ing)|join(?:s|ed|ing)?|"

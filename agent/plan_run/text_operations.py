@@ -43,7 +43,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
-__all__ = ["CHECKBOX", "EXAMPLES", "FROM_LINES", "ON_FOLDER", "ON_TEXT", "OPERATIONS", "SCHEMA_TITLE", "TextOperation"]
+__all__ = [
+    "CHECKBOX",
+    "CODE_BY_OMX",
+    "EXAMPLES",
+    "FROM_LINES",
+    "ON_FOLDER",
+    "ON_TEXT",
+    "OPERATIONS",
+    "SCHEMA_TITLE",
+    "TextOperation",
+]
 __all__ += ["DATE_PARTS", "FILTERS", "IN_PLACE", "LOOKUPS", "PATTERNED", "ask_operation", "keys", "size_in_bytes"]
 __all__ += [
     "offered_operations",
@@ -368,9 +378,14 @@ def ask_operation(
     return operation if operation.op in offered else None
 
 
+#: how the description of a step whose code omx wrote begins its note (``operation_note``; a join's, in
+#: ``reading_plan``)
+CODE_BY_OMX = "(code by omx"
+
+
 def operation_note(operation: TextOperation) -> str:
     """What a step whose code is omx's code of ``operation`` says of it, for the person who confirms the plan."""
-    return f"(code by omx for the operation {operation.op!r} the model picked)"
+    return f"{CODE_BY_OMX} for the operation {operation.op!r} the model picked)"
 
 
 def operation_code(operation: TextOperation, *, counted: bool = False) -> str:

@@ -712,16 +712,33 @@ def test_programs_that_agree_after_two_disagreed_in_the_same_run_do_not_make_a_s
     """Two programs written apart by the same small model can share a mistake: where two disagreed in a run, the new
     code and a new second program agreeing does not settle the value (the run is done, the value not checked)."""
     errors = "print('\\n'.join(line for line in INPUT.splitlines() if 'ERROR' in line))"
+    first_two = TEMPLATE.replace(
+        "result = ...  # computed from text or lines: a str, a number, or a list of lines", "result = lines[:2]"
+    )
     fixed = TEMPLATE.replace(
         "result = ...  # computed from text or lines: a str, a number, or a list of lines",
         "result = [line for line in lines if 'ERROR' in line]",
     )
-    script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("first", number=2)}, errors, fixed, errors)
+    script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("other")}, first_two, errors, fixed, errors)
     result = omx(TASK, "--yes", input="y\ny\n")
     assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
     assert "Two programs written apart printed different values" in result.output, result.output
     assert "but two programs printed different values earlier in this run" in result.output
     assert "Result: success" not in result.output and run_end(trace_of(only_run(ws)))["status"] != "success"
+
+
+def test_omx_s_code_of_the_pick_a_second_program_disputes_is_kept_and_the_value_left_unchecked(
+    ws: Path, script: Callable[..., ScriptedModel]
+) -> None:
+    """Asked again after a second program disagreed, the 0.5B model replaced omx's code that kept a checklist's open
+    items by code that printed its heading alone: omx's code does what the pick names, so it is kept."""
+    wrong_second = "print(INPUT.splitlines()[0])"
+    model = script(read_exact(), {"for": SCHEMA_TITLE, "content": reply("keep_containing", "ERROR")}, wrong_second)
+    result = omx(TASK, "--yes", input="y\n")
+    assert (ws / "out" / "errors.txt").read_text(encoding="utf-8") == "09:01 ERROR disk full\n09:04 ERROR disk full\n"
+    assert "[not met] a second program, written apart, printed the same value" in result.output, result.output
+    assert model_calls(ws) == ["second_program"] and len(model.requests) == 3  # no code asked again, no re-plan
+    assert run_end(trace_of(only_run(ws)))["status"] != "success"
 
 
 def test_a_pick_of_prose_leaves_the_code_to_the_model(ws: Path, script: Callable[..., ScriptedModel]) -> None:
