@@ -352,8 +352,9 @@ _SAYS_DELETE = re.compile(
 )
 #: a limit on the output's words ("at most 20 words", "in under fifteen words"): a limit on prose, never on a value
 _WORD_LIMIT = re.compile(
-    r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|under|fewer\s+than|less\s+than|up\s+to|within)\s+"
-    r"(?:\d+|[a-z]+(?:-[a-z]+)?)\s+words\b",
+    r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|under|fewer\s+than|less\s+than|up\s+to|within|"
+    r"max(?:imum)?(?:\s+of)?)\s+(?:\d+|[a-z]+(?:-[a-z]+)?)\s+words\b|"
+    r"\b(?:\d+|[a-z]+(?:-[a-z]+)?)\s+words\s+(?:max(?:imum)?|or\s+(?:less|fewer)|at\s+most|tops)\b",
     re.IGNORECASE,
 )
 

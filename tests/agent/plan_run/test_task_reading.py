@@ -355,6 +355,17 @@ def test_a_limit_of_words_is_read_as_people_write_it(ws: Path, said: str, limit:
     assert [check.criterion for check in expected.content] == [f"out/guide.txt has at most {limit} words"]
 
 
+@pytest.mark.parametrize(
+    ("said", "limit"), [("50 words max", 50), ("max 50 words", 50), ("50 words or less", 50), ("30 words tops", 30)]
+)
+def test_a_limit_of_words_written_after_its_number_is_read(ws: Path, said: str, limit: int) -> None:
+    """The 0.5B model read "instagram post for the puppy party, info in notes/puppy_party.txt, 50 words max" as 50
+    lines, and no rule read a limit."""
+    task = f"instagram post about docs/guide.md, {said} -> out/post.txt"
+    expected = TaskExpectations.before(task, ws, reading(outputs=["out/post.txt"], kind="prose"))
+    assert [check.criterion for check in expected.content] == [f"out/post.txt has at most {limit} words"]
+
+
 def test_a_text_allowed_more_words_than_a_line_is_shortened_to_it_by_whole_sentences_its_lines_kept(ws: Path) -> None:
     """The 0.5B model wrote an email of 85 words where the task allowed 79. Asked for one string whose pattern ended
     after the 79th word, it wrote the email as one line; asked for an array of lines, one line twenty times. It is
