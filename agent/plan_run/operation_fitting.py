@@ -33,13 +33,14 @@ from agent.plan_run.table_fitting import (
     with_key_and_column,
 )
 from agent.plan_run.text_operations import (
-    CHECKBOX,
     CSV_COLUMN,
     DATED,
+    DONE_BOX,
     NEEDS_NUMBER,
     NEEDS_TEXT,
     NOT_TEXT,
     ON_TEXT,
+    OPEN_BOX,
     OPERATIONS,
     PATTERNED,
     SIZED,
@@ -156,7 +157,7 @@ def _checklist_items(sample: str, task: str) -> TextOperation | None:
     from todo/reception.md into out/reception_open.md, keep the lines as they are", and the whole list for "whats
     not ticked off yet on todo/stocktake.md?"."""
     words = words_of(task)
-    if not re.search(rf"(?m)^{CHECKBOX}[ _xX✓✔]\]", sample) or ASKS_A_COUNT.search(words):
+    if not re.search(rf"(?m)^(?:{OPEN_BOX}|{DONE_BOX})", sample) or ASKS_A_COUNT.search(words):
         return None
     if _OPEN_ITEMS.search(words):
         return TextOperation(op="open_items")

@@ -44,12 +44,13 @@ from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 
 __all__ = [
-    "CHECKBOX",
     "CODE_BY_OMX",
+    "DONE_BOX",
     "EXAMPLES",
     "FROM_LINES",
     "ON_FOLDER",
     "ON_TEXT",
+    "OPEN_BOX",
     "OPERATIONS",
     "SCHEMA_TITLE",
     "TextOperation",
@@ -541,12 +542,12 @@ except (KeyError, IndexError, TypeError, ValueError):
 print(json.dumps(value) if value is None or isinstance(value, (dict, list, bool)) else value)"""
 _ROWS = "rows = list(csv.reader(io.StringIO(INPUT)))\nheader, body = rows[0], [row for row in rows[1:] if row]"
 _NUMBER = r"r'\d+(?:\.\d+)?'"
+#: a checklist's item left open ("- [ ] call the vet", "* [ ]", "1. [ ]") and one ticked off ("- [x] ..."), up to
+#: its box's end, and the two in code
+_ITEM_START = r"\s*(?:[-*+]|\d+[.)])?\s*"
+OPEN_BOX, DONE_BOX = rf"{_ITEM_START}\[[ _]\]", rf"{_ITEM_START}\[[xX✓✔]\]"
+_OPEN, _DONE = f"r'{OPEN_BOX}'", f"r'{DONE_BOX}'"
 #: a date written YYYY-MM-DD, not inside a longer number
-#: the start of a checklist's item, up to its box's mark ("- [", "* [", "1. [", "["), and the item left open or
-#: ticked off, in code
-CHECKBOX = r"\s*(?:[-*+]|\d+[.)])?\s*\["
-_OPEN = f"r'{CHECKBOX}[ _]\\]'"
-_DONE = f"r'{CHECKBOX}[xX✓✔]\\]'"
 _DAYS_WRITTEN = r"r'(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)'"
 #: a number with its sign, where the largest or smallest is asked (-3 is smaller than 2)
 _SIGNED = r"r'(?:(?<![\w.])-)?\d+(?:\.\d+)?'"
