@@ -25,6 +25,13 @@ Style = Literal["bullets", "numbered", "lines", "sentences"]
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 NUMBER_WORDS |= {"ten": 10}
 NUMBER = rf"(\d+|{'|'.join(NUMBER_WORDS)})"
+#: the words that put a limit on an output's words, before its number ("at most", "under": below it, ``below``)
+#: and after it ("50 words max", "20 words or less")
+WORDS_AT_MOST_BEFORE = (
+    r"(?:(?P<below>under|fewer\s+than|less\s+than)|at\s+most|no\s+more\s+than|not\s+more\s+than|up\s+to|"
+    r"max(?:imum)?(?:\s+of)?)"
+)
+WORDS_AT_MOST_AFTER = r"(?:max(?:imum)?|or\s+(?:less|fewer)|at\s+most|tops)"
 #: a count of items: a number, or "a single" one
 _NUMBER = rf"(\d+|{'|'.join(NUMBER_WORDS)}|a\s+single|single)"
 #: words between the number and what is counted: "3 short key points", "2 main takeaways"

@@ -49,7 +49,15 @@ from agent.plan_run.criteria import (
 )
 from agent.plan_run.file_ops import Operation, agreed_operations, operation_checks
 from agent.plan_run.list_form import NUMBER as _NUMBER
-from agent.plan_run.list_form import NUMBER_WORDS, ListForm, first_line, list_form, said_number
+from agent.plan_run.list_form import (
+    NUMBER_WORDS,
+    WORDS_AT_MOST_AFTER,
+    WORDS_AT_MOST_BEFORE,
+    ListForm,
+    first_line,
+    list_form,
+    said_number,
+)
 from agent.plan_run.operation_fitting import unsaid_arguments
 from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
@@ -69,9 +77,8 @@ _AFTER_IN = re.compile(rf"\b(?:in|as)\s+`?{_PATH}")
 _JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|total)\b", re.IGNORECASE)
 #: a limit on the output's words; "under N words" allows N - 1
 _AT_MOST_WORDS = re.compile(
-    rf"\b(?:(?P<below>under|fewer\s+than|less\s+than)|at\s+most|no\s+more\s+than|not\s+more\s+than|up\s+to|"
-    rf"max(?:imum)?(?:\s+of)?)\s+{_NUMBER}\s+words\b|"
-    rf"\b(?P<after>\d+|{'|'.join(NUMBER_WORDS)})\s+words\s+(?:max(?:imum)?|or\s+(?:less|fewer)|at\s+most|tops)\b",
+    rf"\b{WORDS_AT_MOST_BEFORE}\s+{_NUMBER}\s+words\b|"
+    rf"\b(?P<after>\d+|{'|'.join(NUMBER_WORDS)})\s+words\s+{WORDS_AT_MOST_AFTER}\b",
     re.IGNORECASE,
 )
 _ONE_LINE = re.compile(r"\b(?:as\s+one|a\s+one-line|a\s+single)\s+line\b|\bone-line\b", re.IGNORECASE)

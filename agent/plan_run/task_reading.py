@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent.model.llm import LLMError, Model
 from agent.model.schema_request import complete_with_schema
 from agent.plan_run.folder_files import extensions
+from agent.plan_run.list_form import WORDS_AT_MOST_AFTER, WORDS_AT_MOST_BEFORE
 from agent.plan_run.run_schema import workspace_paths
 from agent.plan_run.text_operations import (
     FROM_LINES,
@@ -351,10 +352,9 @@ _SAYS_DELETE = re.compile(
     re.IGNORECASE,
 )
 #: a limit on the output's words ("at most 20 words", "in under fifteen words"): a limit on prose, never on a value
+_ANY_NUMBER = r"(?:\d+|[a-z]+(?:-[a-z]+)?)"  # "fifteen", "twenty-five": any word, a limit's word only here
 _WORD_LIMIT = re.compile(
-    r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|under|fewer\s+than|less\s+than|up\s+to|within|"
-    r"max(?:imum)?(?:\s+of)?)\s+(?:\d+|[a-z]+(?:-[a-z]+)?)\s+words\b|"
-    r"\b(?:\d+|[a-z]+(?:-[a-z]+)?)\s+words\s+(?:max(?:imum)?|or\s+(?:less|fewer)|at\s+most|tops)\b",
+    rf"\b(?:{WORDS_AT_MOST_BEFORE}|within)\s+{_ANY_NUMBER}\s+words\b|\b{_ANY_NUMBER}\s+words\s+{WORDS_AT_MOST_AFTER}\b",
     re.IGNORECASE,
 )
 
