@@ -268,6 +268,8 @@ def _gathered_by_name_start(task: str, root: Path, folders: set[str]) -> list[Fi
     the task names as a folder that is there, else the one folder all the new folders lie in, where it is there;
     none where a start said has no folder after it."""
     starts = list(_NAME_START.finditer(task))
+    if not starts:
+        return []
     gathered: list[tuple[str, str]] = []
     for n, match in enumerate(starts):
         end = starts[n + 1].start() if n + 1 < len(starts) else len(task)
@@ -279,7 +281,7 @@ def _gathered_by_name_start(task: str, root: Path, folders: set[str]) -> list[Fi
     folder = _one_folder(task, root, folders - {into for _, into in gathered})
     if folder is None and len(parents) == 1 and _is_dir(root / next(iter(parents))):
         folder = next(iter(parents))
-    if not gathered or folder is None:
+    if folder is None:
         return []
     moves = []
     for name in files_in(root, folder):

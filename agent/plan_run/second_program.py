@@ -160,12 +160,12 @@ def _reads_output(code: str, output: str) -> str | None:
     that prints what the output holds agrees with anything. The 0.5B model's second program, given the input as
     INPUT, opened the task's output and printed its rows again. A look, not a wall: a path built from parts is not
     seen (what it prints is still compared with the value)."""
+    if not output:
+        return None
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return None  # ``code_problem`` says why it cannot work
-    if not output:
-        return None
     named = {os.path.normpath(output), os.path.basename(output)}
     for node in ast.walk(tree):
         if (

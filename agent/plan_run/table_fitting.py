@@ -221,9 +221,7 @@ def by_group(operation: TextOperation, sample: str, task: str) -> TextOperation 
     cells = [[row[i].strip() for row in rows if len(row) > i and row[i].strip()] for i in range(len(header))]
     numbers = [name for name, column in zip(header, cells, strict=True) if column and all(map(_is_number, column))]
     dates = [name for name, column in zip(header, cells, strict=True) if column and all(map(ISO_DAY.match, column))]
-    word = (
-        (which.group(1) or which.group(2)).lower() if which is not None else busiest.group(2).lower() if busiest else ""
-    )
+    word = (which.group(1) or which.group(2) if which is not None else busiest.group(2) if busiest else "").lower()
     group = next((name for name in header if name.strip().lower() in {word, f"{word}s", word.rstrip("s")}), None)
     if group is None and word in DATE_PARTS and len(dates) == 1:
         group = f"{dates[0]}|{word}"
