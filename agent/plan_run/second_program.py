@@ -69,7 +69,10 @@ def same_value(first: str, second: str) -> bool:
     """Whether two programs printed the same value: the same JSON data where both printed JSON (an object or an
     array, however indented), else the same non-empty lines, each the same words once whitespace is normalised,
     where numbers compare as numbers (``49.75`` and ``49.750``; integers exactly, decimals to 1e-9), and a Python
-    list printed as such is the lines, or the CSV rows, it holds (``_lines``)."""
+    list printed as such is the lines, or the CSV rows, it holds (``_lines``); a yes or a no the same answer
+    however written (``yes``, ``True``, ``No.``)."""
+    if (answer := _yes_or_no(first)) is not None:
+        return answer == _yes_or_no(second)
     data_a, data_b = _json(first), _json(second)
     if data_a is not None and data_b is not None:
         return data_a == data_b
@@ -81,6 +84,16 @@ def same_value(first: str, second: str) -> bool:
         len(a) == len(b) and all(_same_word(x, y) for x, y in zip(a, b, strict=True))
         for a, b in zip(lines_a, lines_b, strict=True)
     )
+
+
+#: an answer of yes or no, as a program prints it: yes, No., True, false
+_YES_NO = {"yes": True, "true": True, "no": False, "false": False}
+
+
+def _yes_or_no(text: str) -> bool | None:
+    """What ``text`` answers where it is one word of yes or no (``_YES_NO``, any case, a full stop after it), else
+    None."""
+    return _YES_NO.get(text.strip().rstrip(".!").lower())
 
 
 def _lines(text: str) -> list[str]:
@@ -288,7 +301,8 @@ def second_checked(
     in_place = _in_place(output, plan, maker, expected)  # the output is the input too: it is read
     told = (told or _files(expected)) + in_place
     compared_with = "" if in_place else output
-    code, why = _ask(model, _request(task, told), maker.id, compared_with) if first is not None else (None, "")
+    asked = first is not None and bool(first.strip())  # nothing to compare: two programs that print nothing agree
+    code, why = _ask(model, _request(task, told), maker.id, compared_with) if asked else (None, "")
     second: str | None = None
     if code is not None:
         timeout = maker.inputs.timeout if isinstance(maker.inputs, PythonInput) else None
@@ -328,6 +342,8 @@ def _compared(output: str, first: str | None, second: str | None, why: str) -> t
     """The check's status and detail from what the output holds (``first``) and what the second program printed."""
     if first is None:
         return "not checked", f"{output} cannot be read whole to compare"
+    if not first.strip():
+        return "not checked", f"{output} is empty: there is no value to compare"
     if second is None:
         return "not checked", f"the second program gave no value: {why}"
     if same_value(first, second):

@@ -116,7 +116,8 @@ def test_exact_code_that_printed_nothing_from_a_text_is_asked_for_again_once(
 
 
 def test_code_that_prints_nothing_again_is_kept(ws: Path, script: Callable[..., ScriptedModel]) -> None:
-    """Nothing may be the right result (no line matches): the new code's output stands, and it is asked once."""
+    """Nothing may be the right result (no line matches): the new code's output stands, and it is asked once. Two
+    programs that print nothing agree on nothing: no second program is asked for, and the run is no success."""
     (ws / "data" / "log.txt").write_text(LOG, encoding="utf-8")
     task = "Keep the lines of data/log.txt that contain FATAL, into out/fatal.txt"
     none = TEMPLATE.replace(TO_FILL, 'result = [line for line in lines if "FATAL" in line]')
@@ -126,3 +127,6 @@ def test_code_that_prints_nothing_again_is_kept(ws: Path, script: Callable[..., 
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "fatal.txt").read_text(encoding="utf-8").strip() == ""
     assert len(code_requests(model)) == 2
+    assert "Result: done," in result.output and "Result: success" not in result.output
+    assert "out/fatal.txt is empty: there is no value to compare" in result.output
+    assert "second_program" not in [c["purpose"] for c in kinds(trace_of(only_run(ws)), "model")]

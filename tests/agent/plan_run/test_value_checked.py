@@ -348,6 +348,11 @@ def test_code_that_reads_its_files_itself_is_checked_by_a_program_that_reads_the
         ("1,ann,open\n3,cy,open\n", "['1', 'ann', 'open']\n['3', 'cy', 'open']\n", True),  # them, whole or a line
         ("ada\nbob\n", "['ada', 'bob']", True),
         ("1,ann,open\n", "['3', 'cy', 'open']", False),
+        ("yes\n", "True", True),  # a yes or a no is the same answer however written
+        ("No.", "no", True),
+        ("no", "False\n", True),
+        ("yes", "no", False),
+        ("yes", "yes, twice", False),
     ],
 )
 def test_values_compare_with_whitespace_aside_and_numbers_as_numbers(first: str, second: str, same: bool) -> None:
