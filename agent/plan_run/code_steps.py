@@ -48,6 +48,7 @@ from agent.plan_run.text_operations import (
 from agent.plan_run.tools.base import ToolFailure
 from agent.plan_run.tools.held_paths import WorkspaceRoot, path_parts
 from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, ShellInput, WriteTextInput
+from agent.plan_run.yes_or_no import asks_yes_or_no
 
 __all__ = ["CODE_PROMPT", "PRINT_LINE", "TEMPLATE", "WORDS_TEMPLATE", "Ask", "code_of", "code_problem", "first_lines"]
 __all__ += ["fixed_code", "held_start", "what_ref_holds", "with_operation_code", "with_print_line"]
@@ -226,10 +227,19 @@ def _code(step: Step) -> str:
 
 
 def _template(plan: Plan, step: Step, task: str, must_print: bool) -> Template | None:
-    """The template the request for ``step``'s code gives it to complete (``code_templates``): for its INPUT (the
-    data parsed, where INPUT is a file's text that parses), or for the files the task names that are there, which
-    the code reads itself, or, where it names none but its output, for the files of a folder it names (given as
-    data); None where no later step uses what it prints."""
+    """The template the request for ``step``'s code gives it to complete (``code_templates``), answering yes or no
+    where the task asks so (``yes_or_no``); None where no later step uses what it prints."""
+    template = _given_template(plan, step, task, must_print)
+    if template is None or not asks_yes_or_no(task) or template.replaces is not None:
+        return template
+    return template.answering_yes_or_no()
+
+
+def _given_template(plan: Plan, step: Step, task: str, must_print: bool) -> Template | None:
+    """The template for what ``step`` is given: for its INPUT (the data parsed, where INPUT is a file's text that
+    parses), or for the files the task names that are there, which the code reads itself, or, where it names none
+    but its output, for the files of a folder it names (given as data); None where no later step uses what it
+    prints."""
     assert isinstance(step.inputs, PythonInput)
     if not must_print:
         return None

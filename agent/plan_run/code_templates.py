@@ -54,6 +54,8 @@ _CSV_PRINT = (
     'csv.writer(sys.stdout, lineterminator="\\n").writerows(result) if isinstance(result, list) and '
     f"all(isinstance(r, (list, tuple)) for r in result) else print({_AS_JSON.format(kinds='dict')})"
 )
+#: the last line where ``result`` answers a question yes or no
+_YES_OR_NO_PRINT = 'print(result if isinstance(result, str) else "yes" if result else "no")'
 _PLAIN = "a str, a number, or a list of lines"
 _DATA = "data to write as JSON (a dict or a list of dicts)"
 #: the most of a data file omx parses to offer the parsed data (a bigger one gets the text template)
@@ -87,6 +89,11 @@ class Template:
     def text(self) -> str:
         """The template as the request shows it, in a fenced block."""
         return "```python\n" + "\n".join([*self.head, self.fill, self.print_line]) + "\n```"
+
+    def answering_yes_or_no(self) -> Template:
+        """This template for code that answers a question yes or no: ``result`` is True or False, printed as yes or
+        no (a str as it is: "no" is no yes) (``yes_or_no``)."""
+        return replace(self, what="True or False, the answer to the question", print_line=_YES_OR_NO_PRINT)
 
     def in_place(self, path: str) -> Template:
         """This template for code whose output replaces ``path``, the file INPUT is the text of: ``result`` is that

@@ -49,6 +49,7 @@ from agent.plan_run.text_operations import (
     keys,
     size_in_bytes,
 )
+from agent.plan_run.yes_or_no import asks_yes_or_no
 
 __all__ = ["earlier_day", "fitted", "unsaid_arguments"]
 
@@ -70,7 +71,9 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     number (in ``sample``) is the sort by letters: it picked one for "alphabetically, ignoring case". A replacement
     of one pair the task quotes, where it quotes more, is all of them (``_with_every_pair``). The field of each
     item of a JSON list, picked for a JSON object, is its key's value (``json_value``): "What port does
-    config/dev.json set?"."""
+    config/dev.json set?". No operation answers a question asked yes or no (``yes_or_no``): None for any."""
+    if asks_yes_or_no(task):
+        return None
     if _CONVERTS.search(task) and operation.op not in {*_CONVERSIONS.values(), "write_prose", "file_operations"}:
         operation = _converted(operation, sample, files)
     if operation.op not in ("write_prose", "file_operations"):  # a question the task asks of the text itself

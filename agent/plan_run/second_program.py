@@ -45,6 +45,7 @@ from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref
 from agent.plan_run.tools.python import python
 from agent.plan_run.value_checks import value_maker
 from agent.plan_run.verdict import run_status, unmet_error, value_to_compare
+from agent.plan_run.yes_or_no import answer_in
 from agent.record.trace import RecordingModel, RunEntry, RunRecorder, preview, read_output
 
 __all__ = ["SECOND_CHECK", "SECOND_PROMPT", "same_value", "second_checked"]
@@ -71,8 +72,8 @@ def same_value(first: str, second: str) -> bool:
     where numbers compare as numbers (``49.75`` and ``49.750``; integers exactly, decimals to 1e-9), and a Python
     list printed as such is the lines, or the CSV rows, it holds (``_lines``); a yes or a no the same answer
     however written (``yes``, ``True``, ``No.``)."""
-    if (answer := _yes_or_no(first)) is not None:
-        return answer == _yes_or_no(second)
+    if (answer := answer_in(first)) is not None:
+        return answer == answer_in(second)
     data_a, data_b = _json(first), _json(second)
     if data_a is not None and data_b is not None:
         return data_a == data_b
@@ -84,16 +85,6 @@ def same_value(first: str, second: str) -> bool:
         len(a) == len(b) and all(_same_word(x, y) for x, y in zip(a, b, strict=True))
         for a, b in zip(lines_a, lines_b, strict=True)
     )
-
-
-#: an answer of yes or no, as a program prints it: yes, No., True, false
-_YES_NO = {"yes": True, "true": True, "no": False, "false": False}
-
-
-def _yes_or_no(text: str) -> bool | None:
-    """What ``text`` answers where it is one word of yes or no (``_YES_NO``, any case, a full stop after it), else
-    None."""
-    return _YES_NO.get(text.strip().rstrip(".!").lower())
 
 
 def _lines(text: str) -> list[str]:

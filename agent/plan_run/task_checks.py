@@ -61,6 +61,7 @@ from agent.plan_run.list_form import (
 from agent.plan_run.operation_fitting import unsaid_arguments
 from agent.plan_run.output_shape import OutputShape, shape_of
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
+from agent.plan_run.yes_or_no import asks_yes_or_no, first_answer
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "rules_outputs", "told"]
 
@@ -177,6 +178,10 @@ def _just_a_number(text: str) -> Verdict:
     return ("met" if ok else "not met"), f"it holds {_shown(text)}"
 
 
+def _yes_or_no(text: str) -> Verdict:
+    return ("met" if first_answer(text) is not None else "not met"), f"it holds {_shown(text)}"
+
+
 def _at_most_words(limit: int) -> Callable[[str], Verdict]:
     def judge(text: str) -> Verdict:
         count = len(text.split())
@@ -243,6 +248,8 @@ def _content_checks(task: str, path: str) -> list[ContentCheck]:
         checks.append(ContentCheck(form.criterion(path), _listed(form), _says(form), form.count))
     if _JUST_NUMBER.search(task):
         checks.append(ContentCheck(f"{path} holds just a number", _just_a_number, "number"))
+    if asks_yes_or_no(task):
+        checks.append(ContentCheck(f"{path} starts with yes or no", _yes_or_no, "yes_or_no"))
     if (limit := _word_limit(task)) is not None:
         checks.append(ContentCheck(f"{path} has at most {limit} words", _at_most_words(limit), "words", limit))
     if _ONE_LINE.search(task):

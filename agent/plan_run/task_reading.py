@@ -73,7 +73,9 @@ Kind = Literal["exact", "prose", "command"]
 Action = Literal["move", "copy", "delete", "make_dir"]
 Shape = Literal["number", "one_line", "lines", "bullets", "table", "json", "csv", "free"]
 #: what a check of the rules reads in the task: one shape of its output
-Says = Literal["bullets", "sentences", "lines", "number", "words", "one_line", "table", "first_line", "title"]
+Says = Literal[
+    "bullets", "sentences", "lines", "number", "words", "one_line", "table", "first_line", "title", "yes_or_no"
+]
 
 #: the title of the reading's schema, by which a scripted model tells its request from the plan's
 READING_SCHEMA_TITLE = "TaskReading"
@@ -189,6 +191,8 @@ def agree(says: Says, number: int | None, reading: TaskReading) -> bool:
         return reading.count in (None, number) or (number == 1 and reading.shape == "one_line")
     if says in ("first_line", "lines", "title"):  # a line it quotes, lines it counts, a poem's form, a title: its words
         return True
+    if says == "yes_or_no":  # a word on a line, maybe with why after it
+        return reading.shape in ("one_line", "lines", "free")
     if says == "one_line":  # or lines, one of them: the 0.5B model read "in a single line" so
         return reading.shape == "one_line" or (reading.shape in ("lines", "bullets", "free") and reading.count == 1)
     if says == "words":  # the same N (a small model puts "at most 30 words" in count as often as in max_words), or
