@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from agent.plan_run.code_steps import first_lines
@@ -45,7 +45,7 @@ from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, WriteTe
 from agent.plan_run.tools.path_tools import records_path, records_problem
 from agent.sandbox.confine import OUTPUT_LIMIT
 
-__all__ = ["MOST_EACH", "each_file_plan"]
+__all__ = ["MOST_EACH", "each_file_plan", "in_place_plan"]
 
 #: the most files such a plan edits (three steps each); a larger folder is the model's to plan
 MOST_EACH = 20
@@ -94,8 +94,21 @@ def each_file_plan(
         if fit is None or fit.op not in IN_PLACE:
             return None
         fits.append(fit)
-    made = [step for n, path in enumerate(files) for step in _made(2 * n + 1, path, fits[n], by)]
-    written = [_written(2 * len(files) + n + 1, 2 * n + 2, path, by) for n, path in enumerate(files)]
+    return in_place_plan(task, workspace, list(zip(files, fits, strict=True)), by)
+
+
+def in_place_plan(
+    task: str,
+    workspace: Path,
+    edits: list[tuple[str, TextOperation]],
+    by: str,
+    noted: Callable[[TextOperation], str] = operation_note,
+) -> Plan:
+    """The plan that makes each file's new text by omx's code of its operation, then writes each file over (see the
+    module); ``by``: what each step says of who planned it, ``noted``: what a step of code says of whose code it
+    runs."""
+    made = [step for n, (path, fit) in enumerate(edits) for step in _made(2 * n + 1, path, fit, by, noted(fit))]
+    written = [_written(2 * len(edits) + n + 1, 2 * n + 2, path, by) for n, (path, _) in enumerate(edits)]
     steps = [*made, *written]
     return Plan(version=1, goal=task, risk_level=RiskLevel.MEDIUM, workspace_root=str(workspace), steps=steps)
 
@@ -146,13 +159,13 @@ def _named_files(workspace: Path, named: list[str]) -> list[str]:
     return list(named)
 
 
-def _made(read_id: int, path: str, operation: TextOperation, by: str) -> list[Step]:
+def _made(read_id: int, path: str, operation: TextOperation, by: str, note: str) -> list[Step]:
     """Read ``path``; omx's code of ``operation`` given its text as INPUT."""
     read = ReadTextStep(id=read_id, tool="read_text", description=f"Read {path} {by}",
                         inputs=ReadTextInput(path=path), produces=path)  # fmt: skip
     code = PythonInput(code=operation_code(operation), input=Ref(ref=f"step:{read_id}.output"))
     made = PythonStep(id=read_id + 1, tool="python",
-                      description=f"Make the new text of {path} {by} {operation_note(operation)}",
+                      description=f"Make the new text of {path} {by} {note}",
                       inputs=code, produces=f"the new text of {path}")  # fmt: skip
     return [read, made]
 

@@ -21,6 +21,8 @@ that reading and asks the model only for what it makes:
   ``folder_files``), its printed result written;
 - **files acted on**: the reading's moves, copies, deletes and folders made, where they agree with the workspace
   and the task's paths (``file_ops``), as path-tool steps (``file_ops_plan``);
+- **a name renamed in code** where the task says so, in the code files that hold it (``code_renames``), whatever
+  kind the model read: the 1.5B model read a file to move;
 - **each file of a folder edited in place** by the operation the model picked (a line added, a word replaced, the
   lines sorted), where the task names that one folder and no output: omx's code of it run on each file's text, the
   file written over (``each_file_plan``).
@@ -38,6 +40,7 @@ import re
 import shlex
 from pathlib import Path
 
+from agent.plan_run.code_renames import rename_plan
 from agent.plan_run.each_file_plan import each_file_plan
 from agent.plan_run.file_ops_plan import operations_plan
 from agent.plan_run.folder_files import files_in, folder_files
@@ -60,6 +63,8 @@ def plan_from_reading(
     task: str, workspace: Path, expected: TaskExpectations, reading: TaskReading | None
 ) -> Plan | None:
     """The plan for ``task`` made from ``reading`` (see the module), or None where the model is to plan it."""
+    if renamed := rename_plan(task, workspace, BY_OMX):  # a name in code, whatever the model read
+        return renamed
     if expected.operations:  # files acted on: the operations of the reading that hold (``file_ops``)
         return operations_plan(task, workspace, expected.operations, BY_OMX)
     if each := each_file_plan(task, workspace, expected, reading, BY_OMX):  # each file of a folder, in place

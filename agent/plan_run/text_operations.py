@@ -153,6 +153,9 @@ SORTED_UNIQUE = {"sort": "sort_unique", "sort_desc": "sort_desc_unique"}
 #: the operations omx fits a pick to and never offers: those sorts, a replacement of names in code, a count of the
 #: CSV rows with a value (``operation_fitting.fitted``)
 FITTED_ONLY = frozenset({*SORTED_UNIQUE.values(), "replace_names", "csv_count_where"})
+#: names renamed in Python code: its names, and those in an f-string's braces, not its strings or comments
+#: (``code_renames``)
+FITTED_ONLY |= {"rename_in_python"}
 #: the groups of a CSV table's rows (those with one value of a column, or one day, month or year of a date) whose
 #: rows add up to the most or the least (``operation_fitting.fitted``: "which month had the highest total")
 FITTED_ONLY |= {"csv_group_largest", "csv_group_smallest"}
@@ -428,6 +431,33 @@ def _pairs(text: str, new_text: str) -> list[tuple[str, str]]:
     return list(zip(old, new, strict=True)) if len(old) == len(new) > 1 and all(old) else [(text, new_text)]
 
 
+def _renamed_in_python(renamed: dict[str, str]) -> str:
+    """The code that renames each name of ``renamed`` in INPUT, Python code: where it is a name (a token of Python's
+    own), or a word inside an f-string's braces; never inside another string or a comment (row["price"] stays)."""
+    pattern = (
+        _whole("|".join(renamed)) if len(renamed) == 1 else rf"(?<!\w)(?:{'|'.join(map(re.escape, renamed))})(?!\w)"
+    )
+    return "\n".join(
+        [
+            "import io, re, tokenize",
+            f"renamed = {renamed!r}",
+            f"word = {pattern!r}",
+            "def in_braces(text):",
+            "    return re.sub(r'\\{[^{}]*\\}', lambda b: re.sub(word, lambda w: renamed[w.group()], b.group()), text)",
+            "lines = INPUT.splitlines(keepends=True)",
+            "edits = []",
+            "for token in tokenize.generate_tokens(io.StringIO(INPUT).readline):",
+            "    if token.type == tokenize.NAME and token.string in renamed:",
+            "        edits.append((token.start, token.end, renamed[token.string]))",
+            "    elif token.type == tokenize.STRING and re.match(r'(?i)[rb]*f', token.string):",
+            "        edits.append((token.start, token.end, in_braces(token.string)))",
+            "for (first, start), (last, end), new in reversed(edits):",
+            "    lines[first - 1 : last] = [lines[first - 1][:start] + new + lines[last - 1][end:]]",
+            "print(''.join(lines).rstrip('\\n'))",
+        ]
+    )
+
+
 def _whole(name: str) -> str:
     """The pattern of ``name`` standing whole: no letter, digit or underscore just before or after it."""
     return rf"(?<!\w){re.escape(name)}(?!\w)"
@@ -590,6 +620,7 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
             "print(text.rstrip('\\n'))",
         ]
     ),
+    "rename_in_python": lambda t, n, k: _renamed_in_python(dict(_pairs(t, n))),
     "count_lines": lambda t, n, k: (
         _value(f"value = sum(1 for line in INPUT.splitlines() if {_any_of(t)})")
         if t
