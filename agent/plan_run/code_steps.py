@@ -34,7 +34,7 @@ from agent.plan_run.code_templates import (
     with_template_lines,
 )
 from agent.plan_run.folder_files import extensions, folder_files
-from agent.plan_run.operation_fitting import fitted
+from agent.plan_run.operation_fitting import answers_one_value, fitted
 from agent.plan_run.plan import Plan, Step
 from agent.plan_run.task_reading import named_paths
 from agent.plan_run.text_operations import (
@@ -133,21 +133,23 @@ def with_working_code(plan: Plan, task: str, ask: Ask, copied: Collection[str] =
     return plan.model_copy(update={"steps": steps})
 
 
-def with_operation_code(plan: Plan, task: str, output: str, operation: TextOperation, *, counted: bool) -> Plan:
+def with_operation_code(
+    plan: Plan, task: str, output: str, operation: TextOperation, *, counted: bool, shape: str = "free"
+) -> Plan:
     """``plan`` with the code of its python step that has none yet and writes the task's ``output`` whole made omx's
     code of ``operation`` (the one the model picked for ``task``: ``text_operations``) where it fits: an operation
     on a text, for a step given the text of a file a read_text step reads; an operation on a folder's files, for a
     step given nothing, where the task names a folder that is there (its files given to the code as data, as the
     code request's template gives them). ``counted``: the task asks how many, and a filter of lines prints how
-    many it keeps. The plan as it was where there is no such step, the operation does not fit, or the output is the
-    file the text is read from and the operation is no edit of it (``IN_PLACE``: a count written over a list is the
-    list lost)."""
+    many it keeps. The plan as it was where there is no such step, the operation does not fit, makes no one value
+    where the model read the output as one (``shape``: ``answers_one_value``), or the output is the file the text
+    is read from and the operation is no edit of it (``IN_PLACE``: a count written over a list is the list lost)."""
     writers = set(plan.whole_writers(output))
     for step in plan.steps:
         inputs = step.inputs
         if step.id not in writers or not isinstance(inputs, PythonInput) or inputs.code.strip():
             continue
-        code = _operation_code(plan, inputs, task, output, operation, counted)
+        code = _operation_code(plan, inputs, task, output, operation, counted, shape)
         if code is None:
             continue
         note = f" {operation_note(operation)}"
@@ -157,7 +159,7 @@ def with_operation_code(plan: Plan, task: str, output: str, operation: TextOpera
 
 
 def _operation_code(
-    plan: Plan, inputs: PythonInput, task: str, output: str, operation: TextOperation, counted: bool
+    plan: Plan, inputs: PythonInput, task: str, output: str, operation: TextOperation, counted: bool, shape: str
 ) -> str | None:
     """The code of ``operation`` for a python step with ``inputs`` (see ``with_operation_code``), or None."""
     workspace = Path(plan.workspace_root)
@@ -168,7 +170,9 @@ def _operation_code(
     source = _read_path(plan, inputs.input.step_id) if isinstance(inputs.input, Ref) else None
     sample = first_lines(workspace, source) if source is not None else None
     fit = fitted(operation, sample, named_paths(task), task) if sample is not None else None
-    if fit is None or (source is not None and _same_path(source, output) and fit.op not in IN_PLACE):
+    if fit is None or not answers_one_value(fit, task, shape, counted):
+        return None
+    if source is not None and _same_path(source, output) and fit.op not in IN_PLACE:
         return None  # a value, or text drawn out of the file, written over the file it was made of is data lost
     return operation_code(fit, counted=counted)
 

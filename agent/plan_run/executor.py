@@ -207,7 +207,7 @@ class Executor:
         meant = planned_outputs(plan) | set(expected.outputs if expected is not None else ())
         checks = check_criteria(plan.success_criteria, files, self.ctx.workspace, meant)
         if expected is not None:
-            checks = expected.check() + [expected.vet(check) for check in checks]
+            checks = expected.check(plan) + [expected.vet(check) for check in checks]
             checks += [value] if (value := value_check(plan, outputs, expected)) is not None else []
         status = run_status(checks)
         return ExecutionResult(

@@ -36,6 +36,7 @@ from agent.plan_run.text_operations import (
     CSV_COLUMN,
     DATED,
     DONE_BOX,
+    FROM_LINES,
     NEEDS_NUMBER,
     NEEDS_TEXT,
     NOT_TEXT,
@@ -51,7 +52,7 @@ from agent.plan_run.text_operations import (
 )
 from agent.plan_run.yes_or_no import asks_yes_or_no
 
-__all__ = ["earlier_day", "fitted", "unsaid_arguments"]
+__all__ = ["answers_one_value", "earlier_day", "fitted", "unsaid_arguments"]
 
 
 def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), task: str = "") -> TextOperation | None:
@@ -142,6 +143,29 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         names = (os.path.basename(part.strip().rstrip("/")) for part in operation.text.split("|"))
         return operation.model_copy(update={"text": "|".join(name for name in names if name)})
     return operation
+
+
+#: the shapes of an output that is one value, as the model read them
+_ONE_VALUE = frozenset({"number", "one_line"})
+#: a task that asks a question: it starts with the question's word, or has one in a sentence that ends in "?"
+_QUESTION = re.compile(
+    r"^\W*(?:which|who|whom|whose|what|when|where|how)\b|\b(?:which|who|whose|what|when|where)\b[^.?!]*\?",
+    re.IGNORECASE,
+)
+
+
+def answers_one_value(operation: TextOperation, task: str, shape: str, counted: bool) -> bool:
+    """Whether ``operation`` (fitted) can make an output the model read as one value (``shape``: just a number, one
+    line): not an operation whose output is the input's lines or rows, picked, ordered or changed (``FROM_LINES``),
+    where the output is just a number and the lines are not counted (``counted``), nor where it is one line and the
+    task asks a question; the first line, or the last, is one. For "pls check config/notify.ini and write the SMS
+    timeout (seconds, number only)" the 1.5B model picked a replacement of 'SMS timeout' (omx's code of it printed
+    the whole file), and for "Which customer had the most expensive repair in October?" the rows of October."""
+    if shape not in _ONE_VALUE or counted or operation.op not in FROM_LINES:
+        return True
+    if operation.op in ("first", "last") and operation.number == 1:
+        return True
+    return shape == "one_line" and _QUESTION.search(task) is None
 
 
 #: the words that ask for a checklist's items left open, and those that ask for the ones ticked off

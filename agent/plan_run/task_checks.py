@@ -60,7 +60,9 @@ from agent.plan_run.list_form import (
 )
 from agent.plan_run.operation_fitting import unsaid_arguments
 from agent.plan_run.output_shape import OutputShape, shape_of
+from agent.plan_run.plan import Plan
 from agent.plan_run.task_reading import FILE_PATH, Says, TaskReading, agree, named_paths
+from agent.plan_run.text_operations import CODE_BY_OMX
 from agent.plan_run.yes_or_no import asks_yes_or_no, first_answer
 
 __all__ = ["FROM_THE_TASK", "ContentCheck", "TaskExpectations", "rules_outputs", "told"]
@@ -415,12 +417,13 @@ class TaskExpectations:
         wanted = text.strip().casefold()
         return any(wanted in said.casefold() for said in self.said)
 
-    def check(self) -> list[CriterionCheck]:
-        """After the run: each output written by it, what the task says of its content, each file operation the
-        task asks for (``file_ops``), and, where the operation the model picked and omx acted on has a text the task
-        does not say (``operation_fitting.unsaid_arguments``: a word to keep lines by that the model inferred from
-        the task's meaning), that the pick is what the task means, not checked: never a success on a meaning only
-        the model read."""
+    def check(self, plan: Plan | None = None) -> list[CriterionCheck]:
+        """After the run of ``plan``: each output written by it, what the task says of its content, each file
+        operation the task asks for (``file_ops``), and, where the operation the model picked and omx acted on (a
+        step of ``plan`` runs omx's code of it: ``CODE_BY_OMX``; no plan: taken as acted on) has a text the task does
+        not say (``operation_fitting.unsaid_arguments``: a word to keep lines by that the model inferred from the
+        task's meaning), that the pick is what the task means, not checked: never a success on a meaning only the
+        model read."""
         checks = [self._written(path, before) for path, before in self.outputs.items()]
         output = next(iter(self.outputs), None)
         for content in self.content:
@@ -433,7 +436,8 @@ class TaskExpectations:
         reading = self.model_reading
         # a pick acted on: prose is written by a model whatever the pick (``task_reading``)
         picked = reading.operation if reading is not None and reading.kind != "prose" else None
-        if picked is not None and self.said and (unsaid := unsaid_arguments(picked, self.said[0])):
+        acted_on = plan is None or any(CODE_BY_OMX in step.description for step in plan.steps)
+        if picked is not None and acted_on and self.said and (unsaid := unsaid_arguments(picked, self.said[0])):
             detail = (f"the model picked {picked.op} with {', '.join(map(repr, unsaid))}, which the task does not say; "
                       "a second program reads the task as the model does, so nothing checks that it is what the task "
                       "means")  # fmt: skip

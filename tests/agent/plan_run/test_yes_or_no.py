@@ -17,7 +17,7 @@ from agent.model.llm import ScriptedModel
 from agent.plan_run.operation_fitting import fitted
 from agent.plan_run.task_checks import TaskExpectations
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE, TaskReading
-from agent.plan_run.text_operations import TextOperation
+from agent.plan_run.text_operations import SCHEMA_TITLE, TextOperation
 from agent.plan_run.yes_or_no import answer_in, asks_yes_or_no, first_answer
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import kinds, omx, only_run, trace_of
@@ -34,10 +34,14 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path.resolve()
 
 
-def reading(op: str, text: str) -> dict[str, Any]:
-    read = {"inputs": ["data/pool.yaml"], "outputs": ["out/sunday.txt"], "kind": "exact", "shape": "one_line",
-            "operation": {"op": op, "text": text, "new_text": "", "number": 0}}  # fmt: skip
-    return {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)}
+def reading(op: str, text: str) -> list[dict[str, Any]]:
+    """The model's reading of the task, and the operation it picked."""
+    read = {"inputs": ["data/pool.yaml"], "outputs": ["out/sunday.txt"], "kind": "exact", "shape": "one_line"}
+    picked = {"op": op, "text": text, "new_text": "", "number": 0}
+    return [
+        {"for": READING_SCHEMA_TITLE, "content": json.dumps(read)},
+        {"for": SCHEMA_TITLE, "content": json.dumps(picked)},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -103,7 +107,7 @@ def test_a_yes_or_no_question_gets_code_that_prints_its_answer(ws: Path, script:
     template whose result is True or False. The model's own print of ``result`` becomes the template's, which
     prints no; a second program that prints False agrees."""
     code = "import yaml\ndata = yaml.safe_load(INPUT)\nresult = 'sun' in data['open_days']\nprint(result)"
-    model = script(reading("json_value", "sunday_swim"), code, "print(False)")
+    model = script(*reading("json_value", "sunday_swim"), code, "print(False)")
     result = omx(TASK, "--yes", input="y\n")
     assert result.exit_code == 0, result.output
     assert (ws / "out" / "sunday.txt").read_text(encoding="utf-8") == "no\n"
