@@ -5,8 +5,10 @@ is valid that way, and the model, shown the error, wrote the same reference agai
 cannot use what it has not made yet; what it was meant to use is, in every such plan seen, the output of the step
 just before it. So before a plan is validated, a reference of a step to itself is made one to the step before it,
 and its description says so (``by omx``), for the person who confirms the plan. A step that has no step before it
-keeps the reference, and the plan stays invalid: the model is told so, as before. References to a later step are
-left alone too: which step was meant is not known.
+and names its own output as its optional ``input`` (a python or an llm step: "Use python3 -c to compute 2 to the
+power 20 ...", the 1.5B model's step 1, ``input: step:1.output``, six invalid plans in a row) is given no input, and
+its description says so; any other reference of such a step to itself is kept, and the plan stays invalid: the
+model is told so, as before. References to a later step are left alone too: which step was meant is not known.
 """
 
 from __future__ import annotations
@@ -32,9 +34,21 @@ def with_self_refs_mended(data: Any) -> Any:
             note = f" (its input is the output of step {before}, by omx: the plan named this step's own output)"
             step = {**step, "inputs": _pointed(step["inputs"], own, before),
                     "description": f"{step.get('description', '')}{note}"}  # fmt: skip
+        elif isinstance(own, int) and before is None and _own_input(step, own):
+            inputs = {key: value for key, value in step["inputs"].items() if key != "input"}
+            note = " (no input, by omx: the plan named this step's own output, and no step is before it)"
+            step = {**step, "inputs": inputs, "description": f"{step.get('description', '')}{note}"}
         mended.append(step)
         before = own if isinstance(own, int) else before
     return {**data, "steps": mended}
+
+
+def _own_input(step: dict[str, Any], own: int) -> bool:
+    """Whether ``step``, a python or an llm step, has its own output as its ``input`` and no other reference to it."""
+    inputs = step.get("inputs")
+    if step.get("tool") not in ("python", "llm") or not isinstance(inputs, dict) or "input" not in inputs:
+        return False
+    return _own_ref(inputs["input"], own) and not _names({k: v for k, v in inputs.items() if k != "input"}, own)
 
 
 def _own_ref(value: Any, own: int) -> bool:
