@@ -17,7 +17,7 @@ import re
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
-from agent.model.llm import LLMError
+from agent.model.llm import LLMError, ModelReply
 from agent.model.schema_request import complete_with_schema
 from agent.plan_run.task_reading import asks_composed
 from agent.plan_run.tools.base import ToolContext, ToolResult
@@ -39,6 +39,13 @@ FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
 #: a fenced block inside a reply, and a fence line alone
 BLOCK = re.compile(r"^```[\w-]*\n(.*?)\n```[ \t]*$", re.DOTALL | re.MULTILINE)
 FENCE_LINE = re.compile(r"^```[\w-]*[ \t]*$")
+#: a placeholder left in a text to fill in: "[Your Name]", "[customer's name]", "[Date]"; not a link, a checkbox or a
+#: footnote
+PLACEHOLDER = re.compile(
+    r"\[(?=[^\]\n]*\b(?:your|name|date|insert|recipient|customer|client|company|sender|address|phone|email|"
+    r"signature|title|position|contact)\b)[A-Za-z][^\]\n]{1,40}\](?!\()",
+    re.IGNORECASE,
+)
 #: the shortest text given whose repetition is taken for an echo (a short text may well be its own answer)
 ECHO_MIN = 40
 #: the longest text given that a reply is compared with piece by piece (the comparison grows with its square)
@@ -88,6 +95,8 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
             details |= {"request_id": reply.request_id, "echo": "the first reply repeated the text given; asked again"}
         else:
             details["echo"] = "the reply repeats the text given, also when asked again"
+    if composed and schema is None and (found := PLACEHOLDER.search(text)):
+        text, reply, details["placeholder"] = _filled(ctx, messages, reply, text, found.group())
     if shape is not None:
         text, details["shape"] = _shaped(text, shape)
         if asked_plainly:
@@ -100,6 +109,30 @@ def llm(inputs: LlmInput, ctx: ToolContext, shape: OutputShape | None = None) ->
             request_id=reply.request_id,
         )
     return ToolResult(ok=True, output=text + "\n", details=details)
+
+
+def _filled(
+    ctx: ToolContext, messages: list[dict[str, str]], reply: ModelReply, text: str, found: str
+) -> tuple[str, ModelReply, str]:
+    """The text of a reply that holds the placeholder ``found``, asked for once more, and what the trace says of it:
+    the second reply where it holds none; else the first, without its lines that are only a placeholder."""
+    assert ctx.model is not None
+    told = (f"Your text holds a placeholder to fill in, {found}. Write it again, ready to use as it is, with no "
+            "placeholder: leave out what you do not know.")  # fmt: skip
+    again = [*messages, {"role": "assistant", "content": reply.content or ""}, {"role": "user", "content": told}]
+    try:
+        second = ctx.model.complete(again)
+    except LLMError:
+        second = None
+    fresh = _unfenced(second.content) if second is not None else ""
+    if second is not None and fresh and not PLACEHOLDER.search(fresh):
+        return fresh, second, f"the first reply held {found}; asked again"
+    kept = [line for line in text.split("\n") if not (line.strip() and not PLACEHOLDER.sub("", line).strip(" ,.-"))]
+    return (
+        "\n".join(kept).strip(),
+        reply,
+        f"the reply held {found}, also when asked again: its lines of placeholders left out",
+    )
 
 
 def _unfenced(content: str | None) -> str:

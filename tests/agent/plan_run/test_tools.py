@@ -326,6 +326,33 @@ def test_composed_lines_of_a_shape_that_are_mostly_the_text_given_again_are_aske
     assert result.ok and result.output == "\n".join(lines) + "\n" and "also when asked" in result.details["echo"]
 
 
+EMAIL = "Hi Ana,\n\nYour bike (ticket T7) is ready: 45.00.\n\nBest regards,\n"
+
+
+@pytest.mark.parametrize(
+    ("replies", "output", "asked"),
+    [
+        ([EMAIL + "[Your Name]", EMAIL + "The workshop"], EMAIL + "The workshop\n", 2),  # asked again, told which
+        ([EMAIL + "[Your Name]\n[Shop phone]", EMAIL + "[Your Name]"], EMAIL.rstrip() + "\n", 2),  # lines left out
+        (["Dear [Customer Name], your bike is ready.", "Dear [Customer Name]: ready."],
+         "Dear [Customer Name], your bike is ready.\n", 2),  # not a line of its own: kept
+        (["See [the manual](https://x.org) and tick [x] when done."], "See [the manual](https://x.org) and tick [x] "
+         "when done.\n", 1),  # a link and a checkbox are no placeholders
+    ],
+)  # fmt: skip
+def test_composed_text_with_a_placeholder_is_asked_for_once_more(
+    ctx: ToolContext, replies: list[str], output: str, asked: int
+) -> None:
+    """Asked for an email to a customer, the 1.5B model signed it "[Your Name]"."""
+    model = ScriptedModel(replies)
+    ctx.model = model
+    result = run_tool(LlmInput(prompt="Write a short email to Ana that her bike is ready", input="T7,Ana,ready"), ctx)
+    assert result.ok and result.output == output and len(model.requests) == asked
+    if asked == 2:
+        told = model.requests[1]["messages"][-1]["content"]
+        assert told.startswith("Your text holds a placeholder to fill in, [") and "placeholder" in result.details
+
+
 def test_llm_failures_are_structured(ctx: ToolContext) -> None:
     ctx.model = ScriptedModel(["   "])
     assert run_tool(LlmInput(prompt="p"), ctx).error_type == "EmptyReply"
