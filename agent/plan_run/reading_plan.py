@@ -170,10 +170,18 @@ def _texts_in(workspace: Path, folder: str) -> list[str]:
 
 
 def _from_nothing(task: str, workspace: Path, reading: TaskReading, output: str) -> bool:
-    """Whether the task makes its text from its own words alone: the model lists no input, and no path the task
-    names but its output is there (a file the model missed would be material the text is made of)."""
+    """Whether the task makes its text from its own words alone: the model lists no input that is there (the 1.5B
+    model listed the output itself, not there yet, for "Write a short email to Sam ... Save it as out/email.txt",
+    and its own plan then read it), and no path the task names but its output is there (a file the model missed
+    would be material the text is made of)."""
     named = [name for name in named_paths(task) if os.path.normpath(name) != os.path.normpath(output)]
-    return not reading.inputs and not any((workspace / os.path.normpath(name)).exists() for name in named)
+    return not any(_there(workspace, name) for name in [*reading.inputs, *named])
+
+
+def _there(workspace: Path, name: str) -> bool:
+    """Whether ``name``, a path relative to the workspace, is there (a path outside it never is)."""
+    path = os.path.normpath(name)
+    return not os.path.isabs(path) and not path.startswith("..") and (workspace / path).exists()
 
 
 def _plain_file(workspace: Path, name: str) -> bool:

@@ -344,6 +344,20 @@ def test_a_file_of_the_top_folder_named_by_its_name_without_extension_is_the_mat
     assert events(ws, "plan_from_reading") == [{"tools": tools}]
 
 
+@pytest.mark.parametrize("listed", [["out/note.txt"], ["data/invented.txt"]])
+def test_prose_from_the_task_s_words_where_the_model_listed_an_input_that_is_not_there(
+    ws: Path, script: Callable[..., ScriptedModel], listed: list[str]
+) -> None:
+    """The 1.5B model listed the output itself as the input of "Write a short email to Sam ... Save it as
+    out/email.txt", and its own plan read that file, which was not there, three plans in a row."""
+    task = "Write a short note to Ana asking to move Friday's call to Monday. Save it as out/note.txt"
+    script(reading("prose", listed, ["out/note.txt"], from_input=False), "Hi Ana, could we move Friday's call?")
+    result = omx(task, "--yes")
+    assert result.exit_code == 0, result.output
+    assert events(ws, "plan_from_reading") == [{"tools": ["llm", "write_text"]}]
+    assert (ws / "out" / "note.txt").read_text(encoding="utf-8") == "Hi Ana, could we move Friday's call?\n"
+
+
 @pytest.mark.parametrize(
     "task",
     [
