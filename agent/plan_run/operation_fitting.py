@@ -127,7 +127,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         return None
     if operation.op in {*_EXTRACTED, "other"} and _PHONES.search(words_of(task)):
         return TextOperation(op="extract_phones")  # the 0.5B model extracted every number for the phone numbers
-    if operation.op in ("count_words", "top_words") and _EACH_WORD.search(task):
+    if operation.op in ("count_words", "top_words") and _EACH_WORD.search(task) and not _most_said(operation, task):
         return TextOperation(op="word_counts", new_text=_word_count_form(task))
     if operation.op in _EXTRACTED and task and not _EXTRACTED[operation.op].search(words_of(task)):
         return None  # the 0.5B model extracted emails for "Write the name of every user in data/users.json"
@@ -218,6 +218,13 @@ _EACH_WORD = re.compile(
 )
 #: a line's form the task shows: 'word: count', "word - count", word,count
 _WORD_COUNT_FORM = re.compile(r"\bword\s*([:=,;|-]|->)\s*count\b", re.IGNORECASE)
+
+
+def _most_said(operation: TextOperation, task: str) -> bool:
+    """Whether ``operation`` is the NUMBER most frequent words and ``task`` says that number ("what are the 3 most
+    frequent words? count every word": the top 3, not every word with its count)."""
+    number = operation.number
+    return operation.op == "top_words" and number > 0 and re.search(rf"\b{number}\b", words_of(task)) is not None
 
 
 def _word_count_form(task: str) -> str:

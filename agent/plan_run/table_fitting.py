@@ -110,7 +110,9 @@ def with_column(operation: TextOperation, sample: str, task: str) -> TextOperati
     data/people.csv"), or, for a sum or an average where it says none, the one column of numbers a word of TEXT or
     the task names (``_numbers_sharing_a_word``); None where there is none. A column of no numbers added up or
     averaged, where the task names one of its values, is the rows with that value: the model picked the sum of the
-    status column for "... only the rows of data/orders.csv whose status is shipped"."""
+    status column for "... only the rows of data/orders.csv whose status is shipped". None for the rows with a value
+    that is no number in a column of numbers (the 1.5B model picked the rows whose reorder_level is 'stock' for "the
+    parts whose stock is below the reorder level"): no row holds it."""
     text, new_text, op = operation.text, operation.new_text, operation.op
     if "=" in text and not new_text:
         text, new_text = (part.strip() for part in text.split("=", 1))
@@ -129,8 +131,8 @@ def with_column(operation: TextOperation, sample: str, task: str) -> TextOperati
         named = [value for value in values if says(task, value)]
         if len(named) == 1:
             op, new_text = "csv_where", named[0]
-    if op == "csv_where" and not new_text:
-        return None
+    if op == "csv_where" and (not new_text or (values and all(map(_is_number, values)) and not _is_number(new_text))):
+        return None  # no value, or a word in a column of numbers: no row holds it
     if op in CSV_ROW:  # the answer's column as the header spells it, the first where none is named
         new_text = spelled if (spelled := _column_named(header, new_text)) is not None else header[0]
     return operation.model_copy(update={"op": op, "text": column, "new_text": new_text})

@@ -628,6 +628,15 @@ def test_a_whole_column_picked_where_the_task_names_one_of_its_values_is_the_row
     assert fit(reply("csv_column", "team"), "The team column, reddish ones") == op("csv_column", "team")
 
 
+def test_the_rows_with_a_word_in_a_column_of_numbers_are_no_pick() -> None:
+    """The 1.5B model picked the rows whose reorder_level is 'stock' for "list the parts whose stock is below the
+    reorder level": no row holds it."""
+    parts = "sku,name,qty,reorder_level\nA1,pads,2,5\nA2,chain,9,3\n"
+    task = "list the parts whose stock is below the reorder level in parts.csv"
+    assert fitted(op("csv_where", "reorder_level", "stock"), parts, ["parts.csv"], task) is None
+    assert fitted(op("csv_where", "qty", "2"), parts, ["parts.csv"], "rows of parts.csv with qty 2") is not None
+
+
 def test_the_operations_offered_are_those_the_files_the_task_names_can_take(tmp_path: Path) -> None:
     (tmp_path / "media").mkdir()
     files = {"log.txt": LOG, "t.csv": TABLE, "u.json": "[]", "c.yaml": "a: 1\n", "plain": TABLE, "listed": "[1]\n"}
@@ -1291,6 +1300,8 @@ def test_the_columns_of_a_json_list_made_csv_are_those_the_task_says(text: str, 
         (reply("top_words", number=3), "the word frequencies of r.txt, as word - count lines",
          op("word_counts", new_text=" - ")),
         (reply("count_words"), "How many words does r.txt have?", op("count_words")),
+        (reply("top_words", number=3), "the 3 most frequent words of r.txt? count every word, one per line",
+         op("top_words", number=3)),  # "every word" is what is counted: the top 3 stay
     ],
 )  # fmt: skip
 def test_phone_numbers_and_the_count_of_each_word_are_what_the_task_asks(
