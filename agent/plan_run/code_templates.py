@@ -28,6 +28,7 @@ import json
 import os
 import re
 import symtable
+import tomllib
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -123,8 +124,8 @@ def template_for_text(task: str, path: str | None, text: str | None) -> Template
 
 def data_template(path: str | None, text: str) -> Template | None:
     """The template that gives the code ``text`` parsed: JSON (any text that is a JSON object or array), YAML (a
-    ``.yaml``/``.yml`` file that is a mapping or a list), CSV (a ``.csv``/``.tsv`` file of two columns or more);
-    None where it is none of these."""
+    ``.yaml``/``.yml`` file that is a mapping or a list), TOML (a ``.toml`` file), CSV (a ``.csv``/``.tsv`` file of
+    two columns or more); None where it is none of these."""
     if len(text) > MOST_PARSED or not text.strip():
         return None
     suffix = os.path.splitext(path or "")[1].lower()
@@ -139,13 +140,19 @@ def data_template(path: str | None, text: str) -> Template | None:
 
 
 def _parsed(text: str, suffix: str) -> tuple[str, str, Any] | None:
-    """The module, the call and the value of ``text`` parsed as JSON or YAML (a dict or a list), or None."""
+    """The module, the call and the value of ``text`` parsed as JSON, YAML (a dict or a list) or TOML (a ``.toml``
+    file: the 1.5B model, given a server's TOML config as text, took "the 4th line" for its port), or None."""
     try:
         value = json.loads(text)
         if isinstance(value, dict | list):
             return "json", "json.loads(INPUT)", value
     except ValueError:
         pass
+    if suffix == ".toml":
+        try:
+            return "tomllib", "tomllib.loads(INPUT)", tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
     if suffix not in (".yaml", ".yml"):
         return None
     try:

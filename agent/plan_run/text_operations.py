@@ -55,7 +55,17 @@ __all__ = [
     "SCHEMA_TITLE",
     "TextOperation",
 ]
-__all__ += ["DATE_PARTS", "FILTERS", "IN_PLACE", "LOOKUPS", "PATTERNED", "ask_operation", "keys", "size_in_bytes"]
+__all__ += [
+    "COUNTED",
+    "DATE_PARTS",
+    "FILTERS",
+    "IN_PLACE",
+    "LOOKUPS",
+    "PATTERNED",
+    "ask_operation",
+    "keys",
+    "size_in_bytes",
+]
 __all__ += [
     "offered_operations",
     "operation_code",
@@ -204,6 +214,8 @@ IN_PLACE = FROM_LINES & frozenset(
 
 #: the operations that keep some of the input's lines (what a task counts, where it asks how many)
 FILTERS = frozenset({"keep_containing", "drop_containing", "keep_starting"})
+#: the operations whose code prints how many lines or rows it keeps where the task asks how many (``operation_code``)
+COUNTED = FILTERS | {"csv_where"}
 #: the operations on a text, whether they pick its lines or compute a value
 ON_TEXT = FROM_LINES | VALUES | FITTED_ONLY
 #: the operations on a CSV file's column named by TEXT

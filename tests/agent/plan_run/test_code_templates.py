@@ -71,6 +71,16 @@ def test_yaml_is_given_parsed_and_a_dict_is_printed_as_json(ws: Path, script: Ca
     assert "data = yaml.safe_load(INPUT)  # a dict with the keys 'name', 'port', 'flags'" in code_request(model)
 
 
+def test_toml_is_given_parsed(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Given a server's TOML config as text, the 1.5B model took "the 4th line" for its port."""
+    (ws / "data" / "server.toml").write_text('[server]\nhost = "0.0.0.0"\nport = 8642\n\n[dev]\nport = 8000\n')
+    model = script(exact(["data/server.toml"], "out/port.txt"), "result = data['server']['port']")
+    result = omx("What port does the server use in data/server.toml? Write it to out/port.txt", "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "port.txt").read_text(encoding="utf-8") == "8642\n"
+    assert "data = tomllib.loads(INPUT)  # a dict with the keys 'server', 'dev'" in code_request(model)
+
+
 def test_csv_is_given_as_rows_and_rows_are_printed_as_csv(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     fill = 'result = [rows[0]] + [row for row in rows[1:] if row[2] == "open"]'
     model = script(exact(["data/orders.csv"], "out/open.csv"), fill)
@@ -106,6 +116,7 @@ def test_a_reply_gets_the_template_s_own_lines_back(code: str, made: str) -> Non
 def test_only_data_that_parses_is_given_parsed() -> None:
     assert data_template("data/a.json", "not json at all") is None
     assert data_template("data/notes.txt", "name: desk\n") is None  # YAML only where the file says it is
+    assert data_template("data/a.toml", "port = = 1\n") is None  # TOML that does not parse
     assert data_template("data/one.csv", "just one column\nof text\n") is None
     table = data_template("data/t.tsv", "a\tb\n1\t2\n")
     assert table is not None and "delimiter='\\t'" in table.text()

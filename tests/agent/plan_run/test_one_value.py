@@ -30,6 +30,7 @@ WHICH = "Which team scored the most goals in May? data/games.csv, the name into 
         ("csv_where", 0, WHICH, "one_line", False, False),
         ("keep_containing", 0, "What does the first error say? -> out/e.txt", "one_line", False, False),
         ("keep_containing", 0, "How many lines say ERROR? just the number", "number", True, True),  # counted
+        ("extract_numbers", 0, "What port does app.toml set? Just the number", "number", True, False),  # not counted
         ("last", 1, "what is the last line of data/log.txt? -> out/l.txt", "one_line", False, True),
         ("upper", 0, "Uppercase the title in data/title.txt into out/t.txt", "one_line", False, True),  # no question
         ("csv_where", 0, "Which orders were shipped? Put the rows in out/s.csv", "lines", False, True),  # rows read
