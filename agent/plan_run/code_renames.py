@@ -22,12 +22,11 @@ import re
 import tokenize
 from pathlib import Path
 
-from agent.plan_run.each_file_plan import MOST_EACH, in_place_plan
+from agent.plan_run.each_file_plan import MOST_EACH, editable_file, in_place_plan
 from agent.plan_run.folder_files import folder_files
 from agent.plan_run.plan import Plan
 from agent.plan_run.task_reading import named_paths
 from agent.plan_run.text_operations import TextOperation
-from agent.plan_run.tools.files import READ_LIMIT
 
 __all__ = ["rename_plan", "renamed_name"]
 
@@ -99,9 +98,8 @@ def _renaming(path: str, old: str, new: str) -> TextOperation:
 
 
 def _code_files(workspace: Path, named: list[str], kinds: frozenset[str] | set[str] = CODE_FILES) -> list[str]:
-    """The code files (of the extensions ``kinds``) among ``named`` and in the folders it names, each a regular file
-    of the workspace reached through no link, small enough to be read whole; hidden files and folders aside."""
-    root = workspace.resolve()
+    """The code files (of the extensions ``kinds``) among ``named`` and in the folders it names, each one omx edits
+    in place (``each_file_plan.editable_file``); hidden files and folders aside."""
     files: list[str] = []
     for name in named:
         if name.endswith("/"):
@@ -110,14 +108,7 @@ def _code_files(workspace: Path, named: list[str], kinds: frozenset[str] | set[s
             files += [path for path in entries if not any(part.startswith(".") for part in Path(path).parts)]
         else:
             files.append(os.path.normpath(name))
-    return [
-        path
-        for path in files
-        if os.path.splitext(path)[1].lower() in kinds
-        and (root / path).is_file()
-        and Path(os.path.realpath(root / path)) == root / path
-        and (root / path).stat().st_size < READ_LIMIT
-    ]  # fmt: skip
+    return [path for path in files if os.path.splitext(path)[1].lower() in kinds and editable_file(workspace, path)]
 
 
 def _holds_name(path: Path, name: str) -> bool:

@@ -45,7 +45,7 @@ from agent.plan_run.tools.inputs import PythonInput, ReadTextInput, Ref, WriteTe
 from agent.plan_run.tools.path_tools import records_path, records_problem
 from agent.sandbox.confine import OUTPUT_LIMIT
 
-__all__ = ["MOST_EACH", "each_file_plan", "in_place_plan"]
+__all__ = ["MOST_EACH", "each_file_plan", "editable_file", "in_place_plan"]
 
 #: the most files such a plan edits (three steps each); a larger folder is the model's to plan
 MOST_EACH = 20
@@ -143,20 +143,23 @@ def _files(workspace: Path, folder: str, wanted: Collection[str]) -> list[str]:
 
 
 def _named_files(workspace: Path, named: list[str]) -> list[str]:
-    """The files of ``named`` (two or more, no folder among them) where each is a regular file of the workspace
-    reached through no link, not in omx's records, small enough to be read and printed whole; else none."""
-    root = workspace.resolve()
-    paths = [root / os.path.normpath(name) for name in named]
-    if not 2 <= len(named) <= MOST_EACH or any(os.path.isabs(name) or name.endswith("/") for name in named):
+    """The files of ``named`` (two or more, no folder among them) where each is one omx edits in place
+    (``editable_file``); else none."""
+    if not 2 <= len(named) <= MOST_EACH or not all(editable_file(workspace, name) for name in named):
         return []
-    for name, path in zip(named, paths, strict=True):
-        if Path(os.path.realpath(path)) != path or not path.is_file() or not path.is_relative_to(root):
-            return []
-        if records_problem(name, records_path(None)) is not None:
-            return []
-        if path.stat().st_size >= min(READ_LIMIT, OUTPUT_LIMIT):
-            return []
     return list(named)
+
+
+def editable_file(workspace: Path, name: str) -> bool:
+    """Whether ``name`` is a file omx edits in place: a regular file of the workspace reached through no link, not in
+    omx's records, small enough to be read and printed whole."""
+    root = workspace.resolve()
+    path = root / os.path.normpath(name)
+    if os.path.isabs(name) or name.endswith("/") or Path(os.path.realpath(path)) != path:
+        return False
+    if not path.is_file() or not path.is_relative_to(root) or records_problem(name, records_path(None)) is not None:
+        return False
+    return path.stat().st_size < min(READ_LIMIT, OUTPUT_LIMIT)
 
 
 def _made(read_id: int, path: str, operation: TextOperation, by: str, note: str) -> list[Step]:

@@ -160,10 +160,10 @@ def answers_one_value(operation: TextOperation, task: str, shape: str, counted: 
     line): not an operation whose output is the input's lines or rows, picked, ordered or changed (``FROM_LINES``),
     where the output is just a number and they are not counted (``counted``: a filter, or the CSV rows with a value,
     prints how many: ``COUNTED``; the 1.5B model extracted every number of a config for "What port ...? Just the
-    number"), nor where it is one line and the
-    task asks a question; the first line, or the last, is one. For "pls check config/notify.ini and write the SMS
-    timeout (seconds, number only)" the 1.5B model picked a replacement of 'SMS timeout' (omx's code of it printed
-    the whole file), and for "Which customer had the most expensive repair in October?" the rows of October."""
+    number"), nor where it is one line and the task asks a question; the first line, or the last, is one. For "pls
+    check config/notify.ini and write the SMS timeout (seconds, number only)" the 1.5B model picked a replacement of
+    'SMS timeout' (omx's code of it printed the whole file), and for "Which customer had the most expensive repair
+    in October?" the rows of October."""
     if shape not in _ONE_VALUE or operation.op not in FROM_LINES or (counted and operation.op in COUNTED):
         return True
     if operation.op in ("first", "last") and operation.number == 1:

@@ -363,11 +363,11 @@ class Planner:
         ask = self._code_request()
         if expected is not None:
             plan = completed(plan, list(expected.outputs))
-            picked = expected.model_reading.operation if expected.model_reading is not None else None
-            if expected.output is not None and picked is not None:  # where omx planned code it has not written
-                shape = expected.model_reading.shape if expected.model_reading is not None else "free"
-                plan = with_operation_code(plan, task, expected.output, picked, counted=expected.count_asked,
-                                           shape=shape)  # fmt: skip
+            reading = expected.model_reading
+            if expected.output is not None and reading is not None and reading.operation is not None:
+                # where omx planned code it has not written
+                plan = with_operation_code(plan, task, expected.output, reading.operation,
+                                           counted=expected.count_asked, shape=reading.shape)  # fmt: skip
             plan = with_model_for_prose(with_code_for_exact_work(plan, task, expected, ask), task, expected)
             plan = with_task_words(plan, task, expected)
         return with_working_code(plan, task, ask, EXAMPLE_CODE)

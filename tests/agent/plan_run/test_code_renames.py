@@ -19,6 +19,7 @@ from agent.plan_run.code_renames import rename_plan, renamed_name
 from agent.plan_run.plan import PythonStep, WriteTextStep
 from agent.plan_run.task_reading import READING_SCHEMA_TITLE
 from agent.plan_run.text_operations import TextOperation, operation_code
+from agent.sandbox.confine import OUTPUT_LIMIT
 from tests.e2e.conftest import script  # noqa: F401  (the scripted model in the CLI)
 from tests.e2e.helpers import omx
 
@@ -97,6 +98,9 @@ def test_the_files_named_and_those_that_use_the_name_are_edited(ws: Path) -> Non
     assert rename_plan("rename photos to pictures in pricing.py", ws, "(x)") is None  # a folder of that name
     assert rename_plan("rename price to cost in notes.txt", ws, "(x)") is None  # no code file
     assert rename_plan("rename nothing_here to x in pricing.py", ws, "(x)") is None  # no file holds it
+    (ws / "big.py").write_text("price = 1\n" + "#" * OUTPUT_LIMIT, encoding="utf-8")  # not printed whole: left alone
+    every = rename_plan("rename the price() function in pricing.py to unit_price, and every caller", ws, "(x)")
+    assert every is not None and "big.py" not in [s.inputs.path for s in every.steps if isinstance(s, WriteTextStep)]
 
 
 def test_a_rename_the_model_read_as_a_move_is_planned_by_omx(ws: Path, script: Callable[..., ScriptedModel]) -> None:
