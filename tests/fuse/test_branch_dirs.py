@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.workspace_tools.mount_backend import MountBackend
+from omxfs.fuse.zones.branch_dirs import shown_without_descriptors
 from tests.checkpoints.conftest import omxfs
 from tests.fuse.conftest import Mount, clean_env, poll
 from tests.fuse.test_private_posix import as_uid
@@ -175,3 +176,17 @@ def test_a_branch_is_read_as_its_zone_is_read(m: Mount) -> None:
     assert as_uid(m, 65534, lambda: Path("@aside/notes.md").read_text(), "agents/bob") == "ok"  # the zone's
     assert as_uid(m, 65534, lambda: Path("@aside/secret").read_text(), "agents/bob") == "EACCES"  # 0600, root's
     assert stat.S_IMODE(os.stat(m.store / ".omxfs/branches/bob").st_mode) == 0o700  # closed to it on the store
+
+
+def test_an_error_names_store_paths_never_the_daemons_descriptors() -> None:
+    """The daemon reaches the store and each upper layer through descriptors; a refusal met on the way (a zone's
+    directory swapped for a symlink between the walk and the listing) is logged with the store's paths."""
+    named = {"/proc/self/fd/10": "", "/proc/self/fd/1": ".omxfs/branches/bob/b1/upper"}
+    assert (
+        shown_without_descriptors("/proc/self/fd/10/agents/bob/d: a symlink or non-directory is in the way", named)
+        == "agents/bob/d: a symlink or non-directory is in the way"
+    )
+    assert (
+        shown_without_descriptors("/proc/self/fd/1/d: x; /proc/self/fd/1: y; /proc/self/fd/12/z", named)
+        == ".omxfs/branches/bob/b1/upper/d: x; .omxfs/branches/bob/b1/upper: y; /proc/self/fd/12/z"
+    )

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -166,6 +167,24 @@ class Layers:
         return [(name, st) for name, st in sorted(seen.items()) if st is not None]
 
 
+_DESCRIPTOR_PATH = re.compile(r"/proc/self/fd/\d+/?")
+
+
+def shown_without_descriptors(message: str, named: dict[str, str]) -> str:
+    """``message`` with each ``/proc/self/fd/N`` path that ``named`` knows replaced by the store path it stands for
+    (``""`` for the store's root: ``/proc/self/fd/N/agents/bob`` reads ``agents/bob``); a descriptor is matched
+    whole, so ``/proc/self/fd/1`` never rewrites ``/proc/self/fd/12``."""
+
+    def shown(match: re.Match[str]) -> str:
+        text = match.group(0)
+        held = named.get(text.rstrip("/"))
+        if held is None:
+            return text
+        return f"{held}/" if held and text.endswith("/") else held
+
+    return _DESCRIPTOR_PATH.sub(shown, message)
+
+
 class BranchDirsHandler:
     """``agents/<zone>/@<branch>/`` and below: the branches, read-only. Their names are listed with the zone's own
     (``PrivateHandler``); everything below is answered here."""
@@ -193,7 +212,7 @@ class BranchDirsHandler:
         if branch is None or not branch.pending:
             raise NotFound(f"{path}: {zone} has no branch {shown[len(layout.BRANCH_MARK) :]!r} pending")
         with contextlib.ExitStack() as held:
-            uppers, named = [], {}
+            uppers, named = [], {str(self.ws.root): ""}
             for layer in (branch, *branch.ancestors()):  # as the daemon: the upper layers lie under .omxfs
                 fd = open_dir(layer.upper, ".", path_only=True)
                 held.callback(os.close, fd)
@@ -204,8 +223,7 @@ class BranchDirsHandler:
                     zone_root = PurePosixPath(layout.AGENTS, zone)
                     yield Layers(tuple(uppers), self.tree, zone_root), parts[BRANCH_DEPTH:]
             except OmxError as exc:  # the mount's log names a layer as the store does, never by a descriptor
-                for fd_path, shown_path in named.items():
-                    exc.message = exc.message.replace(fd_path, shown_path)
+                exc.message = shown_without_descriptors(exc.message, named)
                 exc.args = (exc.message,)
                 raise
 
