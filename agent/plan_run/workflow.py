@@ -33,6 +33,7 @@ from agent.plan_run.confirm import Declined, Refused, confirm, render_plan
 from agent.plan_run.criteria import CriterionCheck
 from agent.plan_run.executor import ExecutionResult, Executor
 from agent.plan_run.judge import judged
+from agent.plan_run.outside_paths import outside_paths
 from agent.plan_run.overwrites import overwrite_previews
 from agent.plan_run.path_previews import path_previews, undo_lines
 from agent.plan_run.plan import Plan, PlanError, RiskLevel, load_plan
@@ -129,6 +130,8 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
                 },
             )
         )
+        if outside := outside_paths(task, workspace):  # no plan can do it: refused before one is asked for
+            return _refused_outside(outside, recorder)
         model = run_model(model_factory, recorder)
     except NotStarted as exc:
         return Outcome(EXIT_FAILED, "error", exc.message, exc.run_dir)
@@ -149,6 +152,13 @@ def run_task(task: str, options: Options, ui: UI, model_factory: ModelFactory) -
         raise
     return _decide_and_run(plan, workspace, options, ui, recorder, sandbox, recording, team, task=task,
                            replans=replans, expected=expected)  # fmt: skip
+
+
+def _refused_outside(paths: list[str], recorder: RunRecorder) -> Outcome:
+    reasons = [f"the task names {path}, outside the workspace: omx reads and writes only inside it" for path in paths]
+    end_run(recorder, "refused", steps_executed=0, reasons=reasons)
+    message = "refused: " + "; ".join(reasons)
+    return Outcome(EXIT_REFUSED, "refused", message, recorder.run_dir, reasons=reasons)
 
 
 def _planner(model: RecordingModel, recorder: RunRecorder, team: Team) -> Planner:
