@@ -87,6 +87,8 @@ def plan_from_reading(
         steps, criteria = _joined(order, output, _between(task)), [JOIN_ORDER]  # whatever kind the model read
     elif reading.kind == "prose":
         steps = _prose(task, inputs[0], output) if len(inputs) == 1 else _prose_from_files(task, inputs, output)
+    elif len(inputs) > 1 and os.path.normpath(output) in map(os.path.normpath, inputs):
+        return None  # one of several files written over, made from the others: its own text would be lost
     elif len(inputs) == 1:
         steps = _exact_from_text(inputs[0], output)
     else:

@@ -177,6 +177,25 @@ def test_each_file_the_task_names_is_changed_in_place(notes: Path) -> None:
     assert writes == ["notes/a.txt", "notes/c.md"]
 
 
+def test_files_the_model_read_each_as_read_and_written_are_changed_in_place_where_the_rules_read_one(
+    notes: Path,
+) -> None:
+    """The rules read "to notes/a.txt" as the task's output; the plan before this made notes/a.txt from
+    notes/b.txt alone (the 1.5B model's reading: both files read, both written), losing a.txt's own text."""
+    task = "Prepend 'DRAFT' as a new first line to notes/a.txt and notes/b.txt"
+    both = ["notes/a.txt", "notes/b.txt"]
+    reading = TaskReading(inputs=both, outputs=both, kind="exact", operation=op("add_first_line", "DRAFT"))
+    expected = TaskExpectations.before(task, notes, reading)
+    assert list(expected.outputs) == ["notes/a.txt"]
+    plan = plan_from_reading(task, notes, expected, reading)
+    assert plan is not None
+    assert [step.inputs.path for step in plan.steps if isinstance(step.inputs, ReadTextInput)] == both
+    assert [step.inputs.path for step in plan.steps if isinstance(step.inputs, WriteTextInput)] == both
+    alone = TaskReading(inputs=both, outputs=["notes/a.txt"], kind="exact", operation=op("add_first_line", "DRAFT"))
+    assert each_file_plan(task, notes, TaskExpectations.before(task, notes, alone), alone, BY_OMX) is None
+    assert plan_from_reading(task, notes, TaskExpectations.before(task, notes, alone), alone) is None  # the model's
+
+
 @pytest.mark.parametrize(
     ("task", "outputs"),
     [

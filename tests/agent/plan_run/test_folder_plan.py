@@ -93,6 +93,10 @@ def test_a_folder_not_in_the_workspace_is_planned_by_the_model(
     if where == "linked":
         (ws / "linked").symlink_to(outside)
     script(exact([folder], "out/n.txt"))  # no plan scripted: the request fails, and says the model was asked for one
-    omx(f"Write how many files are in {folder} to out/n.txt", "--yes")
-    assert "plan" in model_calls(ws)
+    result = omx(f"Write how many files are in {folder} to out/n.txt", "--yes")
+    if where == "outside":  # a path that climbs out: refused before any request (``outside_paths``)
+        assert f"refused: the task names {folder}, outside the workspace" in result.output
+        assert model_calls(ws) == []
+    else:
+        assert "plan" in model_calls(ws)
     assert events(ws, "plan_from_reading") == []
