@@ -139,7 +139,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
     if operation.op in DATED:
         return _with_date(operation, task)
     if operation.op in SIZED:
-        return _with_size(operation)
+        return _with_size(operation, task)
     if operation.op in PATTERNED:  # a pattern: 'src/*.py' is '*.py' of the folder
         names = (os.path.basename(part.strip().rstrip("/")) for part in operation.text.split("|"))
         return operation.model_copy(update={"text": "|".join(name for name in names if name)})
@@ -448,10 +448,17 @@ def _date(text: str) -> date | None:
     return date.today() - timedelta(days=count * _DAYS[span.group("unit").lower()])
 
 
-def _with_size(operation: TextOperation) -> TextOperation | None:
+#: a size as a task writes it: "500 bytes", "1 KB", "2MB", "1.5 gib", a number alone
+_SIZE_SAID = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:bytes?|b|kb|kib|k|mb|mib|m|gb|gib|g)?\b", re.IGNORECASE)
+
+
+def _with_size(operation: TextOperation, task: str) -> TextOperation | None:
     """``operation`` with TEXT the size it names in bytes (``1 KB``: 1024, ``2MB``, ``500 bytes``); None where TEXT
-    is no size."""
+    is no size, or (``task`` given) none ``task`` says: the 1.5B model picked the files smaller than '1 KB' for
+    "Which file in photos/ is the smallest?"."""
     size = size_in_bytes(operation.text)
+    if task and size not in {size_in_bytes(match.group(0)) for match in _SIZE_SAID.finditer(task)}:
+        return None
     return None if size is None else operation.model_copy(update={"text": str(size)})
 
 

@@ -209,6 +209,16 @@ def test_a_date_is_read_in_the_forms_people_write_it(said: str) -> None:
 def test_a_size_is_read_in_the_forms_people_write_it(said: str, size: int) -> None:
     assert picked(reply("files_larger_than", said), "") == op("files_larger_than", str(size))
     assert picked(reply("files_smaller_than", "big"), "") is None  # no size: no fit
+    assert picked(reply("files_larger_than", said), "", task=f"List the files of x/ over {said}") == op(
+        "files_larger_than", str(size)
+    )
+
+
+def test_a_size_the_task_does_not_say_is_no_fit() -> None:
+    """The 1.5B model picked the files smaller than '1 KB' for a question about the smallest file."""
+    task = "Which file in photos/ is the smallest? Write its name to out/smallest.txt"
+    assert picked(reply("files_smaller_than", "1 KB"), "", task=task) is None
+    assert picked(reply("files_larger_than", "2 KB"), "", task="the files of x/ bigger than 1 KB") is None
 
 
 @pytest.mark.parametrize(
