@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import configparser
 import csv
 import io
 import json
@@ -124,8 +125,8 @@ def template_for_text(task: str, path: str | None, text: str | None) -> Template
 
 def data_template(path: str | None, text: str) -> Template | None:
     """The template that gives the code ``text`` parsed: JSON (any text that is a JSON object or array), YAML (a
-    ``.yaml``/``.yml`` file that is a mapping or a list), TOML (a ``.toml`` file), CSV (a ``.csv``/``.tsv`` file of
-    two columns or more); None where it is none of these."""
+    ``.yaml``/``.yml`` file that is a mapping or a list), TOML (a ``.toml`` file), INI (an ``.ini`` or ``.cfg`` file
+    of sections), CSV (a ``.csv``/``.tsv`` file of two columns or more); None where it is none of these."""
     if len(text) > MOST_PARSED or not text.strip():
         return None
     suffix = os.path.splitext(path or "")[1].lower()
@@ -136,7 +137,23 @@ def data_template(path: str | None, text: str) -> Template | None:
         return Template((*head, f"data = {loads}  # {_shape(value)}"), "data", f"{_PLAIN}, or {_DATA}", _JSON_PRINT)
     if suffix in (".csv", ".tsv"):
         return _csv_template(text, "\t" if suffix == ".tsv" else ",")
+    if suffix in (".ini", ".cfg") and (sections := _ini_sections(text)):
+        head = ("import configparser", "import json", "config = configparser.ConfigParser(interpolation=None)",
+                "config.read_string(INPUT)", "data = {name: dict(config[name]) for name in config.sections()}  # "
+                f"{_shape(sections)}, each a dict of str")  # fmt: skip
+        return Template(head, "data", f"{_PLAIN}, or {_DATA}", _JSON_PRINT)
     return None
+
+
+def _ini_sections(text: str) -> dict[str, dict[str, str]] | None:
+    """The sections of ``text`` read as an INI file, each a dict of its keys' values; None where it is none (the
+    1.5B model, given an INI file as text, wrote a port's host for its port)."""
+    config = configparser.ConfigParser(interpolation=None)
+    try:
+        config.read_string(text)
+    except configparser.Error:
+        return None
+    return {name: dict(config[name]) for name in config.sections()}
 
 
 def _parsed(text: str, suffix: str) -> tuple[str, str, Any] | None:

@@ -81,6 +81,19 @@ def test_toml_is_given_parsed(ws: Path, script: Callable[..., ScriptedModel]) ->
     assert "data = tomllib.loads(INPUT)  # a dict with the keys 'server', 'dev'" in code_request(model)
 
 
+def test_ini_is_given_parsed(ws: Path, script: Callable[..., ScriptedModel]) -> None:
+    """Given an INI config as text, the 1.5B model wrote the server's host for its port."""
+    (ws / "data" / "app.ini").write_text("[server]\nhost = shop.local\nport = 8443\n\n[db]\nname = orders\n")
+    model = script(exact(["data/app.ini"], "out/port.txt"), "result = data['server']['port']")
+    result = omx("Which port does data/app.ini use? Put just the number in out/port.txt", "--yes", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "port.txt").read_text(encoding="utf-8") == "8443\n"
+    asked = code_request(model)
+    assert "data = {name: dict(config[name]) for name in config.sections()}  # a dict with the keys 'server', 'db'" in (
+        asked
+    )
+
+
 def test_csv_is_given_as_rows_and_rows_are_printed_as_csv(ws: Path, script: Callable[..., ScriptedModel]) -> None:
     fill = 'result = [rows[0]] + [row for row in rows[1:] if row[2] == "open"]'
     model = script(exact(["data/orders.csv"], "out/open.csv"), fill)
@@ -117,6 +130,8 @@ def test_only_data_that_parses_is_given_parsed() -> None:
     assert data_template("data/a.json", "not json at all") is None
     assert data_template("data/notes.txt", "name: desk\n") is None  # YAML only where the file says it is
     assert data_template("data/a.toml", "port = = 1\n") is None  # TOML that does not parse
+    assert data_template("data/a.ini", "port = 1\n") is None  # INI without a section
+    assert data_template("data/a.cfg", "[a]\n= x\n") is None  # INI that does not parse
     assert data_template("data/one.csv", "just one column\nof text\n") is None
     table = data_template("data/t.tsv", "a\tb\n1\t2\n")
     assert table is not None and "delimiter='\\t'" in table.text()
