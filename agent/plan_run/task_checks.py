@@ -77,7 +77,11 @@ _AFTER_TO = re.compile(
     rf"(?:->|=>|\u2192)\s*)`?{_PATH}"
 )
 _AFTER_IN = re.compile(rf"\b(?:in|as)\s+`?{_PATH}")
-_JUST_NUMBER = re.compile(r"\b(?:just|only)\s+the\s+(?:number|sum|result|count|total)\b", re.IGNORECASE)
+_JUST_NUMBER = re.compile(
+    r"\b(?:just|only)\s+(?:the|a)\s+(?:number|sum|result|count|total)\b|"
+    r"\b(?:the\s+)?(?:number|sum|count|total)\s+only\b|\bnothing\s+but\s+the\s+(?:number|sum|count|total)\b",
+    re.IGNORECASE,
+)
 #: a limit on the output's words; "under N words" allows N - 1
 _AT_MOST_WORDS = re.compile(
     rf"\b{WORDS_AT_MOST_BEFORE}\s+{_NUMBER}\s+words\b|"

@@ -120,6 +120,8 @@ def test_a_plans_number_the_task_never_said_is_not_checked(ws: Path) -> None:
     ("task", "forms"),
     [
         ("Count the lines of data/a.txt and write just the number to out/n.txt", ["out/n.txt holds just a number"]),
+        ("How many lines has data/a.txt? Number only, to out/n.txt", ["out/n.txt holds just a number"]),
+        ("Total of data/a.txt in out/n.txt, nothing but the total", ["out/n.txt holds just a number"]),
         ("Write the first 2 lines of data/a.txt to out/n.txt", []),
         ("Write the text of data/a.txt in upper case to out/n.txt", []),
         ("Write the lines of data/a.txt that contain 'o' to out/n.txt", []),
