@@ -138,10 +138,10 @@ def data_template(path: str | None, text: str) -> Template | None:
     if suffix in (".csv", ".tsv"):
         return _csv_template(text, "\t" if suffix == ".tsv" else ",")
     if suffix in (".ini", ".cfg") and (sections := _ini_sections(text)):
-        head = ("import configparser", "import json", "config = configparser.ConfigParser(interpolation=None)",
+        ini = ("import configparser", "import json", "config = configparser.ConfigParser(interpolation=None)",
                 "config.read_string(INPUT)", "data = {name: dict(config[name]) for name in config.sections()}  # "
                 f"{_shape(sections)}, each a dict of str")  # fmt: skip
-        return Template(head, "data", f"{_PLAIN}, or {_DATA}", _JSON_PRINT)
+        return Template(ini, "data", f"{_PLAIN}, or {_DATA}", _JSON_PRINT)
     return None
 
 
