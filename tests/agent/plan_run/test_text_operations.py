@@ -24,8 +24,8 @@ from agent.plan_run.code_steps import TEMPLATE, code_problem
 from agent.plan_run.code_templates import folder_template
 from agent.plan_run.folder_files import folder_files
 from agent.plan_run.operation_fitting import fitted, unsaid_arguments
-from agent.plan_run.task_reading import READING_SCHEMA_TITLE, named_paths
 from agent.plan_run.table_fitting import by_group
+from agent.plan_run.task_reading import READING_SCHEMA_TITLE, named_paths
 from agent.plan_run.text_operations import (
     FROM_LINES,
     IN_PLACE,
@@ -1220,7 +1220,7 @@ def test_which_group_of_rows_adds_up_to_the_most_or_the_least_is_asked_of_the_ta
 
 
 def test_no_group_of_all_rows_answers_a_question_about_the_rows_with_a_value() -> None:
-    """"Who ordered the most croissants?": the 1.5B model's pick became the customer with the most rows (Ana), not
+    """ "Who ordered the most croissants?": the 1.5B model's pick became the customer with the most rows (Ana), not
     the most croissants (Bo)."""
     orders = "customer,item,qty\nAna,bread,2\nBo,croissant,6\nAna,cake,1\n"
     task = "Who ordered the most croissants according to data/orders.csv? Name only, in out/who.txt"
