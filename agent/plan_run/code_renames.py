@@ -3,13 +3,13 @@
 "rename fmt_ticket to format_ticket_label in tools/labels.py pls": the 1.5B model read a file to move, and its own
 plan opened the file in ``nano``; "Rename the low_stock function in inventory.py to parts_to_reorder and update
 report.py and reorder.py, which import it": several files to edit, which a small model does not plan. Where the task
-renames one name (``rename X to Y``, ``rename the X function ... to Y``, ``change the name of X ... to Y``; X and Y
-names as code writes them, X no path of the workspace) and X stands as a name in code files it names, or in those of
-a folder it names, omx plans the edit of each such file that holds X itself (``each_file_plan.in_place_plan``):
-Python files by their names (``rename_in_python``: a string or a comment that says X stays as it is), files of other
-code whole word by whole word (``replace_names``). Where the task also says the places that use X ("update every
-place that calls it", "everywhere", "the files that import it"), the workspace's other code files of the same kinds
-that hold X are edited too.
+renames one name (``rename X to Y``, ``rename the X function ... to Y``, ``change the name of X ... to Y``, ``X should
+be called Y``; X and Y names as code writes them, X no path of the workspace) and X stands as a name in code files it
+names, or in those of a folder it names, omx plans the edit of each such file that holds X itself
+(``each_file_plan.in_place_plan``): Python files by their names (``rename_in_python``: a string or a comment that says
+X stays as it is), files of other code whole word by whole word (``replace_names``). Where the task also says the
+places that use X ("update every place that calls it", "everywhere", "the files that import it"), the workspace's other
+code files of the same kinds that hold X are edited too.
 
 Nothing checks that the task asks for that rename (omx's reading of its words): the run is "done", never "success".
 """
@@ -40,10 +40,18 @@ _RENAME = re.compile(
     r"\b(?:rename|change\s+the\s+name\s+of)\s+(?P<old>(?:[^.;:!?\n]|[.:](?=\w))*?)\s+(?:to|as|into)\s+`?(?P<new>[A-Za-z_]\w*)\b",
     re.IGNORECASE,
 )
+#: a name said to get another: "unit_price should be called price_of", "calc must be renamed to compute"
+_CALLED = re.compile(
+    r"`?(?P<old>[A-Za-z_]\w*)`?(?:\(\))?\s+(?:should|must|needs?\s+to|has\s+to)\s+be\s+"
+    r"(?:called|named|renamed(?:\s+to)?)\s+`?(?P<new>[A-Za-z_]\w*)\b(?![./]\w)",
+    re.IGNORECASE,
+)
 #: the words around a name that say what kind of name it is, and words that say nothing of which one
 _KINDS = frozenset({"function", "method", "variable", "class", "constant", "const", "field", "attribute", "var"})
 _FILLERS = frozenset({"the", "a", "an", "in", "of", "from", "inside", "def", "name", "named", "called", "module"})
 _NAME = re.compile(r"[A-Za-z_]\w*")
+#: words before "should be called" that name no name of code
+_NO_NAME = frozenset({"it", "this", "that", "file", "folder", "directory", "output", "result", "one"})
 #: the words that ask the places that use the name changed too
 _ITS_USES = re.compile(
     r"\beverywhere\b|\bevery\s+(?:place|file|caller|call|use|reference)|\ball\s+(?:the\s+)?(?:places|callers|calls|"
@@ -57,6 +65,9 @@ def renamed_name(task: str) -> tuple[str, str] | None:
     """The name ``task`` renames and its new name ("rename the price() function in pricing.py to unit_price":
     price, unit_price), where it says one rename of one name to another; else None."""
     found = list(_RENAME.finditer(task))
+    if not found and len(called := list(_CALLED.finditer(task))) == 1:
+        old, new = called[0].group("old"), called[0].group("new")
+        return (old, new) if old != new and not {old.lower(), new.lower()} & (_KINDS | _FILLERS | _NO_NAME) else None
     if len(found) != 1:
         return None
     said, new = found[0].group("old"), found[0].group("new")

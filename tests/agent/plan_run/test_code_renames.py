@@ -65,6 +65,10 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("Rename all the files in docs/ to lowercase", None),
         ("Rename a to b and c to d in x.py", None),  # two renames: not one
         ("Rename the function f to function in x.py", None),
+        ("unit_price should be called price_of: rename it in a.py and wherever it is used", ("unit_price", "price_of")),
+        ("The function `calc` must be renamed to compute in a.py", ("calc", "compute")),
+        ("the file should be called notes.md", None),  # a file's name
+        ("it should be called total", None),
     ],
 )
 def test_a_task_renames_one_name_where_it_says_so(task: str, rename: tuple[str, str] | None) -> None:
