@@ -43,6 +43,8 @@ NOTES = "The build broke twice.\nThe cache fix landed.\nTwo people joined.\nThe 
         ("Summarise a in 2 bullets and b in 3 bullets into out/s.md", None),  # two counts, neither the total
         ("Compose a two-line slogan for a bakery in out/s.txt", ListForm(2, "lines", said_lines=True)),
         ("Write a 4 line poem about autumn to out/p.txt", ListForm(4, "lines", said_lines=True)),
+        ("Write a three-line advert for our cake to out/ad.txt", ListForm(3, "lines", said_lines=True)),
+        ("Put an eight-line welcome for new staff in out/w.txt", ListForm(8, "lines", said_lines=True)),
         ("Write a haiku about the sea to out/h.txt", ListForm(3, "lines", said_lines=True)),  # a poem's form
         ("Write a funny limerick about a cat into out/l.txt", ListForm(5, "lines", said_lines=True)),
         ("Write three haiku about rain to out/h.txt", None),  # poems counted, not lines
