@@ -94,6 +94,8 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = operation.model_copy(update={"text": ""})
     if operation.op in IN_A_TABLE and (header := csv_header(sample)) is not None:
         operation = in_a_table(operation, header, task, list(csv.reader(io.StringIO(sample)))[1:])
+    if operation.op in SIZED and not _sizes_said(task) and (ranked := _ranked_by_size(task)) is not None:
+        operation = TextOperation(op=ranked)  # "Which file is the smallest?": no size said, the first of a ranking
     if operation.op in _FILES_RANKED and operation.number <= 0 and re.search(r"\bfile\b(?!s)", task):
         operation = operation.model_copy(update={"number": 1})  # "the newest file": one
     if operation.op in NEEDS_NUMBER and operation.number <= 0:
@@ -241,7 +243,7 @@ def _word_count_form(task: str) -> str:
 
 
 #: the operations that rank a folder's files and keep the first NUMBER of them
-_FILES_RANKED = frozenset({"largest_files", "newest_files", "oldest_files"})
+_FILES_RANKED = frozenset({"largest_files", "smallest_files", "newest_files", "oldest_files"})
 #: the operations that count, and the words that ask for a count (``ASKS_A_COUNT``): a count picked where none is
 #: asked is no pick (the 0.5B model counted lines for "How old is Ben according to data/people.csv?")
 _COUNTING = frozenset({"count_lines", "count_words", "count_files", "csv_count_rows", "csv_count_where"})
@@ -272,9 +274,10 @@ _LATER = re.compile(
 #: have not been modified for more than a year")
 _OTHER_END = {"largest_number": "smallest_number", "smallest_number": "largest_number", "csv_largest": "csv_smallest",
               "csv_smallest": "csv_largest", "files_changed_before": "files_changed_after",
-              "files_changed_after": "files_changed_before"}  # fmt: skip
+              "files_changed_after": "files_changed_before", "largest_files": "smallest_files",
+              "smallest_files": "largest_files"}  # fmt: skip
 _ASKS = {"files_changed_before": _EARLIER, "files_changed_after": _LATER}
-_LARGEST = frozenset({"largest_number", "csv_largest"})
+_LARGEST = frozenset({"largest_number", "csv_largest", "largest_files"})
 
 
 def _asks(op: str, task: str, sample: str) -> bool:
@@ -452,12 +455,23 @@ def _date(text: str) -> date | None:
 _SIZE_SAID = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:bytes?|b|kb|kib|k|mb|mib|m|gb|gib|g)?\b", re.IGNORECASE)
 
 
+def _sizes_said(task: str) -> set[int | None]:
+    return {size_in_bytes(match.group(0)) for match in _SIZE_SAID.finditer(task)}
+
+
+def _ranked_by_size(task: str) -> str | None:
+    """``largest_files`` or ``smallest_files`` where ``task`` asks for the largest or the smallest (one of them);
+    else None."""
+    most, least = most_and_least(words_of(task), [])
+    return None if bool(most) == bool(least) else "largest_files" if most else "smallest_files"
+
+
 def _with_size(operation: TextOperation, task: str) -> TextOperation | None:
     """``operation`` with TEXT the size it names in bytes (``1 KB``: 1024, ``2MB``, ``500 bytes``); None where TEXT
     is no size, or (``task`` given) none ``task`` says: the 1.5B model picked the files smaller than '1 KB' for
     "Which file in photos/ is the smallest?"."""
     size = size_in_bytes(operation.text)
-    if task and size not in {size_in_bytes(match.group(0)) for match in _SIZE_SAID.finditer(task)}:
+    if task and size not in _sizes_said(task):
         return None
     return None if size is None else operation.model_copy(update={"text": str(size)})
 

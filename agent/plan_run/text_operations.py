@@ -126,6 +126,7 @@ OPERATIONS: dict[str, str] = {
     "several: '*.py|*.md'), one per line, in name order",
     "count_files": "the number of files in the folder (TEXT: only those matching a pattern such as '*.py')",
     "largest_files": "the names of the NUMBER largest files in the folder, largest first, one per line",
+    "smallest_files": "the names of the NUMBER smallest files in the folder, smallest first, one per line",
     "newest_files": "the names of the NUMBER most recently changed files in the folder, newest first, one per line",
     "oldest_files": "the names of the NUMBER least recently changed files in the folder, oldest first, one per line",
     "files_changed_before": "the names of the files in the folder last changed before the date TEXT (YYYY-MM-DD)",
@@ -143,13 +144,15 @@ NOT_TEXT = frozenset({"write_prose", "file_operations", "other"})
 #: the operations on a folder's files (``files``: each one's path, name, size and date, given as data)
 ON_FOLDER = frozenset({"list_files", "count_files", "largest_files", "files_changed_before", "join_files"})
 ON_FOLDER |= {"files_changed_after", "files_larger_than", "files_smaller_than", "newest_files", "oldest_files"}
+ON_FOLDER |= {"smallest_files"}
 #: the operations on a folder's files whose TEXT is a date, or a size
 DATED = frozenset({"files_changed_before", "files_changed_after"})
 SIZED = frozenset({"files_larger_than", "files_smaller_than"})
 #: the operations on those of a folder's files whose names match TEXT, a pattern
 PATTERNED = frozenset({"list_files", "count_files", "join_files"})
 #: the operations that need NUMBER above 0, and those that need TEXT
-NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files", "newest_files", "oldest_files"})
+NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files", "smallest_files", "newest_files"})
+NEEDS_NUMBER |= {"oldest_files"}
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field", "json_value"})
 NEEDS_TEXT |= {"add_first_line", "add_last_line"} | DATED | SIZED
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
@@ -742,6 +745,10 @@ _CODE: dict[str, Callable[[str, str, int], str]] = {
     "largest_files": lambda t, n, k: (
         f"biggest = sorted(files, key=lambda f: (-f['size'], f['name']))[:{k}]\n"
         "print('\\n'.join(f['name'] for f in biggest))"
+    ),
+    "smallest_files": lambda t, n, k: (
+        f"smallest = sorted(files, key=lambda f: (f['size'], f['name']))[:{k}]\n"
+        "print('\\n'.join(f['name'] for f in smallest))"
     ),
     "newest_files": lambda t, n, k: (
         f"import os\nnewest = sorted(files, key=lambda f: os.stat(f['path']).st_mtime, reverse=True)[:{k}]\n"

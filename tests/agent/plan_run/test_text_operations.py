@@ -176,6 +176,7 @@ def media(tmp_path: Path) -> Path:
         (op("list_files", "*.mp3"), "b.mp3\nc.mp3\n"),
         (op("count_files", "*.png"), "2\n"),
         (op("largest_files", number=2), "z.png\nb.mp3\n"),  # ties by name
+        (op("smallest_files", number=2), "a.png\nb.mp3\n"),
         (op("newest_files", number=2), "c.mp3\na.png\n"),
         (op("oldest_files", number=1), "b.mp3\n"),
         (op("files_changed_before", "2026-01-01"), "b.mp3\nz.png\n"),
@@ -216,10 +217,15 @@ def test_a_size_is_read_in_the_forms_people_write_it(said: str, size: int) -> No
 
 
 def test_a_size_the_task_does_not_say_is_no_fit() -> None:
-    """The 1.5B model picked the files smaller than '1 KB' for a question about the smallest file."""
+    """The 1.5B model picked the files smaller than '1 KB' for a question about the smallest file: where the task
+    asks for the largest or the smallest, that is the first of them by size."""
     task = "Which file in photos/ is the smallest? Write its name to out/smallest.txt"
-    assert picked(reply("files_smaller_than", "1 KB"), "", task=task) is None
+    assert picked(reply("files_smaller_than", "1 KB"), "", task=task) == op("smallest_files", number=1)
     assert picked(reply("files_larger_than", "2 KB"), "", task="the files of x/ bigger than 1 KB") is None
+    assert picked(reply("files_larger_than", "2 KB"), "", task="Which files of x/ are big?") is None
+    biggest = "Write the two biggest files in x/ to out/big.txt"
+    assert picked(reply("files_larger_than", "1 MB"), "", task=biggest) is None  # no NUMBER picked: no fit
+    assert picked(reply("smallest_files", number=2), "", task=biggest) == op("largest_files", number=2)
 
 
 @pytest.mark.parametrize(
