@@ -76,9 +76,10 @@ def each_file_plan(
     if not folders:  # each file written over, so each is an output: a task that writes some of them reads others
         files = _named_files(workspace, named_here)
         every = {os.path.normpath(path) for path in files}
-        outputs = (expected.outputs, rules_outputs(task, workspace), reading.outputs)
-        read_as_outputs = [{os.path.normpath(path) for path in listed} for listed in outputs]
-        in_place = {os.path.normpath(path) for path in reading.inputs} == every == read_as_outputs[2]
+        model_outputs = {os.path.normpath(path) for path in reading.outputs}
+        outputs = (expected.outputs, rules_outputs(task, workspace))
+        read_as_outputs = [{os.path.normpath(path) for path in listed} for listed in outputs] + [model_outputs]
+        in_place = {os.path.normpath(path) for path in reading.inputs} == every == model_outputs
         # the rules read "Prepend 'X' to a.txt and b.txt" as writing a.txt: a part of the files the model read
         # each as both read and written is no other output
         if any(listed and listed != every and not (in_place and listed < every) for listed in read_as_outputs):

@@ -51,7 +51,7 @@ _SENTENCES = re.compile(rf"\b{_NUMBER}[\s-]+{_QUALIFIERS}sentences?\b", re.IGNOR
 #: composed wording of a said number of lines: "a two-line slogan", "a 4 line poem", "a three-line advert" (any
 #: thing written "a N-line"; not "the first 2 lines of")
 _LINES_OF = re.compile(
-    rf"(?:(?<=\ba )|(?<=\ban ))(?:\d+|{'|'.join(NUMBER_WORDS)})-line\s+(?=[A-Za-z])|"
+    rf"(?:(?<=\ba )|(?<=\ban ))(\d+|{'|'.join(NUMBER_WORDS)})-line\s+(?=[A-Za-z])|"
     rf"\b{_NUMBER}[\s-]+line\s+(?:[\w-]+\s+){{0,2}}?(?:slogans?|taglines?|mottos?|poems?|verses?|rhymes?|songs?|"
     r"summar(?:y|ies)|descriptions?|notes?|messages?|bios?|greetings?|intros?|introductions?|replies|reply|answers?|"
     r"stor(?:y|ies)|jokes?|toasts?|blurbs?|pitch(?:es)?|abstracts?|captions?|titles?)\b",
@@ -149,7 +149,7 @@ def list_form(task: str) -> ListForm | None:
     if sentences := {said_number(m.group(1)) for m in _SENTENCES.finditer(task)}:
         count = _one(sentences)
         return None if count is None else ListForm(count, "sentences")
-    lines = {n for m in _LINES_OF.finditer(task) if (n := said_number(m.group(1) or m.group(0).split("-")[0])) > 1}
+    lines = {n for m in _LINES_OF.finditer(task) if (n := said_number(m.group(1) or m.group(2))) > 1}
     if lines := lines | {_POEM_LINES[m.group(1).lower()] for m in _POEM.finditer(task)}:
         count = _one(lines)
         return None if count is None else ListForm(count, "lines", said_lines=True)

@@ -50,6 +50,7 @@ from agent.plan_run.text_operations import (
     TextOperation,
     keys,
     size_in_bytes,
+    sizes_said,
 )
 from agent.plan_run.yes_or_no import asks_yes_or_no
 
@@ -94,7 +95,7 @@ def fitted(operation: TextOperation, sample: str, files: Collection[str] = (), t
         operation = operation.model_copy(update={"text": ""})
     if operation.op in IN_A_TABLE and (header := csv_header(sample)) is not None:
         operation = in_a_table(operation, header, task, list(csv.reader(io.StringIO(sample)))[1:])
-    if operation.op in SIZED and not _sizes_said(task) and (ranked := _ranked_by_size(task)) is not None:
+    if operation.op in SIZED and not sizes_said(task) and (ranked := _ranked_by_size(task)) is not None:
         operation = TextOperation(op=ranked)  # "Which file is the smallest?": no size said, the first of a ranking
     if operation.op in _FILES_RANKED and operation.number <= 0 and re.search(r"\bfile\b(?!s)", task):
         operation = operation.model_copy(update={"number": 1})  # "the newest file": one
@@ -451,14 +452,6 @@ def _date(text: str) -> date | None:
     return date.today() - timedelta(days=count * _DAYS[span.group("unit").lower()])
 
 
-#: a size as a task writes it: "500 bytes", "1 KB", "2MB", "1.5 gib", a number alone
-_SIZE_SAID = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:bytes?|b|kb|kib|k|mb|mib|m|gb|gib|g)?\b", re.IGNORECASE)
-
-
-def _sizes_said(task: str) -> set[int | None]:
-    return {size_in_bytes(match.group(0)) for match in _SIZE_SAID.finditer(task)}
-
-
 def _ranked_by_size(task: str) -> str | None:
     """``largest_files`` or ``smallest_files`` where ``task`` asks for the largest or the smallest (one of them);
     else None."""
@@ -471,7 +464,7 @@ def _with_size(operation: TextOperation, task: str) -> TextOperation | None:
     is no size, or (``task`` given) none ``task`` says: the 1.5B model picked the files smaller than '1 KB' for
     "Which file in photos/ is the smallest?"."""
     size = size_in_bytes(operation.text)
-    if task and size not in _sizes_said(task):
+    if task and size not in sizes_said(task):
         return None
     return None if size is None else operation.model_copy(update={"text": str(size)})
 

@@ -236,17 +236,19 @@ def by_group(operation: TextOperation, sample: str, task: str) -> TextOperation 
     most_of = in_total is not None and in_total.group().lower().startswith("most ")
     if (busiest and not said) or (value is None and not said and most_of):
         value = ""  # "the busiest day", "which vet has the most appointments": how many rows each group has
-    if group is None or value is None or _a_cell_said(words, header, rows, {*numbers, group.split("|")[0]}):
+    if group is None or value is None:
+        return None
+    apart = {*numbers, group.split("|")[0]}  # a value of another column: rows kept ("the most croissants")
+    if _a_cell_said(words, [column for name, column in zip(header, cells, strict=True) if name not in apart]):
         return None
     return TextOperation(op="csv_group_largest" if most else "csv_group_smallest", text=value, new_text=group)
 
 
-def _a_cell_said(words: str, header: list[str], rows: list[list[str]], apart: set[str]) -> bool:
-    """Whether ``words`` say a value of a column of ``rows`` (plural too) that is not one of ``apart``: rows the task
-    keeps, which no group of all of them answers ("Who ordered the most croissants?": the 1.5B model's pick became
-    the customer with the most rows, whatever they ordered)."""
-    kept = [i for i, name in enumerate(header) if name not in apart]
-    cells = {row[i].strip() for row in rows for i in kept if len(row) > i and len(row[i].strip()) > 2}
+def _a_cell_said(words: str, columns: list[list[str]]) -> bool:
+    """Whether ``words`` say a value (of three letters or more; plural too) of one of ``columns`` (each its cells):
+    rows the task keeps, which no group of all of them answers ("Who ordered the most croissants?": the 1.5B model's
+    pick became the customer with the most rows, whatever they ordered)."""
+    cells = {cell for column in columns for cell in column if len(cell) > 2}
     return any(says(words, cell) or says(words, f"{cell}s") or says(words, f"{cell}es") for cell in cells)
 
 

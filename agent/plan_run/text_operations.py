@@ -65,6 +65,7 @@ __all__ += [
     "ask_operation",
     "keys",
     "size_in_bytes",
+    "sizes_said",
 ]
 __all__ += [
     "offered_operations",
@@ -151,8 +152,9 @@ SIZED = frozenset({"files_larger_than", "files_smaller_than"})
 #: the operations on those of a folder's files whose names match TEXT, a pattern
 PATTERNED = frozenset({"list_files", "count_files", "join_files"})
 #: the operations that need NUMBER above 0, and those that need TEXT
-NEEDS_NUMBER = frozenset({"first", "last", "top_words", "largest_files", "smallest_files", "newest_files"})
-NEEDS_NUMBER |= {"oldest_files"}
+NEEDS_NUMBER = frozenset(
+    {"first", "last", "top_words", "largest_files", "smallest_files", "newest_files", "oldest_files"}
+)
 NEEDS_TEXT = frozenset({"keep_containing", "drop_containing", "keep_starting", "replace", "json_field", "json_value"})
 NEEDS_TEXT |= {"add_first_line", "add_last_line"} | DATED | SIZED
 #: the operations whose output is the input's own lines or items, picked, ordered, changed or converted by a rule,
@@ -492,6 +494,15 @@ def size_in_bytes(text: str) -> int | None:
     """The size ``text`` names in bytes, or None."""
     size = _SIZE.fullmatch(text.strip())
     return None if size is None else int(float(size[1]) * _UNITS[(size[2] or "").lower()])
+
+
+#: a size said among other words: at the start of a word ("2.5 MB", not the 5 of "v1.5" or "data2")
+_SIZE_SAID = re.compile(rf"(?<![\w.]){_SIZE.pattern}\b", re.IGNORECASE)
+
+
+def sizes_said(text: str) -> set[int]:
+    """Every size ``text`` says, in bytes ("500 bytes", "1 KB", "2MB", a number alone)."""
+    return {size for match in _SIZE_SAID.finditer(text) if (size := size_in_bytes(match.group(0))) is not None}
 
 
 #: code that keeps ``chosen``, the folder's files whose name matches a '|'-separated pattern ({} : every file)
