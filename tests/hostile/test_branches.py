@@ -74,15 +74,18 @@ def test_branch_dirs_on_the_mount_never_show_what_a_symlink_swapped_into_a_layer
 
 def test_branch_dir_of_a_running_branch_whose_view_flips_its_upper_layer(arena: Callable[..., Arena]) -> None:
     ring = arena()
-    found, swaps = bob_reads_his_running_branch(ring, seconds=2.5)
-    print(f"running branch: {found['reads']} reads, errors {found['errors']}, view swaps {swaps}")
-    seen = found["seen"]
     secrets = {f"agents/bob/@b1/{rel}": f"b1's {rel}\n" for rel in ("u/secret.conf", "f/secret.conf")}
-    for path, content in secrets.items():  # none: every read of it fell on a swap, which leaks nothing
-        assert seen.get(path) in (None, [content]), f"{path} read as {seen.get(path)}"
+    for _attempt in range(3):  # a race where every read fell on a swap tried nothing: raced again, every leak checked
+        found, swaps = bob_reads_his_running_branch(ring, seconds=2.5)
+        print(f"running branch: {found['reads']} reads, errors {found['errors']}, view swaps {swaps}")
+        seen = found["seen"]
+        for path, content in secrets.items():  # none: every read of it fell on a swap, which leaks nothing
+            assert seen.get(path) in (None, [content]), f"{path} read as {seen.get(path)}"
+        assert not any("zz-victim.conf" in names for names in seen.get("agents/bob/@b1/u/", [])), seen
+        assert swaps > 0, "bob's view never flipped its upper layer"
+        if any(seen.get(path) for path in secrets):
+            break
     assert any(seen.get(path) for path in secrets), "no read ever got through: nothing was tried"
-    assert not any("zz-victim.conf" in names for names in seen.get("agents/bob/@b1/u/", [])), seen
-    assert swaps > 0, "bob's view never flipped its upper layer"
 
 
 def test_bob_changes_no_layer_of_a_branch_through_the_mount(arena: Callable[..., Arena]) -> None:
